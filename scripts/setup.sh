@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs what baton needs to build and test (Debian 12 / Ubuntu 22.04+), then configures
+# and builds it in ./build. Installs only what is missing, so a second run needs no network.
+# Used by scripts/quickstart.sh and scripts/test.sh; safe to run on its own.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(
+  build-essential cmake pkg-config git
+  libcli11-dev nlohmann-json3-dev libfmt-dev libtomlplusplus-dev
+  libgtest-dev googletest
+  clang-format
+  python3 python3-psutil   # bench/: the psutil side of the comparison
+  prometheus               # promtool, to check the Prometheus output in the tests
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+jobs=$(nproc)
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBATON_WERROR=ON -DBATON_BUILD_TESTS=ON "$@" >/dev/null
+cmake --build build -j "$jobs"

@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# The whole test suite, as CI runs it: set up, build with warnings as errors, check the
+# formatting, run every test.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+./scripts/setup.sh
+cmake --build build --target format-check
+cd build
+ctest --output-on-failure -j "$(nproc)" --timeout 300

@@ -1,0 +1,32 @@
+#include "cli/cli_common.hpp"
+
+#include <cerrno>
+#include <cstdio>
+#include <unistd.h>
+
+namespace baton::cli {
+
+int usage_error(const std::string& message) {
+    std::fprintf(stderr, "baton: error: %s\n", message.c_str());
+    return kExitUsage;
+}
+
+int runtime_error(const std::string& message) {
+    std::fprintf(stderr, "baton: %s\n", message.c_str());
+    return kExitFailure;
+}
+
+bool write_stdout(const std::string& text) {
+    std::size_t off = 0;
+    while (off < text.size()) {
+        ssize_t n = ::write(STDOUT_FILENO, text.data() + off, text.size() - off);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return false;
+        }
+        off += static_cast<std::size_t>(n);
+    }
+    return true;
+}
+
+}  // namespace baton::cli

@@ -1,0 +1,26 @@
+// What every subcommand shares: the exit-code convention and flag error reporting.
+#pragma once
+
+#include <string>
+
+namespace CLI {
+class App;
+}
+
+namespace baton::cli {
+
+// Exit codes: 0 success, 1 a runtime failure (e.g. unreadable config), 2 bad usage.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailure = 1;
+inline constexpr int kExitUsage = 2;
+
+// Prints "baton: error: MESSAGE" on one line to stderr and returns kExitUsage.
+int usage_error(const std::string& message);
+
+// Prints "baton: MESSAGE" on one line to stderr and returns kExitFailure.
+int runtime_error(const std::string& message);
+
+// Writes all of `text` to stdout; false on a write error (EPIPE: the reader went away).
+bool write_stdout(const std::string& text);
+
+}  // namespace baton::cli

@@ -1,0 +1,75 @@
+#include "cli/cmd_snapshot.hpp"
+
+#include <cmath>
+#include <csignal>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/cli_common.hpp"
+#include "core/clock.hpp"
+#include "core/config.hpp"
+#include "report/snapshot_text.hpp"
+#include "sample/sampler.hpp"
+#include "store/snapshot_json.hpp"
+#include "store/snapshot_prometheus.hpp"
+
+namespace baton::cli {
+
+CLI::App* add_snapshot_command(CLI::App& app, SnapshotArgs& a) {
+    CLI::App* cmd = app.add_subcommand("snapshot", "Print one picture of the machine: system, GPUs, processes");
+    auto* json = cmd->add_flag("--json", a.json, "One JSON object per snapshot (JSON Lines with --count)");
+    auto* prom = cmd->add_flag("--prometheus", a.prometheus, "Prometheus text exposition format");
+    json->excludes(prom);
+    cmd->add_option("--count", a.count, "Number of snapshots to take (default 1)")->check(CLI::Range(1, 100000000));
+    cmd->add_option("--interval", a.interval, "Seconds between snapshots; 0 = back to back (default 1)")
+        ->check(CLI::Range(0.0, 86400.0));
+    cmd->add_flag("--no-processes", a.no_processes, "System and GPUs only (the cheapest snapshot)");
+    cmd->add_flag("--no-gpus", a.no_gpus, "Do not load NVML");
+    cmd->add_option("--proc-root", a.proc_root, "Read /proc from this directory (default /proc, or config)");
+    cmd->add_option("--sys-root", a.sys_root, "Read /sys from this directory (default /sys, or config)");
+    cmd->add_option("--top", a.top, "Processes listed in the text summary (default 10)")->check(CLI::Range(0, 100000));
+    return cmd;
+}
+
+int run_snapshot(const SnapshotArgs& a, const std::string& config_path) {
+    if (!std::isfinite(a.interval)) return usage_error("--interval: must be a finite number of seconds");
+    Result<Config> cfg = load_config(config_path);
+    if (!cfg.ok()) return runtime_error(cfg.error().message);
+    SamplerOptions opts = SamplerOptions::from_config(*cfg);
+    if (!a.proc_root.empty()) opts.proc_root = a.proc_root;
+    if (!a.sys_root.empty()) opts.sys_root = a.sys_root;
+    opts.processes = !a.no_processes;
+    opts.gpus = !a.no_gpus;
+    // With --interval 0 the priming read is also back to back: a caller asking for maximum
+    // rate wants no sleeps (rates are then over a very short first interval).
+    opts.priming_seconds = std::min(0.1, a.interval);
+
+    std::signal(SIGPIPE, SIG_IGN);  // a closed pipe becomes a write error we handle
+    Sampler sampler(opts);
+    Snapshot snap;
+    std::string out;
+    TextOptions text;
+    text.top_processes = static_cast<std::size_t>(a.top);
+    double next = monotonic_seconds();
+    for (int i = 0; i < a.count; ++i) {
+        if (i > 0) {
+            next += a.interval;
+            sleep_seconds(next - monotonic_seconds());
+        }
+        sampler.take(snap);
+        out.clear();
+        if (a.json) {
+            append_snapshot_json(snap, out);
+            out.push_back('\n');
+        } else if (a.prometheus) {
+            append_snapshot_prometheus(snap, out);
+        } else {
+            if (i > 0) out.push_back('\n');
+            append_snapshot_text(snap, text, out);
+        }
+        if (!write_stdout(out)) return kExitOk;  // reader closed the pipe: stop quietly
+    }
+    return kExitOk;
+}
+
+}  // namespace baton::cli

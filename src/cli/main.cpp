@@ -1,0 +1,85 @@
+// baton's entry point: global flags, subcommand dispatch, and the one-line error contract
+// (bad flags or values: "baton: error: ..." on stderr, exit code 2).
+#include <CLI/CLI.hpp>
+
+#include "cli/cli_common.hpp"
+#include "cli/cmd_snapshot.hpp"
+
+#ifndef BATON_VERSION
+#define BATON_VERSION "0.0.0-dev"
+#endif
+
+namespace {
+
+// CLI11 messages can span lines; the contract is one line.
+std::string one_line(std::string s) {
+    for (char& c : s)
+        if (c == '\n') c = ' ';
+    while (!s.empty() && s.back() == ' ') s.pop_back();
+    return s;
+}
+
+}  // namespace
+
+// The top-level help, even when a subcommand (like `help`) was selected: App::help()
+// would describe the selected subcommand instead.
+std::string top_help(const CLI::App& app) {
+    return app.get_formatter()->make_help(&app, app.get_name(), CLI::AppFormatMode::Normal);
+}
+
+int main(int argc, char** argv) {
+    using namespace baton::cli;
+    CLI::App app{"baton: see, judge and tune a deep-learning training machine", "baton"};
+    app.set_version_flag("--version", std::string("baton ") + BATON_VERSION);
+    std::string config_path;
+    app.add_option("--config", config_path, "Config file (default $BATON_CONFIG or ~/.config/baton/config.toml)");
+    app.require_subcommand(0, 1);
+
+    SnapshotArgs snapshot_args;
+    CLI::App* snapshot = add_snapshot_command(app, snapshot_args);
+
+    std::string help_topic;
+    CLI::App* help = app.add_subcommand("help", "Show help for baton or one subcommand");
+    help->add_option("subcommand", help_topic, "Subcommand to describe");
+
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::CallForHelp&) {
+        std::fputs(app.help().c_str(), stdout);
+        return kExitOk;
+    } catch (const CLI::CallForAllHelp&) {
+        std::fputs(app.help("", CLI::AppFormatMode::All).c_str(), stdout);
+        return kExitOk;
+    } catch (const CLI::CallForVersion&) {
+        std::printf("baton %s\n", BATON_VERSION);
+        return kExitOk;
+    } catch (const CLI::ParseError& e) {
+        // A subcommand's --help arrives here as a ParseError with exit code 0.
+        if (e.get_exit_code() == 0) {
+            for (CLI::App* sub : app.get_subcommands()) {
+                std::fputs(sub->help().c_str(), stdout);
+                return kExitOk;
+            }
+            std::fputs(app.help().c_str(), stdout);
+            return kExitOk;
+        }
+        return usage_error(one_line(e.what()));
+    }
+
+    if (snapshot->parsed()) return run_snapshot(snapshot_args, config_path);
+    if (help->parsed()) {
+        if (help_topic.empty()) {
+            std::fputs(top_help(app).c_str(), stdout);
+            return kExitOk;
+        }
+        for (CLI::App* sub : app.get_subcommands({})) {
+            if (sub->get_name() == help_topic) {
+                std::fputs(sub->help().c_str(), stdout);
+                return kExitOk;
+            }
+        }
+        return usage_error("unknown subcommand '" + help_topic + "' (try: baton help)");
+    }
+    std::fputs(top_help(app).c_str(), stdout);
+    return kExitOk;
+}

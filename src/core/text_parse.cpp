@@ -1,0 +1,75 @@
+#include "core/text_parse.hpp"
+
+#include <charconv>
+
+namespace baton::text {
+
+void skip_blanks(std::string_view& s) {
+    std::size_t i = 0;
+    while (i < s.size() && (s[i] == ' ' || s[i] == '\t')) ++i;
+    s.remove_prefix(i);
+}
+
+std::optional<std::uint64_t> take_u64(std::string_view& s) {
+    std::string_view t = s;
+    skip_blanks(t);
+    std::uint64_t v = 0;
+    auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+    if (ec != std::errc{}) return std::nullopt;
+    s = t.substr(static_cast<std::size_t>(end - t.data()));
+    return v;
+}
+
+std::optional<std::int64_t> take_i64(std::string_view& s) {
+    std::string_view t = s;
+    skip_blanks(t);
+    std::int64_t v = 0;
+    auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+    if (ec != std::errc{}) return std::nullopt;
+    s = t.substr(static_cast<std::size_t>(end - t.data()));
+    return v;
+}
+
+std::optional<double> take_double(std::string_view& s) {
+    std::string_view t = s;
+    skip_blanks(t);
+    double v = 0;
+    auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v, std::chars_format::fixed);
+    if (ec != std::errc{}) return std::nullopt;
+    s = t.substr(static_cast<std::size_t>(end - t.data()));
+    return v;
+}
+
+std::string_view take_word(std::string_view& s) {
+    skip_blanks(s);
+    std::size_t i = 0;
+    while (i < s.size() && s[i] != ' ' && s[i] != '\t' && s[i] != '\n') ++i;
+    std::string_view w = s.substr(0, i);
+    s.remove_prefix(i);
+    return w;
+}
+
+std::string_view take_line(std::string_view& s) {
+    std::size_t nl = s.find('\n');
+    std::string_view line = s.substr(0, nl);
+    s.remove_prefix(nl == std::string_view::npos ? s.size() : nl + 1);
+    return line;
+}
+
+std::optional<std::uint64_t> parse_u64(std::string_view s) {
+    auto v = take_u64(s);
+    if (!v) return std::nullopt;
+    skip_blanks(s);
+    if (!s.empty() && s != "\n") return std::nullopt;
+    return v;
+}
+
+std::optional<std::string_view> value_after_key(std::string_view line, std::string_view key) {
+    if (line.size() <= key.size() || line.substr(0, key.size()) != key || line[key.size()] != ':') return std::nullopt;
+    std::string_view v = line.substr(key.size() + 1);
+    skip_blanks(v);
+    while (!v.empty() && (v.back() == ' ' || v.back() == '\t' || v.back() == '\n')) v.remove_suffix(1);
+    return v;
+}
+
+}  // namespace baton::text

@@ -1,0 +1,39 @@
+// Allocation-free helpers for the /proc text formats: the hot path parses with these
+// instead of streams or std::stoul (design.md: "never allocate per field").
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace baton::text {
+
+// Parses the unsigned decimal at the start of `s` (after leading blanks) and advances `s`
+// past it. Returns nullopt, leaving `s` unchanged, when no digit is there.
+std::optional<std::uint64_t> take_u64(std::string_view& s);
+
+// Same, for a signed decimal.
+std::optional<std::int64_t> take_i64(std::string_view& s);
+
+// Same, for a decimal with an optional fraction ("12.34").
+std::optional<double> take_double(std::string_view& s);
+
+// Skips blanks (spaces and tabs) at the start of `s`.
+void skip_blanks(std::string_view& s);
+
+// Takes the next blank-separated word, advancing `s`; empty when none is left.
+std::string_view take_word(std::string_view& s);
+
+// Takes the next line (without its '\n'), advancing `s` past the newline.
+std::string_view take_line(std::string_view& s);
+
+// Whole-string parse: the text is exactly one unsigned decimal (surrounding blanks and a
+// trailing newline allowed).
+std::optional<std::uint64_t> parse_u64(std::string_view s);
+
+// Returns the value of "Key: value" lines such as /proc/meminfo's, for a line that starts
+// with `key` followed by ':'; nullopt otherwise. The value is the text after the colon,
+// blanks trimmed.
+std::optional<std::string_view> value_after_key(std::string_view line, std::string_view key);
+
+}  // namespace baton::text

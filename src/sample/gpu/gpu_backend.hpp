@@ -1,0 +1,40 @@
+// GpuBackend: the one interface every GPU vendor source fills (style.md #1). Today the NVML
+// backend; tests drive that same backend against the fake libnvidia-ml in tests/fake_nvml.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sample/snapshot.hpp"
+
+namespace baton {
+
+struct GpuReading {
+    // "ok" when the devices answered this tick; otherwise one line saying why the list is
+    // empty or stale ("no NVIDIA driver: libnvidia-ml.so.1 not found", "NVML call
+    // nvmlDeviceGetPowerUsage did not return within 2000 ms; GPU values are stale").
+    std::string status;
+    std::vector<GpuInfo> gpus;  // in PCI bus order
+};
+
+class GpuBackend {
+  public:
+    virtual ~GpuBackend() = default;
+
+    // Reads every GPU. Returns within the configured per-call deadline even when the driver
+    // hangs. `now` is monotonic seconds (for slow fields sampled less often).
+    // Thread: call from one thread at a time.
+    virtual GpuReading read(double now) = 0;
+};
+
+struct NvmlOptions {
+    std::string library_path;  // empty: $BATON_NVML_LIBRARY, else "libnvidia-ml.so.1"
+    int deadline_ms = 2000;
+    double pcie_interval_seconds = 5.0;
+};
+
+// Never fails: a missing library or driver gives a backend whose readings say so.
+std::unique_ptr<GpuBackend> make_nvml_backend(const NvmlOptions& options);
+
+}  // namespace baton

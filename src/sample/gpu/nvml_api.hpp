@@ -1,0 +1,136 @@
+// Our own declarations of the NVML types and entry points baton uses (design.md: no
+// build-time dependency on CUDA headers; the library is dlopen'ed). Values and layouts
+// follow NVIDIA's public NVML API reference; only what we call is declared.
+// The test fake (tests/fake_nvml) implements the same entry points from these declarations.
+#pragma once
+
+#include <cstdint>
+
+extern "C" {
+
+typedef int nvmlReturn_t;
+typedef struct nvmlDevice_st* nvmlDevice_t;
+typedef struct nvmlGpmSample_st* nvmlGpmSample_t;
+
+enum : int {
+    NVML_SUCCESS = 0,
+    NVML_ERROR_UNINITIALIZED = 1,
+    NVML_ERROR_INVALID_ARGUMENT = 2,
+    NVML_ERROR_NOT_SUPPORTED = 3,
+    NVML_ERROR_NO_PERMISSION = 4,
+    NVML_ERROR_NOT_FOUND = 6,
+    NVML_ERROR_INSUFFICIENT_SIZE = 7,
+    NVML_ERROR_DRIVER_NOT_LOADED = 9,
+    NVML_ERROR_TIMEOUT = 10,
+    NVML_ERROR_GPU_IS_LOST = 15,
+    NVML_ERROR_FUNCTION_NOT_FOUND = 13,
+    NVML_ERROR_UNKNOWN = 999,
+};
+
+// nvmlDeviceGetTemperature sensor, clock types, PCIe counters, ECC selectors.
+enum : unsigned { NVML_TEMPERATURE_GPU = 0 };
+enum : unsigned { NVML_CLOCK_GRAPHICS = 0, NVML_CLOCK_SM = 1, NVML_CLOCK_MEM = 2 };
+enum : unsigned { NVML_PCIE_UTIL_TX_BYTES = 0, NVML_PCIE_UTIL_RX_BYTES = 1 };
+enum : unsigned { NVML_MEMORY_ERROR_TYPE_UNCORRECTED = 1 };
+enum : unsigned { NVML_VOLATILE_ECC = 0 };
+enum : unsigned {
+    NVML_COMPUTEMODE_DEFAULT = 0,
+    NVML_COMPUTEMODE_EXCLUSIVE_THREAD = 1,
+    NVML_COMPUTEMODE_PROHIBITED = 2,
+    NVML_COMPUTEMODE_EXCLUSIVE_PROCESS = 3
+};
+
+// Clock event (throttle) reason bits.
+enum : unsigned long long {
+    NVML_CLOCKS_EVENT_GPU_IDLE = 0x1ULL,
+    NVML_CLOCKS_EVENT_APPLICATIONS_CLOCKS_SETTING = 0x2ULL,
+    NVML_CLOCKS_EVENT_SW_POWER_CAP = 0x4ULL,
+    NVML_CLOCKS_EVENT_HW_SLOWDOWN = 0x8ULL,
+    NVML_CLOCKS_EVENT_SYNC_BOOST = 0x10ULL,
+    NVML_CLOCKS_EVENT_SW_THERMAL = 0x20ULL,
+    NVML_CLOCKS_EVENT_HW_THERMAL = 0x40ULL,
+    NVML_CLOCKS_EVENT_HW_POWER_BRAKE = 0x80ULL,
+    NVML_CLOCKS_EVENT_DISPLAY_CLOCK_SETTING = 0x100ULL,
+};
+
+// "Not available" marker in usedGpuMemory (e.g. under some virtualisation).
+constexpr unsigned long long NVML_VALUE_NOT_AVAILABLE = ~0ULL;
+
+struct nvmlUtilization_t {
+    unsigned int gpu;
+    unsigned int memory;
+};
+
+struct nvmlMemory_t {
+    unsigned long long total, free, used;
+};
+
+struct nvmlMemory_v2_t {
+    unsigned int version;
+    unsigned long long total, reserved, free, used;
+};
+// NVML_STRUCT_VERSION(Memory, 2)
+constexpr unsigned int nvmlMemory_v2 = static_cast<unsigned int>(sizeof(nvmlMemory_v2_t)) | (2u << 24);
+
+struct nvmlPciInfo_t {
+    char busIdLegacy[16];
+    unsigned int domain, bus, device, pciDeviceId, pciSubSystemId;
+    char busId[32];
+};
+
+// The three process record layouts met in the wild (design.md):
+// v1 (16 bytes), v2 (24 bytes: + GPU/compute instance ids), and the 32-byte record that R535
+// drivers write through the _v3 entry point (+ usedGpuCcProtectedMemory).
+struct nvmlProcessInfo_v1_t {
+    unsigned int pid;
+    unsigned long long usedGpuMemory;
+};
+struct nvmlProcessInfo_v2_t {
+    unsigned int pid;
+    unsigned long long usedGpuMemory;
+    unsigned int gpuInstanceId;
+    unsigned int computeInstanceId;
+};
+struct nvmlProcessInfo_r535_t {
+    unsigned int pid;
+    unsigned long long usedGpuMemory;
+    unsigned int gpuInstanceId;
+    unsigned int computeInstanceId;
+    unsigned long long usedGpuCcProtectedMemory;
+};
+static_assert(sizeof(nvmlProcessInfo_v1_t) == 16 && sizeof(nvmlProcessInfo_v2_t) == 24 &&
+              sizeof(nvmlProcessInfo_r535_t) == 32);
+
+struct nvmlProcessUtilizationSample_t {
+    unsigned int pid;
+    unsigned long long timeStamp;  // CPU timestamp in microseconds
+    unsigned int smUtil, memUtil, encUtil, decUtil;
+};
+
+// GPU Performance Monitoring (Hopper and newer).
+enum : unsigned { NVML_GPM_METRIC_SM_UTIL = 2, NVML_GPM_METRIC_ANY_TENSOR_UTIL = 5 };
+struct nvmlGpmSupport_t {
+    unsigned int version;  // NVML_GPM_SUPPORT_VERSION = 1
+    unsigned int isSupportedDevice;
+};
+struct nvmlGpmMetric_t {
+    unsigned int metricId;
+    nvmlReturn_t nvmlReturn;
+    double value;
+    struct {
+        char* shortName;
+        char* longName;
+        char* unit;
+    } metricInfo;
+};
+// The library fills only numMetrics entries; the array is sized generously so that a newer
+// library with a larger NVML_GPM_METRIC_MAX never writes past it.
+struct nvmlGpmMetricsGet_t {
+    unsigned int version;  // NVML_GPM_METRICS_GET_VERSION = 1
+    unsigned int numMetrics;
+    nvmlGpmSample_t sample1;
+    nvmlGpmSample_t sample2;
+    nvmlGpmMetric_t metrics[256];
+};
+
+}  // extern "C"

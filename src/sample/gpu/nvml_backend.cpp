@@ -1,0 +1,512 @@
+// The NVML backend. All NVML calls run on one worker thread owned by the backend; read()
+// hands it a request and waits, checking that no single NVML call has been running longer
+// than the deadline. A call that overruns leaves the worker stuck inside the driver: read()
+// then returns the last good values marked stale, immediately, until the call comes back.
+// One hand-off per tick (not per call) keeps the cost of the deadline to microseconds.
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "core/clock.hpp"
+#include "sample/gpu/gpu_backend.hpp"
+#include "sample/gpu/nvml_library.hpp"
+#include "sample/gpu/process_records.hpp"
+#include "sample/gpu/throttle_reasons.hpp"
+
+namespace baton {
+
+namespace {
+
+std::string library_path(const NvmlOptions& o) {
+    if (!o.library_path.empty()) return o.library_path;
+    if (const char* e = std::getenv("BATON_NVML_LIBRARY"); e && *e) return e;
+    return "libnvidia-ml.so.1";
+}
+
+// Per-device state the worker keeps between ticks.
+struct Device {
+    nvmlDevice_t handle = nullptr;
+    GpuInfo info;  // static fields filled once; dynamic ones overwritten each tick
+    double pcie_read_at = -1e18;
+    std::optional<double> pcie_rx, pcie_tx;
+    unsigned long long last_util_timestamp = 0;
+    bool gpm_supported = false;
+    nvmlGpmSample_t gpm_samples[2] = {nullptr, nullptr};
+    int gpm_current = 0;
+    bool gpm_have_previous = false;
+    bool lost = false;
+};
+
+// Everything the worker thread touches lives here, shared with the backend object, so a
+// worker stuck in the driver past the backend's destruction still points at live memory.
+struct Shared {
+    std::mutex m;
+    std::condition_variable wake_worker, wake_reader;
+    bool request = false;
+    bool busy = false;
+    bool quit = false;
+    double request_now = 0;
+    GpuReading result;
+
+    // Set by the worker around each NVML call, read by the waiting reader.
+    std::atomic<const char*> current_call{nullptr};
+    std::atomic<double> call_started{0};
+
+    // Worker-only state.
+    NvmlOptions options;
+    bool attempted_init = false;
+    std::string init_failure;  // permanent reason no GPU can be read
+    NvmlLibrary lib;
+    std::vector<Device> devices;
+    std::vector<unsigned char> process_buffer;
+    std::vector<nvmlProcessUtilizationSample_t> util_buffer;
+};
+
+class Caller {
+  public:
+    explicit Caller(Shared& s) : s_(s) {}
+    template <typename F>
+    nvmlReturn_t operator()(const char* name, F&& f) {
+        s_.call_started.store(monotonic_seconds());
+        s_.current_call.store(name);
+        nvmlReturn_t rc = f();
+        s_.current_call.store(nullptr);
+        return rc;
+    }
+
+  private:
+    Shared& s_;
+};
+
+bool initialize(Shared& s) {
+    s.attempted_init = true;
+    Caller call(s);
+    std::string path = library_path(s.options);
+    Result<NvmlLibrary> lib = [&] {
+        s.call_started.store(monotonic_seconds());
+        s.current_call.store("dlopen");
+        auto r = load_nvml_library(path);
+        s.current_call.store(nullptr);
+        return r;
+    }();
+    if (!lib.ok()) {
+        s.init_failure = lib.error().message;
+        return false;
+    }
+    s.lib = std::move(lib.value());
+    NvmlLibrary& L = s.lib;
+    nvmlReturn_t rc = call("nvmlInit_v2", [&] { return L.init(); });
+    if (rc != NVML_SUCCESS) {
+        s.init_failure = "NVML initialisation failed: " + L.describe(rc);
+        return false;
+    }
+    unsigned count = 0;
+    rc = call("nvmlDeviceGetCount_v2", [&] { return L.device_count(&count); });
+    if (rc != NVML_SUCCESS) {
+        s.init_failure = "NVML cannot count devices: " + L.describe(rc);
+        return false;
+    }
+    for (unsigned i = 0; i < count; ++i) {
+        Device d;
+        rc = call("nvmlDeviceGetHandleByIndex_v2", [&] { return L.handle_by_index(i, &d.handle); });
+        if (rc != NVML_SUCCESS) {
+            // A device NVML cannot open (no permission, lost) is still shown, with its error.
+            d.info.error = L.describe(rc);
+            d.info.name = "unavailable";
+            d.lost = true;
+            s.devices.push_back(std::move(d));
+            continue;
+        }
+        char buf[128];
+        if (L.uuid && call("nvmlDeviceGetUUID", [&] { return L.uuid(d.handle, buf, sizeof buf); }) == NVML_SUCCESS)
+            d.info.uuid = buf;
+        if (L.name && call("nvmlDeviceGetName", [&] { return L.name(d.handle, buf, sizeof buf); }) == NVML_SUCCESS)
+            d.info.name = buf;
+        nvmlPciInfo_t pci{};
+        if (L.pci_info && call("nvmlDeviceGetPciInfo_v3", [&] { return L.pci_info(d.handle, &pci); }) == NVML_SUCCESS)
+            d.info.pci_bus_id = pci.busId;
+        unsigned v = 0;
+        if (L.max_clock &&
+            call("nvmlDeviceGetMaxClockInfo", [&] { return L.max_clock(d.handle, NVML_CLOCK_SM, &v); }) == NVML_SUCCESS)
+            d.info.sm_clock_max_mhz = v;
+        if (L.max_clock && call("nvmlDeviceGetMaxClockInfo",
+                                [&] { return L.max_clock(d.handle, NVML_CLOCK_MEM, &v); }) == NVML_SUCCESS)
+            d.info.memory_clock_max_mhz = v;
+        if (L.pcie_gen_max &&
+            call("nvmlDeviceGetMaxPcieLinkGeneration", [&] { return L.pcie_gen_max(d.handle, &v); }) == NVML_SUCCESS)
+            d.info.pcie_generation_max = v;
+        if (L.pcie_width_max &&
+            call("nvmlDeviceGetMaxPcieLinkWidth", [&] { return L.pcie_width_max(d.handle, &v); }) == NVML_SUCCESS)
+            d.info.pcie_width_max = v;
+        if (L.gpm_query_support && L.gpm_sample_alloc && L.gpm_sample_get && L.gpm_metrics_get) {
+            nvmlGpmSupport_t sup{};
+            sup.version = 1;
+            if (call("nvmlGpmQueryDeviceSupport", [&] { return L.gpm_query_support(d.handle, &sup); }) ==
+                    NVML_SUCCESS &&
+                sup.isSupportedDevice &&
+                call("nvmlGpmSampleAlloc", [&] { return L.gpm_sample_alloc(&d.gpm_samples[0]); }) == NVML_SUCCESS &&
+                call("nvmlGpmSampleAlloc", [&] { return L.gpm_sample_alloc(&d.gpm_samples[1]); }) == NVML_SUCCESS)
+                d.gpm_supported = true;
+        }
+        s.devices.push_back(std::move(d));
+    }
+    // Indices in PCI bus order (NVML's own order already is on Linux; sorting makes it a rule).
+    std::stable_sort(s.devices.begin(), s.devices.end(),
+                     [](const Device& a, const Device& b) { return a.info.pci_bus_id < b.info.pci_bus_id; });
+    for (unsigned i = 0; i < s.devices.size(); ++i) s.devices[i].info.index = i;
+    return true;
+}
+
+// Reads the process list of one kind (compute or graphics) into `out`.
+void read_processes(Shared& s, Device& d, nvmlReturn_t (*fn)(nvmlDevice_t, unsigned*, void*), const char* name,
+                    const char* type, std::vector<GpuProcess>& out) {
+    Caller call(s);
+    NvmlLibrary& L = s.lib;
+    // Room for 32-byte records whatever the symbol claims (R535 guard).
+    for (int attempt = 0; attempt < 3; ++attempt) {
+        unsigned count = static_cast<unsigned>(s.process_buffer.size() / 32);
+        std::fill(s.process_buffer.begin(), s.process_buffer.end(), 0);
+        nvmlReturn_t rc = call(name, [&] { return fn(d.handle, &count, s.process_buffer.data()); });
+        if (rc == NVML_ERROR_INSUFFICIENT_SIZE) {
+            s.process_buffer.resize(std::max<std::size_t>(count + 8, 64) * 32);
+            continue;
+        }
+        if (rc != NVML_SUCCESS) return;
+        auto raw = decode_process_records(s.process_buffer.data(), s.process_buffer.size(), count, L.process_stride,
+                                          d.info.memory_total_bytes.value_or(0));
+        for (const auto& r : raw) {
+            GpuProcess p;
+            p.pid = r.pid;
+            p.used_memory_bytes = r.used_memory_bytes;
+            p.type = type;
+            out.push_back(p);
+        }
+        return;
+    }
+}
+
+void read_device(Shared& s, Device& d, double now) {
+    Caller call(s);
+    NvmlLibrary& L = s.lib;
+    GpuInfo& g = d.info;
+    if (d.lost) return;
+    g.error.reset();
+    g.stale = false;
+    // A lost GPU stops every later call on it: keep its identity, drop the values.
+    auto lost = [&](nvmlReturn_t rc) {
+        if (rc != NVML_ERROR_GPU_IS_LOST) return false;
+        d.lost = true;
+        GpuInfo id;
+        id.index = g.index;
+        id.uuid = g.uuid;
+        id.name = g.name;
+        id.pci_bus_id = g.pci_bus_id;
+        id.error = L.describe(rc);
+        g = std::move(id);
+        return true;
+    };
+    nvmlReturn_t rc;
+    unsigned v = 0, w = 0;
+
+    g.utilization_percent.reset();
+    g.memory_utilization_percent.reset();
+    nvmlUtilization_t u{};
+    if (L.utilization) {
+        rc = call("nvmlDeviceGetUtilizationRates", [&] { return L.utilization(d.handle, &u); });
+        if (lost(rc)) return;
+        if (rc == NVML_SUCCESS) {
+            g.utilization_percent = u.gpu;
+            g.memory_utilization_percent = u.memory;
+        }
+    }
+
+    g.memory_total_bytes.reset();
+    g.memory_used_bytes.reset();
+    g.memory_free_bytes.reset();
+    g.memory_reserved_bytes.reset();
+    rc = NVML_ERROR_FUNCTION_NOT_FOUND;
+    if (L.memory_v2) {
+        nvmlMemory_v2_t m{};
+        m.version = nvmlMemory_v2;
+        rc = call("nvmlDeviceGetMemoryInfo_v2", [&] { return L.memory_v2(d.handle, &m); });
+        if (lost(rc)) return;
+        if (rc == NVML_SUCCESS) {
+            g.memory_total_bytes = m.total;
+            g.memory_used_bytes = m.used;
+            g.memory_free_bytes = m.free;
+            g.memory_reserved_bytes = m.reserved;
+        }
+    }
+    if (rc != NVML_SUCCESS && L.memory_v1) {
+        nvmlMemory_t m{};
+        rc = call("nvmlDeviceGetMemoryInfo", [&] { return L.memory_v1(d.handle, &m); });
+        if (lost(rc)) return;
+        if (rc == NVML_SUCCESS) {
+            g.memory_total_bytes = m.total;
+            g.memory_used_bytes = m.used;
+            g.memory_free_bytes = m.free;
+        }
+    }
+
+    // Unsigned-valued calls share one shape: call, check lost, store on success.
+    auto read_u = [&](auto fn, const char* name, auto&& invoke, std::optional<unsigned>& into) -> bool {
+        into.reset();
+        if (!fn) return true;
+        unsigned x = 0;
+        nvmlReturn_t r = call(name, [&] { return invoke(&x); });
+        if (lost(r)) return false;
+        if (r == NVML_SUCCESS) into = x;
+        return true;
+    };
+    std::optional<unsigned> tmp;
+    if (!read_u(
+            L.temperature, "nvmlDeviceGetTemperature",
+            [&](unsigned* x) { return L.temperature(d.handle, NVML_TEMPERATURE_GPU, x); }, tmp))
+        return;
+    g.temperature_celsius.reset();
+    if (tmp) g.temperature_celsius = *tmp;
+    if (!read_u(
+            L.power_usage, "nvmlDeviceGetPowerUsage", [&](unsigned* x) { return L.power_usage(d.handle, x); }, tmp))
+        return;
+    g.power_watts.reset();
+    if (tmp) g.power_watts = *tmp / 1000.0;
+    if (!read_u(
+            L.power_limit, "nvmlDeviceGetEnforcedPowerLimit", [&](unsigned* x) { return L.power_limit(d.handle, x); },
+            tmp))
+        return;
+    g.power_limit_watts.reset();
+    if (tmp) g.power_limit_watts = *tmp / 1000.0;
+    if (!read_u(
+            L.clock, "nvmlDeviceGetClockInfo", [&](unsigned* x) { return L.clock(d.handle, NVML_CLOCK_SM, x); },
+            g.sm_clock_mhz))
+        return;
+    if (!read_u(
+            L.clock, "nvmlDeviceGetClockInfo", [&](unsigned* x) { return L.clock(d.handle, NVML_CLOCK_MEM, x); },
+            g.memory_clock_mhz))
+        return;
+    if (!read_u(
+            L.pcie_gen, "nvmlDeviceGetCurrPcieLinkGeneration", [&](unsigned* x) { return L.pcie_gen(d.handle, x); },
+            g.pcie_generation))
+        return;
+    if (!read_u(
+            L.pcie_width, "nvmlDeviceGetCurrPcieLinkWidth", [&](unsigned* x) { return L.pcie_width(d.handle, x); },
+            g.pcie_width))
+        return;
+
+    g.throttle_reasons.reset();
+    if (L.clock_reasons) {
+        unsigned long long mask = 0;
+        rc = call("nvmlDeviceGetCurrentClocksEventReasons", [&] { return L.clock_reasons(d.handle, &mask); });
+        if (lost(rc)) return;
+        if (rc == NVML_SUCCESS) g.throttle_reasons = decode_throttle_reasons(mask);
+    }
+
+    // PCIe throughput blocks for about 20 ms inside the driver: sample it at most once per
+    // pcie_interval_seconds and repeat the last values in between.
+    if (L.pcie_throughput && now - d.pcie_read_at >= s.options.pcie_interval_seconds) {
+        d.pcie_read_at = now;
+        d.pcie_rx.reset();
+        d.pcie_tx.reset();
+        rc = call("nvmlDeviceGetPcieThroughput",
+                  [&] { return L.pcie_throughput(d.handle, NVML_PCIE_UTIL_RX_BYTES, &v); });
+        if (lost(rc)) return;
+        if (rc == NVML_SUCCESS) d.pcie_rx = v * 1024.0;  // KB/s
+        rc = call("nvmlDeviceGetPcieThroughput",
+                  [&] { return L.pcie_throughput(d.handle, NVML_PCIE_UTIL_TX_BYTES, &v); });
+        if (lost(rc)) return;
+        if (rc == NVML_SUCCESS) d.pcie_tx = v * 1024.0;
+    }
+    g.pcie_rx_bytes_per_second = d.pcie_rx;
+    g.pcie_tx_bytes_per_second = d.pcie_tx;
+
+    g.ecc_uncorrected_volatile.reset();
+    if (L.ecc_total) {
+        unsigned long long e = 0;
+        rc = call("nvmlDeviceGetTotalEccErrors",
+                  [&] { return L.ecc_total(d.handle, NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_VOLATILE_ECC, &e); });
+        if (lost(rc)) return;
+        if (rc == NVML_SUCCESS) g.ecc_uncorrected_volatile = e;
+    }
+    g.persistence_mode.reset();
+    if (L.persistence) {
+        rc = call("nvmlDeviceGetPersistenceMode", [&] { return L.persistence(d.handle, &v); });
+        if (lost(rc)) return;
+        if (rc == NVML_SUCCESS) g.persistence_mode = v != 0;
+    }
+    g.compute_mode.reset();
+    if (L.compute_mode) {
+        rc = call("nvmlDeviceGetComputeMode", [&] { return L.compute_mode(d.handle, &v); });
+        if (lost(rc)) return;
+        if (rc == NVML_SUCCESS) {
+            g.compute_mode = v == NVML_COMPUTEMODE_DEFAULT             ? "default"
+                             : v == NVML_COMPUTEMODE_EXCLUSIVE_PROCESS ? "exclusive_process"
+                             : v == NVML_COMPUTEMODE_PROHIBITED        ? "prohibited"
+                                                                       : "exclusive_thread";
+        }
+    }
+    g.mig_mode.reset();
+    if (L.mig_mode) {
+        rc = call("nvmlDeviceGetMigMode", [&] { return L.mig_mode(d.handle, &v, &w); });
+        if (lost(rc)) return;
+        if (rc == NVML_SUCCESS) g.mig_mode = v != 0;
+    }
+
+    g.sm_activity_percent.reset();
+    g.tensor_activity_percent.reset();
+    if (d.gpm_supported) {
+        nvmlGpmSample_t cur = d.gpm_samples[d.gpm_current];
+        rc = call("nvmlGpmSampleGet", [&] { return L.gpm_sample_get(d.handle, cur); });
+        if (lost(rc)) return;
+        if (rc == NVML_SUCCESS) {
+            if (d.gpm_have_previous) {
+                nvmlGpmMetricsGet_t mg{};
+                mg.version = 1;
+                mg.numMetrics = 2;
+                mg.sample1 = d.gpm_samples[1 - d.gpm_current];
+                mg.sample2 = cur;
+                mg.metrics[0].metricId = NVML_GPM_METRIC_SM_UTIL;
+                mg.metrics[1].metricId = NVML_GPM_METRIC_ANY_TENSOR_UTIL;
+                if (call("nvmlGpmMetricsGet", [&] { return L.gpm_metrics_get(&mg); }) == NVML_SUCCESS) {
+                    if (mg.metrics[0].nvmlReturn == NVML_SUCCESS) g.sm_activity_percent = mg.metrics[0].value;
+                    if (mg.metrics[1].nvmlReturn == NVML_SUCCESS) g.tensor_activity_percent = mg.metrics[1].value;
+                }
+            }
+            d.gpm_have_previous = true;
+            d.gpm_current = 1 - d.gpm_current;
+        }
+    }
+
+    g.processes.clear();
+    if (s.process_buffer.empty()) s.process_buffer.resize(64 * 32);
+    if (L.compute_processes)
+        read_processes(s, d, L.compute_processes, L.process_symbol.c_str(), "compute", g.processes);
+    if (L.graphics_processes)
+        read_processes(s, d, L.graphics_processes, "nvmlDeviceGetGraphicsRunningProcesses", "graphics", g.processes);
+    if (L.process_utilization && !g.processes.empty()) {
+        unsigned n = 0;
+        rc = call("nvmlDeviceGetProcessUtilization",
+                  [&] { return L.process_utilization(d.handle, nullptr, &n, d.last_util_timestamp); });
+        if (rc == NVML_ERROR_INSUFFICIENT_SIZE && n > 0) {
+            s.util_buffer.resize(n);
+            rc = call("nvmlDeviceGetProcessUtilization",
+                      [&] { return L.process_utilization(d.handle, s.util_buffer.data(), &n, d.last_util_timestamp); });
+            if (rc == NVML_SUCCESS) {
+                // Several samples per pid can come back: keep the newest.
+                std::map<unsigned, std::pair<unsigned long long, unsigned>> newest;
+                for (unsigned i = 0; i < n && i < s.util_buffer.size(); ++i) {
+                    const auto& smp = s.util_buffer[i];
+                    auto& slot = newest[smp.pid];
+                    if (smp.timeStamp >= slot.first) slot = {smp.timeStamp, smp.smUtil};
+                    d.last_util_timestamp = std::max(d.last_util_timestamp, smp.timeStamp);
+                }
+                for (auto& p : g.processes)
+                    if (auto it = newest.find(p.pid); it != newest.end()) p.sm_utilization_percent = it->second.second;
+            }
+        }
+        if (lost(rc)) return;
+    }
+}
+
+void collect(Shared& s, double now, GpuReading& out) {
+    if (!s.attempted_init) initialize(s);
+    out.gpus.clear();
+    if (!s.init_failure.empty()) {
+        out.status = s.init_failure;
+        return;
+    }
+    std::string failing;
+    for (Device& d : s.devices) {
+        read_device(s, d, now);
+        out.gpus.push_back(d.info);
+        if (d.info.error)
+            failing += (failing.empty() ? "" : "; ") + ("GPU" + std::to_string(d.info.index) + ": " + *d.info.error);
+    }
+    out.status = s.devices.empty() ? "no NVIDIA GPU found" : failing.empty() ? "ok" : failing;
+}
+
+void worker_main(std::shared_ptr<Shared> s) {
+    std::unique_lock lock(s->m);
+    for (;;) {
+        s->wake_worker.wait(lock, [&] { return s->request || s->quit; });
+        if (s->quit) return;
+        s->request = false;
+        double now = s->request_now;
+        lock.unlock();
+        GpuReading r;
+        collect(*s, now, r);
+        lock.lock();
+        s->result = std::move(r);
+        s->busy = false;
+        s->wake_reader.notify_all();
+    }
+}
+
+class NvmlBackend final : public GpuBackend {
+  public:
+    explicit NvmlBackend(const NvmlOptions& o) : s_(std::make_shared<Shared>()) {
+        s_->options = o;
+        worker_ = std::thread(worker_main, s_);
+    }
+
+    ~NvmlBackend() override {
+        {
+            std::lock_guard lock(s_->m);
+            s_->quit = true;
+            s_->wake_worker.notify_all();
+            if (s_->busy) {
+                // Stuck inside the driver: leave the thread (and the library) behind; the
+                // process exit ends it. Joining would hang.
+                worker_.detach();
+                return;
+            }
+        }
+        worker_.join();
+        if (s_->lib.shutdown && s_->init_failure.empty()) s_->lib.shutdown();
+    }
+
+    GpuReading read(double now) override {
+        std::unique_lock lock(s_->m);
+        if (s_->busy) return stale();
+        s_->request = true;
+        s_->busy = true;
+        s_->request_now = now;
+        s_->wake_worker.notify_one();
+        const double deadline = s_->options.deadline_ms / 1000.0;
+        for (;;) {
+            // Short waits so an overrunning call is noticed within 20 ms of its deadline.
+            if (s_->wake_reader.wait_for(lock, std::chrono::milliseconds(20), [&] { return !s_->busy; })) {
+                last_good_ = s_->result;
+                return s_->result;
+            }
+            const char* c = s_->current_call.load();
+            if (c && monotonic_seconds() - s_->call_started.load() > deadline) return stale();
+        }
+    }
+
+  private:
+    GpuReading stale() {
+        const char* c = s_->current_call.load();
+        GpuReading r = last_good_;
+        for (auto& g : r.gpus) g.stale = true;
+        r.status = std::string("NVML call ") + (c ? c : "(unknown)") + " did not return within " +
+                   std::to_string(s_->options.deadline_ms) + " ms; GPU values are stale";
+        return r;
+    }
+
+    std::shared_ptr<Shared> s_;
+    std::thread worker_;
+    GpuReading last_good_;
+};
+
+}  // namespace
+
+std::unique_ptr<GpuBackend> make_nvml_backend(const NvmlOptions& options) {
+    return std::make_unique<NvmlBackend>(options);
+}
+
+}  // namespace baton

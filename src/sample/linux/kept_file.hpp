@@ -1,0 +1,40 @@
+// A file under /proc or /sys that stays open between ticks and is re-read with pread from
+// offset 0: the kernel regenerates the text on every read, so one open() per file for the
+// life of the sampler instead of one per tick (design.md, "Reading /proc is the hot path").
+#pragma once
+
+#include <string>
+
+namespace baton::os {
+
+class KeptFile {
+  public:
+    KeptFile() = default;
+    explicit KeptFile(const std::string& path) { open(path); }
+    ~KeptFile();
+    KeptFile(KeptFile&& other) noexcept : fd_(other.fd_), errno_(other.errno_) { other.fd_ = -1; }
+    KeptFile& operator=(KeptFile&& other) noexcept;
+    KeptFile(const KeptFile&) = delete;
+    KeptFile& operator=(const KeptFile&) = delete;
+
+    // Opens read-only (O_CLOEXEC). Returns false and remembers errno on failure.
+    bool open(const std::string& path);
+    bool is_open() const { return fd_ >= 0; }
+    // errno of the last failed open or read (EACCES, ENOENT, ESRCH, ...).
+    int last_errno() const { return errno_; }
+    void close();
+
+    // Replaces `buf` with the whole current content. `buf` keeps its capacity between calls,
+    // so a steady state allocates nothing. Returns false when the read fails (for a
+    // /proc/PID file: the process is gone).
+    bool read_all(std::string& buf);
+
+  private:
+    int fd_ = -1;
+    int errno_ = 0;
+};
+
+// One-shot read of a whole small file; false when it cannot be read.
+bool read_file(const std::string& path, std::string& out);
+
+}  // namespace baton::os

@@ -1,0 +1,60 @@
+#include "sample/linux/proc_pid_files.hpp"
+
+#include "core/text_parse.hpp"
+
+namespace baton::os {
+
+void parse_pid_status(std::string_view text, PidStatus& out) {
+    out = PidStatus{};
+    while (!text.empty()) {
+        std::string_view line = text::take_line(text);
+        if (auto v = text::value_after_key(line, "Uid")) {
+            std::string_view s = *v;
+            if (auto uid = text::take_u64(s)) out.real_uid = static_cast<std::uint32_t>(*uid);
+        } else if (auto ns = text::value_after_key(line, "NSpid")) {
+            std::string_view s = *ns;
+            while (auto p = text::take_u64(s)) out.innermost_pid = static_cast<std::uint32_t>(*p);
+        }
+    }
+}
+
+void join_cmdline(std::string_view raw, std::string& out) {
+    out.clear();
+    while (!raw.empty() && raw.back() == '\0') raw.remove_suffix(1);
+    out.reserve(raw.size());
+    for (char c : raw) out.push_back(c == '\0' ? ' ' : c);
+}
+
+std::string parse_cgroup(std::string_view text) {
+    std::string first;
+    bool have_first = false;
+    while (!text.empty()) {
+        std::string_view line = text::take_line(text);
+        // hierarchy-id:controllers:path
+        std::size_t a = line.find(':');
+        std::size_t b = a == std::string_view::npos ? a : line.find(':', a + 1);
+        if (b == std::string_view::npos) continue;
+        std::string_view path = line.substr(b + 1);
+        if (line.substr(0, b + 1) == "0::") return std::string(path);
+        if (!have_first) {
+            first = std::string(path);
+            have_first = true;
+        }
+    }
+    return first;
+}
+
+bool parse_pid_io(std::string_view text, PidIo& out) {
+    int seen = 0;
+    while (!text.empty()) {
+        std::string_view line = text::take_line(text);
+        if (auto v = text::value_after_key(line, "read_bytes")) {
+            if (auto n = text::parse_u64(*v)) out.read_bytes = *n, ++seen;
+        } else if (auto w = text::value_after_key(line, "write_bytes")) {
+            if (auto n = text::parse_u64(*w)) out.write_bytes = *n, ++seen;
+        }
+    }
+    return seen == 2;
+}
+
+}  // namespace baton::os

@@ -1,0 +1,33 @@
+// Parsers for the per-process files read once per process (status, cmdline, cgroup) and
+// for /proc/PID/io.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace baton::os {
+
+struct PidStatus {
+    std::optional<std::uint32_t> real_uid;
+    // The pid in the innermost pid namespace (last NSpid value), when the line exists.
+    std::optional<std::uint32_t> innermost_pid;
+};
+
+void parse_pid_status(std::string_view text, PidStatus& out);
+
+// NUL-separated arguments joined with single spaces; trailing NULs dropped. Empty for
+// kernel threads and zombies.
+void join_cmdline(std::string_view raw, std::string& out);
+
+// The cgroup path: the unified (v2) "0::" entry when present, else the first entry's path.
+std::string parse_cgroup(std::string_view text);
+
+struct PidIo {
+    std::uint64_t read_bytes = 0, write_bytes = 0;  // storage-level bytes
+};
+
+bool parse_pid_io(std::string_view text, PidIo& out);
+
+}  // namespace baton::os

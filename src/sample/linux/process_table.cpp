@@ -1,0 +1,181 @@
+#include "sample/linux/process_table.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <unistd.h>
+
+#include "core/text_parse.hpp"
+#include "sample/linux/proc_pid_files.hpp"
+#include "sample/linux/proc_pid_stat.hpp"
+
+namespace baton::os {
+
+ProcessTable::ProcessTable(std::string proc_root)
+    : root_(std::move(proc_root)), clock_ticks_per_second_(sysconf(_SC_CLK_TCK)), page_size_(sysconf(_SC_PAGESIZE)) {
+    dir_ = opendir(root_.c_str());
+}
+
+ProcessTable::~ProcessTable() {
+    if (dir_) closedir(dir_);
+}
+
+bool ProcessTable::load_identity(std::uint32_t pid, Entry& e) {
+    // status: real uid and NSpid; any of these files may vanish with the process.
+    path_.assign(root_).append("/").append(std::to_string(pid));
+    std::size_t base = path_.size();
+    path_.append("/status");
+    if (!read_file(path_, buf_)) return false;
+    PidStatus st;
+    parse_pid_status(buf_, st);
+    e.uid = st.real_uid.value_or(0);
+    e.innermost_pid = st.innermost_pid;
+    path_.resize(base);
+    path_.append("/cmdline");
+    e.command.clear();
+    if (read_file(path_, buf_)) join_cmdline(buf_, e.command);
+    path_.resize(base);
+    path_.append("/cgroup");
+    e.cgroup = read_file(path_, buf_) ? parse_cgroup(buf_) : std::string();
+    return true;
+}
+
+void ProcessTable::scan(double now, std::uint64_t boot_time_seconds, std::vector<ProcessInfo>& out) {
+    ++tick_;
+    pids_.clear();
+    if (!dir_) dir_ = opendir(root_.c_str());
+    if (dir_) {
+        rewinddir(dir_);
+        while (dirent* d = readdir(dir_)) {
+            const char* n = d->d_name;
+            if (*n < '1' || *n > '9') continue;
+            std::uint32_t pid = 0;
+            bool numeric = true;
+            for (; *n; ++n) {
+                if (*n < '0' || *n > '9') {
+                    numeric = false;
+                    break;
+                }
+                pid = pid * 10 + static_cast<std::uint32_t>(*n - '0');
+            }
+            if (numeric) pids_.push_back(pid);
+        }
+    }
+    std::sort(pids_.begin(), pids_.end());
+
+    std::size_t count = 0;
+    for (std::uint32_t pid : pids_) {
+        auto [it, fresh] = entries_.try_emplace(pid);
+        Entry& e = it->second;
+        if (fresh) {
+            path_.assign(root_).append("/").append(std::to_string(pid)).append("/stat");
+            if (!e.stat.open(path_)) {  // exited between readdir and open
+                entries_.erase(it);
+                continue;
+            }
+        }
+        if (count == out.size()) out.emplace_back();
+        ProcessInfo& p = out[count];
+        if (!e.stat.read_all(buf_)) {
+            // ESRCH: the process we had open has exited (its pid may already be reused:
+            // start over with a fresh descriptor next tick).
+            entries_.erase(it);
+            continue;
+        }
+        PidStat ps;
+        if (!parse_pid_stat(buf_, ps)) {
+            entries_.erase(it);
+            continue;
+        }
+        if (!fresh && ps.starttime != e.start_ticks) {
+            // Same pid, different process (a kept descriptor fails instead, but a fixture
+            // tree or a re-mounted /proc can do this): start over as a new process.
+            KeptFile stat = std::move(e.stat);
+            e = Entry{};
+            e.stat = std::move(stat);
+            fresh = true;
+        }
+        bool exec_seen = !fresh && ps.comm != e.comm;
+        e.comm.assign(ps.comm);
+        e.start_ticks = ps.starttime;
+        if (fresh || exec_seen) {
+            if (!load_identity(pid, e)) {
+                entries_.erase(it);
+                continue;
+            }
+            if (fresh) {
+                path_.assign(root_).append("/").append(std::to_string(pid)).append("/io");
+                // Other users' io files need ptrace rights: EACCES is remembered, not retried.
+                if (!e.io.open(path_)) e.io_denied = true;
+            }
+        }
+
+        p.pid = pid;
+        p.ppid = ps.ppid;
+        p.state = ps.state;
+        p.name.assign(e.comm);
+        if (e.command.empty()) {
+            // Kernel threads and zombies have no command line: show the name as ps does.
+            p.command.assign("[").append(e.comm).append("]");
+        } else {
+            p.command.assign(e.command);
+        }
+        p.uid = e.uid;
+        p.user.assign(users_.name(e.uid));
+        p.cgroup.assign(e.cgroup);
+        p.container_pid.reset();
+        if (e.innermost_pid && *e.innermost_pid != pid) p.container_pid = e.innermost_pid;
+        p.threads = ps.num_threads;
+        p.rss_bytes = ps.rss_pages * static_cast<std::uint64_t>(page_size_);
+        double hz = static_cast<double>(clock_ticks_per_second_);
+        p.start_time_ms = static_cast<std::int64_t>(
+            (static_cast<double>(boot_time_seconds) + static_cast<double>(ps.starttime) / hz) * 1000.0);
+        p.gpu_memory_bytes.reset();
+        p.gpu_indices.clear();
+
+        std::uint64_t ticks = ps.utime + ps.stime;
+        p.cpu_percent.reset();
+        if (e.cpu_time_at >= 0 && now > e.cpu_time_at && ticks >= e.cpu_ticks)
+            p.cpu_percent = 100.0 * static_cast<double>(ticks - e.cpu_ticks) / hz / (now - e.cpu_time_at);
+        e.cpu_ticks = ticks;
+        e.cpu_time_at = now;
+
+        p.read_bytes_per_second.reset();
+        p.write_bytes_per_second.reset();
+        if (!e.io_denied) {
+            bool ran = e.io_time_at < 0 || ticks != e.io_cpu_ticks;
+            PidIo io;
+            if (!ran) {
+                // No CPU time since the last reading: no I/O issued, rates are 0.
+                p.read_bytes_per_second = 0.0;
+                p.write_bytes_per_second = 0.0;
+            } else if (e.io.read_all(buf_) && parse_pid_io(buf_, io)) {
+                if (e.io_time_at >= 0 && now > e.io_time_at && io.read_bytes >= e.io_read &&
+                    io.write_bytes >= e.io_write) {
+                    double span = now - e.io_time_at;
+                    p.read_bytes_per_second = static_cast<double>(io.read_bytes - e.io_read) / span;
+                    p.write_bytes_per_second = static_cast<double>(io.write_bytes - e.io_write) / span;
+                }
+                e.io_read = io.read_bytes;
+                e.io_write = io.write_bytes;
+                e.io_time_at = now;
+                e.io_cpu_ticks = ticks;
+            } else if (e.io.last_errno() == EACCES || e.io.last_errno() == EPERM) {
+                e.io_denied = true;  // e.g. the process became setuid: stop trying
+            }
+        }
+        e.seen_tick = tick_;
+        ++count;
+    }
+    out.resize(count);
+    // Forget processes that have gone; their descriptors close here.
+    if (entries_.size() != count) {
+        for (auto it = entries_.begin(); it != entries_.end();) {
+            if (it->second.seen_tick != tick_)
+                it = entries_.erase(it);
+            else
+                ++it;
+        }
+    }
+}
+
+}  // namespace baton::os

@@ -1,0 +1,75 @@
+// ProcessTable: every process under the proc root, read with descriptors kept open between
+// ticks (design.md's hot path).
+//
+// Per process, /proc/PID/stat is pread on every tick; status, cmdline and cgroup are read
+// when a process is first seen and again only when its command name changes (an exec);
+// /proc/PID/io is pread only when the process used CPU since its last I/O reading, since a
+// process that ran no code issued no I/O (its counters are read when it next runs, and the
+// delta is spread over the whole span: totals are never lost).
+//
+// A process that exits mid-scan simply drops out; a reused pid is a new process (its kept
+// stat descriptor fails with ESRCH and a fresh one is opened).
+// Thread: not thread-safe; one sampler thread owns it.
+#pragma once
+
+#include <cstdint>
+#include <dirent.h>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "sample/linux/kept_file.hpp"
+#include "sample/linux/user_names.hpp"
+#include "sample/snapshot.hpp"
+
+namespace baton::os {
+
+class ProcessTable {
+  public:
+    explicit ProcessTable(std::string proc_root);
+    ~ProcessTable();
+    ProcessTable(const ProcessTable&) = delete;
+    ProcessTable& operator=(const ProcessTable&) = delete;
+
+    // Scans the proc root. `now` is monotonic seconds; `boot_time_seconds` converts start
+    // times to Unix time. Replaces `out` with the processes alive now, sorted by pid,
+    // reusing its storage. CPU % and I/O rates are absent for a process seen for the first
+    // time.
+    void scan(double now, std::uint64_t boot_time_seconds, std::vector<ProcessInfo>& out);
+
+    // Number of processes tracked (open descriptor sets).
+    std::size_t size() const { return entries_.size(); }
+
+  private:
+    struct Entry {
+        KeptFile stat;
+        KeptFile io;
+        bool io_denied = false;
+        std::uint64_t start_ticks = 0;
+        std::uint32_t uid = 0;
+        std::optional<std::uint32_t> innermost_pid;
+        std::string comm, command, cgroup;
+        // Previous readings for rates.
+        double cpu_time_at = -1;
+        std::uint64_t cpu_ticks = 0;
+        double io_time_at = -1;
+        std::uint64_t io_cpu_ticks = 0;  // cpu_ticks when io was last read
+        std::uint64_t io_read = 0, io_write = 0;
+        std::uint64_t seen_tick = 0;
+    };
+
+    bool load_identity(std::uint32_t pid, Entry& e);
+    void fill(std::uint32_t pid, Entry& e, double now, std::uint64_t boot_time_seconds, ProcessInfo& p);
+
+    std::string root_;
+    DIR* dir_ = nullptr;
+    std::unordered_map<std::uint32_t, Entry> entries_;
+    std::vector<std::uint32_t> pids_;
+    UserNames users_;
+    std::string buf_, path_;
+    std::uint64_t tick_ = 0;
+    long clock_ticks_per_second_;
+    long page_size_;
+};
+
+}  // namespace baton::os

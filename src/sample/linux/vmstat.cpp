@@ -1,0 +1,21 @@
+#include "sample/linux/vmstat.hpp"
+
+#include "core/text_parse.hpp"
+
+namespace baton::os {
+
+void parse_vmstat(std::string_view text, VmStat& out) {
+    out = VmStat{};
+    while (!text.empty()) {
+        std::string_view line = text::take_line(text);
+        std::string_view key = text::take_word(line);
+        std::optional<std::uint64_t>* slot = key == "pswpin"       ? &out.pswpin
+                                             : key == "pswpout"    ? &out.pswpout
+                                             : key == "pgmajfault" ? &out.pgmajfault
+                                             : key == "oom_kill"   ? &out.oom_kill
+                                                                   : nullptr;
+        if (slot) *slot = text::take_u64(line);
+    }
+}
+
+}  // namespace baton::os

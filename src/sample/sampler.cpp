@@ -1,0 +1,91 @@
+#include "sample/sampler.hpp"
+
+#include <algorithm>
+#include <sys/resource.h>
+
+#include "core/clock.hpp"
+
+namespace baton {
+
+SamplerOptions SamplerOptions::from_config(const Config& c) {
+    SamplerOptions o;
+    o.proc_root = c.proc_root;
+    o.sys_root = c.sys_root;
+    o.shm_path = c.shm_path;
+    o.nvml.library_path = c.nvml_library;
+    o.nvml.deadline_ms = c.nvml_deadline_ms;
+    o.nvml.pcie_interval_seconds = c.pcie_interval_seconds;
+    return o;
+}
+
+void raise_open_file_limit() {
+    rlimit rl{};
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0) return;
+    rlim_t want = std::min<rlim_t>(rl.rlim_max, rlim_t{1} << 20);
+    if (rl.rlim_cur < want) {
+        rl.rlim_cur = want;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
+}
+
+Sampler::Sampler(SamplerOptions options)
+    : options_(std::move(options)), system_(os::Roots{options_.proc_root, options_.sys_root, options_.shm_path}) {
+    if (options_.processes) {
+        raise_open_file_limit();
+        processes_ = std::make_unique<os::ProcessTable>(options_.proc_root);
+    }
+    if (options_.gpus) gpu_ = make_nvml_backend(options_.nvml);
+}
+
+Sampler::~Sampler() = default;
+
+void Sampler::read_once(Snapshot& snap) {
+    double now = monotonic_seconds();
+    snap.time_unix_ms = unix_millis();
+    snap.interval_seconds = last_time_ < 0 ? 0 : now - last_time_;
+    last_time_ = now;
+    system_.read(now, snap);
+    snap.processes_collected = processes_ != nullptr;
+    if (processes_)
+        processes_->scan(now, system_.boot_time_seconds(), snap.processes);
+    else
+        snap.processes.clear();
+    if (gpu_) {
+        GpuReading r = gpu_->read(now);
+        snap.gpu_status = std::move(r.status);
+        snap.gpus = std::move(r.gpus);
+    } else {
+        snap.gpu_status = "GPU sampling disabled";
+        snap.gpus.clear();
+    }
+    join_gpu_processes(snap);
+}
+
+void Sampler::take(Snapshot& snap) {
+    if (!primed_) {
+        primed_ = true;
+        read_once(snap);
+        sleep_seconds(options_.priming_seconds);
+    }
+    read_once(snap);
+}
+
+void join_gpu_processes(Snapshot& snap) {
+    auto find = [&](std::uint32_t pid) -> ProcessInfo* {
+        auto it = std::lower_bound(snap.processes.begin(), snap.processes.end(), pid,
+                                   [](const ProcessInfo& p, std::uint32_t v) { return p.pid < v; });
+        return it != snap.processes.end() && it->pid == pid ? &*it : nullptr;
+    };
+    for (GpuInfo& g : snap.gpus) {
+        for (GpuProcess& gp : g.processes) {
+            ProcessInfo* p = find(gp.pid);
+            if (!p) continue;
+            gp.container_pid = p->container_pid;
+            if (gp.used_memory_bytes) p->gpu_memory_bytes = p->gpu_memory_bytes.value_or(0) + *gp.used_memory_bytes;
+            if (std::find(p->gpu_indices.begin(), p->gpu_indices.end(), g.index) == p->gpu_indices.end())
+                p->gpu_indices.push_back(g.index);
+        }
+    }
+}
+
+}  // namespace baton

@@ -1,0 +1,59 @@
+// Sampler: takes Snapshots. It owns the Linux readers and the GPU backend, and joins GPU
+// processes to the process table (GPU memory per process, GPU indices, container pids).
+//
+// The first take() of a Sampler reads twice, `priming_seconds` apart, so that even the first
+// snapshot carries rates (issue: "the first snapshot of a run already carries rates").
+// Thread: one thread calls take(); the GPU backend runs its own worker inside.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "core/config.hpp"
+#include "sample/gpu/gpu_backend.hpp"
+#include "sample/linux/process_table.hpp"
+#include "sample/linux/system_reader.hpp"
+#include "sample/snapshot.hpp"
+
+namespace baton {
+
+struct SamplerOptions {
+    std::string proc_root = "/proc";
+    std::string sys_root = "/sys";
+    std::string shm_path = "/dev/shm";
+    bool processes = true;  // false: system and GPUs only (the cheap snapshot)
+    bool gpus = true;
+    NvmlOptions nvml;
+    double priming_seconds = 0.1;
+
+    static SamplerOptions from_config(const Config& c);
+};
+
+class Sampler {
+  public:
+    explicit Sampler(SamplerOptions options);
+    ~Sampler();
+
+    // Fills `snap` (reusing its storage: keep one Snapshot and pass it again each tick).
+    void take(Snapshot& snap);
+
+  private:
+    void read_once(Snapshot& snap);
+
+    SamplerOptions options_;
+    os::SystemReader system_;
+    std::unique_ptr<os::ProcessTable> processes_;
+    std::unique_ptr<GpuBackend> gpu_;
+    bool primed_ = false;
+    double last_time_ = -1;
+};
+
+// Sets each process's gpu_memory_bytes and gpu_indices from snap.gpus, and each GPU
+// process's container_pid from the process table. Processes are matched by host pid.
+void join_gpu_processes(Snapshot& snap);
+
+// Raises the soft open-file limit to the hard limit (capped at 1<<20): the sampler keeps up
+// to two descriptors per process open.
+void raise_open_file_limit();
+
+}  // namespace baton

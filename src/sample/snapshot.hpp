@@ -1,0 +1,148 @@
+// The Snapshot: one consistent picture of the machine at one instant, with rates measured
+// over the interval since the previous reading. Plain data: JSON, Prometheus text, the text
+// summary and (later) the TUI are views of it (style.md #7).
+//
+// Convention: std::optional means "unknown here" (unsupported, not permitted, or no previous
+// reading to take a rate from). Views omit such fields; they never print 0 for them.
+// Field names mirror docs/snapshot-schema.md.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace baton {
+
+struct HostInfo {
+    std::string hostname;
+    std::string kernel;  // uname release
+    unsigned cpu_count = 0;
+    std::optional<double> uptime_seconds;
+};
+
+struct CpuTimes {
+    // Percent of the interval's CPU time, 0..100; absent without a previous reading.
+    std::optional<double> user_percent, system_percent, iowait_percent, steal_percent, idle_percent;
+    std::optional<double> utilization_percent;  // 100 - idle - iowait
+};
+
+struct CpuCore {
+    unsigned id = 0;
+    CpuTimes times;
+};
+
+struct CpuStats {
+    CpuTimes total;
+    std::vector<CpuCore> cores;
+    double load_average[3] = {0, 0, 0};
+    std::optional<double> context_switches_per_second;
+    unsigned runnable_tasks = 0;  // procs_running from /proc/stat
+    unsigned blocked_tasks = 0;   // procs_blocked
+};
+
+struct MemoryStats {
+    std::uint64_t total_bytes = 0, available_bytes = 0, used_bytes = 0, free_bytes = 0;
+    std::uint64_t cached_bytes = 0, buffers_bytes = 0, shared_bytes = 0;
+    std::optional<std::uint64_t> shm_total_bytes, shm_used_bytes;  // /dev/shm filesystem
+};
+
+struct SwapStats {
+    std::uint64_t total_bytes = 0, used_bytes = 0;
+    std::optional<double> in_bytes_per_second, out_bytes_per_second;
+    std::optional<double> major_faults_per_second;
+    std::optional<std::uint64_t> oom_kill_total;  // /proc/vmstat oom_kill (kernel >= 4.13)
+};
+
+struct PressureLine {
+    double avg10 = 0, avg60 = 0, avg300 = 0;
+    std::uint64_t total_us = 0;
+};
+
+struct PressureResource {
+    std::optional<PressureLine> some, full;  // cpu "full" exists only on newer kernels
+};
+
+struct PressureStats {
+    bool available = false;  // the kernel exposes /proc/pressure
+    PressureResource cpu, memory, io;
+};
+
+struct DiskStats {
+    std::string name;
+    std::optional<double> read_bytes_per_second, write_bytes_per_second;
+    std::optional<double> reads_per_second, writes_per_second;
+    std::optional<double> busy_percent;     // io_ticks delta / interval
+    std::optional<double> average_wait_ms;  // (read + write ms) / completed ios, over the interval
+};
+
+struct NetworkStats {
+    std::string name;
+    std::optional<double> rx_bytes_per_second, tx_bytes_per_second;
+    std::optional<std::uint64_t> speed_mbps;  // link speed, when the driver reports one
+};
+
+struct GpuProcess {
+    std::uint32_t pid = 0;                       // host pid, as NVML reports it
+    std::optional<std::uint32_t> container_pid;  // the pid in baton's pid namespace, when it differs
+    std::optional<std::uint64_t> used_memory_bytes;
+    std::optional<double> sm_utilization_percent;
+    std::string type = "compute";  // "compute" or "graphics"
+};
+
+struct GpuInfo {
+    unsigned index = 0;  // position in PCI bus order
+    std::string uuid, name, pci_bus_id;
+    std::optional<double> utilization_percent, memory_utilization_percent;
+    std::optional<std::uint64_t> memory_total_bytes, memory_used_bytes, memory_free_bytes, memory_reserved_bytes;
+    std::optional<double> temperature_celsius;
+    std::optional<double> power_watts, power_limit_watts;
+    std::optional<unsigned> sm_clock_mhz, sm_clock_max_mhz, memory_clock_mhz, memory_clock_max_mhz;
+    std::optional<std::vector<std::string>> throttle_reasons;  // decoded clock-event reasons
+    std::optional<unsigned> pcie_generation, pcie_generation_max, pcie_width, pcie_width_max;
+    std::optional<double> pcie_rx_bytes_per_second, pcie_tx_bytes_per_second;
+    std::optional<std::uint64_t> ecc_uncorrected_volatile;
+    std::optional<bool> persistence_mode;
+    std::optional<std::string> compute_mode;  // "default", "exclusive_process", "prohibited"
+    std::optional<bool> mig_mode;
+    std::optional<double> sm_activity_percent, tensor_activity_percent;  // GPM (Hopper+)
+    std::vector<GpuProcess> processes;
+    bool stale = false;                // the values are from an earlier tick: NVML stopped answering
+    std::optional<std::string> error;  // e.g. "GPU is lost"
+};
+
+struct ProcessInfo {
+    std::uint32_t pid = 0, ppid = 0;
+    std::uint32_t uid = 0;
+    std::string user;
+    char state = '?';
+    std::string name;                   // comm
+    std::string command;                // full command line, arguments joined by spaces; [name] for kernel threads
+    std::int64_t start_time_ms = 0;     // Unix ms
+    std::optional<double> cpu_percent;  // of one core (may exceed 100 for multi-threaded)
+    std::uint64_t rss_bytes = 0;
+    unsigned threads = 0;
+    std::optional<double> read_bytes_per_second, write_bytes_per_second;  // /proc/PID/io, where permitted
+    std::optional<std::uint32_t> container_pid;                           // innermost NSpid, when it differs from pid
+    std::string cgroup;
+    std::optional<std::uint64_t> gpu_memory_bytes;  // summed over GPUs, from NVML
+    std::vector<unsigned> gpu_indices;
+};
+
+struct Snapshot {
+    std::int64_t time_unix_ms = 0;
+    double interval_seconds = 0;  // over which the rates were measured
+    HostInfo host;
+    CpuStats cpu;
+    MemoryStats memory;
+    SwapStats swap;
+    PressureStats pressure;
+    std::vector<DiskStats> disks;
+    std::vector<NetworkStats> networks;
+    std::string gpu_status;  // "ok", or why there are no (fresh) GPU readings
+    std::vector<GpuInfo> gpus;
+    bool processes_collected = true;
+    std::vector<ProcessInfo> processes;  // sorted by pid
+};
+
+}  // namespace baton

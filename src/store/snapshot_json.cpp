@@ -1,0 +1,234 @@
+#include "store/snapshot_json.hpp"
+
+#include "core/clock.hpp"
+#include "core/json_writer.hpp"
+
+namespace baton {
+
+namespace {
+
+void write_cpu_times(JsonWriter& w, const CpuTimes& t) {
+    w.optional_field("utilization_percent", t.utilization_percent);
+    w.optional_field("user_percent", t.user_percent);
+    w.optional_field("system_percent", t.system_percent);
+    w.optional_field("iowait_percent", t.iowait_percent);
+    w.optional_field("steal_percent", t.steal_percent);
+    w.optional_field("idle_percent", t.idle_percent);
+}
+
+void write_pressure_resource(JsonWriter& w, const char* name, const PressureResource& r) {
+    w.key(name);
+    w.begin_object();
+    auto line = [&](const char* k, const std::optional<PressureLine>& l) {
+        if (!l) return;
+        w.key(k);
+        w.begin_object();
+        w.field("avg10", l->avg10);
+        w.field("avg60", l->avg60);
+        w.field("avg300", l->avg300);
+        w.field("total_microseconds", l->total_us);
+        w.end_object();
+    };
+    line("some", r.some);
+    line("full", r.full);
+    w.end_object();
+}
+
+void write_gpu(JsonWriter& w, const GpuInfo& g) {
+    w.begin_object();
+    w.field("index", g.index);
+    w.field("uuid", g.uuid);
+    w.field("name", g.name);
+    w.field("pci_bus_id", g.pci_bus_id);
+    w.field("stale", g.stale);
+    w.optional_field("error", g.error);
+    w.optional_field("utilization_percent", g.utilization_percent);
+    w.optional_field("memory_utilization_percent", g.memory_utilization_percent);
+    w.optional_field("memory_total_bytes", g.memory_total_bytes);
+    w.optional_field("memory_used_bytes", g.memory_used_bytes);
+    w.optional_field("memory_free_bytes", g.memory_free_bytes);
+    w.optional_field("memory_reserved_bytes", g.memory_reserved_bytes);
+    w.optional_field("temperature_celsius", g.temperature_celsius);
+    w.optional_field("power_watts", g.power_watts);
+    w.optional_field("power_limit_watts", g.power_limit_watts);
+    w.optional_field("sm_clock_mhz", g.sm_clock_mhz);
+    w.optional_field("sm_clock_max_mhz", g.sm_clock_max_mhz);
+    w.optional_field("memory_clock_mhz", g.memory_clock_mhz);
+    w.optional_field("memory_clock_max_mhz", g.memory_clock_max_mhz);
+    if (g.throttle_reasons) {
+        w.key("throttle_reasons");
+        w.begin_array();
+        for (const auto& r : *g.throttle_reasons) w.value(r);
+        w.end_array();
+    }
+    w.optional_field("pcie_generation", g.pcie_generation);
+    w.optional_field("pcie_generation_max", g.pcie_generation_max);
+    w.optional_field("pcie_width", g.pcie_width);
+    w.optional_field("pcie_width_max", g.pcie_width_max);
+    w.optional_field("pcie_rx_bytes_per_second", g.pcie_rx_bytes_per_second);
+    w.optional_field("pcie_tx_bytes_per_second", g.pcie_tx_bytes_per_second);
+    w.optional_field("ecc_uncorrected_volatile", g.ecc_uncorrected_volatile);
+    w.optional_field("persistence_mode", g.persistence_mode);
+    w.optional_field("compute_mode", g.compute_mode);
+    w.optional_field("mig_mode", g.mig_mode);
+    w.optional_field("sm_activity_percent", g.sm_activity_percent);
+    w.optional_field("tensor_activity_percent", g.tensor_activity_percent);
+    w.key("processes");
+    w.begin_array();
+    for (const GpuProcess& p : g.processes) {
+        w.begin_object();
+        w.field("pid", p.pid);
+        w.optional_field("container_pid", p.container_pid);
+        w.field("type", p.type);
+        w.optional_field("used_memory_bytes", p.used_memory_bytes);
+        w.optional_field("sm_utilization_percent", p.sm_utilization_percent);
+        w.end_object();
+    }
+    w.end_array();
+    w.end_object();
+}
+
+void write_process(JsonWriter& w, const ProcessInfo& p) {
+    w.begin_object();
+    w.field("pid", p.pid);
+    w.field("ppid", p.ppid);
+    w.field("uid", p.uid);
+    w.field("user", p.user);
+    w.field("state", std::string_view(&p.state, 1));
+    w.field("name", p.name);
+    w.field("command", p.command);
+    w.field("start_time", rfc3339_utc(p.start_time_ms));
+    w.optional_field("cpu_percent", p.cpu_percent);
+    w.field("rss_bytes", p.rss_bytes);
+    w.field("threads", p.threads);
+    w.optional_field("read_bytes_per_second", p.read_bytes_per_second);
+    w.optional_field("write_bytes_per_second", p.write_bytes_per_second);
+    w.optional_field("container_pid", p.container_pid);
+    w.field("cgroup", p.cgroup);
+    w.optional_field("gpu_memory_bytes", p.gpu_memory_bytes);
+    if (!p.gpu_indices.empty()) {
+        w.key("gpu_indices");
+        w.begin_array();
+        for (unsigned i : p.gpu_indices) w.value(i);
+        w.end_array();
+    }
+    w.end_object();
+}
+
+}  // namespace
+
+void append_snapshot_json(const Snapshot& s, std::string& out) {
+    JsonWriter w(out);
+    w.begin_object();
+    w.field("schema_version", kSnapshotSchemaVersion);
+    w.field("time", rfc3339_utc(s.time_unix_ms));
+    w.field("interval_seconds", s.interval_seconds);
+
+    w.key("host");
+    w.begin_object();
+    w.field("hostname", s.host.hostname);
+    w.field("kernel", s.host.kernel);
+    w.field("cpu_count", s.host.cpu_count);
+    w.optional_field("uptime_seconds", s.host.uptime_seconds);
+    w.end_object();
+
+    w.key("cpu");
+    w.begin_object();
+    write_cpu_times(w, s.cpu.total);
+    w.key("load_average");
+    w.begin_array();
+    for (double l : s.cpu.load_average) w.value(l);
+    w.end_array();
+    w.optional_field("context_switches_per_second", s.cpu.context_switches_per_second);
+    w.field("runnable_tasks", s.cpu.runnable_tasks);
+    w.field("blocked_tasks", s.cpu.blocked_tasks);
+    w.key("cores");
+    w.begin_array();
+    for (const CpuCore& c : s.cpu.cores) {
+        w.begin_object();
+        w.field("id", c.id);
+        write_cpu_times(w, c.times);
+        w.end_object();
+    }
+    w.end_array();
+    w.end_object();
+
+    w.key("memory");
+    w.begin_object();
+    w.field("total_bytes", s.memory.total_bytes);
+    w.field("available_bytes", s.memory.available_bytes);
+    w.field("used_bytes", s.memory.used_bytes);
+    w.field("free_bytes", s.memory.free_bytes);
+    w.field("cached_bytes", s.memory.cached_bytes);
+    w.field("buffers_bytes", s.memory.buffers_bytes);
+    w.field("shared_bytes", s.memory.shared_bytes);
+    w.optional_field("shm_total_bytes", s.memory.shm_total_bytes);
+    w.optional_field("shm_used_bytes", s.memory.shm_used_bytes);
+    w.end_object();
+
+    w.key("swap");
+    w.begin_object();
+    w.field("total_bytes", s.swap.total_bytes);
+    w.field("used_bytes", s.swap.used_bytes);
+    w.optional_field("in_bytes_per_second", s.swap.in_bytes_per_second);
+    w.optional_field("out_bytes_per_second", s.swap.out_bytes_per_second);
+    w.optional_field("major_faults_per_second", s.swap.major_faults_per_second);
+    w.optional_field("oom_kill_total", s.swap.oom_kill_total);
+    w.end_object();
+
+    w.key("pressure");
+    if (s.pressure.available) {
+        w.begin_object();
+        write_pressure_resource(w, "cpu", s.pressure.cpu);
+        write_pressure_resource(w, "memory", s.pressure.memory);
+        write_pressure_resource(w, "io", s.pressure.io);
+        w.end_object();
+    } else {
+        w.null();
+    }
+
+    w.key("disks");
+    w.begin_array();
+    for (const DiskStats& d : s.disks) {
+        w.begin_object();
+        w.field("name", d.name);
+        w.optional_field("read_bytes_per_second", d.read_bytes_per_second);
+        w.optional_field("write_bytes_per_second", d.write_bytes_per_second);
+        w.optional_field("reads_per_second", d.reads_per_second);
+        w.optional_field("writes_per_second", d.writes_per_second);
+        w.optional_field("busy_percent", d.busy_percent);
+        w.optional_field("average_wait_ms", d.average_wait_ms);
+        w.end_object();
+    }
+    w.end_array();
+
+    w.key("networks");
+    w.begin_array();
+    for (const NetworkStats& n : s.networks) {
+        w.begin_object();
+        w.field("name", n.name);
+        w.optional_field("rx_bytes_per_second", n.rx_bytes_per_second);
+        w.optional_field("tx_bytes_per_second", n.tx_bytes_per_second);
+        w.optional_field("speed_mbps", n.speed_mbps);
+        w.end_object();
+    }
+    w.end_array();
+
+    w.field("gpu_status", s.gpu_status);
+    w.key("gpus");
+    w.begin_array();
+    for (const GpuInfo& g : s.gpus) write_gpu(w, g);
+    w.end_array();
+
+    w.key("processes");
+    if (s.processes_collected) {
+        w.begin_array();
+        for (const ProcessInfo& p : s.processes) write_process(w, p);
+        w.end_array();
+    } else {
+        w.null();
+    }
+    w.end_object();
+}
+
+}  // namespace baton

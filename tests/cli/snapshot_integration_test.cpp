@@ -1,0 +1,145 @@
+// The real binary against real processes: a child that burns CPU and holds 500 MB is found
+// with plausible figures; JSON Lines, Prometheus and text outputs; the fake GPUs.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <signal.h>
+#include <sstream>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "test_support.hpp"
+
+using namespace baton::test;
+using nlohmann::json;
+
+namespace {
+
+std::vector<json> json_lines(const std::string& out) {
+    std::vector<json> v;
+    std::istringstream in(out);
+    std::string line;
+    while (std::getline(in, line)) v.push_back(json::parse(line));
+    return v;
+}
+
+}  // namespace
+
+TEST(SnapshotIntegration, FindsABusyChildWithItsCpuAndMemory) {
+    pid_t child = fork();
+    if (child == 0) {
+        execl("/usr/bin/python3", "python3", "-c",
+              "import time\nb = b'x' * (500 * 2**20)\nprint('ready', flush=True)\nwhile True: pass\n", nullptr);
+        _exit(127);
+    }
+    ASSERT_GT(child, 0);
+    // Give it time to allocate (reading /proc until its RSS passes 500 MB).
+    for (int i = 0; i < 100; ++i) {
+        std::string statm = read_text("/proc/" + std::to_string(child) + "/statm");
+        std::istringstream s(statm);
+        unsigned long size = 0, rss = 0;
+        s >> size >> rss;
+        if (rss * static_cast<unsigned long>(sysconf(_SC_PAGESIZE)) >= 500ul << 20) break;
+        usleep(100000);
+    }
+    auto r = run({baton_binary(), "snapshot", "--json", "--count", "2", "--interval", "1", "--no-gpus"});
+    kill(child, SIGKILL);
+    waitpid(child, nullptr, 0);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    auto snaps = json_lines(r.out);
+    ASSERT_EQ(snaps.size(), 2u);
+    const json* found = nullptr;
+    for (const json& p : snaps[1]["processes"])
+        if (p["pid"] == child) found = &p;
+    ASSERT_NE(found, nullptr);
+    EXPECT_NE((*found)["command"].get<std::string>().find("python3 -c"), std::string::npos);
+    EXPECT_GE((*found)["rss_bytes"].get<std::uint64_t>(), 500ull << 20);
+    EXPECT_LT((*found)["rss_bytes"].get<std::uint64_t>(), 700ull << 20);
+    double cpu = (*found)["cpu_percent"].get<double>();
+    EXPECT_GT(cpu, 50) << "a busy loop should use most of a core";
+    EXPECT_LT(cpu, 110);
+    EXPECT_EQ((*found)["ppid"], getpid());
+    EXPECT_NEAR(snaps[1]["interval_seconds"].get<double>(), 1.0, 0.2);
+}
+
+TEST(SnapshotIntegration, FirstSnapshotAlreadyHasRates) {
+    auto r = run({baton_binary(), "snapshot", "--json", "--no-gpus"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    json j = json::parse(r.out);
+    EXPECT_TRUE(j["cpu"].contains("utilization_percent"));
+    EXPECT_TRUE(j["swap"].contains("in_bytes_per_second"));
+    bool some_cpu = false;
+    for (const json& p : j["processes"]) some_cpu |= p.contains("cpu_percent");
+    EXPECT_TRUE(some_cpu);
+}
+
+TEST(SnapshotIntegration, JsonLinesBackToBack) {
+    auto r = run({baton_binary(), "snapshot", "--json", "--count", "5", "--interval", "0"}, fake_env("eight-busy"));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    auto snaps = json_lines(r.out);
+    ASSERT_EQ(snaps.size(), 5u);
+    EXPECT_LT(r.seconds, 5.0);
+    for (const json& s : snaps) {
+        EXPECT_EQ(s["gpu_status"], "ok");
+        EXPECT_EQ(s["gpus"].size(), 8u);
+    }
+    EXPECT_EQ(snaps[4]["gpus"][0]["utilization_percent"], 99);  // the scenario's last tick
+}
+
+TEST(SnapshotIntegration, NoProcessesIsNull) {
+    auto r = run({baton_binary(), "snapshot", "--json", "--no-processes", "--no-gpus"});
+    ASSERT_EQ(r.exit_code, 0);
+    json j = json::parse(r.out);
+    EXPECT_TRUE(j["processes"].is_null());
+    EXPECT_EQ(j["gpu_status"], "GPU sampling disabled");
+}
+
+TEST(SnapshotIntegration, TextSummaryShowsGpusAndProcesses) {
+    auto r = run({baton_binary(), "snapshot"}, fake_env("throttled"));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("NVIDIA RTX A6000"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("hw_thermal_slowdown"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("processes; top"), std::string::npos) << r.out;
+}
+
+TEST(SnapshotIntegration, NoDriverStillWorks) {
+    auto r = run({baton_binary(), "snapshot", "--json"}, {{"BATON_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1"}});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    json j = json::parse(r.out);
+    EXPECT_TRUE(j["gpus"].empty());
+    EXPECT_NE(j["gpu_status"].get<std::string>().find("no NVIDIA driver"), std::string::npos);
+    EXPECT_FALSE(j["processes"].empty());
+}
+
+TEST(SnapshotIntegration, HungDriverDoesNotHangBaton) {
+    auto env = fake_env("hang");
+    baton::test::TempDir d;
+    d.write("c.toml", "[gpu]\nnvml_deadline_ms = 200\n");
+    auto r = run(
+        {baton_binary(), "--config", d.path() + "/c.toml", "snapshot", "--json", "--count", "3", "--interval", "0.1"},
+        env, 20);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_LT(r.seconds, 3.0);
+    auto snaps = json_lines(r.out);
+    ASSERT_EQ(snaps.size(), 3u);
+    EXPECT_NE(snaps[2]["gpu_status"].get<std::string>().find("did not return within 200 ms"), std::string::npos);
+    EXPECT_TRUE(snaps[2]["gpus"][0]["stale"].get<bool>());
+}
+
+TEST(SnapshotIntegration, ClosedPipeEndsQuietly) {
+    auto r =
+        run({"/bin/sh", "-c", baton_binary() + " snapshot --json --count 1000 --interval 0 --no-gpus | head -c 10"});
+    EXPECT_EQ(r.exit_code, 0);
+    EXPECT_EQ(r.out.size(), 10u);
+}
+
+TEST(SnapshotIntegration, ProcRootFlagReadsAFixture) {
+    baton::test::TempDir d;
+    copy_fixture("machine", d.path());
+    auto r = run({baton_binary(), "snapshot", "--json", "--no-gpus", "--proc-root", d.path() + "/proc", "--sys-root",
+                  d.path() + "/sys"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    json j = json::parse(r.out);
+    EXPECT_EQ(j["host"]["hostname"], "fixture-host");
+    EXPECT_EQ(j["processes"].size(), 6u);
+}

@@ -1,0 +1,57 @@
+#include "core/config.hpp"
+
+#include <cstdlib>
+#include <gtest/gtest.h>
+
+#include "test_support.hpp"
+
+using namespace baton;
+
+TEST(Config, DefaultsWhenEmpty) {
+    auto c = parse_config("", "test.toml");
+    ASSERT_TRUE(c.ok());
+    EXPECT_EQ(c->proc_root, "/proc");
+    EXPECT_EQ(c->nvml_deadline_ms, 2000);
+}
+
+TEST(Config, ReadsKnownKeys) {
+    auto c = parse_config(
+        "[sample]\nproc_root = \"/x/proc\"\nsys_root = \"/x/sys\"\n[gpu]\nnvml_deadline_ms = 500\n"
+        "nvml_library = \"/opt/libnvidia-ml.so.1\"\npcie_interval_seconds = 10\n",
+        "test.toml");
+    ASSERT_TRUE(c.ok()) << c.error().message;
+    EXPECT_EQ(c->proc_root, "/x/proc");
+    EXPECT_EQ(c->sys_root, "/x/sys");
+    EXPECT_EQ(c->nvml_deadline_ms, 500);
+    EXPECT_EQ(c->nvml_library, "/opt/libnvidia-ml.so.1");
+    EXPECT_DOUBLE_EQ(c->pcie_interval_seconds, 10);
+}
+
+TEST(Config, RejectsUnknownKeysTypesAndRanges) {
+    EXPECT_FALSE(parse_config("[sample]\nproc_rot = \"/x\"\n", "t").ok());
+    EXPECT_FALSE(parse_config("[nope]\n", "t").ok());
+    EXPECT_FALSE(parse_config("top = 1\n", "t").ok());
+    EXPECT_FALSE(parse_config("[gpu]\nnvml_deadline_ms = \"fast\"\n", "t").ok());
+    EXPECT_FALSE(parse_config("[gpu]\nnvml_deadline_ms = 0\n", "t").ok());
+    EXPECT_FALSE(parse_config("[gpu]\nnvml_deadline_ms = 1.5\n", "t").ok());
+    EXPECT_FALSE(parse_config("[sample]\nproc_root = 3\n", "t").ok());
+}
+
+TEST(Config, SyntaxErrorNamesFileAndLine) {
+    auto c = parse_config("[sample]\nproc_root = \n", "my.toml");
+    ASSERT_FALSE(c.ok());
+    EXPECT_NE(c.error().message.find("my.toml:2"), std::string::npos) << c.error().message;
+    EXPECT_EQ(c.error().message.find('\n'), std::string::npos);
+}
+
+TEST(Config, MissingExplicitFileIsAnErrorMissingDefaultIsNot) {
+    EXPECT_FALSE(load_config("/nonexistent/baton.toml").ok());
+    test::TempDir home;
+    setenv("XDG_CONFIG_HOME", home.path().c_str(), 1);
+    unsetenv("BATON_CONFIG");
+    EXPECT_TRUE(load_config("").ok());
+    home.write("baton/config.toml", "[sample]\nproc_root = \"/elsewhere\"\n");
+    auto c = load_config("");
+    ASSERT_TRUE(c.ok());
+    EXPECT_EQ(c->proc_root, "/elsewhere");
+}

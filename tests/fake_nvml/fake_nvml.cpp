@@ -1,0 +1,474 @@
+// A fake libnvidia-ml.so.1 for tests: exports the NVML entry points baton uses, answering
+// from the scenario file named by $BATON_FAKE_NVML_SCENARIO. The format is documented in
+// tests/fake_nvml/README.md. Symbols a scenario lists as missing are hidden at link time
+// (tests/fake_nvml/CMakeLists.txt builds one library per scenario).
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "sample/gpu/nvml_api.hpp"
+
+using nlohmann::json;
+
+namespace {
+
+struct Device {
+    int id = 0;           // position in the scenario = NVML index
+    long util_calls = 0;  // this device's tick clock: see current_tick()
+    json base;
+    std::vector<json> ticks;
+};
+
+struct Scenario {
+    bool loaded = false;
+    std::string load_error;
+    json root;
+    std::vector<Device> devices;
+    int record_bytes = 24;  // what the _v3 process call writes: 24, or 32 (R535)
+};
+
+std::mutex g_mutex;
+Scenario g;
+
+const std::map<std::string, nvmlReturn_t>& error_names() {
+    static const std::map<std::string, nvmlReturn_t> m = {{"UNINITIALIZED", NVML_ERROR_UNINITIALIZED},
+                                                          {"INVALID_ARGUMENT", NVML_ERROR_INVALID_ARGUMENT},
+                                                          {"NOT_SUPPORTED", NVML_ERROR_NOT_SUPPORTED},
+                                                          {"NO_PERMISSION", NVML_ERROR_NO_PERMISSION},
+                                                          {"NOT_FOUND", NVML_ERROR_NOT_FOUND},
+                                                          {"DRIVER_NOT_LOADED", NVML_ERROR_DRIVER_NOT_LOADED},
+                                                          {"TIMEOUT", NVML_ERROR_TIMEOUT},
+                                                          {"GPU_IS_LOST", NVML_ERROR_GPU_IS_LOST},
+                                                          {"UNKNOWN", NVML_ERROR_UNKNOWN}};
+    return m;
+}
+
+nvmlReturn_t load() {
+    if (g.loaded) return g.load_error.empty() ? NVML_SUCCESS : NVML_ERROR_UNKNOWN;
+    g.loaded = true;
+    const char* path = std::getenv("BATON_FAKE_NVML_SCENARIO");
+    if (!path) {
+        g.load_error = "BATON_FAKE_NVML_SCENARIO is not set";
+        return NVML_ERROR_DRIVER_NOT_LOADED;
+    }
+    std::ifstream in(path);
+    try {
+        g.root = json::parse(in);
+    } catch (const std::exception& e) {
+        g.load_error = e.what();
+        return NVML_ERROR_UNKNOWN;
+    }
+    g.record_bytes = g.root.value("process_record_bytes", 24);
+    int id = 0;
+    for (const json& d : g.root.value("devices", json::array())) {
+        Device dev;
+        dev.id = id++;
+        dev.base = d.value("values", json::object());
+        for (const json& t : d.value("ticks", json::array())) dev.ticks.push_back(t);
+        g.devices.push_back(std::move(dev));
+    }
+    return NVML_SUCCESS;
+}
+
+// Each device has its own tick clock: every read of its utilisation starts its next tick
+// (baton reads utilisation first for every GPU on every tick). Calls before the first
+// utilisation read, and calls bound to no device, are at the device's (or the latest) tick.
+long current_tick(int dev) {
+    if (dev >= 0) {
+        long n = g.devices[static_cast<std::size_t>(dev)].util_calls;
+        return n > 0 ? n - 1 : 0;
+    }
+    long t = 0;
+    for (const Device& d : g.devices) t = std::max(t, d.util_calls > 0 ? d.util_calls - 1 : 0);
+    return t;
+}
+
+Device* device(nvmlDevice_t h) {
+    auto i = reinterpret_cast<std::uintptr_t>(h);
+    if (i == 0 || i > g.devices.size()) return nullptr;
+    return &g.devices[i - 1];
+}
+
+// The value of `key` for `dev` at the current tick: the latest tick at or before now that
+// sets it, else the device's base values. Null when the scenario never sets it.
+json value(const Device& dev, const char* key) {
+    long t = current_tick(dev.id);
+    if (!dev.ticks.empty()) {
+        long last = std::min<long>(t, static_cast<long>(dev.ticks.size()) - 1);
+        for (long i = last; i >= 0; --i)
+            if (dev.ticks[static_cast<std::size_t>(i)].contains(key))
+                return dev.ticks[static_cast<std::size_t>(i)][key];
+    }
+    if (dev.base.contains(key)) return dev.base[key];
+    return nullptr;
+}
+
+// Scenario-injected failures and hangs for a call on a device (-1: not device-bound).
+nvmlReturn_t injected(const char* call, int dev) {
+    long t = current_tick(dev);
+    for (const json& e : g.root.value("errors", json::array())) {
+        std::string c = e.value("call", "*");
+        if (c != "*" && c != call) continue;
+        if (e.contains("device") && e["device"].get<int>() != dev) continue;
+        if (t < e.value("from_tick", 0L) || t > e.value("to_tick", 1L << 40)) continue;
+        auto it = error_names().find(e.value("error", "UNKNOWN"));
+        return it == error_names().end() ? NVML_ERROR_UNKNOWN : it->second;
+    }
+    if (g.root.contains("hang")) {
+        const json& h = g.root["hang"];
+        bool dev_ok = !h.contains("device") || h["device"].get<int>() == dev;
+        if (h.value("call", "") == call && dev_ok && t >= h.value("from_tick", 0L)) {
+            double secs = h.value("seconds", 3600.0);
+            // Sleep without the lock: a real hung driver call blocks only its caller.
+            g_mutex.unlock();
+            std::this_thread::sleep_for(std::chrono::duration<double>(secs));
+            g_mutex.lock();
+        }
+    }
+    return NVML_SUCCESS;
+}
+
+template <typename T>
+nvmlReturn_t number(nvmlDevice_t h, const char* call, const char* key, T* out) {
+    std::lock_guard lock(g_mutex);
+    Device* d = device(h);
+    if (!d || !out) return NVML_ERROR_INVALID_ARGUMENT;
+    if (nvmlReturn_t rc = injected(call, d->id)) return rc;
+    json v = value(*d, key);
+    if (v.is_null()) return NVML_ERROR_NOT_SUPPORTED;
+    *out = v.get<T>();
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t string_value(nvmlDevice_t h, const char* call, const char* key, char* buf, unsigned len) {
+    std::lock_guard lock(g_mutex);
+    Device* d = device(h);
+    if (!d || !buf) return NVML_ERROR_INVALID_ARGUMENT;
+    if (nvmlReturn_t rc = injected(call, d->id)) return rc;
+    json v = value(*d, key);
+    if (v.is_null()) return NVML_ERROR_NOT_SUPPORTED;
+    std::string s = v.get<std::string>();
+    if (s.size() + 1 > len) return NVML_ERROR_INSUFFICIENT_SIZE;
+    std::memcpy(buf, s.c_str(), s.size() + 1);
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t processes(nvmlDevice_t h, const char* call, const char* type, unsigned* count, void* infos,
+                       int record_bytes) {
+    std::lock_guard lock(g_mutex);
+    Device* d = device(h);
+    if (!d || !count) return NVML_ERROR_INVALID_ARGUMENT;
+    if (nvmlReturn_t rc = injected(call, d->id)) return rc;
+    json list = value(*d, "processes");
+    std::vector<json> mine;
+    if (list.is_array())
+        for (const json& p : list)
+            if (p.value("type", "compute") == type) mine.push_back(p);
+    unsigned capacity = *count;
+    *count = static_cast<unsigned>(mine.size());
+    if (mine.size() > capacity || (!infos && !mine.empty())) return NVML_ERROR_INSUFFICIENT_SIZE;
+    auto* bytes = static_cast<unsigned char*>(infos);
+    for (std::size_t i = 0; i < mine.size(); ++i) {
+        unsigned char* r = bytes + i * static_cast<std::size_t>(record_bytes);
+        std::memset(r, 0, static_cast<std::size_t>(record_bytes));
+        unsigned pid = mine[i].value("pid", 0u);
+        unsigned long long mem = mine[i].contains("used_memory") ? mine[i]["used_memory"].get<unsigned long long>()
+                                                                 : NVML_VALUE_NOT_AVAILABLE;
+        std::memcpy(r, &pid, 4);
+        std::memcpy(r + 8, &mem, 8);
+        if (record_bytes >= 24) {
+            unsigned none = 0xFFFFFFFFu;
+            std::memcpy(r + 16, &none, 4);
+            std::memcpy(r + 20, &none, 4);
+        }
+        if (record_bytes >= 32) {
+            unsigned long long protected_mem = 0;
+            std::memcpy(r + 24, &protected_mem, 8);
+        }
+    }
+    return NVML_SUCCESS;
+}
+
+struct GpmSample {
+    int device = -1;
+    long tick = -1;
+};
+
+}  // namespace
+
+extern "C" {
+
+#define FAKE_API __attribute__((visibility("default")))
+
+FAKE_API nvmlReturn_t nvmlInit_v2() {
+    std::lock_guard lock(g_mutex);
+    nvmlReturn_t rc = load();
+    if (rc != NVML_SUCCESS) return rc;
+    if (g.root.contains("init_error")) {
+        auto it = error_names().find(g.root["init_error"].get<std::string>());
+        return it == error_names().end() ? NVML_ERROR_UNKNOWN : it->second;
+    }
+    return NVML_SUCCESS;
+}
+FAKE_API nvmlReturn_t nvmlInit() {
+    return nvmlInit_v2();
+}
+FAKE_API nvmlReturn_t nvmlShutdown() {
+    return NVML_SUCCESS;
+}
+
+FAKE_API const char* nvmlErrorString(nvmlReturn_t rc) {
+    switch (rc) {
+        case NVML_SUCCESS:
+            return "Success";
+        case NVML_ERROR_NOT_SUPPORTED:
+            return "Not Supported";
+        case NVML_ERROR_NO_PERMISSION:
+            return "Insufficient Permissions";
+        case NVML_ERROR_DRIVER_NOT_LOADED:
+            return "Driver Not Loaded";
+        case NVML_ERROR_GPU_IS_LOST:
+            return "GPU is lost";
+        case NVML_ERROR_TIMEOUT:
+            return "Timeout";
+        default:
+            return "Unknown Error";
+    }
+}
+
+FAKE_API nvmlReturn_t nvmlSystemGetDriverVersion(char* buf, unsigned len) {
+    std::lock_guard lock(g_mutex);
+    std::string v = g.root.value("driver_version", "550.00.00");
+    if (v.size() + 1 > len) return NVML_ERROR_INSUFFICIENT_SIZE;
+    std::memcpy(buf, v.c_str(), v.size() + 1);
+    return NVML_SUCCESS;
+}
+
+FAKE_API nvmlReturn_t nvmlDeviceGetCount_v2(unsigned* count) {
+    std::lock_guard lock(g_mutex);
+    if (nvmlReturn_t rc = injected("nvmlDeviceGetCount_v2", -1)) return rc;
+    *count = static_cast<unsigned>(g.devices.size());
+    return NVML_SUCCESS;
+}
+FAKE_API nvmlReturn_t nvmlDeviceGetCount(unsigned* count) {
+    return nvmlDeviceGetCount_v2(count);
+}
+
+FAKE_API nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned i, nvmlDevice_t* h) {
+    std::lock_guard lock(g_mutex);
+    if (i >= g.devices.size()) return NVML_ERROR_INVALID_ARGUMENT;
+    if (nvmlReturn_t rc = injected("nvmlDeviceGetHandleByIndex_v2", static_cast<int>(i))) return rc;
+    *h = reinterpret_cast<nvmlDevice_t>(static_cast<std::uintptr_t>(i + 1));
+    return NVML_SUCCESS;
+}
+FAKE_API nvmlReturn_t nvmlDeviceGetHandleByIndex(unsigned i, nvmlDevice_t* h) {
+    return nvmlDeviceGetHandleByIndex_v2(i, h);
+}
+
+FAKE_API nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t h, char* buf, unsigned len) {
+    return string_value(h, "nvmlDeviceGetUUID", "uuid", buf, len);
+}
+FAKE_API nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t h, char* buf, unsigned len) {
+    return string_value(h, "nvmlDeviceGetName", "name", buf, len);
+}
+FAKE_API nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t h, nvmlPciInfo_t* pci) {
+    if (!pci) return NVML_ERROR_INVALID_ARGUMENT;
+    std::memset(pci, 0, sizeof *pci);
+    return string_value(h, "nvmlDeviceGetPciInfo_v3", "pci_bus_id", pci->busId, sizeof pci->busId);
+}
+
+FAKE_API nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t h, nvmlUtilization_t* u) {
+    {
+        std::lock_guard lock(g_mutex);
+        if (Device* d = device(h)) ++d->util_calls;
+    }
+    unsigned gpu = 0, mem = 0;
+    if (nvmlReturn_t rc = number(h, "nvmlDeviceGetUtilizationRates", "utilization_gpu", &gpu)) return rc;
+    if (nvmlReturn_t rc = number(h, "nvmlDeviceGetUtilizationRates", "utilization_memory", &mem)) return rc;
+    u->gpu = gpu;
+    u->memory = mem;
+    return NVML_SUCCESS;
+}
+
+FAKE_API nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t h, nvmlMemory_v2_t* m) {
+    if (!m || m->version != nvmlMemory_v2) return NVML_ERROR_INVALID_ARGUMENT;
+    unsigned long long total = 0, used = 0, reserved = 0;
+    if (nvmlReturn_t rc = number(h, "nvmlDeviceGetMemoryInfo_v2", "memory_total", &total)) return rc;
+    if (nvmlReturn_t rc = number(h, "nvmlDeviceGetMemoryInfo_v2", "memory_used", &used)) return rc;
+    number(h, "nvmlDeviceGetMemoryInfo_v2", "memory_reserved", &reserved);
+    m->total = total;
+    m->used = used;
+    m->reserved = reserved;
+    m->free = total - used - reserved;
+    return NVML_SUCCESS;
+}
+FAKE_API nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t h, nvmlMemory_t* m) {
+    unsigned long long total = 0, used = 0, reserved = 0;
+    if (nvmlReturn_t rc = number(h, "nvmlDeviceGetMemoryInfo", "memory_total", &total)) return rc;
+    if (nvmlReturn_t rc = number(h, "nvmlDeviceGetMemoryInfo", "memory_used", &used)) return rc;
+    number(h, "nvmlDeviceGetMemoryInfo", "memory_reserved", &reserved);
+    // v1 counts reserved memory as used, as the real v1 call does.
+    m->total = total;
+    m->used = used + reserved;
+    m->free = total - used - reserved;
+    return NVML_SUCCESS;
+}
+
+FAKE_API nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t h, unsigned sensor, unsigned* t) {
+    if (sensor != NVML_TEMPERATURE_GPU) return NVML_ERROR_INVALID_ARGUMENT;
+    return number(h, "nvmlDeviceGetTemperature", "temperature", t);
+}
+FAKE_API nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t h, unsigned* mw) {
+    return number(h, "nvmlDeviceGetPowerUsage", "power_mw", mw);
+}
+FAKE_API nvmlReturn_t nvmlDeviceGetEnforcedPowerLimit(nvmlDevice_t h, unsigned* mw) {
+    return number(h, "nvmlDeviceGetEnforcedPowerLimit", "power_limit_mw", mw);
+}
+FAKE_API nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t h, unsigned type, unsigned* mhz) {
+    return number(h, "nvmlDeviceGetClockInfo", type == NVML_CLOCK_MEM ? "mem_clock" : "sm_clock", mhz);
+}
+FAKE_API nvmlReturn_t nvmlDeviceGetMaxClockInfo(nvmlDevice_t h, unsigned type, unsigned* mhz) {
+    return number(h, "nvmlDeviceGetMaxClockInfo", type == NVML_CLOCK_MEM ? "mem_clock_max" : "sm_clock_max", mhz);
+}
+FAKE_API nvmlReturn_t nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_t h, unsigned long long* mask) {
+    return number(h, "nvmlDeviceGetCurrentClocksEventReasons", "clock_event_reasons", mask);
+}
+FAKE_API nvmlReturn_t nvmlDeviceGetCurrentClocksThrottleReasons(nvmlDevice_t h, unsigned long long* mask) {
+    return number(h, "nvmlDeviceGetCurrentClocksThrottleReasons", "clock_event_reasons", mask);
+}
+FAKE_API nvmlReturn_t nvmlDeviceGetCurrPcieLinkGeneration(nvmlDevice_t h, unsigned* v) {
+    return number(h, "nvmlDeviceGetCurrPcieLinkGeneration", "pcie_gen", v);
+}
+FAKE_API nvmlReturn_t nvmlDeviceGetMaxPcieLinkGeneration(nvmlDevice_t h, unsigned* v) {
+    return number(h, "nvmlDeviceGetMaxPcieLinkGeneration", "pcie_gen_max", v);
+}
+FAKE_API nvmlReturn_t nvmlDeviceGetCurrPcieLinkWidth(nvmlDevice_t h, unsigned* v) {
+    return number(h, "nvmlDeviceGetCurrPcieLinkWidth", "pcie_width", v);
+}
+FAKE_API nvmlReturn_t nvmlDeviceGetMaxPcieLinkWidth(nvmlDevice_t h, unsigned* v) {
+    return number(h, "nvmlDeviceGetMaxPcieLinkWidth", "pcie_width_max", v);
+}
+FAKE_API nvmlReturn_t nvmlDeviceGetPcieThroughput(nvmlDevice_t h, unsigned counter, unsigned* kbps) {
+    {
+        std::lock_guard lock(g_mutex);
+        g.root["pcie_throughput_calls"] = g.root.value("pcie_throughput_calls", 0) + 1;
+    }
+    return number(h, "nvmlDeviceGetPcieThroughput",
+                  counter == NVML_PCIE_UTIL_RX_BYTES ? "pcie_rx_kbps" : "pcie_tx_kbps", kbps);
+}
+FAKE_API nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t h, unsigned type, unsigned counter,
+                                                  unsigned long long* n) {
+    if (type != NVML_MEMORY_ERROR_TYPE_UNCORRECTED || counter != NVML_VOLATILE_ECC) return NVML_ERROR_NOT_SUPPORTED;
+    return number(h, "nvmlDeviceGetTotalEccErrors", "ecc_uncorrected_volatile", n);
+}
+FAKE_API nvmlReturn_t nvmlDeviceGetPersistenceMode(nvmlDevice_t h, unsigned* mode) {
+    return number(h, "nvmlDeviceGetPersistenceMode", "persistence_mode", mode);
+}
+FAKE_API nvmlReturn_t nvmlDeviceGetComputeMode(nvmlDevice_t h, unsigned* mode) {
+    return number(h, "nvmlDeviceGetComputeMode", "compute_mode", mode);
+}
+FAKE_API nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t h, unsigned* current, unsigned* pending) {
+    nvmlReturn_t rc = number(h, "nvmlDeviceGetMigMode", "mig_mode", current);
+    if (rc == NVML_SUCCESS && pending) *pending = *current;
+    return rc;
+}
+
+FAKE_API nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t h, unsigned* count, void* infos) {
+    return processes(h, "nvmlDeviceGetComputeRunningProcesses_v3", "compute", count, infos, g.record_bytes);
+}
+FAKE_API nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v2(nvmlDevice_t h, unsigned* count, void* infos) {
+    return processes(h, "nvmlDeviceGetComputeRunningProcesses_v2", "compute", count, infos, 24);
+}
+FAKE_API nvmlReturn_t nvmlDeviceGetComputeRunningProcesses(nvmlDevice_t h, unsigned* count, void* infos) {
+    return processes(h, "nvmlDeviceGetComputeRunningProcesses", "compute", count, infos, 16);
+}
+FAKE_API nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses_v3(nvmlDevice_t h, unsigned* count, void* infos) {
+    return processes(h, "nvmlDeviceGetGraphicsRunningProcesses_v3", "graphics", count, infos, g.record_bytes);
+}
+FAKE_API nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses_v2(nvmlDevice_t h, unsigned* count, void* infos) {
+    return processes(h, "nvmlDeviceGetGraphicsRunningProcesses_v2", "graphics", count, infos, 24);
+}
+FAKE_API nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses(nvmlDevice_t h, unsigned* count, void* infos) {
+    return processes(h, "nvmlDeviceGetGraphicsRunningProcesses", "graphics", count, infos, 16);
+}
+
+FAKE_API nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t h, nvmlProcessUtilizationSample_t* samples,
+                                                      unsigned* count, unsigned long long last_seen) {
+    std::lock_guard lock(g_mutex);
+    Device* d = device(h);
+    if (!d || !count) return NVML_ERROR_INVALID_ARGUMENT;
+    if (nvmlReturn_t rc = injected("nvmlDeviceGetProcessUtilization", d->id)) return rc;
+    // One sample per process per tick, stamped (tick + 1) seconds in microseconds.
+    unsigned long long stamp = static_cast<unsigned long long>(current_tick(d->id) + 1) * 1000000ULL;
+    std::vector<nvmlProcessUtilizationSample_t> out;
+    json list = value(*d, "processes");
+    if (list.is_array() && stamp > last_seen)
+        for (const json& p : list)
+            if (p.contains("sm_util"))
+                out.push_back({p.value("pid", 0u), stamp, p["sm_util"].get<unsigned>(), 0, 0, 0});
+    if (out.empty()) {
+        *count = 0;
+        return NVML_ERROR_NOT_FOUND;
+    }
+    if (!samples || *count < out.size()) {
+        *count = static_cast<unsigned>(out.size());
+        return NVML_ERROR_INSUFFICIENT_SIZE;
+    }
+    std::memcpy(samples, out.data(), out.size() * sizeof out[0]);
+    *count = static_cast<unsigned>(out.size());
+    return NVML_SUCCESS;
+}
+
+FAKE_API nvmlReturn_t nvmlGpmQueryDeviceSupport(nvmlDevice_t h, nvmlGpmSupport_t* s) {
+    unsigned supported = 0;
+    nvmlReturn_t rc = number(h, "nvmlGpmQueryDeviceSupport", "gpm_supported", &supported);
+    if (!s || s->version != 1) return NVML_ERROR_INVALID_ARGUMENT;
+    s->isSupportedDevice = rc == NVML_SUCCESS ? supported : 0;
+    return NVML_SUCCESS;
+}
+FAKE_API nvmlReturn_t nvmlGpmSampleAlloc(nvmlGpmSample_t* s) {
+    *s = reinterpret_cast<nvmlGpmSample_t>(new GpmSample);
+    return NVML_SUCCESS;
+}
+FAKE_API nvmlReturn_t nvmlGpmSampleFree(nvmlGpmSample_t s) {
+    delete reinterpret_cast<GpmSample*>(s);
+    return NVML_SUCCESS;
+}
+FAKE_API nvmlReturn_t nvmlGpmSampleGet(nvmlDevice_t h, nvmlGpmSample_t s) {
+    std::lock_guard lock(g_mutex);
+    Device* d = device(h);
+    if (!d || !s) return NVML_ERROR_INVALID_ARGUMENT;
+    if (nvmlReturn_t rc = injected("nvmlGpmSampleGet", d->id)) return rc;
+    auto* gs = reinterpret_cast<GpmSample*>(s);
+    gs->device = d->id;
+    gs->tick = current_tick(d->id);
+    return NVML_SUCCESS;
+}
+FAKE_API nvmlReturn_t nvmlGpmMetricsGet(nvmlGpmMetricsGet_t* m) {
+    std::lock_guard lock(g_mutex);
+    if (!m || m->version != 1) return NVML_ERROR_INVALID_ARGUMENT;
+    auto* a = reinterpret_cast<GpmSample*>(m->sample1);
+    auto* b = reinterpret_cast<GpmSample*>(m->sample2);
+    if (!a || !b || a->device != b->device || a->device < 0) return NVML_ERROR_INVALID_ARGUMENT;
+    const Device& d = g.devices[static_cast<std::size_t>(b->device)];
+    for (unsigned i = 0; i < m->numMetrics; ++i) {
+        const char* key = m->metrics[i].metricId == NVML_GPM_METRIC_SM_UTIL           ? "sm_activity"
+                          : m->metrics[i].metricId == NVML_GPM_METRIC_ANY_TENSOR_UTIL ? "tensor_activity"
+                                                                                      : nullptr;
+        json v = key ? value(d, key) : json();
+        m->metrics[i].nvmlReturn = v.is_null() ? NVML_ERROR_NOT_SUPPORTED : NVML_SUCCESS;
+        m->metrics[i].value = v.is_null() ? 0.0 : v.get<double>();
+    }
+    return NVML_SUCCESS;
+}
+
+}  // extern "C"

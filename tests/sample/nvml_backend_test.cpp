@@ -1,0 +1,237 @@
+// The NVML backend, unchanged, against the fake libnvidia-ml for each scenario. Every TEST
+// runs in its own process (gtest_discover_tests), so each loads its scenario fresh.
+#include <gtest/gtest.h>
+
+#include <chrono>
+
+#include "sample/gpu/gpu_backend.hpp"
+#include "sample/sampler.hpp"
+#include "test_support.hpp"
+
+using namespace baton;
+
+namespace {
+
+std::unique_ptr<GpuBackend> backend_for(const std::string& scenario, int deadline_ms = 2000) {
+    test::use_scenario(scenario);
+    NvmlOptions o;
+    o.library_path = test::fake_nvml_library(scenario);
+    o.deadline_ms = deadline_ms;
+    return make_nvml_backend(o);
+}
+
+}  // namespace
+
+TEST(NvmlBackend, NoLibraryMeansNoGpusAndAReason) {
+    NvmlOptions o;
+    o.library_path = "/nonexistent/libnvidia-ml.so.1";
+    auto r = make_nvml_backend(o)->read(0);
+    EXPECT_TRUE(r.gpus.empty());
+    EXPECT_NE(r.status.find("no NVIDIA driver"), std::string::npos) << r.status;
+}
+
+TEST(NvmlBackend, EnvironmentVariableNamesTheLibrary) {
+    test::use_scenario("no-gpu");
+    setenv("BATON_NVML_LIBRARY", test::fake_nvml_library("no-gpu").c_str(), 1);
+    auto r = make_nvml_backend(NvmlOptions{})->read(0);
+    EXPECT_EQ(r.status, "no NVIDIA GPU found");
+}
+
+TEST(NvmlBackend, DriverNotLoaded) {
+    auto r = backend_for("driver-not-loaded")->read(0);
+    EXPECT_TRUE(r.gpus.empty());
+    EXPECT_EQ(r.status, "NVML initialisation failed: Driver Not Loaded");
+}
+
+TEST(NvmlBackend, NoGpu) {
+    auto r = backend_for("no-gpu")->read(0);
+    EXPECT_TRUE(r.gpus.empty());
+    EXPECT_EQ(r.status, "no NVIDIA GPU found");
+}
+
+TEST(NvmlBackend, OneIdleGpuEveryField) {
+    auto b = backend_for("one-idle");
+    auto r = b->read(0);
+    ASSERT_EQ(r.status, "ok");
+    ASSERT_EQ(r.gpus.size(), 1u);
+    const GpuInfo& g = r.gpus[0];
+    EXPECT_EQ(g.index, 0u);
+    EXPECT_EQ(g.uuid, "GPU-11111111-2222-3333-4444-555555555555");
+    EXPECT_EQ(g.name, "NVIDIA H100 PCIe");
+    EXPECT_EQ(g.pci_bus_id, "00000000:17:00.0");
+    EXPECT_EQ(g.utilization_percent, 0.0);
+    EXPECT_EQ(g.memory_total_bytes, 85520809984u);
+    EXPECT_EQ(g.memory_used_bytes, 4194304u);
+    EXPECT_EQ(g.memory_reserved_bytes, 565182464u);
+    EXPECT_EQ(g.memory_free_bytes, 85520809984u - 4194304u - 565182464u);
+    EXPECT_EQ(g.temperature_celsius, 31.0);
+    EXPECT_DOUBLE_EQ(*g.power_watts, 48.123);
+    EXPECT_DOUBLE_EQ(*g.power_limit_watts, 350);
+    EXPECT_EQ(g.sm_clock_mhz, 345u);
+    EXPECT_EQ(g.sm_clock_max_mhz, 1755u);
+    EXPECT_EQ(g.memory_clock_max_mhz, 1593u);
+    EXPECT_EQ(g.throttle_reasons, std::vector<std::string>{"gpu_idle"});
+    EXPECT_EQ(g.pcie_generation, 1u);
+    EXPECT_EQ(g.pcie_generation_max, 5u);
+    EXPECT_EQ(g.pcie_width, 16u);
+    EXPECT_DOUBLE_EQ(*g.pcie_rx_bytes_per_second, 12 * 1024.0);
+    EXPECT_DOUBLE_EQ(*g.pcie_tx_bytes_per_second, 3 * 1024.0);
+    EXPECT_EQ(g.ecc_uncorrected_volatile, 0u);
+    EXPECT_EQ(g.persistence_mode, true);
+    EXPECT_EQ(g.compute_mode, "default");
+    EXPECT_EQ(g.mig_mode, false);
+    EXPECT_TRUE(g.processes.empty());
+    EXPECT_FALSE(g.stale);
+    // GPM needs two samples: absent on the first reading, present on the second.
+    EXPECT_FALSE(g.sm_activity_percent.has_value());
+    auto r2 = b->read(1);
+    EXPECT_EQ(r2.gpus[0].sm_activity_percent, 0.0);
+    EXPECT_EQ(r2.gpus[0].tensor_activity_percent, 0.0);
+}
+
+TEST(NvmlBackend, EightBusyGpusInPciOrderWithProcesses) {
+    auto b = backend_for("eight-busy");
+    b->read(0);
+    auto r = b->read(1);  // tick 1
+    ASSERT_EQ(r.status, "ok");
+    ASSERT_EQ(r.gpus.size(), 8u);
+    for (unsigned i = 0; i + 1 < 8; ++i) EXPECT_LT(r.gpus[i].pci_bus_id, r.gpus[i + 1].pci_bus_id);
+    for (unsigned i = 0; i < 8; ++i) EXPECT_EQ(r.gpus[i].index, i);
+    // Bus 18 is NVML's device 1 in the scenario: it becomes index 0.
+    const GpuInfo& g0 = r.gpus[0];
+    EXPECT_EQ(g0.pci_bus_id, "00000000:18:00.0");
+    EXPECT_EQ(g0.uuid, "GPU-8b0a0001-0000-4000-8000-000000000001");
+    EXPECT_EQ(g0.utilization_percent, 97.0);
+    EXPECT_EQ(g0.memory_used_bytes, (64ull << 30) + (512ull << 20));
+    EXPECT_DOUBLE_EQ(*g0.power_watts, 655);
+    EXPECT_EQ(g0.compute_mode, "exclusive_process");
+    EXPECT_DOUBLE_EQ(*g0.sm_activity_percent, 82.0);
+    EXPECT_DOUBLE_EQ(*g0.tensor_activity_percent, 43.5);
+    EXPECT_TRUE(g0.throttle_reasons->empty());
+    ASSERT_EQ(g0.processes.size(), 3u);
+    EXPECT_EQ(g0.processes[0].pid, 41010u);
+    EXPECT_EQ(g0.processes[0].type, "compute");
+    EXPECT_EQ(g0.processes[0].used_memory_bytes, 61ull << 30);
+    EXPECT_EQ(g0.processes[0].sm_utilization_percent, 89.0);
+    EXPECT_EQ(g0.processes[2].type, "graphics");
+    EXPECT_FALSE(g0.processes[2].sm_utilization_percent.has_value());
+}
+
+TEST(NvmlBackend, PcieThroughputIsSampledAtMostEveryInterval) {
+    auto b = backend_for("eight-busy");
+    auto r0 = b->read(100.0);  // tick 0: 1500000 KB/s (+ device offset)
+    auto r1 = b->read(101.0);  // tick 1: the scenario says 1600000, but 1 s < 5 s
+    auto r2 = b->read(106.0);  // tick 2: 1700000, re-read
+    EXPECT_DOUBLE_EQ(*r0.gpus[0].pcie_rx_bytes_per_second, 1500001 * 1024.0);
+    EXPECT_DOUBLE_EQ(*r1.gpus[0].pcie_rx_bytes_per_second, 1500001 * 1024.0);
+    EXPECT_DOUBLE_EQ(*r2.gpus[0].pcie_rx_bytes_per_second, 1700001 * 1024.0);
+}
+
+TEST(NvmlBackend, OldDriverWithoutV3Symbols) {
+    auto b = backend_for("no-v3");
+    auto r = b->read(0);
+    r = b->read(1);
+    ASSERT_EQ(r.gpus.size(), 1u);
+    const GpuInfo& g = r.gpus[0];
+    // Memory through the v1 call: no reserved figure.
+    EXPECT_EQ(g.memory_total_bytes, 17179869184u);
+    EXPECT_FALSE(g.memory_reserved_bytes.has_value());
+    // Throttle reasons through the older symbol name.
+    EXPECT_EQ(g.throttle_reasons, std::vector<std::string>{"sw_power_cap"});
+    // No GPM on this driver: absent, not 0.
+    EXPECT_FALSE(g.sm_activity_percent.has_value());
+    // Processes through the 16-byte v1 records.
+    ASSERT_EQ(g.processes.size(), 2u);
+    EXPECT_EQ(g.processes[0].pid, 9980u);
+    EXPECT_EQ(g.processes[0].used_memory_bytes, 6498025472u);
+    EXPECT_EQ(g.processes[1].pid, 10121u);
+    EXPECT_EQ(g.processes[1].sm_utilization_percent, 49.0);
+}
+
+TEST(NvmlBackend, R535ThirtyTwoByteRecords) {
+    auto r = backend_for("r535-records")->read(0);
+    ASSERT_EQ(r.gpus.size(), 1u);
+    const auto& p = r.gpus[0].processes;
+    ASSERT_EQ(p.size(), 3u);
+    EXPECT_EQ(p[0].pid, 5001u);
+    EXPECT_EQ(p[1].pid, 5002u);
+    EXPECT_EQ(p[1].used_memory_bytes, 20ull << 30);
+    EXPECT_EQ(p[2].pid, 5003u);
+    EXPECT_EQ(p[2].used_memory_bytes, 30ull << 30);
+}
+
+TEST(NvmlBackend, GpuLostMidRun) {
+    auto b = backend_for("gpu-lost");
+    auto r = b->read(0);
+    EXPECT_EQ(r.status, "ok");
+    r = b->read(1);
+    EXPECT_EQ(r.status, "ok");
+    r = b->read(2);  // tick 2: GPU 1 is lost
+    ASSERT_EQ(r.gpus.size(), 2u);
+    EXPECT_FALSE(r.gpus[0].error.has_value());
+    EXPECT_EQ(r.gpus[0].utilization_percent, 99.0);
+    EXPECT_EQ(r.gpus[1].error, "GPU is lost");
+    EXPECT_EQ(r.gpus[1].uuid, "GPU-l1111111-0000-4000-8000-000000000001");  // identity kept
+    EXPECT_FALSE(r.gpus[1].utilization_percent.has_value());                // values dropped
+    EXPECT_EQ(r.status, "GPU1: GPU is lost");
+    r = b->read(3);  // stays lost, the other GPU keeps working
+    EXPECT_EQ(r.gpus[1].error, "GPU is lost");
+    EXPECT_EQ(r.gpus[0].utilization_percent, 99.0);
+}
+
+TEST(NvmlBackend, HangingCallReturnsWithinItsDeadline) {
+    auto b = backend_for("hang", 300);
+    auto r = b->read(0);
+    ASSERT_EQ(r.status, "ok");
+    EXPECT_DOUBLE_EQ(*r.gpus[0].power_watts, 231);
+    auto t0 = std::chrono::steady_clock::now();
+    r = b->read(1);  // tick 1: nvmlDeviceGetPowerUsage on GPU 0 never returns
+    double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    EXPECT_GE(waited, 0.3);
+    EXPECT_LT(waited, 1.0);
+    EXPECT_EQ(r.status, "NVML call nvmlDeviceGetPowerUsage did not return within 300 ms; GPU values are stale");
+    ASSERT_EQ(r.gpus.size(), 2u);
+    EXPECT_TRUE(r.gpus[0].stale);
+    EXPECT_TRUE(r.gpus[1].stale);
+    EXPECT_DOUBLE_EQ(*r.gpus[0].power_watts, 231);  // the last good values
+    // While the call is still stuck, later reads answer at once.
+    t0 = std::chrono::steady_clock::now();
+    r = b->read(2);
+    waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    EXPECT_LT(waited, 0.05);
+    EXPECT_TRUE(r.gpus[0].stale);
+    // Destroying the backend with the worker stuck must not hang either.
+    t0 = std::chrono::steady_clock::now();
+    b.reset();
+    EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 0.05);
+}
+
+TEST(NvmlBackend, JoinsGpuProcessesToTheProcessTable) {
+    Snapshot s;
+    ProcessInfo a;
+    a.pid = 10;
+    a.container_pid = 3;
+    ProcessInfo b;
+    b.pid = 20;
+    s.processes = {a, b};
+    GpuInfo g0, g1;
+    g0.index = 0;
+    g1.index = 1;
+    GpuProcess p10;
+    p10.pid = 10;
+    p10.used_memory_bytes = 100;
+    GpuProcess p10b = p10;
+    p10b.used_memory_bytes = 50;
+    GpuProcess p99;
+    p99.pid = 99;  // not in our pid namespace: stays unjoined
+    p99.used_memory_bytes = 7;
+    g0.processes = {p10, p99};
+    g1.processes = {p10b};
+    s.gpus = {g0, g1};
+    join_gpu_processes(s);
+    EXPECT_EQ(s.processes[0].gpu_memory_bytes, 150u);
+    EXPECT_EQ(s.processes[0].gpu_indices, (std::vector<unsigned>{0, 1}));
+    EXPECT_EQ(s.gpus[0].processes[0].container_pid, 3u);
+    EXPECT_FALSE(s.processes[1].gpu_memory_bytes.has_value());
+    EXPECT_FALSE(s.gpus[0].processes[1].container_pid.has_value());
+}

@@ -1,0 +1,150 @@
+// The JSON schema: every key the snapshot writes is documented in docs/snapshot-schema.md,
+// every key documented as always present is there, and types match the documentation.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <set>
+#include <unistd.h>
+
+#include "sample/sampler.hpp"
+#include "store/snapshot_json.hpp"
+#include "test_support.hpp"
+
+using namespace baton;
+using nlohmann::json;
+
+namespace {
+
+struct DocField {
+    std::string type;  // integer, number, string, boolean, array, object, "object or null", ...
+    bool always = false;
+};
+
+// Rows of the schema tables: | `path` | type | always/optional | meaning |
+std::map<std::string, DocField> documented_fields() {
+    std::ifstream in(std::string(BATON_SOURCE_DIR) + "/docs/snapshot-schema.md");
+    std::map<std::string, DocField> out;
+    std::regex row(R"(^\|\s*`([^`]+)`\s*\|\s*([^|]+?)\s*\|\s*(always|optional)\s*\|)");
+    std::string line;
+    std::smatch m;
+    while (std::getline(in, line))
+        if (std::regex_search(line, m, row)) out[m[1]] = {m[2], m[3] == "always"};
+    return out;
+}
+
+bool type_matches(const json& v, const std::string& doc) {
+    if (v.is_null()) return doc.find("null") != std::string::npos;
+    if (v.is_boolean()) return doc.find("boolean") != std::string::npos;
+    if (v.is_number_integer() || v.is_number_unsigned())
+        return doc.find("integer") != std::string::npos || doc.find("number") != std::string::npos;
+    if (v.is_number_float()) return doc.find("number") != std::string::npos;
+    if (v.is_string()) return doc.find("string") != std::string::npos;
+    if (v.is_array()) return doc.find("array") != std::string::npos;
+    if (v.is_object()) return doc.find("object") != std::string::npos;
+    return false;
+}
+
+void collect(const json& v, const std::string& path, std::map<std::string, std::vector<const json*>>& seen) {
+    // Array elements ("disks[]") are described by their keys' rows, not a row of their own.
+    if (!path.empty() && !path.ends_with("[]")) seen[path].push_back(&v);
+    if (v.is_object()) {
+        for (auto it = v.begin(); it != v.end(); ++it)
+            collect(it.value(), path.empty() ? it.key() : path + "." + it.key(), seen);
+    } else if (v.is_array()) {
+        for (const json& e : v)
+            if (e.is_object() || e.is_array()) collect(e, path + "[]", seen);
+    }
+}
+
+// A snapshot with every part filled: the real /proc (whose counters move, so rates exist)
+// or a fixture tree (exact, with a container pid), and eight fake GPUs.
+json full_snapshot(bool fixture = true) {
+    test::TempDir d;
+    test::copy_fixture("machine", d.path());
+    test::use_scenario("eight-busy");
+    SamplerOptions o;
+    if (fixture) {
+        o.proc_root = d.path() + "/proc";
+        o.sys_root = d.path() + "/sys";
+        o.shm_path = d.path();
+    }
+    o.nvml.library_path = test::fake_nvml_library("eight-busy");
+    o.priming_seconds = 0.1;  // long enough for /proc/stat's jiffies to move
+    Sampler s(o);
+    Snapshot snap;
+    s.take(snap);
+    std::string out;
+    append_snapshot_json(snap, out);
+    return json::parse(out);
+}
+
+}  // namespace
+
+TEST(SnapshotJson, EveryKeyIsDocumentedWithItsType) {
+    auto doc = documented_fields();
+    ASSERT_GT(doc.size(), 50u) << "docs/snapshot-schema.md tables not found";
+    std::map<std::string, std::vector<const json*>> seen;
+    json fixture = full_snapshot(true), real = full_snapshot(false);
+    collect(fixture, "", seen);
+    collect(real, "", seen);
+    for (const auto& [path, values] : seen) {
+        auto it = doc.find(path);
+        ASSERT_NE(it, doc.end()) << "undocumented key " << path;
+        for (const json* v : values) EXPECT_TRUE(type_matches(*v, it->second.type)) << path << " is " << v->type_name();
+    }
+}
+
+TEST(SnapshotJson, EveryAlwaysKeyIsPresent) {
+    std::map<std::string, std::vector<const json*>> seen;
+    collect(full_snapshot(), "", seen);
+    for (const auto& [path, field] : documented_fields())
+        if (field.always) {
+            EXPECT_TRUE(seen.count(path)) << "missing key " << path;
+        }
+}
+
+TEST(SnapshotJson, IssueRequiredKeysHaveTheRightShape) {
+    json j = full_snapshot(false);
+    EXPECT_TRUE(j["time"].is_string());
+    EXPECT_FALSE(j["host"]["hostname"].get<std::string>().empty());
+    EXPECT_EQ(j["host"]["cpu_count"], sysconf(_SC_NPROCESSORS_ONLN));
+    EXPECT_TRUE(j["cpu"]["utilization_percent"].is_number());
+    EXPECT_TRUE(j["cpu"]["iowait_percent"].is_number());
+    EXPECT_EQ(j["cpu"]["load_average"].size(), 3u);
+    EXPECT_EQ(j["cpu"]["cores"].size(), j["host"]["cpu_count"].get<std::size_t>());
+    EXPECT_TRUE(j["memory"]["total_bytes"].is_number_unsigned());
+    EXPECT_TRUE(j["swap"]["in_bytes_per_second"].is_number());
+    EXPECT_TRUE(j["pressure"].is_object());
+    EXPECT_TRUE(j["disks"].is_array());
+    EXPECT_TRUE(j["networks"].is_array());
+    EXPECT_EQ(j["gpu_status"], "ok");
+    ASSERT_EQ(j["gpus"].size(), 8u);
+    const json& g = j["gpus"][0];
+    for (const char* k : {"index", "uuid", "name", "utilization_percent", "memory_used_bytes", "memory_total_bytes",
+                          "temperature_celsius", "power_watts", "throttle_reasons", "processes"})
+        EXPECT_TRUE(g.contains(k)) << k;
+    ASSERT_FALSE(j["processes"].empty());
+    for (const char* k : {"pid", "ppid", "user", "command", "cpu_percent", "rss_bytes"})
+        EXPECT_TRUE(j["processes"][0].contains(k)) << k;
+}
+
+TEST(SnapshotJson, AbsentMeansAbsentNotZero) {
+    Snapshot s;  // nothing measured
+    std::string out;
+    append_snapshot_json(s, out);
+    json j = json::parse(out);
+    EXPECT_FALSE(j["cpu"].contains("utilization_percent"));
+    EXPECT_FALSE(j["swap"].contains("in_bytes_per_second"));
+    EXPECT_TRUE(j["pressure"].is_null());
+    GpuInfo g;
+    g.name = "x";
+    s.gpus.push_back(g);
+    out.clear();
+    append_snapshot_json(s, out);
+    j = json::parse(out);
+    EXPECT_FALSE(j["gpus"][0].contains("temperature_celsius"));
+    EXPECT_FALSE(j["gpus"][0].contains("power_watts"));
+}

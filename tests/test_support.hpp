@@ -1,0 +1,54 @@
+// Helpers shared by the test executables: temporary trees, fake NVML paths, and running
+// the real baton binary.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace baton::test {
+
+// A temporary directory removed (recursively) on destruction.
+class TempDir {
+  public:
+    TempDir();
+    ~TempDir();
+    TempDir(const TempDir&) = delete;
+    TempDir& operator=(const TempDir&) = delete;
+    const std::string& path() const { return path_; }
+    // Writes `content` to path()/relative, creating parent directories.
+    void write(const std::string& relative, const std::string& content) const;
+    void remove(const std::string& relative) const;
+
+  private:
+    std::string path_;
+};
+
+// Copies the checked-in fixture tree tests/fixtures/NAME into `into` (so tests can change it).
+void copy_fixture(const std::string& name, const std::string& into);
+
+std::string read_text(const std::string& path);
+
+// <build>/tests/fake_nvml/SCENARIO/libnvidia-ml.so.1 and tests/fake_nvml/scenarios/SCENARIO.json.
+std::string fake_nvml_library(const std::string& scenario);
+std::string scenario_file(const std::string& scenario);
+
+// Points the fake NVML at a scenario for this process (BATON_FAKE_NVML_SCENARIO).
+void use_scenario(const std::string& scenario);
+
+struct CommandResult {
+    int exit_code = -1;  // -1: killed by a signal
+    std::string out, err;
+    double seconds = 0;
+};
+
+// Runs argv[0] with arguments, extra environment variables set, stdin from /dev/null.
+// Kills it after `timeout_seconds`.
+CommandResult run(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env = {},
+                  double timeout_seconds = 60);
+
+// The baton binary under test, and the environment that makes it use a fake scenario.
+std::string baton_binary();
+std::map<std::string, std::string> fake_env(const std::string& scenario);
+
+}  // namespace baton::test
