@@ -106,7 +106,9 @@ void append_snapshot_text(const Snapshot& s, const TextOptions& o, std::string& 
     std::sort(top.begin(), top.end(), [](const ProcessInfo* a, const ProcessInfo* b) {
         auto ga = a->gpu_memory_bytes.value_or(0), gb = b->gpu_memory_bytes.value_or(0);
         if (ga != gb) return ga > gb;
-        return a->cpu_percent.value_or(0) > b->cpu_percent.value_or(0);
+        double ca = a->cpu_percent.value_or(0), cb = b->cpu_percent.value_or(0);
+        if (ca != cb) return ca > cb;
+        return a->rss_bytes > b->rss_bytes;
     });
     top.resize(std::min(top.size(), o.top_processes));
     line(fmt::format("{} processes; top {} by GPU memory, then CPU:", s.processes.size(), top.size()));

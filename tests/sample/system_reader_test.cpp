@@ -90,6 +90,7 @@ TEST(SystemReader, RatesFromTwoReadings) {
     EXPECT_DOUBLE_EQ(*s.swap.out_bytes_per_second, 512 * page);
     EXPECT_DOUBLE_EQ(*s.swap.major_faults_per_second, 50);
     EXPECT_EQ(s.swap.oom_kill_total, 3u);
+    ASSERT_EQ(s.disks.size(), 2u);
     const DiskStats& d = s.disks[0];
     EXPECT_DOUBLE_EQ(*d.read_bytes_per_second, 4096.0 * 512 / 2);
     EXPECT_DOUBLE_EQ(*d.write_bytes_per_second, 8192.0 * 512 / 2);
@@ -98,6 +99,7 @@ TEST(SystemReader, RatesFromTwoReadings) {
     EXPECT_DOUBLE_EQ(*d.busy_percent, 50);
     EXPECT_DOUBLE_EQ(*d.average_wait_ms, 10);
     EXPECT_DOUBLE_EQ(*s.disks[1].busy_percent, 0);
+    ASSERT_EQ(s.networks.size(), 2u);
     EXPECT_DOUBLE_EQ(*s.networks[1].rx_bytes_per_second, 1000000);
     EXPECT_DOUBLE_EQ(*s.networks[1].tx_bytes_per_second, 500000);
 }

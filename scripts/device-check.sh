@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# The prepared check for a machine with an NVIDIA GPU (design.md, "Testing ... with one").
+#
+# Runs a copied baton binary's real NVML path against nvidia-smi (and nvidia-ml-py when it
+# is importable) while a short PyTorch matmul load keeps the GPUs busy, compares every field
+# both report, and records the real GPUs as a fake-NVML scenario so CI can replay them.
+# Everything it prints is also written to OUT/device-check.log; keep that log under
+# docs/device-runs/ and the scenario under tests/fake_nvml/scenarios/.
+#
+# Usage:
+#   scripts/device-check.sh [BATON_BINARY] [OUT_DIR]    on the GPU machine (under 5 minutes)
+#   scripts/device-check.sh --fake [OUT_DIR]            here: the same pipeline against the
+#                                                        fake NVML and a fake nvidia-smi
+# Exit status: 0 when every compared field agrees, 1 otherwise, 2 on bad usage.
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+fake=0
+if [ "${1:-}" = "--fake" ]; then
+  fake=1
+  shift
+  build=${BATON_BUILD_DIR:-$root/build}
+  baton=$build/src/cli/baton
+  export BATON_NVML_LIBRARY=$build/tests/fake_nvml/r535-records/libnvidia-ml.so.1
+  export BATON_FAKE_NVML_SCENARIO=$root/tests/fake_nvml/scenarios/r535-records.json
+  smi=$root/tests/fake_nvml/fake-nvidia-smi
+else
+  baton=${1:-$root/build/src/cli/baton}
+  shift || true
+  smi=${NVIDIA_SMI:-nvidia-smi}
+fi
+out=${1:-$root/device-check-$(date -u +%Y%m%dT%H%M%SZ)}
+python=$(command -v python3 || true)
+[ -x "$baton" ] || { echo "device-check: no baton binary at $baton" >&2; exit 2; }
+[ -n "$python" ] || { echo "device-check: python3 is needed for the comparison" >&2; exit 2; }
+mkdir -p "$out"
+exec > >(tee "$out/device-check.log") 2>&1
+
+say() { printf '\n== %s\n' "$*"; }
+load_pid=""
+cleanup() { [ -z "$load_pid" ] || kill "$load_pid" 2>/dev/null; }
+trap cleanup EXIT
+
+say "machine"
+echo "date: $(date -u +%FT%TZ)  host: $(hostname)  kernel: $(uname -r)"
+"$baton" --version
+"$smi" | head -15
+
+lib=${BATON_NVML_LIBRARY:-libnvidia-ml.so.1}
+if [ $fake -eq 0 ] && "$python" -c "import torch,sys; sys.exit(0 if torch.cuda.is_available() else 1)" 2>/dev/null; then
+  say "load: PyTorch matmul on every GPU for 90 s"
+  "$python" - <<'PY' &
+import time, torch
+n = torch.cuda.device_count()
+xs = [torch.randn(8192, 8192, device=f"cuda:{i}", dtype=torch.float16) for i in range(n)]
+end = time.time() + 90
+while time.time() < end:
+    for x in xs:
+        y = x @ x
+    torch.cuda.synchronize()
+PY
+  load_pid=$!
+  sleep 15  # CUDA context creation and clocks ramping up
+else
+  say "load: none (no CUDA PyTorch here${fake:+; fake mode})"
+fi
+
+status=0
+for round in 1 2 3; do
+  say "round $round: nvidia-smi and baton, back to back"
+  "$smi" --query-gpu=index,uuid,name,pci.bus_id,memory.total,memory.used,utilization.gpu,power.draw,temperature.gpu \
+    --format=csv,noheader,nounits > "$out/smi-gpu-$round.csv"
+  "$smi" --query-compute-apps=gpu_uuid,pid,used_memory --format=csv,noheader,nounits > "$out/smi-apps-$round.csv"
+  "$baton" snapshot --json > "$out/baton-$round.jsonl"
+  "$python" "$root/scripts/device_check.py" compare "$out/baton-$round.jsonl" "$out/smi-gpu-$round.csv" \
+    "$out/smi-apps-$round.csv" || status=1
+  sleep 2
+done
+
+if "$python" -c "import pynvml" 2>/dev/null; then
+  say "nvidia-ml-py cross-check (memory used, MiB)"
+  "$python" - "$out/baton-3.jsonl" <<'PY'
+import json, sys, pynvml
+pynvml.nvmlInit()
+snap = json.loads(open(sys.argv[1]).read().splitlines()[-1])
+for g in snap["gpus"]:
+    h = pynvml.nvmlDeviceGetHandleByUUID(g["uuid"])
+    used = pynvml.nvmlDeviceGetMemoryInfo(h).used // 2**20
+    print(f"GPU{g['index']}: nvidia-ml-py {used}  baton {g.get('memory_used_bytes', 0) // 2**20}")
+PY
+fi
+
+say "baton snapshot (text)"
+"$baton" snapshot --top 5
+say "baton snapshot --prometheus (GPU lines)"
+"$baton" snapshot --prometheus --no-processes | grep '^baton_gpu' | head -40
+
+say "recording the GPUs as a fake-NVML scenario"
+name=$("$baton" snapshot --json --no-processes | "$python" -c \
+  "import json,sys; g=json.load(sys.stdin)['gpus']; print((g[0]['name'] if g else 'none').lower().replace('nvidia ','').replace(' ','-'))")
+"$python" "$root/scripts/device_check.py" record "$lib" "$out/recorded-$name.json" 6 0.5 || status=1
+
+say "result: $([ $status -eq 0 ] && echo 'every compared field agrees' || echo 'MISMATCHES above')"
+exit $status
