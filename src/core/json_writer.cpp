@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstring>
 
 namespace baton {
 
@@ -33,9 +34,20 @@ void JsonWriter::end_array() {
 }
 
 void JsonWriter::key(std::string_view k) {
-    separator();
-    append_escaped(out_, k);
-    out_.push_back(':');
+    // Keys are baton's own identifiers (ASCII letters, digits, '_'): no escaping needed.
+    char buf[64];
+    std::size_t n = 0;
+    if (need_comma_) buf[n++] = ',';
+    buf[n++] = '"';
+    if (k.size() + 4 > sizeof buf) {  // longer than any key of ours: the slow way
+        out_.append(buf, n).append(k).append("\":", 2);
+    } else {
+        std::memcpy(buf + n, k.data(), k.size());
+        n += k.size();
+        buf[n++] = '"';
+        buf[n++] = ':';
+        out_.append(buf, n);
+    }
     need_comma_ = false;
 }
 
@@ -105,6 +117,17 @@ void JsonWriter::append_escaped(std::string& out, std::string_view s) {
     out.push_back('"');
     std::size_t i = 0;
     while (i < s.size()) {
+        // Copy the longest run that needs no escaping in one append: command lines are
+        // almost all plain ASCII, and this is the hottest loop of a JSON snapshot.
+        std::size_t run = i;
+        while (run < s.size()) {
+            auto c = static_cast<unsigned char>(s[run]);
+            if (c < 0x20 || c == '"' || c == '\\' || c >= 0x7F) break;
+            ++run;
+        }
+        out.append(s.data() + i, run - i);
+        i = run;
+        if (i == s.size()) break;
         auto c = static_cast<unsigned char>(s[i]);
         if (c >= 0x80) {
             std::size_t n = utf8_sequence_length(s, i);
@@ -118,29 +141,15 @@ void JsonWriter::append_escaped(std::string& out, std::string_view s) {
             continue;
         }
         switch (c) {
-            case '"':
-                out.append("\\\"");
-                break;
-            case '\\':
-                out.append("\\\\");
-                break;
-            case '\n':
-                out.append("\\n");
-                break;
-            case '\t':
-                out.append("\\t");
-                break;
-            case '\r':
-                out.append("\\r");
-                break;
-            default:
-                if (c < 0x20 || c == 0x7F) {
-                    out.append("\\u00");
-                    out.push_back(hex[c >> 4]);
-                    out.push_back(hex[c & 0xF]);
-                } else {
-                    out.push_back(static_cast<char>(c));
-                }
+            case '"': out.append("\\\""); break;
+            case '\\': out.append("\\\\"); break;
+            case '\n': out.append("\\n"); break;
+            case '\t': out.append("\\t"); break;
+            case '\r': out.append("\\r"); break;
+            default: {
+                const char esc[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 0xF]};
+                out.append(esc, 6);
+            }
         }
         ++i;
     }

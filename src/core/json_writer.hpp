@@ -21,6 +21,7 @@ class JsonWriter {
     void end_array();
 
     // Starts a member of the current object; the next value call writes its value.
+    // `k` must not need escaping (baton's keys are ASCII identifiers).
     void key(std::string_view k);
 
     void value(std::string_view s);

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <ctime>
+
 using namespace baton::text;
 
 TEST(TextParse, TakesNumbersAndAdvances) {
@@ -48,4 +51,22 @@ TEST(TextParse, ValueAfterKey) {
     EXPECT_EQ(value_after_key("Uid:\t1000\t1000", "Uid"), "1000\t1000");
     EXPECT_FALSE(value_after_key("Uidx: 1", "Uid").has_value());
     EXPECT_FALSE(value_after_key("Uid", "Uid").has_value());
+}
+
+#include "core/clock.hpp"
+
+TEST(Clock, Rfc3339MatchesGmtime) {
+    EXPECT_EQ(baton::rfc3339_utc(0), "1970-01-01T00:00:00.000Z");
+    EXPECT_EQ(baton::rfc3339_utc(951782400123), "2000-02-29T00:00:00.123Z");  // leap day
+    EXPECT_EQ(baton::rfc3339_utc(1764446467089), "2025-11-29T20:01:07.089Z");
+    EXPECT_EQ(baton::rfc3339_utc(-1), "1969-12-31T23:59:59.999Z");
+    // Every day boundary for 150 years agrees with the C library.
+    for (std::int64_t day = 0; day < 365 * 150; day += 1) {
+        time_t t = static_cast<time_t>(day * 86400 + 3723);
+        tm g{};
+        gmtime_r(&t, &g);
+        char expect[64];
+        std::snprintf(expect, sizeof expect, "%04d-%02d-%02dT01:02:03.000Z", g.tm_year + 1900, g.tm_mon + 1, g.tm_mday);
+        ASSERT_EQ(baton::rfc3339_utc(static_cast<std::int64_t>(t) * 1000), expect);
+    }
 }

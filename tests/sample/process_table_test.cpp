@@ -162,3 +162,40 @@ TEST(ProcessTable, RealProcUnderChurn) {
     waitpid(spawner, nullptr, 0);
     EXPECT_NE(find(ps, static_cast<std::uint32_t>(getpid())), nullptr);
 }
+
+TEST(ProcessTable, SkipsListingWhileNoTaskWasCreated) {
+    test::TempDir d;
+    test::copy_fixture("machine", d.path());
+    os::ProcessTable t(d.path() + "/proc");
+    std::vector<ProcessInfo> ps;
+    t.scan(1.0, 0, ps, 500);
+    EXPECT_EQ(t.listings(), 1u);
+    d.write("proc/400/stat", stat_line(400, "new", 'S', 1, 0, 0, 7000, 10));
+    d.write("proc/400/status", "Uid:\t0\t0\t0\t0\n");
+    t.scan(2.0, 0, ps, 500);  // counter unchanged: the directory is not listed again
+    EXPECT_EQ(t.listings(), 1u);
+    EXPECT_EQ(find(ps, 400), nullptr);
+    EXPECT_EQ(ps.size(), 6u);
+    t.scan(3.0, 0, ps, 501);  // a task was created: list
+    EXPECT_EQ(t.listings(), 2u);
+    EXPECT_NE(find(ps, 400), nullptr);
+    t.scan(4.0, 0, ps);  // no counter: always list
+    EXPECT_EQ(t.listings(), 3u);
+}
+
+TEST(ProcessTable, ExitedProcessLeavesWithoutAListing) {
+    pid_t child = fork();
+    if (child == 0) {
+        pause();
+        _exit(0);
+    }
+    os::ProcessTable t("/proc");
+    std::vector<ProcessInfo> ps;
+    t.scan(1.0, 0, ps, 42);
+    ASSERT_NE(find(ps, static_cast<std::uint32_t>(child)), nullptr);
+    kill(child, SIGKILL);
+    waitpid(child, nullptr, 0);
+    t.scan(2.0, 0, ps, 42);  // same counter: no listing; the kept descriptor says it is gone
+    EXPECT_EQ(t.listings(), 1u);
+    EXPECT_EQ(find(ps, static_cast<std::uint32_t>(child)), nullptr);
+}

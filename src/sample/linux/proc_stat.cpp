@@ -24,6 +24,7 @@ bool parse_proc_stat(std::string_view text, ProcStat& out) {
     out.cores.clear();
     out.context_switches.reset();
     out.boot_time_seconds.reset();
+    out.forks.reset();
     out.procs_running = out.procs_blocked = 0;
     bool have_total = false;
     while (!text.empty()) {
@@ -45,6 +46,8 @@ bool parse_proc_stat(std::string_view text, ProcStat& out) {
             out.procs_running = static_cast<unsigned>(text::take_u64(rest).value_or(0));
         } else if (word == "procs_blocked") {
             out.procs_blocked = static_cast<unsigned>(text::take_u64(rest).value_or(0));
+        } else if (word == "processes") {
+            out.forks = text::take_u64(rest);
         } else if (word == "btime") {
             out.boot_time_seconds = text::take_u64(rest);
         }

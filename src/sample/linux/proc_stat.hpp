@@ -22,6 +22,7 @@ struct ProcStat {
     std::optional<std::uint64_t> context_switches;
     unsigned procs_running = 0, procs_blocked = 0;
     std::optional<std::uint64_t> boot_time_seconds;  // btime
+    std::optional<std::uint64_t> forks;              // "processes": tasks created since boot (threads too)
 };
 
 // Parses the text of /proc/stat into `out` (reusing its vectors). Lines it does not know are

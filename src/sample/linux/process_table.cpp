@@ -39,11 +39,21 @@ bool ProcessTable::load_identity(std::uint32_t pid, Entry& e) {
     return true;
 }
 
-void ProcessTable::scan(double now, std::uint64_t boot_time_seconds, std::vector<ProcessInfo>& out) {
+void ProcessTable::scan(double now, std::uint64_t boot_time_seconds, std::vector<ProcessInfo>& out,
+                        std::optional<std::uint64_t> forks_since_boot) {
     ++tick_;
-    pids_.clear();
-    if (!dir_) dir_ = opendir(root_.c_str());
-    if (dir_) {
+    const bool list = !forks_since_boot || !forks_at_listing_ || *forks_since_boot != *forks_at_listing_;
+    if (!list) {
+        // Nothing was created since the last listing: walk the known pids (still sorted;
+        // exited ones drop out below when their stat read fails).
+        std::erase_if(pids_, [&](std::uint32_t pid) { return !entries_.count(pid); });
+    } else {
+        ++listings_;
+        forks_at_listing_ = forks_since_boot;
+        pids_.clear();
+    }
+    if (!dir_ && list) dir_ = opendir(root_.c_str());
+    if (dir_ && list) {
         rewinddir(dir_);
         while (dirent* d = readdir(dir_)) {
             const char* n = d->d_name;
@@ -60,7 +70,7 @@ void ProcessTable::scan(double now, std::uint64_t boot_time_seconds, std::vector
             if (numeric) pids_.push_back(pid);
         }
     }
-    std::sort(pids_.begin(), pids_.end());
+    if (list) std::sort(pids_.begin(), pids_.end());
 
     std::size_t count = 0;
     for (std::uint32_t pid : pids_) {
@@ -94,7 +104,9 @@ void ProcessTable::scan(double now, std::uint64_t boot_time_seconds, std::vector
             e.stat = std::move(stat);
             fresh = true;
         }
-        bool exec_seen = !fresh && ps.comm != e.comm;
+        // A new name means an exec: re-read the identity. Kernel threads (no command line)
+        // rename themselves as they pick up work; their name is all there is to show.
+        bool exec_seen = !fresh && ps.comm != e.comm && !e.command.empty();
         e.comm.assign(ps.comm);
         e.start_ticks = ps.starttime;
         if (fresh || exec_seen) {

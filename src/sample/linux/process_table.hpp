@@ -35,7 +35,15 @@ class ProcessTable {
     // times to Unix time. Replaces `out` with the processes alive now, sorted by pid,
     // reusing its storage. CPU % and I/O rates are absent for a process seen for the first
     // time.
-    void scan(double now, std::uint64_t boot_time_seconds, std::vector<ProcessInfo>& out);
+    //
+    // `forks_since_boot` (the "processes" counter of /proc/stat), when given, lets a scan
+    // skip listing the proc directory: if no task was created since the last listing, the
+    // processes alive are the known ones minus those whose kept stat descriptor now fails.
+    void scan(double now, std::uint64_t boot_time_seconds, std::vector<ProcessInfo>& out,
+              std::optional<std::uint64_t> forks_since_boot = std::nullopt);
+
+    // How many scans listed the directory (for tests of the skip above).
+    std::uint64_t listings() const { return listings_; }
 
     // Number of processes tracked (open descriptor sets).
     std::size_t size() const { return entries_.size(); }
@@ -68,6 +76,8 @@ class ProcessTable {
     UserNames users_;
     std::string buf_, path_;
     std::uint64_t tick_ = 0;
+    std::uint64_t listings_ = 0;
+    std::optional<std::uint64_t> forks_at_listing_;
     long clock_ticks_per_second_;
     long page_size_;
 };

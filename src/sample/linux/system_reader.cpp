@@ -85,8 +85,10 @@ void SystemReader::read_cpu(double dt, Snapshot& snap) {
         std::string_view s = buf_;
         for (double& l : cpu.load_average) l = text::take_double(s).value_or(0);
     }
+    forks_.reset();
     if (!stat_.read_all(buf_) || !parse_proc_stat(buf_, stat_now_)) return;
     if (stat_now_.boot_time_seconds) boot_time_ = *stat_now_.boot_time_seconds;
+    forks_ = stat_now_.forks;
     snap.host.cpu_count = static_cast<unsigned>(stat_now_.cores.size());
     cpu.runnable_tasks = stat_now_.procs_running;
     cpu.blocked_tasks = stat_now_.procs_blocked;

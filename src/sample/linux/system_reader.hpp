@@ -39,6 +39,10 @@ class SystemReader {
     // are relative to it.
     std::uint64_t boot_time_seconds() const { return boot_time_; }
 
+    // Tasks created since boot, from the last read() ("processes" in /proc/stat); absent
+    // when unknown. While it stays the same, no new process can have appeared.
+    std::optional<std::uint64_t> forks_since_boot() const { return forks_; }
+
   private:
     void read_host(Snapshot& snap);
     void read_cpu(double dt, Snapshot& snap);
@@ -57,6 +61,7 @@ class SystemReader {
 
     double last_time_ = -1;  // monotonic seconds of the previous read, -1 before the first
     std::uint64_t boot_time_ = 0;
+    std::optional<std::uint64_t> forks_;
     ProcStat stat_now_, stat_prev_;
     VmStat vm_prev_;
     std::vector<DiskCounters> disk_now_;
