@@ -2,95 +2,94 @@
 
 #include <charconv>
 #include <cmath>
-#include <cstring>
 
 namespace baton {
 
-void JsonWriter::separator() {
-    if (need_comma_) out_.push_back(',');
-    need_comma_ = true;
+void JsonWriter::grow(std::size_t n) {
+    // Grow in big steps: resize zero-fills, so it should happen a few times per snapshot,
+    // not per field.
+    std::size_t want = std::max(pos_ + n, out_.size() * 2);
+    out_.resize(std::max<std::size_t>(want, 64 * 1024));
 }
 
 void JsonWriter::begin_object() {
     separator();
-    out_.push_back('{');
+    put('{');
     need_comma_ = false;
 }
 
 void JsonWriter::end_object() {
-    out_.push_back('}');
+    put('}');
     need_comma_ = true;
 }
 
 void JsonWriter::begin_array() {
     separator();
-    out_.push_back('[');
+    put('[');
     need_comma_ = false;
 }
 
 void JsonWriter::end_array() {
-    out_.push_back(']');
+    put(']');
     need_comma_ = true;
 }
 
-void JsonWriter::key(std::string_view k) {
-    // Keys are baton's own identifiers (ASCII letters, digits, '_'): no escaping needed.
-    char buf[64];
-    std::size_t n = 0;
-    if (need_comma_) buf[n++] = ',';
-    buf[n++] = '"';
-    if (k.size() + 4 > sizeof buf) {  // longer than any key of ours: the slow way
-        out_.append(buf, n).append(k).append("\":", 2);
-    } else {
-        std::memcpy(buf + n, k.data(), k.size());
-        n += k.size();
-        buf[n++] = '"';
-        buf[n++] = ':';
-        out_.append(buf, n);
-    }
+void JsonWriter::key_bytes(const char* k, std::size_t n) {
+    char* at = room(n + 4);
+    std::size_t i = 0;
+    if (need_comma_) at[i++] = ',';
+    at[i++] = '"';
+    std::memcpy(at + i, k, n);
+    i += n;
+    at[i++] = '"';
+    at[i++] = ':';
+    pos_ += i;
     need_comma_ = false;
 }
 
 void JsonWriter::value(std::string_view s) {
     separator();
-    append_escaped(out_, s);
+    escaped(s);
 }
 
 void JsonWriter::value(bool b) {
     separator();
-    out_.append(b ? "true" : "false");
+    if (b)
+        put("true", 4);
+    else
+        put("false", 5);
 }
 
 void JsonWriter::value(std::int64_t v) {
     separator();
-    char buf[24];
-    auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
-    out_.append(buf, end);
+    char* at = room(24);
+    pos_ = static_cast<std::size_t>(std::to_chars(at, at + 24, v).ptr - out_.data());
 }
 
 void JsonWriter::value(std::uint64_t v) {
     separator();
-    char buf[24];
-    auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
-    out_.append(buf, end);
+    char* at = room(24);
+    pos_ = static_cast<std::size_t>(std::to_chars(at, at + 24, v).ptr - out_.data());
 }
 
 void JsonWriter::value(double v) {
     separator();
     if (!std::isfinite(v)) {
-        out_.append("null");
+        put("null", 4);
         return;
     }
     // Three decimals are more than any of our gauges can resolve, and keep the output short.
     double r = std::round(v * 1000.0) / 1000.0;
-    char buf[40];
-    auto [end, ec] = std::to_chars(buf, buf + sizeof buf, r, std::chars_format::general, 15);
-    out_.append(buf, end);
+    char* at = room(40);
+    char* end = r == std::trunc(r) && std::fabs(r) < 9.0e15
+                    ? std::to_chars(at, at + 40, static_cast<std::int64_t>(r)).ptr
+                    : std::to_chars(at, at + 40, r, std::chars_format::general, 15).ptr;
+    pos_ = static_cast<std::size_t>(end - out_.data());
 }
 
 void JsonWriter::null() {
     separator();
-    out_.append("null");
+    put("null", 4);
 }
 
 namespace {
@@ -112,48 +111,63 @@ std::size_t utf8_sequence_length(std::string_view s, std::size_t i) {
 
 }  // namespace
 
-void JsonWriter::append_escaped(std::string& out, std::string_view s) {
+void JsonWriter::escaped(std::string_view s) {
     static constexpr char hex[] = "0123456789abcdef";
-    out.push_back('"');
+    put('"');
     std::size_t i = 0;
     while (i < s.size()) {
-        // Copy the longest run that needs no escaping in one append: command lines are
-        // almost all plain ASCII, and this is the hottest loop of a JSON snapshot.
+        // Copy the longest run that needs no escaping in one go: command lines are almost
+        // all plain ASCII, and this is the hottest loop of a JSON snapshot.
         std::size_t run = i;
         while (run < s.size()) {
             auto c = static_cast<unsigned char>(s[run]);
             if (c < 0x20 || c == '"' || c == '\\' || c >= 0x7F) break;
             ++run;
         }
-        out.append(s.data() + i, run - i);
+        put(s.data() + i, run - i);
         i = run;
         if (i == s.size()) break;
         auto c = static_cast<unsigned char>(s[i]);
         if (c >= 0x80) {
             std::size_t n = utf8_sequence_length(s, i);
             if (n == 0) {
-                out.append("\xEF\xBF\xBD");  // U+FFFD REPLACEMENT CHARACTER
+                put("\xEF\xBF\xBD", 3);  // U+FFFD REPLACEMENT CHARACTER
                 ++i;
             } else {
-                out.append(s.substr(i, n));
+                put(s.data() + i, n);
                 i += n;
             }
             continue;
         }
         switch (c) {
-            case '"': out.append("\\\""); break;
-            case '\\': out.append("\\\\"); break;
-            case '\n': out.append("\\n"); break;
-            case '\t': out.append("\\t"); break;
-            case '\r': out.append("\\r"); break;
+            case '"':
+                put("\\\"", 2);
+                break;
+            case '\\':
+                put("\\\\", 2);
+                break;
+            case '\n':
+                put("\\n", 2);
+                break;
+            case '\t':
+                put("\\t", 2);
+                break;
+            case '\r':
+                put("\\r", 2);
+                break;
             default: {
                 const char esc[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 0xF]};
-                out.append(esc, 6);
+                put(esc, 6);
             }
         }
         ++i;
     }
-    out.push_back('"');
+    put('"');
+}
+
+void JsonWriter::append_escaped(std::string& out, std::string_view s) {
+    JsonWriter w(out);
+    w.escaped(s);
 }
 
 }  // namespace baton

@@ -47,7 +47,7 @@ void Sampler::read_once(Snapshot& snap) {
     system_.read(now, snap);
     snap.processes_collected = processes_ != nullptr;
     if (processes_)
-        processes_->scan(now, system_.boot_time_seconds(), snap.processes);
+        processes_->scan(now, system_.boot_time_seconds(), snap.processes, system_.forks_since_boot());
     else
         snap.processes.clear();
     if (gpu_) {

@@ -229,6 +229,7 @@ void append_snapshot_json(const Snapshot& s, std::string& out) {
         w.null();
     }
     w.end_object();
+    w.finish();
 }
 
 }  // namespace baton

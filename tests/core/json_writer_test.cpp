@@ -20,6 +20,7 @@ TEST(JsonWriter, WritesNestedStructures) {
     w.optional_field("absent", std::optional<int>{});
     w.optional_field("present", std::optional<double>{2.5});
     w.end_object();
+    w.finish();
     EXPECT_EQ(out, R"({"a":1,"b":["x",true,null],"present":2.5})");
 }
 
@@ -45,13 +46,30 @@ TEST(JsonWriter, NonFiniteIsNull) {
     w.value(std::nan(""));
     w.value(INFINITY);
     w.value(0.1234567);
+    w.value(12.0);
     w.end_array();
-    EXPECT_EQ(out, "[null,null,0.123]");
+    w.finish();
+    EXPECT_EQ(out, "[null,null,0.123,12]");
 }
 
 TEST(JsonWriter, LargeIntegersAreExact) {
     std::string out;
     JsonWriter w(out);
     w.value(std::uint64_t{18446744073709551615ULL});
+    w.finish();
     EXPECT_EQ(out, "18446744073709551615");
+}
+
+TEST(JsonWriter, LongOutputGrowsAndTrims) {
+    std::string out = "prefix:";
+    {
+        JsonWriter w(out);
+        w.begin_array();
+        for (int i = 0; i < 100000; ++i) w.value(std::string_view("x\"y"));
+        w.end_array();
+    }
+    EXPECT_EQ(out.size(), 7u + 2 + 100000 * 6 + 99999);
+    EXPECT_EQ(out.substr(0, 14), "prefix:[\"x\\\"y\"");
+    auto parsed = nlohmann::json::parse(out.substr(7));
+    EXPECT_EQ(parsed.size(), 100000u);
 }

@@ -24,8 +24,9 @@ namespace {
 struct Device {
     int id = 0;           // position in the scenario = NVML index
     long util_calls = 0;  // this device's tick clock: see current_tick()
-    json base;
-    std::vector<json> ticks;
+    // resolved[t]: the device's values at tick t (base values, then every tick entry up to
+    // t applied in order), computed once at load so a call is one map lookup.
+    std::vector<json> resolved;
 };
 
 struct Scenario {
@@ -33,7 +34,8 @@ struct Scenario {
     std::string load_error;
     json root;
     std::vector<Device> devices;
-    int record_bytes = 24;  // what the _v3 process call writes: 24, or 32 (R535)
+    int record_bytes = 24;        // what the _v3 process call writes: 24, or 32 (R535)
+    bool has_injections = false;  // any "errors" or "hang": otherwise injected() is free
 };
 
 std::mutex g_mutex;
@@ -68,12 +70,18 @@ nvmlReturn_t load() {
         return NVML_ERROR_UNKNOWN;
     }
     g.record_bytes = g.root.value("process_record_bytes", 24);
+    g.has_injections = g.root.contains("errors") || g.root.contains("hang");
     int id = 0;
     for (const json& d : g.root.value("devices", json::array())) {
         Device dev;
         dev.id = id++;
-        dev.base = d.value("values", json::object());
-        for (const json& t : d.value("ticks", json::array())) dev.ticks.push_back(t);
+        json current = d.value("values", json::object());
+        const json ticks = d.value("ticks", json::array());
+        if (ticks.empty()) dev.resolved.push_back(current);
+        for (const json& t : ticks) {
+            current.update(t);
+            dev.resolved.push_back(current);
+        }
         g.devices.push_back(std::move(dev));
     }
     return NVML_SUCCESS;
@@ -100,20 +108,17 @@ Device* device(nvmlDevice_t h) {
 
 // The value of `key` for `dev` at the current tick: the latest tick at or before now that
 // sets it, else the device's base values. Null when the scenario never sets it.
-json value(const Device& dev, const char* key) {
-    long t = current_tick(dev.id);
-    if (!dev.ticks.empty()) {
-        long last = std::min<long>(t, static_cast<long>(dev.ticks.size()) - 1);
-        for (long i = last; i >= 0; --i)
-            if (dev.ticks[static_cast<std::size_t>(i)].contains(key))
-                return dev.ticks[static_cast<std::size_t>(i)][key];
-    }
-    if (dev.base.contains(key)) return dev.base[key];
-    return nullptr;
+const json& value(const Device& dev, const char* key) {
+    static const json null_value;
+    auto t = static_cast<std::size_t>(current_tick(dev.id));
+    const json& at = dev.resolved[std::min(t, dev.resolved.size() - 1)];
+    auto it = at.find(key);
+    return it == at.end() ? null_value : *it;
 }
 
 // Scenario-injected failures and hangs for a call on a device (-1: not device-bound).
 nvmlReturn_t injected(const char* call, int dev) {
+    if (!g.has_injections) return NVML_SUCCESS;
     long t = current_tick(dev);
     for (const json& e : g.root.value("errors", json::array())) {
         std::string c = e.value("call", "*");
@@ -143,7 +148,7 @@ nvmlReturn_t number(nvmlDevice_t h, const char* call, const char* key, T* out) {
     Device* d = device(h);
     if (!d || !out) return NVML_ERROR_INVALID_ARGUMENT;
     if (nvmlReturn_t rc = injected(call, d->id)) return rc;
-    json v = value(*d, key);
+    const json& v = value(*d, key);
     if (v.is_null()) return NVML_ERROR_NOT_SUPPORTED;
     *out = v.get<T>();
     return NVML_SUCCESS;
@@ -154,9 +159,9 @@ nvmlReturn_t string_value(nvmlDevice_t h, const char* call, const char* key, cha
     Device* d = device(h);
     if (!d || !buf) return NVML_ERROR_INVALID_ARGUMENT;
     if (nvmlReturn_t rc = injected(call, d->id)) return rc;
-    json v = value(*d, key);
+    const json& v = value(*d, key);
     if (v.is_null()) return NVML_ERROR_NOT_SUPPORTED;
-    std::string s = v.get<std::string>();
+    const auto& s = v.get_ref<const std::string&>();
     if (s.size() + 1 > len) return NVML_ERROR_INSUFFICIENT_SIZE;
     std::memcpy(buf, s.c_str(), s.size() + 1);
     return NVML_SUCCESS;
@@ -168,7 +173,7 @@ nvmlReturn_t processes(nvmlDevice_t h, const char* call, const char* type, unsig
     Device* d = device(h);
     if (!d || !count) return NVML_ERROR_INVALID_ARGUMENT;
     if (nvmlReturn_t rc = injected(call, d->id)) return rc;
-    json list = value(*d, "processes");
+    const json& list = value(*d, "processes");
     std::vector<json> mine;
     if (list.is_array())
         for (const json& p : list)
@@ -410,7 +415,7 @@ FAKE_API nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t h, nvmlProces
     // One sample per process per tick, stamped (tick + 1) seconds in microseconds.
     unsigned long long stamp = static_cast<unsigned long long>(current_tick(d->id) + 1) * 1000000ULL;
     std::vector<nvmlProcessUtilizationSample_t> out;
-    json list = value(*d, "processes");
+    const json& list = value(*d, "processes");
     if (list.is_array() && stamp > last_seen)
         for (const json& p : list)
             if (p.contains("sm_util"))

@@ -1,7 +1,9 @@
 #include "sample/linux/kept_file.hpp"
 
 #include <cerrno>
+#include <cstring>
 #include <fcntl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 namespace baton::os {
@@ -35,28 +37,38 @@ void KeptFile::close() {
     fd_ = -1;
 }
 
-bool KeptFile::read_all(std::string& buf) {
+void ReadBuffer::reserve(std::size_t n) {
+    if (n <= capacity_) return;
+    auto bigger = std::make_unique<char[]>(n);  // value-initialised once, at growth only
+    if (size_) std::memcpy(bigger.get(), data_.get(), size_);
+    data_ = std::move(bigger);
+    capacity_ = n;
+}
+
+bool KeptFile::read_all(ReadBuffer& buf) {
+    buf.size_ = 0;
     if (fd_ < 0) return false;
-    if (buf.capacity() < 4096) buf.reserve(4096);
-    buf.resize(buf.capacity());
-    std::size_t len = 0;
+    buf.reserve(4096);
     for (;;) {
-        ssize_t n = ::pread(fd_, buf.data() + len, buf.size() - len, static_cast<off_t>(len));
+        // The raw system call: glibc's pread() is a cancellation point, and in a process
+        // with threads (the NVML worker) each call pays to enable and disable
+        // cancellation. A thousand calls a tick make that measurable.
+        auto n = static_cast<ssize_t>(syscall(SYS_pread64, fd_, buf.data_.get() + buf.size_, buf.capacity_ - buf.size_,
+                                              static_cast<off_t>(buf.size_)));
         if (n < 0) {
             if (errno == EINTR) continue;
             errno_ = errno;
-            buf.clear();
+            buf.size_ = 0;
             return false;
         }
-        len += static_cast<std::size_t>(n);
-        if (n == 0 || len < buf.size()) break;
-        buf.resize(buf.size() * 2);  // /proc files can be larger than one page (stat on 64+ cores)
+        buf.size_ += static_cast<std::size_t>(n);
+        if (n == 0 || buf.size_ < buf.capacity_) break;
+        buf.reserve(buf.capacity_ * 2);  // /proc files can be larger than one page (stat on 64+ cores)
     }
-    buf.resize(len);
     return true;
 }
 
-bool read_file(const std::string& path, std::string& out) {
+bool read_file(const std::string& path, ReadBuffer& out) {
     KeptFile f(path);
     return f.read_all(out);
 }

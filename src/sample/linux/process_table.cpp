@@ -121,26 +121,34 @@ void ProcessTable::scan(double now, std::uint64_t boot_time_seconds, std::vector
             }
         }
 
+        double hz = static_cast<double>(clock_ticks_per_second_);
+        const auto start_ms = static_cast<std::int64_t>(
+            (static_cast<double>(boot_time_seconds) + static_cast<double>(ps.starttime) / hz) * 1000.0);
+        // `out` is reused tick to tick and sorted by pid, so slot `count` usually already
+        // holds this very process: then its strings are current unless it was just
+        // (re)loaded or renamed, and copying them again is the bulk of a scan's user time.
+        const bool same_slot = p.pid == pid && p.start_time_ms == start_ms && !fresh && !exec_seen &&
+                               p.name.size() == e.comm.size() && p.name == e.comm;
+        if (!same_slot) {
+            p.name.assign(e.comm);
+            if (e.command.empty()) {
+                // Kernel threads and zombies have no command line: show the name as ps does.
+                p.command.assign("[").append(e.comm).append("]");
+            } else {
+                p.command.assign(e.command);
+            }
+            p.uid = e.uid;
+            p.user.assign(users_.name(e.uid));
+            p.cgroup.assign(e.cgroup);
+            p.container_pid.reset();
+            if (e.innermost_pid && *e.innermost_pid != pid) p.container_pid = e.innermost_pid;
+        }
         p.pid = pid;
         p.ppid = ps.ppid;
         p.state = ps.state;
-        p.name.assign(e.comm);
-        if (e.command.empty()) {
-            // Kernel threads and zombies have no command line: show the name as ps does.
-            p.command.assign("[").append(e.comm).append("]");
-        } else {
-            p.command.assign(e.command);
-        }
-        p.uid = e.uid;
-        p.user.assign(users_.name(e.uid));
-        p.cgroup.assign(e.cgroup);
-        p.container_pid.reset();
-        if (e.innermost_pid && *e.innermost_pid != pid) p.container_pid = e.innermost_pid;
         p.threads = ps.num_threads;
         p.rss_bytes = ps.rss_pages * static_cast<std::uint64_t>(page_size_);
-        double hz = static_cast<double>(clock_ticks_per_second_);
-        p.start_time_ms = static_cast<std::int64_t>(
-            (static_cast<double>(boot_time_seconds) + static_cast<double>(ps.starttime) / hz) * 1000.0);
+        p.start_time_ms = start_ms;
         p.gpu_memory_bytes.reset();
         p.gpu_indices.clear();
 

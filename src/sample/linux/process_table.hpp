@@ -74,7 +74,8 @@ class ProcessTable {
     std::unordered_map<std::uint32_t, Entry> entries_;
     std::vector<std::uint32_t> pids_;
     UserNames users_;
-    std::string buf_, path_;
+    ReadBuffer buf_;
+    std::string path_;
     std::uint64_t tick_ = 0;
     std::uint64_t listings_ = 0;
     std::optional<std::uint64_t> forks_at_listing_;

@@ -18,9 +18,9 @@ std::optional<double> rate(std::uint64_t before, std::uint64_t after, double dt)
     return static_cast<double>(after - before) / dt;
 }
 
-std::string trimmed(std::string s) {
-    while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
-    return s;
+std::string trimmed(std::string_view s) {
+    while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.remove_suffix(1);
+    return std::string(s);
 }
 
 }  // namespace

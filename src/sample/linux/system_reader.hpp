@@ -55,8 +55,8 @@ class SystemReader {
     Roots roots_;
     KeptFile stat_, meminfo_, vmstat_, loadavg_, uptime_, diskstats_, netdev_;
     KeptFile psi_cpu_, psi_memory_, psi_io_;
-    std::string buf_;
-    std::string speed_buf_;  // separate: net_now_ points into buf_ while speeds are read
+    ReadBuffer buf_;
+    ReadBuffer speed_buf_;  // separate: net_now_ points into buf_ while speeds are read
     std::string hostname_, kernel_;
 
     double last_time_ = -1;  // monotonic seconds of the previous read, -1 before the first
