@@ -42,6 +42,6 @@ int main(int argc, char** argv) {
             ssize_t r = pread(fds[k], buf, sizeof buf, 0);
             if (r > 0) bytes += r;
         }
-    fprintf(stderr, "floor: %zu processes, %ld bytes read\n", n, bytes);
+    if (getenv("FLOOR_VERBOSE")) fprintf(stderr, "floor: %zu processes, %ld bytes read\n", n, bytes);
     return 0;
 }

@@ -4,7 +4,7 @@
 # Spawns IDLE extra idle processes (default 450; removed on exit), then measures each tool's
 # CPU time (user + system, from wait4) for BASE and BASE+COUNT snapshots taken back to back;
 # the difference divided by COUNT is the cost of one snapshot without start-up costs.
-# Each figure is the median of REPEAT runs. baton reads 8 GPUs through the fake NVML
+# Each figure is the median of REPEAT repetitions (default 5). baton reads 8 GPUs through the fake NVML
 # (tests/fake_nvml, scenario eight-busy); psutil has no GPU support.
 #
 # Usage: bench/snapshot_cost.sh [IDLE] [COUNT] [REPEAT]     (after scripts/setup.sh)
@@ -13,7 +13,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 idle=${1:-450}
 count=${2:-200}
-repeat=${3:-3}
+repeat=${3:-5}
 base=20
 baton=${BATON:-$root/build/src/cli/baton}
 python=/usr/bin/python3
@@ -26,7 +26,10 @@ floor=$root/build/bench/floor_pread
 cc -O2 -o "$floor" "$root/bench/floor_pread.c"
 
 pids=()
-cleanup() { [ ${#pids[@]} -eq 0 ] || kill "${pids[@]}" 2>/dev/null || true; }
+cleanup() {
+  [ ${#pids[@]} -eq 0 ] || kill "${pids[@]}" 2>/dev/null || true
+  rm -f "${results:-}"
+}
 trap cleanup EXIT
 for ((i = 0; i < idle; i++)); do
   sleep 3600 &
@@ -37,18 +40,15 @@ sleep 1
 # cpu_seconds CMD...: CPU seconds of one run.
 cpu_seconds() { "$python" "$root/bench/measure_cpu.py" "$@" | cut -d' ' -f1; }
 
-# per_snapshot_ms BUILDER: BUILDER N prints the command for N snapshots, one word per line.
-per_snapshot_ms() {
-  local builder=$1 runs=()
-  for ((r = 0; r < repeat; r++)); do
-    mapfile -t small < <("$builder" "$base")
-    mapfile -t large < <("$builder" $((base + count)))
-    local a b
-    a=$(cpu_seconds "${small[@]}")
-    b=$(cpu_seconds "${large[@]}")
-    runs+=("$("$python" -c "print(($b - $a) * 1000 / $count)")")
-  done
-  printf '%s\n' "${runs[@]}" | sort -g | sed -n "$(((repeat + 1) / 2))p"
+# cost_ms BUILDER N: CPU ms of one snapshot, from one run of BASE and one of BASE+N
+# snapshots (BUILDER N prints the command for N snapshots, one word per line).
+cost_ms() {
+  local builder=$1 n=$2 small large a b
+  mapfile -t small < <("$builder" "$base")
+  mapfile -t large < <("$builder" $((base + n)))
+  a=$(cpu_seconds "${small[@]}")
+  b=$(cpu_seconds "${large[@]}")
+  "$python" -c "print(($b - $a) * 1000 / $n)"
 }
 
 cmd_floor() { printf '%s\n' "$floor" "$1"; }
@@ -58,23 +58,34 @@ cmd_baton_system_nogpu() { printf '%s\n' "$baton" snapshot --json --interval 0 -
 cmd_psutil() { printf '%s\n' "$python" "$root/bench/psutil_snapshot.py" "$1"; }
 cmd_psutil_system() { printf '%s\n' "$python" "$root/bench/psutil_snapshot.py" "$1" --no-processes; }
 
+# The machine is noisy (a VM's steal time moves every figure by tens of percent), so each
+# repetition measures the floor and baton back to back and the ratio is taken within the
+# repetition; the report gives medians. psutil is ~50x slower, so it takes count/5 snapshots.
 nproc_now=$(ls -d /proc/[0-9]* | wc -l)
-floor_ms=$(per_snapshot_ms cmd_floor)
-baton_ms=$(per_snapshot_ms cmd_baton)
-psutil_ms=$(per_snapshot_ms cmd_psutil)
-baton_sys_ms=$(per_snapshot_ms cmd_baton_system)
-baton_sys_nogpu_ms=$(per_snapshot_ms cmd_baton_system_nogpu)
-psutil_sys_ms=$(per_snapshot_ms cmd_psutil_system)
+results=$(mktemp)
+for ((r = 0; r < repeat; r++)); do
+  f=$(cost_ms cmd_floor "$count")
+  b=$(cost_ms cmd_baton "$count")
+  p=$(cost_ms cmd_psutil $((count / 5)))
+  bs=$(cost_ms cmd_baton_system "$count")
+  bsn=$(cost_ms cmd_baton_system_nogpu "$count")
+  ps=$(cost_ms cmd_psutil_system "$count")
+  echo "$f $b $p $bs $bsn $ps" >> "$results"
+done
 
-"$python" - "$nproc_now" "$floor_ms" "$baton_ms" "$psutil_ms" "$baton_sys_ms" "$baton_sys_nogpu_ms" "$psutil_sys_ms" "$count" "$repeat" <<'PY'
-import sys
-n, floor, baton, psutil, bsys, bsys_nogpu, psys, count, repeat = sys.argv[1:]
-floor, baton, psutil, bsys, bsys_nogpu, psys = map(float, (floor, baton, psutil, bsys, bsys_nogpu, psys))
-full_ok = baton <= 1.5 * floor
+"$python" - "$nproc_now" "$count" "$repeat" "$results" <<'PY'
+import statistics, sys
+n, count, repeat, path = sys.argv[1:]
+rows = [list(map(float, line.split())) for line in open(path)]
+med = lambda xs: statistics.median(xs)
+floor, baton, psutil, bsys, bsys_nogpu, psys = (med([r[i] for r in rows]) for i in range(6))
+ratio = med([r[1] / r[0] for r in rows])
+spread = (min(r[1] / r[0] for r in rows), max(r[1] / r[0] for r in rows))
+full_ok = ratio <= 1.5
 sys_ok = bsys < 0.2
-print(f"snapshot cost, {n} processes, CPU ms per snapshot (median of {repeat}, {count} snapshots each)")
+print(f"snapshot cost, {n} processes, CPU ms per snapshot (medians of {repeat} repetitions, {count} snapshots each)")
 print(f"  floor   pread of every /proc/PID/stat        {floor:8.3f}")
-print(f"  baton   snapshot --json (+ 8 fake GPUs)      {baton:8.3f}   {baton / floor:5.2f} x floor  (target <= 1.5: {'met' if full_ok else 'MISSED'})")
+print(f"  baton   snapshot --json (+ 8 fake GPUs)      {baton:8.3f}   {ratio:5.2f} x floor [{spread[0]:.2f}..{spread[1]:.2f}]  (target <= 1.5: {'met' if full_ok else 'MISSED'})")
 print(f"  psutil  same work, no GPUs                   {psutil:8.3f}   {psutil / baton:5.1f} x baton")
 print(f"  baton   --no-processes (+ 8 fake GPUs)       {bsys:8.3f}   (target < 0.2: {'met' if sys_ok else 'MISSED'})")
 print(f"  baton   --no-processes --no-gpus             {bsys_nogpu:8.3f}")

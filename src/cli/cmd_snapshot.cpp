@@ -48,6 +48,7 @@ int run_snapshot(const SnapshotArgs& a, const std::string& config_path) {
     Sampler sampler(opts);
     Snapshot snap;
     std::string out;
+    SnapshotJsonEncoder json_encoder;
     TextOptions text;
     text.top_processes = static_cast<std::size_t>(a.top);
     double next = monotonic_seconds();
@@ -59,7 +60,7 @@ int run_snapshot(const SnapshotArgs& a, const std::string& config_path) {
         sampler.take(snap);
         out.clear();
         if (a.json) {
-            append_snapshot_json(snap, out);
+            json_encoder.append(snap, out);
             out.push_back('\n');
         } else if (a.prometheus) {
             append_snapshot_prometheus(snap, out);

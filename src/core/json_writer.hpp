@@ -67,6 +67,14 @@ class JsonWriter {
         value(*v);
     }
 
+    // Writes already-encoded members (`"a":1,"b":"x"`, from another JsonWriter) into the
+    // current object, as if each had been written here.
+    void members(std::string_view encoded) {
+        if (encoded.empty()) return;
+        separator();
+        put(encoded.data(), encoded.size());
+    }
+
     // Writes `s` as a quoted, escaped JSON string.
     void escaped(std::string_view s);
     // Appends `s` to `out` as a quoted, escaped JSON string.

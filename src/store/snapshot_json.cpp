@@ -88,23 +88,52 @@ void write_gpu(JsonWriter& w, const GpuInfo& g) {
     w.end_object();
 }
 
-void write_process(JsonWriter& w, const ProcessInfo& p) {
-    w.begin_object();
-    w.field("pid", p.pid);
-    w.field("ppid", p.ppid);
+// The members that describe who a process is. They change only when the process does
+// (exec, setuid), and escaping the command line plus formatting the start time are most of
+// the JSON view's cost, so the encoder keeps them pre-encoded per process.
+void write_identity(JsonWriter& w, const ProcessInfo& p) {
     w.field("uid", p.uid);
     w.field("user", p.user);
-    w.field("state", std::string_view(&p.state, 1));
     w.field("name", p.name);
     w.field("command", p.command);
     w.field("start_time", rfc3339_utc(p.start_time_ms));
+    w.field("cgroup", p.cgroup);
+    w.optional_field("container_pid", p.container_pid);
+}
+
+// `id` is the cached identity for this pid (refilled here when stale), or null for none.
+void write_process(JsonWriter& w, const ProcessInfo& p, SnapshotJsonEncoder::Identity* id) {
+    w.begin_object();
+    w.field("pid", p.pid);
+    w.field("ppid", p.ppid);
+    w.field("state", std::string_view(&p.state, 1));
+    if (id) {
+        const bool valid = id->filled && id->pid == p.pid && id->start_time_ms == p.start_time_ms && id->uid == p.uid &&
+                           id->container_pid == p.container_pid && id->name == p.name && id->command == p.command &&
+                           id->user == p.user && id->cgroup == p.cgroup;
+        if (!valid) {
+            id->filled = true;
+            id->pid = p.pid;
+            id->start_time_ms = p.start_time_ms;
+            id->uid = p.uid;
+            id->container_pid = p.container_pid;
+            id->name = p.name;
+            id->command = p.command;
+            id->user = p.user;
+            id->cgroup = p.cgroup;
+            id->members.clear();
+            JsonWriter iw(id->members);
+            write_identity(iw, p);
+        }
+        w.members(id->members);
+    } else {
+        write_identity(w, p);
+    }
     w.optional_field("cpu_percent", p.cpu_percent);
     w.field("rss_bytes", p.rss_bytes);
     w.field("threads", p.threads);
     w.optional_field("read_bytes_per_second", p.read_bytes_per_second);
     w.optional_field("write_bytes_per_second", p.write_bytes_per_second);
-    w.optional_field("container_pid", p.container_pid);
-    w.field("cgroup", p.cgroup);
     w.optional_field("gpu_memory_bytes", p.gpu_memory_bytes);
     if (!p.gpu_indices.empty()) {
         w.key("gpu_indices");
@@ -118,6 +147,10 @@ void write_process(JsonWriter& w, const ProcessInfo& p) {
 }  // namespace
 
 void append_snapshot_json(const Snapshot& s, std::string& out) {
+    SnapshotJsonEncoder().append(s, out);
+}
+
+void SnapshotJsonEncoder::append(const Snapshot& s, std::string& out) {
     JsonWriter w(out);
     w.begin_object();
     w.field("schema_version", kSnapshotSchemaVersion);
@@ -223,7 +256,17 @@ void append_snapshot_json(const Snapshot& s, std::string& out) {
     w.key("processes");
     if (s.processes_collected) {
         w.begin_array();
-        for (const ProcessInfo& p : s.processes) write_process(w, p);
+        // Merge walk: both lists are in pid order. Entries move to next_, which becomes the
+        // cache (moving keeps their string buffers).
+        next_.clear();
+        std::size_t c = 0;
+        for (const ProcessInfo& p : s.processes) {
+            while (c < cache_.size() && cache_[c].pid < p.pid) ++c;
+            next_.emplace_back();
+            if (c < cache_.size() && cache_[c].pid == p.pid) next_.back() = std::move(cache_[c++]);
+            write_process(w, p, &next_.back());
+        }
+        std::swap(cache_, next_);
         w.end_array();
     } else {
         w.null();

@@ -137,7 +137,6 @@ TEST(PidStat, NameWithSpacesAndParentheses) {
     EXPECT_EQ(s.comm, "evil) S 1 (name");
     EXPECT_EQ(s.state, 'R');
     EXPECT_EQ(s.ppid, 1u);
-    EXPECT_EQ(s.majflt, 7u);
     EXPECT_EQ(s.utime, 11u);
     EXPECT_EQ(s.stime, 12u);
     EXPECT_EQ(s.num_threads, 3u);

@@ -148,3 +148,39 @@ TEST(SnapshotJson, AbsentMeansAbsentNotZero) {
     EXPECT_FALSE(j["gpus"][0].contains("temperature_celsius"));
     EXPECT_FALSE(j["gpus"][0].contains("power_watts"));
 }
+
+TEST(SnapshotJson, EncoderCacheMatchesOneShotOutput) {
+    // A stream encoder must write exactly what the one-shot view writes, also when a
+    // process changes identity under the same pid (exec, pid reuse) or goes away.
+    Snapshot s;
+    ProcessInfo a;
+    a.pid = 10;
+    a.name = "python3";
+    a.command = "python3 train.py \"quoted\"";
+    a.user = "alice";
+    a.start_time_ms = 1000;
+    ProcessInfo b = a;
+    b.pid = 11;
+    b.name = "worker";
+    s.processes = {a, b};
+    SnapshotJsonEncoder enc;
+    auto same = [&](const Snapshot& snap) {
+        std::string one, streamed;
+        append_snapshot_json(snap, one);
+        enc.append(snap, streamed);
+        EXPECT_EQ(one, streamed);
+    };
+    same(s);
+    same(s);
+    s.processes[0].command = "torchrun --nproc-per-node 8";  // exec, same name
+    same(s);
+    s.processes[0].start_time_ms = 5000;  // pid reused
+    s.processes[0].user = "bob";
+    same(s);
+    s.processes[0].container_pid = 3;
+    same(s);
+    s.processes.pop_back();  // gone
+    same(s);
+    s.processes.push_back(b);  // back under the same pid, same identity
+    same(s);
+}

@@ -30,8 +30,7 @@ bool parse_pid_stat(std::string_view text, PidStat& out) {
             while (p < end && *p != ' ' && *p != '\n') ++p;
             continue;
         }
-        const bool keep = field == 4 || field == 10 || field == 12 || field == 14 || field == 15 || field == 20 ||
-                          field == 22 || field == 24;
+        const bool keep = field == 4 || field == 14 || field == 15 || field == 20 || field == 22 || field == 24;
         if (!keep) {  // fields are short: a plain loop beats memchr's call overhead
             while (p < end && *p != ' ' && *p != '\n') ++p;
             continue;
@@ -47,12 +46,6 @@ bool parse_pid_stat(std::string_view text, PidStat& out) {
         switch (field) {
             case 4:
                 out.ppid = static_cast<std::uint32_t>(v);
-                break;
-            case 10:
-                out.minflt = v;
-                break;
-            case 12:
-                out.majflt = v;
                 break;
             case 14:
                 out.utime = v;

@@ -10,7 +10,6 @@ struct PidStat {
     std::uint32_t pid = 0, ppid = 0;
     std::string_view comm;  // points into the parsed text; may hold spaces and ')'
     char state = '?';
-    std::uint64_t minflt = 0, majflt = 0;
     std::uint64_t utime = 0, stime = 0;  // clock ticks
     unsigned num_threads = 0;
     std::uint64_t starttime = 0;  // clock ticks after boot
