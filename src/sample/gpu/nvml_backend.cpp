@@ -56,6 +56,9 @@ struct Shared {
     // Set by the worker around each NVML call, read by the waiting reader.
     std::atomic<const char*> current_call{nullptr};
     std::atomic<double> call_started{0};
+    // Set once the library or driver failed for good: read() then answers from its last
+    // result without waking the worker (every tick on a machine without a GPU).
+    std::atomic<bool> permanent_failure{false};
 
     // Worker-only state.
     NvmlOptions options;
@@ -417,6 +420,7 @@ void collect(Shared& s, double now, GpuReading& out) {
     out.gpus.clear();
     if (!s.init_failure.empty()) {
         out.status = s.init_failure;
+        s.permanent_failure.store(true);
         return;
     }
     std::string failing;
@@ -442,7 +446,10 @@ void worker_main(std::shared_ptr<Shared> s) {
         lock.lock();
         s->result = std::move(r);
         s->busy = false;
+        // Notify after unlocking, so the reader does not wake only to block on the mutex.
+        lock.unlock();
         s->wake_reader.notify_all();
+        lock.lock();
     }
 }
 
@@ -470,18 +477,22 @@ class NvmlBackend final : public GpuBackend {
     }
 
     GpuReading read(double now) override {
+        if (s_->permanent_failure.load()) return last_good_;
+        {
+            std::lock_guard lock(s_->m);
+            if (s_->busy) return stale();
+            s_->request = true;
+            s_->busy = true;
+            s_->request_now = now;
+        }
+        s_->wake_worker.notify_one();  // unlocked: the worker can take the mutex at once
         std::unique_lock lock(s_->m);
-        if (s_->busy) return stale();
-        s_->request = true;
-        s_->busy = true;
-        s_->request_now = now;
-        s_->wake_worker.notify_one();
         const double deadline = s_->options.deadline_ms / 1000.0;
         for (;;) {
             // Short waits so an overrunning call is noticed within 20 ms of its deadline.
             if (s_->wake_reader.wait_for(lock, std::chrono::milliseconds(20), [&] { return !s_->busy; })) {
-                last_good_ = s_->result;
-                return s_->result;
+                last_good_ = std::move(s_->result);
+                return last_good_;
             }
             const char* c = s_->current_call.load();
             if (c && monotonic_seconds() - s_->call_started.load() > deadline) return stale();
