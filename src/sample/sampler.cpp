@@ -44,6 +44,7 @@ void Sampler::read_once(Snapshot& snap) {
     snap.time_unix_ms = unix_millis();
     snap.interval_seconds = last_time_ < 0 ? 0 : now - last_time_;
     last_time_ = now;
+    if (gpu_) gpu_->begin(now);  // NVML works on its own thread while /proc is read
     system_.read(now, snap);
     snap.processes_collected = processes_ != nullptr;
     if (processes_)
@@ -51,7 +52,7 @@ void Sampler::read_once(Snapshot& snap) {
     else
         snap.processes.clear();
     if (gpu_) {
-        GpuReading r = gpu_->read(now);
+        GpuReading r = gpu_->end();
         snap.gpu_status = std::move(r.status);
         snap.gpus = std::move(r.gpus);
     } else {

@@ -22,10 +22,21 @@ class GpuBackend {
   public:
     virtual ~GpuBackend() = default;
 
-    // Reads every GPU. Returns within the configured per-call deadline even when the driver
-    // hangs. `now` is monotonic seconds (for slow fields sampled less often).
-    // Thread: call from one thread at a time.
-    virtual GpuReading read(double now) = 0;
+    // Starts reading every GPU in the background; `now` is monotonic seconds (for slow
+    // fields sampled less often). The sampler starts the GPU read, scans /proc meanwhile,
+    // then calls end(): NVML calls (milliseconds each on real drivers) overlap the scan.
+    virtual void begin(double now) = 0;
+
+    // The reading begun by begin(). Returns within the configured per-call deadline even
+    // when the driver hangs (then: the last good values, marked stale).
+    virtual GpuReading end() = 0;
+
+    // begin(now) then end().
+    GpuReading read(double now) {
+        begin(now);
+        return end();
+    }
+    // Thread: one thread calls begin/end/read, in that order.
 };
 
 struct NvmlOptions {

@@ -52,12 +52,13 @@ struct Shared {
     bool quit = false;
     double request_now = 0;
     GpuReading result;
+    bool result_ready = false;  // `result` holds a reading end() has not taken yet
 
     // Set by the worker around each NVML call, read by the waiting reader.
     std::atomic<const char*> current_call{nullptr};
     std::atomic<double> call_started{0};
-    // Set once the library or driver failed for good: read() then answers from its last
-    // result without waking the worker (every tick on a machine without a GPU).
+    // Set by the worker once the library or driver failed for good; the reader then answers
+    // from that result without waking the worker (every tick on a machine without a GPU).
     std::atomic<bool> permanent_failure{false};
 
     // Worker-only state.
@@ -445,6 +446,7 @@ void worker_main(std::shared_ptr<Shared> s) {
         collect(*s, now, r);
         lock.lock();
         s->result = std::move(r);
+        s->result_ready = true;
         s->busy = false;
         // Notify after unlocking, so the reader does not wake only to block on the mutex.
         lock.unlock();
@@ -476,22 +478,31 @@ class NvmlBackend final : public GpuBackend {
         if (s_->lib.shutdown && s_->init_failure.empty()) s_->lib.shutdown();
     }
 
-    GpuReading read(double now) override {
-        if (s_->permanent_failure.load()) return last_good_;
+    void begin(double now) override {
+        if (failed_for_good_) return;
         {
             std::lock_guard lock(s_->m);
-            if (s_->busy) return stale();
+            if (s_->busy) return;  // still stuck in an earlier call: end() reports it
             s_->request = true;
             s_->busy = true;
             s_->request_now = now;
         }
         s_->wake_worker.notify_one();  // unlocked: the worker can take the mutex at once
+    }
+
+    GpuReading end() override {
+        if (failed_for_good_) return last_good_;
         std::unique_lock lock(s_->m);
         const double deadline = s_->options.deadline_ms / 1000.0;
         for (;;) {
             // Short waits so an overrunning call is noticed within 20 ms of its deadline.
             if (s_->wake_reader.wait_for(lock, std::chrono::milliseconds(20), [&] { return !s_->busy; })) {
-                last_good_ = std::move(s_->result);
+                if (s_->result_ready) {
+                    s_->result_ready = false;
+                    last_good_ = std::move(s_->result);
+                    // No library or driver: this answer will not change, stop asking.
+                    failed_for_good_ = s_->permanent_failure.load();
+                }
                 return last_good_;
             }
             const char* c = s_->current_call.load();
@@ -512,6 +523,7 @@ class NvmlBackend final : public GpuBackend {
     std::shared_ptr<Shared> s_;
     std::thread worker_;
     GpuReading last_good_;
+    bool failed_for_good_ = false;
 };
 
 }  // namespace
