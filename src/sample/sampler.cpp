@@ -52,9 +52,9 @@ void Sampler::read_once(Snapshot& snap) {
     else
         snap.processes.clear();
     if (gpu_) {
-        GpuReading r = gpu_->end();
-        snap.gpu_status = std::move(r.status);
-        snap.gpus = std::move(r.gpus);
+        const GpuReading& r = gpu_->end();
+        snap.gpu_status = r.status;
+        snap.gpus = r.gpus;  // copy-assign: the snapshot's GPU storage is reused tick to tick
     } else {
         snap.gpu_status = "GPU sampling disabled";
         snap.gpus.clear();

@@ -28,8 +28,9 @@ class GpuBackend {
     virtual void begin(double now) = 0;
 
     // The reading begun by begin(). Returns within the configured per-call deadline even
-    // when the driver hangs (then: the last good values, marked stale).
-    virtual GpuReading end() = 0;
+    // when the driver hangs (then: the last good values, marked stale). The reference is
+    // valid until the next begin().
+    virtual const GpuReading& end() = 0;
 
     // begin(now) then end().
     GpuReading read(double now) {

@@ -418,7 +418,9 @@ void read_device(Shared& s, Device& d, double now) {
 
 void collect(Shared& s, double now, GpuReading& out) {
     if (!s.attempted_init) initialize(s);
-    out.gpus.clear();
+    // Copy-assign into the previous reading's storage: strings and vectors keep their
+    // capacity, so a steady state allocates nothing.
+    out.gpus.resize(s.devices.size());
     if (!s.init_failure.empty()) {
         out.status = s.init_failure;
         s.permanent_failure.store(true);
@@ -427,7 +429,7 @@ void collect(Shared& s, double now, GpuReading& out) {
     std::string failing;
     for (Device& d : s.devices) {
         read_device(s, d, now);
-        out.gpus.push_back(d.info);
+        out.gpus[static_cast<std::size_t>(&d - s.devices.data())] = d.info;
         if (d.info.error)
             failing += (failing.empty() ? "" : "; ") + ("GPU" + std::to_string(d.info.index) + ": " + *d.info.error);
     }
@@ -442,10 +444,9 @@ void worker_main(std::shared_ptr<Shared> s) {
         s->request = false;
         double now = s->request_now;
         lock.unlock();
-        GpuReading r;
-        collect(*s, now, r);
+        // `result` is the worker's while busy: the reader touches it only when !busy.
+        collect(*s, now, s->result);
         lock.lock();
-        s->result = std::move(r);
         s->result_ready = true;
         s->busy = false;
         // Notify after unlocking, so the reader does not wake only to block on the mutex.
@@ -490,7 +491,7 @@ class NvmlBackend final : public GpuBackend {
         s_->wake_worker.notify_one();  // unlocked: the worker can take the mutex at once
     }
 
-    GpuReading end() override {
+    const GpuReading& end() override {
         if (failed_for_good_) return last_good_;
         std::unique_lock lock(s_->m);
         const double deadline = s_->options.deadline_ms / 1000.0;
@@ -499,7 +500,7 @@ class NvmlBackend final : public GpuBackend {
             if (s_->wake_reader.wait_for(lock, std::chrono::milliseconds(20), [&] { return !s_->busy; })) {
                 if (s_->result_ready) {
                     s_->result_ready = false;
-                    last_good_ = std::move(s_->result);
+                    last_good_ = s_->result;  // copy-assign: both keep their capacity
                     // No library or driver: this answer will not change, stop asking.
                     failed_for_good_ = s_->permanent_failure.load();
                 }
@@ -511,18 +512,18 @@ class NvmlBackend final : public GpuBackend {
     }
 
   private:
-    GpuReading stale() {
+    const GpuReading& stale() {
         const char* c = s_->current_call.load();
-        GpuReading r = last_good_;
-        for (auto& g : r.gpus) g.stale = true;
-        r.status = std::string("NVML call ") + (c ? c : "(unknown)") + " did not return within " +
-                   std::to_string(s_->options.deadline_ms) + " ms; GPU values are stale";
-        return r;
+        stale_ = last_good_;
+        for (auto& g : stale_.gpus) g.stale = true;
+        stale_.status = std::string("NVML call ") + (c ? c : "(unknown)") + " did not return within " +
+                        std::to_string(s_->options.deadline_ms) + " ms; GPU values are stale";
+        return stale_;
     }
 
     std::shared_ptr<Shared> s_;
     std::thread worker_;
-    GpuReading last_good_;
+    GpuReading last_good_, stale_;
     bool failed_for_good_ = false;
 };
 
