@@ -6,6 +6,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <sys/resource.h>
 
 #include "sample/linux/process_table.hpp"
 #include "test_support.hpp"
@@ -198,4 +201,30 @@ TEST(ProcessTable, ExitedProcessLeavesWithoutAListing) {
     t.scan(2.0, 0, ps, 42);  // same counter: no listing; the kept descriptor says it is gone
     EXPECT_EQ(t.listings(), 1u);
     EXPECT_EQ(find(ps, static_cast<std::uint32_t>(child)), nullptr);
+}
+
+TEST(ProcessTable, OutOfDescriptorsStillSeesEveryProcess) {
+    // With the descriptor limit nearly used up, processes are read by path instead of
+    // being dropped.
+    pid_t child = fork();
+    if (child == 0) {
+        std::size_t expected = 0;
+        for (auto& e : std::filesystem::directory_iterator("/proc"))
+            expected += std::isdigit(static_cast<unsigned char>(e.path().filename().string()[0])) ? 1 : 0;
+        rlimit rl{};
+        getrlimit(RLIMIT_NOFILE, &rl);
+        rl.rlim_cur = 24;  // a few for stdio and the /proc directory, far fewer than processes
+        setrlimit(RLIMIT_NOFILE, &rl);
+        os::ProcessTable t("/proc");
+        std::vector<ProcessInfo> ps;
+        t.scan(1.0, 0, ps);
+        t.scan(2.0, 0, ps);
+        std::size_t listed = 0;
+        for (const auto& p : ps) listed += p.pid > 0;
+        // Allow for processes that came or went between the scan and the count.
+        _exit(listed + 10 >= expected && ps.size() > 24 ? 0 : 1);
+    }
+    int status = 0;
+    waitpid(child, &status, 0);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }

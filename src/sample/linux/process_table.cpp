@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "core/text_parse.hpp"
@@ -12,6 +13,9 @@ namespace baton::os {
 
 ProcessTable::ProcessTable(std::string proc_root)
     : root_(std::move(proc_root)), clock_ticks_per_second_(sysconf(_SC_CLK_TCK)), page_size_(sysconf(_SC_PAGESIZE)) {
+    rlimit rl{};
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+        fd_budget_ = rl.rlim_cur > 128 ? static_cast<std::size_t>(rl.rlim_cur) - 64 : 0;
     dir_ = opendir(root_.c_str());
 }
 
@@ -37,6 +41,20 @@ bool ProcessTable::load_identity(std::uint32_t pid, Entry& e) {
     path_.append("/cgroup");
     e.cgroup = read_file(path_, buf_) ? parse_cgroup(buf_) : std::string();
     return true;
+}
+
+namespace {
+
+bool too_many_files(int err) {
+    return err == EMFILE || err == ENFILE;
+}
+
+}  // namespace
+
+bool ProcessTable::read_pid_file(KeptFile& kept, bool by_path, std::uint32_t pid, const char* file) {
+    if (!by_path) return kept.read_all(buf_);
+    path_.assign(root_).append("/").append(std::to_string(pid)).append(file);
+    return read_file(path_, buf_);
 }
 
 void ProcessTable::scan(double now, std::uint64_t boot_time_seconds, std::vector<ProcessInfo>& out,
@@ -78,14 +96,28 @@ void ProcessTable::scan(double now, std::uint64_t boot_time_seconds, std::vector
         Entry& e = it->second;
         if (fresh) {
             path_.assign(root_).append("/").append(std::to_string(pid)).append("/stat");
-            if (!e.stat.open(path_)) {  // exited between readdir and open
-                entries_.erase(it);
-                continue;
+            // Keep descriptors only while two per process fit in the budget: the rest of
+            // baton (identity reads, NVML, output) must always find one free.
+            e.stat_by_path = e.io_by_path = 2 * entries_.size() >= fd_budget_;
+            if (e.stat_by_path) {
+                if (access(path_.c_str(), R_OK) != 0) {  // exited between readdir and now
+                    entries_.erase(it);
+                    continue;
+                }
+            } else if (!e.stat.open(path_)) {
+                // Out of descriptors (a hard limit too low for this many processes): read
+                // this one by path each tick instead of dropping it.
+                if (too_many_files(e.stat.last_errno())) {
+                    e.stat_by_path = true;
+                } else {  // exited between readdir and open
+                    entries_.erase(it);
+                    continue;
+                }
             }
         }
         if (count == out.size()) out.emplace_back();
         ProcessInfo& p = out[count];
-        if (!e.stat.read_all(buf_)) {
+        if (!read_pid_file(e.stat, e.stat_by_path, pid, "/stat")) {
             // ESRCH: the process we had open has exited (its pid may already be reused:
             // start over with a fresh descriptor next tick).
             entries_.erase(it);
@@ -117,7 +149,12 @@ void ProcessTable::scan(double now, std::uint64_t boot_time_seconds, std::vector
             if (fresh) {
                 path_.assign(root_).append("/").append(std::to_string(pid)).append("/io");
                 // Other users' io files need ptrace rights: EACCES is remembered, not retried.
-                if (!e.io.open(path_)) e.io_denied = true;
+                if (!e.io_by_path && !e.io.open(path_)) {
+                    if (too_many_files(e.io.last_errno()))
+                        e.io_by_path = true;
+                    else
+                        e.io_denied = true;
+                }
             }
         }
 
@@ -168,7 +205,7 @@ void ProcessTable::scan(double now, std::uint64_t boot_time_seconds, std::vector
                 // No CPU time since the last reading: no I/O issued, rates are 0.
                 p.read_bytes_per_second = 0.0;
                 p.write_bytes_per_second = 0.0;
-            } else if (e.io.read_all(buf_) && parse_pid_io(buf_, io)) {
+            } else if (read_pid_file(e.io, e.io_by_path, pid, "/io") && parse_pid_io(buf_, io)) {
                 if (e.io_time_at >= 0 && now > e.io_time_at && io.read_bytes >= e.io_read &&
                     io.write_bytes >= e.io_write) {
                     double span = now - e.io_time_at;

@@ -53,6 +53,8 @@ class ProcessTable {
         KeptFile stat;
         KeptFile io;
         bool io_denied = false;
+        // No descriptor could be kept (EMFILE/ENFILE): the file is opened by path each tick.
+        bool stat_by_path = false, io_by_path = false;
         std::uint64_t start_ticks = 0;
         std::uint32_t uid = 0;
         std::optional<std::uint32_t> innermost_pid;
@@ -67,6 +69,8 @@ class ProcessTable {
     };
 
     bool load_identity(std::uint32_t pid, Entry& e);
+    // Reads /proc/PID/`file` into buf_: through the kept descriptor, or by path.
+    bool read_pid_file(KeptFile& kept, bool by_path, std::uint32_t pid, const char* file);
     void fill(std::uint32_t pid, Entry& e, double now, std::uint64_t boot_time_seconds, ProcessInfo& p);
 
     std::string root_;
@@ -79,6 +83,9 @@ class ProcessTable {
     std::uint64_t tick_ = 0;
     std::uint64_t listings_ = 0;
     std::optional<std::uint64_t> forks_at_listing_;
+    // Descriptors this table may keep open: the soft RLIMIT_NOFILE less 64 for the rest of
+    // baton. Past it, files are opened by path each tick (slower, never wrong).
+    std::size_t fd_budget_ = static_cast<std::size_t>(-1);
     long clock_ticks_per_second_;
     long page_size_;
 };
