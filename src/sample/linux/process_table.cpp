@@ -57,15 +57,39 @@ bool ProcessTable::read_pid_file(KeptFile& kept, bool by_path, std::uint32_t pid
     return read_file(path_, buf_);
 }
 
+void ProcessTable::update_io_rates(std::uint32_t pid, Entry& e, std::uint64_t ticks, double now, ProcessInfo& p) {
+    p.read_bytes_per_second.reset();
+    p.write_bytes_per_second.reset();
+    if (!e.io_denied) {
+        bool ran = e.io_time_at < 0 || ticks != e.io_cpu_ticks;
+        PidIo io;
+        if (!ran) {
+            // No CPU time since the last reading: no I/O issued, rates are 0.
+            p.read_bytes_per_second = 0.0;
+            p.write_bytes_per_second = 0.0;
+        } else if (read_pid_file(e.io, e.io_by_path, pid, "/io") && parse_pid_io(buf_, io)) {
+            if (e.io_time_at >= 0 && now > e.io_time_at && io.read_bytes >= e.io_read && io.write_bytes >= e.io_write) {
+                double span = now - e.io_time_at;
+                p.read_bytes_per_second = static_cast<double>(io.read_bytes - e.io_read) / span;
+                p.write_bytes_per_second = static_cast<double>(io.write_bytes - e.io_write) / span;
+            }
+            e.io_read = io.read_bytes;
+            e.io_write = io.write_bytes;
+            e.io_time_at = now;
+            e.io_cpu_ticks = ticks;
+        } else if (e.io.last_errno() == EACCES || e.io.last_errno() == EPERM) {
+            e.io_denied = true;  // e.g. the process became setuid: stop trying
+        }
+    }
+}
+
 void ProcessTable::scan(double now, std::uint64_t boot_time_seconds, std::vector<ProcessInfo>& out,
                         std::optional<std::uint64_t> forks_since_boot) {
     ++tick_;
     const bool list = !forks_since_boot || !forks_at_listing_ || *forks_since_boot != *forks_at_listing_;
-    if (!list) {
-        // Nothing was created since the last listing: walk the known pids (still sorted;
-        // exited ones drop out below when their stat read fails).
-        std::erase_if(pids_, [&](std::uint32_t pid) { return !entries_.count(pid); });
-    } else {
+    // Without a listing, pids_ still holds the processes alive at the last scan (the loop
+    // below keeps only those it read), in order: nothing new can exist.
+    if (list) {
         ++listings_;
         forks_at_listing_ = forks_since_boot;
         pids_.clear();
@@ -91,7 +115,8 @@ void ProcessTable::scan(double now, std::uint64_t boot_time_seconds, std::vector
     if (list) std::sort(pids_.begin(), pids_.end());
 
     std::size_t count = 0;
-    for (std::uint32_t pid : pids_) {
+    for (std::size_t i = 0; i < pids_.size(); ++i) {
+        const std::uint32_t pid = pids_[i];
         auto [it, fresh] = entries_.try_emplace(pid);
         Entry& e = it->second;
         if (fresh) {
@@ -132,8 +157,11 @@ void ProcessTable::scan(double now, std::uint64_t boot_time_seconds, std::vector
             // Same pid, different process (a kept descriptor fails instead, but a fixture
             // tree or a re-mounted /proc can do this): start over as a new process.
             KeptFile stat = std::move(e.stat);
+            const bool by_path = e.stat_by_path, io_by_path = e.io_by_path;
             e = Entry{};
             e.stat = std::move(stat);
+            e.stat_by_path = by_path;
+            e.io_by_path = io_by_path;
             fresh = true;
         }
         // A new name means an exec: re-read the identity. Kernel threads (no command line)
@@ -196,34 +224,13 @@ void ProcessTable::scan(double now, std::uint64_t boot_time_seconds, std::vector
         e.cpu_ticks = ticks;
         e.cpu_time_at = now;
 
-        p.read_bytes_per_second.reset();
-        p.write_bytes_per_second.reset();
-        if (!e.io_denied) {
-            bool ran = e.io_time_at < 0 || ticks != e.io_cpu_ticks;
-            PidIo io;
-            if (!ran) {
-                // No CPU time since the last reading: no I/O issued, rates are 0.
-                p.read_bytes_per_second = 0.0;
-                p.write_bytes_per_second = 0.0;
-            } else if (read_pid_file(e.io, e.io_by_path, pid, "/io") && parse_pid_io(buf_, io)) {
-                if (e.io_time_at >= 0 && now > e.io_time_at && io.read_bytes >= e.io_read &&
-                    io.write_bytes >= e.io_write) {
-                    double span = now - e.io_time_at;
-                    p.read_bytes_per_second = static_cast<double>(io.read_bytes - e.io_read) / span;
-                    p.write_bytes_per_second = static_cast<double>(io.write_bytes - e.io_write) / span;
-                }
-                e.io_read = io.read_bytes;
-                e.io_write = io.write_bytes;
-                e.io_time_at = now;
-                e.io_cpu_ticks = ticks;
-            } else if (e.io.last_errno() == EACCES || e.io.last_errno() == EPERM) {
-                e.io_denied = true;  // e.g. the process became setuid: stop trying
-            }
-        }
+        update_io_rates(pid, e, ticks, now, p);
         e.seen_tick = tick_;
+        pids_[count] = pid;  // survivors, still in order: the walk for a tick without a listing
         ++count;
     }
     out.resize(count);
+    pids_.resize(count);
     // Forget processes that have gone; their descriptors close here.
     if (entries_.size() != count) {
         for (auto it = entries_.begin(); it != entries_.end();) {

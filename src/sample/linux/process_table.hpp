@@ -69,6 +69,8 @@ class ProcessTable {
     };
 
     bool load_identity(std::uint32_t pid, Entry& e);
+    // Sets p's I/O rates from /proc/PID/io; `ticks` is the CPU time just read from stat.
+    void update_io_rates(std::uint32_t pid, Entry& e, std::uint64_t ticks, double now, ProcessInfo& p);
     // Reads /proc/PID/`file` into buf_: through the kept descriptor, or by path.
     bool read_pid_file(KeptFile& kept, bool by_path, std::uint32_t pid, const char* file);
     void fill(std::uint32_t pid, Entry& e, double now, std::uint64_t boot_time_seconds, ProcessInfo& p);

@@ -184,6 +184,7 @@ void SystemReader::read_disks(double dt, Snapshot& snap) {
             if (p.name == d.name) prev = &p;
         bool whole = prev ? prev->whole : is_whole_disk(d.name);
         next.push_back(PrevDisk{std::string(d.name), d, whole});
+        next.back().c.name = {};  // it pointed into buf_, which the next read overwrites
         // Partitions are folded into their disk (the kernel already counts their I/O there);
         // RAM disks and never-used loop devices are noise.
         if (!whole) continue;
@@ -219,6 +220,7 @@ void SystemReader::read_networks(double now, double dt, Snapshot& snap) {
     next.reserve(net_now_.size());
     for (const NetCounters& n : net_now_) {
         PrevNet entry{std::string(n.name), n, std::nullopt, -1e9};
+        entry.c.name = {};  // it pointed into buf_, which the next read overwrites
         const PrevNet* prev = nullptr;
         for (const auto& p : net_prev_)
             if (p.name == n.name) prev = &p;
