@@ -54,9 +54,11 @@ void Sampler::read_once(Snapshot& snap) {
     if (gpu_) {
         const GpuReading& r = gpu_->end();
         snap.gpu_status = r.status;
+        snap.gpu_driver_version = r.driver_version;
         snap.gpus = r.gpus;  // copy-assign: the snapshot's GPU storage is reused tick to tick
     } else {
         snap.gpu_status = "GPU sampling disabled";
+        snap.gpu_driver_version.reset();
         snap.gpus.clear();
     }
     join_gpu_processes(snap);

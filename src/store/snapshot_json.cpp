@@ -248,6 +248,7 @@ void SnapshotJsonEncoder::append(const Snapshot& s, std::string& out) {
     w.end_array();
 
     w.field("gpu_status", s.gpu_status);
+    w.optional_field("gpu_driver_version", s.gpu_driver_version);
     w.key("gpus");
     w.begin_array();
     for (const GpuInfo& g : s.gpus) write_gpu(w, g);

@@ -186,6 +186,8 @@ void append_snapshot_prometheus(const Snapshot& s, std::string& out) {
 
     e.family("baton_gpu_status_ok", "gauge", "1 when every GPU answered this tick, 0 otherwise.");
     e.sample("baton_gpu_status_ok", none, s.gpu_status == "ok" ? 1.0 : 0.0);
+    e.family("baton_gpu_driver_info", "gauge", "NVIDIA driver version; always 1.");
+    if (s.gpu_driver_version) e.sample("baton_gpu_driver_info", {{"version", *s.gpu_driver_version}}, 1.0);
     e.family("baton_gpu_info", "gauge", "GPU identity; always 1.");
     e.family("baton_gpu_stale", "gauge", "1 when the GPU values are from an earlier tick (NVML did not answer).");
     e.family("baton_gpu_utilization_ratio", "gauge", "Share of time a kernel ran on the GPU.");

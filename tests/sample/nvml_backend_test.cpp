@@ -53,6 +53,7 @@ TEST(NvmlBackend, OneIdleGpuEveryField) {
     auto b = backend_for("one-idle");
     auto r = b->read(0);
     ASSERT_EQ(r.status, "ok");
+    EXPECT_EQ(r.driver_version, "550.54.15");
     ASSERT_EQ(r.gpus.size(), 1u);
     const GpuInfo& g = r.gpus[0];
     EXPECT_EQ(g.index, 0u);

@@ -73,4 +73,5 @@ TEST(SnapshotPrometheus, UnitsAndThrottleReasons) {
               std::string::npos);
     EXPECT_NE(t.find("baton_network_speed_bytes_per_second{interface=\"eth0\"} 3125000000"), std::string::npos);
     EXPECT_NE(t.find("name=\"a\\\"b\\\\c\\nd\""), std::string::npos);
+    EXPECT_NE(t.find("baton_gpu_driver_info{version=\"550.00.00\"} 1"), std::string::npos);
 }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,7 +16,8 @@ struct GpuReading {
     // empty or stale ("no NVIDIA driver: libnvidia-ml.so.1 not found", "NVML call
     // nvmlDeviceGetPowerUsage did not return within 2000 ms; GPU values are stale").
     std::string status;
-    std::vector<GpuInfo> gpus;  // in PCI bus order
+    std::vector<GpuInfo> gpus;                  // in PCI bus order
+    std::optional<std::string> driver_version;  // e.g. "550.54.15", once NVML answered
 };
 
 class GpuBackend {

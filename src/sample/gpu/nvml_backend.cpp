@@ -66,6 +66,7 @@ struct Shared {
     bool attempted_init = false;
     std::string init_failure;  // permanent reason no GPU can be read
     NvmlLibrary lib;
+    std::optional<std::string> driver_version;
     std::vector<Device> devices;
     std::vector<unsigned char> process_buffer;
     std::vector<nvmlProcessUtilizationSample_t> util_buffer;
@@ -109,6 +110,10 @@ bool initialize(Shared& s) {
         s.init_failure = "NVML initialisation failed: " + L.describe(rc);
         return false;
     }
+    char version[96];
+    if (L.driver_version &&
+        call("nvmlSystemGetDriverVersion", [&] { return L.driver_version(version, sizeof version); }) == NVML_SUCCESS)
+        s.driver_version = version;
     unsigned count = 0;
     rc = call("nvmlDeviceGetCount_v2", [&] { return L.device_count(&count); });
     if (rc != NVML_SUCCESS) {
@@ -426,6 +431,7 @@ void collect(Shared& s, double now, GpuReading& out) {
         s.permanent_failure.store(true);
         return;
     }
+    out.driver_version = s.driver_version;
     std::string failing;
     for (Device& d : s.devices) {
         read_device(s, d, now);
