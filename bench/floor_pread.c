@@ -1,7 +1,7 @@
 /* The floor for a per-process scan: open /proc/PID/stat of every process once, then on
  * each iteration only pread each kept-open descriptor. No parsing, no output. This is the
  * least any tool that reads every process's stat can do per snapshot.
- * Usage: floor_pread ITERATIONS */
+ * Usage: floor_pread ITERATIONS [FILE]   (FILE: the per-process file, default "stat") */
 #include <ctype.h>
 #include <dirent.h>
 #include <fcntl.h>
@@ -12,6 +12,7 @@
 
 int main(int argc, char** argv) {
     long iterations = argc > 1 ? atol(argv[1]) : 200;
+    const char* file = argc > 2 ? argv[2] : "stat";
     struct rlimit rl;
     if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
         rl.rlim_cur = rl.rlim_max;
@@ -22,10 +23,10 @@ int main(int argc, char** argv) {
     DIR* d = opendir("/proc");
     if (!d) return 1;
     struct dirent* e;
-    char path[64];
+    char path[300];
     while ((e = readdir(d)) != NULL) {
         if (!isdigit((unsigned char)e->d_name[0])) continue;
-        snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
+        snprintf(path, sizeof path, "/proc/%s/%s", e->d_name, file);
         int fd = open(path, O_RDONLY | O_CLOEXEC);
         if (fd < 0) continue;
         if (n == cap) {

@@ -5,7 +5,9 @@
 # CPU time (user + system, from wait4) for BASE and BASE+COUNT snapshots taken back to back;
 # the difference divided by COUNT is the cost of one snapshot without start-up costs.
 # Each figure is the median of REPEAT repetitions (default 5). baton reads 8 GPUs through the fake NVML
-# (tests/fake_nvml, scenario eight-busy); psutil has no GPU support.
+# (tests/fake_nvml, scenario eight-busy); psutil has no GPU support. baton runs twice: as shipped (idle
+# processes' stat reads skipped, docs/architecture.md) and with skip_idle_processes = false, which reads
+# every /proc/PID/stat like the floor does: the second shows what everything but the kernel's stat costs.
 #
 # Usage: bench/snapshot_cost.sh [IDLE] [COUNT] [REPEAT]     (after scripts/setup.sh)
 # Exit status: 0 when baton meets its targets (<= 1.5 x floor; system-only < 0.2 ms), 1 otherwise.
@@ -28,7 +30,7 @@ cc -O2 -o "$floor" "$root/bench/floor_pread.c"
 pids=()
 cleanup() {
   [ ${#pids[@]} -eq 0 ] || kill "${pids[@]}" 2>/dev/null || true
-  rm -f "${results:-}"
+  rm -f "${results:-}" "${full_config:-}"
 }
 trap cleanup EXIT
 for ((i = 0; i < idle; i++)); do
@@ -53,6 +55,7 @@ cost_ms() {
 
 cmd_floor() { printf '%s\n' "$floor" "$1"; }
 cmd_baton() { printf '%s\n' "$baton" snapshot --json --interval 0 --count "$1"; }
+cmd_baton_full() { printf '%s\n' "$baton" --config "$full_config" snapshot --json --interval 0 --count "$1"; }
 cmd_baton_system() { printf '%s\n' "$baton" snapshot --json --interval 0 --no-processes --count "$1"; }
 cmd_baton_system_nogpu() { printf '%s\n' "$baton" snapshot --json --interval 0 --no-processes --no-gpus --count "$1"; }
 cmd_psutil() { printf '%s\n' "$python" "$root/bench/psutil_snapshot.py" "$1"; }
@@ -63,6 +66,8 @@ cmd_psutil_system() { printf '%s\n' "$python" "$root/bench/psutil_snapshot.py" "
 # repetition; the report gives medians. psutil is ~50x slower, so it takes count/5 snapshots.
 nproc_now=$(ls -d /proc/[0-9]* | wc -l)
 results=$(mktemp)
+full_config=$(mktemp)
+printf '[sample]\nskip_idle_processes = false\n' > "$full_config"
 for ((r = 0; r < repeat; r++)); do
   f=$(cost_ms cmd_floor "$count")
   b=$(cost_ms cmd_baton "$count")
@@ -70,7 +75,8 @@ for ((r = 0; r < repeat; r++)); do
   bs=$(cost_ms cmd_baton_system "$count")
   bsn=$(cost_ms cmd_baton_system_nogpu "$count")
   ps=$(cost_ms cmd_psutil_system "$count")
-  echo "$f $b $p $bs $bsn $ps" >> "$results"
+  bf=$(cost_ms cmd_baton_full "$count")
+  echo "$f $b $p $bs $bsn $ps $bf" >> "$results"
 done
 
 "$python" - "$nproc_now" "$count" "$repeat" "$results" <<'PY'
@@ -78,14 +84,17 @@ import statistics, sys
 n, count, repeat, path = sys.argv[1:]
 rows = [list(map(float, line.split())) for line in open(path)]
 med = lambda xs: statistics.median(xs)
-floor, baton, psutil, bsys, bsys_nogpu, psys = (med([r[i] for r in rows]) for i in range(6))
+floor, baton, psutil, bsys, bsys_nogpu, psys, bfull = (med([r[i] for r in rows]) for i in range(7))
 ratio = med([r[1] / r[0] for r in rows])
 spread = (min(r[1] / r[0] for r in rows), max(r[1] / r[0] for r in rows))
+full_ratio = med([r[6] / r[0] for r in rows])
+full_spread = (min(r[6] / r[0] for r in rows), max(r[6] / r[0] for r in rows))
 full_ok = ratio <= 1.5
 sys_ok = bsys < 0.2
 print(f"snapshot cost, {n} processes, CPU ms per snapshot (medians of {repeat} repetitions, {count} snapshots each)")
 print(f"  floor   pread of every /proc/PID/stat        {floor:8.3f}")
 print(f"  baton   snapshot --json (+ 8 fake GPUs)      {baton:8.3f}   {ratio:5.2f} x floor [{spread[0]:.2f}..{spread[1]:.2f}]  (target <= 1.5: {'met' if full_ok else 'MISSED'})")
+print(f"  baton   same, skip_idle_processes = false    {bfull:8.3f}   {full_ratio:5.2f} x floor [{full_spread[0]:.2f}..{full_spread[1]:.2f}]")
 print(f"  psutil  same work, no GPUs                   {psutil:8.3f}   {psutil / baton:5.1f} x baton")
 print(f"  baton   --no-processes (+ 8 fake GPUs)       {bsys:8.3f}   (target < 0.2: {'met' if sys_ok else 'MISSED'})")
 print(f"  baton   --no-processes --no-gpus             {bsys_nogpu:8.3f}")

@@ -19,7 +19,8 @@ namespace {
 
 // Keys we know, so that a typo is an error instead of a silently ignored setting.
 bool known_key(const std::string& table, const std::string& key) {
-    if (table == "sample") return key == "proc_root" || key == "sys_root" || key == "shm_path";
+    if (table == "sample")
+        return key == "proc_root" || key == "sys_root" || key == "shm_path" || key == "skip_idle_processes";
     if (table == "gpu") return key == "nvml_library" || key == "nvml_deadline_ms" || key == "pcie_interval_seconds";
     return false;
 }
@@ -57,7 +58,12 @@ Result<Config> parse_config(const std::string& text, const std::string& origin) 
                 st = need_string(c.sys_root);
             else if (key == "shm_path")
                 st = need_string(c.shm_path);
-            else if (key == "nvml_library")
+            else if (key == "skip_idle_processes") {
+                auto b = v.value<bool>();
+                if (!v.is_boolean() || !b)
+                    return make_error(origin + ": 'sample.skip_idle_processes' must be true or false");
+                c.skip_idle_processes = *b;
+            } else if (key == "nvml_library")
                 st = need_string(c.nvml_library);
             else if (key == "nvml_deadline_ms") {
                 auto i = v.value<std::int64_t>();

@@ -17,6 +17,9 @@ struct Config {
     std::string sys_root = "/sys";
     // Where /dev/shm is, for its size and use (statvfs).
     std::string shm_path = "/dev/shm";
+    // Skip the stat read of processes that provably did not run (ProcessTable). Off: every
+    // process's stat is read every tick (for comparison, or a kernel that misreports).
+    bool skip_idle_processes = true;
     // [gpu]
     // Empty: $BATON_NVML_LIBRARY, else "libnvidia-ml.so.1" from the loader's search path.
     std::string nvml_library;

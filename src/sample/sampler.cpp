@@ -12,6 +12,7 @@ SamplerOptions SamplerOptions::from_config(const Config& c) {
     o.proc_root = c.proc_root;
     o.sys_root = c.sys_root;
     o.shm_path = c.shm_path;
+    o.skip_idle_processes = c.skip_idle_processes;
     o.nvml.library_path = c.nvml_library;
     o.nvml.deadline_ms = c.nvml_deadline_ms;
     o.nvml.pcie_interval_seconds = c.pcie_interval_seconds;
@@ -32,7 +33,7 @@ Sampler::Sampler(SamplerOptions options)
     : options_(std::move(options)), system_(os::Roots{options_.proc_root, options_.sys_root, options_.shm_path}) {
     if (options_.processes) {
         raise_open_file_limit();
-        processes_ = std::make_unique<os::ProcessTable>(options_.proc_root);
+        processes_ = std::make_unique<os::ProcessTable>(options_.proc_root, options_.skip_idle_processes);
     }
     if (options_.gpus) gpu_ = make_nvml_backend(options_.nvml);
 }
@@ -48,7 +49,8 @@ void Sampler::read_once(Snapshot& snap) {
     system_.read(now, snap);
     snap.processes_collected = processes_ != nullptr;
     if (processes_)
-        processes_->scan(now, system_.boot_time_seconds(), snap.processes, system_.forks_since_boot());
+        processes_->scan(now, system_.boot_time_seconds(), snap.processes,
+                         os::ScanHints{system_.forks_since_boot(), system_.reclaim_activity()});
     else
         snap.processes.clear();
     if (gpu_) {

@@ -23,6 +23,7 @@ struct SamplerOptions {
     std::string shm_path = "/dev/shm";
     bool processes = true;  // false: system and GPUs only (the cheap snapshot)
     bool gpus = true;
+    bool skip_idle_processes = true;  // Config::skip_idle_processes
     NvmlOptions nvml;
     double priming_seconds = 0.1;
 
@@ -53,7 +54,7 @@ class Sampler {
 void join_gpu_processes(Snapshot& snap);
 
 // Raises the soft open-file limit to the hard limit (capped at 1<<20): the sampler keeps up
-// to two descriptors per process open.
+// to three descriptors per process open.
 void raise_open_file_limit();
 
 }  // namespace baton

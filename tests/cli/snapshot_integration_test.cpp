@@ -2,6 +2,7 @@
 // with plausible figures; JSON Lines, Prometheus and text outputs; the fake GPUs.
 #include <gtest/gtest.h>
 
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <signal.h>
 #include <sstream>
@@ -60,6 +61,46 @@ TEST(SnapshotIntegration, FindsABusyChildWithItsCpuAndMemory) {
     EXPECT_LT(cpu, 110);
     EXPECT_EQ((*found)["ppid"], getpid());
     EXPECT_NEAR(snaps[1]["interval_seconds"].get<double>(), 1.0, 0.2);
+}
+
+TEST(SnapshotIntegration, SleepingChildIsInEverySnapshotWithOrWithoutIdleSkipping) {
+    // A sleeping child's stat is skipped after the first reads (architecture.md, "Idle
+    // processes"): it must still be listed every time, with its own figures.
+    pid_t child = fork();
+    if (child == 0) {
+        execl("/bin/sleep", "sleep", "60", nullptr);
+        _exit(127);
+    }
+    ASSERT_GT(child, 0);
+    usleep(200000);
+    TempDir d;
+    d.write("full.toml", "[sample]\nskip_idle_processes = false\n");
+    const std::string truth = read_text("/proc/" + std::to_string(child) + "/stat");
+    std::istringstream after_name(truth.substr(truth.rfind(')') + 2));  // field 3 (state) onwards
+    const std::vector<std::string> fields{std::istream_iterator<std::string>(after_name), {}};
+    const std::uint64_t rss_pages = std::stoull(fields.at(24 - 3));
+    for (const std::string& config : {std::string(), d.path() + "/full.toml"}) {
+        std::vector<std::string> argv{baton_binary()};
+        if (!config.empty()) argv.insert(argv.end(), {"--config", config});
+        argv.insert(argv.end(), {"snapshot", "--json", "--count", "6", "--interval", "0.05", "--no-gpus"});
+        auto r = run(argv);
+        ASSERT_EQ(r.exit_code, 0) << r.err;
+        auto snaps = json_lines(r.out);
+        ASSERT_EQ(snaps.size(), 6u);
+        for (const json& s : snaps) {
+            const json* found = nullptr;
+            for (const json& p : s["processes"])
+                if (p["pid"] == child) found = &p;
+            ASSERT_NE(found, nullptr) << config;
+            EXPECT_EQ((*found)["command"], "sleep 60");
+            EXPECT_EQ((*found)["ppid"], getpid());
+            EXPECT_EQ((*found)["state"], "S");
+            EXPECT_EQ((*found)["cpu_percent"], 0);
+            EXPECT_EQ((*found)["rss_bytes"], rss_pages * static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE)));
+        }
+    }
+    kill(child, SIGKILL);
+    waitpid(child, nullptr, 0);
 }
 
 TEST(SnapshotIntegration, FirstSnapshotAlreadyHasRates) {

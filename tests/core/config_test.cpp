@@ -16,7 +16,8 @@ TEST(Config, DefaultsWhenEmpty) {
 
 TEST(Config, ReadsKnownKeys) {
     auto c = parse_config(
-        "[sample]\nproc_root = \"/x/proc\"\nsys_root = \"/x/sys\"\n[gpu]\nnvml_deadline_ms = 500\n"
+        "[sample]\nproc_root = \"/x/proc\"\nsys_root = \"/x/sys\"\nskip_idle_processes = "
+        "false\n[gpu]\nnvml_deadline_ms = 500\n"
         "nvml_library = \"/opt/libnvidia-ml.so.1\"\npcie_interval_seconds = 10\n",
         "test.toml");
     ASSERT_TRUE(c.ok()) << c.error().message;
@@ -25,6 +26,8 @@ TEST(Config, ReadsKnownKeys) {
     EXPECT_EQ(c->nvml_deadline_ms, 500);
     EXPECT_EQ(c->nvml_library, "/opt/libnvidia-ml.so.1");
     EXPECT_DOUBLE_EQ(c->pcie_interval_seconds, 10);
+    EXPECT_FALSE(c->skip_idle_processes);
+    EXPECT_TRUE(parse_config("", "t")->skip_idle_processes);
 }
 
 TEST(Config, RejectsUnknownKeysTypesAndRanges) {
@@ -35,6 +38,8 @@ TEST(Config, RejectsUnknownKeysTypesAndRanges) {
     EXPECT_FALSE(parse_config("[gpu]\nnvml_deadline_ms = 0\n", "t").ok());
     EXPECT_FALSE(parse_config("[gpu]\nnvml_deadline_ms = 1.5\n", "t").ok());
     EXPECT_FALSE(parse_config("[sample]\nproc_root = 3\n", "t").ok());
+    EXPECT_FALSE(parse_config("[sample]\nskip_idle_processes = 1\n", "t").ok());
+    EXPECT_FALSE(parse_config("[sample]\nskip_idle_processes = \"no\"\n", "t").ok());
 }
 
 TEST(Config, SyntaxErrorNamesFileAndLine) {

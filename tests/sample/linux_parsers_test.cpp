@@ -79,9 +79,20 @@ TEST(VmStat, ReadsCountersSkipsTheRest) {
     EXPECT_EQ(v.pswpout, 20u);
     EXPECT_EQ(v.pgmajfault, 30u);
     EXPECT_EQ(v.oom_kill, 2u);
+    EXPECT_FALSE(v.reclaim_activity.has_value());  // no pgsteal_* lines
     parse_vmstat("pswpin\n", v);
     EXPECT_FALSE(v.pswpin.has_value());
     EXPECT_FALSE(v.oom_kill.has_value());  // kernel < 4.13
+}
+
+TEST(VmStat, ReclaimActivitySumsStealsAndSwapping) {
+    VmStat v;
+    // Every pgsteal_* name counts, old (per zone) and new kernels alike; pgscan does not.
+    parse_vmstat(
+        "pswpin 1\npswpout 2\npgsteal_kswapd 10\npgsteal_direct 20\npgsteal_kswapd_normal 100\n"
+        "pgscan_kswapd 5000\npgsteal_anon x\n",
+        v);
+    EXPECT_EQ(v.reclaim_activity, 133u);
 }
 
 TEST(Pressure, ParsesSomeAndFull) {
@@ -185,6 +196,17 @@ TEST(PidFiles, Io) {
     EXPECT_EQ(io.write_bytes, 8192u);
     EXPECT_FALSE(parse_pid_io("rchar: 1\n", io));
     EXPECT_FALSE(parse_pid_io("read_bytes: x\nwrite_bytes: 1\n", io));
+}
+
+TEST(PidFiles, SchedStat) {
+    PidSchedStat s;
+    ASSERT_TRUE(parse_pid_schedstat("189245054 18325623 579\n", s));
+    EXPECT_EQ(s.runtime_ns, 189245054u);
+    EXPECT_EQ(s.switches_in, 579u);
+    EXPECT_FALSE(parse_pid_schedstat("", s));
+    EXPECT_FALSE(parse_pid_schedstat("1 2\n", s));
+    EXPECT_FALSE(parse_pid_schedstat("1 -2 3\n", s));
+    EXPECT_FALSE(parse_pid_schedstat(std::string(5000, '9'), s));  // overflow, not a wrapped number
 }
 
 TEST(ThrottleReasons, DecodesKnownAndUnknownBits) {

@@ -9,6 +9,7 @@
 #include <cctype>
 #include <filesystem>
 #include <sys/resource.h>
+#include <time.h>
 
 #include "sample/linux/process_table.hpp"
 #include "test_support.hpp"
@@ -28,6 +29,12 @@ std::string stat_line(int pid, const std::string& comm, char state, int ppid, un
     return std::to_string(pid) + " (" + comm + ") " + state + " " + std::to_string(ppid) + " 1 1 0 -1 0 0 0 0 0 " +
            std::to_string(utime) + " " + std::to_string(stime) + " 0 0 20 0 1 0 " + std::to_string(start) + " 1000 " +
            std::to_string(rss) + " 18446744073709551615\n";
+}
+
+os::ScanHints forks(std::uint64_t since_boot) {
+    os::ScanHints h;
+    h.forks_since_boot = since_boot;
+    return h;
 }
 
 }  // namespace
@@ -171,15 +178,15 @@ TEST(ProcessTable, SkipsListingWhileNoTaskWasCreated) {
     test::copy_fixture("machine", d.path());
     os::ProcessTable t(d.path() + "/proc");
     std::vector<ProcessInfo> ps;
-    t.scan(1.0, 0, ps, 500);
+    t.scan(1.0, 0, ps, forks(500));
     EXPECT_EQ(t.listings(), 1u);
     d.write("proc/400/stat", stat_line(400, "new", 'S', 1, 0, 0, 7000, 10));
     d.write("proc/400/status", "Uid:\t0\t0\t0\t0\n");
-    t.scan(2.0, 0, ps, 500);  // counter unchanged: the directory is not listed again
+    t.scan(2.0, 0, ps, forks(500));  // counter unchanged: the directory is not listed again
     EXPECT_EQ(t.listings(), 1u);
     EXPECT_EQ(find(ps, 400), nullptr);
     EXPECT_EQ(ps.size(), 6u);
-    t.scan(3.0, 0, ps, 501);  // a task was created: list
+    t.scan(3.0, 0, ps, forks(501));  // a task was created: list
     EXPECT_EQ(t.listings(), 2u);
     EXPECT_NE(find(ps, 400), nullptr);
     t.scan(4.0, 0, ps);  // no counter: always list
@@ -194,11 +201,11 @@ TEST(ProcessTable, ExitedProcessLeavesWithoutAListing) {
     }
     os::ProcessTable t("/proc");
     std::vector<ProcessInfo> ps;
-    t.scan(1.0, 0, ps, 42);
+    t.scan(1.0, 0, ps, forks(42));
     ASSERT_NE(find(ps, static_cast<std::uint32_t>(child)), nullptr);
     kill(child, SIGKILL);
     waitpid(child, nullptr, 0);
-    t.scan(2.0, 0, ps, 42);  // same counter: no listing; the kept descriptor says it is gone
+    t.scan(2.0, 0, ps, forks(42));  // same counter: no listing; the kept descriptor says it is gone
     EXPECT_EQ(t.listings(), 1u);
     EXPECT_EQ(find(ps, static_cast<std::uint32_t>(child)), nullptr);
 }
@@ -227,4 +234,202 @@ TEST(ProcessTable, OutOfDescriptorsStillSeesEveryProcess) {
     int status = 0;
     waitpid(child, &status, 0);
     EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+namespace {
+
+// A process table scan with the reclaim counter fixed (no reclaim between scans) unless given.
+os::ScanHints quiet(std::uint64_t reclaim = 7) {
+    os::ScanHints h;
+    h.reclaim_activity = reclaim;
+    return h;
+}
+
+void spin_for(double seconds) {
+    timespec start{}, now{};
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    do {
+        clock_gettime(CLOCK_MONOTONIC, &now);
+    } while (static_cast<double>(now.tv_sec - start.tv_sec) + static_cast<double>(now.tv_nsec - start.tv_nsec) * 1e-9 <
+             seconds);
+}
+
+// One single-threaded process (pid 500, or `pid`) with a schedstat file.
+void write_process(const test::TempDir& d, int pid, char state, int ppid, unsigned long rss, unsigned threads = 1,
+                   const std::string& schedstat = "1000 0 5\n") {
+    std::string stat = stat_line(pid, "idle", state, ppid, 10, 10, 700, rss);
+    // stat_line writes num_threads = 1 (field 20); give the requested count.
+    const std::string one_thread = " 20 0 1 0 ";
+    stat.replace(stat.find(one_thread), one_thread.size(), " 20 0 " + std::to_string(threads) + " 0 ");
+    const std::string dir = "proc/" + std::to_string(pid);
+    d.write(dir + "/stat", stat);
+    d.write(dir + "/status", "Uid:\t0\t0\t0\t0\n");
+    d.write(dir + "/cmdline", std::string("idle\0", 5));
+    d.write(dir + "/schedstat", schedstat);
+}
+
+}  // namespace
+
+TEST(ProcessTable, IdleProcessIsNotReadUntilItRuns) {
+    test::TempDir d;
+    write_process(d, 500, 'S', 1, 100);
+    os::ProcessTable t(d.path() + "/proc");
+    std::vector<ProcessInfo> ps;
+    t.scan(1.0, 0, ps, quiet());
+    t.scan(1.1, 0, ps, quiet());
+    EXPECT_EQ(t.idle_skips(), 1u);
+    // The stat file changes but schedstat does not: the process did not run, so a change
+    // like this one cannot happen on a real kernel; that baton did not see it proves the skip.
+    write_process(d, 500, 'S', 1, 200);
+    t.scan(1.2, 0, ps, quiet());
+    ASSERT_EQ(ps.size(), 1u);
+    EXPECT_EQ(ps[0].rss_bytes, 100u * static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE)));
+    EXPECT_DOUBLE_EQ(*ps[0].cpu_percent, 0.0);  // a skipped process did not run: 0 %, not absent
+    EXPECT_DOUBLE_EQ(*ps[0].read_bytes_per_second, 0.0);
+    EXPECT_EQ(ps[0].command, "idle");
+    EXPECT_EQ(t.idle_skips(), 2u);
+
+    write_process(d, 500, 'S', 1, 300, 1, "1500 0 6\n");  // it ran
+    t.scan(1.3, 0, ps, quiet());
+    EXPECT_EQ(ps[0].rss_bytes, 300u * static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE)));
+    EXPECT_EQ(t.idle_skips(), 2u);
+
+    write_process(d, 500, 'S', 1, 400, 1, "1500 0 6\n");
+    t.scan(1.4, 0, ps, quiet(8));  // pages were reclaimed: RSS may have dropped, read everyone
+    EXPECT_EQ(ps[0].rss_bytes, 400u * static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE)));
+    EXPECT_EQ(t.idle_skips(), 2u);
+    t.scan(1.5, 0, ps, quiet(8));
+    EXPECT_EQ(t.idle_skips(), 3u);
+
+    write_process(d, 500, 'S', 1, 500, 1, "1500 0 6\n");
+    t.scan(1.5 + os::ProcessTable::kIdleRefreshSeconds, 0, ps, quiet(8));  // due for a refresh
+    EXPECT_EQ(ps[0].rss_bytes, 500u * static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE)));
+    EXPECT_EQ(t.idle_skips(), 3u);
+}
+
+TEST(ProcessTable, NeverSkipsWhatSchedstatCannotVouchFor) {
+    test::TempDir d;
+    write_process(d, 500, 'R', 1, 100);                // running: its runtime is folded in only at ticks
+    write_process(d, 501, 'S', 1, 100, 4);             // threads: the leader's schedstat misses the others
+    write_process(d, 502, 'S', 1, 100, 1, "0 0 0\n");  // schedstat not maintained
+    write_process(d, 503, 'S', 1, 100);
+    d.remove("proc/503/schedstat");  // kernel without schedstat
+    os::ProcessTable t(d.path() + "/proc");
+    std::vector<ProcessInfo> ps;
+    for (int i = 0; i < 4; ++i) t.scan(1.0 + i * 0.1, 0, ps, quiet());
+    EXPECT_EQ(ps.size(), 4u);
+    EXPECT_EQ(t.idle_skips(), 0u);
+
+    os::ProcessTable no_counter(d.path() + "/proc");  // no reclaim counter: RSS could move unseen
+    write_process(d, 504, 'S', 1, 100);
+    for (int i = 0; i < 4; ++i) no_counter.scan(1.0 + i * 0.1, 0, ps);
+    EXPECT_EQ(no_counter.idle_skips(), 0u);
+
+    os::ProcessTable switched_off(d.path() + "/proc", false);  // config: skip_idle_processes = false
+    for (int i = 0; i < 4; ++i) switched_off.scan(1.0 + i * 0.1, 0, ps, quiet());
+    EXPECT_EQ(switched_off.idle_skips(), 0u);
+    os::ProcessTable on(d.path() + "/proc");  // the same tree with skipping on: 504 is skipped
+    for (int i = 0; i < 4; ++i) on.scan(1.0 + i * 0.1, 0, ps, quiet());
+    EXPECT_EQ(on.idle_skips(), 3u);
+}
+
+TEST(ProcessTable, OrphanOfAnExitedParentIsReadAgain) {
+    // A child's ppid changes when its parent exits, without the child running.
+    test::TempDir d;
+    write_process(d, 500, 'S', 1, 100);
+    write_process(d, 501, 'S', 500, 100);
+    write_process(d, 502, 'S', 1, 100);
+    write_process(d, 503, 'S', 502, 100);
+    os::ProcessTable t(d.path() + "/proc");
+    std::vector<ProcessInfo> ps;
+    t.scan(1.0, 0, ps, quiet());
+    t.scan(1.1, 0, ps, quiet());
+    ASSERT_EQ(t.idle_skips(), 4u);
+
+    // 500 exits and is reaped (it vanishes after its child was scanned: the next scan fixes
+    // the child); 502 exits and stays a zombie (seen before its child, in the same scan).
+    d.remove("proc/500");
+    write_process(d, 501, 'S', 1, 100);
+    write_process(d, 502, 'Z', 1, 0, 1, "2000 0 9\n");
+    write_process(d, 503, 'S', 1, 100);
+    t.scan(1.2, 0, ps, quiet());
+    ASSERT_EQ(ps.size(), 3u);
+    EXPECT_EQ(find(ps, 503)->ppid, 1u);
+    t.scan(1.3, 0, ps, quiet());
+    EXPECT_EQ(find(ps, 501)->ppid, 1u);
+}
+
+TEST(ProcessTable, RealIdleChildIsSkippedAndStillCorrect) {
+    // On the real /proc: a sleeping child is skipped; when it wakes and burns CPU the next
+    // scan sees it; when its parent exits, its new parent shows at once.
+    int to_middle[2];
+    int from_middle[2];
+    ASSERT_EQ(pipe(to_middle), 0);
+    ASSERT_EQ(pipe(from_middle), 0);
+    pid_t middle = fork();
+    if (middle == 0) {
+        pid_t leaf = fork();
+        if (leaf == 0) {
+            // Sleep until SIGUSR1, then spin for 0.4 s, then sleep again.
+            signal(SIGUSR1, [](int) {});
+            sigset_t none;
+            sigemptyset(&none);
+            for (;;) {
+                sigsuspend(&none);
+                spin_for(0.4);
+            }
+        }
+        (void)!write(from_middle[1], &leaf, sizeof leaf);
+        char c;
+        (void)!read(to_middle[0], &c, 1);  // exit when told
+        _exit(0);
+    }
+    pid_t leaf = 0;
+    ASSERT_EQ(read(from_middle[0], &leaf, sizeof leaf), static_cast<ssize_t>(sizeof leaf));
+    struct KillAtEnd {
+        pid_t pid;
+        ~KillAtEnd() { kill(pid, SIGKILL); }
+    } leaf_guard{leaf}, middle_guard{middle};
+    auto leaf_info = [&](const std::vector<ProcessInfo>& ps) { return find(ps, static_cast<std::uint32_t>(leaf)); };
+    auto true_ppid = [&] {
+        std::string s = test::read_text("/proc/" + std::to_string(leaf) + "/stat");
+        std::string_view v(s);
+        v.remove_prefix(v.rfind(')') + 4);  // ") S "
+        return static_cast<std::uint32_t>(std::stoul(std::string(v.substr(0, v.find(' ')))));
+    };
+    usleep(100000);  // let the leaf reach sigsuspend
+
+    os::ProcessTable t("/proc");
+    std::vector<ProcessInfo> ps;
+    double now = 1.0;
+    auto scan = [&] {
+        now += 0.1;
+        t.scan(now, 0, ps, quiet());
+    };
+    scan();
+    scan();
+    scan();
+    ASSERT_NE(leaf_info(ps), nullptr);
+    EXPECT_GT(t.idle_skips(), 0u);  // the leaf and most of this machine sleep
+    EXPECT_EQ(leaf_info(ps)->ppid, static_cast<std::uint32_t>(middle));
+    EXPECT_DOUBLE_EQ(*leaf_info(ps)->cpu_percent, 0.0);
+
+    kill(leaf, SIGUSR1);
+    usleep(200000);
+    scan();  // 0.2 s of real CPU in 0.1 s of table time: the rate is large, never 0
+    EXPECT_GT(*leaf_info(ps)->cpu_percent, 50.0);
+
+    usleep(400000);  // back asleep
+    scan();
+    scan();
+    char go = 'x';
+    ASSERT_EQ(write(to_middle[1], &go, 1), 1);
+    usleep(200000);  // the middle process is now a zombie, the leaf an orphan: ppid changed
+    scan();
+    EXPECT_EQ(leaf_info(ps)->ppid, true_ppid());
+    EXPECT_NE(leaf_info(ps)->ppid, static_cast<std::uint32_t>(middle));
+    waitpid(middle, nullptr, 0);
+    scan();
+    EXPECT_EQ(leaf_info(ps)->ppid, true_ppid());
+    for (int fd : {to_middle[0], to_middle[1], from_middle[0], from_middle[1]}) close(fd);
 }

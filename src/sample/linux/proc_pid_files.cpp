@@ -57,4 +57,14 @@ bool parse_pid_io(std::string_view text, PidIo& out) {
     return seen == 2;
 }
 
+bool parse_pid_schedstat(std::string_view text, PidSchedStat& out) {
+    auto runtime = text::take_u64(text);
+    auto delay = text::take_u64(text);
+    auto switches = text::take_u64(text);
+    if (!runtime || !delay || !switches) return false;
+    out.runtime_ns = *runtime;
+    out.switches_in = *switches;
+    return true;
+}
+
 }  // namespace baton::os

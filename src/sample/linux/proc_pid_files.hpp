@@ -30,4 +30,13 @@ struct PidIo {
 
 bool parse_pid_io(std::string_view text, PidIo& out);
 
+// /proc/PID/schedstat of the thread-group leader: "runtime_ns run_delay_ns switches_in".
+// While both the runtime and the switch-in count stay the same, the task has not run.
+struct PidSchedStat {
+    std::uint64_t runtime_ns = 0;
+    std::uint64_t switches_in = 0;  // times the task was put on a CPU
+};
+
+bool parse_pid_schedstat(std::string_view text, PidSchedStat& out);
+
 }  // namespace baton::os

@@ -11,8 +11,11 @@
 
 namespace baton::os {
 
-ProcessTable::ProcessTable(std::string proc_root)
-    : root_(std::move(proc_root)), clock_ticks_per_second_(sysconf(_SC_CLK_TCK)), page_size_(sysconf(_SC_PAGESIZE)) {
+ProcessTable::ProcessTable(std::string proc_root, bool skip_idle)
+    : root_(std::move(proc_root)),
+      skip_idle_(skip_idle),
+      clock_ticks_per_second_(sysconf(_SC_CLK_TCK)),
+      page_size_(sysconf(_SC_PAGESIZE)) {
     rlimit rl{};
     if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
         fd_budget_ = rl.rlim_cur > 128 ? static_cast<std::size_t>(rl.rlim_cur) - 64 : 0;
@@ -83,15 +86,66 @@ void ProcessTable::update_io_rates(std::uint32_t pid, Entry& e, std::uint64_t ti
     }
 }
 
+bool ProcessTable::open_new(std::uint32_t pid, Entry& e) {
+    path_.assign(root_).append("/").append(std::to_string(pid));
+    const std::size_t base = path_.size();
+    path_.append("/stat");
+    // Keep descriptors only while three per process fit in the budget: the rest of baton
+    // (identity reads, NVML, output) must always find one free.
+    e.stat_by_path = e.io_by_path = 3 * entries_.size() >= fd_budget_;
+    if (e.stat_by_path) return access(path_.c_str(), R_OK) == 0;  // else: exited since readdir
+    if (!e.stat.open(path_)) {
+        // Out of descriptors (a hard limit too low for this many processes): read this one
+        // by path each tick instead of dropping it.
+        if (!too_many_files(e.stat.last_errno())) return false;  // exited since readdir
+        e.stat_by_path = e.io_by_path = true;
+        return true;
+    }
+    if (skip_idle_) {
+        path_.resize(base);
+        path_.append("/schedstat");
+        // Without it (a kernel without CONFIG_SCHED_INFO, no descriptor left, or the process
+        // just exited) the process is simply never skipped.
+        e.sched.open(path_);
+    }
+    return true;
+}
+
+bool ProcessTable::parent_exited(std::uint32_t ppid) const {
+    auto has = [ppid](const std::vector<std::uint32_t>& v) { return std::find(v.begin(), v.end(), ppid) != v.end(); };
+    return has(exited_now_) || has(exited_before_);  // both short: usually empty
+}
+
+ProcessTable::Idle ProcessTable::check_idle(Entry& e, double now, bool reclaim_quiet) {
+    const bool had_baseline = e.sched_valid;
+    e.sched_valid = false;
+    // Multi-threaded: the leader's schedstat says nothing about the other threads.
+    if (!e.sched.is_open() || e.threads > 1) return Idle::read;
+    if (!e.sched.read_all(buf_)) return e.sched.last_errno() == ESRCH ? Idle::gone : Idle::read;
+    PidSchedStat ss;
+    if (!parse_pid_schedstat(buf_, ss)) return Idle::read;
+    // Running ('R') at the last read: a running task's runtime is only folded in at scheduler
+    // ticks, so an unchanged schedstat proves nothing. A count of 0 switches: schedstat is
+    // not maintained (or the task never ran).
+    const bool unchanged = had_baseline && e.state != 'R' && ss.switches_in != 0 &&
+                           ss.runtime_ns == e.sched_runtime_ns && ss.switches_in == e.sched_switches;
+    e.sched_runtime_ns = ss.runtime_ns;
+    e.sched_switches = ss.switches_in;
+    // Read before this tick's stat read (or standing for a skipped one): the next baseline.
+    e.sched_valid = true;
+    if (unchanged && reclaim_quiet && now < e.full_read_due && !parent_exited(e.ppid)) return Idle::skip;
+    return Idle::read;
+}
+
 void ProcessTable::scan(double now, std::uint64_t boot_time_seconds, std::vector<ProcessInfo>& out,
-                        std::optional<std::uint64_t> forks_since_boot) {
+                        const ScanHints& hints) {
     ++tick_;
-    const bool list = !forks_since_boot || !forks_at_listing_ || *forks_since_boot != *forks_at_listing_;
+    const bool list = !hints.forks_since_boot || !forks_at_listing_ || *hints.forks_since_boot != *forks_at_listing_;
     // Without a listing, pids_ still holds the processes alive at the last scan (the loop
     // below keeps only those it read), in order: nothing new can exist.
     if (list) {
         ++listings_;
-        forks_at_listing_ = forks_since_boot;
+        forks_at_listing_ = hints.forks_since_boot;
         pids_.clear();
     }
     if (!dir_ && list) dir_ = opendir(root_.c_str());
@@ -113,82 +167,101 @@ void ProcessTable::scan(double now, std::uint64_t boot_time_seconds, std::vector
         }
     }
     if (list) std::sort(pids_.begin(), pids_.end());
+    // Stat reads may be skipped only if no page was reclaimed since the last scan (RSS of
+    // idle processes unchanged); reclaim after the counter was read is seen next scan.
+    const bool reclaim_quiet =
+        hints.reclaim_activity && reclaim_at_last_scan_ && *hints.reclaim_activity == *reclaim_at_last_scan_;
+    reclaim_at_last_scan_ = hints.reclaim_activity;
+    exited_before_.swap(exited_now_);
+    exited_now_.clear();
 
+    const double hz = static_cast<double>(clock_ticks_per_second_);
     std::size_t count = 0;
     for (std::size_t i = 0; i < pids_.size(); ++i) {
         const std::uint32_t pid = pids_[i];
         auto [it, fresh] = entries_.try_emplace(pid);
         Entry& e = it->second;
-        if (fresh) {
-            path_.assign(root_).append("/").append(std::to_string(pid)).append("/stat");
-            // Keep descriptors only while two per process fit in the budget: the rest of
-            // baton (identity reads, NVML, output) must always find one free.
-            e.stat_by_path = e.io_by_path = 2 * entries_.size() >= fd_budget_;
-            if (e.stat_by_path) {
-                if (access(path_.c_str(), R_OK) != 0) {  // exited between readdir and now
-                    entries_.erase(it);
-                    continue;
-                }
-            } else if (!e.stat.open(path_)) {
-                // Out of descriptors (a hard limit too low for this many processes): read
-                // this one by path each tick instead of dropping it.
-                if (too_many_files(e.stat.last_errno())) {
-                    e.stat_by_path = true;
-                } else {  // exited between readdir and open
-                    entries_.erase(it);
-                    continue;
-                }
-            }
-        }
-        if (count == out.size()) out.emplace_back();
-        ProcessInfo& p = out[count];
-        if (!read_pid_file(e.stat, e.stat_by_path, pid, "/stat")) {
-            // ESRCH: the process we had open has exited (its pid may already be reused:
-            // start over with a fresh descriptor next tick).
+        auto forget = [&] {
+            if (!fresh) exited_now_.push_back(pid);
+            entries_.erase(it);
+        };
+        if (fresh && !open_new(pid, e)) {
             entries_.erase(it);
             continue;
         }
-        PidStat ps;
-        if (!parse_pid_stat(buf_, ps)) {
-            entries_.erase(it);
+        // schedstat is read before stat: a run between the two reads then shows as a change
+        // next tick instead of hiding in the baseline.
+        const Idle idle = check_idle(e, now, reclaim_quiet);
+        if (idle == Idle::gone) {
+            forget();
             continue;
         }
-        if (!fresh && ps.starttime != e.start_ticks) {
-            // Same pid, different process (a kept descriptor fails instead, but a fixture
-            // tree or a re-mounted /proc can do this): start over as a new process.
-            KeptFile stat = std::move(e.stat);
-            const bool by_path = e.stat_by_path, io_by_path = e.io_by_path;
-            e = Entry{};
-            e.stat = std::move(stat);
-            e.stat_by_path = by_path;
-            e.io_by_path = io_by_path;
-            fresh = true;
-        }
-        // A new name means an exec: re-read the identity. Kernel threads (no command line)
-        // rename themselves as they pick up work; their name is all there is to show.
-        bool exec_seen = !fresh && ps.comm != e.comm && !e.command.empty();
-        e.comm.assign(ps.comm);
-        e.start_ticks = ps.starttime;
-        if (fresh || exec_seen) {
-            if (!load_identity(pid, e)) {
-                entries_.erase(it);
+        bool exec_seen = false;
+        std::uint64_t ticks = e.cpu_ticks;  // a skipped process did not run: its CPU time stands
+        if (idle == Idle::skip) {
+            ++idle_skips_;
+        } else {
+            if (!read_pid_file(e.stat, e.stat_by_path, pid, "/stat")) {
+                // ESRCH: the process we had open has exited (its pid may already be reused:
+                // start over with a fresh descriptor next tick).
+                forget();
                 continue;
             }
-            if (fresh) {
-                path_.assign(root_).append("/").append(std::to_string(pid)).append("/io");
-                // Other users' io files need ptrace rights: EACCES is remembered, not retried.
-                if (!e.io_by_path && !e.io.open(path_)) {
-                    if (too_many_files(e.io.last_errno()))
-                        e.io_by_path = true;
-                    else
-                        e.io_denied = true;
+            PidStat ps;
+            if (!parse_pid_stat(buf_, ps)) {
+                forget();
+                continue;
+            }
+            if (!fresh && ps.starttime != e.start_ticks) {
+                // Same pid, different process (a kept descriptor fails instead, but a fixture
+                // tree or a re-mounted /proc can do this): start over as a new process.
+                exited_now_.push_back(pid);
+                Entry renewed;
+                renewed.stat = std::move(e.stat);
+                renewed.sched = std::move(e.sched);
+                renewed.stat_by_path = e.stat_by_path;
+                renewed.io_by_path = e.io_by_path;
+                renewed.sched_valid = e.sched_valid;  // schedstat was read this tick
+                renewed.sched_runtime_ns = e.sched_runtime_ns;
+                renewed.sched_switches = e.sched_switches;
+                e = std::move(renewed);
+                fresh = true;
+            }
+            // A new name means an exec: re-read the identity. Kernel threads (no command line)
+            // rename themselves as they pick up work; their name is all there is to show.
+            exec_seen = !fresh && ps.comm != e.comm && !e.command.empty();
+            // A process that became a zombie has already handed its children to a new parent.
+            if (!fresh && (ps.state == 'Z' || ps.state == 'X') && e.state != ps.state) exited_now_.push_back(pid);
+            e.comm.assign(ps.comm);
+            e.start_ticks = ps.starttime;
+            e.ppid = ps.ppid;
+            e.state = ps.state;
+            e.threads = ps.num_threads;
+            e.rss_pages = ps.rss_pages;
+            e.full_read_due = now + kIdleRefreshSeconds * (0.5 + static_cast<double>(pid % 64) / 128.0);
+            ticks = ps.utime + ps.stime;
+            if (fresh || exec_seen) {
+                if (!load_identity(pid, e)) {
+                    forget();
+                    continue;
+                }
+                if (fresh) {
+                    path_.assign(root_).append("/").append(std::to_string(pid)).append("/io");
+                    // Other users' io files need ptrace rights: EACCES is remembered, not retried.
+                    if (!e.io_by_path && !e.io.open(path_)) {
+                        if (too_many_files(e.io.last_errno()))
+                            e.io_by_path = true;
+                        else
+                            e.io_denied = true;
+                    }
                 }
             }
         }
 
-        double hz = static_cast<double>(clock_ticks_per_second_);
+        if (count == out.size()) out.emplace_back();
+        ProcessInfo& p = out[count];
         const auto start_ms = static_cast<std::int64_t>(
-            (static_cast<double>(boot_time_seconds) + static_cast<double>(ps.starttime) / hz) * 1000.0);
+            (static_cast<double>(boot_time_seconds) + static_cast<double>(e.start_ticks) / hz) * 1000.0);
         // `out` is reused tick to tick and sorted by pid, so slot `count` usually already
         // holds this very process: then its strings are current unless it was just
         // (re)loaded or renamed, and copying them again is the bulk of a scan's user time.
@@ -209,15 +282,14 @@ void ProcessTable::scan(double now, std::uint64_t boot_time_seconds, std::vector
             if (e.innermost_pid && *e.innermost_pid != pid) p.container_pid = e.innermost_pid;
         }
         p.pid = pid;
-        p.ppid = ps.ppid;
-        p.state = ps.state;
-        p.threads = ps.num_threads;
-        p.rss_bytes = ps.rss_pages * static_cast<std::uint64_t>(page_size_);
+        p.ppid = e.ppid;
+        p.state = e.state;
+        p.threads = e.threads;
+        p.rss_bytes = e.rss_pages * static_cast<std::uint64_t>(page_size_);
         p.start_time_ms = start_ms;
         p.gpu_memory_bytes.reset();
         p.gpu_indices.clear();
 
-        std::uint64_t ticks = ps.utime + ps.stime;
         p.cpu_percent.reset();
         if (e.cpu_time_at >= 0 && now > e.cpu_time_at && ticks >= e.cpu_ticks)
             p.cpu_percent = 100.0 * static_cast<double>(ticks - e.cpu_ticks) / hz / (now - e.cpu_time_at);
@@ -234,10 +306,12 @@ void ProcessTable::scan(double now, std::uint64_t boot_time_seconds, std::vector
     // Forget processes that have gone; their descriptors close here.
     if (entries_.size() != count) {
         for (auto it = entries_.begin(); it != entries_.end();) {
-            if (it->second.seen_tick != tick_)
+            if (it->second.seen_tick != tick_) {
+                exited_now_.push_back(it->first);
                 it = entries_.erase(it);
-            else
+            } else {
                 ++it;
+            }
         }
     }
 }

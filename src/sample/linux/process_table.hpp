@@ -1,11 +1,23 @@
 // ProcessTable: every process under the proc root, read with descriptors kept open between
 // ticks (design.md's hot path).
 //
-// Per process, /proc/PID/stat is pread on every tick; status, cmdline and cgroup are read
-// when a process is first seen and again only when its command name changes (an exec);
-// /proc/PID/io is pread only when the process used CPU since its last I/O reading, since a
-// process that ran no code issued no I/O (its counters are read when it next runs, and the
-// delta is spread over the whole span: totals are never lost).
+// Per process, /proc/PID/stat is pread on every tick, unless the process provably did not
+// run (below); status, cmdline and cgroup are read when a process is first seen and again
+// only when its command name changes (an exec); /proc/PID/io is pread only when the process
+// used CPU since its last I/O reading, since a process that ran no code issued no I/O (its
+// counters are read when it next runs, and the delta is spread over the whole span: totals
+// are never lost).
+//
+// Idle processes: generating /proc/PID/stat is the kernel's most expensive per-process work
+// (it walks every thread for CPU times and formats 52 fields); /proc/PID/schedstat costs a
+// quarter of it. For a single-threaded process that was not running at its last stat read,
+// an unchanged schedstat (runtime and switch-in count) proves it has not run since, so its
+// stat fields are the same and the stat read is skipped. What can change a process that does
+// not run is handled: page reclaim and swap lower its RSS (any movement of
+// ScanHints::reclaim_activity forces full reads for everyone), its parent's exit reparents
+// it (processes whose parent exited or became a zombie in this or the previous scan are read
+// in full), and anything rarer (vfork, ptrace pokes, swapoff) is caught by a full read at
+// least every kIdleRefreshSeconds. docs/architecture.md has the reasoning.
 //
 // A process that exits mid-scan simply drops out; a reused pid is a new process (its kept
 // stat descriptor fails with ESRCH and a fresh one is opened).
@@ -24,9 +36,23 @@
 
 namespace baton::os {
 
+// System-wide counters (from SystemReader) that let a scan skip work.
+struct ScanHints {
+    // Tasks created since boot ("processes" in /proc/stat): unchanged means no new process.
+    std::optional<std::uint64_t> forks_since_boot;
+    // VmStat::reclaim_activity: unchanged means no page was reclaimed or swapped. Without it,
+    // idle processes are never skipped.
+    std::optional<std::uint64_t> reclaim_activity;
+};
+
 class ProcessTable {
   public:
-    explicit ProcessTable(std::string proc_root);
+    // An idle process's stat is read in full at least this often (spread by pid over the
+    // second half of the span, so that idle processes do not all come due on one tick).
+    static constexpr double kIdleRefreshSeconds = 5.0;
+
+    // `skip_idle`: false reads every process's stat on every tick (no schedstat at all).
+    explicit ProcessTable(std::string proc_root, bool skip_idle = true);
     ~ProcessTable();
     ProcessTable(const ProcessTable&) = delete;
     ProcessTable& operator=(const ProcessTable&) = delete;
@@ -36,14 +62,16 @@ class ProcessTable {
     // reusing its storage. CPU % and I/O rates are absent for a process seen for the first
     // time.
     //
-    // `forks_since_boot` (the "processes" counter of /proc/stat), when given, lets a scan
-    // skip listing the proc directory: if no task was created since the last listing, the
-    // processes alive are the known ones minus those whose kept stat descriptor now fails.
-    void scan(double now, std::uint64_t boot_time_seconds, std::vector<ProcessInfo>& out,
-              std::optional<std::uint64_t> forks_since_boot = std::nullopt);
+    // `hints.forks_since_boot`, when given, lets a scan skip listing the proc directory: if no
+    // task was created since the last listing, the processes alive are the known ones minus
+    // those whose kept stat descriptor now fails. `hints.reclaim_activity` enables the idle
+    // skip described above.
+    void scan(double now, std::uint64_t boot_time_seconds, std::vector<ProcessInfo>& out, const ScanHints& hints = {});
 
-    // How many scans listed the directory (for tests of the skip above).
+    // How many scans listed the directory, and how many stat reads were skipped for idle
+    // processes (for tests and benchmarks).
     std::uint64_t listings() const { return listings_; }
+    std::uint64_t idle_skips() const { return idle_skips_; }
 
     // Number of processes tracked (open descriptor sets).
     std::size_t size() const { return entries_.size(); }
@@ -52,10 +80,21 @@ class ProcessTable {
     struct Entry {
         KeptFile stat;
         KeptFile io;
+        KeptFile sched;  // schedstat; closed when unsupported or out of descriptors
         bool io_denied = false;
         // No descriptor could be kept (EMFILE/ENFILE): the file is opened by path each tick.
         bool stat_by_path = false, io_by_path = false;
+        // The last full stat reading.
         std::uint64_t start_ticks = 0;
+        std::uint32_t ppid = 0;
+        char state = '?';
+        unsigned threads = 0;
+        std::uint64_t rss_pages = 0;
+        // schedstat read just before that stat reading (valid only then), and when the next
+        // full read is due even if the process stays idle.
+        bool sched_valid = false;
+        std::uint64_t sched_runtime_ns = 0, sched_switches = 0;
+        double full_read_due = 0;
         std::uint32_t uid = 0;
         std::optional<std::uint32_t> innermost_pid;
         std::string comm, command, cgroup;
@@ -69,11 +108,16 @@ class ProcessTable {
     };
 
     bool load_identity(std::uint32_t pid, Entry& e);
+    // Opens the kept descriptors of a process seen for the first time; false if it is gone.
+    bool open_new(std::uint32_t pid, Entry& e);
+    // Reads schedstat before a stat read and decides whether that stat read can be skipped.
+    enum class Idle { gone, skip, read };
+    Idle check_idle(Entry& e, double now, bool reclaim_quiet);
+    bool parent_exited(std::uint32_t ppid) const;
     // Sets p's I/O rates from /proc/PID/io; `ticks` is the CPU time just read from stat.
     void update_io_rates(std::uint32_t pid, Entry& e, std::uint64_t ticks, double now, ProcessInfo& p);
     // Reads /proc/PID/`file` into buf_: through the kept descriptor, or by path.
     bool read_pid_file(KeptFile& kept, bool by_path, std::uint32_t pid, const char* file);
-    void fill(std::uint32_t pid, Entry& e, double now, std::uint64_t boot_time_seconds, ProcessInfo& p);
 
     std::string root_;
     DIR* dir_ = nullptr;
@@ -84,7 +128,13 @@ class ProcessTable {
     std::string path_;
     std::uint64_t tick_ = 0;
     std::uint64_t listings_ = 0;
+    std::uint64_t idle_skips_ = 0;
     std::optional<std::uint64_t> forks_at_listing_;
+    std::optional<std::uint64_t> reclaim_at_last_scan_;
+    // Pids that exited or became zombies in this scan and in the previous one, in scan
+    // order: their children were reparented, so those are read in full.
+    std::vector<std::uint32_t> exited_now_, exited_before_;
+    bool skip_idle_;
     // Descriptors this table may keep open: the soft RLIMIT_NOFILE less 64 for the rest of
     // baton. Past it, files are opened by path each tick (slower, never wrong).
     std::size_t fd_budget_ = static_cast<std::size_t>(-1);

@@ -134,8 +134,10 @@ void SystemReader::read_memory(double dt, Snapshot& snap) {
         snap.memory.shm_used_bytes = static_cast<std::uint64_t>(sv.f_blocks - sv.f_bfree) * frag;
     }
     VmStat vm;
+    reclaim_.reset();
     if (!vmstat_.read_all(buf_)) return;
     parse_vmstat(buf_, vm);
+    reclaim_ = vm.reclaim_activity;
     snap.swap.oom_kill_total = vm.oom_kill;
     if (dt > 0) {
         const double page = static_cast<double>(sysconf(_SC_PAGESIZE));

@@ -43,6 +43,10 @@ class SystemReader {
     // when unknown. While it stays the same, no new process can have appeared.
     std::optional<std::uint64_t> forks_since_boot() const { return forks_; }
 
+    // VmStat::reclaim_activity from the last read(); absent when unknown. While it stays the
+    // same, no page was reclaimed or swapped.
+    std::optional<std::uint64_t> reclaim_activity() const { return reclaim_; }
+
   private:
     void read_host(Snapshot& snap);
     void read_cpu(double dt, Snapshot& snap);
@@ -61,7 +65,7 @@ class SystemReader {
 
     double last_time_ = -1;  // monotonic seconds of the previous read, -1 before the first
     std::uint64_t boot_time_ = 0;
-    std::optional<std::uint64_t> forks_;
+    std::optional<std::uint64_t> forks_, reclaim_;
     ProcStat stat_now_, stat_prev_;
     VmStat vm_prev_;
     std::vector<DiskCounters> disk_now_;
