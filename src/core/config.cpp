@@ -17,11 +17,64 @@ std::string default_config_path() {
 
 namespace {
 
+// The [thresholds] keys, their field, and their allowed range.
+struct ThresholdKey {
+    const char* name;
+    double Thresholds::*field;
+    double min, max;
+};
+
+constexpr ThresholdKey kThresholdKeys[] = {
+    {"gpu_memory_best_min_percent", &Thresholds::gpu_memory_best_min_percent, 0, 100},
+    {"gpu_memory_best_max_percent", &Thresholds::gpu_memory_best_max_percent, 0, 100},
+    {"gpu_memory_alarm_percent", &Thresholds::gpu_memory_alarm_percent, 0, 100},
+    {"cpu_best_max_percent", &Thresholds::cpu_best_max_percent, 0, 100},
+    {"cpu_alarm_percent", &Thresholds::cpu_alarm_percent, 0, 100},
+    {"swap_best_max_bytes_per_second", &Thresholds::swap_best_max_bytes_per_second, 0, 1e12},
+    {"swap_alarm_bytes_per_second", &Thresholds::swap_alarm_bytes_per_second, 0, 1e12},
+    {"iowait_best_max_percent", &Thresholds::iowait_best_max_percent, 0, 100},
+    {"iowait_alarm_percent", &Thresholds::iowait_alarm_percent, 0, 100},
+    {"window_seconds", &Thresholds::window_seconds, 1, 86400},
+    {"sustained_share", &Thresholds::sustained_share, 0.01, 1},
+};
+
+std::string number(double v) {
+    std::ostringstream s;
+    s << v;
+    return s.str();
+}
+
+const ThresholdKey* threshold_key(const std::string& key) {
+    for (const ThresholdKey& k : kThresholdKeys)
+        if (key == k.name) return &k;
+    return nullptr;
+}
+
+// A best range must lie below its alarm level, or every value would be both.
+Status check_thresholds(const Thresholds& t, const std::string& origin) {
+    auto order = [&](double lo, double hi, const char* a, const char* b) -> Status {
+        if (lo <= hi) return Ok{};
+        return make_error(origin + ": thresholds." + a + " must not exceed thresholds." + b);
+    };
+    for (Status s : {order(t.gpu_memory_best_min_percent, t.gpu_memory_best_max_percent, "gpu_memory_best_min_percent",
+                           "gpu_memory_best_max_percent"),
+                     order(t.gpu_memory_best_max_percent, t.gpu_memory_alarm_percent, "gpu_memory_best_max_percent",
+                           "gpu_memory_alarm_percent"),
+                     order(t.cpu_best_max_percent, t.cpu_alarm_percent, "cpu_best_max_percent", "cpu_alarm_percent"),
+                     order(t.swap_best_max_bytes_per_second, t.swap_alarm_bytes_per_second,
+                           "swap_best_max_bytes_per_second", "swap_alarm_bytes_per_second"),
+                     order(t.iowait_best_max_percent, t.iowait_alarm_percent, "iowait_best_max_percent",
+                           "iowait_alarm_percent")})
+        if (!s.ok()) return s;
+    return Ok{};
+}
+
 // Keys we know, so that a typo is an error instead of a silently ignored setting.
 bool known_key(const std::string& table, const std::string& key) {
     if (table == "sample")
         return key == "proc_root" || key == "sys_root" || key == "shm_path" || key == "skip_idle_processes";
     if (table == "gpu") return key == "nvml_library" || key == "nvml_deadline_ms" || key == "pcie_interval_seconds";
+    if (table == "thresholds") return threshold_key(key) != nullptr;
     return false;
 }
 
@@ -39,8 +92,8 @@ Result<Config> parse_config(const std::string& text, const std::string& origin) 
     for (auto&& [tk, tv] : tbl) {
         std::string table(tk.str());
         const toml::table* sub = tv.as_table();
-        if (!sub || (table != "sample" && table != "gpu"))
-            return make_error(origin + ": unknown section '" + table + "' (known: [sample], [gpu])");
+        if (!sub || (table != "sample" && table != "gpu" && table != "thresholds"))
+            return make_error(origin + ": unknown section '" + table + "' (known: [sample], [gpu], [thresholds])");
         for (auto&& [k, v] : *sub) {
             std::string key(k.str());
             if (!known_key(table, key)) return make_error(origin + ": unknown key '" + table + "." + key + "'");
@@ -52,7 +105,13 @@ Result<Config> parse_config(const std::string& text, const std::string& origin) 
                 return make_error(origin + ": '" + table + "." + key + "' must be a string");
             };
             Status st = Ok{};
-            if (key == "proc_root")
+            if (const ThresholdKey* tk2 = table == "thresholds" ? threshold_key(key) : nullptr) {
+                auto d = v.value<double>();
+                if (!d || !(*d >= tk2->min && *d <= tk2->max))
+                    return make_error(origin + ": 'thresholds." + key + "' must be a number from " + number(tk2->min) +
+                                      " to " + number(tk2->max));
+                c.thresholds.*(tk2->field) = *d;
+            } else if (key == "proc_root")
                 st = need_string(c.proc_root);
             else if (key == "sys_root")
                 st = need_string(c.sys_root);
@@ -79,6 +138,7 @@ Result<Config> parse_config(const std::string& text, const std::string& origin) 
             if (!st.ok()) return st.error();
         }
     }
+    if (Status s = check_thresholds(c.thresholds, origin); !s.ok()) return s.error();
     return c;
 }
 

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "core/result.hpp"
+#include "core/thresholds.hpp"
 
 namespace baton {
 
@@ -27,6 +28,8 @@ struct Config {
     int nvml_deadline_ms = 2000;
     // PCIe throughput is slow to read: at most once per this many seconds.
     double pcie_interval_seconds = 5.0;
+    // [thresholds]
+    Thresholds thresholds;
 };
 
 // The path load_config() reads when given none: see the header comment.

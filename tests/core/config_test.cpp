@@ -60,3 +60,34 @@ TEST(Config, MissingExplicitFileIsAnErrorMissingDefaultIsNot) {
     ASSERT_TRUE(c.ok());
     EXPECT_EQ(c->proc_root, "/elsewhere");
 }
+
+TEST(Config, ThresholdsFromTheIndicatorTable) {
+    auto d = parse_config("", "t");
+    ASSERT_TRUE(d.ok());
+    EXPECT_DOUBLE_EQ(d->thresholds.gpu_memory_alarm_percent, 90);
+    EXPECT_DOUBLE_EQ(d->thresholds.cpu_alarm_percent, 80);
+    EXPECT_DOUBLE_EQ(d->thresholds.swap_alarm_bytes_per_second, 1e6);
+    EXPECT_DOUBLE_EQ(d->thresholds.iowait_alarm_percent, 5);
+    auto c = parse_config("[thresholds]\ngpu_memory_alarm_percent = 95\ncpu_best_max_percent = 60.5\nwindow_seconds = 10\n",
+                          "t");
+    ASSERT_TRUE(c.ok()) << c.error().message;
+    EXPECT_DOUBLE_EQ(c->thresholds.gpu_memory_alarm_percent, 95);
+    EXPECT_DOUBLE_EQ(c->thresholds.cpu_best_max_percent, 60.5);
+    EXPECT_DOUBLE_EQ(c->thresholds.window_seconds, 10);
+}
+
+TEST(Config, BadThresholdsNameTheKey) {
+    auto expect_error = [](const std::string& text, const std::string& needle) {
+        auto c = parse_config(text, "baton.toml");
+        ASSERT_FALSE(c.ok()) << text;
+        EXPECT_NE(c.error().message.find(needle), std::string::npos) << c.error().message;
+        EXPECT_NE(c.error().message.find("baton.toml"), std::string::npos);
+        EXPECT_EQ(c.error().message.find('\n'), std::string::npos);
+    };
+    expect_error("[thresholds]\ngpu_memory_alarm_percent = 101\n", "thresholds.gpu_memory_alarm_percent");
+    expect_error("[thresholds]\ncpu_alarm_percent = \"high\"\n", "thresholds.cpu_alarm_percent");
+    expect_error("[thresholds]\nsustained_share = 0\n", "thresholds.sustained_share");
+    expect_error("[thresholds]\nswap_alarm = 1\n", "thresholds.swap_alarm");
+    expect_error("[thresholds]\ncpu_best_max_percent = 90\n", "thresholds.cpu_best_max_percent must not exceed");
+    expect_error("[thresholds]\ngpu_memory_best_min_percent = 88\n", "gpu_memory_best_min_percent");
+}

@@ -1,0 +1,128 @@
+#include "diagnose/indicators.hpp"
+
+#include <fmt/format.h>  // header-only (fmt::fmt-header-only)
+
+namespace baton {
+
+const char* level_name(Level l) {
+    switch (l) {
+        case Level::low:
+            return "low";
+        case Level::best:
+            return "best";
+        case Level::elevated:
+            return "elevated";
+        case Level::alarm:
+            return "alarm";
+        case Level::unknown:
+            break;
+    }
+    return "unknown";
+}
+
+namespace {
+
+// For indicators whose best range starts at 0.
+Level upper_level(double v, double best_max, double alarm) {
+    if (v > alarm) return Level::alarm;
+    if (v > best_max) return Level::elevated;
+    return Level::best;
+}
+
+std::string rate_text(double bytes_per_second) {
+    if (bytes_per_second >= 1e6) return fmt::format("{:.1f} MB/s", bytes_per_second / 1e6);
+    return fmt::format("{:.0f} kB/s", bytes_per_second / 1e3);
+}
+
+}  // namespace
+
+Level gpu_memory_level(const Thresholds& t, double used_percent) {
+    if (used_percent < t.gpu_memory_best_min_percent) return Level::low;
+    return upper_level(used_percent, t.gpu_memory_best_max_percent, t.gpu_memory_alarm_percent);
+}
+
+Level cpu_level(const Thresholds& t, double utilization_percent) {
+    return upper_level(utilization_percent, t.cpu_best_max_percent, t.cpu_alarm_percent);
+}
+
+Level swap_level(const Thresholds& t, double bytes_per_second) {
+    return upper_level(bytes_per_second, t.swap_best_max_bytes_per_second, t.swap_alarm_bytes_per_second);
+}
+
+Level iowait_level(const Thresholds& t, double percent) {
+    return upper_level(percent, t.iowait_best_max_percent, t.iowait_alarm_percent);
+}
+
+std::optional<double> gpu_memory_percent(const GpuInfo& g) {
+    if (!g.memory_used_bytes || !g.memory_total_bytes || *g.memory_total_bytes == 0) return std::nullopt;
+    return 100.0 * static_cast<double>(*g.memory_used_bytes) / static_cast<double>(*g.memory_total_bytes);
+}
+
+std::optional<double> swap_traffic(const SwapStats& s) {
+    if (!s.in_bytes_per_second || !s.out_bytes_per_second) return std::nullopt;
+    return *s.in_bytes_per_second + *s.out_bytes_per_second;
+}
+
+void IndicatorWindow::add(const Snapshot& s) {
+    Sample x;
+    x.time = static_cast<double>(s.time_unix_ms) / 1000.0;
+    x.cpu = s.cpu.total.utilization_percent;
+    x.iowait = s.cpu.total.iowait_percent;
+    x.swap = swap_traffic(s.swap);
+    for (const GpuInfo& g : s.gpus)
+        if (auto p = gpu_memory_percent(g); p && !g.stale) x.gpu_memory.emplace_back(g.index, *p);
+    // A clock stepped backwards would leave samples "from the future": start over.
+    if (!samples_.empty() && x.time < samples_.back().time) samples_.clear();
+    samples_.push_back(std::move(x));
+    while (samples_.front().time < samples_.back().time - t_.window_seconds) samples_.pop_front();
+}
+
+template <typename Get>
+IndicatorWindow::Sustained IndicatorWindow::sustained(Get get, double alarm) const {
+    Sustained r;
+    double first = 0, last = 0, sum = 0;
+    std::size_t over = 0;
+    for (const Sample& x : samples_) {
+        std::optional<double> v = get(x);
+        if (!v) continue;
+        if (r.count == 0) first = x.time;
+        last = x.time;
+        ++r.count;
+        sum += *v;
+        over += *v > alarm ? 1 : 0;
+    }
+    if (r.count == 0) return r;
+    r.share = static_cast<double>(over) / static_cast<double>(r.count);
+    r.average = sum / static_cast<double>(r.count);
+    r.span = last - first;
+    return r;
+}
+
+std::vector<Breach> IndicatorWindow::breaches() const {
+    std::vector<Breach> out;
+    if (samples_.empty()) return out;
+    for (const auto& [index, percent] : samples_.back().gpu_memory)
+        if (gpu_memory_level(t_, percent) == Level::alarm)
+            out.push_back({"gpu_memory_high", fmt::format("gpu:{}", index),
+                           fmt::format("GPU{} memory {:.0f} % (> {:g} %)", index, percent, t_.gpu_memory_alarm_percent)});
+    auto holds = [&](const Sustained& s) {
+        return s.count > 0 && s.span >= t_.sustained_share * t_.window_seconds && s.share >= t_.sustained_share;
+    };
+    Sustained cpu = sustained([](const Sample& x) { return x.cpu; }, t_.cpu_alarm_percent);
+    if (holds(cpu))
+        out.push_back({"cpu_load_high", "host",
+                       fmt::format("CPU {:.0f} % over {:.0f} s (> {:g} % sustained)", cpu.average, cpu.span,
+                                   t_.cpu_alarm_percent)});
+    Sustained swap = sustained([](const Sample& x) { return x.swap; }, t_.swap_alarm_bytes_per_second);
+    if (holds(swap))
+        out.push_back({"swap_active", "host",
+                       fmt::format("swap {} over {:.0f} s (> {} sustained)", rate_text(swap.average), swap.span,
+                                   rate_text(t_.swap_alarm_bytes_per_second))});
+    Sustained io = sustained([](const Sample& x) { return x.iowait; }, t_.iowait_alarm_percent);
+    if (io.count > 0 && io.average > t_.iowait_alarm_percent)
+        out.push_back({"io_wait_high", "host",
+                       fmt::format("I/O wait {:.1f} % (> {:g} % of CPU time)", io.average, t_.iowait_alarm_percent)});
+    return out;
+}
+
+}  // namespace baton

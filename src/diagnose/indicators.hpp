@@ -1,0 +1,74 @@
+// The indicator table applied: where a value sits against its best range and alarm level
+// (core/thresholds.hpp), and which alarms hold over a window of snapshots. baton top colours
+// with levels and shows the breaches on its status line; the diagnosis rules build on both.
+#pragma once
+
+#include <deque>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/thresholds.hpp"
+#include "sample/snapshot.hpp"
+
+namespace baton {
+
+enum class Level {
+    unknown,   // no value
+    low,       // below the best range: room to grow (only GPU memory has a lower bound)
+    best,      // within the best range
+    elevated,  // above the best range, not yet an alarm
+    alarm,     // past the alarm level
+};
+
+// "unknown", "low", "best", "elevated", "alarm".
+const char* level_name(Level l);
+
+Level gpu_memory_level(const Thresholds& t, double used_percent);
+Level cpu_level(const Thresholds& t, double utilization_percent);
+Level swap_level(const Thresholds& t, double bytes_per_second);
+Level iowait_level(const Thresholds& t, double percent);
+
+// GPU memory used as a percent of total, when both are known.
+std::optional<double> gpu_memory_percent(const GpuInfo& g);
+// Swap traffic in + out, when both are known.
+std::optional<double> swap_traffic(const SwapStats& s);
+
+// An alarm of the indicator table that holds now.
+struct Breach {
+    std::string rule;     // gpu_memory_high, cpu_load_high, swap_active, io_wait_high
+    std::string subject;  // "gpu:0" or "host"
+    std::string text;     // one line for a status bar, e.g. "GPU0 memory 93 % (> 90 %)"
+};
+
+// The last `window_seconds` of the values the table judges. GPU memory is judged on the newest
+// snapshot, I/O wait on the window's average, CPU and swap as "sustained": the samples must
+// span at least sustained_share of the window and at least sustained_share of them breach.
+class IndicatorWindow {
+  public:
+    explicit IndicatorWindow(Thresholds t) : t_(t) {}
+
+    // Adds a snapshot (times from its time_unix_ms) and drops samples older than the window.
+    void add(const Snapshot& s);
+    std::vector<Breach> breaches() const;
+    const Thresholds& thresholds() const { return t_; }
+
+  private:
+    struct Sample {
+        double time = 0;
+        std::optional<double> cpu, iowait, swap;
+        std::vector<std::pair<unsigned, double>> gpu_memory;  // (index, percent)
+    };
+    // Share of samples with a value that breach, the average value, and the span they cover.
+    struct Sustained {
+        double share = 0, average = 0, span = 0;
+        std::size_t count = 0;
+    };
+    template <typename Get>
+    Sustained sustained(Get get, double alarm) const;
+
+    Thresholds t_;
+    std::deque<Sample> samples_;
+};
+
+}  // namespace baton
