@@ -4,6 +4,7 @@
 
 #include "cli/cli_common.hpp"
 #include "cli/cmd_snapshot.hpp"
+#include "cli/cmd_top.hpp"
 
 #ifndef BATON_VERSION
 #define BATON_VERSION "0.0.0-dev"
@@ -37,6 +38,8 @@ int main(int argc, char** argv) {
 
     SnapshotArgs snapshot_args;
     CLI::App* snapshot = add_snapshot_command(app, snapshot_args);
+    TopArgs top_args;
+    CLI::App* top = add_top_command(app, top_args);
 
     std::string help_topic;
     CLI::App* help = app.add_subcommand("help", "Show help for baton or one subcommand");
@@ -67,6 +70,7 @@ int main(int argc, char** argv) {
     }
 
     if (snapshot->parsed()) return run_snapshot(snapshot_args, config_path);
+    if (top->parsed()) return run_top(top_args, config_path);
     if (help->parsed()) {
         if (help_topic.empty()) {
             std::fputs(top_help(app).c_str(), stdout);

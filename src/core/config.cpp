@@ -56,15 +56,15 @@ Status check_thresholds(const Thresholds& t, const std::string& origin) {
         if (lo <= hi) return Ok{};
         return make_error(origin + ": thresholds." + a + " must not exceed thresholds." + b);
     };
-    for (Status s : {order(t.gpu_memory_best_min_percent, t.gpu_memory_best_max_percent, "gpu_memory_best_min_percent",
-                           "gpu_memory_best_max_percent"),
-                     order(t.gpu_memory_best_max_percent, t.gpu_memory_alarm_percent, "gpu_memory_best_max_percent",
-                           "gpu_memory_alarm_percent"),
-                     order(t.cpu_best_max_percent, t.cpu_alarm_percent, "cpu_best_max_percent", "cpu_alarm_percent"),
-                     order(t.swap_best_max_bytes_per_second, t.swap_alarm_bytes_per_second,
-                           "swap_best_max_bytes_per_second", "swap_alarm_bytes_per_second"),
-                     order(t.iowait_best_max_percent, t.iowait_alarm_percent, "iowait_best_max_percent",
-                           "iowait_alarm_percent")})
+    for (Status s :
+         {order(t.gpu_memory_best_min_percent, t.gpu_memory_best_max_percent, "gpu_memory_best_min_percent",
+                "gpu_memory_best_max_percent"),
+          order(t.gpu_memory_best_max_percent, t.gpu_memory_alarm_percent, "gpu_memory_best_max_percent",
+                "gpu_memory_alarm_percent"),
+          order(t.cpu_best_max_percent, t.cpu_alarm_percent, "cpu_best_max_percent", "cpu_alarm_percent"),
+          order(t.swap_best_max_bytes_per_second, t.swap_alarm_bytes_per_second, "swap_best_max_bytes_per_second",
+                "swap_alarm_bytes_per_second"),
+          order(t.iowait_best_max_percent, t.iowait_alarm_percent, "iowait_best_max_percent", "iowait_alarm_percent")})
         if (!s.ok()) return s;
     return Ok{};
 }

@@ -103,8 +103,9 @@ std::vector<Breach> IndicatorWindow::breaches() const {
     if (samples_.empty()) return out;
     for (const auto& [index, percent] : samples_.back().gpu_memory)
         if (gpu_memory_level(t_, percent) == Level::alarm)
-            out.push_back({"gpu_memory_high", fmt::format("gpu:{}", index),
-                           fmt::format("GPU{} memory {:.0f} % (> {:g} %)", index, percent, t_.gpu_memory_alarm_percent)});
+            out.push_back(
+                {"gpu_memory_high", fmt::format("gpu:{}", index),
+                 fmt::format("GPU{} memory {:.0f} % (> {:g} %)", index, percent, t_.gpu_memory_alarm_percent)});
     auto holds = [&](const Sustained& s) {
         return s.count > 0 && s.span >= t_.sustained_share * t_.window_seconds && s.share >= t_.sustained_share;
     };

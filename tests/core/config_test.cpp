@@ -68,8 +68,8 @@ TEST(Config, ThresholdsFromTheIndicatorTable) {
     EXPECT_DOUBLE_EQ(d->thresholds.cpu_alarm_percent, 80);
     EXPECT_DOUBLE_EQ(d->thresholds.swap_alarm_bytes_per_second, 1e6);
     EXPECT_DOUBLE_EQ(d->thresholds.iowait_alarm_percent, 5);
-    auto c = parse_config("[thresholds]\ngpu_memory_alarm_percent = 95\ncpu_best_max_percent = 60.5\nwindow_seconds = 10\n",
-                          "t");
+    auto c = parse_config(
+        "[thresholds]\ngpu_memory_alarm_percent = 95\ncpu_best_max_percent = 60.5\nwindow_seconds = 10\n", "t");
     ASSERT_TRUE(c.ok()) << c.error().message;
     EXPECT_DOUBLE_EQ(c->thresholds.gpu_memory_alarm_percent, 95);
     EXPECT_DOUBLE_EQ(c->thresholds.cpu_best_max_percent, 60.5);

@@ -1,0 +1,96 @@
+#include "cli/cmd_top.hpp"
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/cli_common.hpp"
+#include "core/config.hpp"
+#include "ui/top_app.hpp"
+
+namespace baton::cli {
+
+namespace {
+
+const std::pair<const char*, ui::SortKey> kSorts[] = {
+    {"gpu-memory", ui::SortKey::gpu_memory},
+    {"cpu", ui::SortKey::cpu},
+    {"rss", ui::SortKey::memory},
+    {"pid", ui::SortKey::pid},
+    {"io", ui::SortKey::io},
+    {"user", ui::SortKey::user},
+    {"command", ui::SortKey::command},
+};
+
+bool env_set(const char* name) {
+    const char* v = std::getenv(name);
+    return v && *v;
+}
+
+}  // namespace
+
+CLI::App* add_top_command(CLI::App& app, TopArgs& a) {
+    CLI::App* cmd = app.add_subcommand("top", "Live view of GPUs, CPU, memory, disks, network and processes");
+    cmd->add_option("-d,--delay", a.delay, "Seconds between refreshes, 0.1 to 3600 (default 1)")
+        ->check(CLI::Range(0.1, 3600.0));
+    cmd->add_flag("--once", a.once, "Print one frame as plain text and exit");
+    cmd->add_option("--width", a.width, "Frame width in columns (default: the terminal's, else 80)")
+        ->check(CLI::Range(20, 1000));
+    cmd->add_option("--height", a.height, "Frame height in lines (default: the terminal's, else 24)")
+        ->check(CLI::Range(5, 1000));
+    cmd->add_option("--count", a.count,
+                    "Batch mode (not a terminal, or TERM=dumb): frames to print, 0 = until interrupted")
+        ->check(CLI::Range(0, 100000000));
+    cmd->add_flag("--ascii", a.ascii, "ASCII bars and tree lines instead of Unicode");
+    cmd->add_flag("-t,--tree", a.tree, "Start in tree mode");
+    cmd->add_flag("-g,--gpu-only", a.gpu_only, "Start showing only processes on a GPU");
+    std::vector<std::string> names;
+    for (const auto& [n, k] : kSorts) names.emplace_back(n);
+    cmd->add_option("-s,--sort", a.sort, "Initial sort column (default gpu-memory)")->check(CLI::IsMember(names));
+    cmd->add_option("--filter", a.filter, "Initial filter text (command, user or pid)");
+    cmd->add_flag("--no-gpus", a.no_gpus, "Do not load NVML");
+    cmd->add_option("--proc-root", a.proc_root, "Read /proc from this directory (default /proc, or config)");
+    cmd->add_option("--sys-root", a.sys_root, "Read /sys from this directory (default /sys, or config)");
+    cmd->add_flag("--mark-styles", a.mark_styles, "With --once: mark each styled span as {style}text{/} (for tests)");
+    return cmd;
+}
+
+int run_top(const TopArgs& a, const std::string& config_path) {
+    if (!std::isfinite(a.delay)) return usage_error("--delay: must be a finite number of seconds");
+    if (a.mark_styles && !a.once) return usage_error("--mark-styles needs --once");
+    Result<Config> cfg = load_config(config_path);
+    if (!cfg.ok()) return runtime_error(cfg.error().message);
+    ui::TopOptions o;
+    o.sampler = SamplerOptions::from_config(*cfg);
+    if (!a.proc_root.empty()) o.sampler.proc_root = a.proc_root;
+    if (!a.sys_root.empty()) o.sampler.sys_root = a.sys_root;
+    o.sampler.gpus = !a.no_gpus;
+    o.sampler.priming_seconds = std::min(0.5, a.delay);
+    o.self_from_proc = o.sampler.proc_root == "/proc";
+    o.thresholds = cfg->thresholds;
+    o.delay_seconds = a.delay;
+    o.width = a.width;
+    o.height = a.height;
+    o.count = a.count;
+    o.color = !env_set("NO_COLOR");  // https://no-color.org
+    o.view.ascii = a.ascii;
+    o.view.tree = a.tree;
+    o.view.gpu_only = a.gpu_only;
+    o.view.filter = a.filter;
+    for (const auto& [n, k] : kSorts)
+        if (a.sort == n) o.view.sort = k;
+
+    if (a.once) return write_stdout(ui::top_once(o, a.mark_styles)) ? kExitOk : kExitOk;
+    const char* term = std::getenv("TERM");
+    const bool dumb = !term || !*term || std::strcmp(term, "dumb") == 0;
+    if (dumb || !isatty(STDOUT_FILENO) || !isatty(STDIN_FILENO)) return ui::run_top_batch(o);
+    std::string error;
+    int rc = ui::run_top_interactive(o, error);
+    if (!error.empty()) return runtime_error(error);
+    return rc;
+}
+
+}  // namespace baton::cli

@@ -1,0 +1,30 @@
+// `baton top`: the live view of the whole training box (src/ui/).
+#pragma once
+
+#include <string>
+
+namespace CLI {
+class App;
+}
+
+namespace baton::cli {
+
+struct TopArgs {
+    double delay = 1.0;
+    bool once = false;
+    int width = 0, height = 0;
+    int count = 0;
+    bool ascii = false;
+    bool tree = false;
+    bool gpu_only = false;
+    std::string sort = "gpu-memory";
+    std::string filter;
+    bool no_gpus = false;
+    std::string proc_root, sys_root;
+    bool mark_styles = false;
+};
+
+CLI::App* add_top_command(CLI::App& app, TopArgs& args);
+int run_top(const TopArgs& args, const std::string& config_path);
+
+}  // namespace baton::cli

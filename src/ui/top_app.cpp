@@ -1,0 +1,257 @@
+#include "ui/top_app.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <condition_variable>
+#include <csignal>
+#include <cstring>
+#include <mutex>
+#include <sys/ioctl.h>
+#include <thread>
+#include <unistd.h>
+
+#include "core/clock.hpp"
+#include "diagnose/indicators.hpp"
+#include "ui/terminal.hpp"
+#include "ui/top_keys.hpp"
+#include "ui/top_layout.hpp"
+
+namespace baton::ui {
+
+namespace {
+
+volatile std::sig_atomic_t g_stop = 0;
+
+void on_stop_signal(int) {
+    g_stop = 1;
+}
+
+// SIGINT, SIGTERM and SIGHUP end the loop (the terminal is then restored normally). No
+// SA_RESTART: a blocked read returns so the loop sees the flag at once.
+void catch_stop_signals() {
+    struct sigaction sa {};
+    sa.sa_handler = on_stop_signal;
+    sigemptyset(&sa.sa_mask);
+    for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaction(sig, &sa, nullptr);
+}
+
+// Samples on its own thread every `delay` seconds and keeps the newest snapshot.
+class Collector {
+  public:
+    Collector(SamplerOptions options, double delay) : options_(std::move(options)), delay_(delay) {
+        thread_ = std::thread([this] { loop(); });
+    }
+    ~Collector() {
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            stop_ = true;
+        }
+        wake_.notify_all();
+        thread_.join();
+    }
+    Collector(const Collector&) = delete;
+    Collector& operator=(const Collector&) = delete;
+
+    // Copies the newest snapshot into `out` when it is newer than `seen`.
+    bool latest(std::uint64_t& seen, Snapshot& out) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (generation_ == seen) return false;
+        out = shared_;
+        seen = generation_;
+        return true;
+    }
+
+  private:
+    void loop() {
+        // Created here, not in the UI thread: loading NVML can take seconds, and the screen
+        // should be up (and q should work) meanwhile.
+        Sampler sampler(options_);
+        Snapshot snap;
+        auto next = std::chrono::steady_clock::now();
+        const auto step =
+            std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(delay_));
+        for (;;) {
+            sampler.take(snap);
+            {
+                std::unique_lock<std::mutex> lock(mutex_);
+                shared_ = snap;
+                ++generation_;
+                next += step;
+                const auto now = std::chrono::steady_clock::now();
+                if (next < now) next = now;  // fell behind (a slow tick): no burst to catch up
+                if (wake_.wait_until(lock, next, [this] { return stop_; })) return;
+            }
+        }
+    }
+
+    SamplerOptions options_;
+    double delay_;
+    std::mutex mutex_;
+    std::condition_variable wake_;
+    bool stop_ = false;
+    Snapshot shared_;
+    std::uint64_t generation_ = 0;
+    std::thread thread_;
+};
+
+SelfUsage self_usage(const Snapshot& s, bool from_proc) {
+    SelfUsage u;
+    if (!from_proc) return u;
+    const auto me = static_cast<std::uint32_t>(getpid());
+    auto it = std::lower_bound(s.processes.begin(), s.processes.end(), me,
+                               [](const ProcessInfo& p, std::uint32_t v) { return p.pid < v; });
+    if (it != s.processes.end() && it->pid == me) {
+        u.cpu_percent = it->cpu_percent;
+        u.rss_bytes = it->rss_bytes;
+    }
+    return u;
+}
+
+// Sends `sig` to `pid` if the user may: their own process, or any process as root.
+std::string send_signal(const Snapshot& s, std::uint32_t pid, int sig) {
+    const char* name = sig == SIGKILL ? "SIGKILL" : "SIGTERM";
+    auto it = std::find_if(s.processes.begin(), s.processes.end(), [&](const ProcessInfo& p) { return p.pid == pid; });
+    if (it == s.processes.end()) return "process " + std::to_string(pid) + " is gone";
+    if (geteuid() != 0 && it->uid != geteuid())
+        return "refused: " + std::to_string(pid) + " belongs to " + it->user +
+               " (only root signals other users' processes)";
+    if (kill(static_cast<pid_t>(pid), sig) != 0)
+        return std::string(name) + " to " + std::to_string(pid) + " failed: " + std::strerror(errno);
+    return std::string("sent ") + name + " to " + std::to_string(pid) + " (" + it->name + ")";
+}
+
+void terminal_size(int& w, int& h) {
+    winsize ws{};
+    if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0 && ws.ws_row > 0) {
+        w = ws.ws_col;
+        h = ws.ws_row;
+    } else {
+        w = 80;
+        h = 24;
+    }
+}
+
+// A frame shown before the first snapshot arrives.
+Frame waiting_frame(int w, int h) {
+    Frame f;
+    f.width = w;
+    f.height = h;
+    Line l;
+    l.add("baton top: taking the first snapshot...", Style::title);
+    f.lines.push_back(std::move(l));
+    return f;
+}
+
+}  // namespace
+
+int run_top_interactive(const TopOptions& o, std::string& error) {
+    auto opened = Terminal::open(o.color);
+    if (!opened.ok()) {
+        error = opened.error().message;
+        return 1;
+    }
+    std::unique_ptr<Terminal> term = std::move(*opened);
+    restore_terminal_on_crash();
+    catch_stop_signals();
+    Collector collector(o.sampler, o.delay_seconds);
+    ViewState view = o.view;
+    IndicatorWindow window(o.thresholds);
+    Snapshot shown;
+    std::uint64_t seen = 0;
+    LayoutResult last;
+    TopInput input;
+    input.thresholds = o.thresholds;
+    bool dirty = true;
+    // Poll for new snapshots this often; keys wake the loop at once.
+    const int poll_ms = std::clamp(static_cast<int>(o.delay_seconds * 1000 / 2), 20, 100);
+    while (!g_stop) {
+        if (!view.paused && collector.latest(seen, shown)) {
+            window.add(shown);
+            input.breaches = window.breaches();
+            input.self = self_usage(shown, o.self_from_proc);
+            input.snapshot = &shown;
+            dirty = true;
+        }
+        if (dirty) {
+            const int w = o.width ? o.width : term->width();
+            const int h = o.height ? o.height : term->height();
+            if (input.snapshot) {
+                last = layout_top(input, view, w, h);
+                view.scroll = last.scroll;
+                term->draw(last.frame);
+            } else {
+                term->draw(waiting_frame(w, h));
+            }
+            dirty = false;
+        }
+        std::optional<Key> key = term->read_key(poll_ms);
+        if (!key) continue;
+        dirty = true;
+        KeyOutcome out = handle_key(*key, last, view);
+        if (out.quit) break;
+        if (out.signal && input.snapshot) view.message = send_signal(shown, out.pid, out.signal);
+    }
+    return 0;
+}
+
+int run_top_batch(const TopOptions& options) {
+    TopOptions o = options;
+    o.view.show_selection = false;
+    catch_stop_signals();
+    int w = o.width, h = o.height;
+    if (!w || !h) {
+        int tw = 0, th = 0;
+        terminal_size(tw, th);
+        if (!w) w = tw;
+        if (!h) h = th;
+    }
+    Sampler sampler(o.sampler);
+    IndicatorWindow window(o.thresholds);
+    Snapshot snap;
+    TopInput input;
+    input.thresholds = o.thresholds;
+    double next = monotonic_seconds();
+    for (int i = 0; !g_stop && (o.count == 0 || i < o.count); ++i) {
+        if (i > 0) {
+            next += o.delay_seconds;
+            sleep_seconds(next - monotonic_seconds());
+            if (g_stop) break;
+        }
+        sampler.take(snap);
+        window.add(snap);
+        input.snapshot = &snap;
+        input.breaches = window.breaches();
+        input.self = self_usage(snap, o.self_from_proc);
+        std::string text = (i > 0 ? "\n" : "") + render_plain(layout_top(input, o.view, w, h).frame);
+        if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size() || std::fflush(stdout) != 0) break;
+    }
+    return 0;
+}
+
+std::string top_once(const TopOptions& options, bool marked) {
+    TopOptions o = options;
+    o.view.show_selection = false;
+    int w = o.width, h = o.height;
+    if (!w || !h) {
+        int tw = 0, th = 0;
+        terminal_size(tw, th);
+        if (!w) w = tw;
+        if (!h) h = th;
+    }
+    Sampler sampler(o.sampler);
+    Snapshot snap;
+    sampler.take(snap);
+    IndicatorWindow window(o.thresholds);
+    window.add(snap);
+    TopInput input;
+    input.snapshot = &snap;
+    input.thresholds = o.thresholds;
+    input.breaches = window.breaches();
+    input.self = self_usage(snap, o.self_from_proc);
+    const Frame f = layout_top(input, o.view, w, h).frame;
+    return marked ? render_marked(f) : render_plain(f);
+}
+
+}  // namespace baton::ui

@@ -1,0 +1,35 @@
+// baton top: the interactive screen (ncurses), the batch mode for dumb terminals and pipes,
+// and the one-frame mode (--once). Sampling runs on its own thread, so a slow NVML call never
+// freezes keys or the screen.
+#pragma once
+
+#include <string>
+
+#include "core/thresholds.hpp"
+#include "sample/sampler.hpp"
+#include "ui/view_state.hpp"
+
+namespace baton::ui {
+
+struct TopOptions {
+    SamplerOptions sampler;
+    Thresholds thresholds;
+    double delay_seconds = 1.0;
+    ViewState view;              // the initial view (sort, tree, filter, ascii)
+    bool color = true;           // false with NO_COLOR
+    bool self_from_proc = true;  // baton's own CPU and RSS from the process table (false with --proc-root)
+    int width = 0, height = 0;   // fixed size (0: the terminal's, or 80x24 when there is none)
+    int count = 0;               // batch mode: frames to print (0: until interrupted)
+};
+
+// Runs the interactive screen until `q`, Ctrl-C, SIGTERM or SIGHUP. Returns the exit code;
+// `error` is set when the terminal cannot be used.
+int run_top_interactive(const TopOptions& o, std::string& error);
+
+// Prints a plain-text frame every delay (TERM=dumb, or output not a terminal).
+int run_top_batch(const TopOptions& o);
+
+// One frame, after a first reading primes the rates. `marked`: style classes marked {style}..{/}.
+std::string top_once(const TopOptions& o, bool marked);
+
+}  // namespace baton::ui

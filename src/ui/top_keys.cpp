@@ -1,0 +1,153 @@
+#include "ui/top_keys.hpp"
+
+#include <algorithm>
+#include <csignal>
+
+namespace baton::ui {
+
+namespace {
+
+// Moves the selection by `delta` rows within `last`'s rows.
+void move_selection(const LayoutResult& last, ViewState& v, int delta) {
+    if (last.row_pids.empty()) return;
+    const int n = static_cast<int>(last.row_pids.size());
+    auto it = std::find(last.row_pids.begin(), last.row_pids.end(), v.selected_pid);
+    const int at = it == last.row_pids.end() ? 0 : static_cast<int>(it - last.row_pids.begin());
+    const int to = std::clamp(at + delta, 0, n - 1);
+    v.selected_pid = last.row_pids[static_cast<std::size_t>(to)];
+}
+
+std::uint32_t selected(const LayoutResult& last, const ViewState& v) {
+    if (last.row_pids.empty()) return 0;
+    auto it = std::find(last.row_pids.begin(), last.row_pids.end(), v.selected_pid);
+    return it == last.row_pids.end() ? last.row_pids.front() : *it;
+}
+
+void append_utf8(std::string& s, char32_t c) {
+    if (c < 0x80) {
+        s.push_back(static_cast<char>(c));
+    } else if (c < 0x800) {
+        s.push_back(static_cast<char>(0xC0 | (c >> 6)));
+        s.push_back(static_cast<char>(0x80 | (c & 0x3F)));
+    } else if (c < 0x10000) {
+        s.push_back(static_cast<char>(0xE0 | (c >> 12)));
+        s.push_back(static_cast<char>(0x80 | ((c >> 6) & 0x3F)));
+        s.push_back(static_cast<char>(0x80 | (c & 0x3F)));
+    } else if (c < 0x110000) {
+        s.push_back(static_cast<char>(0xF0 | (c >> 18)));
+        s.push_back(static_cast<char>(0x80 | ((c >> 12) & 0x3F)));
+        s.push_back(static_cast<char>(0x80 | ((c >> 6) & 0x3F)));
+        s.push_back(static_cast<char>(0x80 | (c & 0x3F)));
+    }
+}
+
+void pop_utf8(std::string& s) {
+    while (!s.empty() && (static_cast<unsigned char>(s.back()) & 0xC0) == 0x80) s.pop_back();
+    if (!s.empty()) s.pop_back();
+}
+
+}  // namespace
+
+KeyOutcome handle_key(const Key& key, const LayoutResult& last, ViewState& v) {
+    KeyOutcome out;
+    if (key.code == KeyCode::resize) return out;
+    v.message.clear();
+    const char32_t c = key.code == KeyCode::character ? key.ch : 0;
+
+    switch (v.prompt) {
+        case Prompt::filter:
+            if (key.code == KeyCode::enter) {
+                v.filter = v.edit;
+                v.prompt = Prompt::none;
+                v.scroll = 0;
+            } else if (key.code == KeyCode::escape) {
+                v.prompt = Prompt::none;
+            } else if (key.code == KeyCode::backspace) {
+                pop_utf8(v.edit);
+            } else if (c >= 0x20 && c != 0x7F && v.edit.size() < 200) {
+                append_utf8(v.edit, c);
+            }
+            return out;
+        case Prompt::sort:
+            v.prompt = Prompt::none;
+            for (SortKey k : {SortKey::gpu_memory, SortKey::cpu, SortKey::memory, SortKey::pid, SortKey::io,
+                              SortKey::user, SortKey::command})
+                if (c == static_cast<char32_t>(sort_key_letter(k))) v.sort = k;
+            return out;
+        case Prompt::kill:
+            v.prompt = Prompt::none;
+            if (c == 'y' || c == 'Y') out.signal = SIGTERM;
+            if (c == '9') out.signal = SIGKILL;
+            if (out.signal) out.pid = v.selected_pid;
+            if (!out.signal) v.message = "nothing sent";
+            return out;
+        case Prompt::none:
+            break;
+    }
+    if (v.help) {  // any key closes the help; q still quits
+        v.help = false;
+        if (c == 'q') out.quit = true;
+        return out;
+    }
+    const int page = std::max(1, last.visible_rows - 1);
+    switch (key.code) {
+        case KeyCode::up:
+            move_selection(last, v, -1);
+            return out;
+        case KeyCode::down:
+            move_selection(last, v, 1);
+            return out;
+        case KeyCode::page_up:
+            move_selection(last, v, -page);
+            return out;
+        case KeyCode::page_down:
+            move_selection(last, v, page);
+            return out;
+        case KeyCode::home:
+            move_selection(last, v, -static_cast<int>(last.row_pids.size()));
+            return out;
+        case KeyCode::end:
+            move_selection(last, v, static_cast<int>(last.row_pids.size()));
+            return out;
+        default:
+            break;
+    }
+    switch (c) {
+        case 'q':
+            out.quit = true;
+            break;
+        case 'h':
+        case '?':
+            v.help = true;
+            break;
+        case 's':
+            v.prompt = Prompt::sort;
+            break;
+        case 't':
+            v.tree = !v.tree;
+            break;
+        case '/':
+            v.prompt = Prompt::filter;
+            v.edit = v.filter;
+            break;
+        case 'g':
+            v.gpu_only = !v.gpu_only;
+            v.scroll = 0;
+            break;
+        case 'p':
+            v.paused = !v.paused;
+            break;
+        case 'k':
+            v.selected_pid = selected(last, v);
+            if (v.selected_pid == 0)
+                v.message = "no process selected";
+            else
+                v.prompt = Prompt::kill;
+            break;
+        default:
+            break;
+    }
+    return out;
+}
+
+}  // namespace baton::ui

@@ -1,0 +1,658 @@
+#include "ui/top_layout.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>  // header-only (fmt::fmt-header-only)
+
+namespace baton::ui {
+
+std::string compact_bytes(double b) {
+    static constexpr const char* units[] = {"B", "K", "M", "G", "T", "P"};
+    int u = 0;
+    while (std::fabs(b) >= 1000 && u < 5) {  // 1000, not 1024: "1023K" would not fit 5 columns
+        b /= 1024;
+        ++u;
+    }
+    if (u == 0) return fmt::format("{:.0f}B", b);
+    if (b >= 10 || b == 0) return fmt::format("{:.0f}{}", b, units[u]);
+    return fmt::format("{:.1f}{}", b, units[u]);
+}
+
+std::string bar(double percent, int width, bool ascii) {
+    if (width <= 0) return {};
+    if (!(percent >= 0)) percent = 0;  // also NaN
+    percent = std::min(percent, 100.0);
+    std::string out;
+    if (ascii) {
+        const int full = static_cast<int>(std::lround(percent / 100.0 * width));
+        out.append(static_cast<std::size_t>(full), '|');
+        out.append(static_cast<std::size_t>(width - full), ' ');
+        return out;
+    }
+    static constexpr const char* eighths[] = {"", "▏", "▎", "▍", "▌", "▋", "▊", "▉"};
+    const int total = static_cast<int>(std::lround(percent / 100.0 * width * 8));
+    const int full = total / 8;
+    const int rest = total % 8;
+    for (int i = 0; i < full; ++i) out.append("█");
+    int used = full;
+    if (rest > 0 && used < width) {
+        out.append(eighths[rest]);
+        ++used;
+    }
+    out.append(static_cast<std::size_t>(width - used), ' ');
+    return out;
+}
+
+namespace {
+
+std::string percent_text(std::optional<double> v, int width = 3) {
+    if (!v) return pad_left("-", width) + "%";
+    return pad_left(fmt::format("{:.0f}", *v), width) + "%";
+}
+
+std::string rate_text(std::optional<double> v) {
+    return v ? compact_bytes(*v) + "/s" : "-";
+}
+
+std::string duration_text(double seconds) {
+    const auto s = static_cast<long long>(seconds);
+    if (s >= 86400) return fmt::format("{}d {}h", s / 86400, s % 86400 / 3600);
+    if (s >= 3600) return fmt::format("{}h {}m", s / 3600, s % 3600 / 60);
+    return fmt::format("{}m {}s", s / 60, s % 60);
+}
+
+// A piece of a line. Pieces with a priority above 0 are dropped, lowest first, until the line
+// fits; bars then share the room left, between their minimum and maximum width.
+struct Piece {
+    std::string text;
+    Style style = Style::plain;
+    int priority = 0;  // 0: never dropped
+    bool is_bar = false;
+    double percent = 0;
+    int bar_min = 3, bar_max = 30;
+    bool space_before = true;
+};
+
+Piece text_piece(std::string text, Style style = Style::plain, int priority = 0, bool space = true) {
+    Piece p;
+    p.text = std::move(text);
+    p.style = style;
+    p.priority = priority;
+    p.space_before = space;
+    return p;
+}
+
+Piece bar_piece(double percent, Style style, int min_width, int max_width, int priority = 0) {
+    Piece p;
+    p.is_bar = true;
+    p.percent = percent;
+    p.style = style;
+    p.bar_min = min_width;
+    p.bar_max = max_width;
+    p.priority = priority;
+    return p;
+}
+
+Line fit_pieces(std::vector<Piece> pieces, int width, bool ascii) {
+    auto used = [&] {
+        int w = 0;
+        bool first = true;
+        for (const Piece& p : pieces) {
+            w += (p.space_before && !first) ? 1 : 0;
+            w += p.is_bar ? p.bar_min + 2 : display_width(p.text);
+            first = false;
+        }
+        return w;
+    };
+    while (used() > width) {
+        auto victim = pieces.end();
+        for (auto it = pieces.begin(); it != pieces.end(); ++it)
+            if (it->priority > 0 && (victim == pieces.end() || it->priority < victim->priority)) victim = it;
+        if (victim == pieces.end()) break;  // nothing left to drop: the frame clips the rest
+        pieces.erase(victim);
+    }
+    int extra = std::max(0, width - used());
+    std::vector<Piece*> bars;
+    for (Piece& p : pieces)
+        if (p.is_bar) bars.push_back(&p);
+    std::vector<int> bar_width;
+    for (Piece* p : bars) bar_width.push_back(p->bar_min);
+    for (bool grew = true; extra > 0 && grew;) {  // one column at a time, round robin
+        grew = false;
+        for (std::size_t i = 0; i < bars.size() && extra > 0; ++i) {
+            if (bar_width[i] >= bars[i]->bar_max) continue;
+            ++bar_width[i];
+            --extra;
+            grew = true;
+        }
+    }
+    Line line;
+    std::size_t b = 0;
+    bool first = true;
+    for (const Piece& p : pieces) {
+        if (p.space_before && !first) line.add(" ");
+        first = false;
+        if (p.is_bar) {
+            line.add("[", Style::dim);
+            line.add(bar(p.percent, bar_width[b++], ascii), p.style);
+            line.add("]", Style::dim);
+        } else {
+            line.add(p.text, p.style);
+        }
+    }
+    return line;
+}
+
+// Throttle reasons that matter for speed (gpu_idle is the normal state of an idle GPU, the
+// clock settings are choices), how bad they are, and a short name for a one-line row.
+Style throttle_style(const std::string& r) {
+    if (r == "sw_power_cap" || r == "sync_boost") return Style::elevated;
+    return Style::alarm;
+}
+
+bool reported_throttle(const std::string& r) {
+    return r != "gpu_idle" && r != "applications_clocks_setting" && r != "display_clock_setting";
+}
+
+std::string short_throttle(const std::string& r) {
+    static constexpr std::pair<const char*, const char*> names[] = {
+        {"sw_power_cap", "pwr-cap"},
+        {"hw_slowdown", "hw-slow"},
+        {"sync_boost", "sync"},
+        {"sw_thermal_slowdown", "sw-therm"},
+        {"hw_thermal_slowdown", "hw-therm"},
+        {"hw_power_brake_slowdown", "pwr-brake"},
+    };
+    for (const auto& [full, brief] : names)
+        if (r == full) return brief;
+    return r;
+}
+
+std::string short_gpu_name(const std::string& name) {
+    std::string_view n = name;
+    for (std::string_view prefix : {"NVIDIA ", "GeForce "})
+        if (n.substr(0, prefix.size()) == prefix) n.remove_prefix(prefix.size());
+    return printable(n);
+}
+
+// GPU processes that the process table does not have: NVML reports host pids, which a
+// container with its own pid namespace cannot see. They are shown anyway, since they hold
+// the GPU's memory.
+std::vector<ProcessInfo> unseen_gpu_processes(const Snapshot& s) {
+    std::vector<ProcessInfo> out;
+    if (!s.processes_collected) return out;
+    for (const GpuInfo& g : s.gpus) {
+        for (const GpuProcess& gp : g.processes) {
+            auto it = std::lower_bound(s.processes.begin(), s.processes.end(), gp.pid,
+                                       [](const ProcessInfo& p, std::uint32_t v) { return p.pid < v; });
+            if (it != s.processes.end() && it->pid == gp.pid) continue;
+            auto ghost = std::find_if(out.begin(), out.end(), [&](const ProcessInfo& p) { return p.pid == gp.pid; });
+            if (ghost == out.end()) {
+                ProcessInfo p;
+                p.pid = gp.pid;
+                p.user = "?";
+                p.name = "?";
+                p.command = "(not in this pid namespace)";
+                out.push_back(std::move(p));
+                ghost = out.end() - 1;
+            }
+            if (gp.used_memory_bytes)
+                ghost->gpu_memory_bytes = ghost->gpu_memory_bytes.value_or(0) + *gp.used_memory_bytes;
+            if (std::find(ghost->gpu_indices.begin(), ghost->gpu_indices.end(), g.index) == ghost->gpu_indices.end())
+                ghost->gpu_indices.push_back(g.index);
+        }
+    }
+    return out;
+}
+
+class Layout {
+  public:
+    Layout(const TopInput& in, const ViewState& v, int width, int height)
+        : in_(in), s_(*in.snapshot), v_(v), w_(width), h_(height), ghosts_(unseen_gpu_processes(s_)) {}
+
+    LayoutResult build();
+
+  private:
+    Line header() const;
+    std::vector<Line> gpus() const;
+    Line cpu_total() const;
+    std::vector<Line> cpu_cores(int max_rows) const;
+    Line memory() const;
+    Line swap() const;
+    Line disks() const;
+    Line networks() const;
+    Line table_header() const;
+    Line process_line(const ProcessRow& r, bool selected) const;
+    Line status() const;
+    std::vector<Line> help() const;
+
+    Style level_style(Level l) const { return style_for(l); }
+
+    const TopInput& in_;
+    const Snapshot& s_;
+    const ViewState& v_;
+    int w_, h_;
+    std::vector<ProcessInfo> ghosts_;
+};
+
+Line Layout::header() const {
+    std::vector<Piece> p;
+    p.push_back(text_piece(printable(s_.host.hostname), Style::title));
+    if (s_.host.uptime_seconds)
+        p.push_back(text_piece("up " + duration_text(*s_.host.uptime_seconds), Style::plain, 3));
+    p.push_back(text_piece(fmt::format("{} CPUs", s_.host.cpu_count), Style::plain, 2));
+    if (s_.processes_collected) p.push_back(text_piece(fmt::format("{} procs", s_.processes.size()), Style::plain, 4));
+    std::string self = "baton";
+    self += in_.self.cpu_percent ? fmt::format(" {:.1f}% CPU", *in_.self.cpu_percent) : " -% CPU";
+    self += in_.self.rss_bytes ? " " + compact_bytes(static_cast<double>(*in_.self.rss_bytes)) : std::string(" -");
+    p.push_back(text_piece("  " + self, Style::dim, 5, false));
+    if (v_.paused) p.push_back(text_piece("  PAUSED", Style::elevated, 0, false));
+    return fit_pieces(std::move(p), w_, v_.ascii);
+}
+
+std::vector<Line> Layout::gpus() const {
+    std::vector<Line> out;
+    if (s_.gpus.empty()) {
+        Line l;
+        l.add("GPU", Style::title).add(" ").add(s_.gpu_status.empty() ? "none" : printable(s_.gpu_status), Style::dim);
+        out.push_back(std::move(l));
+        return out;
+    }
+    int name_width = 0;
+    for (const GpuInfo& g : s_.gpus) name_width = std::max(name_width, display_width(short_gpu_name(g.name)));
+    name_width = std::min(name_width, 16);
+    const bool any_sm =
+        std::any_of(s_.gpus.begin(), s_.gpus.end(), [](const GpuInfo& g) { return g.sm_activity_percent.has_value(); });
+    for (const GpuInfo& g : s_.gpus) {
+        std::vector<Piece> p;
+        p.push_back(text_piece(fmt::format("GPU{}", g.index), Style::title));
+        // Dropped first when the row is narrow: power, temperature, name, SM; never the flags.
+        p.push_back(text_piece(pad_right(short_gpu_name(g.name), name_width), Style::plain, 4));
+        if (g.error) {
+            p.push_back(text_piece(printable(*g.error), Style::alarm));
+            out.push_back(fit_pieces(std::move(p), w_, v_.ascii));
+            continue;
+        }
+        const Style util_style = g.stale ? Style::dim : Style::plain;
+        p.push_back(bar_piece(g.utilization_percent.value_or(0), util_style, 3, 20));
+        p.push_back(text_piece(percent_text(g.utilization_percent), util_style, 0, false));
+        if (any_sm) p.push_back(text_piece("SM" + percent_text(g.sm_activity_percent), util_style, 6));
+        auto mem = gpu_memory_percent(g);
+        const Style mem_style =
+            g.stale ? Style::dim : (mem ? level_style(gpu_memory_level(in_.thresholds, *mem)) : Style::dim);
+        p.push_back(bar_piece(mem.value_or(0), mem_style, 3, 20));
+        std::string mem_text = g.memory_used_bytes && g.memory_total_bytes
+                                   ? compact_bytes(static_cast<double>(*g.memory_used_bytes)) + "/" +
+                                         compact_bytes(static_cast<double>(*g.memory_total_bytes))
+                                   : "-";
+        p.push_back(text_piece(pad_left(mem_text, 9), mem_style));
+        p.push_back(text_piece(g.temperature_celsius ? fmt::format("{:>3.0f}C", *g.temperature_celsius) : "  -C",
+                               Style::plain, 5));
+        std::string power = g.power_watts ? fmt::format("{:.0f}", *g.power_watts) : "-";
+        if (g.power_limit_watts) power += fmt::format("/{:.0f}", *g.power_limit_watts);
+        p.push_back(text_piece(pad_left(power + "W", 8), Style::plain, 3));
+        if (g.stale) p.push_back(text_piece("STALE", Style::elevated));
+        if (g.throttle_reasons) {
+            std::string reasons;
+            Style worst = Style::elevated;
+            for (const std::string& r : *g.throttle_reasons) {
+                if (!reported_throttle(r)) continue;
+                reasons += (reasons.empty() ? "" : ",") + short_throttle(r);
+                if (throttle_style(r) == Style::alarm) worst = Style::alarm;
+            }
+            if (!reasons.empty()) p.push_back(text_piece("THR " + reasons, worst, 9));
+        }
+        // PCIe: a narrower link than the slot allows is always worth a flag; a lower generation
+        // only while the GPU works (idle GPUs drop their link speed to save power).
+        if (g.pcie_generation && g.pcie_generation_max && g.pcie_width && g.pcie_width_max) {
+            const bool busy = g.utilization_percent.value_or(0) >= 10;
+            if (*g.pcie_width < *g.pcie_width_max || (busy && *g.pcie_generation < *g.pcie_generation_max))
+                p.push_back(text_piece(fmt::format("PCIe {}x{}/{}x{}", *g.pcie_generation, *g.pcie_width,
+                                                   *g.pcie_generation_max, *g.pcie_width_max),
+                                       Style::elevated, 8));
+        }
+        out.push_back(fit_pieces(std::move(p), w_, v_.ascii));
+    }
+    return out;
+}
+
+Line Layout::cpu_total() const {
+    const CpuTimes& t = s_.cpu.total;
+    const Style cpu_style =
+        t.utilization_percent ? level_style(cpu_level(in_.thresholds, *t.utilization_percent)) : Style::dim;
+    std::vector<Piece> p;
+    p.push_back(text_piece("CPU ", Style::title));
+    p.push_back(bar_piece(t.utilization_percent.value_or(0), cpu_style, 3, 30));
+    p.push_back(text_piece(percent_text(t.utilization_percent), cpu_style, 0, false));
+    auto part = [](const char* name, std::optional<double> v) {
+        return fmt::format("{} {}", name, v ? fmt::format("{:.1f}", *v) : "-");
+    };
+    p.push_back(text_piece(part("usr", t.user_percent), Style::plain, 4));
+    p.push_back(text_piece(part("sys", t.system_percent), Style::plain, 4));
+    const Style io_style = t.iowait_percent ? level_style(iowait_level(in_.thresholds, *t.iowait_percent)) : Style::dim;
+    p.push_back(text_piece(part("iow", t.iowait_percent), io_style, 6));
+    p.push_back(text_piece(part("st", t.steal_percent), Style::plain, 2));
+    p.push_back(text_piece(fmt::format("load {:.2f} {:.2f} {:.2f}", s_.cpu.load_average[0], s_.cpu.load_average[1],
+                                       s_.cpu.load_average[2]),
+                           Style::plain, 5));
+    p.push_back(text_piece(fmt::format("run {}", s_.cpu.runnable_tasks), Style::plain, 3));
+    return fit_pieces(std::move(p), w_, v_.ascii);
+}
+
+std::vector<Line> Layout::cpu_cores(int max_rows) const {
+    std::vector<Line> out;
+    const auto& cores = s_.cpu.cores;
+    if (cores.empty() || max_rows <= 0) return out;
+    const int n = static_cast<int>(cores.size());
+    // A cell per core, "  3[||||   42%]", as wide as the rows allow; with too many cores for
+    // that, one column per core (an eighth-block level), labelled by the first core of the row.
+    for (int bar_width = 10; bar_width >= 3; --bar_width) {
+        const int cell = 4 + 1 + bar_width + 4 + 1;  // id, '[', bar, pct, ']'
+        const int per_row = std::max(1, (w_ + 1) / (cell + 1));
+        const int rows = (n + per_row - 1) / per_row;
+        if (rows > max_rows) continue;
+        for (int r = 0; r < rows; ++r) {
+            Line l;
+            for (int c = 0; c < per_row; ++c) {
+                const int i = r * per_row + c;
+                if (i >= n) break;
+                const CpuTimes& t = cores[static_cast<std::size_t>(i)].times;
+                const Style st =
+                    t.utilization_percent ? level_style(cpu_level(in_.thresholds, *t.utilization_percent)) : Style::dim;
+                if (c > 0) l.add(" ");
+                l.add(pad_left(std::to_string(cores[static_cast<std::size_t>(i)].id), 4), Style::dim);
+                l.add("[", Style::dim);
+                l.add(bar(t.utilization_percent.value_or(0), bar_width, v_.ascii), st);
+                l.add(percent_text(t.utilization_percent), st);
+                l.add("]", Style::dim);
+            }
+            out.push_back(std::move(l));
+        }
+        return out;
+    }
+    static constexpr const char* levels[] = {" ", "▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"};
+    static constexpr const char* ascii_levels[] = {" ", ".", ".", ":", ":", "+", "+", "#", "#"};
+    const int label = 5;
+    const int per_row = std::max(1, w_ - label);
+    for (int start = 0; start < n && static_cast<int>(out.size()) < max_rows; start += per_row) {
+        Line l;
+        l.add(pad_left(std::to_string(cores[static_cast<std::size_t>(start)].id), label - 1) + " ", Style::dim);
+        for (int i = start; i < std::min(n, start + per_row); ++i) {
+            const CpuTimes& t = cores[static_cast<std::size_t>(i)].times;
+            const double u = std::clamp(t.utilization_percent.value_or(0), 0.0, 100.0);
+            const int k = static_cast<int>(std::lround(u / 100.0 * 8));
+            const Style st = t.utilization_percent ? level_style(cpu_level(in_.thresholds, u)) : Style::dim;
+            l.add(v_.ascii ? ascii_levels[k] : levels[k], st);
+        }
+        out.push_back(std::move(l));
+    }
+    return out;
+}
+
+Line Layout::memory() const {
+    const MemoryStats& m = s_.memory;
+    const double used =
+        m.total_bytes ? 100.0 * static_cast<double>(m.used_bytes) / static_cast<double>(m.total_bytes) : 0;
+    std::vector<Piece> p;
+    p.push_back(text_piece("Mem ", Style::title));
+    p.push_back(bar_piece(used, Style::plain, 3, 30));
+    p.push_back(text_piece(compact_bytes(static_cast<double>(m.used_bytes)) + "/" +
+                           compact_bytes(static_cast<double>(m.total_bytes))));
+    p.push_back(text_piece("avail " + compact_bytes(static_cast<double>(m.available_bytes)), Style::plain, 4));
+    p.push_back(text_piece("cache " + compact_bytes(static_cast<double>(m.cached_bytes)), Style::plain, 2));
+    if (m.shm_total_bytes && m.shm_used_bytes)
+        p.push_back(text_piece("shm " + compact_bytes(static_cast<double>(*m.shm_used_bytes)) + "/" +
+                                   compact_bytes(static_cast<double>(*m.shm_total_bytes)),
+                               Style::plain, 5));
+    return fit_pieces(std::move(p), w_, v_.ascii);
+}
+
+Line Layout::swap() const {
+    const SwapStats& sw = s_.swap;
+    const double used =
+        sw.total_bytes ? 100.0 * static_cast<double>(sw.used_bytes) / static_cast<double>(sw.total_bytes) : 0;
+    auto traffic = swap_traffic(sw);
+    const Style st = traffic ? level_style(swap_level(in_.thresholds, *traffic)) : Style::dim;
+    std::vector<Piece> p;
+    p.push_back(text_piece("Swp ", Style::title));
+    p.push_back(bar_piece(used, Style::plain, 3, 30));
+    p.push_back(text_piece(compact_bytes(static_cast<double>(sw.used_bytes)) + "/" +
+                           compact_bytes(static_cast<double>(sw.total_bytes))));
+    p.push_back(text_piece("in " + rate_text(sw.in_bytes_per_second), st, 6));
+    p.push_back(text_piece("out " + rate_text(sw.out_bytes_per_second), st, 6));
+    if (sw.major_faults_per_second)
+        p.push_back(text_piece(fmt::format("majflt {:.0f}/s", *sw.major_faults_per_second), Style::plain, 2));
+    if (s_.pressure.available) {
+        auto some = [](const PressureResource& r) { return r.some ? fmt::format("{:.1f}", r.some->avg10) : "-"; };
+        p.push_back(text_piece(fmt::format("PSI cpu {} mem {} io {}", some(s_.pressure.cpu), some(s_.pressure.memory),
+                                           some(s_.pressure.io)),
+                               Style::plain, 4));
+    }
+    return fit_pieces(std::move(p), w_, v_.ascii);
+}
+
+Line Layout::disks() const {
+    std::vector<const DiskStats*> d;
+    for (const DiskStats& x : s_.disks) d.push_back(&x);
+    auto traffic = [](const DiskStats* x) {
+        return x->read_bytes_per_second.value_or(0) + x->write_bytes_per_second.value_or(0);
+    };
+    std::stable_sort(d.begin(), d.end(), [&](const DiskStats* a, const DiskStats* b) {
+        if (a->busy_percent.value_or(0) != b->busy_percent.value_or(0))
+            return a->busy_percent.value_or(0) > b->busy_percent.value_or(0);
+        return traffic(a) > traffic(b);
+    });
+    Line l;
+    l.add("Dsk", Style::title);
+    if (d.empty()) l.add(" none", Style::dim);
+    for (const DiskStats* x : d) {
+        std::string cell = fmt::format(" {} r {} w {} {}", printable(x->name), rate_text(x->read_bytes_per_second),
+                                       rate_text(x->write_bytes_per_second), percent_text(x->busy_percent, 1));
+        if (l.width() + display_width(cell) > w_) break;  // busiest first: the rest do not fit
+        l.add(cell, x->busy_percent.value_or(0) > 80 ? Style::elevated : Style::plain);
+    }
+    return l;
+}
+
+Line Layout::networks() const {
+    std::vector<const NetworkStats*> n;
+    for (const NetworkStats& x : s_.networks) n.push_back(&x);
+    auto traffic = [](const NetworkStats* x) {
+        return x->rx_bytes_per_second.value_or(0) + x->tx_bytes_per_second.value_or(0);
+    };
+    std::stable_sort(n.begin(), n.end(),
+                     [&](const NetworkStats* a, const NetworkStats* b) { return traffic(a) > traffic(b); });
+    Line l;
+    l.add("Net", Style::title);
+    if (n.empty()) l.add(" none", Style::dim);
+    for (const NetworkStats* x : n) {
+        std::string cell = fmt::format(" {} rx {} tx {}", printable(x->name), rate_text(x->rx_bytes_per_second),
+                                       rate_text(x->tx_bytes_per_second));
+        if (x->speed_mbps)
+            cell += *x->speed_mbps >= 1000 ? fmt::format(" ({}G)", *x->speed_mbps / 1000)
+                                           : fmt::format(" ({}M)", *x->speed_mbps);
+        if (l.width() + display_width(cell) > w_) break;
+        l.add(cell);
+    }
+    return l;
+}
+
+// Process table columns: PID USER GPU GMEM SM% CPU% RSS IO/s (TREE% in tree mode) COMMAND.
+constexpr int kPid = 7, kUser = 8, kGpu = 3, kGmem = 5, kSm = 4, kCpu = 5, kRss = 5, kIo = 6;
+
+Line Layout::table_header() const {
+    auto col = [&](const char* name, int width, SortKey key, bool left = false) {
+        std::string n = name;
+        if (v_.sort == key) n = (v_.ascii ? "v" : "▼") + n;
+        return left ? pad_right(n, width) : pad_left(n, width);
+    };
+    std::string h = col("PID", kPid, SortKey::pid) + " " + col("USER", kUser, SortKey::user, true) + " " +
+                    pad_left("GPU", kGpu) + " " + col("GMEM", kGmem, SortKey::gpu_memory) + " " + pad_left("SM%", kSm) +
+                    " " + col("CPU%", kCpu, SortKey::cpu) + " " + col("RSS", kRss, SortKey::memory) + " " +
+                    (v_.tree ? pad_left("TREE%", kIo) : col("IO/s", kIo, SortKey::io)) + " " +
+                    col("COMMAND", 7, SortKey::command, true);
+    Line l;
+    l.add(clip(h, w_), Style::column);
+    l.fill = Style::column;
+    return l;
+}
+
+Line Layout::process_line(const ProcessRow& r, bool selected) const {
+    const ProcessInfo& p = *r.process;
+    std::string gpus;
+    for (unsigned g : p.gpu_indices) gpus += (gpus.empty() ? "" : ",") + std::to_string(g);
+    if (gpus.empty()) gpus = "-";
+    const double io = p.read_bytes_per_second.value_or(0) + p.write_bytes_per_second.value_or(0);
+    const bool io_known = p.read_bytes_per_second || p.write_bytes_per_second;
+    std::string cpu = p.cpu_percent ? fmt::format("{:.1f}", *p.cpu_percent) : "-";
+    const std::string rss = r.outside ? "-" : compact_bytes(static_cast<double>(p.rss_bytes));
+    std::string last;
+    if (v_.tree)
+        last = r.has_children ? fmt::format("{:.1f}", r.group_cpu_percent) : "";
+    else
+        last = io_known ? compact_bytes(io) : "-";
+    std::string fixed =
+        pad_left(std::to_string(p.pid), kPid) + " " + pad_right(printable(p.user), kUser) + " " +
+        pad_left(clip(gpus, kGpu), kGpu) + " " +
+        pad_left(p.gpu_memory_bytes ? compact_bytes(static_cast<double>(*p.gpu_memory_bytes)) : "-", kGmem) + " " +
+        pad_left(r.gpu_sm_percent ? fmt::format("{:.0f}", *r.gpu_sm_percent) : "-", kSm) + " " + pad_left(cpu, kCpu) +
+        " " + pad_left(rss, kRss) + " " + pad_left(last, kIo) + " ";
+    Line l;
+    const Style base = selected ? Style::selected : Style::plain;
+    l.add(fixed, base);
+    if (!r.tree_prefix.empty()) l.add(r.tree_prefix, selected ? Style::selected : Style::dim);
+    l.add(printable(p.command), base);
+    if (selected) l.fill = Style::selected;
+    return l;
+}
+
+Line Layout::status() const {
+    Line l;
+    l.fill = Style::status;
+    switch (v_.prompt) {
+        case Prompt::filter:
+            l.add("Filter: " + v_.edit + "_   (Enter applies, Esc cancels)", Style::status);
+            return l;
+        case Prompt::sort: {
+            std::string s = "Sort by:";
+            for (SortKey k : {SortKey::gpu_memory, SortKey::cpu, SortKey::memory, SortKey::pid, SortKey::io,
+                              SortKey::user, SortKey::command})
+                s += fmt::format(" {} {} ", sort_key_letter(k), sort_key_name(k));
+            l.add(s + " (Esc cancels)", Style::status);
+            return l;
+        }
+        case Prompt::kill: {
+            std::string name;
+            for (const ProcessInfo& p : s_.processes)
+                if (p.pid == v_.selected_pid) name = " (" + printable(p.name) + ")";
+            l.add(fmt::format("Signal {}{}? y = SIGTERM, 9 = SIGKILL, any other key cancels", v_.selected_pid, name),
+                  Style::status);
+            return l;
+        }
+        case Prompt::none:
+            break;
+    }
+    if (!v_.message.empty()) {
+        l.add(v_.message, Style::status);
+        return l;
+    }
+    if (in_.breaches.empty()) {
+        l.add("no threshold breached", Style::status);
+    } else {
+        std::string text;
+        for (const Breach& b : in_.breaches) text += (text.empty() ? "" : "  |  ") + b.text;
+        l.add(text, Style::alarm);
+    }
+    std::string hint = "  h help  q quit";
+    if (!v_.filter.empty()) hint = "  filter \"" + v_.filter + "\"" + hint;
+    if (v_.gpu_only) hint = "  GPU processes" + hint;
+    if (l.width() + display_width(hint) <= w_) l.add(hint, Style::status);
+    return l;
+}
+
+std::vector<Line> Layout::help() const {
+    const char* lines[] = {
+        "baton top keys",
+        "  q          quit",
+        "  h ?        this help (any key closes it)",
+        "  s          choose the sort column (default: GPU memory, then CPU)",
+        "  t          tree: processes under their parents, TREE% = the group's CPU",
+        "  /          filter by text (command, user or pid); empty clears it",
+        "  g          only processes on a GPU",
+        "  k          send SIGTERM or SIGKILL to the selected process (asks first)",
+        "  Up Down    move the selection; PgUp PgDn Home End",
+        "  p          pause: keep this picture",
+        "Colours follow the indicator table (config [thresholds]):",
+        "  GPU memory best 60-85 %, alarm > 90 %; CPU best <= 70 %, alarm > 80 % sustained;",
+        "  swap best ~0, alarm > 1 MB/s sustained; I/O wait best <= 2 %, alarm > 5 %.",
+    };
+    std::vector<Line> out;
+    for (const char* t : lines) {
+        Line l;
+        l.add(t, t[0] == ' ' ? Style::plain : Style::title);
+        out.push_back(std::move(l));
+    }
+    return out;
+}
+
+LayoutResult Layout::build() {
+    LayoutResult r;
+    r.frame.width = w_;
+    r.frame.height = h_;
+    std::vector<Line>& out = r.frame.lines;
+    const std::vector<ProcessRow> rows =
+        s_.processes_collected ? process_rows(s_, v_, ghosts_) : std::vector<ProcessRow>{};
+    for (const ProcessRow& row : rows) r.row_pids.push_back(row.process->pid);
+
+    // Fixed sections first; what does not fit in a small terminal goes, least useful first:
+    // the per-core grid shrinks, then disks and network, then swap.
+    std::vector<Line> top;
+    top.push_back(header());
+    for (Line& l : gpus()) top.push_back(std::move(l));
+    top.push_back(cpu_total());
+    const int table_min = s_.processes_collected ? 4 : 0;  // column header and a few rows
+    const int base = static_cast<int>(top.size()) + 2 /* mem, swap */ + 2 /* disk, net */ + 1 /* status */;
+    const int room_for_cores = std::max(0, h_ - base - table_min);
+    const int core_rows_max = std::min(room_for_cores, static_cast<int>(s_.cpu.cores.size() <= 16 ? 4 : 8));
+    for (Line& l : cpu_cores(core_rows_max)) top.push_back(std::move(l));
+    const int left = h_ - static_cast<int>(top.size()) - 1 - table_min;
+    top.push_back(memory());
+    if (left >= 2) top.push_back(swap());
+    if (left >= 4) {
+        top.push_back(disks());
+        top.push_back(networks());
+    }
+    if (static_cast<int>(top.size()) > h_ - 1) top.resize(static_cast<std::size_t>(std::max(0, h_ - 1)));
+    for (Line& l : top) out.push_back(std::move(l));
+
+    const int table_rows = h_ - static_cast<int>(out.size()) - 1;  // less the status line
+    if (v_.help) {
+        for (Line& l : help())
+            if (static_cast<int>(out.size()) < h_ - 1) out.push_back(std::move(l));
+    } else if (s_.processes_collected && table_rows >= 1) {
+        out.push_back(table_header());
+        const int visible = table_rows - 1;
+        r.visible_rows = std::max(0, visible);
+        int selected = 0;
+        for (std::size_t i = 0; i < rows.size(); ++i)
+            if (rows[i].process->pid == v_.selected_pid) selected = static_cast<int>(i);
+        int scroll = std::clamp(v_.scroll, 0, std::max(0, static_cast<int>(rows.size()) - visible));
+        if (selected < scroll) scroll = selected;
+        if (visible > 0 && selected >= scroll + visible) scroll = selected - visible + 1;
+        r.scroll = scroll;
+        for (int i = scroll; i < std::min(static_cast<int>(rows.size()), scroll + visible); ++i)
+            out.push_back(process_line(rows[static_cast<std::size_t>(i)], v_.show_selection && i == selected));
+    }
+    while (static_cast<int>(out.size()) < h_ - 1) out.emplace_back();
+    if (h_ > 0) out.push_back(status());
+    return r;
+}
+
+}  // namespace
+
+LayoutResult layout_top(const TopInput& in, const ViewState& v, int width, int height) {
+    return Layout(in, v, std::max(1, width), std::max(1, height)).build();
+}
+
+}  // namespace baton::ui

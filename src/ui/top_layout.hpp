@@ -1,0 +1,50 @@
+// The layout of baton top: a Snapshot, the breaches of the indicator table and the view state
+// become a Frame of the given size. Pure: no terminal, no clock, no /proc, so every screen is
+// tested as text (golden frames) and the ncurses side only draws.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "core/thresholds.hpp"
+#include "diagnose/indicators.hpp"
+#include "sample/snapshot.hpp"
+#include "ui/frame.hpp"
+#include "ui/process_rows.hpp"
+#include "ui/view_state.hpp"
+
+namespace baton::ui {
+
+// baton's own cost, shown in the header so users see that the monitor costs nothing.
+struct SelfUsage {
+    std::optional<double> cpu_percent;
+    std::optional<std::uint64_t> rss_bytes;
+};
+
+struct TopInput {
+    const Snapshot* snapshot = nullptr;
+    std::vector<Breach> breaches;
+    Thresholds thresholds;
+    SelfUsage self;
+};
+
+// What the layout decided that the key handling needs: the rows in display order and which of
+// them are visible (the selection is kept in view by adjusting the scroll).
+struct LayoutResult {
+    Frame frame;
+    std::vector<std::uint32_t> row_pids;  // every row after filter and sort, in order
+    int scroll = 0;                       // first row shown
+    int visible_rows = 0;                 // rows the table had room for
+};
+
+LayoutResult layout_top(const TopInput& in, const ViewState& v, int width, int height);
+
+// "12.3G", "512M", "4.0K", "900B": 1024-based, at most 5 columns.
+std::string compact_bytes(double bytes);
+
+// A bar of exactly `width` columns filled to `percent` (clamped to 0-100): eighth blocks in
+// Unicode, '|' in ASCII.
+std::string bar(double percent, int width, bool ascii);
+
+}  // namespace baton::ui

@@ -1,0 +1,47 @@
+// What the user chose to see in baton top: sort, tree, filters, selection, prompts. Plain
+// data: keys change it (top_keys.cpp), the layout reads it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace baton::ui {
+
+enum class SortKey {
+    gpu_memory,  // GPU memory, then CPU: the default (who holds the GPUs, then who works)
+    cpu,
+    memory,  // RSS
+    pid,
+    io,  // read + write bytes per second
+    user,
+    command,
+};
+
+// The key that selects each sort in the sort prompt, and the column it sorts.
+char sort_key_letter(SortKey k);
+const char* sort_key_name(SortKey k);
+
+enum class Prompt {
+    none,
+    filter,  // typing the filter text
+    sort,    // choosing the sort column
+    kill,    // confirming a signal to the selected process
+};
+
+struct ViewState {
+    SortKey sort = SortKey::gpu_memory;
+    bool tree = false;      // group processes under their parents, with the group's total CPU
+    bool gpu_only = false;  // only processes that hold GPU memory or run on a GPU
+    bool paused = false;    // keep showing the last snapshot
+    bool help = false;
+    bool ascii = false;              // bars and tree lines in ASCII
+    std::string filter;              // case-insensitive substring of command, user or pid; empty: all
+    std::uint32_t selected_pid = 0;  // 0: the first row
+    bool show_selection = true;      // false for printed frames (--once, batch): no cursor there
+    int scroll = 0;                  // first process row shown
+    Prompt prompt = Prompt::none;
+    std::string edit;     // the filter being typed
+    std::string message;  // one-off notice for the status line (cleared by the next key)
+};
+
+}  // namespace baton::ui
