@@ -9,23 +9,14 @@ packages=(
   build-essential cmake pkg-config git
   libcli11-dev nlohmann-json3-dev libfmt-dev libtomlplusplus-dev
   libgtest-dev googletest
+  libncurses-dev           # ncursesw, for baton top
+  tmux                     # the end-to-end test drives baton top inside tmux
   clang-format
   python3 python3-psutil   # bench/: the psutil side of the comparison
   prometheus               # promtool, to check the Prometheus output in the tests
 )
 
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if ((${#missing[@]})); then
-  echo "setup: installing ${missing[*]}"
-  sudo=""
-  [ "$(id -u)" -eq 0 ] || sudo="sudo"
-  export DEBIAN_FRONTEND=noninteractive
-  $sudo apt-get update -qq
-  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
+scripts/apt-install.sh "${packages[@]}"
 
 jobs=$(nproc)
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBATON_WERROR=ON -DBATON_BUILD_TESTS=ON "$@" >/dev/null

@@ -40,7 +40,7 @@ CLI::App* add_top_command(CLI::App& app, TopArgs& a) {
     cmd->add_option("--width", a.width, "Frame width in columns (default: the terminal's, else 80)")
         ->check(CLI::Range(20, 1000));
     cmd->add_option("--height", a.height, "Frame height in lines (default: the terminal's, else 24)")
-        ->check(CLI::Range(5, 1000));
+        ->check(CLI::Range(5, 10000));
     cmd->add_option("--count", a.count,
                     "Batch mode (not a terminal, or TERM=dumb): frames to print, 0 = until interrupted")
         ->check(CLI::Range(0, 100000000));

@@ -22,10 +22,15 @@ namespace baton::ui {
 
 namespace {
 
-volatile std::sig_atomic_t g_stop = 0;
+volatile std::sig_atomic_t g_stop = 0;  // the stop signal received, 0 for none
 
-void on_stop_signal(int) {
-    g_stop = 1;
+void on_stop_signal(int sig) {
+    g_stop = sig;
+}
+
+// Exit status: 0 after q or the last frame, 128 + N after stop signal N (as a shell reports it).
+int exit_status() {
+    return g_stop ? 128 + g_stop : 0;
 }
 
 // SIGINT, SIGTERM and SIGHUP end the loop (the terminal is then restored normally). No
@@ -193,7 +198,7 @@ int run_top_interactive(const TopOptions& o, std::string& error) {
         if (out.quit) break;
         if (out.signal && input.snapshot) view.message = send_signal(shown, out.pid, out.signal);
     }
-    return 0;
+    return exit_status();
 }
 
 int run_top_batch(const TopOptions& options) {
@@ -227,7 +232,7 @@ int run_top_batch(const TopOptions& options) {
         std::string text = (i > 0 ? "\n" : "") + render_plain(layout_top(input, o.view, w, h).frame);
         if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size() || std::fflush(stdout) != 0) break;
     }
-    return 0;
+    return exit_status();
 }
 
 std::string top_once(const TopOptions& options, bool marked) {

@@ -22,8 +22,8 @@ struct TopOptions {
     int count = 0;               // batch mode: frames to print (0: until interrupted)
 };
 
-// Runs the interactive screen until `q`, Ctrl-C, SIGTERM or SIGHUP. Returns the exit code;
-// `error` is set when the terminal cannot be used.
+// Runs the interactive screen until `q`, Ctrl-C, SIGTERM or SIGHUP. Returns the exit code (0
+// after q, 128 + N after signal N); `error` is set when the terminal cannot be used.
 int run_top_interactive(const TopOptions& o, std::string& error);
 
 // Prints a plain-text frame every delay (TERM=dumb, or output not a terminal).

@@ -1,0 +1,119 @@
+// Golden frames of `baton top --once` on the fixture machine with fake GPUs: the whole screen
+// as text, compared line by line. To accept a deliberate change of the layout, run the test
+// with BATON_UPDATE_GOLDEN=1 and review the diff of tests/ui/golden/.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <pwd.h>
+
+#include "test_support.hpp"
+
+using namespace baton::test;
+
+namespace {
+
+// The fixture's processes belong to uid 1000, whose name depends on the machine running the
+// test: the frame is normalised to "user1000" (the column is 8 wide).
+std::string normalise_users(std::string frame) {
+    std::string name = "1000";
+    if (passwd* pw = getpwuid(1000)) name = pw->pw_name;
+    name = name.substr(0, 8);
+    name.append(8 - name.size(), ' ');
+    for (std::size_t at = 0; (at = frame.find(" " + name + " ", at)) != std::string::npos; at += 10)
+        frame.replace(at + 1, 8, "user1000");
+    return frame;
+}
+
+std::string frame(const std::string& scenario, const std::vector<std::string>& extra, int width = 100,
+                  int height = 30) {
+    TempDir d;
+    d.write("baton.toml", "[sample]\nshm_path = \"\"\n");  // /dev/shm of the machine would leak into the frame
+    std::vector<std::string> argv{baton_binary(),
+                                  "--config",
+                                  d.path() + "/baton.toml",
+                                  "top",
+                                  "--once",
+                                  "--width",
+                                  std::to_string(width),
+                                  "--height",
+                                  std::to_string(height),
+                                  "--proc-root",
+                                  std::string(BATON_FIXTURE_DIR) + "/machine/proc",
+                                  "--sys-root",
+                                  std::string(BATON_FIXTURE_DIR) + "/machine/sys"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    auto r = run(argv, fake_env(scenario));
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return normalise_users(r.out);
+}
+
+void expect_golden(const std::string& name, const std::string& actual) {
+    const std::string path = std::string(BATON_SOURCE_DIR) + "/tests/ui/golden/" + name + ".txt";
+    if (std::getenv("BATON_UPDATE_GOLDEN")) {
+        std::ofstream(path, std::ios::binary) << actual;
+        return;
+    }
+    std::ifstream in(path, std::ios::binary);
+    ASSERT_TRUE(in) << "missing golden file " << path << " (run with BATON_UPDATE_GOLDEN=1)";
+    std::string expected((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    EXPECT_EQ(actual, expected) << "frame differs from " << path << "; actual:\n" << actual;
+}
+
+int count_lines(const std::string& s) {
+    return static_cast<int>(std::count(s.begin(), s.end(), '\n'));
+}
+
+}  // namespace
+
+TEST(TopGolden, OneIdleGpu) {
+    expect_golden("one-idle", frame("one-idle", {}));
+}
+
+TEST(TopGolden, EightBusyGpusOneLineEach) {
+    std::string f = frame("eight-busy", {}, 80, 24);
+    expect_golden("eight-busy-80x24", f);
+    EXPECT_EQ(count_lines(f), 24);
+    for (int g = 0; g < 8; ++g) EXPECT_NE(f.find("\nGPU" + std::to_string(g) + " "), std::string::npos) << g;
+}
+
+TEST(TopGolden, NoGpu) {
+    expect_golden("no-gpu", frame("no-gpu", {}));
+}
+
+TEST(TopGolden, ThrottledGpuNearOom) {
+    expect_golden("throttled", frame("throttled", {}));
+}
+
+TEST(TopGolden, TreeModeInAscii) {
+    expect_golden("tree-ascii", frame("one-idle", {"--tree", "--ascii"}));
+}
+
+TEST(TopGolden, NearOomIsColouredAsAlarm) {
+    std::string f = frame("throttled", {"--mark-styles"});
+    // The GPU memory figure, its bar and the status line carry the alarm class; the busy GPU's
+    // throttle flag (thermal slowdown) too.
+    EXPECT_NE(f.find("{alarm}  45G/48G{/}"), std::string::npos) << f;
+    EXPECT_NE(f.find("{alarm}███▊{/}"), std::string::npos) << f;  // the memory bar
+    EXPECT_NE(f.find("{alarm}GPU0 memory 93 % (> 90 %){/}"), std::string::npos) << f;
+    EXPECT_NE(f.find("{alarm}THR pwr-cap,sw-therm,hw-therm{/}"), std::string::npos) << f;
+    EXPECT_NE(f.find("{elevated}PCIe 1x8/4x16{/}"), std::string::npos) << f;
+    // An idle GPU's memory is below the best range: "low", not alarm.
+    std::string idle = frame("one-idle", {"--mark-styles"});
+    EXPECT_EQ(idle.find("{alarm}"), std::string::npos) << idle;
+    EXPECT_NE(idle.find("{low}"), std::string::npos) << idle;
+}
+
+TEST(TopGolden, EveryWidthAndHeightFits) {
+    for (int w : {20, 40, 80, 132, 250})
+        for (int h : {5, 10, 24, 60}) {
+            std::string f = frame("eight-busy", {}, w, h);
+            ASSERT_EQ(count_lines(f), h) << w << "x" << h;
+            std::size_t start = 0;
+            for (std::size_t end; (end = f.find('\n', start)) != std::string::npos; start = end + 1) {
+                std::string line = f.substr(start, end - start);
+                int cols = 0;
+                for (unsigned char c : line) cols += (c & 0xC0) != 0x80;
+                EXPECT_LE(cols, w) << w << "x" << h << ": " << line;
+            }
+        }
+}

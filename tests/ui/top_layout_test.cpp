@@ -1,0 +1,238 @@
+// The layout, the process rows and the keys of baton top on synthetic snapshots.
+#include <gtest/gtest.h>
+
+#include <csignal>
+
+#include "ui/top_keys.hpp"
+#include "ui/top_layout.hpp"
+
+using namespace baton;
+using namespace baton::ui;
+
+namespace {
+
+ProcessInfo proc(std::uint32_t pid, std::uint32_t ppid, const std::string& cmd, double cpu,
+                 std::uint64_t rss = 1 << 20) {
+    ProcessInfo p;
+    p.pid = pid;
+    p.ppid = ppid;
+    p.user = "alice";
+    p.name = cmd.substr(0, cmd.find(' '));
+    p.command = cmd;
+    p.cpu_percent = cpu;
+    p.rss_bytes = rss;
+    return p;
+}
+
+// A trainer (pid 100) with four DataLoader workers, a notebook holding a GPU, and idle noise.
+Snapshot training_box() {
+    Snapshot s;
+    s.host.hostname = "box";
+    s.host.cpu_count = 8;
+    s.processes = {proc(1, 0, "/sbin/init", 0),           proc(100, 1, "python train.py", 95),
+                   proc(101, 100, "python train.py", 90), proc(102, 100, "python train.py", 88),
+                   proc(103, 100, "python train.py", 91), proc(104, 100, "python train.py", 89),
+                   proc(200, 1, "jupyter-notebook", 0.5), proc(300, 1, "sshd", 2)};
+    s.processes[1].gpu_memory_bytes = 30ull << 30;
+    s.processes[1].gpu_indices = {0};
+    s.processes[6].gpu_memory_bytes = 40ull << 30;
+    s.processes[6].gpu_indices = {1};
+    return s;
+}
+
+std::vector<std::uint32_t> pids(const std::vector<ProcessRow>& rows) {
+    std::vector<std::uint32_t> v;
+    for (const ProcessRow& r : rows) v.push_back(r.process->pid);
+    return v;
+}
+
+}  // namespace
+
+TEST(ProcessRows, DefaultSortIsGpuMemoryThenCpu) {
+    Snapshot s = training_box();
+    ViewState v;
+    auto rows = process_rows(s, v);
+    ASSERT_EQ(rows.size(), 8u);
+    EXPECT_EQ(pids(rows), (std::vector<std::uint32_t>{200, 100, 103, 101, 104, 102, 300, 1}));
+    v.sort = SortKey::cpu;
+    EXPECT_EQ(process_rows(s, v)[0].process->pid, 100u);
+    v.sort = SortKey::pid;
+    EXPECT_EQ(process_rows(s, v)[0].process->pid, 1u);
+}
+
+TEST(ProcessRows, TreeGroupsWorkersUnderTheTrainerWithTheirTotal) {
+    Snapshot s = training_box();
+    ViewState v;
+    v.tree = true;
+    v.sort = SortKey::cpu;
+    auto rows = process_rows(s, v);
+    ASSERT_EQ(rows.size(), 8u);
+    EXPECT_EQ(rows[0].process->pid, 1u);
+    EXPECT_EQ(rows[1].process->pid, 100u);  // the busiest group first among init's children
+    EXPECT_EQ(rows[1].tree_prefix, "├─ ");
+    EXPECT_TRUE(rows[1].has_children);
+    EXPECT_DOUBLE_EQ(rows[1].group_cpu_percent, 95 + 90 + 88 + 91 + 89);
+    EXPECT_EQ(rows[2].process->pid, 103u);  // workers sorted by CPU
+    EXPECT_EQ(rows[2].tree_prefix, "│  ├─ ");
+    EXPECT_EQ(rows[5].tree_prefix, "│  └─ ");
+    EXPECT_EQ(rows.back().tree_prefix, "└─ ");
+    EXPECT_DOUBLE_EQ(rows[0].group_cpu_percent, 95 + 90 + 88 + 91 + 89 + 0.5 + 2);
+}
+
+TEST(ProcessRows, FilterAndGpuOnly) {
+    Snapshot s = training_box();
+    ViewState v;
+    v.filter = "JUPYTER";  // case-insensitive
+    EXPECT_EQ(pids(process_rows(s, v)), (std::vector<std::uint32_t>{200}));
+    v.filter = "300";  // a pid
+    EXPECT_EQ(pids(process_rows(s, v)), (std::vector<std::uint32_t>{300}));
+    v.filter = "";
+    v.gpu_only = true;
+    EXPECT_EQ(pids(process_rows(s, v)), (std::vector<std::uint32_t>{200, 100}));
+}
+
+TEST(ProcessRows, HostileTreeDoesNotLoopOrCrash) {
+    Snapshot s;
+    for (std::uint32_t pid = 1; pid <= 2000; ++pid) s.processes.push_back(proc(pid, pid - 1, "deep", 1));
+    s.processes.push_back(proc(5000, 5001, "cycle-a", 1));
+    s.processes.push_back(proc(5001, 5000, "cycle-b", 1));
+    ViewState v;
+    v.tree = true;
+    auto rows = process_rows(s, v);  // a 2000-deep chain: no recursion to overflow
+    EXPECT_GE(rows.size(), 2000u);
+    EXPECT_DOUBLE_EQ(rows[0].group_cpu_percent, 2000);
+}
+
+TEST(TopLayout, ManyCoresBecomeACompactGrid) {
+    Snapshot s = training_box();
+    for (unsigned i = 0; i < 128; ++i) {
+        CpuCore c;
+        c.id = i;
+        c.times.utilization_percent = i % 2 ? 100 : 0;
+        s.cpu.cores.push_back(c);
+    }
+    TopInput in;
+    in.snapshot = &s;
+    ViewState v;
+    LayoutResult r = layout_top(in, v, 80, 24);
+    std::string text = render_plain(r.frame);
+    EXPECT_NE(text.find("\n   0  █ █ █"), std::string::npos) << text;  // one column per core
+    EXPECT_NE(text.find("\n  75 █ █"), std::string::npos) << text;     // the second row starts at core 75
+    EXPECT_GE(r.visible_rows, 4);
+}
+
+TEST(TopLayout, SelectionStaysVisibleWhenScrolling) {
+    Snapshot s;
+    for (std::uint32_t pid = 1; pid <= 200; ++pid) s.processes.push_back(proc(pid, 1, "p" + std::to_string(pid), 0));
+    TopInput in;
+    in.snapshot = &s;
+    ViewState v;
+    v.sort = SortKey::pid;
+    v.selected_pid = 150;
+    LayoutResult r = layout_top(in, v, 80, 24);
+    ASSERT_GT(r.visible_rows, 0);
+    EXPECT_LE(r.scroll, 149);
+    EXPECT_GT(r.scroll + r.visible_rows, 149);
+    std::string marked = render_marked(r.frame);
+    EXPECT_NE(marked.find("{selected}    150 "), std::string::npos) << marked;
+}
+
+TEST(TopLayout, CommandLinesCannotReachTheTerminal) {
+    Snapshot s;
+    s.processes.push_back(proc(7, 1,
+                               "evil \x1b]0;pwned\x07 \x1b[2J \xc2\x9b"
+                               "31m \xff",
+                               0));
+    TopInput in;
+    in.snapshot = &s;
+    std::string text = render_plain(layout_top(in, ViewState{}, 120, 12).frame);
+    EXPECT_EQ(text.find('\x1b'), std::string::npos);
+    EXPECT_EQ(text.find('\x07'), std::string::npos);
+    EXPECT_EQ(text.find("\xc2\x9b"), std::string::npos);
+    EXPECT_NE(text.find("evil ?]0;pwned? ?[2J ?31m ?"), std::string::npos) << text;
+}
+
+TEST(TopLayout, UnitsAndBars) {
+    EXPECT_EQ(compact_bytes(0), "0B");
+    EXPECT_EQ(compact_bytes(999), "999B");
+    EXPECT_EQ(compact_bytes(1000), "1.0K");
+    EXPECT_EQ(compact_bytes(80.0 * (1ull << 30)), "80G");
+    EXPECT_EQ(compact_bytes(1.5 * (1ull << 40)), "1.5T");
+    EXPECT_EQ(bar(50, 10, true), "|||||     ");
+    EXPECT_EQ(bar(150, 4, true), "||||");
+    EXPECT_EQ(bar(-5, 3, true), "   ");
+    EXPECT_EQ(display_width(bar(37, 12, false)), 12);
+    EXPECT_EQ(bar(100, 2, false), "██");
+    EXPECT_EQ(bar(50, 1, false), "▌");
+    EXPECT_EQ(bar(6.25, 1, false), "▏");  // half an eighth rounds up: any load shows
+}
+
+TEST(TopKeys, SortFilterTreeHelpQuit) {
+    LayoutResult last;
+    last.row_pids = {10, 20, 30};
+    last.visible_rows = 2;
+    ViewState v;
+    handle_key(char_key('s'), last, v);
+    EXPECT_EQ(v.prompt, Prompt::sort);
+    handle_key(char_key('c'), last, v);
+    EXPECT_EQ(v.sort, SortKey::cpu);
+    EXPECT_EQ(v.prompt, Prompt::none);
+
+    handle_key(char_key('/'), last, v);
+    for (char c : std::string("trqk")) handle_key(char_key(static_cast<char32_t>(c)), last, v);  // keys are text here
+    handle_key(Key{KeyCode::backspace}, last, v);
+    handle_key(char_key(U'é'), last, v);
+    handle_key(Key{KeyCode::enter}, last, v);
+    EXPECT_EQ(v.filter, "trqé");
+    EXPECT_FALSE(handle_key(char_key('q'), last, v).quit == false);  // q outside a prompt quits
+
+    ViewState w;
+    handle_key(char_key('/'), last, w);
+    handle_key(char_key('x'), last, w);
+    handle_key(Key{KeyCode::escape}, last, w);
+    EXPECT_EQ(w.filter, "");  // Esc cancels
+    handle_key(char_key('t'), last, w);
+    EXPECT_TRUE(w.tree);
+    handle_key(char_key('g'), last, w);
+    EXPECT_TRUE(w.gpu_only);
+    handle_key(char_key('p'), last, w);
+    EXPECT_TRUE(w.paused);
+    handle_key(char_key('h'), last, w);
+    EXPECT_TRUE(w.help);
+    EXPECT_FALSE(handle_key(char_key('x'), last, w).quit);  // any key closes help
+    EXPECT_FALSE(w.help);
+}
+
+TEST(TopKeys, MovingAndKilling) {
+    LayoutResult last;
+    last.row_pids = {10, 20, 30, 40, 50};
+    last.visible_rows = 3;
+    ViewState v;
+    handle_key(Key{KeyCode::down}, last, v);
+    EXPECT_EQ(v.selected_pid, 20u);
+    handle_key(Key{KeyCode::page_down}, last, v);
+    EXPECT_EQ(v.selected_pid, 40u);
+    handle_key(Key{KeyCode::end}, last, v);
+    EXPECT_EQ(v.selected_pid, 50u);
+    handle_key(Key{KeyCode::down}, last, v);
+    EXPECT_EQ(v.selected_pid, 50u);  // stays on the last row
+    handle_key(Key{KeyCode::home}, last, v);
+    EXPECT_EQ(v.selected_pid, 10u);
+
+    handle_key(char_key('k'), last, v);
+    EXPECT_EQ(v.prompt, Prompt::kill);
+    KeyOutcome none = handle_key(char_key('n'), last, v);
+    EXPECT_EQ(none.signal, 0);
+    EXPECT_EQ(v.message, "nothing sent");
+    handle_key(char_key('k'), last, v);
+    KeyOutcome term = handle_key(char_key('y'), last, v);
+    EXPECT_EQ(term.signal, SIGTERM);
+    EXPECT_EQ(term.pid, 10u);
+    handle_key(char_key('k'), last, v);
+    EXPECT_EQ(handle_key(char_key('9'), last, v).signal, SIGKILL);
+
+    ViewState empty;
+    handle_key(char_key('k'), LayoutResult{}, empty);
+    EXPECT_EQ(empty.prompt, Prompt::none);
+    EXPECT_EQ(empty.message, "no process selected");
+}

@@ -1,0 +1,82 @@
+// baton top under load: 1,000 processes, a third of them killed while it runs. Every frame is
+// whole, and the processes that lived throughout are in every frame (no flicker).
+#include <gtest/gtest.h>
+
+#include <csignal>
+#include <set>
+#include <sstream>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+#include "test_support.hpp"
+
+using namespace baton::test;
+
+TEST(TopLoad, ThousandProcessesWithChurn) {
+    std::vector<pid_t> kids;
+    for (int i = 0; i < 1000; ++i) {
+        pid_t c = fork();
+        if (c == 0) {
+            pause();
+            _exit(0);
+        }
+        ASSERT_GT(c, 0);
+        kids.push_back(c);
+    }
+    // Kill every third child while baton top runs (it prints 12 frames, 0.15 s apart).
+    std::thread churn([&] {
+        usleep(400000);
+        for (std::size_t i = 0; i < kids.size(); i += 3) {
+            kill(kids[i], SIGKILL);
+            waitpid(kids[i], nullptr, 0);
+            if (i % 30 == 0) usleep(20000);
+        }
+    });
+    auto r = run({baton_binary(), "top", "--count", "12", "-d", "0.15", "--sort", "pid", "--width", "160", "--height",
+                  "1200", "--no-gpus"},
+                 {{"TERM", "xterm"}});
+    churn.join();
+    for (std::size_t i = 0; i < kids.size(); ++i) {
+        if (i % 3 == 0) continue;
+        kill(kids[i], SIGKILL);
+        waitpid(kids[i], nullptr, 0);
+    }
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+
+    // Frames are separated by an empty line; each has 1200 lines (trailing blanks trimmed).
+    std::vector<std::set<pid_t>> frames(1);
+    std::istringstream in(r.out);
+    std::string line;
+    int lines_in_frame = 0;
+    std::vector<int> frame_lines;
+    while (std::getline(in, line)) {
+        if (lines_in_frame == 1200) {  // the separator
+            EXPECT_TRUE(line.empty());
+            frames.emplace_back();
+            frame_lines.push_back(lines_in_frame);
+            lines_in_frame = 0;
+            continue;
+        }
+        ++lines_in_frame;
+        std::istringstream row(line);
+        long pid = 0;
+        std::string user, gpu, gmem, sm, cpu, rss, io, command;
+        if (!(row >> pid >> user >> gpu >> gmem >> sm >> cpu >> rss >> io >> command)) continue;  // not a process row
+        EXPECT_FALSE(command.empty()) << line;
+        frames.back().insert(static_cast<pid_t>(pid));
+    }
+    frame_lines.push_back(lines_in_frame);
+    ASSERT_EQ(frames.size(), 12u);
+    for (int n : frame_lines) EXPECT_EQ(n, 1200);
+    for (std::size_t f = 0; f < frames.size(); ++f) {
+        int missing = 0;
+        for (std::size_t i = 0; i < kids.size(); ++i)
+            if (i % 3 != 0 && !frames[f].count(kids[i])) ++missing;
+        EXPECT_EQ(missing, 0) << "frame " << f << " lost living processes";
+    }
+    // And the killed ones are gone by the end.
+    int ghosts = 0;
+    for (std::size_t i = 0; i < kids.size(); i += 3) ghosts += frames.back().count(kids[i]) ? 1 : 0;
+    EXPECT_EQ(ghosts, 0);
+}

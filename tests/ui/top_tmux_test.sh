@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# End to end: baton top inside a real terminal (tmux). Sends keys (sort, tree, filter, help,
+# quit), captures the pane and checks it; checks that the terminal settings are restored after
+# q, after Ctrl-C and after a crash signal.
+# Usage: top_tmux_test.sh BATON FAKE_NVML_LIBRARY SCENARIO_JSON
+set -euo pipefail
+baton=$1
+nvml=$2
+scenario=$3
+work=$(mktemp -d)
+sock=$work/tmux.sock
+marker="tmuxtest$$"
+sleeper_pid=""
+
+t() { tmux -S "$sock" "$@"; }
+cleanup() {
+  t kill-server 2>/dev/null || true
+  [ -z "$sleeper_pid" ] || kill "$sleeper_pid" 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+fail() {
+  echo "FAIL: $*" >&2
+  echo "--- pane:" >&2
+  t capture-pane -p -t top >&2 || true
+  exit 1
+}
+pane() { t capture-pane -p -t top; }
+# wait_for TEXT [SECONDS]: until the pane shows TEXT.
+wait_for() {
+  local deadline=$((SECONDS + ${2:-10}))
+  while ((SECONDS < deadline)); do
+    pane | grep -qF -- "$1" && return 0
+    sleep 0.1
+  done
+  fail "pane never showed: $1"
+}
+# wait_without TEXT: until the pane no longer shows TEXT.
+wait_without() {
+  local deadline=$((SECONDS + 10))
+  while ((SECONDS < deadline)); do
+    pane | grep -qF -- "$1" || return 0
+    sleep 0.1
+  done
+  fail "pane still shows: $1"
+}
+keys() { t send-keys -t top "$@"; }
+
+# A process of ours to find with the filter.
+exec -a "$marker-sleeper" sleep 300 &
+sleeper_pid=$!
+
+t -f /dev/null new-session -d -s top -x 120 -y 40 \
+  "env -i PATH=/usr/bin:/bin HOME=$work TERM=screen LANG=C.UTF-8 bash --norc --noprofile"
+t set-option -t top remain-on-exit on >/dev/null
+keys "export BATON_NVML_LIBRARY=$nvml BATON_FAKE_NVML_SCENARIO=$scenario PS1='$ '" Enter
+keys "stty -a > $work/stty.before; clear" Enter
+
+run_top() {  # run_top TAG: starts baton top, its exit status goes to the pane as EXIT-TAG=N
+  keys "'$baton' top -d 0.3 --sort pid; echo EXIT-$1=\$?; stty -a > $work/stty.$1" Enter
+}
+
+# 1. Keys.
+run_top q
+wait_for "PID USER"
+wait_for "GPU7 H200"
+pane | grep -q "▼PID" || fail "initial sort should be pid (--sort pid)"
+keys s
+wait_for "Sort by:"
+keys c
+wait_for "▼CPU%"
+keys t
+wait_for "TREE%"
+keys t
+wait_without "TREE%"
+keys /
+wait_for "Filter:"
+keys "$marker" Enter
+wait_for "$marker-sleeper 300"
+pane | grep -q "/sbin/init\|bash --norc" && fail "the filter should hide other processes"
+keys h
+wait_for "baton top keys"
+keys x
+wait_without "baton top keys"
+keys q
+wait_for "EXIT-q=0"
+cmp -s "$work/stty.before" "$work/stty.q" || fail "terminal settings differ after q"
+pane | grep -q "PID USER" && fail "the screen was not restored after q (alternate screen still shown)"
+
+# 2. Ctrl-C: same clean exit, status 130.
+keys clear Enter
+run_top int
+wait_for "PID USER"
+keys C-c
+wait_for "EXIT-int=130"
+cmp -s "$work/stty.before" "$work/stty.int" || fail "terminal settings differ after Ctrl-C"
+pane | grep -q "PID USER" && fail "the screen was not restored after Ctrl-C"
+
+# 3. A crash signal: the terminal is restored before the default action.
+keys clear Enter
+keys "'$baton' top -d 0.3 --filter $marker-crash; echo EXIT-segv=\$?; stty -a > $work/stty.segv" Enter
+wait_for "PID USER"
+top_pid=$(pgrep -f -- "--filter $marker-crash" | head -1)
+[ -n "$top_pid" ] || fail "cannot find the baton top process"
+kill -SEGV "$top_pid"
+wait_for "EXIT-segv=139"
+cmp -s "$work/stty.before" "$work/stty.segv" || fail "terminal settings differ after SIGSEGV"
+# (bash also resets the tty modes of a job killed by a signal; the alternate screen is ours.)
+pane | grep -q "PID USER" && fail "the screen was not restored after SIGSEGV (alternate screen still shown)"
+echo "top in tmux: keys, sort, tree, filter, help, quit, Ctrl-C and crash restore: ok"
