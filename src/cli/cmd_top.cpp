@@ -47,6 +47,7 @@ CLI::App* add_top_command(CLI::App& app, TopArgs& a) {
     cmd->add_flag("--ascii", a.ascii, "ASCII bars and tree lines instead of Unicode");
     cmd->add_flag("-t,--tree", a.tree, "Start in tree mode");
     cmd->add_flag("-g,--gpu-only", a.gpu_only, "Start showing only processes on a GPU");
+    cmd->add_flag("--kernel-threads", a.kernel_threads, "Start showing kernel threads (hidden by default; K toggles)");
     std::vector<std::string> names;
     for (const auto& [n, k] : kSorts) names.emplace_back(n);
     cmd->add_option("-s,--sort", a.sort, "Initial sort column (default gpu-memory)")->check(CLI::IsMember(names));
@@ -79,6 +80,7 @@ int run_top(const TopArgs& a, const std::string& config_path) {
     o.view.ascii = a.ascii;
     o.view.tree = a.tree;
     o.view.gpu_only = a.gpu_only;
+    o.view.kernel_threads = a.kernel_threads;
     o.view.filter = a.filter;
     for (const auto& [n, k] : kSorts)
         if (a.sort == n) o.view.sort = k;

@@ -17,6 +17,7 @@ struct TopArgs {
     bool ascii = false;
     bool tree = false;
     bool gpu_only = false;
+    bool kernel_threads = false;
     std::string sort = "gpu-memory";
     std::string filter;
     bool no_gpus = false;

@@ -58,7 +58,13 @@ bool contains_nocase(std::string_view hay, std::string_view needle) {
     return it != hay.end();
 }
 
+// Kernel threads are kthreadd (pid 2) and its children; inside a container none are visible.
+bool is_kernel_thread(const ProcessInfo& p) {
+    return p.pid == 2 || p.ppid == 2;
+}
+
 bool matches(const ProcessInfo& p, const ViewState& v) {
+    if (!v.kernel_threads && is_kernel_thread(p)) return false;
     if (v.gpu_only && !p.gpu_memory_bytes && p.gpu_indices.empty()) return false;
     if (v.filter.empty()) return true;
     return contains_nocase(p.command, v.filter) || contains_nocase(p.user, v.filter) ||
@@ -84,6 +90,7 @@ bool before(SortKey k, const ProcessInfo& a, const Key& ka, const ProcessInfo& b
         case SortKey::gpu_memory:
             if (ka.gpu_memory != kb.gpu_memory) return ka.gpu_memory > kb.gpu_memory;
             if (ka.cpu != kb.cpu) return ka.cpu > kb.cpu;
+            if (ka.rss != kb.rss) return ka.rss > kb.rss;
             break;
         case SortKey::cpu:
             if (ka.cpu != kb.cpu) return ka.cpu > kb.cpu;

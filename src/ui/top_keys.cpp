@@ -137,6 +137,9 @@ KeyOutcome handle_key(const Key& key, const LayoutResult& last, ViewState& v) {
         case 'p':
             v.paused = !v.paused;
             break;
+        case 'K':
+            v.kernel_threads = !v.kernel_threads;
+            break;
         case 'k':
             v.selected_pid = selected(last, v);
             if (v.selected_pid == 0)

@@ -580,6 +580,7 @@ std::vector<Line> Layout::help() const {
         "  t          tree: processes under their parents, TREE% = the group's CPU",
         "  /          filter by text (command, user or pid); empty clears it",
         "  g          only processes on a GPU",
+        "  K          show or hide kernel threads (hidden at start)",
         "  k          send SIGTERM or SIGKILL to the selected process (asks first)",
         "  Up Down    move the selection; PgUp PgDn Home End",
         "  p          pause: keep this picture",

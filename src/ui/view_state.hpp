@@ -8,7 +8,7 @@
 namespace baton::ui {
 
 enum class SortKey {
-    gpu_memory,  // GPU memory, then CPU: the default (who holds the GPUs, then who works)
+    gpu_memory,  // GPU memory, then CPU, then RSS: the default (who holds the GPUs, then who works)
     cpu,
     memory,  // RSS
     pid,
@@ -30,9 +30,10 @@ enum class Prompt {
 
 struct ViewState {
     SortKey sort = SortKey::gpu_memory;
-    bool tree = false;      // group processes under their parents, with the group's total CPU
-    bool gpu_only = false;  // only processes that hold GPU memory or run on a GPU
-    bool paused = false;    // keep showing the last snapshot
+    bool tree = false;            // group processes under their parents, with the group's total CPU
+    bool gpu_only = false;        // only processes that hold GPU memory or run on a GPU
+    bool kernel_threads = false;  // show kernel threads (kthreadd and its children): noise on a training box
+    bool paused = false;          // keep showing the last snapshot
     bool help = false;
     bool ascii = false;              // bars and tree lines in ASCII
     std::string filter;              // case-insensitive substring of command, user or pid; empty: all

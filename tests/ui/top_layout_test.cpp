@@ -89,6 +89,14 @@ TEST(ProcessRows, FilterAndGpuOnly) {
     v.filter = "";
     v.gpu_only = true;
     EXPECT_EQ(pids(process_rows(s, v)), (std::vector<std::uint32_t>{200, 100}));
+
+    // Kernel threads (kthreadd, pid 2, and its children) are hidden unless asked for.
+    s.processes.push_back(proc(2, 0, "[kthreadd]", 0));
+    s.processes.push_back(proc(9, 2, "[kworker/0:1]", 5));
+    ViewState all;
+    EXPECT_EQ(process_rows(s, all).size(), 8u);
+    all.kernel_threads = true;
+    EXPECT_EQ(process_rows(s, all).size(), 10u);
 }
 
 TEST(ProcessRows, HostileTreeDoesNotLoopOrCrash) {
@@ -98,6 +106,7 @@ TEST(ProcessRows, HostileTreeDoesNotLoopOrCrash) {
     s.processes.push_back(proc(5001, 5000, "cycle-b", 1));
     ViewState v;
     v.tree = true;
+    v.kernel_threads = true;         // pid 2 and its child would be hidden otherwise
     auto rows = process_rows(s, v);  // a 2000-deep chain: no recursion to overflow
     EXPECT_GE(rows.size(), 2000u);
     EXPECT_DOUBLE_EQ(rows[0].group_cpu_percent, 2000);
@@ -127,6 +136,7 @@ TEST(TopLayout, SelectionStaysVisibleWhenScrolling) {
     TopInput in;
     in.snapshot = &s;
     ViewState v;
+    v.kernel_threads = true;
     v.sort = SortKey::pid;
     v.selected_pid = 150;
     LayoutResult r = layout_top(in, v, 80, 24);
@@ -235,4 +245,29 @@ TEST(TopKeys, MovingAndKilling) {
     handle_key(char_key('k'), LayoutResult{}, empty);
     EXPECT_EQ(empty.prompt, Prompt::none);
     EXPECT_EQ(empty.message, "no process selected");
+}
+
+TEST(TopLayout, ColoursFollowTheIndicatorTable) {
+    Snapshot s = training_box();
+    s.cpu.total.utilization_percent = 95;
+    s.cpu.total.iowait_percent = 7;
+    s.swap.in_bytes_per_second = 1.5e6;
+    s.swap.out_bytes_per_second = 0;
+    GpuInfo g;
+    g.name = "NVIDIA H200";
+    g.memory_total_bytes = 100ull << 30;
+    g.memory_used_bytes = 70ull << 30;  // within the best range
+    s.gpus.push_back(g);
+    TopInput in;
+    in.snapshot = &s;
+    std::string m = render_marked(layout_top(in, ViewState{}, 160, 30).frame);
+    EXPECT_NE(m.find("{alarm} 95%{/}"), std::string::npos) << m;
+    EXPECT_NE(m.find("{alarm}iow 7.0{/}"), std::string::npos) << m;
+    EXPECT_NE(m.find("{alarm}in 1.4M/s{/}"), std::string::npos) << m;
+    EXPECT_NE(m.find("{best} 70G/100G{/}"), std::string::npos) << m;
+
+    in.thresholds.cpu_alarm_percent = 99;  // configured thresholds, not constants
+    in.thresholds.cpu_best_max_percent = 96;
+    m = render_marked(layout_top(in, ViewState{}, 160, 30).frame);
+    EXPECT_NE(m.find("{best} 95%{/}"), std::string::npos) << m;
 }
