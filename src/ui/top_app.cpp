@@ -160,7 +160,7 @@ int run_top_interactive(const TopOptions& o, std::string& error) {
     std::unique_ptr<Terminal> term = std::move(*opened);
     restore_terminal_on_crash();
     catch_stop_signals();
-    Collector collector(o.sampler, o.delay_seconds);
+    auto collector = std::make_unique<Collector>(o.sampler, o.delay_seconds);
     ViewState view = o.view;
     IndicatorWindow window(o.thresholds);
     Snapshot shown;
@@ -172,7 +172,7 @@ int run_top_interactive(const TopOptions& o, std::string& error) {
     // Poll for new snapshots this often; keys wake the loop at once.
     const int poll_ms = std::clamp(static_cast<int>(o.delay_seconds * 1000 / 2), 20, 100);
     while (!g_stop) {
-        if (!view.paused && collector.latest(seen, shown)) {
+        if (!view.paused && collector->latest(seen, shown)) {
             window.add(shown);
             input.breaches = window.breaches();
             input.self = self_usage(shown, o.self_from_proc);
@@ -198,6 +198,10 @@ int run_top_interactive(const TopOptions& o, std::string& error) {
         if (out.quit) break;
         if (out.signal && input.snapshot) view.message = send_signal(shown, out.pid, out.signal);
     }
+    // The terminal first: the sampling thread may be waiting out an NVML deadline, and the
+    // user should get the shell back at once.
+    term.reset();
+    collector.reset();
     return exit_status();
 }
 

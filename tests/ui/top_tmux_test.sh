@@ -2,11 +2,15 @@
 # End to end: baton top inside a real terminal (tmux). Sends keys (sort, tree, filter, help,
 # quit), captures the pane and checks it; checks that the terminal settings are restored after
 # q, after Ctrl-C and after a crash signal.
-# Usage: top_tmux_test.sh BATON FAKE_NVML_LIBRARY SCENARIO_JSON
+# With HANG_LIBRARY and HANG_SCENARIO (a fake NVML whose calls never return), also checks
+# that keys and the screen stay alive while the driver hangs.
+# Usage: top_tmux_test.sh BATON FAKE_NVML_LIBRARY SCENARIO_JSON [HANG_LIBRARY HANG_SCENARIO]
 set -euo pipefail
 baton=$1
 nvml=$2
 scenario=$3
+hang_nvml=${4:-}
+hang_scenario=${5:-}
 work=$(mktemp -d)
 sock=$work/tmux.sock
 marker="tmuxtest$$"
@@ -107,4 +111,21 @@ wait_for "EXIT-segv=139"
 cmp -s "$work/stty.before" "$work/stty.segv" || fail "terminal settings differ after SIGSEGV"
 # (bash also resets the tty modes of a job killed by a signal; the alternate screen is ours.)
 pane | grep -q "PID USER" && fail "the screen was not restored after SIGSEGV (alternate screen still shown)"
+
+# 4. A hung driver: the screen and keys stay alive (the help shows within a second); q
+# restores the screen at once and the shell returns once the sampling thread's current NVML
+# deadline (2 s) has passed.
+if [ -n "$hang_nvml" ]; then
+  keys clear Enter
+  keys "BATON_NVML_LIBRARY=$hang_nvml BATON_FAKE_NVML_SCENARIO=$hang_scenario '$baton' top -d 0.2; echo EXIT-hang=\$?" Enter
+  wait_for "PID USER"
+  sleep 1  # the driver is hanging by now (from its second reading on)
+  start=$(date +%s%N)
+  keys h
+  wait_for "baton top keys" 2
+  elapsed_ms=$((($(date +%s%N) - start) / 1000000))
+  ((elapsed_ms < 1000)) || fail "the help took ${elapsed_ms} ms to show with a hung driver"
+  keys x q
+  wait_for "EXIT-hang=0" 4
+fi
 echo "top in tmux: keys, sort, tree, filter, help, quit, Ctrl-C and crash restore: ok"
