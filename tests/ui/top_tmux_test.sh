@@ -58,10 +58,10 @@ t -f /dev/null new-session -d -s top -x 120 -y 40 \
   "env -i PATH=/usr/bin:/bin HOME=$work TERM=screen LANG=C.UTF-8 bash --norc --noprofile"
 t set-option -t top remain-on-exit on >/dev/null
 keys "export BATON_NVML_LIBRARY=$nvml BATON_FAKE_NVML_SCENARIO=$scenario PS1='$ '" Enter
-keys "stty -a > $work/stty.before; clear" Enter
+keys "stty -g > $work/stty.before; clear" Enter
 
 run_top() {  # run_top TAG: starts baton top, its exit status goes to the pane as EXIT-TAG=N
-  keys "'$baton' top -d 0.3 --sort pid; echo EXIT-$1=\$?; stty -a > $work/stty.$1" Enter
+  keys "'$baton' top -d 0.3 --sort pid; echo EXIT-$1=\$?; stty -g > $work/stty.$1" Enter
 }
 
 # 1. Keys.
@@ -86,12 +86,37 @@ keys h
 wait_for "baton top keys"
 keys x
 wait_without "baton top keys"
+# Colours: GPU memory under 60 % is "low" (cyan, SGR 36).
+t capture-pane -e -p -t top | grep -q $'\e\[36m' || fail "no colour in the pane"
+# Resize: the layout follows (the status line moves to the new last row).
+t resize-window -t top -x 90 -y 24
+deadline=$((SECONDS + 10))
+until pane | tail -n 1 | grep -q "q quit"; do
+  ((SECONDS < deadline)) || fail "after a resize to 90x24 the status line is not on the last row"
+  sleep 0.1
+done
+t resize-window -t top -x 120 -y 40
 keys q
 wait_for "EXIT-q=0"
 cmp -s "$work/stty.before" "$work/stty.q" || fail "terminal settings differ after q"
 pane | grep -q "PID USER" && fail "the screen was not restored after q (alternate screen still shown)"
 
-# 2. Ctrl-C: same clean exit, status 130.
+# 2. NO_COLOR: attributes only, no colour.
+keys clear Enter
+keys "NO_COLOR=1 '$baton' top -d 0.3; echo EXIT-nocolor=\$?" Enter
+wait_for "PID USER"
+sleep 0.5
+t capture-pane -e -p -t top | grep -Eq $'\e\\[([0-9]+;)*3[0-7](;[0-9]+)*m' && fail "NO_COLOR is set but the pane has colours"
+keys q
+wait_for "EXIT-nocolor=0"
+
+# 3. TERM=dumb: plain frames, no curses (batch mode), even on a terminal.
+keys clear Enter
+keys "TERM=dumb '$baton' top --count 2 -d 0.2 --height 12 --width 60; echo EXIT-dumb=\$?" Enter
+wait_for "EXIT-dumb=0"
+[ "$(pane | grep -c 'q quit')" = 2 ] || fail "TERM=dumb should print two plain frames on the terminal"
+
+# 3b. Ctrl-C: same clean exit, status 130.
 keys clear Enter
 run_top int
 wait_for "PID USER"
@@ -100,9 +125,9 @@ wait_for "EXIT-int=130"
 cmp -s "$work/stty.before" "$work/stty.int" || fail "terminal settings differ after Ctrl-C"
 pane | grep -q "PID USER" && fail "the screen was not restored after Ctrl-C"
 
-# 3. A crash signal: the terminal is restored before the default action.
+# 4. A crash signal: the terminal is restored before the default action.
 keys clear Enter
-keys "'$baton' top -d 0.3 --filter $marker-crash; echo EXIT-segv=\$?; stty -a > $work/stty.segv" Enter
+keys "'$baton' top -d 0.3 --filter $marker-crash; echo EXIT-segv=\$?; stty -g > $work/stty.segv" Enter
 wait_for "PID USER"
 top_pid=$(pgrep -f -- "--filter $marker-crash" | head -1)
 [ -n "$top_pid" ] || fail "cannot find the baton top process"
@@ -112,7 +137,7 @@ cmp -s "$work/stty.before" "$work/stty.segv" || fail "terminal settings differ a
 # (bash also resets the tty modes of a job killed by a signal; the alternate screen is ours.)
 pane | grep -q "PID USER" && fail "the screen was not restored after SIGSEGV (alternate screen still shown)"
 
-# 4. A hung driver: the screen and keys stay alive (the help shows within a second); q
+# 5. A hung driver: the screen and keys stay alive (the help shows within a second); q
 # restores the screen at once and the shell returns once the sampling thread's current NVML
 # deadline (2 s) has passed.
 if [ -n "$hang_nvml" ]; then
