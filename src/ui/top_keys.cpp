@@ -64,6 +64,8 @@ KeyOutcome handle_key(const Key& key, const LayoutResult& last, ViewState& v) {
                 v.prompt = Prompt::none;
             } else if (key.code == KeyCode::backspace) {
                 pop_utf8(v.edit);
+            } else if (c == 0x15) {  // Ctrl-U, as in a shell: clear the line
+                v.edit.clear();
             } else if (c >= 0x20 && c != 0x7F && v.edit.size() < 200) {
                 append_utf8(v.edit, c);
             }

@@ -201,6 +201,11 @@ TEST(TopKeys, SortFilterTreeHelpQuit) {
     handle_key(char_key('x'), last, w);
     handle_key(Key{KeyCode::escape}, last, w);
     EXPECT_EQ(w.filter, "");  // Esc cancels
+    w.filter = "old";
+    handle_key(char_key('/'), last, w);
+    handle_key(char_key(0x15), last, w);  // Ctrl-U
+    handle_key(Key{KeyCode::enter}, last, w);
+    EXPECT_EQ(w.filter, "");
     handle_key(char_key('t'), last, w);
     EXPECT_TRUE(w.tree);
     handle_key(char_key('g'), last, w);

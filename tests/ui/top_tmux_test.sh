@@ -20,6 +20,7 @@ t() { tmux -S "$sock" "$@"; }
 cleanup() {
   t kill-server 2>/dev/null || true
   [ -z "$sleeper_pid" ] || kill "$sleeper_pid" 2>/dev/null || true
+  [ -z "$victim_pid" ] || kill "$victim_pid" 2>/dev/null || true
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -50,9 +51,11 @@ wait_without() {
 }
 keys() { t send-keys -t top "$@"; }
 
-# A process of ours to find with the filter.
+# Processes of ours: one to find with the filter, one to send a signal to.
 exec -a "$marker-sleeper" sleep 300 &
 sleeper_pid=$!
+exec -a "$marker-victim" sleep 300 &
+victim_pid=$!
 
 t -f /dev/null new-session -d -s top -x 120 -y 40 \
   "env -i PATH=/usr/bin:/bin HOME=$work TERM=screen LANG=C.UTF-8 bash --norc --noprofile"
@@ -86,6 +89,23 @@ keys h
 wait_for "baton top keys"
 keys x
 wait_without "baton top keys"
+# k asks, then signals the selected process (ours).
+victim_pid=$(pgrep -f -- "$marker-victim" | head -1)
+keys /
+keys C-u "$marker-victim" Enter
+wait_for "$marker-victim 300"
+keys k
+wait_for "Signal $victim_pid"
+keys y
+wait_for "sent SIGTERM to $victim_pid"
+deadline=$((SECONDS + 5))
+while kill -0 "$victim_pid" 2>/dev/null; do
+  ((SECONDS < deadline)) || fail "the selected process did not receive SIGTERM"
+  sleep 0.1
+done
+victim_pid=""
+keys / C-u Enter  # Ctrl-U empties the filter: every process again
+wait_without "filter \""
 # Colours: GPU memory under 60 % is "low" (cyan, SGR 36).
 t capture-pane -e -p -t top | grep -q $'\e\[36m' || fail "no colour in the pane"
 # Resize: the layout follows (the status line moves to the new last row).
@@ -100,6 +120,24 @@ keys q
 wait_for "EXIT-q=0"
 cmp -s "$work/stty.before" "$work/stty.q" || fail "terminal settings differ after q"
 pane | grep -q "PID USER" && fail "the screen was not restored after q (alternate screen still shown)"
+
+# 1b. An unprivileged user cannot signal another user's process (run as nobody when we are root).
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null && setpriv --reuid=65534 --regid=65534 --clear-groups "$baton" --version >/dev/null 2>&1; then
+  keys clear Enter
+  keys "setpriv --reuid=65534 --regid=65534 --clear-groups '$baton' top -d 0.3; echo EXIT-nobody=\$?" Enter
+  wait_for "PID USER"
+  keys / "$marker-sleeper" Enter  # typed, not --filter: baton's own command line must not match
+  wait_for "$marker-sleeper 300"
+  keys k
+  wait_for "Signal $sleeper_pid"
+  keys y
+  wait_for "refused: $sleeper_pid belongs to root"
+  kill -0 "$sleeper_pid" || fail "a refused signal was sent anyway"
+  keys q
+  wait_for "EXIT-nobody=0"
+else
+  echo "skipped: the refusal check needs root and setpriv"
+fi
 
 # 2. NO_COLOR: attributes only, no colour.
 keys clear Enter
