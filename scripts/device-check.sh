@@ -93,6 +93,8 @@ say "baton snapshot (text)"
 "$baton" snapshot --top 5
 say "baton snapshot --prometheus (GPU lines)"
 "$baton" snapshot --prometheus --no-processes | grep '^baton_gpu' | head -40
+say "baton top --once (one frame of the live view)"
+"$baton" top --once --width 120 --height 30 || status=1
 
 say "recording the GPUs as a fake-NVML scenario"
 name=$("$baton" snapshot --json --no-processes | "$python" -c \
