@@ -1,7 +1,6 @@
 #include "ui/top_app.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>

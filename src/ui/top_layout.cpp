@@ -5,144 +5,11 @@
 
 #include <fmt/format.h>  // header-only (fmt::fmt-header-only)
 
+#include "ui/line_fit.hpp"
+
 namespace baton::ui {
 
-std::string compact_bytes(double b) {
-    static constexpr const char* units[] = {"B", "K", "M", "G", "T", "P"};
-    int u = 0;
-    while (std::fabs(b) >= 1000 && u < 5) {  // 1000, not 1024: "1023K" would not fit 5 columns
-        b /= 1024;
-        ++u;
-    }
-    if (u == 0) return fmt::format("{:.0f}B", b);
-    if (b >= 10 || b == 0) return fmt::format("{:.0f}{}", b, units[u]);
-    return fmt::format("{:.1f}{}", b, units[u]);
-}
-
-std::string bar(double percent, int width, bool ascii) {
-    if (width <= 0) return {};
-    if (!(percent >= 0)) percent = 0;  // also NaN
-    percent = std::min(percent, 100.0);
-    std::string out;
-    if (ascii) {
-        const int full = static_cast<int>(std::lround(percent / 100.0 * width));
-        out.append(static_cast<std::size_t>(full), '|');
-        out.append(static_cast<std::size_t>(width - full), ' ');
-        return out;
-    }
-    static constexpr const char* eighths[] = {"", "▏", "▎", "▍", "▌", "▋", "▊", "▉"};
-    const int total = static_cast<int>(std::lround(percent / 100.0 * width * 8));
-    const int full = total / 8;
-    const int rest = total % 8;
-    for (int i = 0; i < full; ++i) out.append("█");
-    int used = full;
-    if (rest > 0 && used < width) {
-        out.append(eighths[rest]);
-        ++used;
-    }
-    out.append(static_cast<std::size_t>(width - used), ' ');
-    return out;
-}
-
 namespace {
-
-std::string percent_text(std::optional<double> v, int width = 3) {
-    if (!v) return pad_left("-", width) + "%";
-    return pad_left(fmt::format("{:.0f}", *v), width) + "%";
-}
-
-std::string rate_text(std::optional<double> v) {
-    return v ? compact_bytes(*v) + "/s" : "-";
-}
-
-std::string duration_text(double seconds) {
-    const auto s = static_cast<long long>(seconds);
-    if (s >= 86400) return fmt::format("{}d {}h", s / 86400, s % 86400 / 3600);
-    if (s >= 3600) return fmt::format("{}h {}m", s / 3600, s % 3600 / 60);
-    return fmt::format("{}m {}s", s / 60, s % 60);
-}
-
-// A piece of a line. Pieces with a priority above 0 are dropped, lowest first, until the line
-// fits; bars then share the room left, between their minimum and maximum width.
-struct Piece {
-    std::string text;
-    Style style = Style::plain;
-    int priority = 0;  // 0: never dropped
-    bool is_bar = false;
-    double percent = 0;
-    int bar_min = 3, bar_max = 30;
-    bool space_before = true;
-};
-
-Piece text_piece(std::string text, Style style = Style::plain, int priority = 0, bool space = true) {
-    Piece p;
-    p.text = std::move(text);
-    p.style = style;
-    p.priority = priority;
-    p.space_before = space;
-    return p;
-}
-
-Piece bar_piece(double percent, Style style, int min_width, int max_width, int priority = 0) {
-    Piece p;
-    p.is_bar = true;
-    p.percent = percent;
-    p.style = style;
-    p.bar_min = min_width;
-    p.bar_max = max_width;
-    p.priority = priority;
-    return p;
-}
-
-Line fit_pieces(std::vector<Piece> pieces, int width, bool ascii) {
-    auto used = [&] {
-        int w = 0;
-        bool first = true;
-        for (const Piece& p : pieces) {
-            w += (p.space_before && !first) ? 1 : 0;
-            w += p.is_bar ? p.bar_min + 2 : display_width(p.text);
-            first = false;
-        }
-        return w;
-    };
-    while (used() > width) {
-        auto victim = pieces.end();
-        for (auto it = pieces.begin(); it != pieces.end(); ++it)
-            if (it->priority > 0 && (victim == pieces.end() || it->priority < victim->priority)) victim = it;
-        if (victim == pieces.end()) break;  // nothing left to drop: the frame clips the rest
-        pieces.erase(victim);
-    }
-    int extra = std::max(0, width - used());
-    std::vector<Piece*> bars;
-    for (Piece& p : pieces)
-        if (p.is_bar) bars.push_back(&p);
-    std::vector<int> bar_width;
-    for (Piece* p : bars) bar_width.push_back(p->bar_min);
-    for (bool grew = true; extra > 0 && grew;) {  // one column at a time, round robin
-        grew = false;
-        for (std::size_t i = 0; i < bars.size() && extra > 0; ++i) {
-            if (bar_width[i] >= bars[i]->bar_max) continue;
-            ++bar_width[i];
-            --extra;
-            grew = true;
-        }
-    }
-    Line line;
-    std::size_t b = 0;
-    bool first = true;
-    for (const Piece& p : pieces) {
-        if (p.space_before && !first) line.add(" ");
-        first = false;
-        if (p.is_bar) {
-            line.add("[", Style::dim);
-            line.add(bar(p.percent, bar_width[b++], ascii), p.style);
-            line.add("]", Style::dim);
-        } else {
-            line.add(p.text, p.style);
-        }
-    }
-    return line;
-}
 
 // Throttle reasons that matter for speed (gpu_idle is the normal state of an idle GPU, the
 // clock settings are choices), how bad they are, and a short name for a one-line row.
@@ -227,8 +94,6 @@ class Layout {
     Line status() const;
     std::vector<Line> help() const;
 
-    Style level_style(Level l) const { return style_for(l); }
-
     const TopInput& in_;
     const Snapshot& s_;
     const ViewState& v_;
@@ -280,7 +145,7 @@ std::vector<Line> Layout::gpus() const {
         if (any_sm) p.push_back(text_piece("SM" + percent_text(g.sm_activity_percent), util_style, 6));
         auto mem = gpu_memory_percent(g);
         const Style mem_style =
-            g.stale ? Style::dim : (mem ? level_style(gpu_memory_level(in_.thresholds, *mem)) : Style::dim);
+            g.stale ? Style::dim : (mem ? style_for(gpu_memory_level(in_.thresholds, *mem)) : Style::dim);
         p.push_back(bar_piece(mem.value_or(0), mem_style, 3, 20));
         std::string mem_text = g.memory_used_bytes && g.memory_total_bytes
                                    ? compact_bytes(static_cast<double>(*g.memory_used_bytes)) + "/" +
@@ -320,7 +185,7 @@ std::vector<Line> Layout::gpus() const {
 Line Layout::cpu_total() const {
     const CpuTimes& t = s_.cpu.total;
     const Style cpu_style =
-        t.utilization_percent ? level_style(cpu_level(in_.thresholds, *t.utilization_percent)) : Style::dim;
+        t.utilization_percent ? style_for(cpu_level(in_.thresholds, *t.utilization_percent)) : Style::dim;
     std::vector<Piece> p;
     p.push_back(text_piece("CPU ", Style::title));
     p.push_back(bar_piece(t.utilization_percent.value_or(0), cpu_style, 3, 30));
@@ -330,7 +195,7 @@ Line Layout::cpu_total() const {
     };
     p.push_back(text_piece(part("usr", t.user_percent), Style::plain, 4));
     p.push_back(text_piece(part("sys", t.system_percent), Style::plain, 4));
-    const Style io_style = t.iowait_percent ? level_style(iowait_level(in_.thresholds, *t.iowait_percent)) : Style::dim;
+    const Style io_style = t.iowait_percent ? style_for(iowait_level(in_.thresholds, *t.iowait_percent)) : Style::dim;
     p.push_back(text_piece(part("iow", t.iowait_percent), io_style, 6));
     p.push_back(text_piece(part("st", t.steal_percent), Style::plain, 2));
     p.push_back(text_piece(fmt::format("load {:.2f} {:.2f} {:.2f}", s_.cpu.load_average[0], s_.cpu.load_average[1],
@@ -359,7 +224,7 @@ std::vector<Line> Layout::cpu_cores(int max_rows) const {
                 if (i >= n) break;
                 const CpuTimes& t = cores[static_cast<std::size_t>(i)].times;
                 const Style st =
-                    t.utilization_percent ? level_style(cpu_level(in_.thresholds, *t.utilization_percent)) : Style::dim;
+                    t.utilization_percent ? style_for(cpu_level(in_.thresholds, *t.utilization_percent)) : Style::dim;
                 if (c > 0) l.add(" ");
                 l.add(pad_left(std::to_string(cores[static_cast<std::size_t>(i)].id), 4), Style::dim);
                 l.add("[", Style::dim);
@@ -382,7 +247,7 @@ std::vector<Line> Layout::cpu_cores(int max_rows) const {
             const CpuTimes& t = cores[static_cast<std::size_t>(i)].times;
             const double u = std::clamp(t.utilization_percent.value_or(0), 0.0, 100.0);
             const int k = static_cast<int>(std::lround(u / 100.0 * 8));
-            const Style st = t.utilization_percent ? level_style(cpu_level(in_.thresholds, u)) : Style::dim;
+            const Style st = t.utilization_percent ? style_for(cpu_level(in_.thresholds, u)) : Style::dim;
             l.add(v_.ascii ? ascii_levels[k] : levels[k], st);
         }
         out.push_back(std::move(l));
@@ -413,7 +278,7 @@ Line Layout::swap() const {
     const double used =
         sw.total_bytes ? 100.0 * static_cast<double>(sw.used_bytes) / static_cast<double>(sw.total_bytes) : 0;
     auto traffic = swap_traffic(sw);
-    const Style st = traffic ? level_style(swap_level(in_.thresholds, *traffic)) : Style::dim;
+    const Style st = traffic ? style_for(swap_level(in_.thresholds, *traffic)) : Style::dim;
     std::vector<Piece> p;
     p.push_back(text_piece("Swp ", Style::title));
     p.push_back(bar_piece(used, Style::plain, 3, 30));

@@ -40,11 +40,4 @@ struct LayoutResult {
 
 LayoutResult layout_top(const TopInput& in, const ViewState& v, int width, int height);
 
-// "12.3G", "512M", "4.0K", "900B": 1024-based, at most 5 columns.
-std::string compact_bytes(double bytes);
-
-// A bar of exactly `width` columns filled to `percent` (clamped to 0-100): eighth blocks in
-// Unicode, '|' in ASCII.
-std::string bar(double percent, int width, bool ascii);
-
 }  // namespace baton::ui

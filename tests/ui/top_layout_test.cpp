@@ -4,6 +4,7 @@
 #include <csignal>
 
 #include "ui/top_keys.hpp"
+#include "ui/line_fit.hpp"
 #include "ui/top_layout.hpp"
 
 using namespace baton;
