@@ -83,6 +83,7 @@ wait_without "TREE%"
 keys /
 wait_for "Filter:"
 keys "$marker" Enter
+wait_for "filter \"$marker\""  # the status line names the filter once the frame applies it
 wait_for "$marker-sleeper 300"
 pane | grep -q "/sbin/init\|bash --norc" && fail "the filter should hide other processes"
 keys h
