@@ -59,6 +59,12 @@ TEST(Cli, BadUsageIsOneLineAndExitTwo) {
     expect_usage_error({"snapshot", "--interval", "1e999"}, "--interval");
     expect_usage_error({"snapshot", "--json", "--prometheus"}, "--json");
     expect_usage_error({"snapshot", "--top", "-3"}, "--top");
+    expect_usage_error({"top", "--delay", "0.05"}, "--delay");
+    expect_usage_error({"top", "-d", "nan"}, "--delay");
+    expect_usage_error({"top", "--width", "5", "--once"}, "--width");
+    expect_usage_error({"top", "--sort", "bogus"}, "--sort");
+    expect_usage_error({"top", "--mark-styles"}, "--mark-styles");
+    expect_usage_error({"top", "--count", "-1"}, "--count");
 }
 
 TEST(Cli, BadConfigIsOneLineAndExitOne) {
