@@ -36,6 +36,20 @@ constexpr ThresholdKey kThresholdKeys[] = {
     {"iowait_alarm_percent", &Thresholds::iowait_alarm_percent, 0, 100},
     {"window_seconds", &Thresholds::window_seconds, 1, 86400},
     {"sustained_share", &Thresholds::sustained_share, 0.01, 1},
+    {"gpu_memory_near_oom_percent", &Thresholds::gpu_memory_near_oom_percent, 0, 100},
+    {"oom_horizon_minutes", &Thresholds::oom_horizon_minutes, 0, 10080},
+    {"gpu_starved_percent", &Thresholds::gpu_starved_percent, 0, 100},
+    {"gpu_busy_percent", &Thresholds::gpu_busy_percent, 0, 100},
+    {"gpu_active_percent", &Thresholds::gpu_active_percent, 0, 100},
+    {"gpu_idle_percent", &Thresholds::gpu_idle_percent, 0, 100},
+    {"idle_held_minutes", &Thresholds::idle_held_minutes, 0, 10080},
+    {"tree_cpu_saturated_percent", &Thresholds::tree_cpu_saturated_percent, 0, 100},
+    {"disk_busy_percent", &Thresholds::disk_busy_percent, 0, 100},
+    {"psi_memory_full_percent", &Thresholds::psi_memory_full_percent, 0, 100},
+    {"runnable_per_core", &Thresholds::runnable_per_core, 0.1, 1000},
+    {"shm_used_percent", &Thresholds::shm_used_percent, 0, 100},
+    {"shm_min_bytes", &Thresholds::shm_min_bytes, 0, 1e15},
+    {"gpu_memory_leak_bytes", &Thresholds::gpu_memory_leak_bytes, 0, 1e15},
 };
 
 std::string number(double v) {

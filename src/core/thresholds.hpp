@@ -24,6 +24,22 @@ struct Thresholds {
     // "Sustained": over the last window_seconds, at least sustained_share of the samples breach.
     double window_seconds = 30;
     double sustained_share = 0.8;
+
+    // The diagnosis rules' own numbers (docs/findings.md says which rule uses which).
+    double gpu_memory_near_oom_percent = 95;   // gpu_memory_near_oom is critical above this
+    double oom_horizon_minutes = 10;           // ... and a warning when the trend reaches 100 % this soon
+    double gpu_starved_percent = 50;           // input_bound, io_bound: average GPU utilisation below this
+    double gpu_busy_percent = 80;              // gpu_underused: utilisation above this
+    double gpu_active_percent = 10;            // gpu_throttled, pcie_degraded: the GPU counts as working
+    double gpu_idle_percent = 5;               // gpu_idle_held: GPU utilisation and the holder's CPU at or below this
+    double idle_held_minutes = 10;             // gpu_idle_held: the holder is at least this old
+    double tree_cpu_saturated_percent = 90;    // input_bound: a job's processes busy at this share of their cores
+    double disk_busy_percent = 80;             // io_bound
+    double psi_memory_full_percent = 5;        // host_memory_pressure: PSI memory "full" avg10
+    double runnable_per_core = 2;              // cpu_oversubscribed: runnable tasks per core
+    double shm_used_percent = 90;              // shm_low: /dev/shm fuller than this
+    double shm_min_bytes = 1073741824;         // shm_low: /dev/shm smaller than this (1 GiB) with workers about
+    double gpu_memory_leak_bytes = 268435456;  // gpu_memory_leak: growth over the window (256 MiB)
 };
 
 }  // namespace baton

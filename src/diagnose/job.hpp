@@ -1,0 +1,20 @@
+// Jobs: which processes belong together. A trainer and its DataLoader workers are one job; two
+// users' trainings started from their shells are two, although both descend from sshd.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "sample/snapshot.hpp"
+
+namespace baton {
+
+// The job a process belongs to, named by its topmost ancestor below the session level: walking
+// up from `pid`, stop before init, a shell, a terminal multiplexer, sshd, sudo or a container
+// shim. Unknown pids are their own job.
+std::uint32_t job_root(const Snapshot& s, std::uint32_t pid);
+
+// `pid` and all its descendants in the snapshot.
+std::vector<const ProcessInfo*> process_and_descendants(const Snapshot& s, std::uint32_t pid);
+
+}  // namespace baton

@@ -1,0 +1,29 @@
+// The diagnosis engine: every rule over a window of snapshots. Pure: no I/O, no clock; the same
+// window always gives the same findings, so each rule is tested on synthetic windows.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/thresholds.hpp"
+#include "diagnose/finding.hpp"
+#include "diagnose/series.hpp"
+
+namespace baton {
+
+// Findings of every rule, most severe first (then by rule id and subject).
+std::vector<Finding> diagnose(const Window& w, const Thresholds& t);
+
+// Every rule id, in the order of docs/findings.md.
+const std::vector<std::string>& rule_ids();
+
+// The rule groups (rules_host.cpp, rules_gpu.cpp, rules_pipeline.cpp), appending to `out`.
+void host_rules(const Window& w, const Thresholds& t, std::vector<Finding>& out);
+void gpu_rules(const Window& w, const Thresholds& t, std::vector<Finding>& out);
+void pipeline_rules(const Window& w, const Thresholds& t, std::vector<Finding>& out);
+
+// A finding with its doc link set.
+Finding make_finding(const std::string& rule, Severity severity, std::string subject, std::string summary,
+                     std::string recommendation);
+
+}  // namespace baton

@@ -1,0 +1,186 @@
+// Pipeline rules: a GPU that waits for its input, because the CPUs that prepare it are saturated
+// (input_bound) or because they wait for storage (io_bound). Thresholds: core/thresholds.hpp.
+#include <algorithm>
+#include <set>
+
+#include <fmt/format.h>  // header-only (fmt::fmt-header-only)
+
+#include "diagnose/job.hpp"
+#include "diagnose/rules.hpp"
+
+namespace baton {
+
+namespace {
+
+// GPUs that run a job (a compute process) in the newest snapshot, with that job's trainer pids.
+struct Job {
+    unsigned gpu = 0;
+    std::vector<std::uint32_t> pids;  // the GPU's compute processes
+};
+
+std::vector<Job> gpu_jobs(const Snapshot& s) {
+    std::vector<Job> out;
+    for (const GpuInfo& g : s.gpus) {
+        if (g.stale || g.error) continue;
+        Job j;
+        j.gpu = g.index;
+        for (const GpuProcess& gp : g.processes)
+            if (gp.type == "compute") j.pids.push_back(gp.pid);
+        if (!j.pids.empty()) out.push_back(std::move(j));
+    }
+    return out;
+}
+
+Series gpu_utilization(const Window& w, unsigned index, double starved) {
+    return series(
+        w,
+        [&](const Snapshot& s) -> std::optional<double> {
+            const GpuInfo* g = gpu_at(s, index);
+            return g ? g->utilization_percent : std::nullopt;
+        },
+        [&](double v) { return v < starved; });
+}
+
+// The job's CPU as a percent of the cores its processes could use (one per process, at most the
+// box's cores), or nullopt when none of its processes is visible.
+std::optional<double> job_saturation(const Snapshot& s, const Job& j, std::size_t* processes = nullptr) {
+    std::set<std::uint32_t> seen;
+    double cpu = 0;
+    bool any = false;
+    for (std::uint32_t pid : j.pids)
+        for (const ProcessInfo* p : process_and_descendants(s, pid)) {
+            if (!seen.insert(p->pid).second) continue;
+            if (p->cpu_percent) {
+                cpu += *p->cpu_percent;
+                any = true;
+            }
+        }
+    if (processes) *processes = seen.size();
+    if (!any || s.host.cpu_count == 0) return std::nullopt;
+    const double cores = static_cast<double>(std::min<std::size_t>(seen.size(), s.host.cpu_count));
+    return 100.0 * cpu / (cores * 100.0);
+}
+
+void input_bound(const Window& w, const Thresholds& t, std::vector<Finding>& out) {
+    const Snapshot& last = w.back();
+    const std::vector<Job> jobs = gpu_jobs(last);
+    const unsigned gpus_in_use = static_cast<unsigned>(std::max<std::size_t>(1, jobs.size()));
+    Series host = series(
+        w, [](const Snapshot& x) { return x.cpu.total.utilization_percent; },
+        [&](double v) { return v > t.cpu_alarm_percent; });
+    for (const Job& j : jobs) {
+        Series util = gpu_utilization(w, j.gpu, t.gpu_starved_percent);
+        if (util.samples == 0 || util.average >= t.gpu_starved_percent) continue;
+        Series job = series(
+            w, [&](const Snapshot& x) { return job_saturation(x, j); },
+            [&](double v) { return v >= t.tree_cpu_saturated_percent; });
+        const bool job_saturated = sustained(job, t);
+        const bool host_saturated = sustained(host, t);
+        if (!job_saturated && !host_saturated) continue;
+
+        std::size_t processes = 0;
+        job_saturation(last, j, &processes);
+        const unsigned workers = processes > 0 ? static_cast<unsigned>(processes - 1) : 0;
+        const unsigned cpus = std::max(1u, last.host.cpu_count);
+        // One core per GPU for the training process itself, the rest for its workers.
+        const unsigned per_gpu = std::max(1u, cpus / gpus_in_use);
+        const unsigned suggested = std::max(2u, per_gpu > 1 ? per_gpu - 1 : 1u);
+        const bool at_limit = workers >= suggested || host_saturated;
+        std::string fix =
+            at_limit ? fmt::format(
+                           "The workers already use the CPUs this box can give GPU{} ({} cores for {} GPU(s)). "
+                           "Make each batch cheaper to prepare: move augmentation to the GPU "
+                           "(torchvision.transforms.v2 on CUDA tensors, or NVIDIA DALI), decode at lower "
+                           "resolution, cache decoded samples; and keep pin_memory=True, "
+                           "persistent_workers=True, prefetch_factor=4.",
+                           j.gpu, cpus, gpus_in_use)
+                     : fmt::format(
+                           "GPU{} waits for batches while its {} DataLoader worker(s) are busy. With {} cores for "
+                           "{} GPU(s), use num_workers={} (one core stays with the training process), "
+                           "pin_memory=True, persistent_workers=True and prefetch_factor=4.",
+                           j.gpu, workers, cpus, gpus_in_use, suggested);
+        Finding f = make_finding(
+            "input_bound", Severity::warning, fmt::format("gpu:{}", j.gpu),
+            fmt::format("GPU{} is {:.0f} % busy on average while {}", j.gpu, util.average,
+                        job_saturated
+                            ? fmt::format("the job feeding it (pid {}, {} processes) keeps its CPUs {:.0f} % busy",
+                                          j.pids.front(), processes, job.average)
+                            : fmt::format("the host CPUs are {:.0f} % busy", host.average)),
+            fix);
+        f.snippet = fmt::format(
+            "loader = torch.utils.data.DataLoader(dataset, batch_size=..., shuffle=True,\n"
+            "    num_workers={}, pin_memory=True, persistent_workers=True, prefetch_factor=4)",
+            at_limit ? std::max(workers, 1u) : suggested);
+        f.evidence.push_back(
+            evidence("gpu.utilization_percent", util, fmt::format("< {:g} (average)", t.gpu_starved_percent)));
+        if (job.samples)
+            f.evidence.push_back(
+                evidence("job.cpu_saturation_percent", job, fmt::format(">= {:g}", t.tree_cpu_saturated_percent)));
+        if (host.samples)
+            f.evidence.push_back(evidence("cpu.utilization_percent", host, fmt::format("> {:g}", t.cpu_alarm_percent)));
+        out.push_back(std::move(f));
+    }
+}
+
+void io_bound(const Window& w, const Thresholds& t, std::vector<Finding>& out) {
+    const Snapshot& last = w.back();
+    std::vector<unsigned> starved;
+    Series first_util;
+    for (const Job& j : gpu_jobs(last)) {
+        Series util = gpu_utilization(w, j.gpu, t.gpu_starved_percent);
+        if (util.samples && util.average < t.gpu_starved_percent) {
+            if (starved.empty()) first_util = util;
+            starved.push_back(j.gpu);
+        }
+    }
+    if (starved.empty()) return;
+    Series iowait = series(
+        w, [](const Snapshot& x) { return x.cpu.total.iowait_percent; },
+        [&](double v) { return v > t.iowait_alarm_percent; });
+    if (iowait.samples == 0 || iowait.average <= t.iowait_alarm_percent) return;
+    // The busiest disk.
+    std::set<std::string> names;
+    for (const Snapshot& s : w)
+        for (const DiskStats& d : s.disks) names.insert(d.name);
+    std::string disk;
+    Series busiest;
+    for (const std::string& name : names) {
+        Series busy = series(
+            w,
+            [&](const Snapshot& s) -> std::optional<double> {
+                for (const DiskStats& d : s.disks)
+                    if (d.name == name) return d.busy_percent;
+                return std::nullopt;
+            },
+            [&](double v) { return v > t.disk_busy_percent; });
+        if (sustained(busy, t) && busy.average > busiest.average) {
+            busiest = busy;
+            disk = name;
+        }
+    }
+    if (disk.empty()) return;
+    std::string gpus;
+    for (unsigned g : starved) gpus += (gpus.empty() ? "GPU" : ", GPU") + std::to_string(g);
+    Finding f = make_finding(
+        "io_bound", Severity::warning, "disk:" + disk,
+        fmt::format("{} wait for data while {} is {:.0f} % busy and I/O wait is {:.1f} %", gpus, disk, busiest.average,
+                    iowait.average),
+        "Storage is the bottleneck. Cache the dataset in RAM (page cache, /dev/shm) or on local NVMe, read fewer "
+        "and larger files (tar shards with WebDataset, LMDB, or a few big numpy arrays instead of many small "
+        "images), read sequentially, and overlap reads with more DataLoader workers.");
+    f.evidence.push_back(
+        evidence("gpu.utilization_percent", first_util, fmt::format("< {:g} (average)", t.gpu_starved_percent)));
+    f.evidence.push_back(
+        evidence("cpu.iowait_percent", iowait, fmt::format("> {:g} (average)", t.iowait_alarm_percent)));
+    f.evidence.push_back(evidence("disk.busy_percent", busiest, fmt::format("> {:g}", t.disk_busy_percent)));
+    out.push_back(std::move(f));
+}
+
+}  // namespace
+
+void pipeline_rules(const Window& w, const Thresholds& t, std::vector<Finding>& out) {
+    input_bound(w, t, out);
+    io_bound(w, t, out);
+}
+
+}  // namespace baton

@@ -1,0 +1,83 @@
+#include "diagnose/series.hpp"
+
+#include <algorithm>
+
+namespace baton {
+
+const char* severity_name(Severity s) {
+    switch (s) {
+        case Severity::warning:
+            return "warning";
+        case Severity::critical:
+            return "critical";
+        case Severity::info:
+            break;
+    }
+    return "info";
+}
+
+double seconds(const Snapshot& s) {
+    return static_cast<double>(s.time_unix_ms) / 1000.0;
+}
+
+Series series(const Window& w, const std::function<std::optional<double>(const Snapshot&)>& value,
+              const std::function<bool(double)>& breach) {
+    Series r;
+    double sum = 0;
+    for (const Snapshot& s : w) {
+        std::optional<double> v = value(s);
+        if (!v) continue;
+        if (r.samples == 0) {
+            r.minimum = r.maximum = r.first = *v;
+            r.first_time = seconds(s);
+        }
+        r.minimum = std::min(r.minimum, *v);
+        r.maximum = std::max(r.maximum, *v);
+        r.last = *v;
+        r.last_time = seconds(s);
+        sum += *v;
+        ++r.samples;
+        r.breaches += breach(*v) ? 1 : 0;
+    }
+    if (r.samples) r.average = sum / static_cast<double>(r.samples);
+    return r;
+}
+
+bool sustained(const Series& s, const Thresholds& t) {
+    return s.samples > 0 && s.span() >= t.sustained_share * t.window_seconds && s.share() >= t.sustained_share;
+}
+
+Evidence evidence(const std::string& metric, const Series& s, const std::string& threshold) {
+    Evidence e;
+    e.metric = metric;
+    e.average = s.average;
+    e.minimum = s.minimum;
+    e.maximum = s.maximum;
+    e.threshold = threshold;
+    e.breach_share = s.share();
+    e.samples = s.samples;
+    return e;
+}
+
+const GpuInfo* gpu_at(const Snapshot& s, unsigned index) {
+    for (const GpuInfo& g : s.gpus)
+        if (g.index == index && !g.stale && !g.error) return &g;
+    return nullptr;
+}
+
+std::vector<unsigned> gpu_indices(const Window& w) {
+    std::vector<unsigned> out;
+    for (const Snapshot& s : w)
+        for (const GpuInfo& g : s.gpus)
+            if (std::find(out.begin(), out.end(), g.index) == out.end()) out.push_back(g.index);
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+const ProcessInfo* process_at(const Snapshot& s, std::uint32_t pid) {
+    auto it = std::lower_bound(s.processes.begin(), s.processes.end(), pid,
+                               [](const ProcessInfo& p, std::uint32_t v) { return p.pid < v; });
+    return it != s.processes.end() && it->pid == pid ? &*it : nullptr;
+}
+
+}  // namespace baton

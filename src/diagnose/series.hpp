@@ -1,0 +1,49 @@
+// Helpers for rules: a metric's values across the window, and whether a condition held
+// "sustained" (core/thresholds.hpp: over at least sustained_share of window_seconds, in at
+// least sustained_share of the samples).
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/thresholds.hpp"
+#include "diagnose/finding.hpp"
+#include "sample/snapshot.hpp"
+
+namespace baton {
+
+using Window = std::vector<Snapshot>;  // in time order
+
+struct Series {
+    std::size_t samples = 0;  // snapshots where the metric had a value
+    std::size_t breaches = 0;
+    double average = 0, minimum = 0, maximum = 0;
+    double first_time = 0, last_time = 0;  // seconds (Unix) of the first and last sample with a value
+    double first = 0, last = 0;            // the first and last values
+    double span() const { return samples ? last_time - first_time : 0; }
+    double share() const { return samples ? static_cast<double>(breaches) / static_cast<double>(samples) : 0; }
+};
+
+// `value` gives the metric of one snapshot (nullopt: not known there); `breach` says whether a
+// value breaches.
+Series series(const Window& w, const std::function<std::optional<double>(const Snapshot&)>& value,
+              const std::function<bool(double)>& breach);
+
+// The breaches held over the window as the thresholds define "sustained".
+bool sustained(const Series& s, const Thresholds& t);
+
+Evidence evidence(const std::string& metric, const Series& s, const std::string& threshold);
+
+// The GPU with this index in a snapshot, or null.
+const GpuInfo* gpu_at(const Snapshot& s, unsigned index);
+// Every GPU index seen in the window, in order.
+std::vector<unsigned> gpu_indices(const Window& w);
+// The process with this pid (the processes are sorted by pid), or null.
+const ProcessInfo* process_at(const Snapshot& s, std::uint32_t pid);
+
+// Seconds since the Unix epoch of a snapshot.
+double seconds(const Snapshot& s);
+
+}  // namespace baton

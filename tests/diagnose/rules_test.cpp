@@ -1,0 +1,347 @@
+// Each diagnosis rule on synthetic windows: it fires on the faulty window and stays silent on
+// its healthy twin.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <functional>
+
+#include "diagnose/rules.hpp"
+
+using namespace baton;
+
+namespace {
+
+constexpr std::int64_t kStart = 1764400000000;  // ms
+
+ProcessInfo proc(std::uint32_t pid, std::uint32_t ppid, const std::string& name, double cpu) {
+    ProcessInfo p;
+    p.pid = pid;
+    p.ppid = ppid;
+    p.name = name;
+    p.command = name;
+    p.user = "alice";
+    p.cpu_percent = cpu;
+    p.start_time_ms = kStart - 3600 * 1000;  // an hour old
+    return p;
+}
+
+GpuInfo gpu(unsigned index, double util, double mem_percent) {
+    GpuInfo g;
+    g.index = index;
+    g.name = "NVIDIA H200";
+    g.utilization_percent = util;
+    g.memory_total_bytes = 100ull << 30;
+    g.memory_used_bytes = static_cast<std::uint64_t>(mem_percent / 100.0 * static_cast<double>(100ull << 30));
+    return g;
+}
+
+// A healthy 8-core box training on GPU0: trainer 100 with 4 workers, GPU 90 % busy, memory 75 %.
+Snapshot healthy(int i) {
+    Snapshot s;
+    s.time_unix_ms = kStart + i * 1000;
+    s.host.cpu_count = 8;
+    s.cpu.total.utilization_percent = 50;
+    s.cpu.total.iowait_percent = 0.5;
+    s.cpu.runnable_tasks = 5;
+    s.swap.in_bytes_per_second = 0;
+    s.swap.out_bytes_per_second = 0;
+    s.memory.shm_total_bytes = 32ull << 30;
+    s.memory.shm_used_bytes = 1ull << 30;
+    s.pressure.available = true;
+    s.pressure.memory.full = PressureLine{0.0, 0, 0, 0};
+    DiskStats d;
+    d.name = "nvme0n1";
+    d.busy_percent = 10;
+    s.disks.push_back(d);
+    s.processes = {proc(1, 0, "systemd", 0),     proc(50, 1, "bash", 0),       proc(100, 50, "python", 60),
+                   proc(101, 100, "python", 50), proc(102, 100, "python", 50), proc(103, 100, "python", 50),
+                   proc(104, 100, "python", 50)};
+    GpuInfo g = gpu(0, 90, 75);
+    g.temperature_celsius = 60;
+    g.pcie_generation = 5;
+    g.pcie_generation_max = 5;
+    g.pcie_width = 16;
+    g.pcie_width_max = 16;
+    g.ecc_uncorrected_volatile = 0;
+    GpuProcess gp;
+    gp.pid = 100;
+    gp.used_memory_bytes = 70ull << 30;
+    gp.sm_utilization_percent = 85;
+    g.processes.push_back(gp);
+    s.gpus.push_back(g);
+    return s;
+}
+
+// 31 snapshots a second apart (a full 30 s window), each changed by `edit`.
+Window window(const std::function<void(Snapshot&, int)>& edit = nullptr) {
+    Window w;
+    for (int i = 0; i <= 30; ++i) {
+        Snapshot s = healthy(i);
+        if (edit) edit(s, i);
+        w.push_back(std::move(s));
+    }
+    return w;
+}
+
+std::vector<std::string> rules_of(const std::vector<Finding>& f) {
+    std::vector<std::string> ids;
+    for (const Finding& x : f) ids.push_back(x.rule);
+    std::sort(ids.begin(), ids.end());
+    return ids;
+}
+
+const Finding* find_rule(const std::vector<Finding>& f, const std::string& rule) {
+    for (const Finding& x : f)
+        if (x.rule == rule) return &x;
+    return nullptr;
+}
+
+const Thresholds kT;
+
+}  // namespace
+
+TEST(Rules, HealthyWindowHasNoFindings) {
+    EXPECT_TRUE(diagnose(window(), kT).empty()) << ::testing::PrintToString(rules_of(diagnose(window(), kT)));
+    EXPECT_TRUE(diagnose(Window{}, kT).empty());
+}
+
+TEST(Rules, CpuLoadHighNeedsToBeSustained) {
+    auto f = diagnose(window([](Snapshot& s, int) { s.cpu.total.utilization_percent = 92; }), kT);
+    const Finding* x = find_rule(f, "cpu_load_high");
+    ASSERT_NE(x, nullptr);
+    EXPECT_EQ(x->severity, Severity::warning);
+    EXPECT_EQ(x->subject, "host");
+    EXPECT_EQ(x->doc, "docs/findings.md#cpu_load_high");
+    ASSERT_EQ(x->evidence.size(), 1u);
+    EXPECT_DOUBLE_EQ(x->evidence[0].average, 92);
+    EXPECT_DOUBLE_EQ(*x->evidence[0].breach_share, 1.0);
+    EXPECT_EQ(x->evidence[0].threshold, "> 80");
+    // Busy in only a third of the samples: not sustained.
+    f = diagnose(window([](Snapshot& s, int i) { s.cpu.total.utilization_percent = i % 3 == 0 ? 95 : 40; }), kT);
+    EXPECT_EQ(find_rule(f, "cpu_load_high"), nullptr);
+}
+
+TEST(Rules, SwapActiveAndThrash) {
+    auto f = diagnose(window([](Snapshot& s, int) { s.swap.out_bytes_per_second = 3e6; }), kT);
+    EXPECT_EQ(rules_of(f), (std::vector<std::string>{"swap_active"}));
+    f = diagnose(window([](Snapshot& s, int) {
+                     s.swap.in_bytes_per_second = 2e6;
+                     s.swap.out_bytes_per_second = 2e6;
+                 }),
+                 kT);
+    EXPECT_EQ(rules_of(f), (std::vector<std::string>{"swap_active", "swap_thrash"}));
+    EXPECT_EQ(f[0].rule, "swap_thrash");  // critical first
+    EXPECT_EQ(f[0].severity, Severity::critical);
+}
+
+TEST(Rules, IoWaitHighOnTheAverage) {
+    auto f = diagnose(window([](Snapshot& s, int) { s.cpu.total.iowait_percent = 8; }), kT);
+    EXPECT_EQ(rules_of(f), (std::vector<std::string>{"io_wait_high"}));
+    f = diagnose(window([](Snapshot& s, int) { s.cpu.total.iowait_percent = 4; }), kT);
+    EXPECT_TRUE(f.empty());
+}
+
+TEST(Rules, InputBoundWhenTheJobsCpusAreSaturated) {
+    // GPU at 30 %, trainer + 4 workers each near 100 % of a core: feed the GPU faster.
+    auto starved = [](Snapshot& s, int) {
+        s.gpus[0].utilization_percent = 30;
+        for (ProcessInfo& p : s.processes)
+            if (p.pid >= 100) p.cpu_percent = 98;
+    };
+    auto f = diagnose(window(starved), kT);
+    const Finding* x = find_rule(f, "input_bound");
+    ASSERT_NE(x, nullptr) << ::testing::PrintToString(rules_of(f));
+    EXPECT_EQ(x->subject, "gpu:0");
+    // 8 cores for one GPU: 7 workers (one core for the trainer); it has 4.
+    EXPECT_NE(x->recommendation.find("num_workers=7"), std::string::npos) << x->recommendation;
+    ASSERT_TRUE(x->snippet);
+    EXPECT_NE(x->snippet->find("num_workers=7, pin_memory=True, persistent_workers=True"), std::string::npos);
+    // Healthy twin: the same busy workers, but the GPU is busy too.
+    f = diagnose(window([](Snapshot& s, int) {
+                     for (ProcessInfo& p : s.processes)
+                         if (p.pid >= 100) p.cpu_percent = 98;
+                 }),
+                 kT);
+    EXPECT_EQ(find_rule(f, "input_bound"), nullptr);
+    // Starved GPU but idle CPUs: not input bound (something else, e.g. synchronisation).
+    f = diagnose(window([](Snapshot& s, int) { s.gpus[0].utilization_percent = 30; }), kT);
+    EXPECT_EQ(find_rule(f, "input_bound"), nullptr);
+}
+
+TEST(Rules, InputBoundAtTheCpuLimitSuggestsGpuAugmentation) {
+    auto f = diagnose(window([](Snapshot& s, int) {
+                          s.gpus[0].utilization_percent = 25;
+                          s.cpu.total.utilization_percent = 97;
+                          for (std::uint32_t pid = 105; pid < 112; ++pid)
+                              s.processes.push_back(proc(pid, 100, "python", 99));
+                      }),
+                      kT);
+    const Finding* x = find_rule(f, "input_bound");
+    ASSERT_NE(x, nullptr);
+    EXPECT_NE(x->recommendation.find("move augmentation to the GPU"), std::string::npos) << x->recommendation;
+}
+
+TEST(Rules, IoBoundNeedsIoWaitAndABusyDisk) {
+    auto io = [](Snapshot& s, int) {
+        s.gpus[0].utilization_percent = 20;
+        s.cpu.total.iowait_percent = 30;
+        s.disks[0].busy_percent = 98;
+    };
+    auto f = diagnose(window(io), kT);
+    const Finding* x = find_rule(f, "io_bound");
+    ASSERT_NE(x, nullptr) << ::testing::PrintToString(rules_of(f));
+    EXPECT_EQ(x->subject, "disk:nvme0n1");
+    EXPECT_NE(find_rule(f, "io_wait_high"), nullptr);
+    f = diagnose(window([](Snapshot& s, int) {
+                     s.gpus[0].utilization_percent = 20;
+                     s.cpu.total.iowait_percent = 30;
+                 }),
+                 kT);
+    EXPECT_EQ(find_rule(f, "io_bound"), nullptr);  // no busy disk: the wait is elsewhere (network storage)
+}
+
+TEST(Rules, GpuMemoryHighAndNearOom) {
+    auto f = diagnose(window([](Snapshot& s, int) { s.gpus[0] = gpu(0, 90, 93); }), kT);
+    EXPECT_EQ(rules_of(f), (std::vector<std::string>{"gpu_memory_high"}));
+    f = diagnose(window([](Snapshot& s, int) { s.gpus[0] = gpu(0, 90, 97); }), kT);
+    EXPECT_EQ(rules_of(f), (std::vector<std::string>{"gpu_memory_high", "gpu_memory_near_oom"}));
+    const Finding* x = find_rule(f, "gpu_memory_near_oom");
+    EXPECT_EQ(x->severity, Severity::critical);
+    ASSERT_TRUE(x->snippet);
+    EXPECT_NE(x->snippet->find("GradScaler"), std::string::npos);
+    EXPECT_NE(x->snippet->find("expandable_segments:True"), std::string::npos);
+    // Rising from 86 % by 0.1 point a second: full in about 2 minutes -> a warning now.
+    f = diagnose(window([](Snapshot& s, int i) { s.gpus[0] = gpu(0, 90, 86 + 0.1 * i); }), kT);
+    x = find_rule(f, "gpu_memory_near_oom");
+    ASSERT_NE(x, nullptr) << ::testing::PrintToString(rules_of(f));
+    EXPECT_EQ(x->severity, Severity::warning);
+    // Flat at 84 %: nothing.
+    EXPECT_TRUE(diagnose(window([](Snapshot& s, int) { s.gpus[0] = gpu(0, 90, 84); }), kT).empty());
+}
+
+TEST(Rules, GpuUnderused) {
+    auto f = diagnose(window([](Snapshot& s, int) { s.gpus[0] = gpu(0, 95, 30); }), kT);
+    EXPECT_EQ(rules_of(f), (std::vector<std::string>{"gpu_underused"}));
+    EXPECT_EQ(f[0].severity, Severity::info);
+    EXPECT_TRUE(diagnose(window([](Snapshot& s, int) { s.gpus[0] = gpu(0, 50, 30); }), kT).empty());
+}
+
+TEST(Rules, GpuIdleHeldNamesTheProcess) {
+    auto idle = [](Snapshot& s, int) {
+        s.gpus[0].utilization_percent = 0;
+        for (ProcessInfo& p : s.processes) p.cpu_percent = 0;
+        s.gpus[0].processes[0].pid = 200;
+        s.processes.push_back(proc(200, 50, "python", 0));
+        s.processes.back().start_time_ms = kStart - 3 * 3600 * 1000;  // a three-hour-old notebook kernel
+    };
+    auto f = diagnose(window(idle), kT);
+    const Finding* x = find_rule(f, "gpu_idle_held");
+    ASSERT_NE(x, nullptr) << ::testing::PrintToString(rules_of(f));
+    EXPECT_EQ(x->subject, "pid:200");
+    EXPECT_NE(x->summary.find("user alice"), std::string::npos) << x->summary;
+    // A young process (just started, still loading): not flagged.
+    f = diagnose(window([&](Snapshot& s, int i) {
+                     idle(s, i);
+                     s.processes.back().start_time_ms = kStart;
+                 }),
+                 kT);
+    EXPECT_EQ(find_rule(f, "gpu_idle_held"), nullptr);
+    // An old holder that works on the CPU while its GPU idles: not forgotten.
+    f = diagnose(window([&](Snapshot& s, int i) {
+                     idle(s, i);
+                     s.processes.back().cpu_percent = 80;
+                 }),
+                 kT);
+    EXPECT_EQ(find_rule(f, "gpu_idle_held"), nullptr);
+}
+
+TEST(Rules, GpuContentionNeedsSeparateJobs) {
+    auto shared = [](Snapshot& s, int) {
+        s.processes.push_back(proc(60, 1, "sshd", 0));
+        s.processes.push_back(proc(61, 60, "bash", 0));
+        s.processes.push_back(proc(300, 61, "python", 90));  // bob's job from another shell
+        GpuProcess gp;
+        gp.pid = 300;
+        gp.used_memory_bytes = 5ull << 30;
+        gp.sm_utilization_percent = 40;
+        s.gpus[0].processes.push_back(gp);
+    };
+    auto f = diagnose(window(shared), kT);
+    ASSERT_NE(find_rule(f, "gpu_contention"), nullptr) << ::testing::PrintToString(rules_of(f));
+    // Two processes of one job (the trainer and one of its workers) on one GPU: fine.
+    f = diagnose(window([](Snapshot& s, int) {
+                     GpuProcess gp;
+                     gp.pid = 101;
+                     gp.used_memory_bytes = 1ull << 30;
+                     gp.sm_utilization_percent = 5;
+                     s.gpus[0].processes.push_back(gp);
+                 }),
+                 kT);
+    EXPECT_EQ(find_rule(f, "gpu_contention"), nullptr);
+}
+
+TEST(Rules, HostMemoryPressureAndOversubscription) {
+    auto f = diagnose(window([](Snapshot& s, int) { s.pressure.memory.full = PressureLine{12.0, 0, 0, 0}; }), kT);
+    EXPECT_EQ(rules_of(f), (std::vector<std::string>{"host_memory_pressure"}));
+    f = diagnose(window([](Snapshot& s, int) { s.cpu.runnable_tasks = 40; }), kT);
+    EXPECT_EQ(rules_of(f), (std::vector<std::string>{"cpu_oversubscribed"}));
+    EXPECT_NE(f[0].snippet->find("OMP_NUM_THREADS"), std::string::npos);
+}
+
+TEST(Rules, ShmLow) {
+    auto f = diagnose(window([](Snapshot& s, int) { s.memory.shm_used_bytes = 31ull << 30; }), kT);
+    EXPECT_EQ(rules_of(f), (std::vector<std::string>{"shm_low"}));
+    EXPECT_EQ(f[0].severity, Severity::critical);
+    f = diagnose(window([](Snapshot& s, int) {
+                     s.memory.shm_total_bytes = 64ull << 20;  // Docker's default
+                     s.memory.shm_used_bytes = 1ull << 20;
+                 }),
+                 kT);
+    EXPECT_EQ(rules_of(f), (std::vector<std::string>{"shm_low"}));
+    EXPECT_NE(f[0].snippet->find("--ipc=host"), std::string::npos);
+}
+
+TEST(Rules, ThrottledAndPcieOnlyWhileBusy) {
+    auto hot = [](Snapshot& s, int) {
+        s.gpus[0].throttle_reasons = std::vector<std::string>{"hw_thermal_slowdown"};
+        s.gpus[0].temperature_celsius = 92;
+    };
+    auto f = diagnose(window(hot), kT);
+    EXPECT_EQ(rules_of(f), (std::vector<std::string>{"gpu_throttled"}));
+    EXPECT_NE(f[0].recommendation.find("too hot"), std::string::npos);
+    f = diagnose(window([&](Snapshot& s, int i) {
+                     hot(s, i);
+                     s.gpus[0].utilization_percent = 0;  // idle GPUs may slow down: not a finding
+                 }),
+                 kT);
+    EXPECT_EQ(find_rule(f, "gpu_throttled"), nullptr);
+    f = diagnose(window([](Snapshot& s, int) { s.gpus[0].pcie_width = 8; }), kT);
+    EXPECT_EQ(rules_of(f), (std::vector<std::string>{"pcie_degraded"}));
+    f = diagnose(window([](Snapshot& s, int) { s.gpus[0].throttle_reasons = std::vector<std::string>{"gpu_idle"}; }),
+                 kT);
+    EXPECT_TRUE(f.empty());
+}
+
+TEST(Rules, GpuMemoryLeakAndHardwareErrors) {
+    auto leak = [](Snapshot& s, int i) {
+        s.gpus[0].processes[0].used_memory_bytes = (40ull << 30) + static_cast<std::uint64_t>(i) * (64ull << 20);
+    };
+    auto f = diagnose(window(leak), kT);
+    EXPECT_EQ(rules_of(f), (std::vector<std::string>{"gpu_memory_leak"}));
+    EXPECT_EQ(f[0].subject, "pid:100");
+    // The same growth, but memory is given back regularly (a caching allocator's sawtooth): no leak.
+    f = diagnose(window([](Snapshot& s, int i) {
+                     s.gpus[0].processes[0].used_memory_bytes =
+                         (40ull << 30) + static_cast<std::uint64_t>(i % 2 ? i : i / 2) * (64ull << 20);
+                 }),
+                 kT);
+    EXPECT_EQ(find_rule(f, "gpu_memory_leak"), nullptr);
+    f = diagnose(window([](Snapshot& s, int i) { s.gpus[0].ecc_uncorrected_volatile = i >= 20 ? 2 : 0; }), kT);
+    EXPECT_EQ(rules_of(f), (std::vector<std::string>{"gpu_hardware_errors"}));
+    EXPECT_EQ(f[0].severity, Severity::critical);
+}
+
+TEST(Rules, EveryRuleIdIsKnown) {
+    EXPECT_EQ(rule_ids().size(), 18u);
+    for (const std::string& id : rule_ids()) EXPECT_FALSE(id.empty());
+}
