@@ -36,6 +36,27 @@ void civil_from_days(std::int64_t z, std::int64_t& y, unsigned& m, unsigned& d) 
     y = static_cast<std::int64_t>(yoe) + era * 400 + (m <= 2);
 }
 
+// The inverse (same source): days since 1970-01-01 of a proleptic Gregorian date.
+std::int64_t days_from_civil(std::int64_t y, unsigned m, unsigned d) {
+    y -= m <= 2;
+    const std::int64_t era = (y >= 0 ? y : y - 399) / 400;
+    const auto yoe = static_cast<unsigned>(y - era * 400);
+    const unsigned doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
+    const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + static_cast<std::int64_t>(doe) - 719468;
+}
+
+// `n` decimal digits at s[at]; -1 when any is not a digit.
+int digits(std::string_view s, std::size_t at, std::size_t n) {
+    if (at + n > s.size()) return -1;
+    int v = 0;
+    for (std::size_t i = at; i < at + n; ++i) {
+        if (s[i] < '0' || s[i] > '9') return -1;
+        v = v * 10 + (s[i] - '0');
+    }
+    return v;
+}
+
 void put_digits(char* at, std::int64_t v, int width) {
     for (int i = width - 1; i >= 0; --i) {
         at[i] = static_cast<char>('0' + v % 10);
@@ -63,6 +84,42 @@ std::string rfc3339_utc(std::int64_t unix_ms) {
     put_digits(buf + 17, rem % 60, 2);
     put_digits(buf + 20, ms, 3);
     return std::string(buf, 24);
+}
+
+std::optional<std::int64_t> parse_rfc3339(std::string_view s) {
+    const int year = digits(s, 0, 4), month = digits(s, 5, 2), day = digits(s, 8, 2);
+    const int hour = digits(s, 11, 2), minute = digits(s, 14, 2), second = digits(s, 17, 2);
+    if (year < 0 || month < 1 || month > 12 || day < 1 || day > 31 || hour < 0 || hour > 23 || minute < 0 ||
+        minute > 59 || second < 0 || second > 60 || s[4] != '-' || s[7] != '-' || (s[10] != 'T' && s[10] != 't' && s[10] != ' ') ||
+        s[13] != ':' || s[16] != ':')
+        return std::nullopt;
+    std::size_t at = 19;
+    std::int64_t ms = 0;
+    if (at < s.size() && s[at] == '.') {
+        ++at;
+        int scale = 100;
+        std::size_t start = at;
+        for (; at < s.size() && s[at] >= '0' && s[at] <= '9'; ++at) {
+            ms += (s[at] - '0') * scale;
+            scale /= 10;
+        }
+        if (at == start) return std::nullopt;
+    }
+    std::int64_t offset = 0;
+    if (at < s.size() && (s[at] == 'Z' || s[at] == 'z')) {
+        ++at;
+    } else if (at < s.size() && (s[at] == '+' || s[at] == '-')) {
+        const int oh = digits(s, at + 1, 2), om = digits(s, at + 4, 2);
+        if (oh < 0 || om < 0 || oh > 23 || om > 59 || at + 3 >= s.size() || s[at + 3] != ':') return std::nullopt;
+        offset = (s[at] == '+' ? 1 : -1) * (oh * 3600 + om * 60);
+        at += 6;
+    } else {
+        return std::nullopt;
+    }
+    if (at != s.size()) return std::nullopt;
+    const std::int64_t days = days_from_civil(year, static_cast<unsigned>(month), static_cast<unsigned>(day));
+    const std::int64_t secs = days * 86400 + hour * 3600 + minute * 60 + second - offset;
+    return secs * 1000 + ms;
 }
 
 void sleep_seconds(double seconds) {

@@ -1,0 +1,74 @@
+// Reading snapshots back from JSON: a full round trip (write, read, write gives the same text)
+// on the real /proc and on a fixture with eight fake GPUs; hostile lines give one clear error.
+#include <gtest/gtest.h>
+
+#include "sample/sampler.hpp"
+#include "store/snapshot_json.hpp"
+#include "store/snapshot_json_read.hpp"
+#include "test_support.hpp"
+
+using namespace baton;
+
+namespace {
+
+std::string snapshot_text(bool fixture) {
+    test::TempDir d;
+    test::copy_fixture("machine", d.path());
+    test::use_scenario("throttled");
+    SamplerOptions o;
+    if (fixture) {
+        o.proc_root = d.path() + "/proc";
+        o.sys_root = d.path() + "/sys";
+    }
+    o.nvml.library_path = test::fake_nvml_library("throttled");
+    o.priming_seconds = 0.1;
+    Sampler s(o);
+    Snapshot snap;
+    s.take(snap);
+    std::string out;
+    append_snapshot_json(snap, out);
+    return out;
+}
+
+}  // namespace
+
+TEST(SnapshotJsonRead, RoundTripIsExact) {
+    for (bool fixture : {true, false}) {
+        const std::string text = snapshot_text(fixture);
+        Result<Snapshot> s = parse_snapshot_json(text);
+        ASSERT_TRUE(s.ok()) << s.error().message;
+        std::string again;
+        append_snapshot_json(*s, again);
+        EXPECT_EQ(again, text);
+        EXPECT_FALSE(s->processes.empty());
+        ASSERT_EQ(s->gpus.size(), 1u);
+        EXPECT_EQ(s->gpus[0].processes.size(), 2u);
+    }
+}
+
+TEST(SnapshotJsonRead, HostileLinesAreOneLineErrors) {
+    const std::string good = snapshot_text(true);
+    auto error_of = [](const std::string& text) {
+        Result<Snapshot> s = parse_snapshot_json(text);
+        EXPECT_FALSE(s.ok()) << text.substr(0, 80);
+        return s.ok() ? std::string() : s.error().message;
+    };
+    EXPECT_EQ(error_of(""), "not valid JSON");
+    EXPECT_EQ(error_of("{\"time\":"), "not valid JSON");
+    EXPECT_EQ(error_of("[1,2,3]"), "'(top)' must be an object");
+    EXPECT_EQ(error_of("{}"), "'time' must be present");
+    EXPECT_EQ(error_of(std::string(100000, '[') + std::string(100000, ']')), "'(top)' must be an object");
+    auto replace = [&](const std::string& from, const std::string& to) {
+        std::string t = good;
+        const std::size_t at = t.find(from);
+        EXPECT_NE(at, std::string::npos) << from;
+        return t.replace(at, from.size(), to);
+    };
+    EXPECT_EQ(error_of(replace("\"cpu_count\":", "\"cpu_count\":-")), "'host.cpu_count' must be a non-negative integer");
+    EXPECT_EQ(error_of(replace("\"hostname\":\"", "\"hostname\":1,\"x\":\"")), "'host.hostname' must be a string");
+    EXPECT_EQ(error_of(replace("\"index\":0", "\"index\":\"0\"")), "'gpus[0].index' must be a non-negative integer");
+    EXPECT_EQ(error_of(replace("\"time\":\"", "\"time\":\"yesterday\",\"t\":\"")), "'time' must be an RFC 3339 time");
+    EXPECT_EQ(error_of(replace("\"pid\":1,", "\"pid\":99999999999,")), "'processes[0].pid' must be smaller");
+    for (const std::string& e : {error_of("nul"), error_of(replace("\"state\":\"", "\"state\":\"xy"))})
+        EXPECT_EQ(e.find('\n'), std::string::npos);
+}
