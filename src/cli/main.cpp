@@ -1,8 +1,12 @@
 // baton's entry point: global flags, subcommand dispatch, and the one-line error contract
 // (bad flags or values: "baton: error: ..." on stderr, exit code 2).
+#include <algorithm>
+#include <string>
+
 #include <CLI/CLI.hpp>
 
 #include "cli/cli_common.hpp"
+#include "cli/cmd_diagnose.hpp"
 #include "cli/cmd_snapshot.hpp"
 #include "cli/cmd_top.hpp"
 
@@ -40,6 +44,8 @@ int main(int argc, char** argv) {
     CLI::App* snapshot = add_snapshot_command(app, snapshot_args);
     TopArgs top_args;
     CLI::App* top = add_top_command(app, top_args);
+    DiagnoseArgs diagnose_args;
+    CLI::App* diagnose = add_diagnose_command(app, diagnose_args);
 
     std::string help_topic;
     CLI::App* help = app.add_subcommand("help", "Show help for baton or one subcommand");
@@ -66,11 +72,19 @@ int main(int argc, char** argv) {
             std::fputs(app.help().c_str(), stdout);
             return kExitOk;
         }
+        // baton diagnose reports "could not judge" as 3 (its 2 means a critical finding).
+        const bool judging =
+            std::any_of(argv + 1, argv + argc, [](const char* a) { return std::string(a) == "diagnose"; });
+        if (judging) {
+            usage_error(one_line(e.what()));
+            return kExitCannotJudge;
+        }
         return usage_error(one_line(e.what()));
     }
 
     if (snapshot->parsed()) return run_snapshot(snapshot_args, config_path);
     if (top->parsed()) return run_top(top_args, config_path);
+    if (diagnose->parsed()) return run_diagnose(diagnose_args, config_path);
     if (help->parsed()) {
         if (help_topic.empty()) {
             std::fputs(top_help(app).c_str(), stdout);

@@ -90,8 +90,8 @@ std::optional<std::int64_t> parse_rfc3339(std::string_view s) {
     const int year = digits(s, 0, 4), month = digits(s, 5, 2), day = digits(s, 8, 2);
     const int hour = digits(s, 11, 2), minute = digits(s, 14, 2), second = digits(s, 17, 2);
     if (year < 0 || month < 1 || month > 12 || day < 1 || day > 31 || hour < 0 || hour > 23 || minute < 0 ||
-        minute > 59 || second < 0 || second > 60 || s[4] != '-' || s[7] != '-' || (s[10] != 'T' && s[10] != 't' && s[10] != ' ') ||
-        s[13] != ':' || s[16] != ':')
+        minute > 59 || second < 0 || second > 60 || s[4] != '-' || s[7] != '-' ||
+        (s[10] != 'T' && s[10] != 't' && s[10] != ' ') || s[13] != ':' || s[16] != ':')
         return std::nullopt;
     std::size_t at = 19;
     std::int64_t ms = 0;

@@ -16,7 +16,9 @@ const char* severity_name(Severity s);
 // One metric's behaviour over the window, against the threshold it was judged by.
 struct Evidence {
     std::string metric;  // e.g. "gpu.utilization_percent"
-    double average = 0, minimum = 0, maximum = 0;
+    // Absent for a condition counted per sample (e.g. "throttled while busy"): then only
+    // breach_share and samples say how often it held.
+    std::optional<double> average, minimum, maximum;
     std::string threshold;               // e.g. "> 90", "< 50"
     std::optional<double> breach_share;  // share of the samples that breached, 0..1
     std::size_t samples = 0;

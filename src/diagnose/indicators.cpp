@@ -1,5 +1,7 @@
 #include "diagnose/indicators.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>  // header-only (fmt::fmt-header-only)
 
 namespace baton {
@@ -61,6 +63,48 @@ std::optional<double> gpu_memory_percent(const GpuInfo& g) {
 std::optional<double> swap_traffic(const SwapStats& s) {
     if (!s.in_bytes_per_second || !s.out_bytes_per_second) return std::nullopt;
     return *s.in_bytes_per_second + *s.out_bytes_per_second;
+}
+
+std::vector<IndicatorSummary> summarize_indicators(const std::vector<Snapshot>& w, const Thresholds& t) {
+    std::vector<IndicatorSummary> out;
+    auto average = [&](auto get) -> std::optional<double> {
+        double sum = 0;
+        std::size_t n = 0;
+        for (const Snapshot& s : w)
+            if (std::optional<double> v = get(s)) {
+                sum += *v;
+                ++n;
+            }
+        if (n == 0) return std::nullopt;
+        return sum / static_cast<double>(n);
+    };
+    std::vector<unsigned> gpus;
+    for (const Snapshot& s : w)
+        for (const GpuInfo& g : s.gpus)
+            if (std::find(gpus.begin(), gpus.end(), g.index) == gpus.end()) gpus.push_back(g.index);
+    std::sort(gpus.begin(), gpus.end());
+    for (unsigned index : gpus) {
+        std::optional<double> peak;
+        for (const Snapshot& s : w)
+            for (const GpuInfo& g : s.gpus)
+                if (g.index == index && !g.stale)
+                    if (auto p = gpu_memory_percent(g)) peak = std::max(peak.value_or(0), *p);
+        if (!peak) continue;
+        out.push_back({"gpu_memory", fmt::format("gpu:{}", index), *peak, "%",
+                       fmt::format("{:g}-{:g} %", t.gpu_memory_best_min_percent, t.gpu_memory_best_max_percent),
+                       fmt::format("> {:g} %", t.gpu_memory_alarm_percent), gpu_memory_level(t, *peak)});
+    }
+    if (auto v = average([](const Snapshot& s) { return s.cpu.total.utilization_percent; }))
+        out.push_back({"cpu_load", "host", *v, "%", fmt::format("<= {:g} %", t.cpu_best_max_percent),
+                       fmt::format("> {:g} % sustained", t.cpu_alarm_percent), cpu_level(t, *v)});
+    if (auto v = average([](const Snapshot& s) { return swap_traffic(s.swap); }))
+        out.push_back({"swap_traffic", "host", *v, "B/s",
+                       fmt::format("<= {}", rate_text(t.swap_best_max_bytes_per_second)),
+                       fmt::format("> {} sustained", rate_text(t.swap_alarm_bytes_per_second)), swap_level(t, *v)});
+    if (auto v = average([](const Snapshot& s) { return s.cpu.total.iowait_percent; }))
+        out.push_back({"io_wait", "host", *v, "%", fmt::format("<= {:g} %", t.iowait_best_max_percent),
+                       fmt::format("> {:g} %", t.iowait_alarm_percent), iowait_level(t, *v)});
+    return out;
 }
 
 void IndicatorWindow::add(const Snapshot& s) {

@@ -34,6 +34,19 @@ std::optional<double> gpu_memory_percent(const GpuInfo& g);
 // Swap traffic in + out, when both are known.
 std::optional<double> swap_traffic(const SwapStats& s);
 
+// Where one indicator of the table stands over a window: "GPU0 memory 75 % (best 60-85 %, alarm
+// above 90 %): best". What `baton diagnose` prints beside its findings.
+struct IndicatorSummary {
+    std::string indicator;    // "gpu_memory", "cpu_load", "swap_traffic", "io_wait"
+    std::string subject;      // "gpu:0" or "host"
+    double value = 0;         // the window's average (GPU memory: its peak)
+    std::string unit;         // "%" or "B/s"
+    std::string best, alarm;  // "60-85 %", "> 90 %"
+    Level level = Level::unknown;
+};
+
+std::vector<IndicatorSummary> summarize_indicators(const std::vector<Snapshot>& window, const Thresholds& t);
+
 // An alarm of the indicator table that holds now.
 struct Breach {
     std::string rule;     // gpu_memory_high, cpu_load_high, swap_active, io_wait_high

@@ -169,8 +169,11 @@ void gpu_contention(const Window& w, const Thresholds& t, unsigned index, std::v
         if (gp.sm_utilization_percent && *gp.sm_utilization_percent <= 0) continue;  // holds memory, does not compute
         computing.push_back(gp.pid);
     }
+    // Only processes this pid namespace can see: NVML's host pids from other containers might be
+    // one job, and a false alarm is worse than a missed one here.
     std::set<std::uint32_t> jobs;
-    for (std::uint32_t pid : computing) jobs.insert(job_root(last, pid));
+    for (std::uint32_t pid : computing)
+        if (process_at(last, pid)) jobs.insert(job_root(last, pid));
     if (jobs.size() < 2) return;
     std::string who;
     for (std::uint32_t pid : computing) {
@@ -225,7 +228,6 @@ void gpu_throttled(const Window& w, const Thresholds& t, unsigned index, std::ve
     e.metric = "gpu.throttle_reasons";
     e.samples = active;
     e.breach_share = static_cast<double>(throttled) / static_cast<double>(active);
-    e.average = e.maximum = e.minimum = static_cast<double>(throttled);
     e.threshold = "any of sw_power_cap, hw_slowdown, sw/hw_thermal_slowdown, hw_power_brake_slowdown while busy";
     f.evidence.push_back(e);
     out.push_back(std::move(f));

@@ -113,7 +113,7 @@ TEST(Rules, CpuLoadHighNeedsToBeSustained) {
     EXPECT_EQ(x->subject, "host");
     EXPECT_EQ(x->doc, "docs/findings.md#cpu_load_high");
     ASSERT_EQ(x->evidence.size(), 1u);
-    EXPECT_DOUBLE_EQ(x->evidence[0].average, 92);
+    EXPECT_DOUBLE_EQ(*x->evidence[0].average, 92);
     EXPECT_DOUBLE_EQ(*x->evidence[0].breach_share, 1.0);
     EXPECT_EQ(x->evidence[0].threshold, "> 80");
     // Busy in only a third of the samples: not sustained.

@@ -64,7 +64,8 @@ TEST(SnapshotJsonRead, HostileLinesAreOneLineErrors) {
         EXPECT_NE(at, std::string::npos) << from;
         return t.replace(at, from.size(), to);
     };
-    EXPECT_EQ(error_of(replace("\"cpu_count\":", "\"cpu_count\":-")), "'host.cpu_count' must be a non-negative integer");
+    EXPECT_EQ(error_of(replace("\"cpu_count\":", "\"cpu_count\":-")),
+              "'host.cpu_count' must be a non-negative integer");
     EXPECT_EQ(error_of(replace("\"hostname\":\"", "\"hostname\":1,\"x\":\"")), "'host.hostname' must be a string");
     EXPECT_EQ(error_of(replace("\"index\":0", "\"index\":\"0\"")), "'gpus[0].index' must be a non-negative integer");
     EXPECT_EQ(error_of(replace("\"time\":\"", "\"time\":\"yesterday\",\"t\":\"")), "'time' must be an RFC 3339 time");

@@ -1,0 +1,158 @@
+#include "cli/cmd_diagnose.hpp"
+
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/cli_common.hpp"
+#include "core/clock.hpp"
+#include "core/config.hpp"
+#include "diagnose/rules.hpp"
+#include "report/findings_view.hpp"
+#include "sample/sampler.hpp"
+#include "store/snapshot_json_read.hpp"
+
+namespace baton::cli {
+
+namespace {
+
+int cannot_judge(const std::string& message) {
+    std::fprintf(stderr, "baton: %s\n", message.c_str());
+    return kExitCannotJudge;
+}
+
+// Reads JSON Lines of snapshots (blank lines skipped); the first bad line is an error naming it.
+Result<Window> read_replay(const std::string& path) {
+    std::ifstream file;
+    std::istream* in = &std::cin;
+    if (path != "-") {
+        file.open(path, std::ios::binary);
+        if (!file) return make_error("cannot read " + path);
+        in = &file;
+    }
+    Window w;
+    std::string line;
+    for (std::size_t n = 1; std::getline(*in, line); ++n) {
+        if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+        Result<Snapshot> s = parse_snapshot_json(line);
+        if (!s.ok()) return make_error(path + ":" + std::to_string(n) + ": " + s.error().message);
+        if (!w.empty() && s->time_unix_ms < w.back().time_unix_ms)
+            return make_error(path + ":" + std::to_string(n) + ": snapshots must be in time order");
+        w.push_back(std::move(*s));
+    }
+    if (in->bad()) return make_error("cannot read " + path);
+    return w;
+}
+
+}  // namespace
+
+std::optional<double> parse_duration(const std::string& text) {
+    if (text.empty()) return std::nullopt;
+    double scale = 1;
+    std::string number = text;
+    switch (text.back()) {
+        case 's':
+            number.pop_back();
+            break;
+        case 'm':
+            scale = 60;
+            number.pop_back();
+            break;
+        case 'h':
+            scale = 3600;
+            number.pop_back();
+            break;
+        default:
+            break;
+    }
+    if (number.empty() || number.find_first_not_of("0123456789.") != std::string::npos) return std::nullopt;
+    char* end = nullptr;
+    const double v = std::strtod(number.c_str(), &end);
+    if (end != number.c_str() + number.size() || !std::isfinite(v) || v <= 0) return std::nullopt;
+    return v * scale;
+}
+
+CLI::App* add_diagnose_command(CLI::App& app, DiagnoseArgs& a) {
+    CLI::App* cmd = app.add_subcommand(
+        "diagnose", "Judge the machine: findings with evidence and fixes (exit 0 ok, 1 warning, 2 critical)");
+    cmd->add_option("--duration", a.duration, "How long to sample live: 30s, 2m, 1h (default 30s)");
+    cmd->add_option("--interval", a.interval, "Seconds between live snapshots, 0.1 to 60 (default 1)")
+        ->check(CLI::Range(0.1, 60.0));
+    cmd->add_flag("--json", a.json, "Findings as one JSON object");
+    cmd->add_option("--replay", a.replay,
+                    "Judge a recorded stream instead (JSON Lines of baton snapshot --json; - for stdin)");
+    cmd->add_flag("--no-gpus", a.no_gpus, "Do not load NVML (live)");
+    cmd->add_option("--proc-root", a.proc_root, "Read /proc from this directory (live)");
+    cmd->add_option("--sys-root", a.sys_root, "Read /sys from this directory (live)");
+    return cmd;
+}
+
+int run_diagnose(const DiagnoseArgs& a, const std::string& config_path) {
+    Result<Config> cfg = load_config(config_path);
+    if (!cfg.ok()) return cannot_judge(cfg.error().message);
+    const Thresholds& t = cfg->thresholds;
+    std::signal(SIGPIPE, SIG_IGN);
+
+    DiagnosisInfo info;
+    Window w;
+    if (!a.replay.empty()) {
+        Result<Window> r = read_replay(a.replay);
+        if (!r.ok()) return cannot_judge(r.error().message);
+        w = std::move(*r);
+        if (w.empty()) return cannot_judge(a.replay + ": no snapshots to judge");
+        info.source = a.replay == "-" ? "stdin" : a.replay;
+    } else {
+        std::optional<double> duration = parse_duration(a.duration);
+        if (!duration) return cannot_judge("error: --duration: expected a positive duration such as 30s, 2m or 1h");
+        SamplerOptions opts = SamplerOptions::from_config(*cfg);
+        if (!a.proc_root.empty()) opts.proc_root = a.proc_root;
+        if (!a.sys_root.empty()) opts.sys_root = a.sys_root;
+        opts.gpus = !a.no_gpus;
+        opts.priming_seconds = std::min(0.5, a.interval);
+        const auto count = static_cast<std::size_t>(std::floor(*duration / a.interval)) + 1;
+        if (*duration < t.sustained_share * t.window_seconds)
+            std::fprintf(
+                stderr,
+                "baton: note: rules that need a sustained breach look at %.0f s or more; this run lasts %.0f s\n",
+                t.sustained_share * t.window_seconds, *duration);
+        if (isatty(STDERR_FILENO))
+            std::fprintf(stderr, "baton: sampling for %.0f s (%zu snapshots)...\n", *duration, count);
+        Sampler sampler(opts);
+        double next = monotonic_seconds();
+        for (std::size_t i = 0; i < count; ++i) {
+            if (i > 0) {
+                next += a.interval;
+                sleep_seconds(next - monotonic_seconds());
+            }
+            Snapshot s;
+            sampler.take(s);
+            w.push_back(std::move(s));
+        }
+        info.source = "live";
+    }
+    info.snapshots = w.size();
+    info.hostname = w.back().host.hostname;
+    info.start_unix_ms = w.front().time_unix_ms;
+    info.end_unix_ms = w.back().time_unix_ms;
+    info.seconds = static_cast<double>(info.end_unix_ms - info.start_unix_ms) / 1000.0;
+    info.gpus = static_cast<unsigned>(gpu_indices(w).size());
+
+    const std::vector<Finding> findings = diagnose(w, t);
+    const std::vector<IndicatorSummary> indicators = summarize_indicators(w, t);
+    std::string out;
+    if (a.json) {
+        append_findings_json(info, findings, indicators, out);
+        out.push_back('\n');
+    } else {
+        append_findings_text(info, findings, indicators, out);
+    }
+    write_stdout(out);
+    return diagnosis_exit_status(findings);
+}
+
+}  // namespace baton::cli

@@ -1,0 +1,182 @@
+#include "report/findings_view.hpp"
+
+#include <algorithm>
+#include <cctype>
+
+#include <fmt/format.h>  // header-only (fmt::fmt-header-only)
+
+#include "core/clock.hpp"
+#include "core/json_writer.hpp"
+
+namespace baton {
+
+namespace {
+
+std::string upper(const char* s) {
+    std::string out(s);
+    for (char& c : out) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    return out;
+}
+
+std::string value_text(double v) {
+    if (std::abs(v) >= 1e6) return fmt::format("{:.3g}", v);
+    return fmt::format("{:.1f}", v);
+}
+
+std::string indicator_value(const IndicatorSummary& s) {
+    if (s.unit == "B/s") {
+        if (s.value >= 1e6) return fmt::format("{:.1f} MB/s", s.value / 1e6);
+        return fmt::format("{:.0f} kB/s", s.value / 1e3);
+    }
+    return fmt::format("{:.1f} %", s.value);
+}
+
+std::string indicator_name(const IndicatorSummary& s) {
+    if (s.indicator == "gpu_memory") return "GPU" + s.subject.substr(4) + " memory (peak)";
+    if (s.indicator == "cpu_load") return "CPU load";
+    if (s.indicator == "swap_traffic") return "swap traffic";
+    return "I/O wait";
+}
+
+std::string level_text(Level l) {
+    switch (l) {
+        case Level::low:
+            return "below the best range: room to grow";
+        case Level::best:
+            return "within the best range";
+        case Level::elevated:
+            return "above the best range";
+        case Level::alarm:
+            return "ALARM";
+        case Level::unknown:
+            break;
+    }
+    return "unknown";
+}
+
+}  // namespace
+
+int diagnosis_exit_status(const std::vector<Finding>& findings) {
+    int status = 0;
+    for (const Finding& f : findings) {
+        if (f.severity == Severity::critical) return 2;
+        if (f.severity == Severity::warning) status = 1;
+    }
+    return status;
+}
+
+void append_findings_text(const DiagnosisInfo& info, const std::vector<Finding>& findings,
+                          const std::vector<IndicatorSummary>& indicators, std::string& out) {
+    auto line = [&](const std::string& l) { out.append(l).push_back('\n'); };
+    line(fmt::format("baton diagnose: {} snapshots over {:.0f} s on {} ({}), {} GPU{}", info.snapshots, info.seconds,
+                     info.hostname, info.source, info.gpus, info.gpus == 1 ? "" : "s"));
+    line("");
+    if (findings.empty()) {
+        line("No findings.");
+        line("");
+    }
+    for (const Finding& f : findings) {
+        line(fmt::format("{:<8}  {}  [{}]  {}", upper(severity_name(f.severity)), f.rule, f.subject, f.summary));
+        for (const Evidence& e : f.evidence) {
+            std::string share =
+                e.breach_share ? fmt::format(", {:.0f} % of samples breach", 100 * *e.breach_share) : "";
+            std::string values = e.average
+                                     ? fmt::format(" avg {} min {} max {}", value_text(*e.average),
+                                                   value_text(e.minimum.value_or(0)), value_text(e.maximum.value_or(0)))
+                                     : "";
+            line(fmt::format("          evidence: {}{} over {} samples (threshold {}{})", e.metric, values, e.samples,
+                             e.threshold, share));
+        }
+        line("          fix: " + f.recommendation);
+        if (f.snippet) {
+            line("          paste:");
+            std::string_view s = *f.snippet;
+            while (!s.empty()) {
+                const std::size_t nl = s.find('\n');
+                line("            " + std::string(s.substr(0, nl)));
+                s = nl == std::string_view::npos ? std::string_view() : s.substr(nl + 1);
+            }
+        }
+        line("          see: " + f.doc);
+        line("");
+    }
+    if (!indicators.empty()) {
+        line("Indicators:");
+        for (const IndicatorSummary& s : indicators)
+            line(fmt::format("  {:<22} {:>10}   best {:<12} alarm {:<18} {}", indicator_name(s), indicator_value(s),
+                             s.best, s.alarm, level_text(s.level)));
+    }
+    std::size_t critical = 0, warning = 0, info_count = 0;
+    for (const Finding& f : findings)
+        (f.severity == Severity::critical ? critical : f.severity == Severity::warning ? warning : info_count) += 1;
+    line("");
+    if (critical + warning == 0)
+        line(fmt::format("Verdict: nothing above info ({} info finding{}).", info_count, info_count == 1 ? "" : "s"));
+    else
+        line(fmt::format("Verdict: {} critical, {} warning{}, {} info.", critical, warning, warning == 1 ? "" : "s",
+                         info_count));
+}
+
+void append_findings_json(const DiagnosisInfo& info, const std::vector<Finding>& findings,
+                          const std::vector<IndicatorSummary>& indicators, std::string& out) {
+    JsonWriter w(out);
+    w.begin_object();
+    w.field("schema_version", 1);
+    w.key("window");
+    w.begin_object();
+    w.field("source", info.source);
+    w.field("hostname", info.hostname);
+    w.field("snapshots", static_cast<std::uint64_t>(info.snapshots));
+    w.field("seconds", info.seconds);
+    w.field("start", rfc3339_utc(info.start_unix_ms));
+    w.field("end", rfc3339_utc(info.end_unix_ms));
+    w.field("gpus", info.gpus);
+    w.end_object();
+    w.key("findings");
+    w.begin_array();
+    for (const Finding& f : findings) {
+        w.begin_object();
+        w.field("rule", f.rule);
+        w.field("severity", severity_name(f.severity));
+        w.field("subject", f.subject);
+        w.field("summary", f.summary);
+        w.key("evidence");
+        w.begin_array();
+        for (const Evidence& e : f.evidence) {
+            w.begin_object();
+            w.field("metric", e.metric);
+            w.optional_field("average", e.average);
+            w.optional_field("minimum", e.minimum);
+            w.optional_field("maximum", e.maximum);
+            w.field("threshold", e.threshold);
+            w.optional_field("breach_share", e.breach_share);
+            w.field("samples", static_cast<std::uint64_t>(e.samples));
+            w.end_object();
+        }
+        w.end_array();
+        w.field("recommendation", f.recommendation);
+        w.optional_field("snippet", f.snippet);
+        w.field("doc", f.doc);
+        w.end_object();
+    }
+    w.end_array();
+    w.key("indicators");
+    w.begin_array();
+    for (const IndicatorSummary& s : indicators) {
+        w.begin_object();
+        w.field("indicator", s.indicator);
+        w.field("subject", s.subject);
+        w.field("value", s.value);
+        w.field("unit", s.unit);
+        w.field("best", s.best);
+        w.field("alarm", s.alarm);
+        w.field("level", level_name(s.level));
+        w.end_object();
+    }
+    w.end_array();
+    w.field("exit_status", diagnosis_exit_status(findings));
+    w.end_object();
+    w.finish();
+}
+
+}  // namespace baton
