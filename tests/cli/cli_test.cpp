@@ -78,3 +78,25 @@ TEST(Cli, BadConfigIsOneLineAndExitOne) {
     EXPECT_EQ(r.exit_code, 1);
     EXPECT_NE(r.err.find("missing.toml"), std::string::npos);
 }
+
+TEST(Cli, DiagnoseCannotJudgeIsExitThree) {
+    // diagnose uses 1 and 2 for warnings and critical findings; failing to judge is 3.
+    baton::test::TempDir d;
+    d.write("bad.jsonl", "\n{\"time\":\"2025-11-29T07:06:40Z\"}\n");
+    d.write("empty.jsonl", "\n\n");
+    auto expect_three = [&](const std::vector<std::string>& args, const std::string& fragment) {
+        std::vector<std::string> argv{baton_binary(), "--config", "/dev/null"};
+        argv.insert(argv.end(), args.begin(), args.end());
+        auto r = run(argv);
+        EXPECT_EQ(r.exit_code, 3) << r.err;
+        EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << "not one line: " << r.err;
+        EXPECT_NE(r.err.find(fragment), std::string::npos) << r.err;
+    };
+    expect_three({"diagnose", "--interval", "0"}, "--interval");
+    expect_three({"diagnose", "--bogus"}, "--bogus");
+    expect_three({"diagnose", "--duration", "0s"}, "--duration");
+    expect_three({"diagnose", "--duration", "ten"}, "--duration");
+    expect_three({"diagnose", "--replay", d.path() + "/missing.jsonl"}, "cannot read");
+    expect_three({"diagnose", "--replay", d.path() + "/bad.jsonl"}, "bad.jsonl:2: 'interval_seconds' must be present");
+    expect_three({"diagnose", "--replay", d.path() + "/empty.jsonl"}, "no snapshots");
+}

@@ -212,10 +212,11 @@ def main():
                 f.write(json.dumps(s, separators=(",", ":")) + "\n")
         with open(os.path.join(out, name + ".expect"), "w") as f:
             f.write("".join(e + "\n" for e in expect))
-    with open(os.path.join(out, "generated.md"), "w") as f:
-        f.write("| scenario | expected rule ids | what happens |\n|---|---|---|\n")
+    # The table for README.md (printed; paste it under "Generated" when scenarios change).
+    if os.environ.get("PRINT_TABLE"):
+        print("| scenario | expected rule ids | what happens |\n|---|---|---|")
         for name, expect, description, _ in SCENARIOS:
-            f.write(f"| `{name}` | {', '.join(expect) or '(none)'} | {description} |\n")
+            print(f"| `{name}` | {', '.join(expect) or '(none)'} | {description} |")
 
 
 if __name__ == "__main__":
