@@ -141,6 +141,7 @@ struct Snapshot {
     std::vector<NetworkStats> networks;
     std::string gpu_status;  // "ok", or why there are no (fresh) GPU readings
     std::optional<std::string> gpu_driver_version;
+    std::optional<std::string> gpu_nvml_version, gpu_cuda_driver_version;
     std::vector<GpuInfo> gpus;
     bool processes_collected = true;
     std::vector<ProcessInfo> processes;  // sorted by pid

@@ -249,6 +249,8 @@ void SnapshotJsonEncoder::append(const Snapshot& s, std::string& out) {
 
     w.field("gpu_status", s.gpu_status);
     w.optional_field("gpu_driver_version", s.gpu_driver_version);
+    w.optional_field("gpu_nvml_version", s.gpu_nvml_version);
+    w.optional_field("gpu_cuda_driver_version", s.gpu_cuda_driver_version);
     w.key("gpus");
     w.begin_array();
     for (const GpuInfo& g : s.gpus) write_gpu(w, g);

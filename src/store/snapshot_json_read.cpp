@@ -291,6 +291,8 @@ Snapshot read_snapshot(const json& doc) {
 
     s.gpu_status = r.string("gpu_status");
     s.gpu_driver_version = r.opt_string("gpu_driver_version");
+    s.gpu_nvml_version = r.opt_string("gpu_nvml_version");
+    s.gpu_cuda_driver_version = r.opt_string("gpu_cuda_driver_version");
     const json& gpus = r.array("gpus");
     for (std::size_t i = 0; i < gpus.size(); ++i) s.gpus.push_back(read_gpu(Reader(gpus[i], r.item("gpus", i))));
 

@@ -258,6 +258,20 @@ FAKE_API nvmlReturn_t nvmlSystemGetDriverVersion(char* buf, unsigned len) {
     return NVML_SUCCESS;
 }
 
+FAKE_API nvmlReturn_t nvmlSystemGetNVMLVersion(char* buf, unsigned len) {
+    std::lock_guard lock(g_mutex);
+    std::string v = g.root.value("nvml_version", "12.550.00.00");
+    if (v.size() + 1 > len) return NVML_ERROR_INSUFFICIENT_SIZE;
+    std::memcpy(buf, v.c_str(), v.size() + 1);
+    return NVML_SUCCESS;
+}
+
+FAKE_API nvmlReturn_t nvmlSystemGetCudaDriverVersion_v2(int* version) {
+    std::lock_guard lock(g_mutex);
+    *version = g.root.value("cuda_driver_version", 12040);
+    return NVML_SUCCESS;
+}
+
 FAKE_API nvmlReturn_t nvmlDeviceGetCount_v2(unsigned* count) {
     std::lock_guard lock(g_mutex);
     if (nvmlReturn_t rc = injected("nvmlDeviceGetCount_v2", -1)) return rc;

@@ -54,6 +54,8 @@ TEST(NvmlBackend, OneIdleGpuEveryField) {
     auto r = b->read(0);
     ASSERT_EQ(r.status, "ok");
     EXPECT_EQ(r.driver_version, "550.54.15");
+    EXPECT_EQ(r.nvml_version, "12.550.54.15");
+    EXPECT_EQ(r.cuda_driver_version, "12.4");  // 12040
     ASSERT_EQ(r.gpus.size(), 1u);
     const GpuInfo& g = r.gpus[0];
     EXPECT_EQ(g.index, 0u);

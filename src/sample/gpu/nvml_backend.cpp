@@ -66,7 +66,7 @@ struct Shared {
     bool attempted_init = false;
     std::string init_failure;  // permanent reason no GPU can be read
     NvmlLibrary lib;
-    std::optional<std::string> driver_version;
+    std::optional<std::string> driver_version, nvml_version, cuda_driver_version;
     std::vector<Device> devices;
     std::vector<unsigned char> process_buffer;
     std::vector<nvmlProcessUtilizationSample_t> util_buffer;
@@ -114,6 +114,14 @@ bool initialize(Shared& s) {
     if (L.driver_version &&
         call("nvmlSystemGetDriverVersion", [&] { return L.driver_version(version, sizeof version); }) == NVML_SUCCESS)
         s.driver_version = version;
+    if (L.nvml_version &&
+        call("nvmlSystemGetNVMLVersion", [&] { return L.nvml_version(version, sizeof version); }) == NVML_SUCCESS)
+        s.nvml_version = version;
+    int cuda = 0;
+    if (L.cuda_driver_version &&
+        call("nvmlSystemGetCudaDriverVersion", [&] { return L.cuda_driver_version(&cuda); }) == NVML_SUCCESS &&
+        cuda > 0)
+        s.cuda_driver_version = std::to_string(cuda / 1000) + "." + std::to_string(cuda % 1000 / 10);  // 12040 -> 12.4
     unsigned count = 0;
     rc = call("nvmlDeviceGetCount_v2", [&] { return L.device_count(&count); });
     if (rc != NVML_SUCCESS) {
@@ -432,6 +440,8 @@ void collect(Shared& s, double now, GpuReading& out) {
         return;
     }
     out.driver_version = s.driver_version;
+    out.nvml_version = s.nvml_version;
+    out.cuda_driver_version = s.cuda_driver_version;
     std::string failing;
     for (Device& d : s.devices) {
         read_device(s, d, now);

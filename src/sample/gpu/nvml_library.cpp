@@ -46,6 +46,8 @@ Result<NvmlLibrary> load_nvml_library(const std::string& path) {
     resolve(h, L.shutdown, {"nvmlShutdown"});
     resolve(h, L.error_string, {"nvmlErrorString"});
     resolve(h, L.driver_version, {"nvmlSystemGetDriverVersion"});
+    resolve(h, L.nvml_version, {"nvmlSystemGetNVMLVersion"});
+    resolve(h, L.cuda_driver_version, {"nvmlSystemGetCudaDriverVersion_v2", "nvmlSystemGetCudaDriverVersion"});
     resolve(h, L.uuid, {"nvmlDeviceGetUUID"});
     resolve(h, L.name, {"nvmlDeviceGetName"});
     resolve(h, L.pci_info, {"nvmlDeviceGetPciInfo_v3"});

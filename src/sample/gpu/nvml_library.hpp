@@ -20,6 +20,8 @@ struct NvmlLibrary {
     nvmlReturn_t (*shutdown)() = nullptr;
     const char* (*error_string)(nvmlReturn_t) = nullptr;
     nvmlReturn_t (*driver_version)(char*, unsigned) = nullptr;
+    nvmlReturn_t (*nvml_version)(char*, unsigned) = nullptr;
+    nvmlReturn_t (*cuda_driver_version)(int*) = nullptr;  // _v2 when present
     nvmlReturn_t (*device_count)(unsigned*) = nullptr;
     nvmlReturn_t (*handle_by_index)(unsigned, nvmlDevice_t*) = nullptr;
     nvmlReturn_t (*uuid)(nvmlDevice_t, char*, unsigned) = nullptr;
