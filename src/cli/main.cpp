@@ -7,6 +7,7 @@
 
 #include "cli/cli_common.hpp"
 #include "cli/cmd_diagnose.hpp"
+#include "cli/cmd_doctor.hpp"
 #include "cli/cmd_snapshot.hpp"
 #include "cli/cmd_top.hpp"
 
@@ -46,6 +47,8 @@ int main(int argc, char** argv) {
     CLI::App* top = add_top_command(app, top_args);
     DiagnoseArgs diagnose_args;
     CLI::App* diagnose = add_diagnose_command(app, diagnose_args);
+    DoctorArgs doctor_args;
+    CLI::App* doctor = add_doctor_command(app, doctor_args);
 
     std::string help_topic;
     CLI::App* help = app.add_subcommand("help", "Show help for baton or one subcommand");
@@ -85,6 +88,7 @@ int main(int argc, char** argv) {
     if (snapshot->parsed()) return run_snapshot(snapshot_args, config_path);
     if (top->parsed()) return run_top(top_args, config_path);
     if (diagnose->parsed()) return run_diagnose(diagnose_args, config_path);
+    if (doctor->parsed()) return run_doctor(doctor_args, config_path);
     if (help->parsed()) {
         if (help_topic.empty()) {
             std::fputs(top_help(app).c_str(), stdout);

@@ -16,7 +16,7 @@ struct GpuReading {
     // empty or stale ("no NVIDIA driver: libnvidia-ml.so.1 not found", "NVML call
     // nvmlDeviceGetPowerUsage did not return within 2000 ms; GPU values are stale").
     std::string status;
-    std::vector<GpuInfo> gpus;                  // in PCI bus order
+    std::vector<GpuInfo> gpus;                       // in PCI bus order
     std::optional<std::string> driver_version;       // e.g. "550.54.15", once NVML answered
     std::optional<std::string> nvml_version;         // e.g. "12.550.54.15"
     std::optional<std::string> cuda_driver_version;  // the CUDA version the driver supports, e.g. "12.4"

@@ -1,0 +1,53 @@
+#include "cli/cmd_doctor.hpp"
+
+#include <csignal>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/cli_common.hpp"
+#include "core/config.hpp"
+#include "doctor/checks.hpp"
+#include "doctor/facts.hpp"
+#include "report/doctor_view.hpp"
+
+namespace baton::cli {
+
+CLI::App* add_doctor_command(CLI::App& app, DoctorArgs& a) {
+    CLI::App* cmd =
+        app.add_subcommand("doctor", "Check the environment: driver, CUDA, PyTorch, GPUs, limits, variables");
+    cmd->add_flag("--json", a.json, "The checklist as one JSON object");
+    cmd->add_option("--python", a.python, "Python interpreter to ask about PyTorch (default python3 on PATH)");
+    cmd->add_flag("--no-torch", a.no_torch, "Do not start Python (the PyTorch checks are skipped)");
+    cmd->add_option("--timeout", a.timeout, "Seconds to wait for Python to import torch, 1 to 600 (default 20)")
+        ->check(CLI::Range(1.0, 600.0));
+    cmd->add_flag("--no-gpus", a.no_gpus, "Do not load NVML");
+    cmd->add_option("--proc-root", a.proc_root, "Read /proc from this directory");
+    cmd->add_option("--sys-root", a.sys_root, "Read /sys from this directory");
+    return cmd;
+}
+
+int run_doctor(const DoctorArgs& a, const std::string& config_path) {
+    Result<Config> cfg = load_config(config_path);
+    if (!cfg.ok()) return runtime_error(cfg.error().message);
+    std::signal(SIGPIPE, SIG_IGN);
+    GatherOptions o;
+    o.sampler = SamplerOptions::from_config(*cfg);
+    if (!a.proc_root.empty()) o.sampler.proc_root = a.proc_root;
+    if (!a.sys_root.empty()) o.sampler.sys_root = a.sys_root;
+    o.sampler.gpus = !a.no_gpus;
+    o.python = a.python;
+    o.probe_torch = !a.no_torch;
+    o.python_timeout_seconds = a.timeout;
+    const std::vector<CheckItem> items = run_checks(gather_facts(o));
+    std::string out;
+    if (a.json) {
+        append_doctor_json(items, out);
+        out.push_back('\n');
+    } else {
+        append_doctor_text(items, out);
+    }
+    write_stdout(out);
+    return doctor_exit_status(items);
+}
+
+}  // namespace baton::cli

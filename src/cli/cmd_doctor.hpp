@@ -1,0 +1,24 @@
+// `baton doctor`: the environment checklist (driver, CUDA, PyTorch, GPUs, limits, variables).
+#pragma once
+
+#include <string>
+
+namespace CLI {
+class App;
+}
+
+namespace baton::cli {
+
+struct DoctorArgs {
+    bool json = false;
+    std::string python = "python3";
+    bool no_torch = false;
+    double timeout = 20;
+    bool no_gpus = false;
+    std::string proc_root, sys_root;
+};
+
+CLI::App* add_doctor_command(CLI::App& app, DoctorArgs& args);
+int run_doctor(const DoctorArgs& args, const std::string& config_path);
+
+}  // namespace baton::cli

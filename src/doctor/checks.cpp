@@ -1,0 +1,382 @@
+#include "doctor/checks.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <sstream>
+
+#include <fmt/format.h>  // header-only (fmt::fmt-header-only)
+
+namespace baton {
+
+const char* check_status_name(CheckStatus s) {
+    switch (s) {
+        case CheckStatus::warn:
+            return "warn";
+        case CheckStatus::fail:
+            return "fail";
+        case CheckStatus::skip:
+            return "skip";
+        case CheckStatus::pass:
+            break;
+    }
+    return "pass";
+}
+
+const std::vector<std::string>& check_ids() {
+    static const std::vector<std::string> ids = {
+        "nvidia_driver",
+        "cuda_driver",
+        "pytorch",
+        "pytorch_cuda",
+        "cudnn",
+        "nccl",
+        "cuda_visible_devices",
+        "cuda_device_order",
+        "persistence_mode",
+        "ecc",
+        "pcie_link",
+        "compute_mode",
+        "shm_size",
+        "memlock",
+        "open_files",
+        "swap",
+        "nccl_env",
+        "harmful_env",
+        "orphaned_gpu_processes",
+    };
+    return ids;
+}
+
+namespace {
+
+// "12.4" -> {12, 4}; missing parts are 0.
+std::vector<int> version_parts(const std::string& v) {
+    std::vector<int> out;
+    std::stringstream s(v);
+    std::string part;
+    while (std::getline(s, part, '.')) {
+        int n = 0;
+        for (char c : part) {
+            if (c < '0' || c > '9') break;
+            n = n * 10 + (c - '0');
+        }
+        out.push_back(n);
+    }
+    return out;
+}
+
+bool version_less(const std::string& a, const std::string& b) {
+    std::vector<int> x = version_parts(a), y = version_parts(b);
+    x.resize(std::max(x.size(), y.size()));
+    y.resize(x.size());
+    return x < y;
+}
+
+std::string env(const DoctorFacts& f, const std::string& name) {
+    auto it = f.env.find(name);
+    return it == f.env.end() ? std::string() : it->second;
+}
+
+bool has_env(const DoctorFacts& f, const std::string& name) {
+    return f.env.count(name) > 0;
+}
+
+CheckItem item(const std::string& id, CheckStatus status, std::string title, std::string detail, std::string fix = {}) {
+    return CheckItem{id, status, std::move(title), std::move(detail), std::move(fix)};
+}
+
+std::vector<std::string> split(const std::string& s, char sep) {
+    std::vector<std::string> out;
+    std::stringstream in(s);
+    std::string part;
+    while (std::getline(in, part, sep)) out.push_back(part);
+    return out;
+}
+
+std::string gib(double bytes) {
+    return fmt::format("{:.1f} GiB", bytes / 1073741824.0);
+}
+
+void driver_checks(const DoctorFacts& f, std::vector<CheckItem>& out) {
+    const Snapshot& s = f.snapshot;
+    const bool have_gpus = !s.gpus.empty();
+    if (s.gpu_driver_version) {
+        out.push_back(
+            item("nvidia_driver", CheckStatus::pass, "NVIDIA driver and NVML",
+                 fmt::format("driver {}, NVML {}, {} GPU{}", *s.gpu_driver_version, s.gpu_nvml_version.value_or("?"),
+                             s.gpus.size(), s.gpus.size() == 1 ? "" : "s")));
+    } else {
+        out.push_back(item("nvidia_driver", CheckStatus::fail, "NVIDIA driver and NVML", s.gpu_status,
+                           "Install the NVIDIA driver (Debian/Ubuntu: the nvidia-driver package, or NVIDIA's CUDA "
+                           "repository) and check that nvidia-smi works; in a container, run it with --gpus all."));
+    }
+    if (!s.gpu_cuda_driver_version) {
+        out.push_back(item("cuda_driver", have_gpus ? CheckStatus::warn : CheckStatus::skip, "CUDA driver version",
+                           "not reported by NVML"));
+    } else if (f.torch.cuda_version && version_less(*s.gpu_cuda_driver_version, *f.torch.cuda_version)) {
+        out.push_back(item("cuda_driver", CheckStatus::fail, "CUDA driver version",
+                           fmt::format("the driver supports CUDA up to {}, PyTorch was built for CUDA {}",
+                                       *s.gpu_cuda_driver_version, *f.torch.cuda_version),
+                           "Upgrade the NVIDIA driver, or install a PyTorch wheel built for an older CUDA "
+                           "(https://pytorch.org/get-started/previous-versions/)."));
+    } else {
+        out.push_back(
+            item("cuda_driver", CheckStatus::pass, "CUDA driver version",
+                 "supports CUDA up to " + *s.gpu_cuda_driver_version +
+                     (f.torch.cuda_version ? " (PyTorch needs " + *f.torch.cuda_version + ")" : std::string())));
+    }
+}
+
+void torch_checks(const DoctorFacts& f, std::vector<CheckItem>& out) {
+    const TorchFacts& t = f.torch;
+    const bool have_gpus = !f.snapshot.gpus.empty();
+    if (!t.torch_version) {
+        const std::string why = !t.probed ? "not checked" : t.error.empty() ? "no answer" : t.error;
+        const bool timed_out = why.find("did not answer") != std::string::npos;
+        out.push_back(item(
+            "pytorch", timed_out ? CheckStatus::warn : CheckStatus::skip, "PyTorch (" + t.python + ")", why,
+            timed_out ? "Importing torch hangs: check the Python environment and any GPU the import touches." : ""));
+        for (const char* id : {"pytorch_cuda", "cudnn", "nccl"})
+            out.push_back(item(id, CheckStatus::skip, id, "no PyTorch found"));
+        return;
+    }
+    const std::string version = *t.torch_version;
+    if (version_less(version, "1.6"))
+        out.push_back(
+            item("pytorch", CheckStatus::fail, "PyTorch (" + t.python + ")", "torch " + version,
+                 "PyTorch 1.6 or newer is needed (native mixed precision, DDP fixes): pip install -U torch."));
+    else
+        out.push_back(item("pytorch", CheckStatus::pass, "PyTorch (" + t.python + ")",
+                           "torch " + version + " on Python " + t.python_version.value_or("?")));
+    if (!t.cuda_version)
+        out.push_back(item("pytorch_cuda", have_gpus ? CheckStatus::fail : CheckStatus::warn, "PyTorch with CUDA",
+                           "this torch is a CPU-only build",
+                           "Install a CUDA build of PyTorch (the pip index for your CUDA version, e.g. "
+                           "https://download.pytorch.org/whl/cu124)."));
+    else if (have_gpus && !t.cuda_available)
+        out.push_back(item("pytorch_cuda", CheckStatus::fail, "PyTorch with CUDA",
+                           "built for CUDA " + *t.cuda_version + " but torch.cuda.is_available() is False",
+                           "Usually a driver older than the build, or CUDA_VISIBLE_DEVICES hiding every GPU."));
+    else
+        out.push_back(item("pytorch_cuda", CheckStatus::pass, "PyTorch with CUDA",
+                           fmt::format("CUDA {}, {} device(s) visible", *t.cuda_version, t.device_count)));
+    if (!t.cudnn_version)
+        out.push_back(item("cudnn", t.cuda_version ? CheckStatus::warn : CheckStatus::skip, "cuDNN", "not available"));
+    else if (version_less(*t.cudnn_version, "8"))
+        out.push_back(item("cudnn", CheckStatus::fail, "cuDNN", *t.cudnn_version,
+                           "cuDNN 8 or newer is needed: install a current PyTorch build, which bundles it."));
+    else
+        out.push_back(item("cudnn", CheckStatus::pass, "cuDNN", *t.cudnn_version));
+    if (t.nccl_version)
+        out.push_back(item("nccl", CheckStatus::pass, "NCCL", *t.nccl_version));
+    else
+        out.push_back(item("nccl", f.snapshot.gpus.size() > 1 ? CheckStatus::warn : CheckStatus::skip, "NCCL",
+                           "not available to PyTorch", "Multi-GPU training (DDP) needs a PyTorch build with NCCL."));
+}
+
+// CUDA_VISIBLE_DEVICES entries: indices, or GPU/MIG UUIDs (or a unique prefix of one).
+void visibility_checks(const DoctorFacts& f, std::vector<CheckItem>& out) {
+    const std::vector<GpuInfo>& gpus = f.snapshot.gpus;
+    if (!has_env(f, "CUDA_VISIBLE_DEVICES")) {
+        out.push_back(
+            item("cuda_visible_devices", CheckStatus::pass, "CUDA_VISIBLE_DEVICES", "not set: every GPU is visible"));
+    } else {
+        const std::string value = env(f, "CUDA_VISIBLE_DEVICES");
+        std::string bad;
+        for (const std::string& raw : split(value, ',')) {
+            std::string e = raw;
+            e.erase(0, e.find_first_not_of(' '));
+            e.erase(e.find_last_not_of(' ') + 1);
+            bool found = false;
+            if (!e.empty() && std::all_of(e.begin(), e.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+                const unsigned long n = std::stoul(e.substr(0, 9));
+                found = n < gpus.size();
+            } else if (!e.empty()) {
+                for (const GpuInfo& g : gpus) found |= g.uuid.rfind(e, 0) == 0;
+            }
+            if (!found) bad += (bad.empty() ? "" : ", ") + (e.empty() ? std::string("(empty)") : e);
+        }
+        if (value.empty())
+            out.push_back(item("cuda_visible_devices", CheckStatus::warn, "CUDA_VISIBLE_DEVICES",
+                               "set but empty: CUDA sees no GPU",
+                               "Unset it, or name the GPUs: CUDA_VISIBLE_DEVICES=0,1"));
+        else if (!bad.empty())
+            out.push_back(
+                item("cuda_visible_devices", CheckStatus::fail, "CUDA_VISIBLE_DEVICES",
+                     fmt::format("\"{}\": no GPU {} on this machine ({} GPUs)", value, bad, gpus.size()),
+                     "Name existing GPUs by index (0 to N-1) or UUID (nvidia-smi -L); CUDA stops at the first "
+                     "entry it cannot find."));
+        else
+            out.push_back(item("cuda_visible_devices", CheckStatus::pass, "CUDA_VISIBLE_DEVICES",
+                               "\"" + value + "\": every entry names a GPU"));
+    }
+    if (gpus.size() < 2)
+        out.push_back(item("cuda_device_order", CheckStatus::pass, "CUDA_DEVICE_ORDER",
+                           "one GPU or none: the order cannot differ"));
+    else if (env(f, "CUDA_DEVICE_ORDER") == "PCI_BUS_ID")
+        out.push_back(item("cuda_device_order", CheckStatus::pass, "CUDA_DEVICE_ORDER",
+                           "PCI_BUS_ID: CUDA numbers GPUs as nvidia-smi and baton do"));
+    else
+        out.push_back(item("cuda_device_order", CheckStatus::warn, "CUDA_DEVICE_ORDER",
+                           has_env(f, "CUDA_DEVICE_ORDER") ? "\"" + env(f, "CUDA_DEVICE_ORDER") + "\""
+                                                           : "not set (CUDA's default is FASTEST_FIRST)",
+                           "export CUDA_DEVICE_ORDER=PCI_BUS_ID, so that cuda:N is GPU N of nvidia-smi and baton."));
+}
+
+void gpu_state_checks(const DoctorFacts& f, std::vector<CheckItem>& out) {
+    const std::vector<GpuInfo>& gpus = f.snapshot.gpus;
+    if (gpus.empty()) {
+        for (const char* id : {"persistence_mode", "ecc", "pcie_link", "compute_mode"})
+            out.push_back(item(id, CheckStatus::skip, id, "no GPU"));
+        return;
+    }
+    std::string off, errors, narrow, prohibited, exclusive;
+    for (const GpuInfo& g : gpus) {
+        const std::string name = "GPU" + std::to_string(g.index);
+        if (g.persistence_mode && !*g.persistence_mode) off += (off.empty() ? "" : ", ") + name;
+        if (g.ecc_uncorrected_volatile && *g.ecc_uncorrected_volatile > 0)
+            errors += (errors.empty() ? "" : ", ") + fmt::format("{} ({})", name, *g.ecc_uncorrected_volatile);
+        if (g.pcie_width && g.pcie_width_max && *g.pcie_width < *g.pcie_width_max)
+            narrow +=
+                (narrow.empty() ? "" : ", ") + fmt::format("{} x{} of x{}", name, *g.pcie_width, *g.pcie_width_max);
+        if (g.compute_mode == "prohibited") prohibited += (prohibited.empty() ? "" : ", ") + name;
+        if (g.compute_mode == "exclusive_process") exclusive += (exclusive.empty() ? "" : ", ") + name;
+    }
+    out.push_back(off.empty()
+                      ? item("persistence_mode", CheckStatus::pass, "Persistence mode", "on (or not reported)")
+                      : item("persistence_mode", CheckStatus::warn, "Persistence mode", "off on " + off,
+                             "sudo nvidia-smi -pm 1 (or enable nvidia-persistenced): without it the driver tears "
+                             "down between jobs and every start pays seconds of initialisation."));
+    out.push_back(
+        errors.empty()
+            ? item("ecc", CheckStatus::pass, "ECC errors", "no uncorrectable errors")
+            : item("ecc", CheckStatus::fail, "ECC errors", "uncorrectable errors on " + errors,
+                   "Drain the GPU, reset it (nvidia-smi -r), run dcgmi diag -r 3; replace it if they return."));
+    out.push_back(narrow.empty()
+                      ? item("pcie_link", CheckStatus::pass, "PCIe link width", "every GPU at its full width")
+                      : item("pcie_link", CheckStatus::warn, "PCIe link width", narrow,
+                             "Reseat the card or use a full x16 slot; check risers."));
+    if (!prohibited.empty())
+        out.push_back(item("compute_mode", CheckStatus::fail, "Compute mode", "prohibited on " + prohibited,
+                           "sudo nvidia-smi -c DEFAULT: no process can use a prohibited GPU."));
+    else if (!exclusive.empty())
+        out.push_back(item("compute_mode", CheckStatus::warn, "Compute mode", "exclusive_process on " + exclusive,
+                           "Only one process can use such a GPU: fine for one trainer per GPU, fatal for tools that "
+                           "open a second context. sudo nvidia-smi -c DEFAULT to share."));
+    else
+        out.push_back(item("compute_mode", CheckStatus::pass, "Compute mode", "default"));
+}
+
+void host_checks(const DoctorFacts& f, std::vector<CheckItem>& out) {
+    const MemoryStats& m = f.snapshot.memory;
+    if (!m.shm_total_bytes)
+        out.push_back(item("shm_size", CheckStatus::warn, "/dev/shm", "not found",
+                           "DataLoader workers pass batches through /dev/shm: mount it (tmpfs)."));
+    else if (*m.shm_total_bytes < (1ULL << 30))
+        out.push_back(item("shm_size", CheckStatus::warn, "/dev/shm", gib(static_cast<double>(*m.shm_total_bytes)),
+                           "Too small for DataLoader workers (Docker's default is 64 MB): docker run --ipc=host or "
+                           "--shm-size=16g."));
+    else
+        out.push_back(item("shm_size", CheckStatus::pass, "/dev/shm", gib(static_cast<double>(*m.shm_total_bytes))));
+    if (!f.limits.memlock_bytes)
+        out.push_back(item("memlock", CheckStatus::pass, "Locked memory (ulimit -l)", "unlimited"));
+    else
+        out.push_back(item("memlock", CheckStatus::warn, "Locked memory (ulimit -l)",
+                           fmt::format("{} KiB", *f.limits.memlock_bytes / 1024),
+                           "NCCL over InfiniBand/RoCE registers (locks) its buffers: ulimit -l unlimited, or "
+                           "docker run --ulimit memlock=-1 (/etc/security/limits.conf for logins)."));
+    if (f.limits.nofile && *f.limits.nofile < 65536)
+        out.push_back(item("open_files", CheckStatus::warn, "Open files (ulimit -n)", std::to_string(*f.limits.nofile),
+                           "DataLoader workers sharing tensors through file descriptors run out: ulimit -n 65536 (or "
+                           "torch.multiprocessing.set_sharing_strategy(\"file_system\"))."));
+    else
+        out.push_back(item("open_files", CheckStatus::pass, "Open files (ulimit -n)",
+                           f.limits.nofile ? std::to_string(*f.limits.nofile) : std::string("unlimited")));
+    if (f.snapshot.swap.total_bytes == 0)
+        out.push_back(item("swap", CheckStatus::warn, "Swap", "none",
+                           "Without swap, a memory spike goes straight to the OOM killer; a few GiB of swap turn it "
+                           "into a visible slowdown (baton's swap_active) instead."));
+    else
+        out.push_back(item("swap", CheckStatus::pass, "Swap", gib(static_cast<double>(f.snapshot.swap.total_bytes))));
+}
+
+void env_checks(const DoctorFacts& f, std::vector<CheckItem>& out) {
+    std::vector<std::string> issues;
+    if (env(f, "NCCL_P2P_DISABLE") == "1")
+        issues.push_back("NCCL_P2P_DISABLE=1 (no GPU peer-to-peer: slower all-reduce)");
+    if (env(f, "NCCL_IB_DISABLE") == "1")
+        issues.push_back("NCCL_IB_DISABLE=1 (InfiniBand off: multi-node runs use TCP)");
+    if (env(f, "NCCL_DEBUG") == "TRACE") issues.push_back("NCCL_DEBUG=TRACE (logs every call: slow)");
+    if (has_env(f, "NCCL_SOCKET_IFNAME")) {
+        // NCCL's syntax: comma-separated prefixes; '^' excludes; '=' matches exactly.
+        std::string v = env(f, "NCCL_SOCKET_IFNAME");
+        const bool exclude = !v.empty() && v[0] == '^';
+        if (exclude) v.erase(0, 1);
+        const bool exact = !v.empty() && v[0] == '=';
+        if (exact) v.erase(0, 1);
+        bool any = false;
+        for (const std::string& want : split(v, ','))
+            for (const NetworkStats& n : f.snapshot.networks)
+                any |= exact ? n.name == want : n.name.rfind(want, 0) == 0;
+        if (!exclude && !any)
+            issues.push_back("NCCL_SOCKET_IFNAME=" + env(f, "NCCL_SOCKET_IFNAME") +
+                             " names no interface of this machine");
+    }
+    if (issues.empty()) {
+        out.push_back(item("nccl_env", CheckStatus::pass, "NCCL variables", "none that hurt"));
+    } else {
+        std::string d;
+        for (const std::string& i : issues) d += (d.empty() ? "" : "; ") + i;
+        out.push_back(item("nccl_env", CheckStatus::warn, "NCCL variables", d,
+                           "Unset debugging switches for production runs; name existing interfaces (ip link)."));
+    }
+    std::string harmful;
+    for (const char* name : {"NSIGHT_CUDA_DEBUGGER", "CUDA_INJECTION32_PATH", "CUDA_INJECTION64_PATH",
+                             "CUDA_AUTO_BOOST", "CUDA_ENABLE_COREDUMP_ON_EXCEPTION", "CUDA_COREDUMP_FILE",
+                             "CUDA_DEVICE_WAITS_ON_EXCEPTION", "CUDA_PROFILE", "COMPUTE_PROFILE", "OPENCL_PROFILE"})
+        if (has_env(f, name)) harmful += (harmful.empty() ? "" : ", ") + std::string(name);
+    if (env(f, "CUDA_LAUNCH_BLOCKING") == "1")
+        harmful +=
+            (harmful.empty() ? "" : ", ") + std::string("CUDA_LAUNCH_BLOCKING=1 (every kernel runs synchronously)");
+    out.push_back(harmful.empty() ? item("harmful_env", CheckStatus::pass, "CUDA debugging variables", "none set")
+                                  : item("harmful_env", CheckStatus::warn, "CUDA debugging variables", harmful,
+                                         "These attach profilers or debuggers to every kernel (DCGM's diagnostics flag "
+                                         "them): unset them outside debugging sessions."));
+}
+
+void orphan_check(const DoctorFacts& f, std::vector<CheckItem>& out) {
+    std::string orphans;
+    for (const GpuInfo& g : f.snapshot.gpus)
+        for (const GpuProcess& gp : g.processes) {
+            auto it = std::lower_bound(f.snapshot.processes.begin(), f.snapshot.processes.end(), gp.pid,
+                                       [](const ProcessInfo& p, std::uint32_t v) { return p.pid < v; });
+            if (it == f.snapshot.processes.end() || it->pid != gp.pid) continue;
+            // Parent died: reparented to init. (A worker under a subreaper is not caught here.)
+            if (it->ppid == 1 && gp.used_memory_bytes.value_or(0) > 0)
+                orphans += (orphans.empty() ? "" : ", ") +
+                           fmt::format("pid {} ({}, {}) holds {} on GPU{}", gp.pid, it->name, it->user,
+                                       gib(static_cast<double>(*gp.used_memory_bytes)), g.index);
+        }
+    out.push_back(
+        orphans.empty()
+            ? item("orphaned_gpu_processes", CheckStatus::pass, "Orphaned GPU processes", "none")
+            : item("orphaned_gpu_processes", CheckStatus::warn, "Orphaned GPU processes", orphans,
+                   "Their parent died (a crashed launcher leaves DataLoader or DDP workers behind): end them if "
+                   "they are not a daemon you started on purpose."));
+}
+
+}  // namespace
+
+std::vector<CheckItem> run_checks(const DoctorFacts& f) {
+    std::vector<CheckItem> out;
+    driver_checks(f, out);
+    torch_checks(f, out);
+    visibility_checks(f, out);
+    gpu_state_checks(f, out);
+    host_checks(f, out);
+    env_checks(f, out);
+    orphan_check(f, out);
+    return out;
+}
+
+}  // namespace baton

@@ -1,0 +1,30 @@
+// The checks of `baton doctor`: each a pure function of the gathered facts, giving pass, warn,
+// fail or skip with what was found and the fix. Ids are stable (docs/cli.md lists them).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "doctor/facts.hpp"
+
+namespace baton {
+
+enum class CheckStatus { pass, warn, fail, skip };
+
+// "pass", "warn", "fail", "skip".
+const char* check_status_name(CheckStatus s);
+
+struct CheckItem {
+    std::string id;  // e.g. "nvidia_driver"
+    CheckStatus status = CheckStatus::pass;
+    std::string title;   // what is checked
+    std::string detail;  // what was found
+    std::string fix;     // empty when nothing to do
+};
+
+std::vector<CheckItem> run_checks(const DoctorFacts& f);
+
+// Every check id, in output order.
+const std::vector<std::string>& check_ids();
+
+}  // namespace baton

@@ -1,0 +1,51 @@
+// What `baton doctor` looks at: one snapshot (GPUs, memory, swap, network, processes), the
+// environment variables that matter to CUDA and NCCL, resource limits, and the PyTorch that
+// `python3` imports. Gathering does the I/O; the checks (checks.hpp) are pure over these facts.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+
+#include "sample/sampler.hpp"
+#include "sample/snapshot.hpp"
+
+namespace baton {
+
+struct TorchFacts {
+    bool probed = false;  // a python ran (or timed out)
+    std::string python;   // the interpreter asked
+    std::string error;    // why there is no answer: not found, timeout, no torch module, ...
+    std::optional<std::string> python_version, torch_version, cuda_version, cudnn_version, nccl_version;
+    bool cuda_available = false;
+    unsigned device_count = 0;
+};
+
+struct LimitFacts {
+    std::optional<unsigned long long> memlock_bytes;  // soft RLIMIT_MEMLOCK; nullopt: unlimited
+    std::optional<unsigned long long> nofile;         // soft RLIMIT_NOFILE; nullopt: unlimited
+};
+
+struct DoctorFacts {
+    Snapshot snapshot;
+    std::map<std::string, std::string> env;  // only the variables the checks read, when set
+    LimitFacts limits;
+    TorchFacts torch;
+};
+
+// The environment variables the checks read.
+const std::vector<std::string>& doctor_env_names();
+
+struct GatherOptions {
+    SamplerOptions sampler;
+    std::string python = "python3";  // looked up on PATH unless it contains a '/'
+    double python_timeout_seconds = 20;
+    bool probe_torch = true;
+};
+
+DoctorFacts gather_facts(const GatherOptions& o);
+
+// Parses the probe script's JSON answer into `t` (exposed for tests); false when malformed.
+bool parse_torch_probe(const std::string& json_text, TorchFacts& t);
+
+}  // namespace baton

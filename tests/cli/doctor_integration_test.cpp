@@ -1,0 +1,84 @@
+// `baton doctor` as a user runs it: on this machine (no GPU, no torch), with the fake NVML, with
+// a Python that answers like a CUDA build of PyTorch, and with one that hangs.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <sys/stat.h>
+
+#include "test_support.hpp"
+
+using namespace baton::test;
+using nlohmann::json;
+
+namespace {
+
+std::map<std::string, std::string> checks_of(const std::string& out) {
+    std::map<std::string, std::string> m;
+    const json doc = json::parse(out);
+    for (const json& c : doc["checks"]) m[c["id"].get<std::string>()] = c["status"].get<std::string>();
+    return m;
+}
+
+// An executable script standing in for python3 (the probe passes "-c SCRIPT"; it ignores them).
+std::string fake_python(const TempDir& d, const std::string& name, const std::string& body) {
+    d.write(name, "#!/bin/sh\n" + body + "\n");
+    const std::string path = d.path() + "/" + name;
+    chmod(path.c_str(), 0755);
+    return path;
+}
+
+}  // namespace
+
+TEST(DoctorIntegration, ThisMachineWithoutGpuOrTorch) {
+    auto r = run({baton_binary(), "--config", "/dev/null", "doctor", "--python", "/nonexistent/python3", "--json"},
+                 {{"BATON_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1"}});
+    EXPECT_EQ(r.exit_code, 1) << r.err;  // the driver check fails
+    auto c = checks_of(r.out);
+    EXPECT_EQ(c.size(), 19u);
+    EXPECT_EQ(c["nvidia_driver"], "fail");
+    EXPECT_EQ(c["pytorch"], "skip");
+    EXPECT_NE(r.out.find("/nonexistent/python3 not found"), std::string::npos) << r.out;
+    EXPECT_EQ(c["persistence_mode"], "skip");
+    auto text = run({baton_binary(), "--config", "/dev/null", "doctor", "--no-torch"},
+                    {{"BATON_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1"}});
+    EXPECT_EQ(text.exit_code, 1);
+    EXPECT_NE(text.out.find("FAIL  nvidia_driver"), std::string::npos) << text.out;
+    EXPECT_NE(text.out.find("fix: Install the NVIDIA driver"), std::string::npos);
+    EXPECT_NE(text.out.find("skipped\n"), std::string::npos);
+    EXPECT_TRUE(text.err.empty()) << text.err;
+}
+
+TEST(DoctorIntegration, FakeGpusAndACudaBuildOfTorch) {
+    TempDir d;
+    const std::string python = fake_python(
+        d, "python3",
+        "echo '{\"python\": \"3.11.2\", \"torch\": \"2.3.1+cu121\", \"cuda\": \"12.1\", \"cuda_available\": true, "
+        "\"device_count\": 8, \"cudnn\": \"8.9.2\", \"nccl\": \"2.20.5\"}'");
+    auto env = fake_env("eight-busy");
+    env["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID";
+    env["CUDA_VISIBLE_DEVICES"] = "0,1,9";  // GPU 9 does not exist
+    auto r = run({baton_binary(), "--config", "/dev/null", "doctor", "--python", python, "--json"}, env);
+    auto c = checks_of(r.out);
+    EXPECT_EQ(c["nvidia_driver"], "pass");
+    EXPECT_EQ(c["cuda_driver"], "pass");  // the fake driver supports 12.4
+    EXPECT_EQ(c["pytorch"], "pass");
+    EXPECT_EQ(c["pytorch_cuda"], "pass");
+    EXPECT_EQ(c["cudnn"], "pass");
+    EXPECT_EQ(c["nccl"], "pass");
+    EXPECT_EQ(c["cuda_device_order"], "pass");
+    EXPECT_EQ(c["cuda_visible_devices"], "fail");
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_NE(r.out.find("driver 550.54.15"), std::string::npos) << r.out;
+}
+
+TEST(DoctorIntegration, HangingPythonIsCutOff) {
+    TempDir d;
+    const std::string python = fake_python(d, "python3", "exec sleep 60");
+    auto r = run({baton_binary(), "--config", "/dev/null", "doctor", "--python", python, "--timeout", "1", "--json",
+                  "--no-gpus"},
+                 {}, 30);
+    EXPECT_LT(r.seconds, 10.0);
+    auto c = checks_of(r.out);
+    EXPECT_EQ(c["pytorch"], "warn");
+    EXPECT_NE(r.out.find("did not answer within 1 s"), std::string::npos) << r.out;
+}

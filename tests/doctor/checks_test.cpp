@@ -1,0 +1,202 @@
+// baton doctor's checks on synthetic facts, and the PyTorch probe's answer parsing.
+#include <gtest/gtest.h>
+
+#include "doctor/checks.hpp"
+
+using namespace baton;
+
+namespace {
+
+GpuInfo gpu(unsigned index) {
+    GpuInfo g;
+    g.index = index;
+    g.uuid = "GPU-" + std::to_string(index) + "aaaaaaa-0000-4000-8000-000000000000";
+    g.persistence_mode = true;
+    g.ecc_uncorrected_volatile = 0;
+    g.pcie_width = 16;
+    g.pcie_width_max = 16;
+    g.compute_mode = "default";
+    return g;
+}
+
+// A well set-up two-GPU box with PyTorch 2.3 for CUDA 12.1 on a 12.4 driver.
+DoctorFacts good() {
+    DoctorFacts f;
+    Snapshot& s = f.snapshot;
+    s.gpu_status = "ok";
+    s.gpu_driver_version = "550.54.15";
+    s.gpu_nvml_version = "12.550.54.15";
+    s.gpu_cuda_driver_version = "12.4";
+    s.gpus = {gpu(0), gpu(1)};
+    s.memory.shm_total_bytes = 32ull << 30;
+    s.swap.total_bytes = 8ull << 30;
+    NetworkStats eth;
+    eth.name = "eth0";
+    s.networks.push_back(eth);
+    f.env["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID";
+    f.limits.nofile = 1048576;
+    f.torch.probed = true;
+    f.torch.python = "python3";
+    f.torch.python_version = "3.11.2";
+    f.torch.torch_version = "2.3.1+cu121";
+    f.torch.cuda_version = "12.1";
+    f.torch.cudnn_version = "8.9.2";
+    f.torch.nccl_version = "2.20.5";
+    f.torch.cuda_available = true;
+    f.torch.device_count = 2;
+    return f;
+}
+
+const CheckItem& check(const std::vector<CheckItem>& items, const std::string& id) {
+    for (const CheckItem& i : items)
+        if (i.id == id) return i;
+    throw std::runtime_error("no check " + id);
+}
+
+CheckStatus status(const DoctorFacts& f, const std::string& id) {
+    return check(run_checks(f), id).status;
+}
+
+}  // namespace
+
+TEST(DoctorChecks, AGoodBoxPassesEveryCheckInOrder) {
+    auto items = run_checks(good());
+    ASSERT_EQ(items.size(), check_ids().size());
+    for (std::size_t i = 0; i < items.size(); ++i) {
+        EXPECT_EQ(items[i].id, check_ids()[i]);
+        EXPECT_EQ(items[i].status, CheckStatus::pass) << items[i].id << ": " << items[i].detail;
+    }
+}
+
+TEST(DoctorChecks, DriverAndCudaVersions) {
+    DoctorFacts f = good();
+    f.snapshot.gpu_cuda_driver_version = "11.8";  // older than torch's CUDA 12.1
+    auto c = check(run_checks(f), "cuda_driver");
+    EXPECT_EQ(c.status, CheckStatus::fail);
+    EXPECT_NE(c.detail.find("11.8"), std::string::npos);
+    f.snapshot.gpu_cuda_driver_version = "12.10";  // 12.10 > 12.4 numerically, not as text
+    f.torch.cuda_version = "12.4";
+    EXPECT_EQ(status(f, "cuda_driver"), CheckStatus::pass);
+    f = good();
+    f.snapshot.gpu_driver_version.reset();
+    f.snapshot.gpus.clear();
+    f.snapshot.gpu_status = "no NVIDIA driver: libnvidia-ml.so.1 not found";
+    auto d = check(run_checks(f), "nvidia_driver");
+    EXPECT_EQ(d.status, CheckStatus::fail);
+    EXPECT_EQ(d.detail, "no NVIDIA driver: libnvidia-ml.so.1 not found");
+    EXPECT_FALSE(d.fix.empty());
+}
+
+TEST(DoctorChecks, PyTorchVersionsAndBuilds) {
+    DoctorFacts f = good();
+    f.torch.torch_version = "1.5.1";
+    EXPECT_EQ(status(f, "pytorch"), CheckStatus::fail);
+    f = good();
+    f.torch.cuda_version.reset();  // CPU-only wheel on a GPU box
+    EXPECT_EQ(status(f, "pytorch_cuda"), CheckStatus::fail);
+    f = good();
+    f.torch.cuda_available = false;
+    EXPECT_EQ(status(f, "pytorch_cuda"), CheckStatus::fail);
+    f = good();
+    f.torch.cudnn_version = "7.6.5";
+    EXPECT_EQ(status(f, "cudnn"), CheckStatus::fail);
+    f = good();
+    f.torch = TorchFacts{};
+    f.torch.probed = true;
+    f.torch.python = "python3";
+    f.torch.error = "cannot import torch: ModuleNotFoundError: No module named 'torch'";
+    auto items = run_checks(f);
+    EXPECT_EQ(check(items, "pytorch").status, CheckStatus::skip);
+    EXPECT_EQ(check(items, "pytorch").detail, f.torch.error);
+    EXPECT_EQ(check(items, "nccl").status, CheckStatus::skip);
+    f.torch.error = "python3 did not answer within 20 s";
+    EXPECT_EQ(status(f, "pytorch"), CheckStatus::warn);
+}
+
+TEST(DoctorChecks, CudaVisibleDevicesMustNameGpus) {
+    DoctorFacts f = good();
+    f.env["CUDA_VISIBLE_DEVICES"] = "0,1";
+    EXPECT_EQ(status(f, "cuda_visible_devices"), CheckStatus::pass);
+    f.env["CUDA_VISIBLE_DEVICES"] = "GPU-1aaa";  // a UUID prefix
+    EXPECT_EQ(status(f, "cuda_visible_devices"), CheckStatus::pass);
+    f.env["CUDA_VISIBLE_DEVICES"] = "0,2";
+    auto c = check(run_checks(f), "cuda_visible_devices");
+    EXPECT_EQ(c.status, CheckStatus::fail);
+    EXPECT_NE(c.detail.find("no GPU 2"), std::string::npos) << c.detail;
+    f.env["CUDA_VISIBLE_DEVICES"] = "GPU-ffff,99999999999999999999";
+    EXPECT_EQ(status(f, "cuda_visible_devices"), CheckStatus::fail);
+    f.env["CUDA_VISIBLE_DEVICES"] = "";
+    EXPECT_EQ(status(f, "cuda_visible_devices"), CheckStatus::warn);
+    f.env.erase("CUDA_DEVICE_ORDER");
+    EXPECT_EQ(status(f, "cuda_device_order"), CheckStatus::warn);
+}
+
+TEST(DoctorChecks, GpuStateHostLimitsAndVariables) {
+    DoctorFacts f = good();
+    f.snapshot.gpus[1].persistence_mode = false;
+    f.snapshot.gpus[0].ecc_uncorrected_volatile = 3;
+    f.snapshot.gpus[1].pcie_width = 8;
+    f.snapshot.gpus[0].compute_mode = "prohibited";
+    f.snapshot.memory.shm_total_bytes = 64ull << 20;
+    f.limits.memlock_bytes = 8 << 20;
+    f.limits.nofile = 1024;
+    f.snapshot.swap.total_bytes = 0;
+    f.env["NCCL_P2P_DISABLE"] = "1";
+    f.env["NCCL_SOCKET_IFNAME"] = "ib";
+    f.env["CUDA_LAUNCH_BLOCKING"] = "1";
+    f.env["CUDA_INJECTION64_PATH"] = "/opt/profiler.so";
+    auto items = run_checks(f);
+    EXPECT_EQ(check(items, "persistence_mode").status, CheckStatus::warn);
+    EXPECT_EQ(check(items, "ecc").status, CheckStatus::fail);
+    EXPECT_EQ(check(items, "pcie_link").status, CheckStatus::warn);
+    EXPECT_EQ(check(items, "compute_mode").status, CheckStatus::fail);
+    EXPECT_EQ(check(items, "shm_size").status, CheckStatus::warn);
+    EXPECT_EQ(check(items, "memlock").status, CheckStatus::warn);
+    EXPECT_EQ(check(items, "open_files").status, CheckStatus::warn);
+    EXPECT_EQ(check(items, "swap").status, CheckStatus::warn);
+    const CheckItem& nccl = check(items, "nccl_env");
+    EXPECT_EQ(nccl.status, CheckStatus::warn);
+    EXPECT_NE(nccl.detail.find("NCCL_P2P_DISABLE=1"), std::string::npos);
+    EXPECT_NE(nccl.detail.find("NCCL_SOCKET_IFNAME=ib names no interface"), std::string::npos) << nccl.detail;
+    const CheckItem& harmful = check(items, "harmful_env");
+    EXPECT_NE(harmful.detail.find("CUDA_INJECTION64_PATH"), std::string::npos);
+    EXPECT_NE(harmful.detail.find("CUDA_LAUNCH_BLOCKING=1"), std::string::npos);
+    f.env["NCCL_SOCKET_IFNAME"] = "^docker,lo";           // exclusions cannot be wrong
+    EXPECT_EQ(status(f, "nccl_env"), CheckStatus::warn);  // (P2P still disabled)
+    f.env.erase("NCCL_P2P_DISABLE");
+    EXPECT_EQ(status(f, "nccl_env"), CheckStatus::pass);
+    f.env["NCCL_SOCKET_IFNAME"] = "=eth";  // exact match: eth0 is not eth
+    EXPECT_EQ(status(f, "nccl_env"), CheckStatus::warn);
+}
+
+TEST(DoctorChecks, OrphanedGpuProcess) {
+    DoctorFacts f = good();
+    ProcessInfo p;
+    p.pid = 4242;
+    p.ppid = 1;
+    p.name = "python";
+    p.user = "alice";
+    f.snapshot.processes.push_back(p);
+    GpuProcess gp;
+    gp.pid = 4242;
+    gp.used_memory_bytes = 10ull << 30;
+    f.snapshot.gpus[0].processes.push_back(gp);
+    auto c = check(run_checks(f), "orphaned_gpu_processes");
+    EXPECT_EQ(c.status, CheckStatus::warn);
+    EXPECT_NE(c.detail.find("pid 4242 (python, alice) holds 10.0 GiB on GPU0"), std::string::npos) << c.detail;
+}
+
+TEST(DoctorChecks, ProbeAnswerParsing) {
+    TorchFacts t;
+    ASSERT_TRUE(
+        parse_torch_probe("noise\n{\"python\": \"3.11.2\", \"torch\": \"2.1.0\", \"cuda\": null, "
+                          "\"cuda_available\": false}\n",
+                          t));
+    EXPECT_EQ(t.torch_version, "2.1.0");
+    EXPECT_FALSE(t.cuda_version.has_value());
+    TorchFacts u;
+    EXPECT_FALSE(parse_torch_probe("", u));
+    EXPECT_FALSE(parse_torch_probe("{not json", u));
+    EXPECT_FALSE(parse_torch_probe("{\"torch\": 5}", u));  // no python version: not the probe's answer
+    EXPECT_FALSE(parse_torch_probe(std::string(100000, '{'), u));
+}
