@@ -38,7 +38,8 @@ int main(int argc, char** argv) {
     CLI::App app{"baton: see, judge and tune a deep-learning training machine", "baton"};
     app.set_version_flag("--version", std::string("baton ") + BATON_VERSION);
     std::string config_path;
-    app.add_option("--config", config_path, "Config file (default $BATON_CONFIG or ~/.config/baton/config.toml)");
+    app.add_option("--config", config_path,
+                   "Config file read after /etc/baton/baton.toml and ~/.config/baton/baton.toml (or $BATON_CONFIG)");
     app.require_subcommand(0, 1);
 
     SnapshotArgs snapshot_args;

@@ -8,11 +8,15 @@
 
 namespace baton {
 
-std::string default_config_path() {
-    if (const char* p = std::getenv("BATON_CONFIG"); p && *p) return p;
-    if (const char* x = std::getenv("XDG_CONFIG_HOME"); x && *x) return std::string(x) + "/baton/config.toml";
-    if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.config/baton/config.toml";
-    return {};
+std::vector<std::string> default_config_layers() {
+    std::vector<std::string> layers;
+    const char* system = std::getenv("BATON_SYSTEM_CONFIG");
+    layers.emplace_back(system && *system ? system : "/etc/baton/baton.toml");
+    if (const char* x = std::getenv("XDG_CONFIG_HOME"); x && *x)
+        layers.push_back(std::string(x) + "/baton/baton.toml");
+    else if (const char* h = std::getenv("HOME"); h && *h)
+        layers.push_back(std::string(h) + "/.config/baton/baton.toml");
+    return layers;
 }
 
 namespace {
@@ -95,21 +99,29 @@ bool known_key(const std::string& table, const std::string& key) {
 }  // namespace
 
 Result<Config> parse_config(const std::string& text, const std::string& origin) {
+    Config c;
+    if (Status s = apply_config(text, origin, c); !s.ok()) return s.error();
+    return c;
+}
+
+Status apply_config(const std::string& text, const std::string& file, Config& c) {
     toml::table tbl;
     try {
-        tbl = toml::parse(text, origin);
+        tbl = toml::parse(text, file);
     } catch (const toml::parse_error& e) {
         const auto& where = e.source().begin;
-        return make_error(origin + ":" + std::to_string(where.line) + ": " + std::string(e.description()));
+        return make_error(file + ":" + std::to_string(where.line) + ": " + std::string(e.description()));
     }
-    Config c;
     for (auto&& [tk, tv] : tbl) {
         std::string table(tk.str());
         const toml::table* sub = tv.as_table();
+        const std::string at = file + ":" + std::to_string(tv.source().begin.line);
         if (!sub || (table != "sample" && table != "gpu" && table != "thresholds"))
-            return make_error(origin + ": unknown section '" + table + "' (known: [sample], [gpu], [thresholds])");
+            return make_error(at + ": unknown section '" + table + "' (known: [sample], [gpu], [thresholds])");
         for (auto&& [k, v] : *sub) {
             std::string key(k.str());
+            // Errors name the file and the line of the value, then the key.
+            const std::string origin = file + ":" + std::to_string(v.source().begin.line);
             if (!known_key(table, key)) return make_error(origin + ": unknown key '" + table + "." + key + "'");
             auto need_string = [&](std::string& into) -> Status {
                 if (auto s = v.value<std::string>()) {
@@ -152,22 +164,36 @@ Result<Config> parse_config(const std::string& text, const std::string& origin) 
             if (!st.ok()) return st.error();
         }
     }
-    if (Status s = check_thresholds(c.thresholds, origin); !s.ok()) return s.error();
-    return c;
+    if (Status s = check_thresholds(c.thresholds, file); !s.ok()) return s.error();
+    return Ok{};
 }
 
-Result<Config> load_config(const std::string& path) {
-    const bool explicit_path = !path.empty();
-    std::string p = explicit_path ? path : default_config_path();
-    if (p.empty()) return Config{};
-    std::ifstream in(p);
+namespace {
+
+// Applies one layer; a missing optional layer is skipped.
+Status apply_file(const std::string& path, bool required, Config& c) {
+    std::ifstream in(path);
     if (!in) {
-        if (explicit_path) return make_error("cannot read config file " + p);
-        return Config{};
+        if (required) return make_error("cannot read config file " + path);
+        return Ok{};
     }
     std::ostringstream ss;
     ss << in.rdbuf();
-    return parse_config(ss.str(), p);
+    return apply_config(ss.str(), path, c);
+}
+
+}  // namespace
+
+Result<Config> load_config(const std::string& path) {
+    Config c;
+    for (const std::string& layer : default_config_layers())
+        if (Status s = apply_file(layer, false, c); !s.ok()) return s.error();
+    std::string explicit_path = path;
+    if (explicit_path.empty())
+        if (const char* e = std::getenv("BATON_CONFIG"); e && *e) explicit_path = e;
+    if (!explicit_path.empty())
+        if (Status s = apply_file(explicit_path, true, c); !s.ok()) return s.error();
+    return c;
 }
 
 }  // namespace baton

@@ -1,11 +1,15 @@
-// baton's configuration: one TOML file, every key optional, command-line flags win.
+// baton's configuration: TOML files in layers, every key optional, command-line flags win.
 //
-// Looked up at $BATON_CONFIG, else $XDG_CONFIG_HOME/baton/config.toml, else
-// ~/.config/baton/config.toml; a missing file is not an error, a malformed one is.
+// Read in order, each file's keys over the previous ones: /etc/baton/baton.toml (the system's;
+// $BATON_SYSTEM_CONFIG names another), then $XDG_CONFIG_HOME/baton/baton.toml (else
+// ~/.config/baton/baton.toml), then the file given with --config (or $BATON_CONFIG). A missing
+// system or user file is not an error; a missing file named explicitly is, and so is any
+// malformed file (the message names the file, the line and the key).
 // Keys are documented in docs/cli.md ("Configuration").
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "core/result.hpp"
 #include "core/thresholds.hpp"
@@ -32,14 +36,17 @@ struct Config {
     Thresholds thresholds;
 };
 
-// The path load_config() reads when given none: see the header comment.
-std::string default_config_path();
+// The layers load_config() reads before the explicit file: the system file, then the user's.
+std::vector<std::string> default_config_layers();
 
-// Reads `path` (or default_config_path() when empty) over the defaults. A missing file at
-// the default path gives the defaults; a missing file named explicitly is an error.
+// Reads the default layers, then `path` (or $BATON_CONFIG when `path` is empty), over the
+// defaults.
 Result<Config> load_config(const std::string& path);
 
-// Parses TOML text; `origin` names it in error messages.
+// Parses TOML text over the defaults; `origin` names it in error messages.
 Result<Config> parse_config(const std::string& text, const std::string& origin);
+
+// Parses TOML text over `into` (the keys it sets replace those of earlier layers).
+Status apply_config(const std::string& text, const std::string& origin, Config& into);
 
 }  // namespace baton

@@ -50,15 +50,45 @@ TEST(Config, SyntaxErrorNamesFileAndLine) {
 }
 
 TEST(Config, MissingExplicitFileIsAnErrorMissingDefaultIsNot) {
-    EXPECT_FALSE(load_config("/nonexistent/baton.toml").ok());
     test::TempDir home;
+    setenv("BATON_SYSTEM_CONFIG", (home.path() + "/no-system.toml").c_str(), 1);
     setenv("XDG_CONFIG_HOME", home.path().c_str(), 1);
     unsetenv("BATON_CONFIG");
+    EXPECT_FALSE(load_config("/nonexistent/baton.toml").ok());
     EXPECT_TRUE(load_config("").ok());
-    home.write("baton/config.toml", "[sample]\nproc_root = \"/elsewhere\"\n");
+    home.write("baton/baton.toml", "[sample]\nproc_root = \"/elsewhere\"\n");
     auto c = load_config("");
     ASSERT_TRUE(c.ok());
     EXPECT_EQ(c->proc_root, "/elsewhere");
+}
+
+TEST(Config, LayersSystemThenUserThenExplicit) {
+    test::TempDir d;
+    d.write("etc/baton.toml",
+            "[sample]\nproc_root = \"/system\"\n[thresholds]\ncpu_alarm_percent = 85\n"
+            "iowait_alarm_percent = 7\n");
+    d.write("xdg/baton/baton.toml", "[thresholds]\ncpu_alarm_percent = 90\n");
+    d.write("mine.toml", "[thresholds]\niowait_alarm_percent = 9\n");
+    setenv("BATON_SYSTEM_CONFIG", (d.path() + "/etc/baton.toml").c_str(), 1);
+    setenv("XDG_CONFIG_HOME", (d.path() + "/xdg").c_str(), 1);
+    unsetenv("BATON_CONFIG");
+    auto c = load_config(d.path() + "/mine.toml");
+    ASSERT_TRUE(c.ok()) << c.error().message;
+    EXPECT_EQ(c->proc_root, "/system");                            // only the system file sets it
+    EXPECT_DOUBLE_EQ(c->thresholds.cpu_alarm_percent, 90);         // the user's file wins over the system's
+    EXPECT_DOUBLE_EQ(c->thresholds.iowait_alarm_percent, 9);       // the explicit file wins over both
+    setenv("BATON_CONFIG", (d.path() + "/mine.toml").c_str(), 1);  // the same through the environment
+    EXPECT_DOUBLE_EQ(load_config("")->thresholds.iowait_alarm_percent, 9);
+    unsetenv("BATON_CONFIG");
+    // A broken layer is an error naming that file, the line and the key.
+    d.write("xdg/baton/baton.toml", "# tuned for the A100 boxes\n[thresholds]\ncpu_alarm_percent = 200\n");
+    auto bad = load_config("");
+    ASSERT_FALSE(bad.ok());
+    EXPECT_EQ(bad.error().message, d.path() +
+                                       "/xdg/baton/baton.toml:3: 'thresholds.cpu_alarm_percent' must be a number "
+                                       "from 0 to 100");
+    unsetenv("BATON_SYSTEM_CONFIG");
+    unsetenv("XDG_CONFIG_HOME");
 }
 
 TEST(Config, ThresholdsFromTheIndicatorTable) {
