@@ -8,6 +8,7 @@
 #include "cli/cli_common.hpp"
 #include "cli/cmd_diagnose.hpp"
 #include "cli/cmd_doctor.hpp"
+#include "cli/cmd_run.hpp"
 #include "cli/cmd_snapshot.hpp"
 #include "cli/cmd_top.hpp"
 
@@ -50,10 +51,19 @@ int main(int argc, char** argv) {
     CLI::App* diagnose = add_diagnose_command(app, diagnose_args);
     DoctorArgs doctor_args;
     CLI::App* doctor = add_doctor_command(app, doctor_args);
+    RunArgs run_args;
+    CLI::App* run = add_run_command(app, run_args);
 
     std::string help_topic;
     CLI::App* help = app.add_subcommand("help", "Show help for baton or one subcommand");
     help->add_option("subcommand", help_topic, "Subcommand to describe");
+
+    // `baton run ... -- CMD ARGS`: the command's words never reach the option parser.
+    const std::vector<std::string> words(argv + 1, argv + argc);
+    const std::size_t command_at = split_run_command(words);
+    const std::vector<std::string> run_command_words(words.begin() + static_cast<std::ptrdiff_t>(command_at),
+                                                     words.end());
+    argc = static_cast<int>(command_at) + 1;
 
     try {
         app.parse(argc, argv);
@@ -90,6 +100,7 @@ int main(int argc, char** argv) {
     if (top->parsed()) return run_top(top_args, config_path);
     if (diagnose->parsed()) return run_diagnose(diagnose_args, config_path);
     if (doctor->parsed()) return run_doctor(doctor_args, config_path);
+    if (run->parsed()) return run_run(run_args, run_command_words, config_path);
     if (help->parsed()) {
         if (help_topic.empty()) {
             std::fputs(top_help(app).c_str(), stdout);

@@ -1,0 +1,80 @@
+#include "cli/cmd_run.hpp"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/cli_common.hpp"
+#include "core/config.hpp"
+#include "run/run_command.hpp"
+
+namespace baton::cli {
+
+CLI::App* add_run_command(CLI::App& app, RunArgs& a) {
+    CLI::App* cmd =
+        app.add_subcommand("run", "Run a command and watch it: findings as they appear, a summary at the end");
+    cmd->add_option("--interval", a.interval, "Seconds between samples, 0.1 to 60 (default 0.5)")
+        ->check(CLI::Range(0.1, 60.0));
+    cmd->add_option("--grace", a.grace, "Seconds between a forwarded stop signal and SIGKILL, 0 to 3600 (default 10)")
+        ->check(CLI::Range(0.0, 3600.0));
+    cmd->add_option("--name", a.name, "A name for the run (default: the command's name)");
+    cmd->add_flag("--quiet", a.quiet, "Keep findings for the summary instead of printing them as they appear");
+    cmd->add_flag("--no-gpus", a.no_gpus, "Do not load NVML");
+    // The command itself is cut off before CLI11 parses (split_run_command): its arguments are
+    // never baton's.
+    cmd->footer("Usage: baton run [OPTIONS] -- CMD [ARGS...]");
+    return cmd;
+}
+
+std::size_t split_run_command(const std::vector<std::string>& args) {
+    std::size_t i = 0;
+    while (i < args.size() && args[i] != "run") {
+        if (args[i] == "--config") ++i;  // its value
+        ++i;
+    }
+    if (i == args.size()) return args.size();
+    for (++i; i < args.size(); ++i) {
+        const std::string& a = args[i];
+        if (a == "--") return i;
+        if (a == "--interval" || a == "--grace" || a == "--name") {
+            ++i;  // the value
+            continue;
+        }
+        if (a.rfind("--interval=", 0) == 0 || a.rfind("--grace=", 0) == 0 || a.rfind("--name=", 0) == 0 ||
+            a == "--quiet" || a == "--no-gpus" || a == "--help" || a == "-h")
+            continue;
+        if (a.rfind("-", 0) == 0) continue;  // an unknown option: left to the parser to report
+        return i;
+    }
+    return args.size();
+}
+
+int run_run(const RunArgs& a, const std::vector<std::string>& command, const std::string& config_path) {
+    std::vector<std::string> argv = command;
+    if (!argv.empty() && argv.front() == "--") argv.erase(argv.begin());
+    if (argv.empty()) return usage_error("run: no command given (baton run [OPTIONS] -- CMD [ARGS...])");
+    Result<Config> cfg = load_config(config_path);
+    if (!cfg.ok()) return runtime_error(cfg.error().message);
+    RunOptions o;
+    o.argv = argv;
+    o.name = a.name;
+    o.interval_seconds = a.interval;
+    o.grace_seconds = a.grace;
+    o.quiet = a.quiet;
+    o.sampler = SamplerOptions::from_config(*cfg);
+    o.sampler.gpus = !a.no_gpus;
+    o.thresholds = cfg->thresholds;
+    std::string error;
+    RunStats stats = run_command(o, error);
+    if (!error.empty()) {
+        runtime_error(error);
+        // As a shell reports it: 127 not found, 126 found but not executable.
+        return stats.start_errno == ENOENT ? 127 : 126;
+    }
+    std::fputs(("\n" + run_summary_text(stats)).c_str(), stderr);
+    return stats.exit_status;
+}
+
+}  // namespace baton::cli

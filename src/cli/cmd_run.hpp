@@ -1,0 +1,30 @@
+// `baton run -- CMD ARGS...`: watch a command end to end.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace CLI {
+class App;
+}
+
+namespace baton::cli {
+
+struct RunArgs {
+    double interval = 0.5;
+    double grace = 10;
+    std::string name;
+    bool quiet = false;
+    bool no_gpus = false;
+};
+
+// Where the command begins in baton's arguments (argv without argv[0]): the word after "--",
+// or the first word after `run` that is not one of run's options; args.size() when none. The
+// words from there on are the command's own and are not given to the option parser.
+std::size_t split_run_command(const std::vector<std::string>& args);
+
+CLI::App* add_run_command(CLI::App& app, RunArgs& args);
+// `command`: the words split_run_command() cut off (a leading "--" is dropped).
+int run_run(const RunArgs& args, const std::vector<std::string>& command, const std::string& config_path);
+
+}  // namespace baton::cli

@@ -1,0 +1,143 @@
+#include "run/child.hpp"
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "core/clock.hpp"
+
+namespace baton {
+
+void become_subreaper() {
+    prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+}
+
+Result<Child> Child::start(const std::vector<std::string>& argv, int* exec_errno) {
+    if (argv.empty()) return make_error("no command to run");
+    int report[2];  // exec failures travel back through this pipe (closed on a successful exec)
+    if (pipe2(report, O_CLOEXEC) != 0) return make_error(std::string("pipe: ") + std::strerror(errno));
+    const pid_t parent = getpid();
+    const bool terminal = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
+    const pid_t pid = fork();
+    if (pid < 0) return make_error(std::string("fork: ") + std::strerror(errno));
+    if (pid == 0) {
+        setpgid(0, 0);
+        // Dies with baton, even when baton is killed with SIGKILL; the check closes the race
+        // where baton died before the prctl.
+        prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+        if (getppid() != parent) _exit(127);
+        if (terminal) {
+            std::signal(SIGTTOU, SIG_IGN);
+            tcsetpgrp(STDIN_FILENO, getpgrp());
+        }
+        // Back to the defaults baton changed for itself.
+        for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGTTOU, SIGQUIT, SIGCHLD}) std::signal(sig, SIG_DFL);
+        sigset_t none;
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, nullptr);
+        std::vector<char*> args;
+        for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+        args.push_back(nullptr);
+        execvp(args[0], args.data());
+        const int err = errno;
+        (void)!write(report[1], &err, sizeof err);
+        _exit(127);
+    }
+    close(report[1]);
+    setpgid(pid, pid);  // both sides set it: no race with signals sent right after fork
+    int err = 0;
+    ssize_t n;
+    while ((n = read(report[0], &err, sizeof err)) < 0 && errno == EINTR) {
+    }
+    close(report[0]);
+    if (n == static_cast<ssize_t>(sizeof err)) {
+        waitpid(pid, nullptr, 0);
+        if (exec_errno) *exec_errno = err;
+        return make_error("cannot run " + argv[0] + ": " + std::strerror(err));
+    }
+    Child c;
+    c.pid_ = pid;
+    c.gave_terminal_ = terminal;
+    return c;
+}
+
+Child::Child(Child&& o) noexcept
+    : pid_(o.pid_), exited_(o.exited_), status_(o.status_), signal_(o.signal_), gave_terminal_(o.gave_terminal_) {
+    o.pid_ = -1;
+    o.gave_terminal_ = false;
+}
+
+Child::~Child() {
+    if (gave_terminal_) {
+        // Take the terminal back for baton's own group (ignoring SIGTTOU while doing so).
+        auto old = std::signal(SIGTTOU, SIG_IGN);
+        tcsetpgrp(STDIN_FILENO, getpgrp());
+        std::signal(SIGTTOU, old);
+    }
+}
+
+void Child::signal_group(int sig) const {
+    if (pid_ > 0) kill(-pid_, sig);
+}
+
+bool Child::poll_exit() {
+    for (;;) {
+        int st = 0;
+        const pid_t r = waitpid(-1, &st, WNOHANG);
+        if (r <= 0) break;
+        if (r != pid_) continue;  // an orphaned descendant reparented to us
+        exited_ = true;
+        if (WIFEXITED(st)) {
+            status_ = WEXITSTATUS(st);
+        } else if (WIFSIGNALED(st)) {
+            signal_ = WTERMSIG(st);
+            status_ = 128 + signal_;
+        }
+    }
+    return exited_;
+}
+
+namespace {
+
+// Processes whose parent is baton (the subreaper collects the tree's orphans).
+std::vector<pid_t> own_children() {
+    std::vector<pid_t> out;
+    const std::string path = "/proc/" + std::to_string(getpid()) + "/task/" + std::to_string(getpid()) + "/children";
+    FILE* f = std::fopen(path.c_str(), "r");
+    if (!f) return out;
+    long p = 0;
+    while (std::fscanf(f, "%ld", &p) == 1) out.push_back(static_cast<pid_t>(p));
+    std::fclose(f);
+    return out;
+}
+
+}  // namespace
+
+int Child::end_tree(double grace_seconds) {
+    auto alive = [&] {
+        poll_exit();
+        bool group = pid_ > 0 && kill(-pid_, 0) == 0;
+        return group || !own_children().empty();
+    };
+    if (!alive()) return 0;
+    signal_group(SIGTERM);
+    for (pid_t p : own_children()) kill(p, SIGTERM);
+    const double deadline = monotonic_seconds() + grace_seconds;
+    while (monotonic_seconds() < deadline) {
+        if (!alive()) return 0;
+        sleep_seconds(0.02);
+    }
+    int killed = 0;
+    if (pid_ > 0 && kill(-pid_, SIGKILL) == 0) ++killed;
+    for (pid_t p : own_children())
+        if (kill(p, SIGKILL) == 0) ++killed;
+    for (int i = 0; i < 100 && alive(); ++i) sleep_seconds(0.01);
+    return killed;
+}
+
+}  // namespace baton

@@ -1,0 +1,54 @@
+// Starting and stopping the command `baton run` watches: its own process group, the terminal
+// handed to it when baton has one, a parent-death signal so it cannot outlive a killed baton,
+// and baton as the subreaper of its tree so that orphaned workers stay visible and end with it.
+#pragma once
+
+#include <string>
+#include <sys/types.h>
+#include <vector>
+
+#include "core/result.hpp"
+
+namespace baton {
+
+class Child {
+  public:
+    // Starts argv[0] (looked up on PATH) in a new process group. Errors: the command cannot be
+    // found or executed (reported by the child before exec fails, through a pipe).
+    // `exec_errno`, when given, receives execvp's errno on such a failure.
+    static Result<Child> start(const std::vector<std::string>& argv, int* exec_errno = nullptr);
+
+    Child(Child&& other) noexcept;
+    Child& operator=(Child&&) = delete;
+    ~Child();  // gives the terminal back if it was handed over
+
+    pid_t pid() const { return pid_; }
+    pid_t group() const { return pid_; }
+
+    // Sends `sig` to the whole process group.
+    void signal_group(int sig) const;
+
+    // Reaps the command if it exited; true once it has. Also reaps orphans of the tree that
+    // were reparented to baton (the subreaper).
+    bool poll_exit();
+    // The shell's convention: the exit code, or 128 + N when signal N ended it.
+    int exit_status() const { return status_; }
+    int terminating_signal() const { return signal_; }
+
+    // Ends every process left in the tree: SIGTERM to the group and to baton's remaining
+    // children, then SIGKILL after `grace_seconds`. Returns how many had to be killed.
+    int end_tree(double grace_seconds);
+
+  private:
+    Child() = default;
+    pid_t pid_ = -1;
+    bool exited_ = false;
+    int status_ = 0;
+    int signal_ = 0;
+    bool gave_terminal_ = false;
+};
+
+// Makes this process the subreaper of its descendants (PR_SET_CHILD_SUBREAPER).
+void become_subreaper();
+
+}  // namespace baton

@@ -1,0 +1,202 @@
+#include "run/run_command.hpp"
+
+#include <algorithm>
+#include <csignal>
+#include <deque>
+#include <set>
+
+#include <fmt/format.h>  // header-only (fmt::fmt-header-only)
+
+#include "core/clock.hpp"
+#include "diagnose/job.hpp"
+#include "diagnose/rules.hpp"
+#include "run/child.hpp"
+
+namespace baton {
+
+namespace {
+
+volatile std::sig_atomic_t g_stop_signal = 0;
+
+void on_stop(int sig) {
+    g_stop_signal = sig;
+}
+
+// Adds one snapshot to the aggregates.
+void account(RunStats& s, const Snapshot& snap, pid_t root, double dt) {
+    ++s.samples;
+    for (const GpuInfo& g : snap.gpus) {
+        if (g.stale || g.error) continue;
+        auto it = std::find_if(s.gpus.begin(), s.gpus.end(), [&](const GpuRunStats& x) { return x.index == g.index; });
+        if (it == s.gpus.end()) {
+            s.gpus.push_back(GpuRunStats{});
+            it = s.gpus.end() - 1;
+            it->index = g.index;
+            it->name = g.name;
+        }
+        if (g.utilization_percent) it->utilization.push_back(*g.utilization_percent);
+        if (g.sm_activity_percent) {
+            it->sm_activity_sum += *g.sm_activity_percent;
+            ++it->sm_activity_samples;
+        }
+        it->peak_memory_bytes = std::max(it->peak_memory_bytes, g.memory_used_bytes.value_or(0));
+        it->memory_total_bytes = g.memory_total_bytes.value_or(it->memory_total_bytes);
+    }
+    double cpu = 0;
+    std::uint64_t rss = 0;
+    const auto tree = process_and_descendants(snap, static_cast<std::uint32_t>(root));
+    for (const ProcessInfo* p : tree) {
+        cpu += p->cpu_percent.value_or(0);
+        rss += p->rss_bytes;
+    }
+    s.job_cpu_sum += cpu;
+    s.job_cpu_peak = std::max(s.job_cpu_peak, cpu);
+    s.job_rss_peak = std::max(s.job_rss_peak, rss);
+    s.job_processes_peak = std::max(s.job_processes_peak, tree.size());
+    s.host_memory_peak = std::max(s.host_memory_peak, snap.memory.used_bytes);
+    s.host_memory_total = snap.memory.total_bytes;
+    if (snap.swap.in_bytes_per_second && snap.swap.out_bytes_per_second)
+        s.swap_bytes += (*snap.swap.in_bytes_per_second + *snap.swap.out_bytes_per_second) * dt;
+    if (snap.cpu.total.iowait_percent) {
+        s.iowait_sum += *snap.cpu.total.iowait_percent;
+        ++s.iowait_samples;
+    }
+}
+
+// Keeps the most severe version of each (rule, subject); returns the ones never seen before.
+std::vector<const Finding*> merge_findings(RunStats& s, const std::vector<Finding>& found) {
+    std::vector<const Finding*> fresh;
+    for (const Finding& f : found) {
+        auto it = std::find_if(s.findings.begin(), s.findings.end(),
+                               [&](const Finding& x) { return x.rule == f.rule && x.subject == f.subject; });
+        if (it == s.findings.end()) {
+            s.findings.push_back(f);
+            fresh.push_back(&f);
+        } else if (f.severity >= it->severity) {
+            *it = f;
+        }
+    }
+    return fresh;
+}
+
+double percentile(std::vector<double> v, double p) {
+    if (v.empty()) return 0;
+    std::sort(v.begin(), v.end());
+    const auto i = static_cast<std::size_t>(p / 100.0 * static_cast<double>(v.size() - 1) + 0.5);
+    return v[std::min(i, v.size() - 1)];
+}
+
+std::string gib(double bytes) {
+    return fmt::format("{:.1f} GiB", bytes / 1073741824.0);
+}
+
+}  // namespace
+
+RunStats run_command(const RunOptions& o, std::string& error) {
+    RunStats stats;
+    stats.argv = o.argv;
+    stats.name = o.name.empty() && !o.argv.empty() ? o.argv[0] : o.name;
+    become_subreaper();
+    struct sigaction sa {};
+    sa.sa_handler = on_stop;
+    sigemptyset(&sa.sa_mask);
+    for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaction(sig, &sa, nullptr);
+
+    Result<Child> started = Child::start(o.argv, &stats.start_errno);
+    if (!started.ok()) {
+        error = started.error().message;
+        return stats;
+    }
+    Child child = std::move(*started);
+    const double start = monotonic_seconds();
+    SamplerOptions so = o.sampler;
+    so.priming_seconds = std::min(0.1, o.interval_seconds);
+    Sampler sampler(so);
+    Window window;  // the last window_seconds, for the rules
+    double next_sample = start;
+    double kill_at = -1;
+    double last_note = -1e9;
+    std::deque<std::string> pending;  // notes waiting for the rate limit
+    while (!child.poll_exit()) {
+        const double now = monotonic_seconds();
+        if (g_stop_signal) {
+            const int sig = g_stop_signal;
+            g_stop_signal = 0;
+            child.signal_group(sig);
+            if (kill_at < 0) kill_at = now + o.grace_seconds;
+        }
+        if (kill_at >= 0 && now >= kill_at) {
+            child.signal_group(SIGKILL);
+            ++stats.killed_after_grace;
+            kill_at = now + 3600;  // once
+        }
+        if (now >= next_sample) {
+            next_sample = std::max(next_sample + o.interval_seconds, now);
+            Snapshot snap;
+            sampler.take(snap);
+            account(stats, snap, child.pid(), snap.interval_seconds);
+            window.push_back(std::move(snap));
+            const double oldest = seconds(window.back()) - o.thresholds.window_seconds;
+            window.erase(window.begin(), std::find_if(window.begin(), window.end(),
+                                                      [&](const Snapshot& x) { return seconds(x) >= oldest; }));
+            const std::vector<Finding> found = diagnose(window, o.thresholds);
+            for (const Finding* f : merge_findings(stats, found))
+                if (!o.quiet && f->severity != Severity::info)
+                    pending.push_back(fmt::format("baton: {} {} [{}]: {}", severity_name(f->severity), f->rule,
+                                                  f->subject, f->summary));
+        }
+        // At most one new-finding line every 5 s on the command's terminal.
+        if (!pending.empty() && now - last_note >= 5) {
+            std::fprintf(stderr, "%s\n", pending.front().c_str());
+            pending.pop_front();
+            last_note = now;
+        }
+        sleep_seconds(std::min(0.02, std::max(0.0, next_sample - monotonic_seconds())));
+    }
+    stats.seconds = monotonic_seconds() - start;
+    stats.exit_status = child.exit_status();
+    stats.signal = child.terminating_signal();
+    // Workers the command left behind (reparented to baton) end with it.
+    stats.killed_after_grace += child.end_tree(std::min(o.grace_seconds, 2.0));
+    for (const std::string& line : pending) std::fprintf(stderr, "%s\n", line.c_str());
+    std::stable_sort(stats.findings.begin(), stats.findings.end(),
+                     [](const Finding& a, const Finding& b) { return a.severity > b.severity; });
+    return stats;
+}
+
+std::string run_summary_text(const RunStats& s) {
+    std::string out;
+    auto line = [&](const std::string& l) { out.append(l).push_back('\n'); };
+    line(fmt::format(
+        "baton run: {} {} after {:.1f} s ({} samples)", s.name,
+        s.signal ? fmt::format("was killed by signal {}", s.signal) : fmt::format("exited with {}", s.exit_status),
+        s.seconds, s.samples));
+    for (const GpuRunStats& g : s.gpus) {
+        double avg = 0;
+        for (double u : g.utilization) avg += u;
+        if (!g.utilization.empty()) avg /= static_cast<double>(g.utilization.size());
+        line(fmt::format(
+            "  GPU{} {}: utilisation avg {:.0f} % p95 {:.0f} %{}, peak memory {} of {}", g.index, g.name, avg,
+            percentile(g.utilization, 95),
+            g.sm_activity_samples ? fmt::format(", SM activity avg {:.0f} %",
+                                                g.sm_activity_sum / static_cast<double>(g.sm_activity_samples))
+                                  : "",
+            gib(static_cast<double>(g.peak_memory_bytes)), gib(static_cast<double>(g.memory_total_bytes))));
+    }
+    line(fmt::format("  job: CPU avg {:.0f} % peak {:.0f} % (of one core), RSS peak {}, up to {} processes",
+                     s.samples ? s.job_cpu_sum / static_cast<double>(s.samples) : 0, s.job_cpu_peak,
+                     gib(static_cast<double>(s.job_rss_peak)), s.job_processes_peak));
+    line(fmt::format("  host: memory peak {} of {}, swapped {:.1f} MB, I/O wait avg {:.1f} %",
+                     gib(static_cast<double>(s.host_memory_peak)), gib(static_cast<double>(s.host_memory_total)),
+                     s.swap_bytes / 1e6, s.iowait_samples ? s.iowait_sum / static_cast<double>(s.iowait_samples) : 0));
+    if (s.killed_after_grace) line(fmt::format("  {} process(es) needed SIGKILL to end", s.killed_after_grace));
+    if (s.findings.empty()) line("  findings: none");
+    for (const Finding& f : s.findings) {
+        line(fmt::format("  {} {} [{}]: {}", severity_name(f.severity), f.rule, f.subject, f.summary));
+        line("      fix: " + f.recommendation);
+        line("      see: " + f.doc);
+    }
+    return out;
+}
+
+}  // namespace baton

@@ -1,0 +1,61 @@
+// `baton run -- CMD`: start CMD, sample the machine and CMD's process tree while it runs, print
+// new findings as they appear, forward stop signals, and summarise the run at the end.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/thresholds.hpp"
+#include "diagnose/finding.hpp"
+#include "sample/sampler.hpp"
+
+namespace baton {
+
+struct RunOptions {
+    std::vector<std::string> argv;
+    std::string name;  // defaults to the command's name
+    double interval_seconds = 0.5;
+    double grace_seconds = 10;
+    bool quiet = false;  // keep findings for the summary
+    SamplerOptions sampler;
+    Thresholds thresholds;
+};
+
+// What the summary reports, kept as running aggregates so memory stays flat over long runs.
+struct GpuRunStats {
+    unsigned index = 0;
+    std::string name;
+    std::vector<double> utilization;  // one value per sample (for the average and the 95th percentile)
+    double sm_activity_sum = 0;
+    std::size_t sm_activity_samples = 0;
+    std::uint64_t peak_memory_bytes = 0, memory_total_bytes = 0;
+};
+
+struct RunStats {
+    std::string name;
+    std::vector<std::string> argv;
+    double seconds = 0;
+    std::size_t samples = 0;
+    int exit_status = 0;
+    int signal = 0;  // the signal that ended the command, 0 when it exited
+    std::vector<GpuRunStats> gpus;
+    double job_cpu_sum = 0, job_cpu_peak = 0;  // CPU % of the command and all its descendants
+    std::uint64_t job_rss_peak = 0;
+    std::size_t job_processes_peak = 0;
+    std::uint64_t host_memory_peak = 0, host_memory_total = 0;
+    double swap_bytes = 0;  // swapped in + out during the run
+    double iowait_sum = 0;
+    std::size_t iowait_samples = 0;
+    std::vector<Finding> findings;  // every distinct (rule, subject), most severe version
+    int killed_after_grace = 0;     // processes that needed SIGKILL
+    int start_errno = 0;            // why the command could not be started (execvp's errno)
+};
+
+// Runs the command to its end. Returns the stats; `error` is set (and nothing ran) when the
+// command cannot be started.
+RunStats run_command(const RunOptions& o, std::string& error);
+
+// The end-of-run summary (several lines, for stderr).
+std::string run_summary_text(const RunStats& s);
+
+}  // namespace baton

@@ -1,0 +1,145 @@
+// `baton run -- CMD`: exit codes, signals forwarded to the command's group, the grace period,
+// nothing of the tree left behind, the command dying with a killed baton, findings while it runs.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <csignal>
+#include <fcntl.h>
+#include <fstream>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+#include "test_support.hpp"
+
+using namespace baton::test;
+
+namespace {
+
+// baton started in the background, its stderr going to a file.
+struct Baton {
+    pid_t pid = -1;
+    std::string err_path;
+
+    Baton(const TempDir& d, const std::vector<std::string>& args) {
+        err_path = d.path() + "/stderr.txt";
+        pid = fork();
+        if (pid == 0) {
+            const int devnull = open("/dev/null", O_RDWR);
+            const int err = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+            dup2(devnull, 0);
+            dup2(devnull, 1);
+            dup2(err, 2);
+            std::vector<std::string> all{baton_binary(), "--config",   "/dev/null", "run",
+                                         "--no-gpus",    "--interval", "0.2"};
+            all.insert(all.end(), args.begin(), args.end());
+            std::vector<char*> argv;
+            for (auto& a : all) argv.push_back(const_cast<char*>(a.c_str()));
+            argv.push_back(nullptr);
+            execv(argv[0], argv.data());
+            _exit(127);
+        }
+    }
+    // Waits for baton to exit; returns its exit code (-signal when killed), or -1000 on timeout.
+    int wait(double timeout = 30) {
+        const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout);
+        while (std::chrono::steady_clock::now() < end) {
+            int st = 0;
+            if (waitpid(pid, &st, WNOHANG) == pid) {
+                pid = -1;
+                return WIFEXITED(st) ? WEXITSTATUS(st) : -WTERMSIG(st);
+            }
+            usleep(20000);
+        }
+        return -1000;
+    }
+    std::string err() const { return read_text(err_path); }
+    ~Baton() {
+        if (pid > 0) {
+            kill(pid, SIGKILL);
+            waitpid(pid, nullptr, 0);
+        }
+    }
+};
+
+bool wait_for_file(const std::string& path, double seconds = 10) {
+    for (int i = 0; i < seconds * 50; ++i) {
+        if (access(path.c_str(), F_OK) == 0 && !read_text(path).empty()) return true;
+        usleep(20000);
+    }
+    return false;
+}
+
+bool gone(pid_t pid, double seconds = 5) {
+    for (int i = 0; i < seconds * 50; ++i) {
+        if (kill(pid, 0) != 0) return true;
+        usleep(20000);
+    }
+    return false;
+}
+
+pid_t pid_in(const std::string& path) {
+    return static_cast<pid_t>(std::stol(read_text(path)));
+}
+
+}  // namespace
+
+TEST(RunCommand, ExitCodesPassThrough) {
+    TempDir d;
+    Baton three(d, {"--", "sh", "-c", "exit 3"});
+    EXPECT_EQ(three.wait(), 3);
+    EXPECT_NE(three.err().find("baton run: sh exited with 3"), std::string::npos) << three.err();
+    Baton segv(d, {"--", "sh", "-c", "kill -SEGV $$"});
+    EXPECT_EQ(segv.wait(), 128 + SIGSEGV);
+    EXPECT_NE(segv.err().find("was killed by signal 11"), std::string::npos) << segv.err();
+    Baton missing(d, {"--", "/nonexistent/trainer"});
+    EXPECT_EQ(missing.wait(), 127);
+}
+
+TEST(RunCommand, InterruptIsForwardedToTheCommand) {
+    TempDir d;
+    const std::string mark = d.path() + "/got-int";
+    const std::string ready = d.path() + "/ready";
+    Baton b(d, {"--", "sh", "-c",
+                "trap 'echo INT > " + mark + "; exit 0' INT; echo up > " + ready + "; while :; do sleep 0.1; done"});
+    ASSERT_TRUE(wait_for_file(ready));
+    kill(b.pid, SIGINT);
+    EXPECT_EQ(b.wait(), 0);  // the command's own exit status after handling SIGINT
+    EXPECT_TRUE(wait_for_file(mark, 1)) << "the command never saw SIGINT";
+}
+
+TEST(RunCommand, IgnoredTerminationEndsWithSigkillAfterTheGrace) {
+    TempDir d;
+    const std::string ready = d.path() + "/ready";
+    Baton b(d,
+            {"--grace", "1", "--", "sh", "-c", "trap '' TERM; echo up > " + ready + "; while :; do sleep 0.1; done"});
+    ASSERT_TRUE(wait_for_file(ready));
+    const auto t0 = std::chrono::steady_clock::now();
+    kill(b.pid, SIGTERM);
+    EXPECT_EQ(b.wait(), 128 + SIGKILL);
+    const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    EXPECT_GE(took, 0.9);
+    EXPECT_LT(took, 5.0);
+    EXPECT_NE(b.err().find("needed SIGKILL"), std::string::npos) << b.err();
+}
+
+TEST(RunCommand, NothingOfTheTreeRemains) {
+    TempDir d;
+    const std::string worker = d.path() + "/worker-pid";
+    // The command starts a worker in the background (in its own process group, like a
+    // daemonising DataLoader worker would not, to make it hard) and exits at once.
+    Baton b(d, {"--", "sh", "-c", "setsid sleep 300 & echo $! > " + worker + "; exit 0"});
+    EXPECT_EQ(b.wait(), 0);
+    ASSERT_TRUE(wait_for_file(worker));
+    EXPECT_TRUE(gone(pid_in(worker))) << "the orphaned worker outlived baton run";
+}
+
+TEST(RunCommand, CommandDiesWithAKilledBaton) {
+    TempDir d;
+    const std::string child = d.path() + "/child-pid";
+    Baton b(d, {"--", "sh", "-c", "echo $$ > " + child + "; exec sleep 300"});
+    ASSERT_TRUE(wait_for_file(child));
+    kill(b.pid, SIGKILL);
+    EXPECT_EQ(b.wait(), -SIGKILL);
+    EXPECT_TRUE(gone(pid_in(child))) << "the command became an invisible orphan";
+}
