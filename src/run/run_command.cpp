@@ -86,8 +86,20 @@ double percentile(std::vector<double> v, double p) {
     return v[std::min(i, v.size() - 1)];
 }
 
-std::string gib(double bytes) {
-    return fmt::format("{:.1f} GiB", bytes / 1073741824.0);
+std::string bytes_text(double bytes) {
+    if (bytes >= 1073741824.0) return fmt::format("{:.1f} GiB", bytes / 1073741824.0);
+    return fmt::format("{:.0f} MiB", bytes / 1048576.0);
+}
+
+// "python3 train.py --lr 3e-4": the program's base name and its arguments, clipped.
+std::string command_name(const std::vector<std::string>& argv) {
+    std::string out;
+    for (std::size_t i = 0; i < argv.size(); ++i) {
+        std::string w = argv[i];
+        if (i == 0 && w.find('/') != std::string::npos) w = w.substr(w.rfind('/') + 1);
+        out += (out.empty() ? "" : " ") + w;
+    }
+    return out.size() > 60 ? out.substr(0, 57) + "..." : out;
 }
 
 }  // namespace
@@ -95,7 +107,7 @@ std::string gib(double bytes) {
 RunStats run_command(const RunOptions& o, std::string& error) {
     RunStats stats;
     stats.argv = o.argv;
-    stats.name = o.name.empty() && !o.argv.empty() ? o.argv[0] : o.name;
+    stats.name = o.name.empty() ? command_name(o.argv) : o.name;
     become_subreaper();
     struct sigaction sa {};
     sa.sa_handler = on_stop;
@@ -181,13 +193,13 @@ std::string run_summary_text(const RunStats& s) {
             g.sm_activity_samples ? fmt::format(", SM activity avg {:.0f} %",
                                                 g.sm_activity_sum / static_cast<double>(g.sm_activity_samples))
                                   : "",
-            gib(static_cast<double>(g.peak_memory_bytes)), gib(static_cast<double>(g.memory_total_bytes))));
+            bytes_text(static_cast<double>(g.peak_memory_bytes)), bytes_text(static_cast<double>(g.memory_total_bytes))));
     }
     line(fmt::format("  job: CPU avg {:.0f} % peak {:.0f} % (of one core), RSS peak {}, up to {} processes",
                      s.samples ? s.job_cpu_sum / static_cast<double>(s.samples) : 0, s.job_cpu_peak,
-                     gib(static_cast<double>(s.job_rss_peak)), s.job_processes_peak));
+                     bytes_text(static_cast<double>(s.job_rss_peak)), s.job_processes_peak));
     line(fmt::format("  host: memory peak {} of {}, swapped {:.1f} MB, I/O wait avg {:.1f} %",
-                     gib(static_cast<double>(s.host_memory_peak)), gib(static_cast<double>(s.host_memory_total)),
+                     bytes_text(static_cast<double>(s.host_memory_peak)), bytes_text(static_cast<double>(s.host_memory_total)),
                      s.swap_bytes / 1e6, s.iowait_samples ? s.iowait_sum / static_cast<double>(s.iowait_samples) : 0));
     if (s.killed_after_grace) line(fmt::format("  {} process(es) needed SIGKILL to end", s.killed_after_grace));
     if (s.findings.empty()) line("  findings: none");

@@ -13,7 +13,7 @@ namespace baton {
 
 struct RunOptions {
     std::vector<std::string> argv;
-    std::string name;  // defaults to the command's name
+    std::string name;  // defaults to the command line (program base name and arguments)
     double interval_seconds = 0.5;
     double grace_seconds = 10;
     bool quiet = false;  // keep findings for the summary

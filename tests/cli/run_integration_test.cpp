@@ -88,7 +88,7 @@ TEST(RunCommand, ExitCodesPassThrough) {
     TempDir d;
     Baton three(d, {"--", "sh", "-c", "exit 3"});
     EXPECT_EQ(three.wait(), 3);
-    EXPECT_NE(three.err().find("baton run: sh exited with 3"), std::string::npos) << three.err();
+    EXPECT_NE(three.err().find("baton run: sh -c exit 3 exited with 3"), std::string::npos) << three.err();
     Baton segv(d, {"--", "sh", "-c", "kill -SEGV $$"});
     EXPECT_EQ(segv.wait(), 128 + SIGSEGV);
     EXPECT_NE(segv.err().find("was killed by signal 11"), std::string::npos) << segv.err();
