@@ -4,6 +4,8 @@
 #include <csignal>
 #include <cstring>
 #include <fcntl.h>
+#include <pty.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <termios.h>
@@ -17,8 +19,29 @@ void become_subreaper() {
     prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 }
 
-Result<Child> Child::start(const std::vector<std::string>& argv, int* exec_errno) {
+Result<Child> Child::start(const std::vector<std::string>& argv, int* exec_errno, bool capture_stderr) {
     if (argv.empty()) return make_error("no command to run");
+    int err_read = -1, err_write = -1;
+    if (capture_stderr) {
+        if (isatty(STDERR_FILENO)) {
+            // A pseudo-terminal with the real one's settings and size: colours and progress bars
+            // that check isatty(2) behave as without baton.
+            termios tio{};
+            winsize ws{};
+            const bool have_tio = tcgetattr(STDERR_FILENO, &tio) == 0;
+            const bool have_ws = ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0;
+            if (openpty(&err_read, &err_write, nullptr, have_tio ? &tio : nullptr, have_ws ? &ws : nullptr) != 0)
+                err_read = err_write = -1;
+        }
+        if (err_read < 0) {
+            int p[2];
+            if (pipe2(p, O_CLOEXEC) != 0) return make_error(std::string("pipe: ") + std::strerror(errno));
+            err_read = p[0];
+            err_write = p[1];
+        }
+        fcntl(err_read, F_SETFD, FD_CLOEXEC);
+        fcntl(err_write, F_SETFD, FD_CLOEXEC);
+    }
     int report[2];  // exec failures travel back through this pipe (closed on a successful exec)
     if (pipe2(report, O_CLOEXEC) != 0) return make_error(std::string("pipe: ") + std::strerror(errno));
     const pid_t parent = getpid();
@@ -37,6 +60,7 @@ Result<Child> Child::start(const std::vector<std::string>& argv, int* exec_errno
         }
         // Back to the defaults baton changed for itself.
         for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGTTOU, SIGQUIT, SIGCHLD}) std::signal(sig, SIG_DFL);
+        if (err_write >= 0) dup2(err_write, STDERR_FILENO);  // dup2 clears close-on-exec on fd 2
         sigset_t none;
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, nullptr);
@@ -49,6 +73,8 @@ Result<Child> Child::start(const std::vector<std::string>& argv, int* exec_errno
         _exit(127);
     }
     close(report[1]);
+    if (err_write >= 0) close(err_write);
+    if (err_read >= 0) fcntl(err_read, F_SETFL, fcntl(err_read, F_GETFL) | O_NONBLOCK);
     setpgid(pid, pid);  // both sides set it: no race with signals sent right after fork
     int err = 0;
     ssize_t n;
@@ -58,21 +84,30 @@ Result<Child> Child::start(const std::vector<std::string>& argv, int* exec_errno
     if (n == static_cast<ssize_t>(sizeof err)) {
         waitpid(pid, nullptr, 0);
         if (exec_errno) *exec_errno = err;
+        if (err_read >= 0) close(err_read);
         return make_error("cannot run " + argv[0] + ": " + std::strerror(err));
     }
     Child c;
     c.pid_ = pid;
     c.gave_terminal_ = terminal;
+    c.stderr_fd_ = err_read;
     return c;
 }
 
 Child::Child(Child&& o) noexcept
-    : pid_(o.pid_), exited_(o.exited_), status_(o.status_), signal_(o.signal_), gave_terminal_(o.gave_terminal_) {
+    : pid_(o.pid_),
+      exited_(o.exited_),
+      status_(o.status_),
+      signal_(o.signal_),
+      gave_terminal_(o.gave_terminal_),
+      stderr_fd_(o.stderr_fd_) {
     o.pid_ = -1;
     o.gave_terminal_ = false;
+    o.stderr_fd_ = -1;
 }
 
 Child::~Child() {
+    if (stderr_fd_ >= 0) close(stderr_fd_);
     if (gave_terminal_) {
         // Take the terminal back for baton's own group (ignoring SIGTTOU while doing so).
         auto old = std::signal(SIGTTOU, SIG_IGN);

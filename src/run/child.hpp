@@ -15,14 +15,19 @@ class Child {
   public:
     // Starts argv[0] (looked up on PATH) in a new process group. Errors: the command cannot be
     // found or executed (reported by the child before exec fails, through a pipe).
-    // `exec_errno`, when given, receives execvp's errno on such a failure.
-    static Result<Child> start(const std::vector<std::string>& argv, int* exec_errno = nullptr);
+    // `exec_errno`, when given, receives execvp's errno on such a failure. With `capture_stderr`,
+    // the command's stderr goes to stderr_fd() instead (a pseudo-terminal when baton's stderr is a
+    // terminal, so the command still sees one; a pipe otherwise), for baton to pass on and read.
+    static Result<Child> start(const std::vector<std::string>& argv, int* exec_errno = nullptr,
+                               bool capture_stderr = false);
 
     Child(Child&& other) noexcept;
     Child& operator=(Child&&) = delete;
     ~Child();  // gives the terminal back if it was handed over
 
     pid_t pid() const { return pid_; }
+    // The read end of the command's stderr (non-blocking), or -1 when not captured.
+    int stderr_fd() const { return stderr_fd_; }
     pid_t group() const { return pid_; }
 
     // Sends `sig` to the whole process group.
@@ -46,6 +51,7 @@ class Child {
     int status_ = 0;
     int signal_ = 0;
     bool gave_terminal_ = false;
+    int stderr_fd_ = -1;
 };
 
 // Makes this process the subreaper of its descendants (PR_SET_CHILD_SUBREAPER).

@@ -1,7 +1,9 @@
 #include "run/run_command.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <csignal>
+#include <unistd.h>
 #include <deque>
 #include <set>
 
@@ -11,6 +13,7 @@
 #include "diagnose/job.hpp"
 #include "diagnose/rules.hpp"
 #include "run/child.hpp"
+#include "run/failure_scan.hpp"
 
 namespace baton {
 
@@ -114,7 +117,7 @@ RunStats run_command(const RunOptions& o, std::string& error) {
     sigemptyset(&sa.sa_mask);
     for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaction(sig, &sa, nullptr);
 
-    Result<Child> started = Child::start(o.argv, &stats.start_errno);
+    Result<Child> started = Child::start(o.argv, &stats.start_errno, /*capture_stderr=*/true);
     if (!started.ok()) {
         error = started.error().message;
         return stats;
@@ -129,8 +132,37 @@ RunStats run_command(const RunOptions& o, std::string& error) {
     double kill_at = -1;
     double last_note = -1e9;
     std::deque<std::string> pending;  // notes waiting for the rate limit
+    FailureScanner scanner;
+    std::size_t scanned = 0;  // scanner findings already merged
+    std::optional<std::uint64_t> oom_kills_at_start, oom_kills_now;
+    // Passes the command's stderr on unchanged and reads along; true while it may have more.
+    auto pump = [&] {
+        char buf[16384];
+        for (;;) {
+            const ssize_t n = read(child.stderr_fd(), buf, sizeof buf);
+            if (n <= 0) return n < 0 && errno == EAGAIN;
+            for (ssize_t off = 0; off < n;) {
+                const ssize_t w = write(STDERR_FILENO, buf + off, static_cast<std::size_t>(n - off));
+                if (w <= 0) break;  // our stderr is gone: keep reading so the command never blocks
+                off += w;
+            }
+            scanner.feed(std::string_view(buf, static_cast<std::size_t>(n)));
+        }
+    };
+    auto take_scanner_findings = [&] {
+        const auto& f = scanner.findings();
+        for (; scanned < f.size(); ++scanned) {
+            const std::vector<Finding> one{f[scanned]};
+            for (const Finding* x : merge_findings(stats, one))
+                if (!o.quiet)
+                    pending.push_front(fmt::format("baton: {} {} [{}]: {}", severity_name(x->severity), x->rule,
+                                                   x->subject, x->summary));
+        }
+    };
     while (!child.poll_exit()) {
         const double now = monotonic_seconds();
+        if (child.stderr_fd() >= 0) pump();
+        take_scanner_findings();
         if (g_stop_signal) {
             const int sig = g_stop_signal;
             g_stop_signal = 0;
@@ -147,6 +179,10 @@ RunStats run_command(const RunOptions& o, std::string& error) {
             Snapshot snap;
             sampler.take(snap);
             account(stats, snap, child.pid(), snap.interval_seconds);
+            if (snap.swap.oom_kill_total) {
+                if (!oom_kills_at_start) oom_kills_at_start = snap.swap.oom_kill_total;
+                oom_kills_now = snap.swap.oom_kill_total;
+            }
             window.push_back(std::move(snap));
             const double oldest = seconds(window.back()) - o.thresholds.window_seconds;
             window.erase(window.begin(), std::find_if(window.begin(), window.end(),
@@ -168,6 +204,21 @@ RunStats run_command(const RunOptions& o, std::string& error) {
     stats.seconds = monotonic_seconds() - start;
     stats.exit_status = child.exit_status();
     stats.signal = child.terminating_signal();
+    // What the command wrote last (a traceback) may still be in the pipe.
+    if (child.stderr_fd() >= 0)
+        for (int i = 0; i < 100 && pump(); ++i) sleep_seconds(0.002);
+    take_scanner_findings();
+    // The kernel's OOM killer acted during the run and the command died of SIGKILL.
+    if (stats.signal == SIGKILL && oom_kills_at_start && oom_kills_now && *oom_kills_now > *oom_kills_at_start) {
+        Finding f =
+            make_finding("host_oom_kill", Severity::critical, "job",
+                         fmt::format("the command died of SIGKILL while the kernel's OOM killer killed {} "
+                                     "process(es)",
+                                     *oom_kills_now - *oom_kills_at_start),
+                         "Host memory ran out. Fewer DataLoader workers (each holds its own copy of an "
+                         "in-memory dataset), smaller data types, or load the dataset once into shared memory.");
+        merge_findings(stats, {f});
+    }
     // Workers the command left behind (reparented to baton) end with it.
     stats.killed_after_grace += child.end_tree(std::min(o.grace_seconds, 2.0));
     for (const std::string& line : pending) std::fprintf(stderr, "%s\n", line.c_str());
@@ -187,20 +238,22 @@ std::string run_summary_text(const RunStats& s) {
         double avg = 0;
         for (double u : g.utilization) avg += u;
         if (!g.utilization.empty()) avg /= static_cast<double>(g.utilization.size());
-        line(fmt::format(
-            "  GPU{} {}: utilisation avg {:.0f} % p95 {:.0f} %{}, peak memory {} of {}", g.index, g.name, avg,
-            percentile(g.utilization, 95),
-            g.sm_activity_samples ? fmt::format(", SM activity avg {:.0f} %",
-                                                g.sm_activity_sum / static_cast<double>(g.sm_activity_samples))
-                                  : "",
-            bytes_text(static_cast<double>(g.peak_memory_bytes)), bytes_text(static_cast<double>(g.memory_total_bytes))));
+        line(fmt::format("  GPU{} {}: utilisation avg {:.0f} % p95 {:.0f} %{}, peak memory {} of {}", g.index, g.name,
+                         avg, percentile(g.utilization, 95),
+                         g.sm_activity_samples
+                             ? fmt::format(", SM activity avg {:.0f} %",
+                                           g.sm_activity_sum / static_cast<double>(g.sm_activity_samples))
+                             : "",
+                         bytes_text(static_cast<double>(g.peak_memory_bytes)),
+                         bytes_text(static_cast<double>(g.memory_total_bytes))));
     }
     line(fmt::format("  job: CPU avg {:.0f} % peak {:.0f} % (of one core), RSS peak {}, up to {} processes",
                      s.samples ? s.job_cpu_sum / static_cast<double>(s.samples) : 0, s.job_cpu_peak,
                      bytes_text(static_cast<double>(s.job_rss_peak)), s.job_processes_peak));
     line(fmt::format("  host: memory peak {} of {}, swapped {:.1f} MB, I/O wait avg {:.1f} %",
-                     bytes_text(static_cast<double>(s.host_memory_peak)), bytes_text(static_cast<double>(s.host_memory_total)),
-                     s.swap_bytes / 1e6, s.iowait_samples ? s.iowait_sum / static_cast<double>(s.iowait_samples) : 0));
+                     bytes_text(static_cast<double>(s.host_memory_peak)),
+                     bytes_text(static_cast<double>(s.host_memory_total)), s.swap_bytes / 1e6,
+                     s.iowait_samples ? s.iowait_sum / static_cast<double>(s.iowait_samples) : 0));
     if (s.killed_after_grace) line(fmt::format("  {} process(es) needed SIGKILL to end", s.killed_after_grace));
     if (s.findings.empty()) line("  findings: none");
     for (const Finding& f : s.findings) {

@@ -143,3 +143,16 @@ TEST(RunCommand, CommandDiesWithAKilledBaton) {
     EXPECT_EQ(b.wait(), -SIGKILL);
     EXPECT_TRUE(gone(pid_in(child))) << "the command became an invisible orphan";
 }
+
+TEST(RunCommand, CudaOutOfMemoryIsRecognisedAndPassedThrough) {
+    TempDir d;
+    const std::string oom =
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of "
+        "79.15 GiB of which 1.19 GiB is free.";
+    Baton b(d, {"--", "sh", "-c", "echo 'Traceback (most recent call last):' >&2; echo '" + oom + "' >&2; exit 1"});
+    EXPECT_EQ(b.wait(), 1);
+    const std::string err = b.err();
+    EXPECT_NE(err.find("Traceback (most recent call last):\n" + oom + "\n"), std::string::npos) << err;  // unchanged
+    EXPECT_NE(err.find("critical cuda_oom [job]"), std::string::npos) << err;
+    EXPECT_NE(err.find("see: docs/findings.md#cuda_oom"), std::string::npos) << err;
+}
