@@ -10,6 +10,7 @@ packages=(
   libcli11-dev nlohmann-json3-dev libfmt-dev libtomlplusplus-dev
   libgtest-dev googletest
   libncurses-dev           # ncursesw, for baton top
+  libsqlite3-dev           # the run history (baton run)
   tmux                     # the end-to-end test drives baton top inside tmux
   clang-format
   python3 python3-psutil   # bench/: the psutil side of the comparison

@@ -9,6 +9,7 @@
 #include "cli/cli_common.hpp"
 #include "core/config.hpp"
 #include "run/run_command.hpp"
+#include "store/history.hpp"
 
 namespace baton::cli {
 
@@ -22,6 +23,8 @@ CLI::App* add_run_command(CLI::App& app, RunArgs& a) {
     cmd->add_option("--name", a.name, "A name for the run (default: the command's name)");
     cmd->add_flag("--quiet", a.quiet, "Keep findings for the summary instead of printing them as they appear");
     cmd->add_flag("--no-gpus", a.no_gpus, "Do not load NVML");
+    cmd->add_option("--db", a.db, "History database (default $XDG_STATE_HOME/baton/baton.db)");
+    cmd->add_flag("--no-db", a.no_db, "Do not record the run");
     // The command itself is cut off before CLI11 parses (split_run_command): its arguments are
     // never baton's.
     cmd->footer("Usage: baton run [OPTIONS] -- CMD [ARGS...]");
@@ -42,8 +45,13 @@ std::size_t split_run_command(const std::vector<std::string>& args) {
             ++i;  // the value
             continue;
         }
+        if (a == "--db") {
+            ++i;
+            continue;
+        }
         if (a.rfind("--interval=", 0) == 0 || a.rfind("--grace=", 0) == 0 || a.rfind("--name=", 0) == 0 ||
-            a == "--quiet" || a == "--no-gpus" || a == "--help" || a == "-h")
+            a.rfind("--db=", 0) == 0 || a == "--quiet" || a == "--no-gpus" || a == "--no-db" || a == "--help" ||
+            a == "-h")
             continue;
         if (a.rfind("-", 0) == 0) continue;  // an unknown option: left to the parser to report
         return i;
@@ -66,6 +74,7 @@ int run_run(const RunArgs& a, const std::vector<std::string>& command, const std
     o.sampler = SamplerOptions::from_config(*cfg);
     o.sampler.gpus = !a.no_gpus;
     o.thresholds = cfg->thresholds;
+    if (!a.no_db) o.db_path = a.db.empty() ? History::default_path() : a.db;
     std::string error;
     RunStats stats = run_command(o, error);
     if (!error.empty()) {

@@ -16,6 +16,8 @@ struct RunArgs {
     std::string name;
     bool quiet = false;
     bool no_gpus = false;
+    std::string db;  // empty: the default path
+    bool no_db = false;
 };
 
 // Where the command begins in baton's arguments (argv without argv[0]): the word after "--",

@@ -9,6 +9,7 @@
 #include "cli/cmd_diagnose.hpp"
 #include "cli/cmd_doctor.hpp"
 #include "cli/cmd_run.hpp"
+#include "cli/cmd_runs.hpp"
 #include "cli/cmd_snapshot.hpp"
 #include "cli/cmd_top.hpp"
 
@@ -53,6 +54,8 @@ int main(int argc, char** argv) {
     CLI::App* doctor = add_doctor_command(app, doctor_args);
     RunArgs run_args;
     CLI::App* run = add_run_command(app, run_args);
+    RunsArgs runs_args;
+    CLI::App* runs = add_runs_command(app, runs_args);
 
     std::string help_topic;
     CLI::App* help = app.add_subcommand("help", "Show help for baton or one subcommand");
@@ -101,6 +104,7 @@ int main(int argc, char** argv) {
     if (diagnose->parsed()) return run_diagnose(diagnose_args, config_path);
     if (doctor->parsed()) return run_doctor(doctor_args, config_path);
     if (run->parsed()) return run_run(run_args, run_command_words, config_path);
+    if (runs->parsed()) return run_runs(runs_args);
     if (help->parsed()) {
         if (help_topic.empty()) {
             std::fputs(top_help(app).c_str(), stdout);

@@ -14,6 +14,7 @@
 #include "diagnose/rules.hpp"
 #include "run/child.hpp"
 #include "run/failure_scan.hpp"
+#include "store/history.hpp"
 
 namespace baton {
 
@@ -64,6 +65,29 @@ void account(RunStats& s, const Snapshot& snap, pid_t root, double dt) {
         s.iowait_sum += *snap.cpu.total.iowait_percent;
         ++s.iowait_samples;
     }
+}
+
+// The figures of one tick that the history keeps.
+RunSample to_run_sample(const Snapshot& snap, pid_t root) {
+    constexpr float gib = 1073741824.0f;
+    RunSample r;
+    r.t_ms = snap.time_unix_ms;
+    r.cpu_percent = static_cast<float>(snap.cpu.total.utilization_percent.value_or(0));
+    r.iowait_percent = static_cast<float>(snap.cpu.total.iowait_percent.value_or(0));
+    r.memory_used_gib = static_cast<float>(snap.memory.used_bytes) / gib;
+    r.swap_mb_per_s = static_cast<float>(
+        (snap.swap.in_bytes_per_second.value_or(0) + snap.swap.out_bytes_per_second.value_or(0)) / 1e6);
+    for (const ProcessInfo* p : process_and_descendants(snap, static_cast<std::uint32_t>(root))) {
+        r.job_cpu_percent += static_cast<float>(p->cpu_percent.value_or(0));
+        r.job_rss_gib += static_cast<float>(p->rss_bytes) / gib;
+    }
+    for (const GpuInfo& g : snap.gpus) {
+        if (g.stale || g.error) continue;
+        r.gpus.push_back({static_cast<std::uint8_t>(g.index), static_cast<float>(g.utilization_percent.value_or(0)),
+                          static_cast<float>(g.memory_used_bytes.value_or(0)) / gib,
+                          g.sm_activity_percent ? static_cast<float>(*g.sm_activity_percent) : -1.0f});
+    }
+    return r;
 }
 
 // Keeps the most severe version of each (rule, subject); returns the ones never seen before.
@@ -124,6 +148,29 @@ RunStats run_command(const RunOptions& o, std::string& error) {
     }
     Child child = std::move(*started);
     const double start = monotonic_seconds();
+    // The history: a run that cannot be recorded still runs (the problem is said once).
+    std::optional<History> history;
+    if (!o.db_path.empty()) {
+        Result<History> h = History::open(o.db_path);
+        if (h.ok()) {
+            std::string command;
+            for (const std::string& a : o.argv) command += (command.empty() ? "" : " ") + a;
+            char cwd[4096] = "";
+            if (!getcwd(cwd, sizeof cwd)) cwd[0] = '\0';
+            char host[256] = "";
+            gethostname(host, sizeof host - 1);
+            Result<std::int64_t> id = h->begin_run(stats.name, command, cwd, host, unix_millis());
+            if (id.ok()) {
+                stats.run_id = *id;
+                stats.db_path = o.db_path;
+                history.emplace(std::move(*h));
+            } else {
+                std::fprintf(stderr, "baton: not recording this run: %s\n", id.error().message.c_str());
+            }
+        } else {
+            std::fprintf(stderr, "baton: not recording this run: %s\n", h.error().message.c_str());
+        }
+    }
     SamplerOptions so = o.sampler;
     so.priming_seconds = std::min(0.1, o.interval_seconds);
     Sampler sampler(so);
@@ -153,10 +200,12 @@ RunStats run_command(const RunOptions& o, std::string& error) {
         const auto& f = scanner.findings();
         for (; scanned < f.size(); ++scanned) {
             const std::vector<Finding> one{f[scanned]};
-            for (const Finding* x : merge_findings(stats, one))
+            for (const Finding* x : merge_findings(stats, one)) {
+                if (history) history->add_finding(stats.run_id, unix_millis(), *x);
                 if (!o.quiet)
                     pending.push_front(fmt::format("baton: {} {} [{}]: {}", severity_name(x->severity), x->rule,
                                                    x->subject, x->summary));
+            }
         }
     };
     while (!child.poll_exit()) {
@@ -179,6 +228,7 @@ RunStats run_command(const RunOptions& o, std::string& error) {
             Snapshot snap;
             sampler.take(snap);
             account(stats, snap, child.pid(), snap.interval_seconds);
+            if (history) history->add_sample(stats.run_id, to_run_sample(snap, child.pid()));
             if (snap.swap.oom_kill_total) {
                 if (!oom_kills_at_start) oom_kills_at_start = snap.swap.oom_kill_total;
                 oom_kills_now = snap.swap.oom_kill_total;
@@ -188,10 +238,12 @@ RunStats run_command(const RunOptions& o, std::string& error) {
             window.erase(window.begin(), std::find_if(window.begin(), window.end(),
                                                       [&](const Snapshot& x) { return seconds(x) >= oldest; }));
             const std::vector<Finding> found = diagnose(window, o.thresholds);
-            for (const Finding* f : merge_findings(stats, found))
+            for (const Finding* f : merge_findings(stats, found)) {
+                if (history) history->add_finding(stats.run_id, window.back().time_unix_ms, *f);
                 if (!o.quiet && f->severity != Severity::info)
                     pending.push_back(fmt::format("baton: {} {} [{}]: {}", severity_name(f->severity), f->rule,
                                                   f->subject, f->summary));
+            }
         }
         // At most one new-finding line every 5 s on the command's terminal.
         if (!pending.empty() && now - last_note >= 5) {
@@ -217,13 +269,15 @@ RunStats run_command(const RunOptions& o, std::string& error) {
                                      *oom_kills_now - *oom_kills_at_start),
                          "Host memory ran out. Fewer DataLoader workers (each holds its own copy of an "
                          "in-memory dataset), smaller data types, or load the dataset once into shared memory.");
-        merge_findings(stats, {f});
+        for (const Finding* x : merge_findings(stats, {f}))
+            if (history) history->add_finding(stats.run_id, unix_millis(), *x);
     }
     // Workers the command left behind (reparented to baton) end with it.
     stats.killed_after_grace += child.end_tree(std::min(o.grace_seconds, 2.0));
     for (const std::string& line : pending) std::fprintf(stderr, "%s\n", line.c_str());
     std::stable_sort(stats.findings.begin(), stats.findings.end(),
                      [](const Finding& a, const Finding& b) { return a.severity > b.severity; });
+    if (history) history->finish_run(stats.run_id, unix_millis(), stats.exit_status, run_summary_text(stats));
     return stats;
 }
 
@@ -255,6 +309,7 @@ std::string run_summary_text(const RunStats& s) {
                      bytes_text(static_cast<double>(s.host_memory_total)), s.swap_bytes / 1e6,
                      s.iowait_samples ? s.iowait_sum / static_cast<double>(s.iowait_samples) : 0));
     if (s.killed_after_grace) line(fmt::format("  {} process(es) needed SIGKILL to end", s.killed_after_grace));
+    if (s.run_id) line(fmt::format("  recorded as run {} in {}", s.run_id, s.db_path));
     if (s.findings.empty()) line("  findings: none");
     for (const Finding& f : s.findings) {
         line(fmt::format("  {} {} [{}]: {}", severity_name(f.severity), f.rule, f.subject, f.summary));

@@ -19,6 +19,8 @@ struct RunOptions {
     bool quiet = false;  // keep findings for the summary
     SamplerOptions sampler;
     Thresholds thresholds;
+    // Where to record the run (store/history.hpp); empty: not recorded.
+    std::string db_path;
 };
 
 // What the summary reports, kept as running aggregates so memory stays flat over long runs.
@@ -49,6 +51,8 @@ struct RunStats {
     std::vector<Finding> findings;  // every distinct (rule, subject), most severe version
     int killed_after_grace = 0;     // processes that needed SIGKILL
     int start_errno = 0;            // why the command could not be started (execvp's errno)
+    std::int64_t run_id = 0;        // in the history database, 0 when not recorded
+    std::string db_path;
 };
 
 // Runs the command to its end. Returns the stats; `error` is set (and nothing ran) when the

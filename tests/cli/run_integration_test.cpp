@@ -30,8 +30,10 @@ struct Baton {
             dup2(devnull, 0);
             dup2(devnull, 1);
             dup2(err, 2);
-            std::vector<std::string> all{baton_binary(), "--config",   "/dev/null", "run",
-                                         "--no-gpus",    "--interval", "0.2"};
+            // The history goes to the test's directory, never to the user's state directory.
+            std::vector<std::string> all{baton_binary(), "--config",  "/dev/null",
+                                         "run",          "--no-gpus", "--interval",
+                                         "0.2",          "--db",      d.path() + "/baton.db"};
             all.insert(all.end(), args.begin(), args.end());
             std::vector<char*> argv;
             for (auto& a : all) argv.push_back(const_cast<char*>(a.c_str()));
@@ -134,14 +136,32 @@ TEST(RunCommand, NothingOfTheTreeRemains) {
     EXPECT_TRUE(gone(pid_in(worker))) << "the orphaned worker outlived baton run";
 }
 
-TEST(RunCommand, CommandDiesWithAKilledBaton) {
+TEST(RunCommand, CommandDiesWithAKilledBatonAndTheRunIsInterrupted) {
     TempDir d;
     const std::string child = d.path() + "/child-pid";
     Baton b(d, {"--", "sh", "-c", "echo $$ > " + child + "; exec sleep 300"});
     ASSERT_TRUE(wait_for_file(child));
+    usleep(600000);  // a few samples recorded
     kill(b.pid, SIGKILL);
     EXPECT_EQ(b.wait(), -SIGKILL);
     EXPECT_TRUE(gone(pid_in(child))) << "the command became an invisible orphan";
+    // The database opens cleanly and shows the run as interrupted, with its samples.
+    auto r = run({baton_binary(), "runs", "--db", d.path() + "/baton.db", "--json"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("\"state\":\"interrupted\""), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("\"samples\":0"), std::string::npos) << r.out;
+}
+
+TEST(RunCommand, FinishedRunIsRecorded) {
+    TempDir d;
+    Baton b(d, {"--name", "exp-7", "--", "sh", "-c", "sleep 0.5; exit 5"});
+    EXPECT_EQ(b.wait(), 5);
+    EXPECT_NE(b.err().find("recorded as run 1 in " + d.path() + "/baton.db"), std::string::npos) << b.err();
+    auto r = run({baton_binary(), "runs", "--db", d.path() + "/baton.db"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("finished"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("exp-7"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("     5  "), std::string::npos) << r.out;  // the exit status column
 }
 
 TEST(RunCommand, CudaOutOfMemoryIsRecognisedAndPassedThrough) {

@@ -24,7 +24,8 @@ TEST(RunLive, FindingsAppearWhileItRuns) {
         dup2(devnull, 1);
         dup2(err, 2);
         execl(baton_binary().c_str(), baton_binary().c_str(), "--config", (d.path() + "/baton.toml").c_str(), "run",
-              "--no-gpus", "--interval", "0.25", "--", "sh", "-c", burn.c_str(), static_cast<char*>(nullptr));
+              "--no-gpus", "--interval", "0.25", "--no-db", "--", "sh", "-c", burn.c_str(),
+              static_cast<char*>(nullptr));
         _exit(127);
     }
     int st = 0;

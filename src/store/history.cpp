@@ -1,0 +1,300 @@
+#include "store/history.hpp"
+
+#include <cerrno>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <unistd.h>
+
+#include <sqlite3.h>
+
+namespace baton {
+
+namespace {
+
+// Schema versions, applied in order; PRAGMA user_version says how many ran. Add, never edit.
+constexpr const char* kMigrations[] = {
+    // 1: runs, samples (one packed row per tick), findings.
+    "CREATE TABLE runs ("
+    "  id INTEGER PRIMARY KEY,"
+    "  name TEXT NOT NULL, command TEXT NOT NULL, cwd TEXT NOT NULL, host TEXT NOT NULL,"
+    "  owner_pid INTEGER NOT NULL,"
+    "  start_ms INTEGER NOT NULL, end_ms INTEGER, exit_status INTEGER,"
+    "  state TEXT NOT NULL CHECK (state IN ('running', 'finished', 'interrupted')),"
+    "  summary TEXT);"
+    "CREATE TABLE samples ("
+    "  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+    "  t_ms INTEGER NOT NULL, data BLOB NOT NULL,"
+    "  PRIMARY KEY (run_id, t_ms)) WITHOUT ROWID;"
+    "CREATE TABLE findings ("
+    "  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+    "  t_ms INTEGER NOT NULL, rule TEXT NOT NULL, severity TEXT NOT NULL, subject TEXT NOT NULL,"
+    "  summary TEXT NOT NULL, recommendation TEXT NOT NULL);"
+    "CREATE INDEX findings_run ON findings(run_id);",
+};
+
+// A prepared statement, finalised on scope exit.
+class Statement {
+  public:
+    Statement(sqlite3* db, const char* sql) { sqlite3_prepare_v2(db, sql, -1, &s_, nullptr); }
+    ~Statement() { sqlite3_finalize(s_); }
+    Statement(const Statement&) = delete;
+    Statement& operator=(const Statement&) = delete;
+    sqlite3_stmt* get() const { return s_; }
+    bool ok() const { return s_ != nullptr; }
+
+  private:
+    sqlite3_stmt* s_ = nullptr;
+};
+
+Error db_error(sqlite3* db, const std::string& what) {
+    return make_error(what + ": " + sqlite3_errmsg(db));
+}
+
+void put_f32(std::string& out, float v) {
+    char b[4];
+    std::memcpy(b, &v, 4);  // little-endian on every platform baton builds for (x86-64, aarch64)
+    out.append(b, 4);
+}
+
+bool get_f32(const std::string& in, std::size_t& at, float& v) {
+    if (at + 4 > in.size()) return false;
+    std::memcpy(&v, in.data() + at, 4);
+    at += 4;
+    return true;
+}
+
+std::string text(sqlite3_stmt* s, int col) {
+    const unsigned char* t = sqlite3_column_text(s, col);
+    return t ? reinterpret_cast<const char*>(t) : "";
+}
+
+}  // namespace
+
+std::string History::default_path() {
+    if (const char* x = std::getenv("XDG_STATE_HOME"); x && *x) return std::string(x) + "/baton/baton.db";
+    if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.local/state/baton/baton.db";
+    return "baton.db";
+}
+
+Result<History> History::open(const std::string& path) {
+    std::error_code ec;
+    const std::filesystem::path dir = std::filesystem::path(path).parent_path();
+    if (!dir.empty()) std::filesystem::create_directories(dir, ec);
+    sqlite3* db = nullptr;
+    if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr) !=
+        SQLITE_OK) {
+        std::string msg = db ? sqlite3_errmsg(db) : "out of memory";
+        sqlite3_close(db);
+        return make_error("cannot open " + path + ": " + msg);
+    }
+    History h(db);
+    sqlite3_busy_timeout(db, 5000);  // `baton runs` may read while a run writes
+    // WAL: readers never block the writer, and a killed writer leaves a consistent database.
+    for (const char* pragma : {"PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL", "PRAGMA foreign_keys=ON"})
+        if (Status s = h.exec(pragma); !s.ok()) return make_error(path + ": " + s.error().message);
+    int version = 0;
+    {
+        Statement st(db, "PRAGMA user_version");
+        if (st.ok() && sqlite3_step(st.get()) == SQLITE_ROW) version = sqlite3_column_int(st.get(), 0);
+    }
+    const int latest = static_cast<int>(std::size(kMigrations));
+    if (version > latest)
+        return make_error(path + ": written by a newer baton (schema " + std::to_string(version) + ", this one knows " +
+                          std::to_string(latest) + ")");
+    for (int v = version; v < latest; ++v) {
+        const std::string sql =
+            std::string("BEGIN;") + kMigrations[v] + "PRAGMA user_version=" + std::to_string(v + 1) + ";COMMIT;";
+        if (Status s = h.exec(sql.c_str()); !s.ok()) {
+            h.exec("ROLLBACK");
+            return make_error(path + ": migration to schema " + std::to_string(v + 1) +
+                              " failed: " + s.error().message);
+        }
+    }
+    // Runs whose baton is gone: interrupted (kill -9, power loss).
+    std::vector<std::int64_t> dead;
+    {
+        Statement st(db, "SELECT id, owner_pid FROM runs WHERE state = 'running'");
+        while (st.ok() && sqlite3_step(st.get()) == SQLITE_ROW) {
+            const auto pid = static_cast<pid_t>(sqlite3_column_int64(st.get(), 1));
+            if (pid != getpid() && kill(pid, 0) != 0 && errno == ESRCH)
+                dead.push_back(sqlite3_column_int64(st.get(), 0));
+        }
+    }
+    for (std::int64_t id : dead) {
+        Statement st(db, "UPDATE runs SET state = 'interrupted' WHERE id = ?");
+        sqlite3_bind_int64(st.get(), 1, id);
+        sqlite3_step(st.get());
+    }
+    return h;
+}
+
+History::History(History&& o) noexcept : db_(o.db_) {
+    o.db_ = nullptr;
+}
+
+History::~History() {
+    if (db_) sqlite3_close(db_);
+}
+
+Status History::exec(const char* sql) {
+    char* err = nullptr;
+    if (sqlite3_exec(db_, sql, nullptr, nullptr, &err) != SQLITE_OK) {
+        std::string msg = err ? err : sqlite3_errmsg(db_);
+        sqlite3_free(err);
+        return make_error(msg);
+    }
+    return Ok{};
+}
+
+Result<std::int64_t> History::begin_run(const std::string& name, const std::string& command, const std::string& cwd,
+                                        const std::string& host, std::int64_t start_ms) {
+    Statement st(db_,
+                 "INSERT INTO runs (name, command, cwd, host, owner_pid, start_ms, state) VALUES (?, ?, ?, ?, ?, ?, "
+                 "'running')");
+    if (!st.ok()) return db_error(db_, "cannot record the run");
+    sqlite3_bind_text(st.get(), 1, name.c_str(), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st.get(), 2, command.c_str(), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st.get(), 3, cwd.c_str(), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st.get(), 4, host.c_str(), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(st.get(), 5, getpid());
+    sqlite3_bind_int64(st.get(), 6, start_ms);
+    if (sqlite3_step(st.get()) != SQLITE_DONE) return db_error(db_, "cannot record the run");
+    return sqlite3_last_insert_rowid(db_);
+}
+
+std::string History::pack(const RunSample& s) {
+    // Layout, all little-endian: u8 version (1), u8 GPU count, 6 x f32 host and job figures, then
+    // per GPU: u8 index, 3 x f32 (utilisation, memory GiB, SM activity or -1).
+    std::string out;
+    out.push_back(1);
+    out.push_back(static_cast<char>(std::min<std::size_t>(s.gpus.size(), 255)));
+    for (float v :
+         {s.cpu_percent, s.iowait_percent, s.memory_used_gib, s.swap_mb_per_s, s.job_cpu_percent, s.job_rss_gib})
+        put_f32(out, v);
+    for (std::size_t i = 0; i < s.gpus.size() && i < 255; ++i) {
+        out.push_back(static_cast<char>(s.gpus[i].index));
+        put_f32(out, s.gpus[i].utilization);
+        put_f32(out, s.gpus[i].memory_used_gib);
+        put_f32(out, s.gpus[i].sm_activity);
+    }
+    return out;
+}
+
+bool History::unpack(const std::string& in, RunSample& s) {
+    if (in.size() < 2 || in[0] != 1) return false;
+    const auto gpus = static_cast<unsigned char>(in[1]);
+    std::size_t at = 2;
+    for (float* v :
+         {&s.cpu_percent, &s.iowait_percent, &s.memory_used_gib, &s.swap_mb_per_s, &s.job_cpu_percent, &s.job_rss_gib})
+        if (!get_f32(in, at, *v)) return false;
+    s.gpus.clear();
+    for (unsigned i = 0; i < gpus; ++i) {
+        if (at >= in.size()) return false;
+        RunSample::Gpu g;
+        g.index = static_cast<std::uint8_t>(in[at++]);
+        if (!get_f32(in, at, g.utilization) || !get_f32(in, at, g.memory_used_gib) || !get_f32(in, at, g.sm_activity))
+            return false;
+        s.gpus.push_back(g);
+    }
+    return at == in.size();
+}
+
+Status History::add_sample(std::int64_t run, const RunSample& s) {
+    Statement st(db_, "INSERT OR REPLACE INTO samples (run_id, t_ms, data) VALUES (?, ?, ?)");
+    if (!st.ok()) return db_error(db_, "cannot record a sample");
+    const std::string blob = pack(s);
+    sqlite3_bind_int64(st.get(), 1, run);
+    sqlite3_bind_int64(st.get(), 2, s.t_ms);
+    sqlite3_bind_blob(st.get(), 3, blob.data(), static_cast<int>(blob.size()), SQLITE_TRANSIENT);
+    if (sqlite3_step(st.get()) != SQLITE_DONE) return db_error(db_, "cannot record a sample");
+    return Ok{};
+}
+
+Status History::add_finding(std::int64_t run, std::int64_t t_ms, const Finding& f) {
+    Statement st(db_,
+                 "INSERT INTO findings (run_id, t_ms, rule, severity, subject, summary, recommendation) VALUES (?, ?, "
+                 "?, ?, ?, ?, ?)");
+    if (!st.ok()) return db_error(db_, "cannot record a finding");
+    sqlite3_bind_int64(st.get(), 1, run);
+    sqlite3_bind_int64(st.get(), 2, t_ms);
+    sqlite3_bind_text(st.get(), 3, f.rule.c_str(), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st.get(), 4, severity_name(f.severity), -1, SQLITE_STATIC);
+    sqlite3_bind_text(st.get(), 5, f.subject.c_str(), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st.get(), 6, f.summary.c_str(), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st.get(), 7, f.recommendation.c_str(), -1, SQLITE_TRANSIENT);
+    if (sqlite3_step(st.get()) != SQLITE_DONE) return db_error(db_, "cannot record a finding");
+    return Ok{};
+}
+
+Status History::finish_run(std::int64_t run, std::int64_t end_ms, int exit_status, const std::string& summary) {
+    Statement st(db_, "UPDATE runs SET state = 'finished', end_ms = ?, exit_status = ?, summary = ? WHERE id = ?");
+    if (!st.ok()) return db_error(db_, "cannot finish the run");
+    sqlite3_bind_int64(st.get(), 1, end_ms);
+    sqlite3_bind_int(st.get(), 2, exit_status);
+    sqlite3_bind_text(st.get(), 3, summary.c_str(), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(st.get(), 4, run);
+    if (sqlite3_step(st.get()) != SQLITE_DONE) return db_error(db_, "cannot finish the run");
+    return Ok{};
+}
+
+Result<std::vector<RunRecord>> History::runs() {
+    Statement st(db_,
+                 "SELECT id, name, command, cwd, host, start_ms, end_ms, exit_status, state,"
+                 " (SELECT COUNT(*) FROM samples WHERE run_id = runs.id),"
+                 " (SELECT COUNT(*) FROM findings WHERE run_id = runs.id) FROM runs ORDER BY id");
+    if (!st.ok()) return db_error(db_, "cannot list runs");
+    std::vector<RunRecord> out;
+    int rc;
+    while ((rc = sqlite3_step(st.get())) == SQLITE_ROW) {
+        RunRecord r;
+        r.id = sqlite3_column_int64(st.get(), 0);
+        r.name = text(st.get(), 1);
+        r.command = text(st.get(), 2);
+        r.cwd = text(st.get(), 3);
+        r.host = text(st.get(), 4);
+        r.start_ms = sqlite3_column_int64(st.get(), 5);
+        if (sqlite3_column_type(st.get(), 6) != SQLITE_NULL) r.end_ms = sqlite3_column_int64(st.get(), 6);
+        if (sqlite3_column_type(st.get(), 7) != SQLITE_NULL) r.exit_status = sqlite3_column_int(st.get(), 7);
+        r.state = text(st.get(), 8);
+        r.samples = sqlite3_column_int64(st.get(), 9);
+        r.findings = sqlite3_column_int64(st.get(), 10);
+        out.push_back(std::move(r));
+    }
+    if (rc != SQLITE_DONE) return db_error(db_, "cannot list runs");
+    return out;
+}
+
+Result<std::vector<RunSample>> History::samples(std::int64_t run) {
+    Statement st(db_, "SELECT t_ms, data FROM samples WHERE run_id = ? ORDER BY t_ms");
+    if (!st.ok()) return db_error(db_, "cannot read samples");
+    sqlite3_bind_int64(st.get(), 1, run);
+    std::vector<RunSample> out;
+    while (sqlite3_step(st.get()) == SQLITE_ROW) {
+        RunSample s;
+        s.t_ms = sqlite3_column_int64(st.get(), 0);
+        const auto* p = static_cast<const char*>(sqlite3_column_blob(st.get(), 1));
+        const std::string blob(p ? p : "", static_cast<std::size_t>(sqlite3_column_bytes(st.get(), 1)));
+        if (!unpack(blob, s))
+            return make_error("run " + std::to_string(run) + ": a damaged sample at " + std::to_string(s.t_ms));
+        out.push_back(std::move(s));
+    }
+    return out;
+}
+
+Result<int> History::prune(std::int64_t before_ms) {
+    Statement st(db_, "DELETE FROM runs WHERE state != 'running' AND COALESCE(end_ms, start_ms) < ?");
+    if (!st.ok()) return db_error(db_, "cannot prune");
+    sqlite3_bind_int64(st.get(), 1, before_ms);
+    if (sqlite3_step(st.get()) != SQLITE_DONE) return db_error(db_, "cannot prune");
+    return sqlite3_changes(db_);
+}
+
+std::string History::integrity() {
+    Statement st(db_, "PRAGMA integrity_check");
+    if (st.ok() && sqlite3_step(st.get()) == SQLITE_ROW) return text(st.get(), 0);
+    return sqlite3_errmsg(db_);
+}
+
+}  // namespace baton

@@ -1,0 +1,82 @@
+// The run history: SQLite in WAL mode (design.md), one file, written by `baton run` while the
+// command runs and read by `baton runs`. Crash-safe: every tick is its own transaction, and a run
+// whose baton died (kill -9) is found "running" with a dead owner and marked "interrupted" the
+// next time the database is opened.
+//
+// Samples are stored one row per tick, with the tick's figures packed in a small binary blob
+// (docs/architecture.md, "Run history", has the layout and why: about 7 MB for a one-hour run at
+// 0.5 s with 4 GPUs, against about 15 MB for one row per tick per subject).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/result.hpp"
+#include "diagnose/finding.hpp"
+#include "sample/snapshot.hpp"
+
+struct sqlite3;
+
+namespace baton {
+
+struct RunRecord {
+    std::int64_t id = 0;
+    std::string name, command, cwd, host;
+    std::int64_t start_ms = 0;
+    std::optional<std::int64_t> end_ms;
+    std::optional<int> exit_status;
+    std::string state;  // "running", "finished", "interrupted"
+    std::int64_t samples = 0;
+    std::int64_t findings = 0;
+};
+
+// One tick of a run, as stored.
+struct RunSample {
+    std::int64_t t_ms = 0;
+    float cpu_percent = 0, iowait_percent = 0, memory_used_gib = 0, swap_mb_per_s = 0;
+    float job_cpu_percent = 0, job_rss_gib = 0;
+    struct Gpu {
+        std::uint8_t index = 0;
+        float utilization = 0, memory_used_gib = 0, sm_activity = -1;  // -1: not reported
+    };
+    std::vector<Gpu> gpus;
+};
+
+class History {
+  public:
+    // Opens (creating it and its directory when missing) and migrates the schema; marks runs of
+    // dead owners interrupted.
+    static Result<History> open(const std::string& path);
+    History(History&& o) noexcept;
+    History& operator=(History&&) = delete;
+    ~History();
+
+    // The default path: $XDG_STATE_HOME/baton/baton.db, else ~/.local/state/baton/baton.db.
+    static std::string default_path();
+
+    Result<std::int64_t> begin_run(const std::string& name, const std::string& command, const std::string& cwd,
+                                   const std::string& host, std::int64_t start_ms);
+    Status add_sample(std::int64_t run, const RunSample& s);
+    Status add_finding(std::int64_t run, std::int64_t t_ms, const Finding& f);
+    Status finish_run(std::int64_t run, std::int64_t end_ms, int exit_status, const std::string& summary);
+
+    Result<std::vector<RunRecord>> runs();
+    Result<std::vector<RunSample>> samples(std::int64_t run);
+    // Deletes runs that ended (or started, when interrupted) before `before_ms`; returns how many.
+    Result<int> prune(std::int64_t before_ms);
+    // PRAGMA integrity_check's answer ("ok" when intact).
+    std::string integrity();
+
+    // Packing of one sample (exposed for tests).
+    static std::string pack(const RunSample& s);
+    static bool unpack(const std::string& blob, RunSample& s);
+
+  private:
+    explicit History(sqlite3* db) : db_(db) {}
+    Status exec(const char* sql);
+    sqlite3* db_ = nullptr;
+};
+
+}  // namespace baton
