@@ -32,12 +32,17 @@ CLI::App* add_run_command(CLI::App& app, RunArgs& a) {
 }
 
 std::size_t split_run_command(const std::vector<std::string>& args) {
+    // `run` must be the subcommand: the first word that is not a global option.
     std::size_t i = 0;
-    while (i < args.size() && args[i] != "run") {
-        if (args[i] == "--config") ++i;  // its value
-        ++i;
+    for (; i < args.size(); ++i) {
+        if (args[i] == "--config") {
+            ++i;  // its value
+            continue;
+        }
+        if (args[i].rfind("-", 0) == 0) continue;
+        break;
     }
-    if (i == args.size()) return args.size();
+    if (i == args.size() || args[i] != "run") return args.size();
     for (++i; i < args.size(); ++i) {
         const std::string& a = args[i];
         if (a == "--") return i;

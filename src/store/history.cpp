@@ -240,10 +240,11 @@ Status History::finish_run(std::int64_t run, std::int64_t end_ms, int exit_statu
 }
 
 Result<std::vector<RunRecord>> History::runs() {
-    Statement st(db_,
-                 "SELECT id, name, command, cwd, host, start_ms, end_ms, exit_status, state,"
-                 " (SELECT COUNT(*) FROM samples WHERE run_id = runs.id),"
-                 " (SELECT COUNT(*) FROM findings WHERE run_id = runs.id) FROM runs ORDER BY id");
+    Statement st(
+        db_,
+        "SELECT id, name, command, cwd, host, start_ms, end_ms, exit_status, state,"
+        " (SELECT COUNT(*) FROM samples WHERE run_id = runs.id),"
+        " (SELECT COUNT(*) FROM findings WHERE run_id = runs.id), COALESCE(summary, '') FROM runs ORDER BY id");
     if (!st.ok()) return db_error(db_, "cannot list runs");
     std::vector<RunRecord> out;
     int rc;
@@ -260,6 +261,7 @@ Result<std::vector<RunRecord>> History::runs() {
         r.state = text(st.get(), 8);
         r.samples = sqlite3_column_int64(st.get(), 9);
         r.findings = sqlite3_column_int64(st.get(), 10);
+        r.summary = text(st.get(), 11);
         out.push_back(std::move(r));
     }
     if (rc != SQLITE_DONE) return db_error(db_, "cannot list runs");
@@ -280,6 +282,20 @@ Result<std::vector<RunSample>> History::samples(std::int64_t run) {
             return make_error("run " + std::to_string(run) + ": a damaged sample at " + std::to_string(s.t_ms));
         out.push_back(std::move(s));
     }
+    return out;
+}
+
+Result<std::vector<RecordedFinding>> History::findings(std::int64_t run) {
+    Statement st(
+        db_,
+        "SELECT t_ms, rule, severity, subject, summary, recommendation FROM findings WHERE run_id = ? ORDER BY "
+        "t_ms");
+    if (!st.ok()) return db_error(db_, "cannot read findings");
+    sqlite3_bind_int64(st.get(), 1, run);
+    std::vector<RecordedFinding> out;
+    while (sqlite3_step(st.get()) == SQLITE_ROW)
+        out.push_back({sqlite3_column_int64(st.get(), 0), text(st.get(), 1), text(st.get(), 2), text(st.get(), 3),
+                       text(st.get(), 4), text(st.get(), 5)});
     return out;
 }
 

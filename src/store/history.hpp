@@ -30,6 +30,12 @@ struct RunRecord {
     std::string state;  // "running", "finished", "interrupted"
     std::int64_t samples = 0;
     std::int64_t findings = 0;
+    std::string summary;  // the end-of-run summary text, once finished
+};
+
+struct RecordedFinding {
+    std::int64_t t_ms = 0;
+    std::string rule, severity, subject, summary, recommendation;
 };
 
 // One tick of a run, as stored.
@@ -64,6 +70,7 @@ class History {
 
     Result<std::vector<RunRecord>> runs();
     Result<std::vector<RunSample>> samples(std::int64_t run);
+    Result<std::vector<RecordedFinding>> findings(std::int64_t run);
     // Deletes runs that ended (or started, when interrupted) before `before_ms`; returns how many.
     Result<int> prune(std::int64_t before_ms);
     // PRAGMA integrity_check's answer ("ok" when intact).

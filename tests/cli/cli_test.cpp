@@ -99,4 +99,6 @@ TEST(Cli, DiagnoseCannotJudgeIsExitThree) {
     expect_three({"diagnose", "--replay", d.path() + "/missing.jsonl"}, "cannot read");
     expect_three({"diagnose", "--replay", d.path() + "/bad.jsonl"}, "bad.jsonl:2: 'interval_seconds' must be present");
     expect_three({"diagnose", "--replay", d.path() + "/empty.jsonl"}, "no snapshots");
+    // A file named "run" is not the run subcommand (its words are cut off only after `run`).
+    expect_three({"diagnose", "--replay", "run"}, "cannot read run");
 }

@@ -2,6 +2,7 @@
 // nothing of the tree left behind, the command dying with a killed baton, findings while it runs.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <fcntl.h>
@@ -175,4 +176,40 @@ TEST(RunCommand, CudaOutOfMemoryIsRecognisedAndPassedThrough) {
     EXPECT_NE(err.find("Traceback (most recent call last):\n" + oom + "\n"), std::string::npos) << err;  // unchanged
     EXPECT_NE(err.find("critical cuda_oom [job]"), std::string::npos) << err;
     EXPECT_NE(err.find("see: docs/findings.md#cuda_oom"), std::string::npos) << err;
+}
+
+TEST(RunCommand, RunsShowExportPrune) {
+    TempDir d;
+    Baton b(d, {"--name", "exp-8", "--", "sh", "-c", "sleep 0.7"});
+    ASSERT_EQ(b.wait(), 0);
+    const std::string db = d.path() + "/baton.db";
+    auto show = run({baton_binary(), "runs", "show", "1", "--db", db});
+    ASSERT_EQ(show.exit_code, 0) << show.err;
+    EXPECT_NE(show.out.find("exp-8"), std::string::npos) << show.out;
+    EXPECT_NE(show.out.find("command: sh -c sleep 0.7"), std::string::npos) << show.out;
+    EXPECT_NE(show.out.find("baton run: exp-8 exited with 0"), std::string::npos) << show.out;  // the stored summary
+    auto listed = run({baton_binary(), "runs", "--db", db, "--json"});
+    const std::size_t at = listed.out.find("\"samples\":");
+    ASSERT_NE(at, std::string::npos);
+    const int samples = std::stoi(listed.out.substr(at + 10));
+    ASSERT_GT(samples, 1);
+    auto jsonl = run({baton_binary(), "runs", "export", "1", "--db", db});
+    ASSERT_EQ(jsonl.exit_code, 0) << jsonl.err;
+    EXPECT_EQ(std::count(jsonl.out.begin(), jsonl.out.end(), '\n'), samples);
+    EXPECT_NE(jsonl.out.find("\"job_cpu_percent\":"), std::string::npos);
+    auto csv = run({baton_binary(), "runs", "export", "1", "--format", "csv", "--db", db});
+    EXPECT_EQ(csv.out.rfind("time,cpu_percent,iowait_percent,memory_used_gib,swap_mb_per_second,job_cpu_percent,"
+                            "job_rss_gib\n",
+                            0),
+              0u)
+        << csv.out;
+    EXPECT_EQ(std::count(csv.out.begin(), csv.out.end(), '\n'), samples + 1);
+    EXPECT_EQ(run({baton_binary(), "runs", "show", "9", "--db", db}).exit_code, 1);  // no such run
+    EXPECT_EQ(run({baton_binary(), "runs", "export", "1", "--format", "xml", "--db", db}).exit_code, 2);
+    auto keep = run({baton_binary(), "runs", "prune", "--older-than", "30d", "--db", db});
+    EXPECT_EQ(keep.out, "pruned 0 runs\n");
+    usleep(1100000);
+    auto drop = run({baton_binary(), "runs", "prune", "--older-than", "1s", "--db", db});
+    EXPECT_EQ(drop.out, "pruned 1 run\n");
+    EXPECT_EQ(run({baton_binary(), "runs", "prune", "--older-than", "soon", "--db", db}).exit_code, 2);
 }

@@ -19,9 +19,10 @@ sleeper_pid=""
 t() { tmux -S "$sock" "$@"; }
 cleanup() {
   t kill-server 2>/dev/null || true
+  sleep 0.1  # let the pane's shell go before its files are removed
   [ -z "$sleeper_pid" ] || kill "$sleeper_pid" 2>/dev/null || true
   [ -z "$victim_pid" ] || kill "$victim_pid" 2>/dev/null || true
-  rm -rf "$work"
+  rm -rf "$work" 2>/dev/null || true
 }
 trap cleanup EXIT
 fail() {
@@ -50,6 +51,12 @@ wait_without() {
   fail "pane still shows: $1"
 }
 keys() { t send-keys -t top "$@"; }
+# same_stty A B: the two `stty -g` captures agree; on a difference, prints the fields that differ.
+same_stty() {
+  cmp -s "$1" "$2" && return 0
+  diff <(tr ':' '\n' < "$1" | cat -n) <(tr ':' '\n' < "$2" | cat -n) >&2 || true
+  return 1
+}
 
 # Processes of ours: one to find with the filter, one to send a signal to.
 exec -a "$marker-sleeper" sleep 300 &
@@ -64,7 +71,8 @@ keys "export BATON_NVML_LIBRARY=$nvml BATON_FAKE_NVML_SCENARIO=$scenario PS1='$ 
 keys "stty -g > $work/stty.before; clear" Enter
 
 run_top() {  # run_top TAG: starts baton top, its exit status goes to the pane as EXIT-TAG=N
-  keys "'$baton' top -d 0.3 --sort pid; echo EXIT-$1=\$?; stty -g > $work/stty.$1" Enter
+  # The settings are saved before the status is echoed: once the pane shows it, the file is complete.
+  keys "'$baton' top -d 0.3 --sort pid; s=\$?; stty -g > $work/stty.$1; echo EXIT-$1=\$s" Enter
 }
 
 # 1. Keys.
@@ -119,7 +127,7 @@ done
 t resize-window -t top -x 120 -y 40
 keys q
 wait_for "EXIT-q=0"
-cmp -s "$work/stty.before" "$work/stty.q" || fail "terminal settings differ after q"
+same_stty "$work/stty.before" "$work/stty.q" || fail "terminal settings differ after q"
 pane | grep -q "PID USER" && fail "the screen was not restored after q (alternate screen still shown)"
 
 # 1b. An unprivileged user cannot signal another user's process (run as nobody when we are root).
@@ -161,18 +169,18 @@ run_top int
 wait_for "PID USER"
 keys C-c
 wait_for "EXIT-int=130"
-cmp -s "$work/stty.before" "$work/stty.int" || fail "terminal settings differ after Ctrl-C"
+same_stty "$work/stty.before" "$work/stty.int" || fail "terminal settings differ after Ctrl-C"
 pane | grep -q "PID USER" && fail "the screen was not restored after Ctrl-C"
 
 # 4. A crash signal: the terminal is restored before the default action.
 keys clear Enter
-keys "'$baton' top -d 0.3 --filter $marker-crash; echo EXIT-segv=\$?; stty -g > $work/stty.segv" Enter
+keys "'$baton' top -d 0.3 --filter $marker-crash; s=\$?; stty -g > $work/stty.segv; echo EXIT-segv=\$s" Enter
 wait_for "PID USER"
 top_pid=$(pgrep -f -- "--filter $marker-crash" | head -1)
 [ -n "$top_pid" ] || fail "cannot find the baton top process"
 kill -SEGV "$top_pid"
 wait_for "EXIT-segv=139"
-cmp -s "$work/stty.before" "$work/stty.segv" || fail "terminal settings differ after SIGSEGV"
+same_stty "$work/stty.before" "$work/stty.segv" || fail "terminal settings differ after SIGSEGV"
 # (bash also resets the tty modes of a job killed by a signal; the alternate screen is ours.)
 pane | grep -q "PID USER" && fail "the screen was not restored after SIGSEGV (alternate screen still shown)"
 
