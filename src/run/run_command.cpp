@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <csignal>
-#include <unistd.h>
 #include <deque>
-#include <set>
+#include <optional>
+#include <unistd.h>
 
 #include <fmt/format.h>  // header-only (fmt::fmt-header-only)
 
