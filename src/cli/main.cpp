@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/cli_common.hpp"
+#include "cli/cmd_compare.hpp"
 #include "cli/cmd_diagnose.hpp"
 #include "cli/cmd_doctor.hpp"
 #include "cli/cmd_run.hpp"
@@ -56,6 +57,8 @@ int main(int argc, char** argv) {
     CLI::App* run = add_run_command(app, run_args);
     RunsArgs runs_args;
     CLI::App* runs = add_runs_command(app, runs_args);
+    CompareArgs compare_args;
+    CLI::App* compare = add_compare_command(app, compare_args);
 
     std::string help_topic;
     CLI::App* help = app.add_subcommand("help", "Show help for baton or one subcommand");
@@ -105,6 +108,7 @@ int main(int argc, char** argv) {
     if (doctor->parsed()) return run_doctor(doctor_args, config_path);
     if (run->parsed()) return run_run(run_args, run_command_words, config_path);
     if (runs->parsed()) return run_runs(runs_args);
+    if (compare->parsed()) return run_compare(compare_args);
     if (help->parsed()) {
         if (help_topic.empty()) {
             std::fputs(top_help(app).c_str(), stdout);

@@ -213,3 +213,23 @@ TEST(RunCommand, RunsShowExportPrune) {
     EXPECT_EQ(drop.out, "pruned 1 run\n");
     EXPECT_EQ(run({baton_binary(), "runs", "prune", "--older-than", "soon", "--db", db}).exit_code, 2);
 }
+
+TEST(RunCommand, CompareTwoRuns) {
+    TempDir d;
+    Baton first(d, {"--name", "baseline", "--", "sh", "-c", "sleep 0.6"});
+    ASSERT_EQ(first.wait(), 0);
+    Baton second(d, {"--name", "bigger-batch", "--", "sh", "-c",
+                     "sleep 0.6; echo 'torch.OutOfMemoryError: CUDA out of memory.' >&2; exit 1"});
+    ASSERT_EQ(second.wait(), 1);
+    const std::string db = d.path() + "/baton.db";
+    auto r = run({baton_binary(), "compare", "1", "2", "--db", db});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("baseline"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("bigger-batch"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("finished 1"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("new in run 2: cuda_oom [job]"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("duration"), std::string::npos) << r.out;
+    auto missing = run({baton_binary(), "compare", "1", "7", "--db", db});
+    EXPECT_EQ(missing.exit_code, 1);
+    EXPECT_NE(missing.err.find("no run 7"), std::string::npos) << missing.err;
+}

@@ -1,0 +1,137 @@
+#include "cli/cmd_compare.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>  // header-only (fmt::fmt-header-only)
+
+#include "cli/cli_common.hpp"
+#include "store/history.hpp"
+
+namespace baton::cli {
+
+CLI::App* add_compare_command(CLI::App& app, CompareArgs& a) {
+    CLI::App* cmd = app.add_subcommand("compare", "Two recorded runs side by side: what changed");
+    cmd->add_option("run_a", a.a, "The first run's id")->required();
+    cmd->add_option("run_b", a.b, "The second run's id")->required();
+    cmd->add_option("--db", a.db, "History database (default $XDG_STATE_HOME/baton/baton.db)");
+    return cmd;
+}
+
+namespace {
+
+// The figures compared, from a run's record and samples.
+struct Figures {
+    double seconds = 0;
+    int exit_status = -1;
+    double gpu_util_avg = -1, gpu_util_p95 = -1, gpu_memory_peak_gib = -1;  // -1: no GPU samples
+    double job_cpu_avg = 0, job_rss_peak_gib = 0, host_cpu_avg = 0, iowait_avg = 0;
+    std::set<std::string> findings;  // "rule [subject]"
+};
+
+Figures figures(const RunRecord& r, const std::vector<RunSample>& samples, const std::vector<RecordedFinding>& found) {
+    Figures f;
+    if (r.end_ms) f.seconds = static_cast<double>(*r.end_ms - r.start_ms) / 1000.0;
+    f.exit_status = r.exit_status.value_or(-1);
+    std::vector<double> util;
+    double memory = -1;
+    for (const RunSample& s : samples) {
+        f.job_cpu_avg += s.job_cpu_percent;
+        f.job_rss_peak_gib = std::max(f.job_rss_peak_gib, static_cast<double>(s.job_rss_gib));
+        f.host_cpu_avg += s.cpu_percent;
+        f.iowait_avg += s.iowait_percent;
+        for (const RunSample::Gpu& g : s.gpus) {
+            util.push_back(g.utilization);
+            memory = std::max(memory, static_cast<double>(g.memory_used_gib));
+        }
+    }
+    if (!samples.empty()) {
+        const auto n = static_cast<double>(samples.size());
+        f.job_cpu_avg /= n;
+        f.host_cpu_avg /= n;
+        f.iowait_avg /= n;
+    }
+    if (!util.empty()) {
+        double sum = 0;
+        for (double u : util) sum += u;
+        f.gpu_util_avg = sum / static_cast<double>(util.size());
+        std::sort(util.begin(), util.end());
+        f.gpu_util_p95 = util[std::min(util.size() - 1,
+                                       static_cast<std::size_t>(0.95 * static_cast<double>(util.size() - 1) + 0.5))];
+        f.gpu_memory_peak_gib = memory;
+    }
+    for (const RecordedFinding& x : found) f.findings.insert(x.rule + " [" + x.subject + "]");
+    return f;
+}
+
+std::string value(double v, const char* unit) {
+    return v < 0 ? std::string("-") : fmt::format("{:.1f}{}", v, unit);
+}
+
+std::string delta(double a, double b, const char* unit) {
+    if (a < 0 || b < 0) return "";
+    const double d = b - a;
+    if (std::abs(d) < 0.05) return "same";
+    std::string s = fmt::format("{:+.1f}{}", d, unit);
+    if (a >= 1) s += fmt::format(" ({:+.0f} %)", 100.0 * d / a);  // relative change only on a real base
+    return s;
+}
+
+}  // namespace
+
+int run_compare(const CompareArgs& a) {
+    Result<History> h = History::open(a.db.empty() ? History::default_path() : a.db);
+    if (!h.ok()) return runtime_error(h.error().message);
+    Result<std::vector<RunRecord>> runs = h->runs();
+    if (!runs.ok()) return runtime_error(runs.error().message);
+    auto find = [&](std::int64_t id) -> const RunRecord* {
+        for (const RunRecord& r : *runs)
+            if (r.id == id) return &r;
+        return nullptr;
+    };
+    const RunRecord* ra = find(a.a);
+    const RunRecord* rb = find(a.b);
+    if (!ra || !rb) return runtime_error("no run " + std::to_string(ra ? a.b : a.a) + " in the history");
+    Figures fa, fb;
+    for (auto [r, f] : {std::pair{ra, &fa}, std::pair{rb, &fb}}) {
+        Result<std::vector<RunSample>> s = h->samples(r->id);
+        Result<std::vector<RecordedFinding>> found = h->findings(r->id);
+        if (!s.ok()) return runtime_error(s.error().message);
+        *f = figures(*r, *s, found.ok() ? *found : std::vector<RecordedFinding>{});
+    }
+    std::string out;
+    auto row = [&](const std::string& name, const std::string& x, const std::string& y, const std::string& d) {
+        out += fmt::format("{:<22} {:>14} {:>14}   {}\n", name, x, y, d);
+    };
+    row("", fmt::format("run {}", ra->id), fmt::format("run {}", rb->id), "change");
+    row("name", ra->name.substr(0, 14), rb->name.substr(0, 14), "");
+    row("state / exit", ra->state + (ra->exit_status ? " " + std::to_string(*ra->exit_status) : ""),
+        rb->state + (rb->exit_status ? " " + std::to_string(*rb->exit_status) : ""), "");
+    row("duration", value(fa.seconds, " s"), value(fb.seconds, " s"), delta(fa.seconds, fb.seconds, " s"));
+    row("GPU utilisation avg", value(fa.gpu_util_avg, " %"), value(fb.gpu_util_avg, " %"),
+        delta(fa.gpu_util_avg, fb.gpu_util_avg, " pt"));
+    row("GPU utilisation p95", value(fa.gpu_util_p95, " %"), value(fb.gpu_util_p95, " %"),
+        delta(fa.gpu_util_p95, fb.gpu_util_p95, " pt"));
+    row("GPU memory peak", value(fa.gpu_memory_peak_gib, " GiB"), value(fb.gpu_memory_peak_gib, " GiB"),
+        delta(fa.gpu_memory_peak_gib, fb.gpu_memory_peak_gib, " GiB"));
+    row("job CPU avg", value(fa.job_cpu_avg, " %"), value(fb.job_cpu_avg, " %"),
+        delta(fa.job_cpu_avg, fb.job_cpu_avg, " pt"));
+    row("job RSS peak", value(fa.job_rss_peak_gib, " GiB"), value(fb.job_rss_peak_gib, " GiB"),
+        delta(fa.job_rss_peak_gib, fb.job_rss_peak_gib, " GiB"));
+    row("host CPU avg", value(fa.host_cpu_avg, " %"), value(fb.host_cpu_avg, " %"),
+        delta(fa.host_cpu_avg, fb.host_cpu_avg, " pt"));
+    row("I/O wait avg", value(fa.iowait_avg, " %"), value(fb.iowait_avg, " %"),
+        delta(fa.iowait_avg, fb.iowait_avg, " pt"));
+    for (const std::string& f : fa.findings)
+        if (!fb.findings.count(f)) out += "gone in run " + std::to_string(rb->id) + ": " + f + "\n";
+    for (const std::string& f : fb.findings)
+        if (!fa.findings.count(f)) out += "new in run " + std::to_string(rb->id) + ": " + f + "\n";
+    for (const std::string& f : fb.findings)
+        if (fa.findings.count(f)) out += "in both: " + f + "\n";
+    write_stdout(out);
+    return kExitOk;
+}
+
+}  // namespace baton::cli

@@ -1,0 +1,21 @@
+// `baton compare RUN_A RUN_B`: two recorded runs side by side, with the differences.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace CLI {
+class App;
+}
+
+namespace baton::cli {
+
+struct CompareArgs {
+    std::string db;
+    std::int64_t a = 0, b = 0;
+};
+
+CLI::App* add_compare_command(CLI::App& app, CompareArgs& args);
+int run_compare(const CompareArgs& args);
+
+}  // namespace baton::cli
