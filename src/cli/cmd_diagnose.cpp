@@ -67,6 +67,10 @@ std::optional<double> parse_duration(const std::string& text) {
             scale = 3600;
             number.pop_back();
             break;
+        case 'd':
+            scale = 86400;
+            number.pop_back();
+            break;
         default:
             break;
     }

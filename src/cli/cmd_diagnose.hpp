@@ -26,7 +26,7 @@ int run_diagnose(const DiagnoseArgs& args, const std::string& config_path);
 // monitoring-plugin convention's UNKNOWN (0 OK, 1 warning, 2 critical).
 inline constexpr int kExitCannotJudge = 3;
 
-// Parses "30", "30s", "1.5m", "2h" into seconds; nullopt when malformed or not positive.
+// Parses "30", "30s", "1.5m", "2h", "30d" into seconds; nullopt when malformed or not positive.
 std::optional<double> parse_duration(const std::string& text);
 
 }  // namespace baton::cli

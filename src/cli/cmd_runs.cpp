@@ -53,7 +53,7 @@ std::string list(const std::vector<RunRecord>& runs, bool json) {
     return out;
 }
 
-// One run as a JSON object (the writer trims `out` to what it wrote when it goes: add after it).
+// One run as a JSON object, without a newline.
 void append_run_json(const RunRecord& r, std::string& out) {
     JsonWriter w(out);
     w.begin_object();
@@ -100,29 +100,28 @@ std::string export_samples(const std::vector<RunSample>& samples, const std::str
             out += "\n";
             continue;
         }
-        {
-            JsonWriter w(out);  // scoped: it trims `out` to what it wrote when it goes
+        JsonWriter w(out);
+        w.begin_object();
+        w.field("time", rfc3339_utc(s.t_ms));
+        w.field("cpu_percent", static_cast<double>(s.cpu_percent));
+        w.field("iowait_percent", static_cast<double>(s.iowait_percent));
+        w.field("memory_used_gib", static_cast<double>(s.memory_used_gib));
+        w.field("swap_mb_per_second", static_cast<double>(s.swap_mb_per_s));
+        w.field("job_cpu_percent", static_cast<double>(s.job_cpu_percent));
+        w.field("job_rss_gib", static_cast<double>(s.job_rss_gib));
+        w.key("gpus");
+        w.begin_array();
+        for (const RunSample::Gpu& g : s.gpus) {
             w.begin_object();
-            w.field("time", rfc3339_utc(s.t_ms));
-            w.field("cpu_percent", static_cast<double>(s.cpu_percent));
-            w.field("iowait_percent", static_cast<double>(s.iowait_percent));
-            w.field("memory_used_gib", static_cast<double>(s.memory_used_gib));
-            w.field("swap_mb_per_second", static_cast<double>(s.swap_mb_per_s));
-            w.field("job_cpu_percent", static_cast<double>(s.job_cpu_percent));
-            w.field("job_rss_gib", static_cast<double>(s.job_rss_gib));
-            w.key("gpus");
-            w.begin_array();
-            for (const RunSample::Gpu& g : s.gpus) {
-                w.begin_object();
-                w.field("index", static_cast<unsigned>(g.index));
-                w.field("utilization_percent", static_cast<double>(g.utilization));
-                w.field("memory_used_gib", static_cast<double>(g.memory_used_gib));
-                if (g.sm_activity >= 0) w.field("sm_activity_percent", static_cast<double>(g.sm_activity));
-                w.end_object();
-            }
-            w.end_array();
+            w.field("index", static_cast<unsigned>(g.index));
+            w.field("utilization_percent", static_cast<double>(g.utilization));
+            w.field("memory_used_gib", static_cast<double>(g.memory_used_gib));
+            if (g.sm_activity >= 0) w.field("sm_activity_percent", static_cast<double>(g.sm_activity));
             w.end_object();
         }
+        w.end_array();
+        w.end_object();
+        w.finish();
         out.push_back('\n');
     }
     return out;
@@ -136,15 +135,9 @@ int run_runs(const RunsArgs& a) {
     Result<std::vector<RunRecord>> runs = h->runs();
     if (!runs.ok()) return runtime_error(runs.error().message);
     if (a.prune->parsed()) {
-        std::string age = a.older_than;
-        double scale = 1;
-        if (!age.empty() && age.back() == 'd') {
-            age.back() = 'h';
-            scale = 24;
-        }
-        std::optional<double> seconds = parse_duration(age);
+        std::optional<double> seconds = parse_duration(a.older_than);
         if (!seconds) return usage_error("--older-than: expected an age such as 30d, 12h or 90m");
-        Result<int> n = h->prune(unix_millis() - static_cast<std::int64_t>(*seconds * scale * 1000));
+        Result<int> n = h->prune(unix_millis() - static_cast<std::int64_t>(*seconds * 1000));
         if (!n.ok()) return runtime_error(n.error().message);
         write_stdout(fmt::format("pruned {} run{}\n", *n, *n == 1 ? "" : "s"));
         return kExitOk;

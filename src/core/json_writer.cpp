@@ -10,6 +10,7 @@ void JsonWriter::grow(std::size_t n) {
     // not per field.
     std::size_t want = std::max(pos_ + n, out_.size() * 2);
     out_.resize(std::max<std::size_t>(want, 64 * 1024));
+    spare_ = true;
 }
 
 void JsonWriter::begin_object() {

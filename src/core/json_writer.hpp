@@ -7,7 +7,8 @@
 // e.g. from a process's command line, become U+FFFD.
 //
 // The string holds spare bytes past the written text until finish() (or the destructor)
-// trims it: read `out` only after either.
+// trims it: read `out` only after either. Once finished, the writer leaves the string alone (text
+// appended after finish() survives the destructor) until it writes again.
 #pragma once
 
 #include <cstdint>
@@ -26,7 +27,11 @@ class JsonWriter {
     JsonWriter& operator=(const JsonWriter&) = delete;
 
     // Trims the string to the text written so far. Idempotent; writing may continue after.
-    void finish() { out_.resize(pos_); }
+    void finish() {
+        if (!spare_) return;
+        out_.resize(pos_);
+        spare_ = false;
+    }
 
     void begin_object();
     void end_object();
@@ -104,6 +109,7 @@ class JsonWriter {
     std::string& out_;
     std::size_t pos_;
     bool need_comma_ = false;
+    bool spare_ = false;  // grow() added bytes past pos_ that finish() must trim
 };
 
 }  // namespace baton

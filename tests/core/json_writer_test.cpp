@@ -73,3 +73,22 @@ TEST(JsonWriter, LongOutputGrowsAndTrims) {
     auto parsed = nlohmann::json::parse(out.substr(7));
     EXPECT_EQ(parsed.size(), 100000u);
 }
+
+TEST(JsonWriter, TextAppendedAfterFinishSurvivesTheWriter) {
+    std::string out;
+    {
+        baton::JsonWriter w(out);
+        w.begin_object();
+        w.field("a", 1);
+        w.end_object();
+        w.finish();
+        out.push_back('\n');  // JSON Lines: the newline after the object
+    }
+    EXPECT_EQ(out, "{\"a\":1}\n");
+    {
+        baton::JsonWriter w(out);  // a second line through a new writer
+        w.begin_object();
+        w.end_object();
+    }
+    EXPECT_EQ(out, "{\"a\":1}\n{}");
+}
