@@ -68,15 +68,9 @@ std::optional<double> swap_traffic(const SwapStats& s) {
 std::vector<IndicatorSummary> summarize_indicators(const std::vector<Snapshot>& w, const Thresholds& t) {
     std::vector<IndicatorSummary> out;
     auto average = [&](auto get) -> std::optional<double> {
-        double sum = 0;
-        std::size_t n = 0;
-        for (const Snapshot& s : w)
-            if (std::optional<double> v = get(s)) {
-                sum += *v;
-                ++n;
-            }
-        if (n == 0) return std::nullopt;
-        return sum / static_cast<double>(n);
+        const Series s = series_of(w, seconds, get, [](double) { return false; });
+        if (s.samples == 0) return std::nullopt;
+        return s.average;
     };
     std::vector<unsigned> gpus;
     for (const Snapshot& s : w)
@@ -122,24 +116,9 @@ void IndicatorWindow::add(const Snapshot& s) {
 }
 
 template <typename Get>
-IndicatorWindow::Sustained IndicatorWindow::sustained(Get get, double alarm) const {
-    Sustained r;
-    double first = 0, last = 0, sum = 0;
-    std::size_t over = 0;
-    for (const Sample& x : samples_) {
-        std::optional<double> v = get(x);
-        if (!v) continue;
-        if (r.count == 0) first = x.time;
-        last = x.time;
-        ++r.count;
-        sum += *v;
-        over += *v > alarm ? 1 : 0;
-    }
-    if (r.count == 0) return r;
-    r.share = static_cast<double>(over) / static_cast<double>(r.count);
-    r.average = sum / static_cast<double>(r.count);
-    r.span = last - first;
-    return r;
+Series IndicatorWindow::metric(Get get, double alarm) const {
+    return series_of(
+        samples_, [](const Sample& x) { return x.time; }, get, [alarm](double v) { return v > alarm; });
 }
 
 std::vector<Breach> IndicatorWindow::breaches() const {
@@ -150,21 +129,18 @@ std::vector<Breach> IndicatorWindow::breaches() const {
             out.push_back(
                 {"gpu_memory_high", fmt::format("gpu:{}", index),
                  fmt::format("GPU{} memory {:.0f} % (> {:g} %)", index, percent, t_.gpu_memory_alarm_percent)});
-    auto holds = [&](const Sustained& s) {
-        return s.count > 0 && s.span >= t_.sustained_share * t_.window_seconds && s.share >= t_.sustained_share;
-    };
-    Sustained cpu = sustained([](const Sample& x) { return x.cpu; }, t_.cpu_alarm_percent);
-    if (holds(cpu))
+    const Series cpu = metric([](const Sample& x) { return x.cpu; }, t_.cpu_alarm_percent);
+    if (sustained(cpu, t_))
         out.push_back({"cpu_load_high", "host",
-                       fmt::format("CPU {:.0f} % over {:.0f} s (> {:g} % sustained)", cpu.average, cpu.span,
+                       fmt::format("CPU {:.0f} % over {:.0f} s (> {:g} % sustained)", cpu.average, cpu.span(),
                                    t_.cpu_alarm_percent)});
-    Sustained swap = sustained([](const Sample& x) { return x.swap; }, t_.swap_alarm_bytes_per_second);
-    if (holds(swap))
+    const Series swap = metric([](const Sample& x) { return x.swap; }, t_.swap_alarm_bytes_per_second);
+    if (sustained(swap, t_))
         out.push_back({"swap_active", "host",
-                       fmt::format("swap {} over {:.0f} s (> {} sustained)", rate_text(swap.average), swap.span,
+                       fmt::format("swap {} over {:.0f} s (> {} sustained)", rate_text(swap.average), swap.span(),
                                    rate_text(t_.swap_alarm_bytes_per_second))});
-    Sustained io = sustained([](const Sample& x) { return x.iowait; }, t_.iowait_alarm_percent);
-    if (io.count > 0 && io.average > t_.iowait_alarm_percent)
+    const Series io = metric([](const Sample& x) { return x.iowait; }, t_.iowait_alarm_percent);
+    if (io.samples > 0 && io.average > t_.iowait_alarm_percent)
         out.push_back({"io_wait_high", "host",
                        fmt::format("I/O wait {:.1f} % (> {:g} % of CPU time)", io.average, t_.iowait_alarm_percent)});
     return out;

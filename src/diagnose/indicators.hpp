@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/thresholds.hpp"
+#include "diagnose/series.hpp"
 #include "sample/snapshot.hpp"
 
 namespace baton {
@@ -72,13 +73,9 @@ class IndicatorWindow {
         std::optional<double> cpu, iowait, swap;
         std::vector<std::pair<unsigned, double>> gpu_memory;  // (index, percent)
     };
-    // Share of samples with a value that breach, the average value, and the span they cover.
-    struct Sustained {
-        double share = 0, average = 0, span = 0;
-        std::size_t count = 0;
-    };
+    // One metric of the kept samples, against an alarm level (series.hpp does the counting).
     template <typename Get>
-    Sustained sustained(Get get, double alarm) const;
+    Series metric(Get get, double alarm) const;
 
     Thresholds t_;
     std::deque<Sample> samples_;

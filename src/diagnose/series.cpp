@@ -22,25 +22,8 @@ double seconds(const Snapshot& s) {
 
 Series series(const Window& w, const std::function<std::optional<double>(const Snapshot&)>& value,
               const std::function<bool(double)>& breach) {
-    Series r;
-    double sum = 0;
-    for (const Snapshot& s : w) {
-        std::optional<double> v = value(s);
-        if (!v) continue;
-        if (r.samples == 0) {
-            r.minimum = r.maximum = r.first = *v;
-            r.first_time = seconds(s);
-        }
-        r.minimum = std::min(r.minimum, *v);
-        r.maximum = std::max(r.maximum, *v);
-        r.last = *v;
-        r.last_time = seconds(s);
-        sum += *v;
-        ++r.samples;
-        r.breaches += breach(*v) ? 1 : 0;
-    }
-    if (r.samples) r.average = sum / static_cast<double>(r.samples);
-    return r;
+    return series_of(
+        w, [](const Snapshot& s) { return seconds(s); }, value, breach);
 }
 
 bool sustained(const Series& s, const Thresholds& t) {

@@ -26,6 +26,35 @@ struct Series {
     double share() const { return samples ? static_cast<double>(breaches) / static_cast<double>(samples) : 0; }
 };
 
+// The same over any time-ordered samples: `time` gives a sample's Unix seconds, `value` its metric
+// (nullopt: not known there), `breach` whether a value breaches. (baton top's IndicatorWindow keeps
+// light samples instead of snapshots and uses this directly.)
+template <typename Samples, typename Time, typename Value, typename Breach>
+Series series_of(const Samples& samples, Time time, Value value, Breach breach) {
+    Series r;
+    double sum = 0;
+    for (const auto& s : samples) {
+        const std::optional<double> v = value(s);
+        if (!v) continue;
+        if (r.samples == 0) {
+            r.minimum = r.maximum = r.first = *v;
+            r.first_time = time(s);
+        }
+        r.minimum = *v < r.minimum ? *v : r.minimum;
+        r.maximum = *v > r.maximum ? *v : r.maximum;
+        r.last = *v;
+        r.last_time = time(s);
+        sum += *v;
+        ++r.samples;
+        r.breaches += breach(*v) ? 1 : 0;
+    }
+    if (r.samples) r.average = sum / static_cast<double>(r.samples);
+    return r;
+}
+
+// Seconds since the Unix epoch of a snapshot.
+double seconds(const Snapshot& s);
+
 // `value` gives the metric of one snapshot (nullopt: not known there); `breach` says whether a
 // value breaches.
 Series series(const Window& w, const std::function<std::optional<double>(const Snapshot&)>& value,
@@ -42,8 +71,5 @@ const GpuInfo* gpu_at(const Snapshot& s, unsigned index);
 std::vector<unsigned> gpu_indices(const Window& w);
 // The process with this pid (the processes are sorted by pid), or null.
 const ProcessInfo* process_at(const Snapshot& s, std::uint32_t pid);
-
-// Seconds since the Unix epoch of a snapshot.
-double seconds(const Snapshot& s);
 
 }  // namespace baton
