@@ -26,8 +26,26 @@ void on_stop(int sig) {
     g_stop_signal = sig;
 }
 
+// The command and all its descendants in one snapshot, summed (walked once per tick: the summary
+// and the history both use it).
+struct JobTotals {
+    double cpu_percent = 0;
+    std::uint64_t rss_bytes = 0;
+    std::size_t processes = 0;
+};
+
+JobTotals job_totals(const Snapshot& snap, pid_t root) {
+    JobTotals j;
+    for (const ProcessInfo* p : process_and_descendants(snap, static_cast<std::uint32_t>(root))) {
+        j.cpu_percent += p->cpu_percent.value_or(0);
+        j.rss_bytes += p->rss_bytes;
+        ++j.processes;
+    }
+    return j;
+}
+
 // Adds one snapshot to the aggregates.
-void account(RunStats& s, const Snapshot& snap, pid_t root, double dt) {
+void account(RunStats& s, const Snapshot& snap, const JobTotals& job, double dt) {
     ++s.samples;
     for (const GpuInfo& g : snap.gpus) {
         if (g.stale || g.error) continue;
@@ -46,17 +64,10 @@ void account(RunStats& s, const Snapshot& snap, pid_t root, double dt) {
         it->peak_memory_bytes = std::max(it->peak_memory_bytes, g.memory_used_bytes.value_or(0));
         it->memory_total_bytes = g.memory_total_bytes.value_or(it->memory_total_bytes);
     }
-    double cpu = 0;
-    std::uint64_t rss = 0;
-    const auto tree = process_and_descendants(snap, static_cast<std::uint32_t>(root));
-    for (const ProcessInfo* p : tree) {
-        cpu += p->cpu_percent.value_or(0);
-        rss += p->rss_bytes;
-    }
-    s.job_cpu_sum += cpu;
-    s.job_cpu_peak = std::max(s.job_cpu_peak, cpu);
-    s.job_rss_peak = std::max(s.job_rss_peak, rss);
-    s.job_processes_peak = std::max(s.job_processes_peak, tree.size());
+    s.job_cpu_sum += job.cpu_percent;
+    s.job_cpu_peak = std::max(s.job_cpu_peak, job.cpu_percent);
+    s.job_rss_peak = std::max(s.job_rss_peak, job.rss_bytes);
+    s.job_processes_peak = std::max(s.job_processes_peak, job.processes);
     s.host_memory_peak = std::max(s.host_memory_peak, snap.memory.used_bytes);
     s.host_memory_total = snap.memory.total_bytes;
     if (snap.swap.in_bytes_per_second && snap.swap.out_bytes_per_second)
@@ -68,7 +79,7 @@ void account(RunStats& s, const Snapshot& snap, pid_t root, double dt) {
 }
 
 // The figures of one tick that the history keeps.
-RunSample to_run_sample(const Snapshot& snap, pid_t root) {
+RunSample to_run_sample(const Snapshot& snap, const JobTotals& job) {
     constexpr float gib = 1073741824.0f;
     RunSample r;
     r.t_ms = snap.time_unix_ms;
@@ -77,10 +88,8 @@ RunSample to_run_sample(const Snapshot& snap, pid_t root) {
     r.memory_used_gib = static_cast<float>(snap.memory.used_bytes) / gib;
     r.swap_mb_per_s = static_cast<float>(
         (snap.swap.in_bytes_per_second.value_or(0) + snap.swap.out_bytes_per_second.value_or(0)) / 1e6);
-    for (const ProcessInfo* p : process_and_descendants(snap, static_cast<std::uint32_t>(root))) {
-        r.job_cpu_percent += static_cast<float>(p->cpu_percent.value_or(0));
-        r.job_rss_gib += static_cast<float>(p->rss_bytes) / gib;
-    }
+    r.job_cpu_percent = static_cast<float>(job.cpu_percent);
+    r.job_rss_gib = static_cast<float>(job.rss_bytes) / gib;
     for (const GpuInfo& g : snap.gpus) {
         if (g.stale || g.error) continue;
         r.gpus.push_back({static_cast<std::uint8_t>(g.index), static_cast<float>(g.utilization_percent.value_or(0)),
@@ -227,8 +236,9 @@ RunStats run_command(const RunOptions& o, std::string& error) {
             next_sample = std::max(next_sample + o.interval_seconds, now);
             Snapshot snap;
             sampler.take(snap);
-            account(stats, snap, child.pid(), snap.interval_seconds);
-            if (history) history->add_sample(stats.run_id, to_run_sample(snap, child.pid()));
+            const JobTotals job = job_totals(snap, child.pid());
+            account(stats, snap, job, snap.interval_seconds);
+            if (history) history->add_sample(stats.run_id, to_run_sample(snap, job));
             if (snap.swap.oom_kill_total) {
                 if (!oom_kills_at_start) oom_kills_at_start = snap.swap.oom_kill_total;
                 oom_kills_now = snap.swap.oom_kill_total;

@@ -137,6 +137,13 @@ void terminal_size(int& w, int& h) {
     }
 }
 
+// The fixed size from the options, else the terminal's (80x24 without one).
+void frame_size(const TopOptions& o, int& w, int& h) {
+    terminal_size(w, h);
+    if (o.width) w = o.width;
+    if (o.height) h = o.height;
+}
+
 // A frame shown before the first snapshot arrives.
 Frame waiting_frame(int w, int h) {
     Frame f;
@@ -208,13 +215,8 @@ int run_top_batch(const TopOptions& options) {
     TopOptions o = options;
     o.view.show_selection = false;
     catch_stop_signals();
-    int w = o.width, h = o.height;
-    if (!w || !h) {
-        int tw = 0, th = 0;
-        terminal_size(tw, th);
-        if (!w) w = tw;
-        if (!h) h = th;
-    }
+    int w = 0, h = 0;
+    frame_size(o, w, h);
     Sampler sampler(o.sampler);
     IndicatorWindow window(o.thresholds);
     Snapshot snap;
@@ -241,13 +243,8 @@ int run_top_batch(const TopOptions& options) {
 std::string top_once(const TopOptions& options, bool marked) {
     TopOptions o = options;
     o.view.show_selection = false;
-    int w = o.width, h = o.height;
-    if (!w || !h) {
-        int tw = 0, th = 0;
-        terminal_size(tw, th);
-        if (!w) w = tw;
-        if (!h) h = th;
-    }
+    int w = 0, h = 0;
+    frame_size(o, w, h);
     Sampler sampler(o.sampler);
     Snapshot snap;
     sampler.take(snap);
