@@ -29,4 +29,13 @@ bool write_stdout(const std::string& text) {
     return true;
 }
 
+SamplerOptions sampler_options(const Config& c, const std::string& proc_root, const std::string& sys_root,
+                               bool no_gpus) {
+    SamplerOptions o = SamplerOptions::from_config(c);
+    if (!proc_root.empty()) o.proc_root = proc_root;
+    if (!sys_root.empty()) o.sys_root = sys_root;
+    o.gpus = !no_gpus;
+    return o;
+}
+
 }  // namespace baton::cli

@@ -3,6 +3,9 @@
 
 #include <string>
 
+#include "core/config.hpp"
+#include "sample/sampler.hpp"
+
 namespace CLI {
 class App;
 }
@@ -22,5 +25,10 @@ int runtime_error(const std::string& message);
 
 // Writes all of `text` to stdout; false on a write error (EPIPE: the reader went away).
 bool write_stdout(const std::string& text);
+
+// The sampler's options from the config, with the flags every sampling command shares
+// (--proc-root, --sys-root, --no-gpus) applied over it.
+SamplerOptions sampler_options(const Config& c, const std::string& proc_root, const std::string& sys_root,
+                               bool no_gpus);
 
 }  // namespace baton::cli

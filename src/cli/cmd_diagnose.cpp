@@ -113,10 +113,7 @@ int run_diagnose(const DiagnoseArgs& a, const std::string& config_path) {
     } else {
         std::optional<double> duration = parse_duration(a.duration);
         if (!duration) return cannot_judge("error: --duration: expected a positive duration such as 30s, 2m or 1h");
-        SamplerOptions opts = SamplerOptions::from_config(*cfg);
-        if (!a.proc_root.empty()) opts.proc_root = a.proc_root;
-        if (!a.sys_root.empty()) opts.sys_root = a.sys_root;
-        opts.gpus = !a.no_gpus;
+        SamplerOptions opts = sampler_options(*cfg, a.proc_root, a.sys_root, a.no_gpus);
         opts.priming_seconds = std::min(0.5, a.interval);
         const auto count = static_cast<std::size_t>(std::floor(*duration / a.interval)) + 1;
         if (*duration < t.sustained_share * t.window_seconds)

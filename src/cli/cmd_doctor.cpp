@@ -31,10 +31,7 @@ int run_doctor(const DoctorArgs& a, const std::string& config_path) {
     if (!cfg.ok()) return runtime_error(cfg.error().message);
     std::signal(SIGPIPE, SIG_IGN);
     GatherOptions o;
-    o.sampler = SamplerOptions::from_config(*cfg);
-    if (!a.proc_root.empty()) o.sampler.proc_root = a.proc_root;
-    if (!a.sys_root.empty()) o.sampler.sys_root = a.sys_root;
-    o.sampler.gpus = !a.no_gpus;
+    o.sampler = sampler_options(*cfg, a.proc_root, a.sys_root, a.no_gpus);
     o.python = a.python;
     o.probe_torch = !a.no_torch;
     o.python_timeout_seconds = a.timeout;

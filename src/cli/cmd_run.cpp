@@ -76,8 +76,7 @@ int run_run(const RunArgs& a, const std::vector<std::string>& command, const std
     o.interval_seconds = a.interval;
     o.grace_seconds = a.grace;
     o.quiet = a.quiet;
-    o.sampler = SamplerOptions::from_config(*cfg);
-    o.sampler.gpus = !a.no_gpus;
+    o.sampler = sampler_options(*cfg, "", "", a.no_gpus);
     o.thresholds = cfg->thresholds;
     if (!a.no_db) o.db_path = a.db.empty() ? History::default_path() : a.db;
     std::string error;

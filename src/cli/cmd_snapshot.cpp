@@ -35,11 +35,8 @@ int run_snapshot(const SnapshotArgs& a, const std::string& config_path) {
     if (!std::isfinite(a.interval)) return usage_error("--interval: must be a finite number of seconds");
     Result<Config> cfg = load_config(config_path);
     if (!cfg.ok()) return runtime_error(cfg.error().message);
-    SamplerOptions opts = SamplerOptions::from_config(*cfg);
-    if (!a.proc_root.empty()) opts.proc_root = a.proc_root;
-    if (!a.sys_root.empty()) opts.sys_root = a.sys_root;
+    SamplerOptions opts = sampler_options(*cfg, a.proc_root, a.sys_root, a.no_gpus);
     opts.processes = !a.no_processes;
-    opts.gpus = !a.no_gpus;
     // With --interval 0 the priming read is also back to back: a caller asking for maximum
     // rate wants no sleeps (rates are then over a very short first interval).
     opts.priming_seconds = std::min(0.1, a.interval);

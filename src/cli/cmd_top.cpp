@@ -65,10 +65,7 @@ int run_top(const TopArgs& a, const std::string& config_path) {
     Result<Config> cfg = load_config(config_path);
     if (!cfg.ok()) return runtime_error(cfg.error().message);
     ui::TopOptions o;
-    o.sampler = SamplerOptions::from_config(*cfg);
-    if (!a.proc_root.empty()) o.sampler.proc_root = a.proc_root;
-    if (!a.sys_root.empty()) o.sampler.sys_root = a.sys_root;
-    o.sampler.gpus = !a.no_gpus;
+    o.sampler = sampler_options(*cfg, a.proc_root, a.sys_root, a.no_gpus);
     o.sampler.priming_seconds = std::min(0.5, a.delay);
     o.self_from_proc = o.sampler.proc_root == "/proc";
     o.thresholds = cfg->thresholds;
