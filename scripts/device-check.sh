@@ -47,12 +47,12 @@ echo "date: $(date -u +%FT%TZ)  host: $(hostname)  kernel: $(uname -r)"
 
 lib=${BATON_NVML_LIBRARY:-libnvidia-ml.so.1}
 if [ $fake -eq 0 ] && "$python" -c "import torch,sys; sys.exit(0 if torch.cuda.is_available() else 1)" 2>/dev/null; then
-  say "load: PyTorch matmul on every GPU for 90 s"
+  say "load: PyTorch matmul on every GPU for 45 s"
   "$python" - <<'PY' &
 import time, torch
 n = torch.cuda.device_count()
 xs = [torch.randn(8192, 8192, device=f"cuda:{i}", dtype=torch.float16) for i in range(n)]
-end = time.time() + 90
+end = time.time() + 45
 while time.time() < end:
     for x in xs:
         y = x @ x
@@ -77,15 +77,23 @@ for round in 1 2 3; do
 done
 
 if "$python" -c "import pynvml" 2>/dev/null; then
-  say "nvidia-ml-py cross-check (memory used, MiB)"
-  "$python" - "$out/baton-3.jsonl" <<'PY'
+  say "nvidia-ml-py cross-check (memory, MiB)"
+  # nvmlDeviceGetMemoryInfo (v1) counts the driver's reserved memory as used; baton reads the v2
+  # struct, like nvidia-smi, and reports the reserved part on its own: v1 used = baton used + reserved.
+  "$python" - "$out/baton-3.jsonl" <<'PY' || status=1
 import json, sys, pynvml
 pynvml.nvmlInit()
 snap = json.loads(open(sys.argv[1]).read().splitlines()[-1])
+bad = 0
 for g in snap["gpus"]:
     h = pynvml.nvmlDeviceGetHandleByUUID(g["uuid"])
-    used = pynvml.nvmlDeviceGetMemoryInfo(h).used // 2**20
-    print(f"GPU{g['index']}: nvidia-ml-py {used}  baton {g.get('memory_used_bytes', 0) // 2**20}")
+    v1 = pynvml.nvmlDeviceGetMemoryInfo(h).used // 2**20
+    used = g.get("memory_used_bytes", 0) // 2**20
+    reserved = g.get("memory_reserved_bytes", 0) // 2**20
+    ok = abs(v1 - used - reserved) <= 2
+    bad += not ok
+    print(f"GPU{g['index']}: nvidia-ml-py v1 used {v1}  baton used {used} + reserved {reserved}  {'ok' if ok else 'MISMATCH'}")
+sys.exit(1 if bad else 0)
 PY
 fi
 
@@ -95,6 +103,31 @@ say "baton snapshot --prometheus (GPU lines)"
 "$baton" snapshot --prometheus --no-processes | grep '^baton_gpu' | head -40
 say "baton top --once (one frame of the live view)"
 "$baton" top --once --width 120 --height 30 || status=1
+
+say "baton run: a training loop watched end to end (history in $out/history.db)"
+if [ $fake -eq 0 ] && [ -n "$load_pid" ]; then
+  wait "$load_pid" 2>/dev/null  # the matmul load would hide the training's own GPU use
+  load_pid=""
+  train=("$python" "$root/scripts/device_train.py" 45 2)
+else
+  train=("$python" -c "import time
+end = time.time() + 3
+while time.time() < end: pass")  # a CPU stand-in: no CUDA PyTorch here
+fi
+# Each process's CPU mid-run (the input_bound rule counts the workers, not the waiting trainer).
+(sleep $(( ${#train[@]} > 3 ? 35 : 2 )); "$baton" snapshot --top 6 > "$out/mid-run.txt") &
+mid_pid=$!
+"$baton" run --db "$out/history.db" --interval 0.5 --name device-check -- "${train[@]}"
+echo "baton run exit status: $?"
+wait "$mid_pid"
+echo "-- mid-run snapshot:"
+cat "$out/mid-run.txt"
+"$baton" runs --db "$out/history.db" || status=1
+"$baton" runs show 1 --db "$out/history.db" || status=1
+
+say "baton doctor (informational: its exit status does not count here)"
+"$baton" doctor --python "$python" --timeout 120
+echo "baton doctor exit status: $?"
 
 say "recording the GPUs as a fake-NVML scenario"
 name=$("$baton" snapshot --json --no-processes | "$python" -c \

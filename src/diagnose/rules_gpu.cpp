@@ -301,6 +301,11 @@ void gpu_memory_leak(const Window& w, const Thresholds& t, std::vector<Finding>&
         for (std::size_t i = 1; i < v.size(); ++i) rises += v[i] >= v[i - 1] ? 1 : 0;
         // Steady: it (almost) never gave memory back.
         if (static_cast<double>(rises) < t.sustained_share * static_cast<double>(v.size() - 1)) continue;
+        // And still growing: each half of the window holds at least a quarter of the growth. A trainer's
+        // start-up (CUDA context, then the first step's activations and cuDNN workspaces) is one or two
+        // steps followed by a plateau; seen on an H200 (docs/device-runs/), it is not a leak.
+        const double middle = v[v.size() / 2];
+        if (middle - v.front() < growth / 4 || v.back() - middle < growth / 4) continue;
         const ProcessInfo* p = process_at(w.back(), pid);
         Finding f = make_finding(
             "gpu_memory_leak", Severity::warning, fmt::format("pid:{}", pid),

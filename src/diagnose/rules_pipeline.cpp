@@ -41,24 +41,45 @@ Series gpu_utilization(const Window& w, unsigned index, double starved) {
         [&](double v) { return v < starved; });
 }
 
-// The job's CPU as a percent of the cores its processes could use (one per process, at most the
-// box's cores), or nullopt when none of its processes is visible.
-std::optional<double> job_saturation(const Snapshot& s, const Job& j, std::size_t* processes = nullptr) {
+// Below this CPU % a trainer's descendant is not counted as part of its input pipeline: a starved
+// pipeline's workers are never idle, and helpers (a logger's service process, a compile worker pool)
+// would otherwise dilute the workers' figure.
+constexpr double kWorkerBusyPercent = 10;
+
+struct Pipeline {
+    std::optional<double> saturation;  // percent of the cores its processes can use
+    std::size_t workers = 0;           // the trainers' descendants (DataLoader workers and helpers)
+};
+
+// How busy the job's input pipeline is. With busy descendants (DataLoader workers), only they count:
+// the trainer mostly waits for the next batch, and averaging it in hid a starved pipeline (on an H200,
+// docs/device-runs/, two workers near 100 % of a core and an idle-waiting trainer read as 70 %). With
+// none (num_workers=0) the trainer loads its data itself, and its own CPU is the pipeline's.
+Pipeline pipeline(const Snapshot& s, const Job& j) {
+    const std::set<std::uint32_t> trainers(j.pids.begin(), j.pids.end());
     std::set<std::uint32_t> seen;
-    double cpu = 0;
-    bool any = false;
+    double trainer_cpu = 0, worker_cpu = 0;
+    std::size_t trainers_seen = 0, busy_workers = 0;
+    Pipeline out;
     for (std::uint32_t pid : j.pids)
         for (const ProcessInfo* p : process_and_descendants(s, pid)) {
             if (!seen.insert(p->pid).second) continue;
-            if (p->cpu_percent) {
-                cpu += *p->cpu_percent;
-                any = true;
+            const bool trainer = trainers.count(p->pid) > 0;
+            out.workers += trainer ? 0 : 1;
+            if (!p->cpu_percent) continue;
+            if (trainer) {
+                trainer_cpu += *p->cpu_percent;
+                ++trainers_seen;
+            } else if (*p->cpu_percent >= kWorkerBusyPercent) {
+                worker_cpu += *p->cpu_percent;
+                ++busy_workers;
             }
         }
-    if (processes) *processes = seen.size();
-    if (!any || s.host.cpu_count == 0) return std::nullopt;
-    const double cores = static_cast<double>(std::min<std::size_t>(seen.size(), s.host.cpu_count));
-    return 100.0 * cpu / (cores * 100.0);
+    const std::size_t n = busy_workers > 0 ? busy_workers : trainers_seen;
+    if (n == 0 || s.host.cpu_count == 0) return out;
+    const double cores = static_cast<double>(std::min<std::size_t>(n, s.host.cpu_count));
+    out.saturation = (busy_workers > 0 ? worker_cpu : trainer_cpu) / cores;
+    return out;
 }
 
 void input_bound(const Window& w, const Thresholds& t, std::vector<Finding>& out) {
@@ -72,15 +93,13 @@ void input_bound(const Window& w, const Thresholds& t, std::vector<Finding>& out
         Series util = gpu_utilization(w, j.gpu, t.gpu_starved_percent);
         if (util.samples == 0 || util.average >= t.gpu_starved_percent) continue;
         Series job = series(
-            w, [&](const Snapshot& x) { return job_saturation(x, j); },
+            w, [&](const Snapshot& x) { return pipeline(x, j).saturation; },
             [&](double v) { return v >= t.tree_cpu_saturated_percent; });
         const bool job_saturated = sustained(job, t);
         const bool host_saturated = sustained(host, t);
         if (!job_saturated && !host_saturated) continue;
 
-        std::size_t processes = 0;
-        job_saturation(last, j, &processes);
-        const unsigned workers = processes > 0 ? static_cast<unsigned>(processes - 1) : 0;
+        const unsigned workers = static_cast<unsigned>(pipeline(last, j).workers);
         const unsigned cpus = std::max(1u, last.host.cpu_count);
         // One core per GPU for the training process itself, the rest for its workers.
         const unsigned per_gpu = std::max(1u, cpus / gpus_in_use);
@@ -102,10 +121,10 @@ void input_bound(const Window& w, const Thresholds& t, std::vector<Finding>& out
         Finding f = make_finding(
             "input_bound", Severity::warning, fmt::format("gpu:{}", j.gpu),
             fmt::format("GPU{} is {:.0f} % busy on average while {}", j.gpu, util.average,
-                        job_saturated
-                            ? fmt::format("the job feeding it (pid {}, {} processes) keeps its CPUs {:.0f} % busy",
-                                          j.pids.front(), processes, job.average)
-                            : fmt::format("the host CPUs are {:.0f} % busy", host.average)),
+                        job_saturated ? fmt::format("the input pipeline feeding it (pid {} and {} worker(s)) keeps its "
+                                                    "CPUs {:.0f} % busy",
+                                                    j.pids.front(), workers, job.average)
+                                      : fmt::format("the host CPUs are {:.0f} % busy", host.average)),
             fix);
         f.snippet = fmt::format(
             "loader = torch.utils.data.DataLoader(dataset, batch_size=..., shuffle=True,\n"
@@ -114,8 +133,8 @@ void input_bound(const Window& w, const Thresholds& t, std::vector<Finding>& out
         f.evidence.push_back(
             evidence("gpu.utilization_percent", util, fmt::format("< {:g} (average)", t.gpu_starved_percent)));
         if (job.samples)
-            f.evidence.push_back(
-                evidence("job.cpu_saturation_percent", job, fmt::format(">= {:g}", t.tree_cpu_saturated_percent)));
+            f.evidence.push_back(evidence("job.pipeline_cpu_saturation_percent", job,
+                                          fmt::format(">= {:g}", t.tree_cpu_saturated_percent)));
         if (host.samples)
             f.evidence.push_back(evidence("cpu.utilization_percent", host, fmt::format("> {:g}", t.cpu_alarm_percent)));
         out.push_back(std::move(f));

@@ -168,6 +168,42 @@ TEST(Rules, InputBoundWhenTheJobsCpusAreSaturated) {
     EXPECT_EQ(find_rule(f, "input_bound"), nullptr);
 }
 
+TEST(Rules, InputBoundCountsTheWorkersNotTheWaitingTrainer) {
+    // As on an H200: the workers near a full core each, the trainer mostly waiting for batches, and an
+    // idle helper process (a logger's service) under the trainer too.
+    auto starved = [](Snapshot& s, int) {
+        s.gpus[0].utilization_percent = 3;
+        for (ProcessInfo& p : s.processes)
+            if (p.pid >= 100) p.cpu_percent = p.pid == 100 ? 20 : p.pid <= 102 ? 96 : 1;
+    };
+    auto f = diagnose(window(starved), kT);
+    const Finding* x = find_rule(f, "input_bound");
+    ASSERT_NE(x, nullptr) << ::testing::PrintToString(rules_of(f));
+    EXPECT_NE(x->summary.find("keeps its CPUs 96 % busy"), std::string::npos) << x->summary;
+    // The same trainer with num_workers=0: it loads its data itself, at 20 %: not input bound ...
+    f = diagnose(window([](Snapshot& s, int) {
+                     s.gpus[0].utilization_percent = 3;
+                     s.processes.erase(std::remove_if(s.processes.begin(), s.processes.end(),
+                                                      [](const ProcessInfo& p) { return p.pid > 100; }),
+                                       s.processes.end());
+                     for (ProcessInfo& p : s.processes)
+                         if (p.pid == 100) p.cpu_percent = 20;
+                 }),
+                 kT);
+    EXPECT_EQ(find_rule(f, "input_bound"), nullptr);
+    // ... but at a full core it is.
+    f = diagnose(window([](Snapshot& s, int) {
+                     s.gpus[0].utilization_percent = 3;
+                     s.processes.erase(std::remove_if(s.processes.begin(), s.processes.end(),
+                                                      [](const ProcessInfo& p) { return p.pid > 100; }),
+                                       s.processes.end());
+                     for (ProcessInfo& p : s.processes)
+                         if (p.pid == 100) p.cpu_percent = 99;
+                 }),
+                 kT);
+    EXPECT_NE(find_rule(f, "input_bound"), nullptr);
+}
+
 TEST(Rules, InputBoundAtTheCpuLimitSuggestsGpuAugmentation) {
     auto f = diagnose(window([](Snapshot& s, int) {
                           s.gpus[0].utilization_percent = 25;
@@ -336,6 +372,15 @@ TEST(Rules, GpuMemoryLeakAndHardwareErrors) {
                  }),
                  kT);
     EXPECT_EQ(find_rule(f, "gpu_memory_leak"), nullptr);
+    // A trainer's start-up: one step up at the first training steps, then a plateau (seen on an H200),
+    // whether the window ends on the step or after it.
+    for (int step_at : {5, 12, 18}) {
+        f = diagnose(window([step_at](Snapshot& s, int i) {
+                         s.gpus[0].processes[0].used_memory_bytes = i < step_at ? (512ull << 20) : (1400ull << 20);
+                     }),
+                     kT);
+        EXPECT_EQ(find_rule(f, "gpu_memory_leak"), nullptr) << "step at " << step_at;
+    }
     f = diagnose(window([](Snapshot& s, int i) { s.gpus[0].ecc_uncorrected_volatile = i >= 20 ? 2 : 0; }), kT);
     EXPECT_EQ(rules_of(f), (std::vector<std::string>{"gpu_hardware_errors"}));
     EXPECT_EQ(f[0].severity, Severity::critical);

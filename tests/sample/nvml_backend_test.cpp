@@ -163,6 +163,24 @@ TEST(NvmlBackend, R535ThirtyTwoByteRecords) {
     EXPECT_EQ(p[2].used_memory_bytes, 30ull << 30);
 }
 
+// Recorded from a real H200 by scripts/device-check.sh (docs/device-runs/2026-11-30-h200), idle.
+TEST(NvmlBackend, RecordedH200) {
+    auto r = backend_for("h200-recorded")->read(5);
+    ASSERT_EQ(r.status, "ok");
+    ASSERT_EQ(r.gpus.size(), 1u);
+    const GpuInfo& g = r.gpus[0];
+    EXPECT_EQ(g.name, "NVIDIA H200");
+    EXPECT_EQ(g.memory_total_bytes, 150754820096ull);
+    EXPECT_EQ(g.memory_reserved_bytes, 644939776ull);
+    EXPECT_EQ(g.memory_used_bytes, 0ull);
+    EXPECT_EQ(g.power_limit_watts, 700.0);
+    EXPECT_EQ(g.pcie_generation, 5u);
+    EXPECT_EQ(g.pcie_width, 16u);
+    EXPECT_EQ(g.sm_clock_mhz, 345u);
+    ASSERT_TRUE(g.throttle_reasons);
+    EXPECT_EQ(*g.throttle_reasons, (std::vector<std::string>{"gpu_idle"}));
+}
+
 TEST(NvmlBackend, GpuLostMidRun) {
     auto b = backend_for("gpu-lost");
     auto r = b->read(0);

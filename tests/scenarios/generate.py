@@ -131,6 +131,15 @@ def _(s, i):
         p["cpu_percent"] = 98
 
 
+@scenario("input-bound-waiting-trainer", ["input_bound"],
+          "GPU at 3 %: two workers near a full core each, the trainer waiting at 20 % (as seen on an H200).")
+def _(s, i):
+    s["gpus"][0]["utilization_percent"] = 3
+    s["processes"] = [p for p in s["processes"] if p["pid"] not in (103, 104)]
+    for p in s["processes"]:
+        p["cpu_percent"] = {100: 20, 101: 96, 102: 95}.get(p["pid"], p["cpu_percent"])
+
+
 @scenario("io-bound", ["io_bound", "io_wait_high"], "GPU at 20 %, 30 % I/O wait, the NVMe disk 98 % busy.")
 def _(s, i):
     s["gpus"][0]["utilization_percent"] = 20
@@ -175,6 +184,11 @@ def _(s, i): s["gpus"][0]["pcie_width"] = 8
 
 @scenario("gpu-memory-leak", ["gpu_memory_leak"], "The trainer's GPU memory grows by 128 MiB every 2 s.")
 def _(s, i): s["gpus"][0]["processes"][0]["used_memory_bytes"] = 70 * GIB + i * (128 << 20)
+
+
+@scenario("startup-plateau", [], "A trainer's GPU memory steps from 0.5 to 1.3 GiB at its first steps, then holds.")
+def _(s, i):
+    s["gpus"][0]["processes"][0]["used_memory_bytes"] = int((0.5 if i < 7 else 0.9 if i == 7 else 1.34) * GIB)
 
 
 @scenario("ecc-errors", ["gpu_hardware_errors"], "Two uncorrectable ECC errors appear mid-window.")
