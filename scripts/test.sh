@@ -4,6 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh
+# Only the tests need a browser: the report test opens baton's HTML report in headless Chromium.
+./scripts/apt-install.sh chromium
 cmake --build build --target format-check
 cd build
 ctest --output-on-failure -j "$(nproc)" --timeout 300

@@ -1,13 +1,12 @@
 #include "cli/cmd_compare.hpp"
 
 #include <algorithm>
-#include <map>
-#include <set>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>  // header-only (fmt::fmt-header-only)
 
 #include "cli/cli_common.hpp"
+#include "report/run_figures.hpp"
 #include "store/history.hpp"
 
 namespace baton::cli {
@@ -21,50 +20,6 @@ CLI::App* add_compare_command(CLI::App& app, CompareArgs& a) {
 }
 
 namespace {
-
-// The figures compared, from a run's record and samples.
-struct Figures {
-    double seconds = 0;
-    int exit_status = -1;
-    double gpu_util_avg = -1, gpu_util_p95 = -1, gpu_memory_peak_gib = -1;  // -1: no GPU samples
-    double job_cpu_avg = 0, job_rss_peak_gib = 0, host_cpu_avg = 0, iowait_avg = 0;
-    std::set<std::string> findings;  // "rule [subject]"
-};
-
-Figures figures(const RunRecord& r, const std::vector<RunSample>& samples, const std::vector<RecordedFinding>& found) {
-    Figures f;
-    if (r.end_ms) f.seconds = static_cast<double>(*r.end_ms - r.start_ms) / 1000.0;
-    f.exit_status = r.exit_status.value_or(-1);
-    std::vector<double> util;
-    double memory = -1;
-    for (const RunSample& s : samples) {
-        f.job_cpu_avg += s.job_cpu_percent;
-        f.job_rss_peak_gib = std::max(f.job_rss_peak_gib, static_cast<double>(s.job_rss_gib));
-        f.host_cpu_avg += s.cpu_percent;
-        f.iowait_avg += s.iowait_percent;
-        for (const RunSample::Gpu& g : s.gpus) {
-            util.push_back(g.utilization);
-            memory = std::max(memory, static_cast<double>(g.memory_used_gib));
-        }
-    }
-    if (!samples.empty()) {
-        const auto n = static_cast<double>(samples.size());
-        f.job_cpu_avg /= n;
-        f.host_cpu_avg /= n;
-        f.iowait_avg /= n;
-    }
-    if (!util.empty()) {
-        double sum = 0;
-        for (double u : util) sum += u;
-        f.gpu_util_avg = sum / static_cast<double>(util.size());
-        std::sort(util.begin(), util.end());
-        f.gpu_util_p95 = util[std::min(util.size() - 1,
-                                       static_cast<std::size_t>(0.95 * static_cast<double>(util.size() - 1) + 0.5))];
-        f.gpu_memory_peak_gib = memory;
-    }
-    for (const RecordedFinding& x : found) f.findings.insert(x.rule + " [" + x.subject + "]");
-    return f;
-}
 
 std::string value(double v, const char* unit) {
     return v < 0 ? std::string("-") : fmt::format("{:.1f}{}", v, unit);
@@ -94,12 +49,12 @@ int run_compare(const CompareArgs& a) {
     const RunRecord* ra = find(a.a);
     const RunRecord* rb = find(a.b);
     if (!ra || !rb) return runtime_error("no run " + std::to_string(ra ? a.b : a.a) + " in the history");
-    Figures fa, fb;
+    RunFigures fa, fb;
     for (auto [r, f] : {std::pair{ra, &fa}, std::pair{rb, &fb}}) {
         Result<std::vector<RunSample>> s = h->samples(r->id);
         Result<std::vector<RecordedFinding>> found = h->findings(r->id);
         if (!s.ok()) return runtime_error(s.error().message);
-        *f = figures(*r, *s, found.ok() ? *found : std::vector<RecordedFinding>{});
+        *f = run_figures(*r, *s, found.ok() ? *found : std::vector<RecordedFinding>{});
     }
     std::string out;
     auto row = [&](const std::string& name, const std::string& x, const std::string& y, const std::string& d) {

@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/cli_common.hpp"
+#include "cli/cmd_report.hpp"
 #include "core/config.hpp"
 #include "run/run_command.hpp"
 #include "store/history.hpp"
@@ -25,6 +26,7 @@ CLI::App* add_run_command(CLI::App& app, RunArgs& a) {
     cmd->add_flag("--no-gpus", a.no_gpus, "Do not load NVML");
     cmd->add_option("--db", a.db, "History database (default $XDG_STATE_HOME/baton/baton.db)");
     cmd->add_flag("--no-db", a.no_db, "Do not record the run");
+    cmd->add_option("--report", a.report, "At the end, write the run's HTML report (baton report) to FILE");
     // The command itself is cut off before CLI11 parses (split_run_command): its arguments are
     // never baton's.
     cmd->footer("Usage: baton run [OPTIONS] -- CMD [ARGS...]");
@@ -46,7 +48,7 @@ std::size_t split_run_command(const std::vector<std::string>& args) {
     for (++i; i < args.size(); ++i) {
         const std::string& a = args[i];
         if (a == "--") return i;
-        if (a == "--interval" || a == "--grace" || a == "--name") {
+        if (a == "--interval" || a == "--grace" || a == "--name" || a == "--report") {
             ++i;  // the value
             continue;
         }
@@ -55,8 +57,8 @@ std::size_t split_run_command(const std::vector<std::string>& args) {
             continue;
         }
         if (a.rfind("--interval=", 0) == 0 || a.rfind("--grace=", 0) == 0 || a.rfind("--name=", 0) == 0 ||
-            a.rfind("--db=", 0) == 0 || a == "--quiet" || a == "--no-gpus" || a == "--no-db" || a == "--help" ||
-            a == "-h")
+            a.rfind("--report=", 0) == 0 || a.rfind("--db=", 0) == 0 || a == "--quiet" || a == "--no-gpus" ||
+            a == "--no-db" || a == "--help" || a == "-h")
             continue;
         if (a.rfind("-", 0) == 0) continue;  // an unknown option: left to the parser to report
         return i;
@@ -68,6 +70,7 @@ int run_run(const RunArgs& a, const std::vector<std::string>& command, const std
     std::vector<std::string> argv = command;
     if (!argv.empty() && argv.front() == "--") argv.erase(argv.begin());
     if (argv.empty()) return usage_error("run: no command given (baton run [OPTIONS] -- CMD [ARGS...])");
+    if (!a.report.empty() && a.no_db) return usage_error("run: --report is made from the run's history; drop --no-db");
     Result<Config> cfg = load_config(config_path);
     if (!cfg.ok()) return runtime_error(cfg.error().message);
     RunOptions o;
@@ -86,7 +89,14 @@ int run_run(const RunArgs& a, const std::vector<std::string>& command, const std
         // As a shell reports it: 127 not found, 126 found but not executable.
         return stats.start_errno == ENOENT ? 127 : 126;
     }
-    std::fputs(("\n" + run_summary_text(stats)).c_str(), stderr);
+    std::string summary = "\n" + run_summary_text(stats);
+    if (!a.report.empty()) {
+        // The report is read back from the history, so it shows exactly what `baton report` would.
+        const std::string e = stats.run_id ? write_html_report(o.db_path, stats.run_id, a.report)
+                                           : "the run was not recorded, so there is no report";
+        summary += e.empty() ? "  report: " + a.report + "\n" : "  report: not written: " + e + "\n";
+    }
+    std::fputs(summary.c_str(), stderr);
     return stats.exit_status;
 }
 

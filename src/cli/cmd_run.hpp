@@ -18,6 +18,7 @@ struct RunArgs {
     bool no_gpus = false;
     std::string db;  // empty: the default path
     bool no_db = false;
+    std::string report;  // --report FILE.html: written from the history at the end
 };
 
 // Where the command begins in baton's arguments (argv without argv[0]): the word after "--",

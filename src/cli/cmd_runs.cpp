@@ -9,6 +9,7 @@
 #include "cli/cmd_diagnose.hpp"
 #include "core/clock.hpp"
 #include "core/json_writer.hpp"
+#include "report/run_figures.hpp"
 #include "store/history.hpp"
 
 namespace baton::cli {
@@ -71,6 +72,11 @@ void append_run_json(const RunRecord& r, std::string& out) {
     w.end_object();
 }
 
+// A figure for CSV: empty when not recorded (negative).
+std::string recorded(float v) {
+    return v < 0 ? std::string() : fmt::format("{:g}", v);
+}
+
 std::string export_samples(const std::vector<RunSample>& samples, const std::string& format) {
     std::vector<unsigned> gpus;
     for (const RunSample& s : samples)
@@ -79,15 +85,18 @@ std::string export_samples(const std::vector<RunSample>& samples, const std::str
     std::sort(gpus.begin(), gpus.end());
     std::string out;
     if (format == "csv") {
-        out += "time,cpu_percent,iowait_percent,memory_used_gib,swap_mb_per_second,job_cpu_percent,job_rss_gib";
+        out +=
+            "time,cpu_percent,iowait_percent,memory_used_gib,swap_mb_per_second,job_cpu_percent,job_rss_gib,"
+            "disk_read_mb_per_second,disk_write_mb_per_second";
         for (unsigned g : gpus)
             out += fmt::format(",gpu{0}_utilization_percent,gpu{0}_memory_used_gib,gpu{0}_sm_activity_percent", g);
         out += "\n";
     }
     for (const RunSample& s : samples) {
         if (format == "csv") {
-            out += fmt::format("{},{:g},{:g},{:g},{:g},{:g},{:g}", rfc3339_utc(s.t_ms), s.cpu_percent, s.iowait_percent,
-                               s.memory_used_gib, s.swap_mb_per_s, s.job_cpu_percent, s.job_rss_gib);
+            out += fmt::format("{},{:g},{:g},{:g},{:g},{:g},{:g},{},{}", rfc3339_utc(s.t_ms), s.cpu_percent,
+                               s.iowait_percent, s.memory_used_gib, s.swap_mb_per_s, s.job_cpu_percent, s.job_rss_gib,
+                               recorded(s.disk_read_mb_s), recorded(s.disk_write_mb_s));
             for (unsigned g : gpus) {
                 auto it =
                     std::find_if(s.gpus.begin(), s.gpus.end(), [&](const RunSample::Gpu& x) { return x.index == g; });
@@ -109,6 +118,8 @@ std::string export_samples(const std::vector<RunSample>& samples, const std::str
         w.field("swap_mb_per_second", static_cast<double>(s.swap_mb_per_s));
         w.field("job_cpu_percent", static_cast<double>(s.job_cpu_percent));
         w.field("job_rss_gib", static_cast<double>(s.job_rss_gib));
+        if (s.disk_read_mb_s >= 0) w.field("disk_read_mb_per_second", static_cast<double>(s.disk_read_mb_s));
+        if (s.disk_write_mb_s >= 0) w.field("disk_write_mb_per_second", static_cast<double>(s.disk_write_mb_s));
         w.key("gpus");
         w.begin_array();
         for (const RunSample::Gpu& g : s.gpus) {
@@ -153,6 +164,7 @@ int run_runs(const RunsArgs& a) {
     }
     std::string out = list({*it}, false);
     out += fmt::format("command: {}\ncwd: {}\nhost: {}\n", it->command, it->cwd, it->host);
+    if (it->cpu_count) out += "machine: " + machine_text(*it) + "\n";
     Result<std::vector<RecordedFinding>> findings = h->findings(a.run);
     if (findings.ok())
         for (const RecordedFinding& f : *findings)

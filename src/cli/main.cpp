@@ -9,6 +9,7 @@
 #include "cli/cmd_compare.hpp"
 #include "cli/cmd_diagnose.hpp"
 #include "cli/cmd_doctor.hpp"
+#include "cli/cmd_report.hpp"
 #include "cli/cmd_run.hpp"
 #include "cli/cmd_runs.hpp"
 #include "cli/cmd_snapshot.hpp"
@@ -59,6 +60,8 @@ int main(int argc, char** argv) {
     CLI::App* runs = add_runs_command(app, runs_args);
     CompareArgs compare_args;
     CLI::App* compare = add_compare_command(app, compare_args);
+    ReportArgs report_args;
+    CLI::App* report = add_report_command(app, report_args);
 
     std::string help_topic;
     CLI::App* help = app.add_subcommand("help", "Show help for baton or one subcommand");
@@ -109,6 +112,7 @@ int main(int argc, char** argv) {
     if (run->parsed()) return run_run(run_args, run_command_words, config_path);
     if (runs->parsed()) return run_runs(runs_args);
     if (compare->parsed()) return run_compare(compare_args);
+    if (report->parsed()) return run_report(report_args);
     if (help->parsed()) {
         if (help_topic.empty()) {
             std::fputs(top_help(app).c_str(), stdout);

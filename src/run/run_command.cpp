@@ -14,6 +14,7 @@
 #include "diagnose/rules.hpp"
 #include "run/child.hpp"
 #include "run/failure_scan.hpp"
+#include "core/percentile.hpp"
 #include "store/history.hpp"
 
 namespace baton {
@@ -90,6 +91,13 @@ RunSample to_run_sample(const Snapshot& snap, const JobTotals& job) {
         (snap.swap.in_bytes_per_second.value_or(0) + snap.swap.out_bytes_per_second.value_or(0)) / 1e6);
     r.job_cpu_percent = static_cast<float>(job.cpu_percent);
     r.job_rss_gib = static_cast<float>(job.rss_bytes) / gib;
+    double read = 0, write = 0;
+    for (const DiskStats& d : snap.disks) {
+        read += d.read_bytes_per_second.value_or(0);
+        write += d.write_bytes_per_second.value_or(0);
+    }
+    r.disk_read_mb_s = static_cast<float>(read / 1e6);
+    r.disk_write_mb_s = static_cast<float>(write / 1e6);
     for (const GpuInfo& g : snap.gpus) {
         if (g.stale || g.error) continue;
         r.gpus.push_back({static_cast<std::uint8_t>(g.index), static_cast<float>(g.utilization_percent.value_or(0)),
@@ -97,6 +105,12 @@ RunSample to_run_sample(const Snapshot& snap, const JobTotals& job) {
                           g.sm_activity_percent ? static_cast<float>(*g.sm_activity_percent) : -1.0f});
     }
     return r;
+}
+
+std::vector<RunGpu> run_gpus(const Snapshot& snap) {
+    std::vector<RunGpu> out;
+    for (const GpuInfo& g : snap.gpus) out.push_back({g.index, g.uuid, g.name, g.memory_total_bytes.value_or(0)});
+    return out;
 }
 
 // Keeps the most severe version of each (rule, subject); returns the ones never seen before.
@@ -113,13 +127,6 @@ std::vector<const Finding*> merge_findings(RunStats& s, const std::vector<Findin
         }
     }
     return fresh;
-}
-
-double percentile(std::vector<double> v, double p) {
-    if (v.empty()) return 0;
-    std::sort(v.begin(), v.end());
-    const auto i = static_cast<std::size_t>(p / 100.0 * static_cast<double>(v.size() - 1) + 0.5);
-    return v[std::min(i, v.size() - 1)];
 }
 
 std::string bytes_text(double bytes) {
@@ -238,6 +245,8 @@ RunStats run_command(const RunOptions& o, std::string& error) {
             sampler.take(snap);
             const JobTotals job = job_totals(snap, child.pid());
             account(stats, snap, job, snap.interval_seconds);
+            if (history && stats.samples == 1)
+                history->set_machine(stats.run_id, snap.host.cpu_count, snap.memory.total_bytes, run_gpus(snap));
             if (history) history->add_sample(stats.run_id, to_run_sample(snap, job));
             if (snap.swap.oom_kill_total) {
                 if (!oom_kills_at_start) oom_kills_at_start = snap.swap.oom_kill_total;

@@ -1,5 +1,6 @@
 #include "store/history.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstdlib>
@@ -32,6 +33,18 @@ constexpr const char* kMigrations[] = {
     "  t_ms INTEGER NOT NULL, rule TEXT NOT NULL, severity TEXT NOT NULL, subject TEXT NOT NULL,"
     "  summary TEXT NOT NULL, recommendation TEXT NOT NULL);"
     "CREATE INDEX findings_run ON findings(run_id);",
+    // 2: the machine of each run (CPUs, memory, GPUs), and training-step events from the Python hook.
+    "ALTER TABLE runs ADD COLUMN cpu_count INTEGER;"
+    "ALTER TABLE runs ADD COLUMN memory_total_bytes INTEGER;"
+    "CREATE TABLE run_gpus ("
+    "  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+    "  gpu_index INTEGER NOT NULL, uuid TEXT NOT NULL, name TEXT NOT NULL, memory_total_bytes INTEGER NOT NULL,"
+    "  PRIMARY KEY (run_id, gpu_index)) WITHOUT ROWID;"
+    "CREATE TABLE steps ("
+    "  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+    "  t_ms INTEGER NOT NULL, rank INTEGER NOT NULL, step INTEGER NOT NULL,"
+    "  step_ms REAL NOT NULL, wait_ms REAL NOT NULL, samples INTEGER, data TEXT);"
+    "CREATE INDEX steps_run ON steps(run_id, t_ms);",
 };
 
 // A prepared statement, finalised on scope exit.
@@ -165,13 +178,14 @@ Result<std::int64_t> History::begin_run(const std::string& name, const std::stri
 }
 
 std::string History::pack(const RunSample& s) {
-    // Layout, all little-endian: u8 version (1), u8 GPU count, 6 x f32 host and job figures, then
-    // per GPU: u8 index, 3 x f32 (utilisation, memory GiB, SM activity or -1).
+    // Layout, all little-endian: u8 version (2), u8 GPU count, 8 x f32 host and job figures (version 1
+    // had the first 6: no disk rates), then per GPU: u8 index, 3 x f32 (utilisation, memory GiB, SM
+    // activity or -1).
     std::string out;
-    out.push_back(1);
+    out.push_back(2);
     out.push_back(static_cast<char>(std::min<std::size_t>(s.gpus.size(), 255)));
-    for (float v :
-         {s.cpu_percent, s.iowait_percent, s.memory_used_gib, s.swap_mb_per_s, s.job_cpu_percent, s.job_rss_gib})
+    for (float v : {s.cpu_percent, s.iowait_percent, s.memory_used_gib, s.swap_mb_per_s, s.job_cpu_percent,
+                    s.job_rss_gib, s.disk_read_mb_s, s.disk_write_mb_s})
         put_f32(out, v);
     for (std::size_t i = 0; i < s.gpus.size() && i < 255; ++i) {
         out.push_back(static_cast<char>(s.gpus[i].index));
@@ -183,12 +197,15 @@ std::string History::pack(const RunSample& s) {
 }
 
 bool History::unpack(const std::string& in, RunSample& s) {
-    if (in.size() < 2 || in[0] != 1) return false;
+    if (in.size() < 2 || (in[0] != 1 && in[0] != 2)) return false;
+    const int version = in[0];
     const auto gpus = static_cast<unsigned char>(in[1]);
     std::size_t at = 2;
     for (float* v :
          {&s.cpu_percent, &s.iowait_percent, &s.memory_used_gib, &s.swap_mb_per_s, &s.job_cpu_percent, &s.job_rss_gib})
         if (!get_f32(in, at, *v)) return false;
+    s.disk_read_mb_s = s.disk_write_mb_s = -1;
+    if (version >= 2 && (!get_f32(in, at, s.disk_read_mb_s) || !get_f32(in, at, s.disk_write_mb_s))) return false;
     s.gpus.clear();
     for (unsigned i = 0; i < gpus; ++i) {
         if (at >= in.size()) return false;
@@ -199,6 +216,61 @@ bool History::unpack(const std::string& in, RunSample& s) {
         s.gpus.push_back(g);
     }
     return at == in.size();
+}
+
+Status History::set_machine(std::int64_t run, unsigned cpu_count, std::uint64_t memory_total_bytes,
+                            const std::vector<RunGpu>& gpus) {
+    if (Status s = exec("BEGIN"); !s.ok()) return s;
+    auto fail = [&] {
+        Error e = db_error(db_, "cannot record the machine");
+        exec("ROLLBACK");
+        return e;
+    };
+    {
+        Statement st(db_, "UPDATE runs SET cpu_count = ?, memory_total_bytes = ? WHERE id = ?");
+        if (!st.ok()) return fail();
+        sqlite3_bind_int64(st.get(), 1, cpu_count);
+        sqlite3_bind_int64(st.get(), 2, static_cast<sqlite3_int64>(memory_total_bytes));
+        sqlite3_bind_int64(st.get(), 3, run);
+        if (sqlite3_step(st.get()) != SQLITE_DONE) return fail();
+    }
+    for (const RunGpu& g : gpus) {
+        Statement st(
+            db_,
+            "INSERT OR REPLACE INTO run_gpus (run_id, gpu_index, uuid, name, memory_total_bytes) VALUES (?, ?, "
+            "?, ?, ?)");
+        if (!st.ok()) return fail();
+        sqlite3_bind_int64(st.get(), 1, run);
+        sqlite3_bind_int64(st.get(), 2, g.index);
+        sqlite3_bind_text(st.get(), 3, g.uuid.c_str(), -1, SQLITE_TRANSIENT);
+        sqlite3_bind_text(st.get(), 4, g.name.c_str(), -1, SQLITE_TRANSIENT);
+        sqlite3_bind_int64(st.get(), 5, static_cast<sqlite3_int64>(g.memory_total_bytes));
+        if (sqlite3_step(st.get()) != SQLITE_DONE) return fail();
+    }
+    return exec("COMMIT");
+}
+
+Status History::add_step(std::int64_t run, const StepEvent& e) {
+    Statement st(db_,
+                 "INSERT INTO steps (run_id, t_ms, rank, step, step_ms, wait_ms, samples, data) VALUES (?, ?, ?, ?, ?, "
+                 "?, ?, ?)");
+    if (!st.ok()) return db_error(db_, "cannot record a step");
+    sqlite3_bind_int64(st.get(), 1, run);
+    sqlite3_bind_int64(st.get(), 2, e.t_ms);
+    sqlite3_bind_int(st.get(), 3, e.rank);
+    sqlite3_bind_int64(st.get(), 4, e.step);
+    sqlite3_bind_double(st.get(), 5, e.step_ms);
+    sqlite3_bind_double(st.get(), 6, e.wait_ms);
+    if (e.samples)
+        sqlite3_bind_int64(st.get(), 7, *e.samples);
+    else
+        sqlite3_bind_null(st.get(), 7);
+    if (e.data.empty())
+        sqlite3_bind_null(st.get(), 8);
+    else
+        sqlite3_bind_text(st.get(), 8, e.data.c_str(), -1, SQLITE_TRANSIENT);
+    if (sqlite3_step(st.get()) != SQLITE_DONE) return db_error(db_, "cannot record a step");
+    return Ok{};
 }
 
 Status History::add_sample(std::int64_t run, const RunSample& s) {
@@ -240,11 +312,11 @@ Status History::finish_run(std::int64_t run, std::int64_t end_ms, int exit_statu
 }
 
 Result<std::vector<RunRecord>> History::runs() {
-    Statement st(
-        db_,
-        "SELECT id, name, command, cwd, host, start_ms, end_ms, exit_status, state,"
-        " (SELECT COUNT(*) FROM samples WHERE run_id = runs.id),"
-        " (SELECT COUNT(*) FROM findings WHERE run_id = runs.id), COALESCE(summary, '') FROM runs ORDER BY id");
+    Statement st(db_,
+                 "SELECT id, name, command, cwd, host, start_ms, end_ms, exit_status, state,"
+                 " (SELECT COUNT(*) FROM samples WHERE run_id = runs.id),"
+                 " (SELECT COUNT(*) FROM findings WHERE run_id = runs.id), COALESCE(summary, ''), cpu_count,"
+                 " memory_total_bytes FROM runs ORDER BY id");
     if (!st.ok()) return db_error(db_, "cannot list runs");
     std::vector<RunRecord> out;
     int rc;
@@ -262,9 +334,23 @@ Result<std::vector<RunRecord>> History::runs() {
         r.samples = sqlite3_column_int64(st.get(), 9);
         r.findings = sqlite3_column_int64(st.get(), 10);
         r.summary = text(st.get(), 11);
+        if (sqlite3_column_type(st.get(), 12) != SQLITE_NULL)
+            r.cpu_count = static_cast<unsigned>(sqlite3_column_int64(st.get(), 12));
+        if (sqlite3_column_type(st.get(), 13) != SQLITE_NULL)
+            r.memory_total_bytes = static_cast<std::uint64_t>(sqlite3_column_int64(st.get(), 13));
         out.push_back(std::move(r));
     }
     if (rc != SQLITE_DONE) return db_error(db_, "cannot list runs");
+    Statement gs(db_,
+                 "SELECT run_id, gpu_index, uuid, name, memory_total_bytes FROM run_gpus ORDER BY run_id, gpu_index");
+    if (!gs.ok()) return db_error(db_, "cannot list runs");
+    while (sqlite3_step(gs.get()) == SQLITE_ROW) {
+        const std::int64_t id = sqlite3_column_int64(gs.get(), 0);
+        auto it = std::find_if(out.begin(), out.end(), [&](const RunRecord& r) { return r.id == id; });
+        if (it == out.end()) continue;
+        it->gpus.push_back({static_cast<unsigned>(sqlite3_column_int64(gs.get(), 1)), text(gs.get(), 2),
+                            text(gs.get(), 3), static_cast<std::uint64_t>(sqlite3_column_int64(gs.get(), 4))});
+    }
     return out;
 }
 
@@ -296,6 +382,27 @@ Result<std::vector<RecordedFinding>> History::findings(std::int64_t run) {
     while (sqlite3_step(st.get()) == SQLITE_ROW)
         out.push_back({sqlite3_column_int64(st.get(), 0), text(st.get(), 1), text(st.get(), 2), text(st.get(), 3),
                        text(st.get(), 4), text(st.get(), 5)});
+    return out;
+}
+
+Result<std::vector<StepEvent>> History::steps(std::int64_t run) {
+    Statement st(db_,
+                 "SELECT t_ms, rank, step, step_ms, wait_ms, samples, COALESCE(data, '') FROM steps WHERE run_id = ? "
+                 "ORDER BY t_ms, rank");
+    if (!st.ok()) return db_error(db_, "cannot read steps");
+    sqlite3_bind_int64(st.get(), 1, run);
+    std::vector<StepEvent> out;
+    while (sqlite3_step(st.get()) == SQLITE_ROW) {
+        StepEvent e;
+        e.t_ms = sqlite3_column_int64(st.get(), 0);
+        e.rank = sqlite3_column_int(st.get(), 1);
+        e.step = sqlite3_column_int64(st.get(), 2);
+        e.step_ms = sqlite3_column_double(st.get(), 3);
+        e.wait_ms = sqlite3_column_double(st.get(), 4);
+        if (sqlite3_column_type(st.get(), 5) != SQLITE_NULL) e.samples = sqlite3_column_int64(st.get(), 5);
+        e.data = text(st.get(), 6);
+        out.push_back(std::move(e));
+    }
     return out;
 }
 

@@ -21,9 +21,19 @@ struct sqlite3;
 
 namespace baton {
 
+// A GPU the run's machine had, as seen at its first sample.
+struct RunGpu {
+    unsigned index = 0;
+    std::string uuid, name;
+    std::uint64_t memory_total_bytes = 0;
+};
+
 struct RunRecord {
     std::int64_t id = 0;
     std::string name, command, cwd, host;
+    std::optional<unsigned> cpu_count;                // the machine, from the first sample
+    std::optional<std::uint64_t> memory_total_bytes;  // (absent in runs recorded before schema 2)
+    std::vector<RunGpu> gpus;
     std::int64_t start_ms = 0;
     std::optional<std::int64_t> end_ms;
     std::optional<int> exit_status;
@@ -43,11 +53,24 @@ struct RunSample {
     std::int64_t t_ms = 0;
     float cpu_percent = 0, iowait_percent = 0, memory_used_gib = 0, swap_mb_per_s = 0;
     float job_cpu_percent = 0, job_rss_gib = 0;
+    float disk_read_mb_s = -1, disk_write_mb_s = -1;  // all disks summed; -1: not recorded (blob version 1)
     struct Gpu {
         std::uint8_t index = 0;
         float utilization = 0, memory_used_gib = 0, sm_activity = -1;  // -1: not reported
     };
     std::vector<Gpu> gpus;
+};
+
+// One training step reported by the Python hook (issue 6 writes these; the schema is here so a
+// run's record is complete in one place).
+struct StepEvent {
+    std::int64_t t_ms = 0;  // when the step ended
+    int rank = 0;           // the process's rank in a distributed job, 0 otherwise
+    std::int64_t step = 0;
+    double step_ms = 0;  // the whole step
+    double wait_ms = 0;  // of which waiting for the next batch
+    std::optional<std::int64_t> samples;
+    std::string data;  // further figures as a JSON object (memory stats, the GradScaler's scale), or empty
 };
 
 class History {
@@ -64,13 +87,18 @@ class History {
 
     Result<std::int64_t> begin_run(const std::string& name, const std::string& command, const std::string& cwd,
                                    const std::string& host, std::int64_t start_ms);
+    // The machine the run ran on (called once, at the first sample).
+    Status set_machine(std::int64_t run, unsigned cpu_count, std::uint64_t memory_total_bytes,
+                       const std::vector<RunGpu>& gpus);
     Status add_sample(std::int64_t run, const RunSample& s);
+    Status add_step(std::int64_t run, const StepEvent& e);
     Status add_finding(std::int64_t run, std::int64_t t_ms, const Finding& f);
     Status finish_run(std::int64_t run, std::int64_t end_ms, int exit_status, const std::string& summary);
 
     Result<std::vector<RunRecord>> runs();
     Result<std::vector<RunSample>> samples(std::int64_t run);
     Result<std::vector<RecordedFinding>> findings(std::int64_t run);
+    Result<std::vector<StepEvent>> steps(std::int64_t run);
     // Deletes runs that ended (or started, when interrupted) before `before_ms`; returns how many.
     Result<int> prune(std::int64_t before_ms);
     // PRAGMA integrity_check's answer ("ok" when intact).

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <csignal>
 #include <fcntl.h>
+#include <filesystem>
 #include <fstream>
 #include <sys/wait.h>
 #include <thread>
@@ -178,6 +179,43 @@ TEST(RunCommand, CudaOutOfMemoryIsRecognisedAndPassedThrough) {
     EXPECT_NE(err.find("see: docs/findings.md#cuda_oom"), std::string::npos) << err;
 }
 
+TEST(RunCommand, ReportAsHtmlAndMarkdown) {
+    TempDir d;
+    Baton b(d, {"--name", "rep", "--report", d.path() + "/end.html", "--", "sh", "-c", "sleep 0.6"});
+    ASSERT_EQ(b.wait(), 0);
+    EXPECT_NE(b.err().find("  report: " + d.path() + "/end.html\n"), std::string::npos) << b.err();
+    const std::string db = d.path() + "/baton.db";
+    const std::string end = read_text(d.path() + "/end.html");
+    EXPECT_EQ(end.rfind("<!DOCTYPE html>", 0), 0u);
+    EXPECT_NE(end.find("<title>baton run 1: rep</title>"), std::string::npos);
+    // The same page from `baton report`, to a file or to stdout.
+    auto to_file = run({baton_binary(), "report", "1", "--db", db, "--html", d.path() + "/again.html"});
+    ASSERT_EQ(to_file.exit_code, 0) << to_file.err;
+    EXPECT_EQ(to_file.err, "baton report: run 1 written to " + d.path() + "/again.html\n");
+    EXPECT_EQ(read_text(d.path() + "/again.html"), end);
+    auto to_stdout = run({baton_binary(), "report", "1", "--db", db, "--html", "-"});
+    EXPECT_EQ(to_stdout.out, end);
+    auto md = run({baton_binary(), "report", "1", "--db", db, "--markdown"});
+    ASSERT_EQ(md.exit_code, 0) << md.err;
+    EXPECT_EQ(md.out.rfind("# Run 1: rep\n", 0), 0u) << md.out;
+    EXPECT_NE(md.out.find("\n## Over time\n"), std::string::npos);
+    // Bad input: one line on stderr, nothing half-written.
+    auto missing = run({baton_binary(), "report", "9", "--db", db, "--markdown"});
+    EXPECT_EQ(missing.exit_code, 1);
+    EXPECT_EQ(missing.err, "baton: no run 9 in the history\n");
+    auto unwritable = run({baton_binary(), "report", "1", "--db", db, "--html", d.path() + "/no/such/dir/r.html"});
+    EXPECT_EQ(unwritable.exit_code, 1);
+    EXPECT_NE(unwritable.err.find("cannot write " + d.path() + "/no/such/dir/r.html: No such file or directory"),
+              std::string::npos)
+        << unwritable.err;
+    EXPECT_EQ(run({baton_binary(), "report", "1", "--db", db, "--markdown", "--html", "x.html"}).exit_code, 2);
+    EXPECT_EQ(run({baton_binary(), "report", "--db", db}).exit_code, 2);  // no run id
+    auto no_db = run({baton_binary(), "run", "--no-db", "--report", d.path() + "/x.html", "--", "true"});
+    EXPECT_EQ(no_db.exit_code, 2);
+    EXPECT_NE(no_db.err.find("--report is made from the run's history; drop --no-db"), std::string::npos) << no_db.err;
+    EXPECT_FALSE(std::filesystem::exists(d.path() + "/x.html"));
+}
+
 TEST(RunCommand, RunsShowExportPrune) {
     TempDir d;
     Baton b(d, {"--name", "exp-8", "--", "sh", "-c", "sleep 0.7"});
@@ -199,10 +237,12 @@ TEST(RunCommand, RunsShowExportPrune) {
     EXPECT_NE(jsonl.out.find("\"job_cpu_percent\":"), std::string::npos);
     auto csv = run({baton_binary(), "runs", "export", "1", "--format", "csv", "--db", db});
     EXPECT_EQ(csv.out.rfind("time,cpu_percent,iowait_percent,memory_used_gib,swap_mb_per_second,job_cpu_percent,"
-                            "job_rss_gib\n",
+                            "job_rss_gib,disk_read_mb_per_second,disk_write_mb_per_second\n",
                             0),
               0u)
         << csv.out;
+    EXPECT_NE(jsonl.out.find("\"disk_write_mb_per_second\":"), std::string::npos);
+    EXPECT_NE(show.out.find("\nmachine: "), std::string::npos) << show.out;  // CPUs, memory, GPUs
     EXPECT_EQ(std::count(csv.out.begin(), csv.out.end(), '\n'), samples + 1);
     EXPECT_EQ(run({baton_binary(), "runs", "show", "9", "--db", db}).exit_code, 1);  // no such run
     EXPECT_EQ(run({baton_binary(), "runs", "export", "1", "--format", "xml", "--db", db}).exit_code, 2);

@@ -23,6 +23,8 @@ RunSample sample(std::int64_t t, unsigned gpus) {
     s.memory_used_gib = 31.0f;
     s.job_cpu_percent = 412.0f;
     s.job_rss_gib = 12.5f;
+    s.disk_read_mb_s = 250.0f;
+    s.disk_write_mb_s = 3.5f;
     for (unsigned g = 0; g < gpus; ++g)
         s.gpus.push_back({static_cast<std::uint8_t>(g), 97.0f, 70.25f, g % 2 ? -1.0f : 81.0f});
     return s;
@@ -99,13 +101,21 @@ TEST(History, RunOfADeadBatonIsInterrupted) {
 TEST(History, PackingAndDamage) {
     RunSample s = sample(42, 8), back;
     const std::string blob = History::pack(s);
-    EXPECT_EQ(blob.size(), 2u + 6 * 4 + 8 * 13);
+    EXPECT_EQ(blob.size(), 2u + 8 * 4 + 8 * 13);
     ASSERT_TRUE(History::unpack(blob, back));
     EXPECT_EQ(back.gpus.size(), 8u);
     EXPECT_FLOAT_EQ(back.cpu_percent, 55.5f);
+    EXPECT_FLOAT_EQ(back.disk_read_mb_s, 250.0f);
+    EXPECT_FLOAT_EQ(back.disk_write_mb_s, 3.5f);
+    // Version 1 (before disk rates): the same figures without the two disk floats.
+    std::string v1 = std::string("\x01") + blob.substr(1, 1 + 6 * 4) + blob.substr(2 + 8 * 4);
+    ASSERT_TRUE(History::unpack(v1, back));
+    EXPECT_FLOAT_EQ(back.job_rss_gib, 12.5f);
+    EXPECT_FLOAT_EQ(back.disk_read_mb_s, -1.0f);  // not recorded
+    EXPECT_FLOAT_EQ(back.gpus[2].memory_used_gib, 70.25f);
     EXPECT_FALSE(History::unpack("", back));
     EXPECT_FALSE(History::unpack(blob.substr(0, blob.size() - 1), back));       // truncated
-    EXPECT_FALSE(History::unpack(std::string("\x02") + blob.substr(1), back));  // unknown version
+    EXPECT_FALSE(History::unpack(std::string("\x03") + blob.substr(1), back));  // unknown version
     EXPECT_FALSE(History::unpack(blob + "x", back));                            // trailing bytes
 }
 
@@ -142,6 +152,92 @@ TEST(History, NewerSchemaAndPrune) {
     auto bad = History::open(g.path() + "/garbage.db");
     EXPECT_FALSE(bad.ok());
     EXPECT_NE(bad.error().message.find("garbage.db"), std::string::npos) << bad.error().message;
+}
+
+TEST(History, MachineAndStepsRoundTrip) {
+    test::TempDir d;
+    auto h = History::open(d.path() + "/baton.db");
+    ASSERT_TRUE(h.ok());
+    auto run = h->begin_run("train", "[]", "/", "box", 1000);
+    ASSERT_TRUE(h->set_machine(*run, 16, 128ull << 30,
+                               {{0, "GPU-a", "NVIDIA H200", 141ull << 30}, {1, "GPU-b", "NVIDIA H200", 141ull << 30}})
+                    .ok());
+    StepEvent e;
+    e.t_ms = 1500;
+    e.step = 7;
+    e.step_ms = 104.5;
+    e.wait_ms = 61.25;
+    e.samples = 256;
+    e.data = R"({"allocated_bytes":1024})";
+    ASSERT_TRUE(h->add_step(*run, e).ok());
+    e.t_ms = 1400;  // an earlier step of rank 1 arrives later: read back in time order
+    e.rank = 1;
+    e.samples.reset();
+    e.data.clear();
+    ASSERT_TRUE(h->add_step(*run, e).ok());
+    const RunRecord r = (*h->runs())[0];
+    EXPECT_EQ(r.cpu_count, 16u);
+    EXPECT_EQ(r.memory_total_bytes, 128ull << 30);
+    ASSERT_EQ(r.gpus.size(), 2u);
+    EXPECT_EQ(r.gpus[1].uuid, "GPU-b");
+    EXPECT_EQ(r.gpus[1].name, "NVIDIA H200");
+    EXPECT_EQ(r.gpus[1].memory_total_bytes, 141ull << 30);
+    auto steps = h->steps(*run);
+    ASSERT_TRUE(steps.ok());
+    ASSERT_EQ(steps->size(), 2u);
+    EXPECT_EQ((*steps)[0].rank, 1);
+    EXPECT_FALSE((*steps)[0].samples.has_value());
+    EXPECT_EQ((*steps)[1].step, 7);
+    EXPECT_DOUBLE_EQ((*steps)[1].wait_ms, 61.25);
+    EXPECT_EQ((*steps)[1].samples, 256);
+    EXPECT_EQ((*steps)[1].data, R"({"allocated_bytes":1024})");
+    // Deleting the run deletes its machine and steps too.
+    ASSERT_TRUE(h->finish_run(*run, 2000, 0, "").ok());
+    EXPECT_EQ(*h->prune(1'000'000), 1);
+    EXPECT_TRUE(h->steps(*run)->empty());
+}
+
+TEST(History, ASchemaOneDatabaseIsMigrated) {
+    // The database as the first release wrote it (schema 1, version-1 sample blobs).
+    test::TempDir d;
+    const std::string path = d.path() + "/old.db";
+    {
+        sqlite3* db = nullptr;
+        ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+        const char* schema1 =
+            "CREATE TABLE runs (id INTEGER PRIMARY KEY, name TEXT NOT NULL, command TEXT NOT NULL, cwd TEXT NOT "
+            "NULL, host TEXT NOT NULL, owner_pid INTEGER NOT NULL, start_ms INTEGER NOT NULL, end_ms INTEGER, "
+            "exit_status INTEGER, state TEXT NOT NULL CHECK (state IN ('running', 'finished', 'interrupted')), "
+            "summary TEXT);"
+            "CREATE TABLE samples (run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE, t_ms INTEGER NOT "
+            "NULL, data BLOB NOT NULL, PRIMARY KEY (run_id, t_ms)) WITHOUT ROWID;"
+            "CREATE TABLE findings (run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE, t_ms INTEGER NOT "
+            "NULL, rule TEXT NOT NULL, severity TEXT NOT NULL, subject TEXT NOT NULL, summary TEXT NOT NULL, "
+            "recommendation TEXT NOT NULL);"
+            "CREATE INDEX findings_run ON findings(run_id);"
+            "INSERT INTO runs VALUES (1, 'old', '[]', '/', 'box', 1, 1000, 2000, 0, 'finished', 'done');"
+            "INSERT INTO samples VALUES (1, 1500, X'0100000060420000803F0000F841000000000000000000004841');"
+            "PRAGMA user_version=1;";
+        ASSERT_EQ(sqlite3_exec(db, schema1, nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+        sqlite3_close(db);
+    }
+    auto h = History::open(path);
+    ASSERT_TRUE(h.ok()) << h.error().message;
+    auto runs = h->runs();
+    ASSERT_TRUE(runs.ok()) << runs.error().message;
+    ASSERT_EQ(runs->size(), 1u);
+    EXPECT_FALSE((*runs)[0].cpu_count.has_value());
+    EXPECT_TRUE((*runs)[0].gpus.empty());
+    auto s = h->samples(1);
+    ASSERT_TRUE(s.ok()) << s.error().message;
+    ASSERT_EQ(s->size(), 1u);
+    EXPECT_FLOAT_EQ((*s)[0].cpu_percent, 56.0f);
+    EXPECT_FLOAT_EQ((*s)[0].iowait_percent, 1.0f);
+    EXPECT_FLOAT_EQ((*s)[0].memory_used_gib, 31.0f);
+    EXPECT_FLOAT_EQ((*s)[0].job_rss_gib, 12.5f);
+    EXPECT_FLOAT_EQ((*s)[0].disk_read_mb_s, -1.0f);
+    EXPECT_TRUE(h->steps(1)->empty());  // the new table exists
+    EXPECT_EQ(h->integrity(), "ok");
 }
 
 TEST(History, AnHourAtHalfASecondWithFourGpusStaysSmall) {

@@ -1,0 +1,26 @@
+// `baton report RUN [--html FILE | --markdown]`: a recorded run as a page with charts, or as Markdown.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace CLI {
+class App;
+}
+
+namespace baton::cli {
+
+struct ReportArgs {
+    std::string db;
+    std::int64_t run = 0;
+    std::string html;  // the file to write; "-" for stdout; empty: baton-run-ID.html
+    bool markdown = false;
+};
+
+CLI::App* add_report_command(CLI::App& app, ReportArgs& args);
+int run_report(const ReportArgs& args);
+
+// Writes run `run` of the database at `db` as HTML to `path` ("-": stdout). Returns "" or the error.
+std::string write_html_report(const std::string& db, std::int64_t run, const std::string& path);
+
+}  // namespace baton::cli

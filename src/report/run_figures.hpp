@@ -1,0 +1,44 @@
+// The figures of a recorded run, from its record and samples: what `baton report` and `baton
+// compare` show (the live `baton run` summary keeps its own running aggregates instead).
+#pragma once
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "store/history.hpp"
+
+namespace baton {
+
+struct GpuFigures {
+    unsigned index = 0;
+    std::string name;  // from the run's machine record, when known
+    std::size_t samples = 0;
+    double util_avg = 0, util_p95 = 0;
+    double sm_avg = -1;  // -1: not reported
+    double memory_peak_gib = 0;
+    double memory_total_gib = -1;  // -1: not known
+};
+
+struct RunFigures {
+    double seconds = 0;  // end - start; for an interrupted run, to its last sample
+    int exit_status = -1;
+    std::size_t samples = 0;
+    std::vector<GpuFigures> gpus;
+    // Over every GPU sample together (-1: no GPU samples).
+    double gpu_util_avg = -1, gpu_util_p95 = -1, gpu_memory_peak_gib = -1;
+    double job_cpu_avg = 0, job_cpu_peak = 0, job_rss_peak_gib = 0;  // job CPU in % of one core
+    double host_cpu_avg = 0, host_memory_peak_gib = 0, iowait_avg = 0;
+    double swap_mb = 0;  // swapped in + out over the run
+    double disk_read_avg = -1, disk_write_avg = -1, disk_read_peak = -1,
+           disk_write_peak = -1;     // MB/s; -1: not recorded
+    std::set<std::string> findings;  // "rule [subject]"
+};
+
+RunFigures run_figures(const RunRecord& r, const std::vector<RunSample>& samples,
+                       const std::vector<RecordedFinding>& findings);
+
+// "16 CPUs, 125.9 GiB memory; GPU0 NVIDIA H200 140.4 GiB": the run's machine, or "" when not recorded.
+std::string machine_text(const RunRecord& r);
+
+}  // namespace baton

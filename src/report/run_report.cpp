@@ -1,0 +1,340 @@
+#include "report/run_report.hpp"
+
+#include <algorithm>
+#include <map>
+#include <utility>
+
+#include <fmt/format.h>  // header-only (fmt::fmt-header-only)
+
+#include "core/clock.hpp"
+#include "report/run_figures.hpp"
+#include "report/svg_chart.hpp"
+
+namespace baton {
+
+namespace {
+
+using Rows = std::vector<std::pair<std::string, std::string>>;
+
+double offset_s(const RunRecord& r, std::int64_t t_ms) {
+    return static_cast<double>(t_ms - r.start_ms) / 1000.0;
+}
+
+std::string duration_text(double s) {
+    if (s < 120) return fmt::format("{:.1f} s", s);
+    return clock_offset(s) + (s >= 3600 ? " h" : " min");
+}
+
+std::string state_text(const RunRecord& r) {
+    std::string s = r.state;
+    if (r.exit_status) {
+        const int e = *r.exit_status;
+        s += e > 128 && e < 160 ? fmt::format(", exit {} (signal {})", e, e - 128) : fmt::format(", exit {}", e);
+    }
+    return s;
+}
+
+double sample_interval(const std::vector<RunSample>& s) {
+    if (s.size() < 2) return 0;
+    return static_cast<double>(s.back().t_ms - s.front().t_ms) / 1000.0 / static_cast<double>(s.size() - 1);
+}
+
+Rows run_rows(const RunReportData& d) {
+    const RunRecord& r = d.run;
+    Rows rows = {{"command", r.command}, {"directory", r.cwd}, {"host", r.host}};
+    if (std::string m = machine_text(r); !m.empty()) rows.push_back({"machine", m});
+    rows.push_back({"state", state_text(r)});
+    rows.push_back({"started", rfc3339_utc(r.start_ms)});
+    if (r.end_ms) rows.push_back({"ended", rfc3339_utc(*r.end_ms)});
+    rows.push_back({"samples", fmt::format("{} (every {:.2g} s)", d.samples.size(), sample_interval(d.samples))});
+    return rows;
+}
+
+// One row per GPU: the columns of kGpuColumns.
+constexpr const char* kGpuColumns[] = {"GPU", "model", "utilisation avg", "p95", "SM activity avg", "peak memory"};
+
+std::vector<std::vector<std::string>> gpu_rows(const RunFigures& f) {
+    std::vector<std::vector<std::string>> rows;
+    for (const GpuFigures& g : f.gpus)
+        rows.push_back(
+            {fmt::format("GPU{}", g.index), g.name.empty() ? "-" : g.name, fmt::format("{:.0f} %", g.util_avg),
+             fmt::format("{:.0f} %", g.util_p95), g.sm_avg >= 0 ? fmt::format("{:.0f} %", g.sm_avg) : "not reported",
+             g.memory_total_gib > 0 ? fmt::format("{:.1f} of {:.1f} GiB", g.memory_peak_gib, g.memory_total_gib)
+                                    : fmt::format("{:.1f} GiB", g.memory_peak_gib)});
+    return rows;
+}
+
+Rows figure_rows(const RunFigures& f) {
+    Rows rows = {{"duration", duration_text(f.seconds)}};
+    if (f.gpus.empty()) rows.push_back({"GPUs", "none seen in this run"});
+    rows.push_back(
+        {"job CPU (% of one core)", fmt::format("avg {:.0f} %, peak {:.0f} %", f.job_cpu_avg, f.job_cpu_peak)});
+    rows.push_back({"job RSS peak", fmt::format("{:.2f} GiB", f.job_rss_peak_gib)});
+    rows.push_back({"host CPU", fmt::format("avg {:.0f} %", f.host_cpu_avg)});
+    rows.push_back({"host memory peak", fmt::format("{:.1f} GiB", f.host_memory_peak_gib)});
+    rows.push_back({"swap traffic", fmt::format("{:.1f} MB", f.swap_mb)});
+    rows.push_back({"I/O wait", fmt::format("avg {:.1f} %", f.iowait_avg)});
+    if (f.disk_read_avg >= 0)
+        rows.push_back(
+            {"disk read / write", fmt::format("avg {:.1f} / {:.1f} MB/s, peak {:.1f} / {:.1f} MB/s", f.disk_read_avg,
+                                              f.disk_write_avg, f.disk_read_peak, f.disk_write_peak)});
+    return rows;
+}
+
+std::vector<unsigned> gpu_indices(const std::vector<RunSample>& samples) {
+    std::vector<unsigned> out;
+    for (const RunSample& s : samples)
+        for (const RunSample::Gpu& g : s.gpus)
+            if (std::find(out.begin(), out.end(), g.index) == out.end()) out.push_back(g.index);
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+// A series of one figure of every sample (those where `value` gives a number).
+template <typename F>
+ChartSeries series_of(const RunReportData& d, std::string label, F value) {
+    ChartSeries s;
+    s.label = std::move(label);
+    for (const RunSample& x : d.samples)
+        if (std::optional<double> v = value(x)) {
+            s.t.push_back(offset_s(d.run, x.t_ms));
+            s.values.push_back(*v);
+        }
+    return s;
+}
+
+std::optional<double> gpu_value(const RunSample& s, unsigned index, float RunSample::Gpu::*field) {
+    for (const RunSample::Gpu& g : s.gpus)
+        if (g.index == index && g.*field >= 0) return g.*field;
+    return std::nullopt;
+}
+
+std::vector<Chart> charts(const RunReportData& d, double duration) {
+    const RunRecord& r = d.run;
+    std::vector<ChartMark> marks;
+    for (std::size_t i = 0; i < d.findings.size(); ++i) {
+        const RecordedFinding& f = d.findings[i];
+        marks.push_back({offset_s(r, f.t_ms), f.severity,
+                         fmt::format("#{} {} {} [{}]: {}", i + 1, f.severity, f.rule, f.subject, f.summary),
+                         static_cast<int>(i + 1)});
+    }
+    std::vector<Chart> out;
+    auto add = [&](std::string id, std::string name, std::string title, std::string unit, std::optional<double> y_max,
+                   std::vector<ChartSeries> series) {
+        out.push_back({std::move(id), std::move(title), std::move(unit), duration, y_max, std::move(series), marks,
+                       std::move(name)});
+    };
+    const std::vector<unsigned> gpus = gpu_indices(d.samples);
+    if (!gpus.empty()) {
+        std::vector<ChartSeries> util, sm, memory;
+        for (unsigned g : gpus) {
+            util.push_back(series_of(d, fmt::format("GPU{}", g), [&](const RunSample& s) {
+                return gpu_value(s, g, &RunSample::Gpu::utilization);
+            }));
+            ChartSeries activity = series_of(d, fmt::format("GPU{}", g), [&](const RunSample& s) {
+                return gpu_value(s, g, &RunSample::Gpu::sm_activity);
+            });
+            if (!activity.values.empty()) sm.push_back(std::move(activity));
+            memory.push_back(series_of(d, fmt::format("GPU{}", g), [&](const RunSample& s) {
+                return gpu_value(s, g, &RunSample::Gpu::memory_used_gib);
+            }));
+        }
+        std::optional<double> memory_top;
+        for (const RunGpu& g : r.gpus)
+            memory_top = std::max(memory_top.value_or(0), static_cast<double>(g.memory_total_bytes) / 1073741824.0);
+        add("chart-gpu-utilization", "GPU util", "GPU utilisation (a kernel ran)", "%", 100.0, std::move(util));
+        // SM activity (how much of the GPU the kernels occupy) only where the driver reports it.
+        if (!sm.empty()) add("chart-gpu-sm", "GPU SM", "GPU SM activity", "%", 100.0, std::move(sm));
+        add("chart-gpu-memory", "GPU memory", "GPU memory used", "GiB", memory_top, std::move(memory));
+    }
+    // The job against the host, both as a share of the whole machine when its CPU count is known.
+    const double cpus = r.cpu_count ? static_cast<double>(*r.cpu_count) : 0;
+    add("chart-cpu", "CPU",
+        cpus > 0 ? "CPU: the job against the host (% of all CPUs)" : "CPU (host: % of all CPUs; job: % of one core)",
+        "%", cpus > 0 ? std::optional<double>(100.0) : std::nullopt,
+        {series_of(d, "host", [](const RunSample& s) { return std::optional<double>(s.cpu_percent); }),
+         series_of(d, "job", [&](const RunSample& s) {
+             return std::optional<double>(cpus > 0 ? s.job_cpu_percent / cpus : s.job_cpu_percent);
+         })});
+    add("chart-memory", "Memory", "Memory: host used and the job's RSS", "GiB",
+        r.memory_total_bytes ? std::optional<double>(static_cast<double>(*r.memory_total_bytes) / 1073741824.0)
+                             : std::nullopt,
+        {series_of(d, "host used", [](const RunSample& s) { return std::optional<double>(s.memory_used_gib); }),
+         series_of(d, "job RSS", [](const RunSample& s) { return std::optional<double>(s.job_rss_gib); })});
+    add("chart-swap", "Swap", "Swap traffic (in + out)", "MB/s", std::nullopt,
+        {series_of(d, "swap", [](const RunSample& s) { return std::optional<double>(s.swap_mb_per_s); })});
+    add("chart-iowait", "I/O wait", "I/O wait", "%", std::nullopt,
+        {series_of(d, "I/O wait", [](const RunSample& s) { return std::optional<double>(s.iowait_percent); })});
+    auto disk = [](float v) { return v >= 0 ? std::optional<double>(v) : std::nullopt; };
+    add("chart-disk", "Disk", "Disk read and write (all disks)", "MB/s", std::nullopt,
+        {series_of(d, "read", [&](const RunSample& s) { return disk(s.disk_read_mb_s); }),
+         series_of(d, "write", [&](const RunSample& s) { return disk(s.disk_write_mb_s); })});
+    return out;
+}
+
+double report_duration(const RunReportData& d, const RunFigures& f) {
+    double t = f.seconds;
+    if (!d.samples.empty()) t = std::max(t, offset_s(d.run, d.samples.back().t_ms));
+    return std::max(t, 1.0);
+}
+
+constexpr const char* kStyle = R"(
+body { font: 14px/1.45 system-ui, sans-serif; margin: 24px auto; max-width: 1000px; padding: 0 16px; color: #222; }
+h1 { font-size: 22px; margin-bottom: 4px; } h2 { font-size: 17px; margin-top: 28px; border-bottom: 1px solid #ddd; }
+table { border-collapse: collapse; } td, th { padding: 3px 10px 3px 0; vertical-align: top; text-align: left; }
+th { font-weight: 600; color: #555; } code, pre { font: 12.5px ui-monospace, monospace; }
+pre { background: #f6f6f6; padding: 10px; overflow-x: auto; white-space: pre-wrap; }
+.critical { color: #c0392b; } .warning { color: #d35400; } .info { color: #2e86c1; }
+.sev { font-weight: 700; text-transform: uppercase; font-size: 12px; }
+svg.chart { width: 100%; height: auto; margin: 10px 0 4px; }
+svg .title { font-size: 13px; font-weight: 600; fill: #333; } svg .legend, svg .axis { font-size: 11px; fill: #555; }
+svg .grid { stroke: #e4e4e4; } svg .series { fill: none; stroke-width: 1.4; stroke-linejoin: round; }
+svg .mark line { stroke-dasharray: 4 3; stroke-width: 1.2; } svg .mark text { font-size: 11px; font-weight: 700; }
+.none { color: #1e8449; } footer { margin-top: 32px; color: #888; font-size: 12px; }
+)";
+
+std::string html_rows(const Rows& rows) {
+    std::string o = "<table class=\"facts\">\n";
+    for (const auto& [k, v] : rows)
+        o += fmt::format("<tr><th>{}</th><td>{}</td></tr>\n", html_escape(k), html_escape(v));
+    return o + "</table>\n";
+}
+
+// Sparkline of a series, `width` characters of bucket means scaled to its own maximum.
+std::string sparkline(const ChartSeries& s, std::size_t width, double top) {
+    static const char* kBars[] = {"▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"};
+    if (s.values.empty()) return "";
+    const std::size_t n = s.values.size();
+    const std::size_t w = std::min(width, n);
+    std::string out;
+    for (std::size_t b = 0; b < w; ++b) {
+        const std::size_t from = b * n / w, to = std::max(from + 1, (b + 1) * n / w);
+        double sum = 0;
+        for (std::size_t i = from; i < to; ++i) sum += s.values[i];
+        const double v = sum / static_cast<double>(to - from);
+        const double share = top > 0 ? std::clamp(v / top, 0.0, 1.0) : 0;
+        out += kBars[std::min<std::size_t>(7, static_cast<std::size_t>(share * 7.999))];
+    }
+    return out;
+}
+
+std::string markdown_cell(const std::string& s) {
+    std::string out;
+    for (char c : s) {
+        if (c == '|')
+            out += "\\|";
+        else if (c == '\n')
+            out += ' ';
+        else
+            out.push_back(c);
+    }
+    return out;
+}
+
+}  // namespace
+
+std::string run_report_html(const RunReportData& d) {
+    const RunRecord& r = d.run;
+    const RunFigures f = run_figures(r, d.samples, d.findings);
+    std::string o =
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+        // No request of any kind: everything is in this file.
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">\n"
+        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
+    o += fmt::format("<title>baton run {}: {}</title>\n<style>{}</style>\n</head>\n<body>\n", r.id, html_escape(r.name),
+                     kStyle);
+    o += fmt::format("<header><h1>Run {}: {}</h1>\n<p>{} · {} · started {}</p></header>\n", r.id, html_escape(r.name),
+                     html_escape(state_text(r)), duration_text(f.seconds), rfc3339_utc(r.start_ms));
+    o += "<section id=\"run\">\n" + html_rows(run_rows(d)) + "</section>\n";
+
+    o += "<section id=\"findings\">\n<h2>Findings</h2>\n";
+    if (d.findings.empty()) {
+        o += "<p class=\"none\">No findings: nothing that baton watches held this run back.</p>\n";
+    } else {
+        o +=
+            "<table class=\"findings\">\n<tr><th>#</th><th>at</th><th>severity</th><th>finding</th><th>fix</th></tr>\n";
+        for (std::size_t i = 0; i < d.findings.size(); ++i) {
+            const RecordedFinding& x = d.findings[i];
+            o += fmt::format(
+                "<tr class=\"finding\" data-rule=\"{0}\"><td>{1}</td><td>+{2}<br><small>{3}</small></td>"
+                "<td class=\"sev {4}\">{4}</td><td><code>{0}</code> [{5}]<br>{6}</td><td>{7}</td></tr>\n",
+                html_escape(x.rule), i + 1, clock_offset(offset_s(r, x.t_ms)), rfc3339_utc(x.t_ms).substr(11, 8),
+                html_escape(x.severity), html_escape(x.subject), html_escape(x.summary), html_escape(x.recommendation));
+        }
+        o += "</table>\n";
+    }
+    o += "</section>\n";
+
+    o += "<section id=\"summary\">\n<h2>Summary</h2>\n";
+    if (!f.gpus.empty()) {
+        o += "<table class=\"gpus\">\n<tr>";
+        for (const char* h : kGpuColumns) o += fmt::format("<th>{}</th>", h);
+        o += "</tr>\n";
+        for (const auto& row : gpu_rows(f)) {
+            o += "<tr>";
+            for (const std::string& cell : row) o += "<td>" + html_escape(cell) + "</td>";
+            o += "</tr>\n";
+        }
+        o += "</table>\n";
+    }
+    o += html_rows(figure_rows(f));
+    if (!r.summary.empty())
+        o += "<details><summary>As printed at the end of the run</summary>\n<pre>" + html_escape(r.summary) +
+             "</pre></details>\n";
+    o += "</section>\n";
+
+    o += "<section id=\"charts\">\n<h2>Over time</h2>\n";
+    if (gpu_indices(d.samples).empty()) o += "<p>No GPU was seen during this run.</p>\n";
+    for (const Chart& c : charts(d, report_duration(d, f))) o += render_chart_svg(c);
+    o += "</section>\n";
+    o += "<footer>Written by <code>baton report</code> from the run's history; the finding ids are explained in "
+         "baton's docs/findings.md.</footer>\n</body>\n</html>\n";
+    return o;
+}
+
+std::string run_report_markdown(const RunReportData& d) {
+    const RunRecord& r = d.run;
+    const RunFigures f = run_figures(r, d.samples, d.findings);
+    std::string o = fmt::format("# Run {}: {}\n\n| | |\n|---|---|\n", r.id, markdown_cell(r.name));
+    for (const auto& [k, v] : run_rows(d)) o += fmt::format("| {} | {} |\n", k, markdown_cell(v));
+    o += "\n## Findings\n\n";
+    if (d.findings.empty()) o += "No findings: nothing that baton watches held this run back.\n";
+    for (std::size_t i = 0; i < d.findings.size(); ++i) {
+        const RecordedFinding& x = d.findings[i];
+        o += fmt::format("{}. **{}** `{}` [{}] at +{}: {}  \n   Fix: {}\n", i + 1, x.severity, x.rule, x.subject,
+                         clock_offset(offset_s(r, x.t_ms)), x.summary, x.recommendation);
+    }
+    o += "\n## Summary\n\n";
+    if (!f.gpus.empty()) {
+        std::string header = "|", rule = "|";
+        for (const char* h : kGpuColumns) {
+            header += fmt::format(" {} |", h);
+            rule += "---|";
+        }
+        o += header + "\n" + rule + "\n";
+        for (const auto& row : gpu_rows(f)) {
+            o += "|";
+            for (const std::string& cell : row) o += " " + markdown_cell(cell) + " |";
+            o += "\n";
+        }
+        o += "\n";
+    }
+    o += "| | |\n|---|---|\n";
+    for (const auto& [k, v] : figure_rows(f)) o += fmt::format("| {} | {} |\n", k, markdown_cell(v));
+    o += fmt::format("\n## Over time\n\nEach line spans the run ({}), scaled to the chart's top.\n\n```\n",
+                     duration_text(f.seconds));
+    for (const Chart& c : charts(d, report_duration(d, f))) {
+        double top = c.y_max.value_or(0);
+        if (!c.y_max)
+            for (const ChartSeries& s : c.series)
+                for (double v : s.values) top = std::max(top, v);
+        for (const ChartSeries& s : c.series) {
+            if (s.values.empty()) continue;
+            o += fmt::format("{:<22} {} (top {:.3g} {})\n", c.name + " " + s.label, sparkline(s, 60, top), top, c.unit);
+        }
+    }
+    o += "```\n";
+    return o;
+}
+
+}  // namespace baton

@@ -1,0 +1,26 @@
+// `baton report RUN`: a recorded run as a self-contained HTML page (charts over time, findings
+// marked on them, the summary and the fixes) or as Markdown (the same facts, sparklines instead of
+// charts) for a pull request or a lab notebook.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "store/history.hpp"
+
+namespace baton {
+
+struct RunReportData {
+    RunRecord run;
+    std::vector<RunSample> samples;
+    std::vector<RecordedFinding> findings;
+    std::vector<StepEvent> steps;
+};
+
+// One file: inline CSS and SVG, no script, and a Content-Security-Policy that forbids every
+// request, so it opens the same offline, from a mail attachment or in a CI artefact viewer.
+std::string run_report_html(const RunReportData& d);
+
+std::string run_report_markdown(const RunReportData& d);
+
+}  // namespace baton

@@ -1,0 +1,203 @@
+#include "report/svg_chart.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>  // header-only (fmt::fmt-header-only)
+
+namespace baton {
+
+namespace {
+
+// The drawing area, in SVG user units (the SVG scales to the page's width). The plot starts below
+// the title and as many legend rows as the series need.
+constexpr double kWidth = 960;
+constexpr double kLeft = 52, kRight = 12, kBottom = 24, kLegendRow = 14;
+constexpr double kPlotW = kWidth - kLeft - kRight, kPlotH = 146;
+
+// Okabe-Ito colours: distinguishable with the common colour-vision deficiencies.
+constexpr const char* kPalette[] = {"#0072b2", "#e69f00", "#009e73", "#cc79a7",
+                                    "#56b4e9", "#d55e00", "#7f7f7f", "#000000"};
+
+const char* severity_colour(const std::string& s) {
+    if (s == "critical") return "#c0392b";
+    if (s == "warning") return "#e67e22";
+    return "#2e86c1";
+}
+
+// The smallest of 1, 2, 2.5, 5 x 10^k at or above v.
+double nice_ceiling(double v) {
+    if (!(v > 0)) return 1;
+    const double e = std::pow(10.0, std::floor(std::log10(v)));
+    for (double m : {1.0, 2.0, 2.5, 5.0, 10.0})
+        if (m * e >= v * (1 - 1e-9)) return m * e;
+    return 10 * e;
+}
+
+// A step for the x axis that gives at most eight labels.
+double time_step(double duration) {
+    for (double s : {1.0, 2.0, 5.0, 10.0, 15.0, 30.0, 60.0, 120.0, 300.0, 600.0, 900.0, 1800.0, 3600.0, 7200.0, 14400.0,
+                     21600.0, 43200.0, 86400.0})
+        if (duration / s <= 8) return s;
+    return nice_ceiling(duration / 8);
+}
+
+std::string number(double v) {
+    if (v == std::floor(v) && std::abs(v) < 1e9) return fmt::format("{:.0f}", v);
+    return fmt::format("{:.3g}", v);
+}
+
+// The series' points, averaged over equal runs of samples when there are too many.
+struct Points {
+    std::vector<double> t, v;
+    std::size_t per_point = 1;
+};
+
+Points reduce(const ChartSeries& s) {
+    Points p;
+    const std::size_t n = std::min(s.t.size(), s.values.size());
+    if (n <= kMaxChartPoints) {
+        p.t.assign(s.t.begin(), s.t.begin() + static_cast<std::ptrdiff_t>(n));
+        p.v.assign(s.values.begin(), s.values.begin() + static_cast<std::ptrdiff_t>(n));
+        return p;
+    }
+    p.per_point = (n + kMaxChartPoints - 1) / kMaxChartPoints;
+    for (std::size_t i = 0; i < n; i += p.per_point) {
+        const std::size_t end = std::min(n, i + p.per_point);
+        double t = 0, v = 0;
+        for (std::size_t j = i; j < end; ++j) {
+            t += s.t[j];
+            v += s.values[j];
+        }
+        const auto k = static_cast<double>(end - i);
+        p.t.push_back(t / k);
+        p.v.push_back(v / k);
+    }
+    return p;
+}
+
+}  // namespace
+
+std::string clock_offset(double seconds) {
+    const auto s = static_cast<long long>(std::llround(std::max(0.0, seconds)));
+    if (s >= 3600) return fmt::format("{}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60);
+    return fmt::format("{}:{:02}", s / 60, s % 60);
+}
+
+std::string html_escape(const std::string& s) {
+    std::string out;
+    out.reserve(s.size());
+    for (char c : s) {
+        switch (c) {
+            case '&':
+                out += "&amp;";
+                break;
+            case '<':
+                out += "&lt;";
+                break;
+            case '>':
+                out += "&gt;";
+                break;
+            case '"':
+                out += "&quot;";
+                break;
+            case '\'':
+                out += "&#39;";
+                break;
+            default:
+                out.push_back(c);
+        }
+    }
+    return out;
+}
+
+std::string render_chart_svg(const Chart& c) {
+    std::vector<Points> points;
+    double top = 0;
+    std::size_t samples = 0;
+    for (const ChartSeries& s : c.series) {
+        points.push_back(reduce(s));
+        for (double v : points.back().v) top = std::max(top, v);
+        samples = std::max(samples, std::min(s.t.size(), s.values.size()));
+    }
+    const double y_max = c.y_max.value_or(nice_ceiling(top));
+    const double duration = c.duration > 0 ? c.duration : 1;
+
+    // Legend: left to right under the title, wrapping (about 6.5 units per character at 11 px).
+    std::string legend;
+    double lx = kLeft, ly = 34;
+    for (std::size_t i = 0; i < c.series.size(); ++i) {
+        const std::string& label = c.series[i].label;
+        const double w = 6.5 * static_cast<double>(label.size()) + 30;
+        if (lx + w > kWidth - kRight && lx > kLeft) {
+            lx = kLeft;
+            ly += kLegendRow;
+        }
+        legend += fmt::format(
+            "<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"12\" height=\"4\" fill=\"{}\"/><text class=\"legend\" "
+            "x=\"{:.1f}\" y=\"{:.1f}\">{}</text>\n",
+            lx, ly - 5, kPalette[i % std::size(kPalette)], lx + 16, ly, html_escape(label));
+        lx += w;
+    }
+    const double plot_top = (c.series.empty() ? 24 : ly) + 16;  // room for the marks' numbers
+    const double height = plot_top + kPlotH + kBottom;
+    auto x_of = [&](double t) { return kLeft + std::clamp(t / duration, 0.0, 1.0) * kPlotW; };
+    auto y_of = [&](double v) { return plot_top + kPlotH - std::clamp(v / y_max, 0.0, 1.0) * kPlotH; };
+
+    std::string o = fmt::format(
+        "<svg class=\"chart\" id=\"{}\" data-samples=\"{}\" viewBox=\"0 0 {} {}\" role=\"img\" "
+        "xmlns=\"http://www.w3.org/2000/svg\">\n<title>{}</title>\n",
+        html_escape(c.id), samples, kWidth, height, html_escape(c.title));
+    o += fmt::format("<text class=\"title\" x=\"{}\" y=\"16\">{}</text>\n", kLeft, html_escape(c.title));
+    o += legend;
+    // Grid: y at 0, half and the top; x at round times.
+    for (double f : {0.0, 0.5, 1.0}) {
+        const double y = y_of(f * y_max);
+        o += fmt::format(
+            "<line class=\"grid\" x1=\"{}\" y1=\"{:.1f}\" x2=\"{}\" y2=\"{:.1f}\"/><text class=\"axis\" x=\"{}\" "
+            "y=\"{:.1f}\" text-anchor=\"end\">{} {}</text>\n",
+            kLeft, y, kLeft + kPlotW, y, kLeft - 4, y + 4, number(f * y_max), html_escape(c.unit));
+    }
+    const double step = time_step(duration);
+    for (double t = 0; t <= duration + 1e-9; t += step)
+        o += fmt::format("<text class=\"axis\" x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", x_of(t),
+                         height - 6, clock_offset(t));
+    // Series.
+    bool any = false;
+    for (std::size_t i = 0; i < points.size(); ++i) {
+        const Points& p = points[i];
+        if (p.t.empty()) continue;
+        any = true;
+        std::string coords;
+        coords.reserve(p.t.size() * 12);
+        for (std::size_t k = 0; k < p.t.size(); ++k)
+            fmt::format_to(std::back_inserter(coords), "{}{:.1f},{:.1f}", k ? " " : "", x_of(p.t[k]), y_of(p.v[k]));
+        // Past the palette, the colours repeat dashed.
+        o += fmt::format(
+            "<polyline class=\"series\" data-label=\"{}\" data-points=\"{}\" data-samples=\"{}\" stroke=\"{}\"{} "
+            "points=\"{}\"/>\n",
+            html_escape(c.series[i].label), p.t.size(), std::min(c.series[i].t.size(), c.series[i].values.size()),
+            kPalette[i % std::size(kPalette)], i >= std::size(kPalette) ? " stroke-dasharray=\"5 3\"" : "", coords);
+        if (p.per_point > 1)
+            o += fmt::format(
+                "<text class=\"axis\" x=\"{}\" y=\"{}\" text-anchor=\"end\">each point: the mean of {} "
+                "samples</text>\n",
+                kLeft + kPlotW, 16, p.per_point);
+    }
+    if (!any)
+        o += fmt::format("<text class=\"axis\" x=\"{}\" y=\"{}\" text-anchor=\"middle\">no samples</text>\n",
+                         kLeft + kPlotW / 2, plot_top + kPlotH / 2);
+    // Findings: a vertical line each, numbered like the findings table.
+    for (const ChartMark& m : c.marks) {
+        const double x = x_of(m.t);
+        o += fmt::format(
+            "<g class=\"mark {}\"><title>{}</title><line x1=\"{:.1f}\" y1=\"{}\" x2=\"{:.1f}\" y2=\"{}\" "
+            "stroke=\"{}\"/><text x=\"{:.1f}\" y=\"{}\" fill=\"{}\" text-anchor=\"middle\">{}</text></g>\n",
+            html_escape(m.severity), html_escape(m.label), x, plot_top, x, plot_top + kPlotH,
+            severity_colour(m.severity), x, plot_top - 3, severity_colour(m.severity), m.number);
+    }
+    o += "</svg>\n";
+    return o;
+}
+
+}  // namespace baton

@@ -1,0 +1,183 @@
+// The run report (HTML and Markdown) and the figures it shares with `baton compare`, on a fixture run.
+#include <gtest/gtest.h>
+
+#include <regex>
+
+#include "report/run_figures.hpp"
+#include "report/run_report.hpp"
+
+using namespace baton;
+
+namespace {
+
+// 40 samples 0.5 s apart: GPU0 busy (SM activity reported), GPU1 idle (no SM activity), a swap burst
+// of 10 MB/s for 2 s, disks reading 100 MB/s.
+RunReportData fixture() {
+    RunReportData d;
+    RunRecord& r = d.run;
+    r.id = 7;
+    r.name = "train <resnet>";
+    r.command = "python train.py --tag 'a|b'";
+    r.cwd = "/work";
+    r.host = "gpu-01";
+    r.start_ms = 1'000'000;
+    r.end_ms = 1'000'000 + 20'000;
+    r.exit_status = 0;
+    r.state = "finished";
+    r.cpu_count = 16;
+    r.memory_total_bytes = 64ull << 30;
+    r.gpus = {{0, "GPU-a", "NVIDIA H200", 141ull << 30}, {1, "GPU-b", "NVIDIA H200", 141ull << 30}};
+    r.summary = "baton run: train exited with 0 & more";
+    for (int i = 0; i < 40; ++i) {
+        RunSample s;
+        s.t_ms = r.start_ms + 500 + i * 500;
+        s.cpu_percent = 50;
+        s.iowait_percent = 1;
+        s.memory_used_gib = 20 + 0.1f * static_cast<float>(i);
+        s.swap_mb_per_s = i >= 10 && i < 14 ? 10 : 0;
+        s.job_cpu_percent = 800;  // 8 cores of 16: half the host
+        s.job_rss_gib = 6;
+        s.disk_read_mb_s = 100;
+        s.disk_write_mb_s = 2;
+        s.gpus.push_back({0, static_cast<float>(80 + i % 20), 70, 60});
+        s.gpus.push_back({1, 0, 1, -1});
+        d.samples.push_back(s);
+    }
+    d.findings.push_back(
+        {r.start_ms + 5000, "input_bound", "warning", "gpu:1", "GPU1 waits <for> data", "num_workers=7"});
+    d.findings.push_back(
+        {r.start_ms + 15000, "cuda_oom", "critical", "pid:100", "CUDA out of memory", "smaller batch"});
+    return d;
+}
+
+std::size_t count(const std::string& text, const std::string& needle) {
+    std::size_t n = 0;
+    for (std::size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+    return n;
+}
+
+std::map<std::string, std::size_t> points_by_chart_and_label(const std::string& html) {
+    std::map<std::string, std::size_t> out;
+    const std::regex chart(R"re(<svg class="chart" id="([^"]+)")re");
+    const std::regex line(R"re(<polyline class="series" data-label="([^"]*)" data-points="(\d+)")re");
+    std::string current;
+    std::size_t at = 0;
+    while (at < html.size()) {
+        std::smatch m;
+        const std::string rest = html.substr(at, html.find('\n', at) - at);
+        if (std::regex_search(rest, m, chart)) current = m[1];
+        if (std::regex_search(rest, m, line)) out[current + "/" + std::string(m[1])] = std::stoul(m[2]);
+        const std::size_t nl = html.find('\n', at);
+        if (nl == std::string::npos) break;
+        at = nl + 1;
+    }
+    return out;
+}
+
+}  // namespace
+
+TEST(RunFigures, PerGpuAndWholeRun) {
+    const RunReportData d = fixture();
+    const RunFigures f = run_figures(d.run, d.samples, d.findings);
+    EXPECT_DOUBLE_EQ(f.seconds, 20.0);
+    EXPECT_EQ(f.samples, 40u);
+    ASSERT_EQ(f.gpus.size(), 2u);
+    EXPECT_EQ(f.gpus[0].name, "NVIDIA H200");
+    EXPECT_DOUBLE_EQ(f.gpus[0].util_avg, 89.5);  // 80..99 twice
+    EXPECT_DOUBLE_EQ(f.gpus[0].util_p95, 98.0);  // nearest rank: the 38th of 40
+    EXPECT_DOUBLE_EQ(f.gpus[0].sm_avg, 60.0);
+    EXPECT_DOUBLE_EQ(f.gpus[1].sm_avg, -1.0);  // never reported
+    EXPECT_NEAR(f.gpus[1].memory_total_gib, 141.0, 1e-9);
+    EXPECT_DOUBLE_EQ(f.gpu_util_avg, 44.75);
+    EXPECT_NEAR(f.swap_mb, 20.0, 1e-9);  // 10 MB/s for 4 intervals of 0.5 s
+    EXPECT_DOUBLE_EQ(f.disk_read_avg, 100.0);
+    EXPECT_DOUBLE_EQ(f.job_cpu_peak, 800.0);
+    EXPECT_NEAR(f.host_memory_peak_gib, 23.9, 1e-5);
+    EXPECT_EQ(f.findings, (std::set<std::string>{"cuda_oom [pid:100]", "input_bound [gpu:1]"}));
+    // An interrupted run has no end: its duration runs to the last sample.
+    RunRecord r = d.run;
+    r.end_ms.reset();
+    r.state = "interrupted";
+    EXPECT_DOUBLE_EQ(run_figures(r, d.samples, {}).seconds, 20.0);
+    EXPECT_EQ(machine_text(d.run), "16 CPUs, 64.0 GiB memory; 2 x NVIDIA H200 141.0 GiB");
+    r.gpus[1].name = "NVIDIA A100-SXM4-80GB";
+    r.gpus[1].memory_total_bytes = 80ull << 30;
+    EXPECT_EQ(machine_text(r),
+              "16 CPUs, 64.0 GiB memory; GPU0 NVIDIA H200 141.0 GiB; GPU1 NVIDIA A100-SXM4-80GB 80.0 GiB");
+}
+
+TEST(RunReport, HtmlIsSelfContainedWithAPointPerSample) {
+    const std::string html = run_report_html(fixture());
+    // Nothing to fetch: a policy that forbids every request, no script, no URL but the SVG namespace.
+    EXPECT_NE(html.find("<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'"),
+              std::string::npos);
+    EXPECT_EQ(html.find("<script"), std::string::npos);
+    std::string no_ns = std::regex_replace(html, std::regex("xmlns=\"http://www.w3.org/2000/svg\""), "");
+    EXPECT_EQ(no_ns.find("http://"), std::string::npos);
+    EXPECT_EQ(no_ns.find("https://"), std::string::npos);
+    EXPECT_EQ(no_ns.find("src="), std::string::npos);
+    const auto points = points_by_chart_and_label(html);
+    const std::map<std::string, std::size_t> want = {{"chart-gpu-utilization/GPU0", 40},
+                                                     {"chart-gpu-sm/GPU0", 40},
+                                                     {"chart-gpu-utilization/GPU1", 40},
+                                                     {"chart-gpu-memory/GPU0", 40},
+                                                     {"chart-gpu-memory/GPU1", 40},
+                                                     {"chart-cpu/host", 40},
+                                                     {"chart-cpu/job", 40},
+                                                     {"chart-memory/host used", 40},
+                                                     {"chart-memory/job RSS", 40},
+                                                     {"chart-swap/swap", 40},
+                                                     {"chart-iowait/I/O wait", 40},
+                                                     {"chart-disk/read", 40},
+                                                     {"chart-disk/write", 40}};
+    EXPECT_EQ(points, want);
+    // Two findings, in the table and marked on each of the 8 charts; text escaped.
+    EXPECT_EQ(count(html, "<tr class=\"finding\""), 2u);
+    EXPECT_EQ(count(html, "<g class=\"mark "), 16u);
+    EXPECT_NE(html.find("GPU1 waits &lt;for&gt; data"), std::string::npos);
+    EXPECT_NE(html.find("<title>baton run 7: train &lt;resnet&gt;</title>"), std::string::npos);
+    EXPECT_NE(html.find("exited with 0 &amp; more"), std::string::npos);
+    // The job's CPU against the host's: 800 % of one core on 16 CPUs is half the machine, y = middle.
+    EXPECT_NE(html.find("CPU: the job against the host (% of all CPUs)"), std::string::npos);
+}
+
+TEST(RunReport, OldRunsWithoutMachineOrDiskRates) {
+    RunReportData d = fixture();
+    d.run.cpu_count.reset();
+    d.run.memory_total_bytes.reset();
+    d.run.gpus.clear();
+    for (RunSample& s : d.samples) s.disk_read_mb_s = s.disk_write_mb_s = -1;
+    d.findings.clear();
+    const std::string html = run_report_html(d);
+    EXPECT_NE(html.find("CPU (host: % of all CPUs; job: % of one core)"), std::string::npos);
+    const auto points = points_by_chart_and_label(html);
+    EXPECT_EQ(points.count("chart-disk/read"), 0u);
+    EXPECT_NE(html.find("no samples"), std::string::npos);
+    EXPECT_NE(html.find("No findings"), std::string::npos);
+    EXPECT_EQ(points.at("chart-cpu/job"), 40u);
+}
+
+TEST(RunReport, NoGpuSaysSo) {
+    RunReportData d = fixture();
+    d.run.gpus.clear();
+    for (RunSample& s : d.samples) s.gpus.clear();
+    const std::string html = run_report_html(d);
+    EXPECT_NE(html.find("No GPU was seen during this run."), std::string::npos);
+    EXPECT_EQ(html.find("chart-gpu-utilization"), std::string::npos);
+}
+
+TEST(RunReport, Markdown) {
+    const std::string md = run_report_markdown(fixture());
+    EXPECT_EQ(md.rfind("# Run 7: train <resnet>\n", 0), 0u) << md.substr(0, 80);
+    EXPECT_NE(md.find("| command | python train.py --tag 'a\\|b' |"), std::string::npos);  // pipes escaped
+    EXPECT_NE(md.find("1. **warning** `input_bound` [gpu:1] at +0:05: GPU1 waits <for> data"), std::string::npos);
+    EXPECT_NE(md.find("2. **critical** `cuda_oom` [pid:100] at +0:15"), std::string::npos);
+    EXPECT_NE(md.find("| GPU0 | NVIDIA H200 | 90 % | 98 % | 60 % | 70.0 of 141.0 GiB |"), std::string::npos) << md;
+    EXPECT_NE(md.find("| GPU1 | NVIDIA H200 | 0 % | 0 % | not reported | 1.0 of 141.0 GiB |"), std::string::npos);
+    EXPECT_NE(md.find("| disk read / write | avg 100.0 / 2.0 MB/s"), std::string::npos);
+    // Sparklines: 40 samples give 40 characters; GPU1 at 0 % is flat at the bottom.
+    std::string flat;
+    for (int i = 0; i < 40; ++i) flat += "▁";
+    EXPECT_NE(md.find("GPU util GPU1          " + flat + " (top 100 %)"), std::string::npos) << md;
+    EXPECT_NE(md.find("CPU job                "), std::string::npos) << md;
+}
