@@ -114,16 +114,20 @@ else
 end = time.time() + 3
 while time.time() < end: pass")  # a CPU stand-in: no CUDA PyTorch here
 fi
+rm -f "$out"/history.db*  # a fresh history: the run below is run 1
 # Each process's CPU mid-run (the input_bound rule counts the workers, not the waiting trainer).
 (sleep $(( ${#train[@]} > 3 ? 35 : 2 )); "$baton" snapshot --top 6 > "$out/mid-run.txt") &
 mid_pid=$!
-"$baton" run --db "$out/history.db" --interval 0.5 --name device-check -- "${train[@]}"
+"$baton" run --db "$out/history.db" --interval 0.5 --name device-check --report "$out/report.html" -- "${train[@]}"
 echo "baton run exit status: $?"
 wait "$mid_pid"
 echo "-- mid-run snapshot:"
 cat "$out/mid-run.txt"
 "$baton" runs --db "$out/history.db" || status=1
 "$baton" runs show 1 --db "$out/history.db" || status=1
+echo "-- baton report 1 --markdown:"
+"$baton" report 1 --db "$out/history.db" --markdown || status=1
+[ -s "$out/report.html" ] || { echo "MISMATCH: no HTML report"; status=1; }
 
 say "baton doctor (informational: its exit status does not count here)"
 "$baton" doctor --python "$python" --timeout 120

@@ -284,17 +284,27 @@ void gpu_hardware_errors(const Window& w, unsigned index, std::vector<Finding>& 
 }
 
 void gpu_memory_leak(const Window& w, const Thresholds& t, std::vector<Finding>& out) {
-    // Per process: GPU memory summed over its GPUs, at each snapshot where it is listed.
+    // Per process: GPU memory summed over its GPUs, at each snapshot where it is listed, and the
+    // span of time it was listed.
     std::map<std::uint32_t, std::vector<double>> used;
+    std::map<std::uint32_t, std::pair<std::int64_t, std::int64_t>> seen;  // first and last time, ms
     for (const Snapshot& s : w) {
         std::map<std::uint32_t, double> now;
         for (const GpuInfo& g : s.gpus)
             for (const GpuProcess& gp : g.processes)
                 if (gp.used_memory_bytes) now[gp.pid] += static_cast<double>(*gp.used_memory_bytes);
-        for (const auto& [pid, bytes] : now) used[pid].push_back(bytes);
+        for (const auto& [pid, bytes] : now) {
+            used[pid].push_back(bytes);
+            auto [it, fresh] = seen.try_emplace(pid, s.time_unix_ms, s.time_unix_ms);
+            if (!fresh) it->second.second = s.time_unix_ms;
+        }
     }
     for (const auto& [pid, v] : used) {
         if (v.size() < 3) continue;
+        // Watched long enough: a process that appeared within the window is starting up (its CUDA
+        // context, then its first steps), which always grows; seen twice on an H200.
+        const double watched_s = static_cast<double>(seen[pid].second - seen[pid].first) / 1000.0;
+        if (watched_s < t.sustained_share * t.window_seconds) continue;
         const double growth = v.back() - v.front();
         if (growth < t.gpu_memory_leak_bytes) continue;
         std::size_t rises = 0;

@@ -99,7 +99,9 @@ void input_bound(const Window& w, const Thresholds& t, std::vector<Finding>& out
         const bool host_saturated = sustained(host, t);
         if (!job_saturated && !host_saturated) continue;
 
-        const unsigned workers = static_cast<unsigned>(pipeline(last, j).workers);
+        // The most workers seen in the window: at the end of a run they exit before the trainer.
+        unsigned workers = 0;
+        for (const Snapshot& x : w) workers = std::max(workers, static_cast<unsigned>(pipeline(x, j).workers));
         const unsigned cpus = std::max(1u, last.host.cpu_count);
         // One core per GPU for the training process itself, the rest for its workers.
         const unsigned per_gpu = std::max(1u, cpus / gpus_in_use);

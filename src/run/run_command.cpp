@@ -113,7 +113,9 @@ std::vector<RunGpu> run_gpus(const Snapshot& snap) {
     return out;
 }
 
-// Keeps the most severe version of each (rule, subject); returns the ones never seen before.
+// Keeps the first sighting of each (rule, subject), replaced only by a more severe one (the end of
+// a run, its workers gone and the trainer tearing down, would otherwise overwrite the evidence seen
+// while it ran); returns the ones never seen before.
 std::vector<const Finding*> merge_findings(RunStats& s, const std::vector<Finding>& found) {
     std::vector<const Finding*> fresh;
     for (const Finding& f : found) {
@@ -122,7 +124,7 @@ std::vector<const Finding*> merge_findings(RunStats& s, const std::vector<Findin
         if (it == s.findings.end()) {
             s.findings.push_back(f);
             fresh.push_back(&f);
-        } else if (f.severity >= it->severity) {
+        } else if (f.severity > it->severity) {  // the first sighting's evidence, unless it grew worse
             *it = f;
         }
     }

@@ -48,7 +48,7 @@ struct RunStats {
     double swap_bytes = 0;  // swapped in + out during the run
     double iowait_sum = 0;
     std::size_t iowait_samples = 0;
-    std::vector<Finding> findings;  // every distinct (rule, subject), most severe version
+    std::vector<Finding> findings;  // every distinct (rule, subject): first sighting, or a later more severe one
     int killed_after_grace = 0;     // processes that needed SIGKILL
     int start_errno = 0;            // why the command could not be started (execvp's errno)
     std::int64_t run_id = 0;        // in the history database, 0 when not recorded

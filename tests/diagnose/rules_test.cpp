@@ -191,7 +191,19 @@ TEST(Rules, InputBoundCountsTheWorkersNotTheWaitingTrainer) {
                  }),
                  kT);
     EXPECT_EQ(find_rule(f, "input_bound"), nullptr);
-    // ... but at a full core it is.
+    // Workers that exit at the end of the window (the end of a run) still count in the advice.
+    f = diagnose(window([&](Snapshot& s, int i) {
+                     starved(s, i);
+                     if (i < 28) return;
+                     s.processes.erase(std::remove_if(s.processes.begin(), s.processes.end(),
+                                                      [](const ProcessInfo& p) { return p.pid > 100; }),
+                                       s.processes.end());
+                 }),
+                 kT);
+    x = find_rule(f, "input_bound");
+    ASSERT_NE(x, nullptr);
+    EXPECT_NE(x->recommendation.find("its 4 DataLoader worker(s)"), std::string::npos) << x->recommendation;
+    // ... and a trainer without workers at a full core is input bound too.
     f = diagnose(window([](Snapshot& s, int) {
                      s.gpus[0].utilization_percent = 3;
                      s.processes.erase(std::remove_if(s.processes.begin(), s.processes.end(),
@@ -381,6 +393,18 @@ TEST(Rules, GpuMemoryLeakAndHardwareErrors) {
                      kT);
         EXPECT_EQ(find_rule(f, "gpu_memory_leak"), nullptr) << "step at " << step_at;
     }
+    // A trainer that appears mid-window: its context, then its first steps (also seen on an H200).
+    f = diagnose(window([](Snapshot& s, int i) {
+                     if (i < 20) {
+                         s.gpus[0].processes.clear();
+                         return;
+                     }
+                     s.gpus[0].processes[0].used_memory_bytes = i == 20  ? 0ull
+                                                                : i < 25 ? (512ull << 20)
+                                                                         : (512ull << 20) + (i - 24) * (200ull << 20);
+                 }),
+                 kT);
+    EXPECT_EQ(find_rule(f, "gpu_memory_leak"), nullptr);
     f = diagnose(window([](Snapshot& s, int i) { s.gpus[0].ecc_uncorrected_volatile = i >= 20 ? 2 : 0; }), kT);
     EXPECT_EQ(rules_of(f), (std::vector<std::string>{"gpu_hardware_errors"}));
     EXPECT_EQ(f[0].severity, Severity::critical);
