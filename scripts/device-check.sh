@@ -3,12 +3,14 @@
 #
 # Runs a copied baton binary's real NVML path against nvidia-smi (and nvidia-ml-py when it
 # is importable) while a short PyTorch matmul load keeps the GPUs busy, compares every field
-# both report, and records the real GPUs as a fake-NVML scenario so CI can replay them.
-# Everything it prints is also written to OUT/device-check.log; keep that log under
+# both report; then watches an input-bound PyTorch training loop with `baton run --report`
+# (scripts/device_train.py: what does baton find, and what does its report show), runs `baton
+# doctor` against the real driver and PyTorch, and records the real GPUs as a fake-NVML scenario
+# so CI can replay them. Everything it prints is also written to OUT/device-check.log; keep that log under
 # docs/device-runs/ and the scenario under tests/fake_nvml/scenarios/.
 #
 # Usage:
-#   scripts/device-check.sh [BATON_BINARY] [OUT_DIR]    on the GPU machine (under 5 minutes)
+#   scripts/device-check.sh [BATON_BINARY] [OUT_DIR]    on the GPU machine (about 2 minutes)
 #   scripts/device-check.sh --fake [OUT_DIR]            here: the same pipeline against the
 #                                                        fake NVML and a fake nvidia-smi
 # Exit status: 0 when every compared field agrees, 1 otherwise, 2 on bad usage.

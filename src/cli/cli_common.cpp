@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <unistd.h>
 
+#include "store/history.hpp"
+
 namespace baton::cli {
 
 int usage_error(const std::string& message) {
@@ -36,6 +38,13 @@ SamplerOptions sampler_options(const Config& c, const std::string& proc_root, co
     if (!sys_root.empty()) o.sys_root = sys_root;
     o.gpus = !no_gpus;
     return o;
+}
+
+Result<std::string> history_path(const std::string& db_flag, const std::string& config_path) {
+    if (!db_flag.empty()) return db_flag;
+    Result<Config> c = load_config(config_path);
+    if (!c.ok()) return c.error();
+    return c->history_db.empty() ? History::default_path() : c->history_db;
 }
 
 }  // namespace baton::cli

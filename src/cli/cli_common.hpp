@@ -31,4 +31,8 @@ bool write_stdout(const std::string& text);
 SamplerOptions sampler_options(const Config& c, const std::string& proc_root, const std::string& sys_root,
                                bool no_gpus);
 
+// The run history database: --db when given, else [history] db from the config layers (read
+// from `config_path` and the default files), else the default state path.
+Result<std::string> history_path(const std::string& db_flag, const std::string& config_path);
+
 }  // namespace baton::cli

@@ -15,7 +15,8 @@ CLI::App* add_compare_command(CLI::App& app, CompareArgs& a) {
     CLI::App* cmd = app.add_subcommand("compare", "Two recorded runs side by side: what changed");
     cmd->add_option("run_a", a.a, "The first run's id")->required();
     cmd->add_option("run_b", a.b, "The second run's id")->required();
-    cmd->add_option("--db", a.db, "History database (default $XDG_STATE_HOME/baton/baton.db)");
+    cmd->add_option("--db", a.db,
+                    "History database (default: [history] db in the config, else $XDG_STATE_HOME/baton/baton.db)");
     return cmd;
 }
 
@@ -36,8 +37,10 @@ std::string delta(double a, double b, const char* unit) {
 
 }  // namespace
 
-int run_compare(const CompareArgs& a) {
-    Result<History> h = History::open(a.db.empty() ? History::default_path() : a.db);
+int run_compare(const CompareArgs& a, const std::string& config_path) {
+    Result<std::string> path = history_path(a.db, config_path);
+    if (!path.ok()) return runtime_error(path.error().message);
+    Result<History> h = History::open(*path, /*create=*/false);
     if (!h.ok()) return runtime_error(h.error().message);
     Result<std::vector<RunRecord>> runs = h->runs();
     if (!runs.ok()) return runtime_error(runs.error().message);

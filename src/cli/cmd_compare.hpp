@@ -16,6 +16,6 @@ struct CompareArgs {
 };
 
 CLI::App* add_compare_command(CLI::App& app, CompareArgs& args);
-int run_compare(const CompareArgs& args);
+int run_compare(const CompareArgs& args, const std::string& config_path);
 
 }  // namespace baton::cli

@@ -19,14 +19,15 @@ CLI::App* add_report_command(CLI::App& app, ReportArgs& a) {
     CLI::Option* html =
         cmd->add_option("--html", a.html, "Write the HTML page to FILE ('-': stdout; default baton-run-ID.html)");
     cmd->add_flag("--markdown", a.markdown, "Print Markdown to stdout instead")->excludes(html);
-    cmd->add_option("--db", a.db, "History database (default $XDG_STATE_HOME/baton/baton.db)");
+    cmd->add_option("--db", a.db,
+                    "History database (default: [history] db in the config, else $XDG_STATE_HOME/baton/baton.db)");
     return cmd;
 }
 
 namespace {
 
 Result<RunReportData> load(const std::string& db, std::int64_t run) {
-    Result<History> h = History::open(db.empty() ? History::default_path() : db);
+    Result<History> h = History::open(db, /*create=*/false);
     if (!h.ok()) return h.error();
     Result<std::vector<RunRecord>> runs = h->runs();
     if (!runs.ok()) return runs.error();
@@ -78,15 +79,17 @@ std::string write_html_report(const std::string& db, std::int64_t run, const std
     return write_file(path, run_report_html(*d));
 }
 
-int run_report(const ReportArgs& a) {
+int run_report(const ReportArgs& a, const std::string& config_path) {
+    Result<std::string> db = history_path(a.db, config_path);
+    if (!db.ok()) return runtime_error(db.error().message);
     if (a.markdown) {
-        Result<RunReportData> d = load(a.db, a.run);
+        Result<RunReportData> d = load(*db, a.run);
         if (!d.ok()) return runtime_error(d.error().message);
         write_stdout(run_report_markdown(*d));
         return kExitOk;
     }
     const std::string path = a.html.empty() ? "baton-run-" + std::to_string(a.run) + ".html" : a.html;
-    if (std::string e = write_html_report(a.db, a.run, path); !e.empty()) return runtime_error(e);
+    if (std::string e = write_html_report(*db, a.run, path); !e.empty()) return runtime_error(e);
     if (path != "-")
         std::fprintf(stderr, "baton report: run %lld written to %s\n", static_cast<long long>(a.run), path.c_str());
     return kExitOk;

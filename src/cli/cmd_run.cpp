@@ -24,7 +24,8 @@ CLI::App* add_run_command(CLI::App& app, RunArgs& a) {
     cmd->add_option("--name", a.name, "A name for the run (default: the command's name)");
     cmd->add_flag("--quiet", a.quiet, "Keep findings for the summary instead of printing them as they appear");
     cmd->add_flag("--no-gpus", a.no_gpus, "Do not load NVML");
-    cmd->add_option("--db", a.db, "History database (default $XDG_STATE_HOME/baton/baton.db)");
+    cmd->add_option("--db", a.db,
+                    "History database (default: [history] db in the config, else $XDG_STATE_HOME/baton/baton.db)");
     cmd->add_flag("--no-db", a.no_db, "Do not record the run");
     cmd->add_option("--report", a.report, "At the end, write the run's HTML report (baton report) to FILE");
     // The command itself is cut off before CLI11 parses (split_run_command): its arguments are
@@ -81,7 +82,8 @@ int run_run(const RunArgs& a, const std::vector<std::string>& command, const std
     o.quiet = a.quiet;
     o.sampler = sampler_options(*cfg, "", "", a.no_gpus);
     o.thresholds = cfg->thresholds;
-    if (!a.no_db) o.db_path = a.db.empty() ? History::default_path() : a.db;
+    if (!a.no_db)
+        o.db_path = a.db.empty() ? (cfg->history_db.empty() ? History::default_path() : cfg->history_db) : a.db;
     std::string error;
     RunStats stats = run_command(o, error);
     if (!error.empty()) {

@@ -16,7 +16,8 @@ namespace baton::cli {
 
 CLI::App* add_runs_command(CLI::App& app, RunsArgs& a) {
     CLI::App* cmd = app.add_subcommand("runs", "The runs recorded by baton run: list (default), show, export, prune");
-    cmd->add_option("--db", a.db, "History database (default $XDG_STATE_HOME/baton/baton.db)");
+    cmd->add_option("--db", a.db,
+                    "History database (default: [history] db in the config, else $XDG_STATE_HOME/baton/baton.db)");
     cmd->add_flag("--json", a.json, "List as JSON Lines (one object per run)");
     cmd->require_subcommand(0, 1);
     cmd->fallthrough();  // --db may follow the action
@@ -140,8 +141,10 @@ std::string export_samples(const std::vector<RunSample>& samples, const std::str
 
 }  // namespace
 
-int run_runs(const RunsArgs& a) {
-    Result<History> h = History::open(a.db.empty() ? History::default_path() : a.db);
+int run_runs(const RunsArgs& a, const std::string& config_path) {
+    Result<std::string> path = history_path(a.db, config_path);
+    if (!path.ok()) return runtime_error(path.error().message);
+    Result<History> h = History::open(*path, /*create=*/false);
     if (!h.ok()) return runtime_error(h.error().message);
     Result<std::vector<RunRecord>> runs = h->runs();
     if (!runs.ok()) return runtime_error(runs.error().message);

@@ -22,6 +22,6 @@ struct RunsArgs {
 };
 
 CLI::App* add_runs_command(CLI::App& app, RunsArgs& args);
-int run_runs(const RunsArgs& args);
+int run_runs(const RunsArgs& args, const std::string& config_path);
 
 }  // namespace baton::cli

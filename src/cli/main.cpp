@@ -110,9 +110,9 @@ int main(int argc, char** argv) {
     if (diagnose->parsed()) return run_diagnose(diagnose_args, config_path);
     if (doctor->parsed()) return run_doctor(doctor_args, config_path);
     if (run->parsed()) return run_run(run_args, run_command_words, config_path);
-    if (runs->parsed()) return run_runs(runs_args);
-    if (compare->parsed()) return run_compare(compare_args);
-    if (report->parsed()) return run_report(report_args);
+    if (runs->parsed()) return run_runs(runs_args, config_path);
+    if (compare->parsed()) return run_compare(compare_args, config_path);
+    if (report->parsed()) return run_report(report_args, config_path);
     if (help->parsed()) {
         if (help_topic.empty()) {
             std::fputs(top_help(app).c_str(), stdout);

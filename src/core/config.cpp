@@ -92,6 +92,7 @@ bool known_key(const std::string& table, const std::string& key) {
     if (table == "sample")
         return key == "proc_root" || key == "sys_root" || key == "shm_path" || key == "skip_idle_processes";
     if (table == "gpu") return key == "nvml_library" || key == "nvml_deadline_ms" || key == "pcie_interval_seconds";
+    if (table == "history") return key == "db";
     if (table == "thresholds") return threshold_key(key) != nullptr;
     return false;
 }
@@ -116,8 +117,9 @@ Status apply_config(const std::string& text, const std::string& file, Config& c)
         std::string table(tk.str());
         const toml::table* sub = tv.as_table();
         const std::string at = file + ":" + std::to_string(tv.source().begin.line);
-        if (!sub || (table != "sample" && table != "gpu" && table != "thresholds"))
-            return make_error(at + ": unknown section '" + table + "' (known: [sample], [gpu], [thresholds])");
+        if (!sub || (table != "sample" && table != "gpu" && table != "history" && table != "thresholds"))
+            return make_error(at + ": unknown section '" + table +
+                              "' (known: [sample], [gpu], [history], [thresholds])");
         for (auto&& [k, v] : *sub) {
             std::string key(k.str());
             // Errors name the file and the line of the value, then the key.
@@ -148,6 +150,10 @@ Status apply_config(const std::string& text, const std::string& file, Config& c)
                 if (!v.is_boolean() || !b)
                     return make_error(origin + ": 'sample.skip_idle_processes' must be true or false");
                 c.skip_idle_processes = *b;
+            } else if (table == "history" && key == "db") {
+                st = need_string(c.history_db);
+                if (st.ok() && c.history_db.empty())
+                    return make_error(origin + ": 'history.db' must be a path, not empty");
             } else if (key == "nvml_library")
                 st = need_string(c.nvml_library);
             else if (key == "nvml_deadline_ms") {

@@ -32,6 +32,9 @@ struct Config {
     int nvml_deadline_ms = 2000;
     // PCIe throughput is slow to read: at most once per this many seconds.
     double pcie_interval_seconds = 5.0;
+    // [history]
+    // The run history database; empty: $XDG_STATE_HOME/baton/baton.db (store/history.hpp).
+    std::string history_db;
     // [thresholds]
     Thresholds thresholds;
 };

@@ -91,13 +91,15 @@ std::string History::default_path() {
     return "baton.db";
 }
 
-Result<History> History::open(const std::string& path) {
+Result<History> History::open(const std::string& path, bool create) {
     std::error_code ec;
+    if (!create && !std::filesystem::exists(path, ec))
+        return make_error("no history at " + path + " (baton run records runs there)");
     const std::filesystem::path dir = std::filesystem::path(path).parent_path();
-    if (!dir.empty()) std::filesystem::create_directories(dir, ec);
+    if (create && !dir.empty()) std::filesystem::create_directories(dir, ec);
     sqlite3* db = nullptr;
-    if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr) !=
-        SQLITE_OK) {
+    const int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | (create ? SQLITE_OPEN_CREATE : 0);
+    if (sqlite3_open_v2(path.c_str(), &db, flags, nullptr) != SQLITE_OK) {
         std::string msg = db ? sqlite3_errmsg(db) : "out of memory";
         sqlite3_close(db);
         return make_error("cannot open " + path + ": " + msg);

@@ -75,9 +75,10 @@ struct StepEvent {
 
 class History {
   public:
-    // Opens (creating it and its directory when missing) and migrates the schema; marks runs of
-    // dead owners interrupted.
-    static Result<History> open(const std::string& path);
+    // Opens (creating it and its directory when missing, if `create`) and migrates the schema;
+    // marks runs of dead owners interrupted. The readers (runs, report, compare) do not create:
+    // a mistyped --db is an error, not a new empty database.
+    static Result<History> open(const std::string& path, bool create = true);
     History(History&& o) noexcept;
     History& operator=(History&&) = delete;
     ~History();

@@ -210,10 +210,42 @@ TEST(RunCommand, ReportAsHtmlAndMarkdown) {
         << unwritable.err;
     EXPECT_EQ(run({baton_binary(), "report", "1", "--db", db, "--markdown", "--html", "x.html"}).exit_code, 2);
     EXPECT_EQ(run({baton_binary(), "report", "--db", db}).exit_code, 2);  // no run id
+    // A mistyped database is an error, and no empty database is left behind.
+    for (const char* cmd : {"report", "runs", "compare"}) {
+        std::vector<std::string> args{baton_binary(), cmd};
+        if (std::string(cmd) != "runs") args.push_back("1");
+        if (std::string(cmd) == "compare") args.push_back("1");
+        args.insert(args.end(), {"--db", d.path() + "/typo.db"});
+        auto typo = run(args);
+        EXPECT_EQ(typo.exit_code, 1) << cmd;
+        EXPECT_EQ(typo.err, "baton: no history at " + d.path() + "/typo.db (baton run records runs there)\n") << cmd;
+    }
+    EXPECT_FALSE(std::filesystem::exists(d.path() + "/typo.db"));
     auto no_db = run({baton_binary(), "run", "--no-db", "--report", d.path() + "/x.html", "--", "true"});
     EXPECT_EQ(no_db.exit_code, 2);
     EXPECT_NE(no_db.err.find("--report is made from the run's history; drop --no-db"), std::string::npos) << no_db.err;
     EXPECT_FALSE(std::filesystem::exists(d.path() + "/x.html"));
+}
+
+TEST(RunCommand, HistoryPathFromTheConfig) {
+    TempDir d;
+    d.write("baton.toml", "[history]\ndb = \"" + d.path() + "/from-config.db\"\n");
+    const std::string cfg = d.path() + "/baton.toml";
+    auto ran = run({baton_binary(), "--config", cfg, "run", "--no-gpus", "--name", "cfg-run", "--", "true"});
+    ASSERT_EQ(ran.exit_code, 0) << ran.err;
+    EXPECT_NE(ran.err.find("recorded as run 1 in " + d.path() + "/from-config.db"), std::string::npos) << ran.err;
+    // runs, report and compare read the same file; --db still wins.
+    auto listed = run({baton_binary(), "--config", cfg, "runs"});
+    EXPECT_NE(listed.out.find("cfg-run"), std::string::npos) << listed.out << listed.err;
+    EXPECT_EQ(run({baton_binary(), "--config", cfg, "report", "1", "--markdown"}).exit_code, 0);
+    EXPECT_EQ(run({baton_binary(), "--config", cfg, "compare", "1", "1"}).exit_code, 0);
+    auto other = run({baton_binary(), "--config", cfg, "runs", "--db", d.path() + "/other.db"});
+    EXPECT_EQ(other.out.find("cfg-run"), std::string::npos) << other.out;
+    // A bad config is one line and exit 1.
+    d.write("bad.toml", "[history]\ndb = \"\"\n");
+    auto bad = run({baton_binary(), "--config", d.path() + "/bad.toml", "runs"});
+    EXPECT_EQ(bad.exit_code, 1);
+    EXPECT_EQ(bad.err, "baton: " + d.path() + "/bad.toml:2: 'history.db' must be a path, not empty\n");
 }
 
 TEST(RunCommand, RunsShowExportPrune) {

@@ -28,6 +28,8 @@ TEST(Config, ReadsKnownKeys) {
     EXPECT_DOUBLE_EQ(c->pcie_interval_seconds, 10);
     EXPECT_FALSE(c->skip_idle_processes);
     EXPECT_TRUE(parse_config("", "t")->skip_idle_processes);
+    EXPECT_EQ(parse_config("[history]\ndb = \"/data/baton.db\"\n", "t")->history_db, "/data/baton.db");
+    EXPECT_EQ(parse_config("", "t")->history_db, "");
 }
 
 TEST(Config, RejectsUnknownKeysTypesAndRanges) {
@@ -40,6 +42,11 @@ TEST(Config, RejectsUnknownKeysTypesAndRanges) {
     EXPECT_FALSE(parse_config("[sample]\nproc_root = 3\n", "t").ok());
     EXPECT_FALSE(parse_config("[sample]\nskip_idle_processes = 1\n", "t").ok());
     EXPECT_FALSE(parse_config("[sample]\nskip_idle_processes = \"no\"\n", "t").ok());
+    EXPECT_EQ(parse_config("[history]\ndb = \"\"\n", "t.toml").error().message,
+              "t.toml:2: 'history.db' must be a path, not empty");
+    EXPECT_EQ(parse_config("[history]\ndb = 5\n", "t.toml").error().message, "t.toml:2: 'history.db' must be a string");
+    EXPECT_EQ(parse_config("[history]\npath = \"x\"\n", "t.toml").error().message,
+              "t.toml:2: unknown key 'history.path'");
 }
 
 TEST(Config, SyntaxErrorNamesFileAndLine) {
