@@ -181,3 +181,26 @@ TEST(RunReport, Markdown) {
     EXPECT_NE(md.find("GPU util GPU1          " + flat + " (top 100 %)"), std::string::npos) << md;
     EXPECT_NE(md.find("CPU job                "), std::string::npos) << md;
 }
+
+TEST(RunReport, AnHourAtHalfASecondWithFourGpus) {
+    // The size quoted in docs/performance.md: 7,200 samples, 4 GPUs with SM activity, disk rates.
+    RunReportData d = fixture();
+    d.samples.clear();
+    d.run.end_ms = d.run.start_ms + 3'600'000;
+    for (int i = 0; i < 7200; ++i) {
+        RunSample s;
+        s.t_ms = d.run.start_ms + 500 + i * 500;
+        s.cpu_percent = static_cast<float>(40 + i % 17);
+        s.memory_used_gib = 30;
+        s.job_cpu_percent = 700;
+        s.job_rss_gib = 9;
+        s.disk_read_mb_s = static_cast<float>(i % 50);
+        s.disk_write_mb_s = 1;
+        for (std::uint8_t g = 0; g < 4; ++g) s.gpus.push_back({g, static_cast<float>(90 + i % 9), 100, 70});
+        d.samples.push_back(s);
+    }
+    const std::string html = run_report_html(d);
+    EXPECT_EQ(points_by_chart_and_label(html).at("chart-gpu-utilization/GPU3"), 7200u);
+    EXPECT_LT(html.size(), 4u << 20);
+    std::printf("report of one hour, 0.5 s, 4 GPUs: %.2f MB\n", static_cast<double>(html.size()) / 1e6);
+}
