@@ -4,8 +4,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh
-# Only the tests need a browser: the report test opens baton's HTML report in headless Chromium.
-./scripts/apt-install.sh chromium
+# Only the tests need these: a browser (the report test opens baton's HTML report in headless
+# Chromium) and PyTorch (the Python hook's tests train real, small models on the CPU).
+./scripts/apt-install.sh chromium python3-torch
 cmake --build build --target format-check
 cd build
 ctest --output-on-failure -j "$(nproc)" --timeout 300

@@ -56,8 +56,10 @@ int run_compare(const CompareArgs& a, const std::string& config_path) {
     for (auto [r, f] : {std::pair{ra, &fa}, std::pair{rb, &fb}}) {
         Result<std::vector<RunSample>> s = h->samples(r->id);
         Result<std::vector<RecordedFinding>> found = h->findings(r->id);
+        Result<std::vector<StepEvent>> steps = h->steps(r->id);
         if (!s.ok()) return runtime_error(s.error().message);
-        *f = run_figures(*r, *s, found.ok() ? *found : std::vector<RecordedFinding>{});
+        *f = run_figures(*r, *s, found.ok() ? *found : std::vector<RecordedFinding>{},
+                         steps.ok() ? *steps : std::vector<StepEvent>{});
     }
     std::string out;
     auto row = [&](const std::string& name, const std::string& x, const std::string& y, const std::string& d) {
@@ -82,6 +84,14 @@ int run_compare(const CompareArgs& a, const std::string& config_path) {
         delta(fa.host_cpu_avg, fb.host_cpu_avg, " pt"));
     row("I/O wait avg", value(fa.iowait_avg, " %"), value(fb.iowait_avg, " %"),
         delta(fa.iowait_avg, fb.iowait_avg, " pt"));
+    if (fa.steps || fb.steps) {  // the Python hook reported steps in at least one of them
+        row("throughput", value(fa.samples_per_second, " /s"), value(fb.samples_per_second, " /s"),
+            delta(fa.samples_per_second, fb.samples_per_second, " /s"));
+        row("step time median", value(fa.step_ms_median, " ms"), value(fb.step_ms_median, " ms"),
+            delta(fa.step_ms_median, fb.step_ms_median, " ms"));
+        row("data wait", value(fa.data_wait_percent, " %"), value(fb.data_wait_percent, " %"),
+            delta(fa.data_wait_percent, fb.data_wait_percent, " pt"));
+    }
     for (const std::string& f : fa.findings)
         if (!fb.findings.count(f)) out += "gone in run " + std::to_string(rb->id) + ": " + f + "\n";
     for (const std::string& f : fb.findings)

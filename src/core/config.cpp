@@ -54,6 +54,8 @@ constexpr ThresholdKey kThresholdKeys[] = {
     {"shm_used_percent", &Thresholds::shm_used_percent, 0, 100},
     {"shm_min_bytes", &Thresholds::shm_min_bytes, 0, 1e15},
     {"gpu_memory_leak_bytes", &Thresholds::gpu_memory_leak_bytes, 0, 1e15},
+    {"data_wait_percent", &Thresholds::data_wait_percent, 0, 100},
+    {"step_time_unstable_ratio", &Thresholds::step_time_unstable_ratio, 1, 1000},
 };
 
 std::string number(double v) {

@@ -6,10 +6,13 @@ namespace baton {
 
 const std::vector<std::string>& rule_ids() {
     static const std::vector<std::string> ids = {
-        "gpu_memory_high", "cpu_load_high",        "swap_active",         "io_wait_high",  "input_bound",
-        "io_bound",        "gpu_memory_near_oom",  "gpu_underused",       "gpu_idle_held", "gpu_contention",
-        "swap_thrash",     "host_memory_pressure", "cpu_oversubscribed",  "shm_low",       "gpu_throttled",
-        "pcie_degraded",   "gpu_memory_leak",      "gpu_hardware_errors",
+        "gpu_memory_high",     "cpu_load_high",   "swap_active",
+        "io_wait_high",        "input_bound",     "io_bound",
+        "gpu_memory_near_oom", "gpu_underused",   "gpu_idle_held",
+        "gpu_contention",      "swap_thrash",     "host_memory_pressure",
+        "cpu_oversubscribed",  "shm_low",         "gpu_throttled",
+        "pcie_degraded",       "gpu_memory_leak", "gpu_hardware_errors",
+        "step_time_unstable",
     };
     return ids;
 }
@@ -26,12 +29,12 @@ Finding make_finding(const std::string& rule, Severity severity, std::string sub
     return f;
 }
 
-std::vector<Finding> diagnose(const Window& w, const Thresholds& t) {
+std::vector<Finding> diagnose(const Window& w, const Thresholds& t, const StepWindow& steps) {
     std::vector<Finding> out;
     if (w.empty()) return out;
     host_rules(w, t, out);
     gpu_rules(w, t, out);
-    pipeline_rules(w, t, out);
+    pipeline_rules(w, t, steps, out);
     std::stable_sort(out.begin(), out.end(), [](const Finding& a, const Finding& b) {
         if (a.severity != b.severity) return a.severity > b.severity;
         if (a.rule != b.rule) return a.rule < b.rule;

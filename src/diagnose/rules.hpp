@@ -8,11 +8,13 @@
 #include "core/thresholds.hpp"
 #include "diagnose/finding.hpp"
 #include "diagnose/series.hpp"
+#include "diagnose/steps.hpp"
 
 namespace baton {
 
-// Findings of every rule, most severe first (then by rule id and subject).
-std::vector<Finding> diagnose(const Window& w, const Thresholds& t);
+// Findings of every rule, most severe first (then by rule id and subject). `steps`: the training
+// steps the Python hook reported within the window, if any.
+std::vector<Finding> diagnose(const Window& w, const Thresholds& t, const StepWindow& steps = {});
 
 // Every rule id, in the order of docs/findings.md.
 const std::vector<std::string>& rule_ids();
@@ -20,7 +22,9 @@ const std::vector<std::string>& rule_ids();
 // The rule groups (rules_host.cpp, rules_gpu.cpp, rules_pipeline.cpp), appending to `out`.
 void host_rules(const Window& w, const Thresholds& t, std::vector<Finding>& out);
 void gpu_rules(const Window& w, const Thresholds& t, std::vector<Finding>& out);
-void pipeline_rules(const Window& w, const Thresholds& t, std::vector<Finding>& out);
+void pipeline_rules(const Window& w, const Thresholds& t, const StepWindow& steps, std::vector<Finding>& out);
+// The rules on the hook's step events (rules_steps.cpp), called by pipeline_rules.
+void step_rules(const Window& w, const Thresholds& t, const StepWindow& steps, std::vector<Finding>& out);
 
 // A finding with its doc link set.
 Finding make_finding(const std::string& rule, Severity severity, std::string subject, std::string summary,

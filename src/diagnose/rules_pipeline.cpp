@@ -6,6 +6,7 @@
 #include <fmt/format.h>  // header-only (fmt::fmt-header-only)
 
 #include "diagnose/job.hpp"
+#include "diagnose/loader_advice.hpp"
 #include "diagnose/rules.hpp"
 
 namespace baton {
@@ -82,7 +83,7 @@ Pipeline pipeline(const Snapshot& s, const Job& j) {
     return out;
 }
 
-void input_bound(const Window& w, const Thresholds& t, std::vector<Finding>& out) {
+void input_bound(const Window& w, const Thresholds& t, const StepWindow& steps, std::vector<Finding>& out) {
     const Snapshot& last = w.back();
     const std::vector<Job> jobs = gpu_jobs(last);
     const unsigned gpus_in_use = static_cast<unsigned>(std::max<std::size_t>(1, jobs.size()));
@@ -90,6 +91,11 @@ void input_bound(const Window& w, const Thresholds& t, std::vector<Finding>& out
         w, [](const Snapshot& x) { return x.cpu.total.utilization_percent; },
         [&](double v) { return v > t.cpu_alarm_percent; });
     for (const Job& j : jobs) {
+        // A trainer that reports its steps is judged by its measured data wait (rules_steps.cpp).
+        if (std::any_of(steps.begin(), steps.end(), [&](const StepSample& s) {
+                return std::find(j.pids.begin(), j.pids.end(), s.pid) != j.pids.end();
+            }))
+            continue;
         Series util = gpu_utilization(w, j.gpu, t.gpu_starved_percent);
         if (util.samples == 0 || util.average >= t.gpu_starved_percent) continue;
         Series job = series(
@@ -102,24 +108,8 @@ void input_bound(const Window& w, const Thresholds& t, std::vector<Finding>& out
         // The most workers seen in the window: at the end of a run they exit before the trainer.
         unsigned workers = 0;
         for (const Snapshot& x : w) workers = std::max(workers, static_cast<unsigned>(pipeline(x, j).workers));
-        const unsigned cpus = std::max(1u, last.host.cpu_count);
-        // One core per GPU for the training process itself, the rest for its workers.
-        const unsigned per_gpu = std::max(1u, cpus / gpus_in_use);
-        const unsigned suggested = std::max(2u, per_gpu > 1 ? per_gpu - 1 : 1u);
-        const bool at_limit = workers >= suggested || host_saturated;
-        std::string fix =
-            at_limit ? fmt::format(
-                           "The workers already use the CPUs this box can give GPU{} ({} cores for {} GPU(s)). "
-                           "Make each batch cheaper to prepare: move augmentation to the GPU "
-                           "(torchvision.transforms.v2 on CUDA tensors, or NVIDIA DALI), decode at lower "
-                           "resolution, cache decoded samples; and keep pin_memory=True, "
-                           "persistent_workers=True, prefetch_factor=4.",
-                           j.gpu, cpus, gpus_in_use)
-                     : fmt::format(
-                           "GPU{} waits for batches while its {} DataLoader worker(s) are busy. With {} cores for "
-                           "{} GPU(s), use num_workers={} (one core stays with the training process), "
-                           "pin_memory=True, persistent_workers=True and prefetch_factor=4.",
-                           j.gpu, workers, cpus, gpus_in_use, suggested);
+        LoaderAdvice advice = loader_advice(fmt::format("GPU{} waits for batches", j.gpu), workers, last.host.cpu_count,
+                                            gpus_in_use, host_saturated);
         Finding f = make_finding(
             "input_bound", Severity::warning, fmt::format("gpu:{}", j.gpu),
             fmt::format("GPU{} is {:.0f} % busy on average while {}", j.gpu, util.average,
@@ -127,11 +117,8 @@ void input_bound(const Window& w, const Thresholds& t, std::vector<Finding>& out
                                                     "CPUs {:.0f} % busy",
                                                     j.pids.front(), workers, job.average)
                                       : fmt::format("the host CPUs are {:.0f} % busy", host.average)),
-            fix);
-        f.snippet = fmt::format(
-            "loader = torch.utils.data.DataLoader(dataset, batch_size=..., shuffle=True,\n"
-            "    num_workers={}, pin_memory=True, persistent_workers=True, prefetch_factor=4)",
-            at_limit ? std::max(workers, 1u) : suggested);
+            advice.fix);
+        f.snippet = advice.snippet;
         f.evidence.push_back(
             evidence("gpu.utilization_percent", util, fmt::format("< {:g} (average)", t.gpu_starved_percent)));
         if (job.samples)
@@ -199,9 +186,10 @@ void io_bound(const Window& w, const Thresholds& t, std::vector<Finding>& out) {
 
 }  // namespace
 
-void pipeline_rules(const Window& w, const Thresholds& t, std::vector<Finding>& out) {
-    input_bound(w, t, out);
+void pipeline_rules(const Window& w, const Thresholds& t, const StepWindow& steps, std::vector<Finding>& out) {
+    input_bound(w, t, steps, out);
     io_bound(w, t, out);
+    step_rules(w, t, steps, out);
 }
 
 }  // namespace baton

@@ -10,8 +10,32 @@
 namespace baton {
 
 RunFigures run_figures(const RunRecord& r, const std::vector<RunSample>& samples,
-                       const std::vector<RecordedFinding>& findings) {
+                       const std::vector<RecordedFinding>& findings, const std::vector<StepEvent>& steps) {
     RunFigures f;
+    if (!steps.empty()) {
+        std::vector<double> ms;
+        double total = 0, wait = 0, counted_ms = 0;
+        std::int64_t counted = 0;
+        for (const StepEvent& s : steps) {
+            ms.push_back(s.step_ms);
+            total += s.step_ms;
+            wait += s.wait_ms;
+            if (s.samples) {
+                counted += *s.samples;
+                counted_ms += s.step_ms;
+            }
+        }
+        f.steps = steps.size();
+        f.step_ms_median = percentile(ms, 50);
+        f.step_ms_p95 = percentile(ms, 95);
+        f.data_wait_percent = total > 0 ? 100.0 * wait / total : 0;
+        // Per rank each step's samples are its own; ranks train side by side, so their rates add up.
+        std::set<int> ranks;
+        for (const StepEvent& s : steps) ranks.insert(s.rank);
+        if (counted_ms > 0)
+            f.samples_per_second =
+                static_cast<double>(counted) * 1000.0 / counted_ms * static_cast<double>(ranks.size());
+    }
     f.samples = samples.size();
     f.exit_status = r.exit_status.value_or(-1);
     if (r.end_ms)

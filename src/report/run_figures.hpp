@@ -33,10 +33,13 @@ struct RunFigures {
     double disk_read_avg = -1, disk_write_avg = -1, disk_read_peak = -1,
            disk_write_peak = -1;     // MB/s; -1: not recorded
     std::set<std::string> findings;  // "rule [subject]"
+    // From the Python hook's steps (-1: no steps, or no step said how many samples).
+    std::size_t steps = 0;
+    double step_ms_median = -1, step_ms_p95 = -1, data_wait_percent = -1, samples_per_second = -1;
 };
 
 RunFigures run_figures(const RunRecord& r, const std::vector<RunSample>& samples,
-                       const std::vector<RecordedFinding>& findings);
+                       const std::vector<RecordedFinding>& findings, const std::vector<StepEvent>& steps = {});
 
 // "16 CPUs, 125.9 GiB memory; GPU0 NVIDIA H200 140.4 GiB": the run's machine, or "" when not recorded.
 std::string machine_text(const RunRecord& r);

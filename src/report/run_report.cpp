@@ -74,6 +74,12 @@ Rows figure_rows(const RunFigures& f) {
     rows.push_back({"host memory peak", fmt::format("{:.1f} GiB", f.host_memory_peak_gib)});
     rows.push_back({"swap traffic", fmt::format("{:.1f} MB", f.swap_mb)});
     rows.push_back({"I/O wait", fmt::format("avg {:.1f} %", f.iowait_avg)});
+    if (f.steps)
+        rows.push_back({"training steps (baton hook)",
+                        fmt::format("{}, median {:.1f} ms, p95 {:.1f} ms, data wait {:.0f} % of step time{}", f.steps,
+                                    f.step_ms_median, f.step_ms_p95, f.data_wait_percent,
+                                    f.samples_per_second >= 0 ? fmt::format(", {:.0f} samples/s", f.samples_per_second)
+                                                              : std::string())});
     if (f.disk_read_avg >= 0)
         rows.push_back(
             {"disk read / write", fmt::format("avg {:.1f} / {:.1f} MB/s, peak {:.1f} / {:.1f} MB/s", f.disk_read_avg,
@@ -165,6 +171,35 @@ std::vector<Chart> charts(const RunReportData& d, double duration) {
         {series_of(d, "swap", [](const RunSample& s) { return std::optional<double>(s.swap_mb_per_s); })});
     add("chart-iowait", "I/O wait", "I/O wait", "%", std::nullopt,
         {series_of(d, "I/O wait", [](const RunSample& s) { return std::optional<double>(s.iowait_percent); })});
+    // The hook's steps: time and data wait per step, and throughput, per rank.
+    if (!d.steps.empty()) {
+        std::map<int, std::vector<const StepEvent*>> ranks;
+        for (const StepEvent& s : d.steps) ranks[s.rank].push_back(&s);
+        std::vector<ChartSeries> time, rate;
+        for (const auto& [rank, steps] : ranks) {
+            const std::string who = ranks.size() > 1 ? fmt::format("rank {} ", rank) : "";
+            ChartSeries step{who + "step", {}, {}}, wait{who + "data wait", {}, {}}, samples{who + "samples/s", {}, {}};
+            for (const StepEvent* s : steps) {
+                const double at = offset_s(r, s->t_ms);
+                step.t.push_back(at);
+                step.values.push_back(s->step_ms);
+                wait.t.push_back(at);
+                wait.values.push_back(s->wait_ms);
+                if (s->samples && s->step_ms > 0) {
+                    samples.t.push_back(at);
+                    samples.values.push_back(static_cast<double>(*s->samples) * 1000.0 / s->step_ms);
+                }
+            }
+            time.push_back(std::move(step));
+            time.push_back(std::move(wait));
+            if (!samples.values.empty()) rate.push_back(std::move(samples));
+        }
+        add("chart-step-time", "Steps", "Training steps: step time and the data wait within it (baton hook)", "ms",
+            std::nullopt, std::move(time));
+        if (!rate.empty())
+            add("chart-throughput", "Throughput", "Throughput (baton hook)", "samples/s", std::nullopt,
+                std::move(rate));
+    }
     auto disk = [](float v) { return v >= 0 ? std::optional<double>(v) : std::nullopt; };
     add("chart-disk", "Disk", "Disk read and write (all disks)", "MB/s", std::nullopt,
         {series_of(d, "read", [&](const RunSample& s) { return disk(s.disk_read_mb_s); }),
@@ -235,7 +270,7 @@ std::string markdown_cell(const std::string& s) {
 
 std::string run_report_html(const RunReportData& d) {
     const RunRecord& r = d.run;
-    const RunFigures f = run_figures(r, d.samples, d.findings);
+    const RunFigures f = run_figures(r, d.samples, d.findings, d.steps);
     std::string o =
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
         // No request of any kind: everything is in this file.
@@ -294,7 +329,7 @@ std::string run_report_html(const RunReportData& d) {
 
 std::string run_report_markdown(const RunReportData& d) {
     const RunRecord& r = d.run;
-    const RunFigures f = run_figures(r, d.samples, d.findings);
+    const RunFigures f = run_figures(r, d.samples, d.findings, d.steps);
     std::string o = fmt::format("# Run {}: {}\n\n| | |\n|---|---|\n", r.id, markdown_cell(r.name));
     for (const auto& [k, v] : run_rows(d)) o += fmt::format("| {} | {} |\n", k, markdown_cell(v));
     o += "\n## Findings\n\n";

@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <csignal>
 #include <deque>
+#include <map>
 #include <optional>
 #include <unistd.h>
 
@@ -13,7 +14,9 @@
 #include "diagnose/job.hpp"
 #include "diagnose/rules.hpp"
 #include "run/child.hpp"
+#include "run/events_socket.hpp"
 #include "run/failure_scan.hpp"
+#include "store/hook_event.hpp"
 #include "core/percentile.hpp"
 #include "store/history.hpp"
 
@@ -107,6 +110,17 @@ RunSample to_run_sample(const Snapshot& snap, const JobTotals& job) {
     return r;
 }
 
+void account_step(RunStats& s, const StepEvent& e) {
+    ++s.steps;
+    s.step_ms_sum += e.step_ms;
+    s.wait_ms_sum += e.wait_ms;
+    if (e.samples) {
+        s.step_samples += *e.samples;
+        s.step_samples_ms += e.step_ms;
+    }
+    s.step_ms.push_back(static_cast<float>(e.step_ms));
+}
+
 std::vector<RunGpu> run_gpus(const Snapshot& snap) {
     std::vector<RunGpu> out;
     for (const GpuInfo& g : snap.gpus) out.push_back({g.index, g.uuid, g.name, g.memory_total_bytes.value_or(0)});
@@ -159,6 +173,15 @@ RunStats run_command(const RunOptions& o, std::string& error) {
     sigemptyset(&sa.sa_mask);
     for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaction(sig, &sa, nullptr);
 
+    // The hook's socket, named to the command (and everything it starts) through the environment.
+    std::optional<EventsSocket> events;
+    if (Result<EventsSocket> s = EventsSocket::open(); s.ok()) {
+        events.emplace(std::move(*s));
+        setenv("BATON_EVENTS", events->path().c_str(), 1);
+    } else {
+        std::fprintf(stderr, "baton: the Python hook's step events will not be recorded: %s\n",
+                     s.error().message.c_str());
+    }
     Result<Child> started = Child::start(o.argv, &stats.start_errno, /*capture_stderr=*/true);
     if (!started.ok()) {
         error = started.error().message;
@@ -192,7 +215,28 @@ RunStats run_command(const RunOptions& o, std::string& error) {
     SamplerOptions so = o.sampler;
     so.priming_seconds = std::min(0.1, o.interval_seconds);
     Sampler sampler(so);
-    Window window;  // the last window_seconds, for the rules
+    Window window;                                   // the last window_seconds, for the rules
+    StepWindow steps;                                // the hook's steps within that window
+    std::map<std::uint32_t, std::uint64_t> dropped;  // by each sending process (its count is cumulative)
+    // Reads the hook's events: into the history, the summary and the rules' step window.
+    auto take_events = [&] {
+        if (!events) return;
+        std::vector<StepEvent> fresh;
+        for (const std::string& datagram : events->drain()) {
+            Result<HookEvent> e = parse_hook_event(datagram);
+            if (!e.ok()) {
+                ++stats.events_rejected;
+                continue;
+            }
+            dropped[e->pid] = std::max(dropped[e->pid], e->dropped);
+            if (e->type != "step") continue;
+            account_step(stats, e->step);
+            steps.push_back(
+                {e->step.t_ms, e->step.pid, e->step.rank, e->step.step_ms, e->step.wait_ms, e->step.samples});
+            fresh.push_back(std::move(e->step));
+        }
+        if (history) history->add_steps(stats.run_id, fresh);
+    };
     double next_sample = start;
     double kill_at = -1;
     double last_note = -1e9;
@@ -230,6 +274,7 @@ RunStats run_command(const RunOptions& o, std::string& error) {
         const double now = monotonic_seconds();
         if (child.stderr_fd() >= 0) pump();
         take_scanner_findings();
+        take_events();
         if (g_stop_signal) {
             const int sig = g_stop_signal;
             g_stop_signal = 0;
@@ -258,7 +303,10 @@ RunStats run_command(const RunOptions& o, std::string& error) {
             const double oldest = seconds(window.back()) - o.thresholds.window_seconds;
             window.erase(window.begin(), std::find_if(window.begin(), window.end(),
                                                       [&](const Snapshot& x) { return seconds(x) >= oldest; }));
-            const std::vector<Finding> found = diagnose(window, o.thresholds);
+            steps.erase(steps.begin(), std::find_if(steps.begin(), steps.end(), [&](const StepSample& s) {
+                            return s.t_ms >= window.front().time_unix_ms;
+                        }));
+            const std::vector<Finding> found = diagnose(window, o.thresholds, steps);
             for (const Finding* f : merge_findings(stats, found)) {
                 if (history) history->add_finding(stats.run_id, window.back().time_unix_ms, *f);
                 if (!o.quiet && f->severity != Severity::info)
@@ -281,6 +329,8 @@ RunStats run_command(const RunOptions& o, std::string& error) {
     if (child.stderr_fd() >= 0)
         for (int i = 0; i < 100 && pump(); ++i) sleep_seconds(0.002);
     take_scanner_findings();
+    take_events();  // the last steps
+    for (const auto& [pid, n] : dropped) stats.events_dropped += n;
     // The kernel's OOM killer acted during the run and the command died of SIGKILL.
     if (stats.signal == SIGKILL && oom_kills_at_start && oom_kills_now && *oom_kills_now > *oom_kills_at_start) {
         Finding f =
@@ -329,6 +379,17 @@ std::string run_summary_text(const RunStats& s) {
                      bytes_text(static_cast<double>(s.host_memory_peak)),
                      bytes_text(static_cast<double>(s.host_memory_total)), s.swap_bytes / 1e6,
                      s.iowait_samples ? s.iowait_sum / static_cast<double>(s.iowait_samples) : 0));
+    if (s.steps) {
+        std::vector<double> ms(s.step_ms.begin(), s.step_ms.end());
+        std::string l = fmt::format(
+            "  steps (baton hook): {}, median {:.1f} ms p95 {:.1f} ms, data wait {:.0f} % of step time", s.steps,
+            percentile(ms, 50), percentile(ms, 95), s.step_ms_sum > 0 ? 100.0 * s.wait_ms_sum / s.step_ms_sum : 0);
+        if (s.step_samples_ms > 0)
+            l += fmt::format(", {:.0f} samples/s", static_cast<double>(s.step_samples) * 1000.0 / s.step_samples_ms);
+        if (s.events_dropped) l += fmt::format(", {} events lost (baton read too slowly)", s.events_dropped);
+        line(l);
+    }
+    if (s.events_rejected) line(fmt::format("  {} malformed event(s) on the hook's socket ignored", s.events_rejected));
     if (s.killed_after_grace) line(fmt::format("  {} process(es) needed SIGKILL to end", s.killed_after_grace));
     if (s.run_id) line(fmt::format("  recorded as run {} in {}", s.run_id, s.db_path));
     if (s.findings.empty()) line("  findings: none");

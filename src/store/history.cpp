@@ -42,7 +42,7 @@ constexpr const char* kMigrations[] = {
     "  PRIMARY KEY (run_id, gpu_index)) WITHOUT ROWID;"
     "CREATE TABLE steps ("
     "  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
-    "  t_ms INTEGER NOT NULL, rank INTEGER NOT NULL, step INTEGER NOT NULL,"
+    "  t_ms INTEGER NOT NULL, pid INTEGER NOT NULL, rank INTEGER NOT NULL, step INTEGER NOT NULL,"
     "  step_ms REAL NOT NULL, wait_ms REAL NOT NULL, samples INTEGER, data TEXT);"
     "CREATE INDEX steps_run ON steps(run_id, t_ms);",
 };
@@ -254,25 +254,37 @@ Status History::set_machine(std::int64_t run, unsigned cpu_count, std::uint64_t 
 
 Status History::add_step(std::int64_t run, const StepEvent& e) {
     Statement st(db_,
-                 "INSERT INTO steps (run_id, t_ms, rank, step, step_ms, wait_ms, samples, data) VALUES (?, ?, ?, ?, ?, "
-                 "?, ?, ?)");
+                 "INSERT INTO steps (run_id, t_ms, pid, rank, step, step_ms, wait_ms, samples, data) VALUES (?, ?, ?, "
+                 "?, ?, ?, ?, ?, ?)");
     if (!st.ok()) return db_error(db_, "cannot record a step");
     sqlite3_bind_int64(st.get(), 1, run);
     sqlite3_bind_int64(st.get(), 2, e.t_ms);
-    sqlite3_bind_int(st.get(), 3, e.rank);
-    sqlite3_bind_int64(st.get(), 4, e.step);
-    sqlite3_bind_double(st.get(), 5, e.step_ms);
-    sqlite3_bind_double(st.get(), 6, e.wait_ms);
+    sqlite3_bind_int64(st.get(), 3, e.pid);
+    sqlite3_bind_int(st.get(), 4, e.rank);
+    sqlite3_bind_int64(st.get(), 5, e.step);
+    sqlite3_bind_double(st.get(), 6, e.step_ms);
+    sqlite3_bind_double(st.get(), 7, e.wait_ms);
     if (e.samples)
-        sqlite3_bind_int64(st.get(), 7, *e.samples);
+        sqlite3_bind_int64(st.get(), 8, *e.samples);
     else
-        sqlite3_bind_null(st.get(), 7);
-    if (e.data.empty())
         sqlite3_bind_null(st.get(), 8);
+    if (e.data.empty())
+        sqlite3_bind_null(st.get(), 9);
     else
-        sqlite3_bind_text(st.get(), 8, e.data.c_str(), -1, SQLITE_TRANSIENT);
+        sqlite3_bind_text(st.get(), 9, e.data.c_str(), -1, SQLITE_TRANSIENT);
     if (sqlite3_step(st.get()) != SQLITE_DONE) return db_error(db_, "cannot record a step");
     return Ok{};
+}
+
+Status History::add_steps(std::int64_t run, const std::vector<StepEvent>& steps) {
+    if (steps.empty()) return Ok{};
+    if (Status s = exec("BEGIN"); !s.ok()) return s;
+    for (const StepEvent& e : steps)
+        if (Status s = add_step(run, e); !s.ok()) {
+            exec("ROLLBACK");
+            return s;
+        }
+    return exec("COMMIT");
 }
 
 Status History::add_sample(std::int64_t run, const RunSample& s) {
@@ -389,20 +401,21 @@ Result<std::vector<RecordedFinding>> History::findings(std::int64_t run) {
 
 Result<std::vector<StepEvent>> History::steps(std::int64_t run) {
     Statement st(db_,
-                 "SELECT t_ms, rank, step, step_ms, wait_ms, samples, COALESCE(data, '') FROM steps WHERE run_id = ? "
-                 "ORDER BY t_ms, rank");
+                 "SELECT t_ms, pid, rank, step, step_ms, wait_ms, samples, COALESCE(data, '') FROM steps WHERE run_id "
+                 "= ? ORDER BY t_ms, rank");
     if (!st.ok()) return db_error(db_, "cannot read steps");
     sqlite3_bind_int64(st.get(), 1, run);
     std::vector<StepEvent> out;
     while (sqlite3_step(st.get()) == SQLITE_ROW) {
         StepEvent e;
         e.t_ms = sqlite3_column_int64(st.get(), 0);
-        e.rank = sqlite3_column_int(st.get(), 1);
-        e.step = sqlite3_column_int64(st.get(), 2);
-        e.step_ms = sqlite3_column_double(st.get(), 3);
-        e.wait_ms = sqlite3_column_double(st.get(), 4);
-        if (sqlite3_column_type(st.get(), 5) != SQLITE_NULL) e.samples = sqlite3_column_int64(st.get(), 5);
-        e.data = text(st.get(), 6);
+        e.pid = static_cast<std::uint32_t>(sqlite3_column_int64(st.get(), 1));
+        e.rank = sqlite3_column_int(st.get(), 2);
+        e.step = sqlite3_column_int64(st.get(), 3);
+        e.step_ms = sqlite3_column_double(st.get(), 4);
+        e.wait_ms = sqlite3_column_double(st.get(), 5);
+        if (sqlite3_column_type(st.get(), 6) != SQLITE_NULL) e.samples = sqlite3_column_int64(st.get(), 6);
+        e.data = text(st.get(), 7);
         out.push_back(std::move(e));
     }
     return out;

@@ -65,6 +65,7 @@ struct RunSample {
 // run's record is complete in one place).
 struct StepEvent {
     std::int64_t t_ms = 0;  // when the step ended
+    std::uint32_t pid = 0;  // the training process that sent it
     int rank = 0;           // the process's rank in a distributed job, 0 otherwise
     std::int64_t step = 0;
     double step_ms = 0;  // the whole step
@@ -93,6 +94,8 @@ class History {
                        const std::vector<RunGpu>& gpus);
     Status add_sample(std::int64_t run, const RunSample& s);
     Status add_step(std::int64_t run, const StepEvent& e);
+    // Several steps in one transaction (what `baton run` drains from the socket each turn).
+    Status add_steps(std::int64_t run, const std::vector<StepEvent>& steps);
     Status add_finding(std::int64_t run, std::int64_t t_ms, const Finding& f);
     Status finish_run(std::int64_t run, std::int64_t end_ms, int exit_status, const std::string& summary);
 

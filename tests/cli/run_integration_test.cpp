@@ -12,6 +12,7 @@
 #include <thread>
 #include <unistd.h>
 
+#include "store/history.hpp"
 #include "test_support.hpp"
 
 using namespace baton::test;
@@ -304,4 +305,32 @@ TEST(RunCommand, CompareTwoRuns) {
     auto missing = run({baton_binary(), "compare", "1", "7", "--db", db});
     EXPECT_EQ(missing.exit_code, 1);
     EXPECT_NE(missing.err.find("no run 7"), std::string::npos) << missing.err;
+    EXPECT_EQ(r.out.find("throughput"), std::string::npos) << r.out;  // no hook, no throughput row
+    // With the hook's steps (as baton run stores them): throughput, step time and data wait compared.
+    {
+        auto h = baton::History::open(db);
+        ASSERT_TRUE(h.ok());
+        for (std::int64_t run_id : {1, 2}) {
+            std::vector<baton::StepEvent> steps;
+            for (int i = 0; i < 10; ++i) {
+                baton::StepEvent e;
+                e.t_ms = 1000 + i;
+                e.step = i;
+                e.step_ms = run_id == 1 ? 100 : 50;  // run 2 twice as fast
+                e.wait_ms = run_id == 1 ? 40 : 5;
+                e.samples = 32;
+                steps.push_back(e);
+            }
+            ASSERT_TRUE(h->add_steps(run_id, steps).ok());
+        }
+    }
+    r = run({baton_binary(), "compare", "1", "2", "--db", db});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("throughput                   320.0 /s       640.0 /s   +320.0 /s (+100 %)"),
+              std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("step time median             100.0 ms        50.0 ms   -50.0 ms (-50 %)"), std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("data wait                      40.0 %         10.0 %   -30.0 pt"), std::string::npos)
+        << r.out;
 }

@@ -410,7 +410,83 @@ TEST(Rules, GpuMemoryLeakAndHardwareErrors) {
     EXPECT_EQ(f[0].severity, Severity::critical);
 }
 
+namespace {
+
+// `n` steps of pid 100 spread over the window, each `step_ms` long with `wait_ms` of data wait.
+StepWindow steps_of(std::size_t n, double step_ms, double wait_ms, std::uint32_t pid = 100) {
+    StepWindow out;
+    for (std::size_t i = 0; i < n; ++i) {
+        StepSample s;
+        s.t_ms = 1'000'000 + static_cast<std::int64_t>(i) * 30'000 / static_cast<std::int64_t>(n);
+        s.pid = pid;
+        s.step_ms = step_ms;
+        s.wait_ms = wait_ms;
+        s.samples = 64;
+        out.push_back(s);
+    }
+    return out;
+}
+
+}  // namespace
+
+TEST(Rules, InputBoundFromTheHooksDataWait) {
+    // The GPU looks healthy (90 %) and the workers idle, but the loop says it waits 40 % of each step.
+    auto f = diagnose(window(), kT, steps_of(50, 100, 40));
+    const Finding* x = find_rule(f, "input_bound");
+    ASSERT_NE(x, nullptr) << ::testing::PrintToString(rules_of(f));
+    EXPECT_EQ(x->subject, "gpu:0");  // pid 100 computes on GPU0
+    EXPECT_NE(x->summary.find("waits for data 40 % of its step time (50 steps, 4 DataLoader worker(s)"),
+              std::string::npos)
+        << x->summary;
+    ASSERT_FALSE(x->evidence.empty());
+    EXPECT_EQ(x->evidence[0].metric, "steps.data_wait_percent");
+    EXPECT_DOUBLE_EQ(*x->evidence[0].average, 40.0);
+    EXPECT_DOUBLE_EQ(*x->evidence[0].breach_share, 1.0);
+    EXPECT_NE(x->recommendation.find("num_workers=7"), std::string::npos) << x->recommendation;
+    // Under the threshold: nothing, even where the system metrics alone would say input bound.
+    auto starved = [](Snapshot& s, int) {
+        s.gpus[0].utilization_percent = 30;
+        for (ProcessInfo& p : s.processes)
+            if (p.pid >= 100) p.cpu_percent = 98;
+    };
+    ASSERT_NE(find_rule(diagnose(window(starved), kT), "input_bound"), nullptr);
+    EXPECT_EQ(find_rule(diagnose(window(starved), kT, steps_of(50, 100, 4)), "input_bound"), nullptr);
+    // Too few steps say nothing either way (the system guess stays).
+    EXPECT_EQ(find_rule(diagnose(window(), kT, steps_of(4, 100, 90)), "input_bound"), nullptr);
+    // A process with no GPU (CPU training): subject pid:N.
+    f = diagnose(window(), kT, steps_of(10, 100, 60, 777));
+    x = find_rule(f, "input_bound");
+    ASSERT_NE(x, nullptr);
+    EXPECT_EQ(x->subject, "pid:777");
+    EXPECT_NE(x->summary.find("The training loop (pid 777) waits for data 60 %"), std::string::npos) << x->summary;
+    EXPECT_NE(x->recommendation.find("loads every batch itself (num_workers=0)"), std::string::npos)
+        << x->recommendation;
+    EXPECT_NE(x->recommendation.find("With 8 cores for 1 GPU(s), use num_workers=7"), std::string::npos)
+        << x->recommendation;  // GPU0 still runs pid 100's job
+    ASSERT_TRUE(x->snippet);
+    EXPECT_NE(x->snippet->find("num_workers=7"), std::string::npos);
+}
+
+TEST(Rules, StepTimeUnstable) {
+    // One step in eight takes 5 x the usual (a checkpoint every 8 steps).
+    StepWindow steps = steps_of(80, 50, 1);
+    for (std::size_t i = 0; i < steps.size(); i += 8) steps[i].step_ms = 250;
+    auto f = diagnose(window(), kT, steps);
+    const Finding* x = find_rule(f, "step_time_unstable");
+    ASSERT_NE(x, nullptr) << ::testing::PrintToString(rules_of(f));
+    EXPECT_EQ(x->subject, "gpu:0");
+    EXPECT_NE(x->summary.find("median 50.0 ms, p95 250.0 ms"), std::string::npos) << x->summary;
+    // Steady steps, or a spread within the ratio: nothing.
+    EXPECT_EQ(find_rule(diagnose(window(), kT, steps_of(80, 50, 1)), "step_time_unstable"), nullptr);
+    for (std::size_t i = 0; i < steps.size(); i += 8) steps[i].step_ms = 90;
+    EXPECT_EQ(find_rule(diagnose(window(), kT, steps), "step_time_unstable"), nullptr);
+    // Fewer than 20 steps: no tail to judge.
+    StepWindow few = steps_of(19, 50, 1);
+    few[0].step_ms = few[9].step_ms = 500;
+    EXPECT_EQ(find_rule(diagnose(window(), kT, few), "step_time_unstable"), nullptr);
+}
+
 TEST(Rules, EveryRuleIdIsKnown) {
-    EXPECT_EQ(rule_ids().size(), 18u);
+    EXPECT_EQ(rule_ids().size(), 19u);
     for (const std::string& id : rule_ids()) EXPECT_FALSE(id.empty());
 }

@@ -43,6 +43,16 @@ RunReportData fixture() {
         s.gpus.push_back({1, 0, 1, -1});
         d.samples.push_back(s);
     }
+    for (int i = 0; i < 25; ++i) {  // the hook's steps: 25 of 200 ms with 50 ms of data wait, 64 samples
+        StepEvent e;
+        e.t_ms = r.start_ms + 1000 + i * 200;
+        e.pid = 100;
+        e.step = i;
+        e.step_ms = 200;
+        e.wait_ms = 50;
+        e.samples = 64;
+        d.steps.push_back(e);
+    }
     d.findings.push_back(
         {r.start_ms + 5000, "input_bound", "warning", "gpu:1", "GPU1 waits <for> data", "num_workers=7"});
     d.findings.push_back(
@@ -94,6 +104,12 @@ TEST(RunFigures, PerGpuAndWholeRun) {
     EXPECT_DOUBLE_EQ(f.job_cpu_peak, 800.0);
     EXPECT_NEAR(f.host_memory_peak_gib, 23.9, 1e-5);
     EXPECT_EQ(f.findings, (std::set<std::string>{"cuda_oom [pid:100]", "input_bound [gpu:1]"}));
+    EXPECT_EQ(f.steps, 0u);  // without the hook's steps
+    const RunFigures s = run_figures(d.run, d.samples, d.findings, d.steps);
+    EXPECT_EQ(s.steps, 25u);
+    EXPECT_DOUBLE_EQ(s.step_ms_median, 200.0);
+    EXPECT_DOUBLE_EQ(s.data_wait_percent, 25.0);
+    EXPECT_DOUBLE_EQ(s.samples_per_second, 320.0);
     // An interrupted run has no end: its duration runs to the last sample.
     RunRecord r = d.run;
     r.end_ms.reset();
@@ -129,11 +145,14 @@ TEST(RunReport, HtmlIsSelfContainedWithAPointPerSample) {
                                                      {"chart-swap/swap", 40},
                                                      {"chart-iowait/I/O wait", 40},
                                                      {"chart-disk/read", 40},
-                                                     {"chart-disk/write", 40}};
+                                                     {"chart-disk/write", 40},
+                                                     {"chart-step-time/step", 25},
+                                                     {"chart-step-time/data wait", 25},
+                                                     {"chart-throughput/samples/s", 25}};
     EXPECT_EQ(points, want);
-    // Two findings, in the table and marked on each of the 8 charts; text escaped.
+    // Two findings, in the table and marked on each of the 10 charts; text escaped.
     EXPECT_EQ(count(html, "<tr class=\"finding\""), 2u);
-    EXPECT_EQ(count(html, "<g class=\"mark "), 16u);
+    EXPECT_EQ(count(html, "<g class=\"mark "), 20u);
     EXPECT_NE(html.find("GPU1 waits &lt;for&gt; data"), std::string::npos);
     EXPECT_NE(html.find("<title>baton run 7: train &lt;resnet&gt;</title>"), std::string::npos);
     EXPECT_NE(html.find("exited with 0 &amp; more"), std::string::npos);
@@ -175,6 +194,10 @@ TEST(RunReport, Markdown) {
     EXPECT_NE(md.find("| GPU0 | NVIDIA H200 | 90 % | 98 % | 60 % | 70.0 of 141.0 GiB |"), std::string::npos) << md;
     EXPECT_NE(md.find("| GPU1 | NVIDIA H200 | 0 % | 0 % | not reported | 1.0 of 141.0 GiB |"), std::string::npos);
     EXPECT_NE(md.find("| disk read / write | avg 100.0 / 2.0 MB/s"), std::string::npos);
+    EXPECT_NE(md.find("| training steps (baton hook) | 25, median 200.0 ms, p95 200.0 ms, data wait 25 % of step "
+                      "time, 320 samples/s |"),
+              std::string::npos)
+        << md;
     // Sparklines: 40 samples give 40 characters; GPU1 at 0 % is flat at the bottom.
     std::string flat;
     for (int i = 0; i < 40; ++i) flat += "▁";

@@ -164,6 +164,7 @@ TEST(History, MachineAndStepsRoundTrip) {
                     .ok());
     StepEvent e;
     e.t_ms = 1500;
+    e.pid = 4242;
     e.step = 7;
     e.step_ms = 104.5;
     e.wait_ms = 61.25;
@@ -188,6 +189,7 @@ TEST(History, MachineAndStepsRoundTrip) {
     EXPECT_EQ((*steps)[0].rank, 1);
     EXPECT_FALSE((*steps)[0].samples.has_value());
     EXPECT_EQ((*steps)[1].step, 7);
+    EXPECT_EQ((*steps)[1].pid, 4242u);
     EXPECT_DOUBLE_EQ((*steps)[1].wait_ms, 61.25);
     EXPECT_EQ((*steps)[1].samples, 256);
     EXPECT_EQ((*steps)[1].data, R"({"allocated_bytes":1024})");

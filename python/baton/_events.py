@@ -1,0 +1,67 @@
+"""Events to the running baton: JSON datagrams on the Unix socket named by BATON_EVENTS.
+
+A send never blocks the training loop: the socket is non-blocking, and an event that does not fit
+(baton's queue is full, or baton is gone) is dropped and counted; the count travels with the next
+event that gets through, so baton knows what it missed.
+"""
+import json
+import os
+import socket
+import sys
+import time
+
+ENV = "BATON_EVENTS"
+_sender = None
+_noticed = False
+
+
+class Sender:
+    def __init__(self, path):
+        self.path = path
+        self.sent = 0
+        self.dropped = 0
+        self.sock = None
+        if path:
+            try:
+                self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+                self.sock.setblocking(False)
+            except OSError:
+                self.sock = None
+
+    @property
+    def connected(self):
+        return self.sock is not None
+
+    def send(self, event):
+        """Sends one event (a dict); False when it was dropped."""
+        if self.sock is None:
+            return False
+        event.setdefault("t", time.time() * 1000.0)
+        event.setdefault("pid", os.getpid())
+        event["dropped"] = self.dropped
+        try:
+            self.sock.sendto(json.dumps(event, separators=(",", ":")).encode(), self.path)
+        except OSError:  # EAGAIN: baton's queue is full; ECONNREFUSED/ENOENT: baton is gone
+            self.dropped += 1
+            return False
+        self.sent += 1
+        return True
+
+
+def sender():
+    """The process's sender (a fork, such as a DataLoader worker, gets its own)."""
+    global _sender
+    if _sender is None or _sender.pid != os.getpid():
+        _sender = Sender(os.environ.get(ENV))
+        _sender.pid = os.getpid()
+    return _sender
+
+
+def notice_once(what):
+    """Says once per process that baton is not listening, so the hook is a visible no-op."""
+    global _noticed
+    if _noticed or sender().connected:
+        return
+    _noticed = True
+    print(f"baton: {what} records nothing: this script is not running under `baton run` "
+          f"({ENV} is not set)", file=sys.stderr)

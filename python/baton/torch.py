@@ -1,0 +1,187 @@
+"""baton's PyTorch hook: step events for `baton run`.
+
+    loader = baton.torch.watch(loader)
+    for batch in loader:             # each step: time waiting for the batch vs the rest
+        ...
+
+    for batch in baton.torch.watch(loader, scaler=scaler):   # also the GradScaler's scale
+        ...
+
+When the loop is not a plain for-loop over the loader (several loaders, gradient accumulation,
+a step that spans batches), mark the end of each step yourself; the waits of watched loaders
+within it are added up:
+
+    for i, batch in enumerate(baton.torch.watch(loader, manual_steps=True)):
+        ...
+        if (i + 1) % accumulation == 0:
+            optimizer.step()
+            baton.torch.step()       # samples: those of the batches since the last step
+
+Works with PyTorch 1.13 to 2.x; outside `baton run` it records nothing and says so once.
+A step is measured on the host: the time from asking for one batch to asking for the next, and,
+within it, the time the loader took to hand the batch over (the data wait). CUDA work runs
+asynchronously, so single steps can be uneven while the host runs ahead; their sums are exact.
+"""
+import time
+
+import torch
+
+from baton import _events
+
+# CUDA memory statistics ride along every this many steps (memory_stats() costs about 50 us).
+MEMORY_EVERY = 50
+
+
+def _batch_size(batch):
+    """The number of samples in a batch, as far as its shape tells: the first dimension of the
+    first tensor found (a tensor, a sequence of them, a mapping of them), else None."""
+    if isinstance(batch, torch.Tensor):
+        return int(batch.shape[0]) if batch.dim() > 0 else None
+    if isinstance(batch, (list, tuple)):
+        for item in batch:
+            n = _batch_size(item)
+            if n is not None:
+                return n
+    if isinstance(batch, dict):
+        for item in batch.values():
+            n = _batch_size(item)
+            if n is not None:
+                return n
+    return None
+
+
+def _memory():
+    """CUDA allocator figures of this process's current device, or None without CUDA."""
+    if not (torch.cuda.is_available() and torch.cuda.is_initialized()):
+        return None
+    s = torch.cuda.memory_stats()
+    allocated = s.get("allocated_bytes.all.current", 0)
+    reserved = s.get("reserved_bytes.all.current", 0)
+    return {
+        "device": torch.cuda.current_device(),
+        "allocated_bytes": allocated,
+        "reserved_bytes": reserved,
+        "peak_allocated_bytes": s.get("allocated_bytes.all.peak", 0),
+        "fragmentation_bytes": reserved - allocated,
+        "num_ooms": s.get("num_ooms", 0),
+    }
+
+
+def _rank():
+    dist = getattr(torch, "distributed", None)
+    if dist is not None and dist.is_available() and dist.is_initialized():
+        return dist.get_rank()
+    return 0
+
+
+class _Steps:
+    """The process's step clock: one per process, shared by every watched loader."""
+
+    def __init__(self):
+        self.count = 0
+        self.started = None  # when the current step began (perf_counter)
+        self.wait = 0.0  # data wait within the current step, seconds
+        self.samples = None
+        self.manual = False  # step() was called: watched loaders no longer end steps
+        self.scaler = None
+
+    def waited(self, seconds, samples):
+        if self.started is None:
+            self.started = time.perf_counter() - seconds
+        self.wait += seconds
+        if samples is not None:
+            self.samples = (self.samples or 0) + samples
+
+    def end(self, samples=None, now=None):
+        """Ends the current step and sends it; the next one starts now."""
+        now = time.perf_counter() if now is None else now
+        if self.started is not None:
+            event = {
+                "type": "step",
+                "rank": _rank(),
+                "step": self.count,
+                "step_ms": (now - self.started) * 1000.0,
+                "wait_ms": self.wait * 1000.0,
+            }
+            n = samples if samples is not None else self.samples
+            if n is not None:
+                event["samples"] = int(n)
+            data = {}
+            if self.count % MEMORY_EVERY == 0:
+                memory = _memory()
+                if memory is not None:
+                    data["cuda"] = memory
+            if self.scaler is not None and self.scaler.is_enabled():
+                data["scale"] = float(self.scaler.get_scale())
+            if data:
+                event["data"] = data
+            _events.sender().send(event)
+            self.count += 1
+        self.started = now
+        self.wait = 0.0
+        self.samples = None
+
+
+_steps = _Steps()
+
+
+class _Watched:
+    def __init__(self, loader, scaler, manual_steps):
+        self.loader = loader
+        self.scaler = scaler
+        self.manual_steps = manual_steps
+
+    def __len__(self):
+        return len(self.loader)
+
+    def __getattr__(self, name):  # sampler, dataset, batch_size...: the loader's own
+        return getattr(self.loader, name)
+
+    def __iter__(self):
+        _events.notice_once("baton.torch.watch")
+        if self.scaler is not None:
+            _steps.scaler = self.scaler
+        if self.manual_steps:
+            _steps.manual = True
+        it = iter(self.loader)
+        while True:
+            asked = time.perf_counter()
+            # In a plain for-loop, asking for the next batch ends the previous step.
+            if not _steps.manual and _steps.started is not None:
+                _steps.end(now=asked)
+            try:
+                batch = next(it)
+            except StopIteration:
+                _steps.started = None  # the epoch's end is no step
+                _steps.wait = 0.0
+                _steps.samples = None
+                return
+            got = time.perf_counter()
+            if _steps.started is None:
+                _steps.started = asked
+            _steps.waited(got - asked, _batch_size(batch))
+            try:
+                yield batch
+            except GeneratorExit:  # the loop broke out: its last step ends here
+                if not _steps.manual and _steps.started is not None:
+                    _steps.end()
+                _steps.started = None
+                raise
+
+
+def watch(loader, scaler=None, manual_steps=False):
+    """Wraps any iterable loader (a DataLoader or anything with __iter__) to measure each step:
+    the time spent waiting for the next batch against the whole step, samples per step, and
+    every MEMORY_EVERY steps the CUDA allocator's figures; with `scaler` (a GradScaler), its
+    scale. Each batch is a step, unless `manual_steps`: then step() marks where steps end (a
+    call to step() also switches to that from then on). Returns an iterable that yields the
+    loader's batches unchanged."""
+    return _Watched(loader, scaler, manual_steps)
+
+
+def step(samples=None):
+    """Marks the end of a training step when the loop is not a plain for-loop over one watched
+    loader. `samples`: how many samples the step trained on (default: the watched batches')."""
+    _events.notice_once("baton.torch.step")
+    _steps.manual = True
+    _steps.end(samples=samples)

@@ -1,0 +1,214 @@
+"""The hook against a real Unix datagram socket standing in for `baton run` (Debian's python3-torch,
+CPU). Run: python3 -m unittest discover -s python/tests (the repository's python/ on PYTHONPATH)."""
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PACKAGE = os.path.dirname(HERE)
+
+
+def run_script(code, events_path=None, timeout=60):
+    """Runs `code` in a fresh interpreter (the hook keeps per-process state) with the package."""
+    env = dict(os.environ, PYTHONPATH=PACKAGE)
+    env.pop("BATON_EVENTS", None)
+    if events_path:
+        env["BATON_EVENTS"] = events_path
+    return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=timeout)
+
+
+class Receiver:
+    """A bound datagram socket, as baton run has."""
+
+    def __init__(self, rcvbuf=None):
+        self.dir = tempfile.mkdtemp()
+        self.path = os.path.join(self.dir, "events")
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        if rcvbuf:
+            self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
+        self.sock.bind(self.path)
+        self.sock.setblocking(False)
+
+    def events(self):
+        out = []
+        while True:
+            try:
+                out.append(json.loads(self.sock.recv(65536)))
+            except BlockingIOError:
+                return out
+
+    def close(self):
+        self.sock.close()
+        os.unlink(self.path)
+        os.rmdir(self.dir)
+
+
+LOOP = """
+import time, torch
+import baton.torch
+from torch.utils.data import DataLoader, Dataset
+class Slow(Dataset):
+    def __len__(self): return 40
+    def __getitem__(self, i):
+        time.sleep(0.005)
+        return torch.ones(3), i
+seen = []
+for x, y in baton.torch.watch(DataLoader(Slow(), batch_size=4)):
+    time.sleep(0.01)
+    seen.extend(y.tolist())
+assert seen == list(range(40)), seen
+print("ok")
+"""
+
+
+class HookTest(unittest.TestCase):
+    def test_steps_of_a_plain_loop(self):
+        r = Receiver()
+        try:
+            p = run_script(LOOP, r.path)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertEqual(p.stdout.strip(), "ok")
+            self.assertEqual(p.stderr, "")  # under baton: no notice
+            steps = [e for e in r.events() if e["type"] == "step"]
+        finally:
+            r.close()
+        # 10 batches: 10 steps, numbered, each 4 samples, 20 ms of data wait (4 x 5 ms) in ~30 ms.
+        self.assertEqual([e["step"] for e in steps], list(range(10)))
+        for e in steps:
+            self.assertEqual(e["samples"], 4)
+            self.assertEqual(e["rank"], 0)
+            self.assertEqual(e["dropped"], 0)
+            self.assertGreater(e["pid"], 0)
+            self.assertGreaterEqual(e["wait_ms"], 19.0)
+            self.assertGreaterEqual(e["step_ms"], e["wait_ms"] + 9.0)
+            self.assertLess(e["step_ms"], 500)
+            self.assertLess(abs(e["t"] / 1000 - time.time()), 120)
+
+    def test_a_loop_that_breaks_still_reports_its_last_step(self):
+        code = """
+import baton.torch
+for i in baton.torch.watch(range(100)):
+    if i == 9:
+        break
+"""
+        r = Receiver()
+        try:
+            p = run_script(code, r.path)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            steps = [e for e in r.events() if e["type"] == "step"]
+        finally:
+            r.close()
+        self.assertEqual([e["step"] for e in steps], list(range(10)))
+
+    def test_manual_steps_span_several_batches(self):
+        code = """
+import time, torch
+import baton.torch
+from torch.utils.data import DataLoader, TensorDataset
+loader = DataLoader(TensorDataset(torch.zeros(12, 2)), batch_size=2)
+for i, (x,) in enumerate(baton.torch.watch(loader, manual_steps=True)):
+    time.sleep(0.002)
+    if (i + 1) % 3 == 0:
+        baton.torch.step()
+"""
+        r = Receiver()
+        try:
+            p = run_script(code, r.path)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            steps = [e for e in r.events() if e["type"] == "step"]
+        finally:
+            r.close()
+        # 6 batches, a step every 3: 2 steps of 6 samples each.
+        self.assertEqual([e["step"] for e in steps], [0, 1])
+        self.assertEqual([e["samples"] for e in steps], [6, 6])
+        for e in steps:
+            self.assertGreaterEqual(e["step_ms"], 5.0)
+
+    def test_scaler_scale_rides_along(self):
+        code = """
+import torch, baton.torch
+class Scaler:  # the GradScaler interface the hook reads
+    def is_enabled(self): return True
+    def get_scale(self): return 65536.0
+for _ in baton.torch.watch([torch.zeros(2, 1)] * 3, scaler=Scaler()):
+    pass
+"""
+        r = Receiver()
+        try:
+            p = run_script(code, r.path)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            steps = [e for e in r.events() if e["type"] == "step"]
+        finally:
+            r.close()
+        self.assertEqual(len(steps), 3)
+        self.assertEqual(steps[0]["data"]["scale"], 65536.0)
+
+    def test_a_full_socket_never_blocks_and_drops_are_counted(self):
+        code = """
+import time, baton.torch
+start = time.perf_counter()
+for _ in baton.torch.watch(range(5000)):
+    pass
+took = time.perf_counter() - start
+from baton import _events
+s = _events.sender()
+print(s.sent, s.dropped, round(took, 3))
+"""
+        r = Receiver(rcvbuf=4096)  # room for a handful of events; nobody reads
+        try:
+            p = run_script(code, r.path)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            sent, dropped, took = p.stdout.split()
+            events = r.events()
+        finally:
+            r.close()
+        self.assertEqual(int(sent) + int(dropped), 5000)  # a step per batch
+        self.assertGreater(int(dropped), 0)
+        self.assertLess(float(took), 20.0)  # never waited for the reader
+        # The drop count travels with events that got through.
+        self.assertEqual(len(events), int(sent))
+
+    def test_without_baton_batches_pass_and_one_notice(self):
+        code = """
+import torch, baton.torch
+from torch.utils.data import DataLoader, TensorDataset
+loader = DataLoader(TensorDataset(torch.arange(10.0)), batch_size=5)
+got = [x.tolist() for (x,) in baton.torch.watch(loader)]
+got += [x.tolist() for (x,) in baton.torch.watch(loader)]
+baton.torch.step()
+print(got)
+"""
+        p = run_script(code)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stdout.strip(), str([[0.0, 1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0, 9.0]] * 2))
+        self.assertEqual(p.stderr.count("baton:"), 1, p.stderr)
+        self.assertIn("not running under `baton run`", p.stderr)
+
+    def test_batch_sizes_of_common_batch_shapes(self):
+        import baton.torch as bt
+        self.assertEqual(bt._batch_size(torch.zeros(7, 3)), 7)
+        self.assertEqual(bt._batch_size((torch.zeros(5, 2), torch.zeros(5))), 5)
+        self.assertEqual(bt._batch_size({"input_ids": torch.zeros(3, 9), "label": torch.zeros(3)}), 3)
+        self.assertEqual(bt._batch_size([["a", "b"], torch.zeros(2)]), 2)
+        self.assertIsNone(bt._batch_size("text"))
+        self.assertIsNone(bt._batch_size(torch.tensor(1.0)))
+
+    def test_watched_loader_keeps_the_loaders_attributes(self):
+        import baton.torch as bt
+        loader = DataLoader(TensorDataset(torch.zeros(10, 1)), batch_size=4)
+        w = bt.watch(loader)
+        self.assertEqual(len(w), 3)
+        self.assertIs(w.dataset, loader.dataset)
+        self.assertEqual(w.batch_size, 4)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,31 @@
+// The socket the Python hook sends its events to: a Unix datagram socket in a private directory
+// (mode 0700, so only this user's processes can write to it), named to the command through
+// BATON_EVENTS. Reading never blocks; the kernel's queue is the only buffer, so a hook that
+// sends faster than baton reads loses events on its side (and counts them), never waits.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/result.hpp"
+
+namespace baton {
+
+class EventsSocket {
+  public:
+    static Result<EventsSocket> open();
+    EventsSocket(EventsSocket&& other) noexcept;
+    EventsSocket& operator=(EventsSocket&&) = delete;
+    ~EventsSocket();  // closes, and removes the socket and its directory
+
+    const std::string& path() const { return path_; }
+    // Every datagram waiting, at most `max` of them.
+    std::vector<std::string> drain(std::size_t max = 4096);
+
+  private:
+    EventsSocket() = default;
+    int fd_ = -1;
+    std::string dir_, path_;
+};
+
+}  // namespace baton

@@ -1,0 +1,29 @@
+// Events from the Python hook (python/baton/_events.py): one JSON object per datagram on the
+// socket `baton run` names in BATON_EVENTS. The reader is strict (a wrong type is an error
+// naming the key) and bounded (a datagram over kMaxHookEventBytes is refused unread): anything
+// can write to that socket.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "core/result.hpp"
+#include "store/history.hpp"
+
+namespace baton {
+
+inline constexpr std::size_t kMaxHookEventBytes = 16384;
+
+struct HookEvent {
+    std::string type;           // "step" (others are skipped by the reader's caller)
+    std::uint32_t pid = 0;      // also in step.pid
+    std::uint64_t dropped = 0;  // events the sender could not send before this one (cumulative)
+    StepEvent step;             // for "step"
+};
+
+// Parses one datagram. Keys: type (string), t (unix ms), pid, dropped; for "step": rank, step,
+// step_ms, wait_ms (numbers >= 0; wait_ms is capped at step_ms), samples (optional), data
+// (optional object, kept as its JSON text). Unknown keys are ignored.
+Result<HookEvent> parse_hook_event(std::string_view datagram);
+
+}  // namespace baton

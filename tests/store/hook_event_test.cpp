@@ -1,0 +1,67 @@
+// The hook's events as baton reads them: what the Python side sends, and hostile datagrams
+// (anything this user runs can write to the socket).
+#include <gtest/gtest.h>
+
+#include "store/hook_event.hpp"
+
+using namespace baton;
+
+TEST(HookEvent, AStepAsThePythonHookSendsIt) {
+    auto e = parse_hook_event(
+        R"({"type":"step","rank":1,"step":41,"step_ms":22.71,"wait_ms":17.4,"samples":8,)"
+        R"("data":{"cuda":{"allocated_bytes":1024},"scale":65536.0},"t":1764465600123.4,"pid":4242,"dropped":3})");
+    ASSERT_TRUE(e.ok()) << e.error().message;
+    EXPECT_EQ(e->type, "step");
+    EXPECT_EQ(e->pid, 4242u);
+    EXPECT_EQ(e->dropped, 3u);
+    EXPECT_EQ(e->step.pid, 4242u);
+    EXPECT_EQ(e->step.rank, 1);
+    EXPECT_EQ(e->step.step, 41);
+    EXPECT_DOUBLE_EQ(e->step.step_ms, 22.71);
+    EXPECT_DOUBLE_EQ(e->step.wait_ms, 17.4);
+    EXPECT_EQ(e->step.samples, 8);
+    EXPECT_EQ(e->step.t_ms, 1764465600123);
+    EXPECT_EQ(e->step.data, R"({"cuda":{"allocated_bytes":1024},"scale":65536.0})");
+    // Optional parts absent; unknown keys ignored; another type is read without step fields.
+    e = parse_hook_event(R"({"type":"step","rank":0,"step":0,"step_ms":5,"wait_ms":9,"t":1,"future":[1,2]})");
+    ASSERT_TRUE(e.ok()) << e.error().message;
+    EXPECT_FALSE(e->step.samples);
+    EXPECT_EQ(e->step.data, "");
+    EXPECT_DOUBLE_EQ(e->step.wait_ms, 5.0);  // capped at the step
+    e = parse_hook_event(R"({"type":"hello","t":1})");
+    ASSERT_TRUE(e.ok());
+    EXPECT_EQ(e->type, "hello");
+}
+
+TEST(HookEvent, HostileDatagramsAreRefusedWithTheKey) {
+    const std::pair<std::string, std::string> cases[] = {
+        {"", "not JSON"},
+        {"{", "not JSON"},
+        {"[1,2]", "not a JSON object"},
+        {R"({"t":1})", "'type' must be a string"},
+        {R"({"type":7,"t":1})", "'type' must be a string"},
+        {R"({"type":"step"})", "'t' must be a number"},
+        {R"({"type":"step","t":-5})", "'t' must be a number >= 0"},
+        {R"({"type":"step","t":1,"rank":0,"step":0,"step_ms":"fast","wait_ms":1})", "'step_ms' must be a number"},
+        {R"({"type":"step","t":1,"rank":0,"step":0,"step_ms":1e999,"wait_ms":1})", "not JSON"},
+        {R"({"type":"step","t":1,"rank":-1,"step":0,"step_ms":1,"wait_ms":1})", "'rank' must be an integer"},
+        {R"({"type":"step","t":1,"rank":0,"step":1.5,"step_ms":1,"wait_ms":1})", "'step' must be an integer"},
+        {R"({"type":"step","t":1,"rank":0,"step":0,"step_ms":1,"wait_ms":-1})", "'wait_ms' must be a number >= 0"},
+        {R"({"type":"step","t":1,"rank":0,"step":0,"step_ms":1,"wait_ms":1,"samples":-3})", "'samples' must be"},
+        {R"({"type":"step","t":1,"rank":0,"step":0,"step_ms":1,"wait_ms":1,"data":[1]})", "'data' must be an object"},
+        {R"({"type":"step","t":1,"pid":99999999999})", "'pid' must be an integer"},
+    };
+    for (const auto& [text, error] : cases) {
+        auto e = parse_hook_event(text);
+        ASSERT_FALSE(e.ok()) << text;
+        EXPECT_NE(e.error().message.find(error), std::string::npos) << text << " -> " << e.error().message;
+    }
+    // Too long: refused unread; deeply nested: parsed or refused, never a crash.
+    std::string huge = R"({"type":"step","pad":")" + std::string(kMaxHookEventBytes, 'x') + "\"}";
+    auto e = parse_hook_event(huge);
+    ASSERT_FALSE(e.ok());
+    EXPECT_NE(e.error().message.find("at most 16384"), std::string::npos) << e.error().message;
+    std::string deep = std::string(8000, '[') + std::string(8000, ']');
+    EXPECT_FALSE(parse_hook_event(deep).ok());
+    EXPECT_FALSE(parse_hook_event(std::string("{\"type\":\"step\",\0\"t\":1}", 22)).ok());
+}
