@@ -120,8 +120,18 @@ rm -f "$out"/history.db*  # a fresh history: the run below is run 1
 # Each process's CPU mid-run (the input_bound rule counts the workers, not the waiting trainer).
 (sleep $(( ${#train[@]} > 3 ? 35 : 2 )); "$baton" snapshot --top 6 > "$out/mid-run.txt") &
 mid_pid=$!
-"$baton" run --db "$out/history.db" --interval 0.5 --name device-check --report "$out/report.html" -- "${train[@]}"
+PYTHONPATH="$root/python${PYTHONPATH:+:$PYTHONPATH}" \
+  "$baton" run --db "$out/history.db" --interval 0.5 --name device-check --report "$out/report.html" -- "${train[@]}"
 echo "baton run exit status: $?"
+echo "-- the hook's steps in the history:"
+"$python" - "$out/history.db" <<'PY' || status=1
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+n, wait, total = db.execute("SELECT COUNT(*), SUM(wait_ms), SUM(step_ms) FROM steps").fetchone()
+print(f"{n} steps, data wait {100 * (wait or 0) / (total or 1):.0f} % of step time")
+row = db.execute("SELECT step, data FROM steps WHERE data IS NOT NULL ORDER BY step LIMIT 1 OFFSET 1").fetchone()
+print("with CUDA figures, e.g. step", row[0], row[1]) if row else print("no step carried CUDA figures")
+PY
 wait "$mid_pid"
 echo "-- mid-run snapshot:"
 cat "$out/mid-run.txt"

@@ -16,6 +16,11 @@ import time
 import torch
 from torch.utils.data import DataLoader, Dataset
 
+try:  # baton's hook (python/ on PYTHONPATH): the steps' time and data wait reach `baton run`
+    import baton.torch as baton_torch
+except ImportError:
+    baton_torch = None
+
 
 class SlowImages(Dataset):
     def __len__(self):
@@ -46,7 +51,7 @@ def main():
                         pin_memory=device == "cuda")
     end = time.time() + seconds
     step = 0
-    for x, y in loader:
+    for x, y in (baton_torch.watch(loader) if baton_torch else loader):
         x, y = x.to(device, non_blocking=True), y.to(device, non_blocking=True)
         loss = torch.nn.functional.cross_entropy(model(x), y)
         opt.zero_grad()

@@ -22,11 +22,13 @@ A step is measured on the host: the time from asking for one batch to asking for
 within it, the time the loader took to hand the batch over (the data wait). CUDA work runs
 asynchronously, so single steps can be uneven while the host runs ahead; their sums are exact.
 """
+import sys
 import time
 
 import torch
 
 from baton import _events
+from baton import checks as _checks
 
 # CUDA memory statistics ride along every this many steps (memory_stats() costs about 50 us).
 MEMORY_EVERY = 50
@@ -185,3 +187,25 @@ def step(samples=None):
     _events.notice_once("baton.torch.step")
     _steps.manual = True
     _steps.end(samples=samples)
+
+
+def check(model=None, loader=None, optimizer=None, scaler=None, amp_dtype=None, quiet=False):
+    """Checks the training setup and returns the findings (dicts with the fields of baton's
+    findings: rule, severity, subject, summary, recommendation, snippet, doc), most severe first.
+    Each is printed to stderr (unless `quiet`) and sent to `baton run`, which reports it with its
+    own findings. `amp_dtype`: the dtype given to torch.autocast, if any (torch.float16 needs an
+    enabled GradScaler `scaler`). Under torch.distributed every rank must call it (the seed check
+    gathers from all ranks)."""
+    found = (_checks.loader_checks(loader, model) + _checks.model_checks(model)
+             + _checks.precision_checks(amp_dtype, scaler) + _checks.optimizer_checks(model, optimizer)
+             + _checks.rank_checks())
+    order = {"critical": 0, "warning": 1, "info": 2}
+    found.sort(key=lambda f: (order[f["severity"]], f["rule"]))
+    for f in found:
+        if not quiet:
+            print(f"baton: {f['severity']} {f['rule']} [{f['subject']}]: {f['summary']}\n"
+                  f"      fix: {f['recommendation']}", file=sys.stderr)
+        event = {"type": "finding"}
+        event.update(f)
+        _events.sender().send(event)
+    return found

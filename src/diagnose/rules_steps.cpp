@@ -108,24 +108,26 @@ void input_bound(const Window& w, const Thresholds& t, std::uint32_t pid, const 
     out.push_back(std::move(f));
 }
 
+// Judged on each step's time without its data wait: waiting for batches is input_bound's to judge
+// (an input-bound loop's steps alternate between a prefetched batch and a wait, seen on an H200).
 void step_time_unstable(const Window& w, const Thresholds& t, std::uint32_t pid,
                         const std::vector<const StepSample*>& steps, std::vector<Finding>& out) {
     if (steps.size() < kMinStepsForSpread) return;
     std::vector<double> ms;
-    for (const StepSample* s : steps) ms.push_back(s->step_ms);
+    for (const StepSample* s : steps) ms.push_back(s->step_ms - s->wait_ms);
     const double median = percentile(ms, 50), p95 = percentile(ms, 95);
     if (median <= 0 || p95 <= t.step_time_unstable_ratio * median) return;
     Finding f = make_finding(
         "step_time_unstable", Severity::warning, subject_of(w.back(), pid),
-        fmt::format("pid {}'s step time varies: median {:.1f} ms, p95 {:.1f} ms ({:.1f} x the median, over {} steps)",
+        fmt::format("pid {}'s step time (without its data wait) varies: median {:.1f} ms, p95 {:.1f} ms ({:.1f} x "
+                    "the median, over {} steps)",
                     pid, median, p95, p95 / median, steps.size()),
         "One step in twenty takes more than twice the usual: look for work that runs every N steps on the "
         "training process (checkpointing, logging, evaluation: move it to a thread or make it asynchronous), "
         "Python's garbage collector (gc.freeze() after start-up), a straggler rank in DDP (each rank waits for "
-        "the slowest at every all-reduce), batches of uneven size or sequence length (bucket by length), "
-        "or a data pipeline that keeps up only in bursts (prefetch_factor, persistent_workers=True).");
+        "the slowest at every all-reduce), or batches of uneven size or sequence length (bucket by length).");
     Evidence e;
-    e.metric = "steps.step_time_ms";
+    e.metric = "steps.compute_time_ms";
     e.average = median;  // the median, as the threshold is stated against it
     e.minimum = *std::min_element(ms.begin(), ms.end());
     e.maximum = *std::max_element(ms.begin(), ms.end());
@@ -146,6 +148,10 @@ void step_rules(const Window& w, const Thresholds& t, const StepWindow& steps, s
     for (const StepSample& s : steps) by_pid[s.pid].push_back(&s);
     for (const auto& [pid, mine] : by_pid) {
         if (mine.size() < kMinSteps) continue;
+        // Sustained, as for the other rules: the steps span most of the window. The first seconds of
+        // a run (CUDA context, cuDNN autotuning, the first batches) are not its steady state.
+        const double span_s = static_cast<double>(mine.back()->t_ms - mine.front()->t_ms) / 1000.0;
+        if (span_s < t.sustained_share * t.window_seconds) continue;
         input_bound(w, t, pid, mine, out);
         step_time_unstable(w, t, pid, mine, out);
     }

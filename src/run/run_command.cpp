@@ -229,6 +229,12 @@ RunStats run_command(const RunOptions& o, std::string& error) {
                 continue;
             }
             dropped[e->pid] = std::max(dropped[e->pid], e->dropped);
+            if (e->finding) {                                 // from baton.torch.check(), which printed it already
+                const std::vector<Finding> one{*e->finding};  // merge_findings points into it
+                for (const Finding* x : merge_findings(stats, one))
+                    if (history) history->add_finding(stats.run_id, e->step.t_ms, *x);
+                continue;
+            }
             if (e->type != "step") continue;
             account_step(stats, e->step);
             steps.push_back(
@@ -340,7 +346,8 @@ RunStats run_command(const RunOptions& o, std::string& error) {
                                      *oom_kills_now - *oom_kills_at_start),
                          "Host memory ran out. Fewer DataLoader workers (each holds its own copy of an "
                          "in-memory dataset), smaller data types, or load the dataset once into shared memory.");
-        for (const Finding* x : merge_findings(stats, {f}))
+        const std::vector<Finding> one{f};  // merge_findings points into it: it must outlive the loop
+        for (const Finding* x : merge_findings(stats, one))
             if (history) history->add_finding(stats.run_id, unix_millis(), *x);
     }
     // Workers the command left behind (reparented to baton) end with it.

@@ -27,6 +27,48 @@ Result<std::int64_t> whole(const json& j, const char* key, std::int64_t max) {
     return it->get<std::int64_t>();
 }
 
+// A string under `key` of at most `max` bytes (empty allowed unless `required`).
+Result<std::string> text(const json& j, const char* key, std::size_t max, bool required = true) {
+    auto it = j.find(key);
+    if (it == j.end() && !required) return std::string();
+    if (it == j.end() || !it->is_string() || it->get_ref<const std::string&>().size() > max ||
+        (required && it->get_ref<const std::string&>().empty()))
+        return make_error(std::string("'") + key + "' must be a string of 1 to " + std::to_string(max) + " bytes");
+    return it->get<std::string>();
+}
+
+Result<Finding> finding_of(const json& j) {
+    Finding f;
+    Result<std::string> rule = text(j, "rule", 64);
+    if (!rule.ok()) return rule.error();
+    if (!std::all_of(rule->begin(), rule->end(),
+                     [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_'; }))
+        return make_error("'rule' must be a lower-case id");
+    Result<std::string> severity = text(j, "severity", 16);
+    if (!severity.ok()) return severity.error();
+    if (*severity == "info")
+        f.severity = Severity::info;
+    else if (*severity == "warning")
+        f.severity = Severity::warning;
+    else if (*severity == "critical")
+        f.severity = Severity::critical;
+    else
+        return make_error("'severity' must be info, warning or critical");
+    Result<std::string> subject = text(j, "subject", 256);
+    Result<std::string> summary = text(j, "summary", 4096);
+    Result<std::string> fix = text(j, "recommendation", 4096);
+    Result<std::string> snippet = text(j, "snippet", 4096, /*required=*/false);
+    for (const Result<std::string>* r : {&subject, &summary, &fix, &snippet})
+        if (!r->ok()) return r->error();
+    f.rule = *rule;
+    f.subject = *subject;
+    f.summary = *summary;
+    f.recommendation = *fix;
+    if (!snippet->empty()) f.snippet = *snippet;
+    f.doc = "docs/findings.md#" + f.rule;
+    return f;
+}
+
 }  // namespace
 
 Result<HookEvent> parse_hook_event(std::string_view datagram) {
@@ -52,6 +94,12 @@ Result<HookEvent> parse_hook_event(std::string_view datagram) {
         Result<std::int64_t> dropped = whole(j, "dropped", INT64_MAX);
         if (!dropped.ok()) return dropped.error();
         e.dropped = static_cast<std::uint64_t>(*dropped);
+    }
+    if (e.type == "finding") {
+        Result<Finding> f = finding_of(j);
+        if (!f.ok()) return f.error();
+        e.finding = std::move(*f);
+        return e;
     }
     if (e.type != "step") return e;
     Result<std::int64_t> rank = whole(j, "rank", 1 << 20);

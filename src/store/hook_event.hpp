@@ -5,9 +5,11 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string_view>
 
 #include "core/result.hpp"
+#include "diagnose/finding.hpp"
 #include "store/history.hpp"
 
 namespace baton {
@@ -15,15 +17,18 @@ namespace baton {
 inline constexpr std::size_t kMaxHookEventBytes = 16384;
 
 struct HookEvent {
-    std::string type;           // "step" (others are skipped by the reader's caller)
-    std::uint32_t pid = 0;      // also in step.pid
-    std::uint64_t dropped = 0;  // events the sender could not send before this one (cumulative)
-    StepEvent step;             // for "step"
+    std::string type;                // "step" (others are skipped by the reader's caller)
+    std::uint32_t pid = 0;           // also in step.pid
+    std::uint64_t dropped = 0;       // events the sender could not send before this one (cumulative)
+    StepEvent step;                  // for "step" (its t_ms is also the time of any event)
+    std::optional<Finding> finding;  // for "finding": from baton.torch.check()
 };
 
 // Parses one datagram. Keys: type (string), t (unix ms), pid, dropped; for "step": rank, step,
 // step_ms, wait_ms (numbers >= 0; wait_ms is capped at step_ms), samples (optional), data
-// (optional object, kept as its JSON text). Unknown keys are ignored.
+// (optional object, kept as its JSON text); for "finding": rule (lower-case id), severity (info,
+// warning, critical), subject, summary, recommendation, snippet (optional), texts bounded in
+// length. Unknown keys are ignored.
 Result<HookEvent> parse_hook_event(std::string_view datagram);
 
 }  // namespace baton

@@ -12,8 +12,10 @@ namespace {
 
 CommandResult train(const TempDir& d, const std::string& mode, const std::string& seconds) {
     const std::string source = BATON_SOURCE_DIR;
+    // A 4 s window: the step rules judge steps that span most of it, and the test has 8 s.
+    d.write("baton.toml", "[thresholds]\nwindow_seconds = 4\n");
     return run(
-        {baton_binary(), "--config", "/dev/null", "run", "--no-gpus", "--interval", "0.25", "--db",
+        {baton_binary(), "--config", d.path() + "/baton.toml", "run", "--no-gpus", "--interval", "0.25", "--db",
          d.path() + "/baton.db", "--", "/usr/bin/python3", source + "/tests/cli/hook_training.py", mode, seconds},
         {{"PYTHONPATH", source + "/python"}}, 120);
 }
@@ -44,4 +46,25 @@ TEST(Hook, DataFromMemoryIsNotInputBound) {
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_NE(r.err.find("  steps (baton hook): "), std::string::npos) << r.err;
     EXPECT_EQ(r.err.find("input_bound"), std::string::npos) << r.err;
+}
+
+TEST(Hook, CheckFindingsJoinTheRun) {
+    TempDir d;
+    const std::string source = BATON_SOURCE_DIR;
+    const std::string script =
+        "import torch, baton.torch\n"
+        "from torch.utils.data import DataLoader\n"
+        "baton.torch.check(loader=DataLoader(list(range(8))))\n";
+    auto r = run({baton_binary(), "--config", "/dev/null", "run", "--no-gpus", "--db", d.path() + "/baton.db", "--",
+                  "/usr/bin/python3", "-c", script},
+                 {{"PYTHONPATH", source + "/python"}}, 120);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    // Printed once by the hook while it ran, then in baton's summary with its fix.
+    EXPECT_NE(r.err.find("baton: warning loader_num_workers_zero [loader]:"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("  warning loader_num_workers_zero [loader]: the DataLoader loads every batch"),
+              std::string::npos)
+        << r.err;
+    EXPECT_NE(r.err.find("see: docs/findings.md#loader_num_workers_zero"), std::string::npos) << r.err;
+    auto show = run({baton_binary(), "runs", "show", "1", "--db", d.path() + "/baton.db"});
+    EXPECT_NE(show.out.find("warning loader_num_workers_zero [loader]"), std::string::npos) << show.out;
 }

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <iterator>
+#include <regex>
 #include <set>
 #include <string>
 
@@ -20,5 +22,16 @@ TEST(FindingsCatalogue, OneSectionPerRule) {
     sections.erase("Exit status");
     std::set<std::string> ids(baton::rule_ids().begin(), baton::rule_ids().end());
     ids.insert(baton::run_finding_ids().begin(), baton::run_finding_ids().end());  // baton run's own
+    // The Python hook's checks (python/baton/checks.py): each `_finding("rule_id", ...`.
+    std::ifstream py(std::string(BATON_SOURCE_DIR) + "/python/baton/checks.py");
+    ASSERT_TRUE(py);
+    const std::string source((std::istreambuf_iterator<char>(py)), std::istreambuf_iterator<char>());
+    const std::regex call(R"re(_finding\(\s*"([a-z0-9_]+)")re");
+    std::size_t python_ids = 0;
+    for (auto it = std::sregex_iterator(source.begin(), source.end(), call); it != std::sregex_iterator(); ++it) {
+        ids.insert((*it)[1]);
+        ++python_ids;
+    }
+    EXPECT_EQ(python_ids, 10u);
     EXPECT_EQ(sections, ids);
 }

@@ -33,6 +33,33 @@ TEST(HookEvent, AStepAsThePythonHookSendsIt) {
     EXPECT_EQ(e->type, "hello");
 }
 
+TEST(HookEvent, AFindingFromCheck) {
+    auto e = parse_hook_event(
+        R"({"type":"finding","rule":"loader_num_workers_zero","severity":"warning","subject":"loader",)"
+        R"x("summary":"the DataLoader loads every batch","recommendation":"Use num_workers=7","snippet":"DataLoader(...)",)x"
+        R"("doc":"elsewhere","t":5000,"pid":9,"dropped":0})");
+    ASSERT_TRUE(e.ok()) << e.error().message;
+    ASSERT_TRUE(e->finding);
+    EXPECT_EQ(e->finding->rule, "loader_num_workers_zero");
+    EXPECT_EQ(e->finding->severity, Severity::warning);
+    EXPECT_EQ(e->finding->subject, "loader");
+    EXPECT_EQ(e->finding->recommendation, "Use num_workers=7");
+    EXPECT_EQ(e->finding->snippet, "DataLoader(...)");
+    EXPECT_EQ(e->finding->doc, "docs/findings.md#loader_num_workers_zero");  // baton's own link, not the sender's
+    EXPECT_EQ(e->step.t_ms, 5000);
+    const std::string base = R"({"type":"finding","t":1,"subject":"s","summary":"x","recommendation":"y",)";
+    EXPECT_NE(parse_hook_event(base + R"("rule":"Bad-Rule","severity":"info"})").error().message.find("lower-case id"),
+              std::string::npos);
+    EXPECT_NE(parse_hook_event(base + R"("rule":"r","severity":"fatal"})").error().message.find("'severity'"),
+              std::string::npos);
+    EXPECT_NE(parse_hook_event(base + R"("rule":"","severity":"info"})").error().message.find("'rule'"),
+              std::string::npos);
+    EXPECT_FALSE(parse_hook_event(R"({"type":"finding","t":1,"rule":"r","severity":"info","subject":"s",)"
+                                  R"("summary":")" +
+                                  std::string(5000, 'x') + R"(","recommendation":"y"})")
+                     .ok());
+}
+
 TEST(HookEvent, HostileDatagramsAreRefusedWithTheKey) {
     const std::pair<std::string, std::string> cases[] = {
         {"", "not JSON"},

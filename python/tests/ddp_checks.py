@@ -1,0 +1,27 @@
+"""Run by test_checks.py under torchrun with two CPU ranks (gloo): baton.torch.check on a DDP setup,
+`bad` (plain BatchNorm, no DistributedSampler, a different seed per rank) or `good` (all fixed; the
+norm layer is a LayerNorm there, since DDP on the CPU refuses SyncBatchNorm, which needs GPUs).
+Prints "rank R: rule,rule,..." ."""
+import sys
+
+import torch
+import torch.distributed as dist
+from torch.utils.data import DataLoader, TensorDataset
+from torch.utils.data.distributed import DistributedSampler
+
+import baton.torch
+
+mode = sys.argv[1]
+dist.init_process_group("gloo")
+rank = dist.get_rank()
+torch.manual_seed(1234 + (rank if mode == "bad" else 0))
+norm = torch.nn.BatchNorm1d(8) if mode == "bad" else torch.nn.LayerNorm(8)
+model = torch.nn.Sequential(torch.nn.Linear(8, 8), norm, torch.nn.Linear(8, 2))
+model = torch.nn.parallel.DistributedDataParallel(model)
+data = TensorDataset(torch.randn(64, 8))
+sampler = DistributedSampler(data) if mode == "good" else None
+loader = DataLoader(data, batch_size=8, sampler=sampler, num_workers=1, persistent_workers=True)
+found = baton.torch.check(model=model, loader=loader, optimizer=torch.optim.SGD(model.parameters(), lr=0.1),
+                          quiet=True)
+print(f"rank {rank}: {','.join(sorted(f['rule'] for f in found))}", flush=True)
+dist.destroy_process_group()
