@@ -15,9 +15,15 @@ packages=(
   clang-format
   python3 python3-psutil   # bench/: the psutil side of the comparison
   prometheus               # promtool, to check the Prometheus output in the tests
+  python3-venv python3-pip # the Python hook's virtual environment (below)
 )
 
 scripts/apt-install.sh "${packages[@]}"
+
+# The Python hook (python/), installed offline into .venv, which also sees Debian's own Python
+# packages (PyTorch from python3-torch, when installed): `.venv/bin/python train.py` has both.
+[ -x .venv/bin/python ] || /usr/bin/python3 -m venv --system-site-packages .venv
+.venv/bin/python -m pip install --quiet --no-index --no-build-isolation --no-deps ./python
 
 jobs=$(nproc)
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBATON_WERROR=ON -DBATON_BUILD_TESTS=ON "$@" >/dev/null

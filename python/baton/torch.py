@@ -18,6 +18,8 @@ within it are added up:
             baton.torch.step()       # samples: those of the batches since the last step
 
 Works with PyTorch 1.13 to 2.x; outside `baton run` it records nothing and says so once.
+Also here: check() (training-setup mistakes, baton/checks.py), tune_loader() and find_batch_size()
+(baton/tuners.py). docs/python.md describes every function.
 A step is measured on the host: the time from asking for one batch to asking for the next, and,
 within it, the time the loader took to hand the batch over (the data wait). CUDA work runs
 asynchronously, so single steps can be uneven while the host runs ahead; their sums are exact.
@@ -29,6 +31,7 @@ import torch
 
 from baton import _events
 from baton import checks as _checks
+from baton.tuners import find_batch_size, tune_loader  # noqa: F401  (baton.torch's public functions)
 
 # CUDA memory statistics ride along every this many steps (memory_stats() costs about 50 us).
 MEMORY_EVERY = 50
