@@ -145,6 +145,11 @@ say "baton doctor (informational: its exit status does not count here)"
 "$baton" doctor --python "$python" --timeout 120
 echo "baton doctor exit status: $?"
 
+if "$python" -c "import torch" 2>/dev/null; then
+  say "the Python package's CUDA paths (find_batch_size's memory band, check() on a CUDA model)"
+  PYTHONPATH="$root/python" "$python" "$root/scripts/device_hook_check.py" || status=1
+fi
+
 say "recording the GPUs as a fake-NVML scenario"
 name=$("$baton" snapshot --json --no-processes | "$python" -c \
   "import json,sys; g=json.load(sys.stdin)['gpus']; print((g[0]['name'] if g else 'none').lower().replace('nvidia ','').replace(' ','-'))")

@@ -10,8 +10,12 @@ import torch
 DOC = "docs/findings.md#"
 
 
-def _finding(rule, severity, subject, summary, recommendation, snippet=None):
+def _finding(rule, severity, subject, summary, recommendation, snippet=None, evidence=()):
+    """`evidence`: (metric, value, threshold) of what was read; one reading, so value is average,
+    minimum and maximum at once (the C++ engine's Evidence fields)."""
     f = {"rule": rule, "severity": severity, "subject": subject, "summary": summary,
+         "evidence": [{"metric": m, "average": v, "minimum": v, "maximum": v, "threshold": t, "samples": 1}
+                      for m, v, t in evidence],
          "recommendation": recommendation, "doc": DOC + rule}
     if snippet:
         f["snippet"] = snippet
@@ -59,27 +63,31 @@ def loader_checks(loader, model):
             "next batch while the model trains",
             f"Use num_workers={suggested} ({cpus} CPUs for {world} process(es), one core stays with training), "
             "with persistent_workers=True and pin_memory=True on CUDA.",
-            f"DataLoader(dataset, batch_size=..., num_workers={suggested}, pin_memory=True, persistent_workers=True)"))
+            f"DataLoader(dataset, batch_size=..., num_workers={suggested}, pin_memory=True, persistent_workers=True)",
+            [("loader.num_workers", 0, "> 0")]))
     elif workers > cpus:
         out.append(_finding(
             "loader_too_many_workers", "warning", "loader",
             f"num_workers={workers} but this process may use {cpus} CPU(s): the workers fight for cores",
             f"Use num_workers={suggested} at most; more workers than cores only add switching and memory "
             "(each worker holds a copy of the dataset object).",
-            f"DataLoader(dataset, batch_size=..., num_workers={suggested})"))
+            f"DataLoader(dataset, batch_size=..., num_workers={suggested})",
+            [("loader.num_workers", workers, f"<= {cpus} (CPUs available)")]))
     if workers > 0 and not loader.persistent_workers:
         out.append(_finding(
             "loader_persistent_workers_off", "info", "loader",
             "persistent_workers=False: the DataLoader starts its worker processes again every epoch",
             "Set persistent_workers=True so workers (and their warmed-up state) survive between epochs.",
-            "DataLoader(dataset, ..., persistent_workers=True)"))
+            "DataLoader(dataset, ..., persistent_workers=True)",
+            [("loader.persistent_workers", 0, "1 when num_workers > 0")]))
     if _on_cuda(model) and not loader.pin_memory:
         out.append(_finding(
             "loader_pin_memory_off", "warning", "loader",
             "pin_memory=False while training on CUDA: every batch is copied to a pinned buffer before it "
             "goes to the GPU, and .to(device, non_blocking=True) cannot overlap the copy",
             "Set pin_memory=True and move batches with .to(device, non_blocking=True).",
-            "DataLoader(dataset, ..., pin_memory=True)\nx = x.to(device, non_blocking=True)"))
+            "DataLoader(dataset, ..., pin_memory=True)\nx = x.to(device, non_blocking=True)",
+            [("loader.pin_memory", 0, "1 on CUDA")]))
     if _ddp(model) and not isinstance(loader.sampler, torch.utils.data.distributed.DistributedSampler):
         out.append(_finding(
             "ddp_without_distributed_sampler", "critical", "loader",
@@ -89,7 +97,8 @@ def loader_checks(loader, model):
             "with it, do not pass shuffle=True to the DataLoader.",
             "sampler = torch.utils.data.distributed.DistributedSampler(dataset)\n"
             "loader = DataLoader(dataset, batch_size=..., sampler=sampler)\n"
-            "for epoch in range(epochs):\n    sampler.set_epoch(epoch)"))
+            "for epoch in range(epochs):\n    sampler.set_epoch(epoch)",
+            [("loader.distributed_sampler", 0, "1 under DistributedDataParallel")]))
     return out
 
 
@@ -105,7 +114,8 @@ def model_checks(model):
             "Use DistributedDataParallel, one process per GPU, started with torchrun "
             "(`baton launch` once it exists); it is faster even on one machine.",
             "torch.distributed.init_process_group('nccl')\n"
-            "model = torch.nn.parallel.DistributedDataParallel(model.to(local_rank), device_ids=[local_rank])"))
+            "model = torch.nn.parallel.DistributedDataParallel(model.to(local_rank), device_ids=[local_rank])",
+            [("model.data_parallel_devices", len(model.device_ids), "<= 1")]))
     if _ddp(model):
         plain = [name for name, m in model.named_modules()
                  if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)
@@ -118,7 +128,8 @@ def model_checks(model):
                 "Convert them before wrapping, so the statistics span every rank's batch (needed when the "
                 "per-GPU batch is small).",
                 "model = torch.nn.SyncBatchNorm.convert_sync_batchnorm(model)\n"
-                "model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[local_rank])"))
+                "model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[local_rank])",
+                [("model.unsynced_batchnorm_layers", len(plain), "0 under DistributedDataParallel")]))
     return out
 
 
@@ -133,7 +144,8 @@ def precision_checks(amp_dtype, scaler):
         "Scale the loss with torch.cuda.amp.GradScaler, or autocast to bfloat16 (no scaler needed) on GPUs "
         "that have it (Ampere and later).",
         "scaler = torch.cuda.amp.GradScaler()\nwith torch.autocast('cuda', dtype=torch.float16):\n"
-        "    loss = model(x)\nscaler.scale(loss).backward()\nscaler.step(optimizer)\nscaler.update()")]
+        "    loss = model(x)\nscaler.scale(loss).backward()\nscaler.step(optimizer)\nscaler.update()",
+        [("amp.grad_scaler_enabled", 0, "1 with float16 autocast")])]
 
 
 def optimizer_checks(model, optimizer):
@@ -149,7 +161,8 @@ def optimizer_checks(model, optimizer):
         "they get gradients but never change",
         "Build the optimizer from the model being trained, after any layer is added or replaced "
         "(and freeze layers with requires_grad_(False) rather than leaving them out).",
-        "optimizer = torch.optim.AdamW(model.parameters(), lr=...)")]
+        "optimizer = torch.optim.AdamW(model.parameters(), lr=...)",
+        [("optimizer.missing_parameters", len(missing), "0")])]
 
 
 def rank_checks():
@@ -167,4 +180,5 @@ def rank_checks():
         "DistributedDataParallel broadcasts rank 0's parameters differs between ranks",
         "Seed every rank the same (torch.manual_seed(seed), random.seed, numpy) before building the model; "
         "DistributedSampler already gives each rank its own share of the data.",
-        "torch.manual_seed(seed)  # the same seed on every rank")]
+        "torch.manual_seed(seed)  # the same seed on every rank",
+        [("ranks.distinct_seeds", len(set(seeds)), "1")])]

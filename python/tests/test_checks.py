@@ -36,8 +36,10 @@ class ChecksTest(unittest.TestCase):
         good = DataLoader(data(), num_workers=1, persistent_workers=True)
         self.assertEqual(bt.check(loader=good, quiet=True), [])
         f = bt.check(loader=DataLoader(data()), quiet=True)[0]
-        for key in ("rule", "severity", "subject", "summary", "recommendation", "snippet", "doc"):
+        for key in ("rule", "severity", "subject", "summary", "evidence", "recommendation", "snippet", "doc"):
             self.assertIn(key, f)
+        self.assertEqual(f["evidence"], [{"metric": "loader.num_workers", "average": 0, "minimum": 0, "maximum": 0,
+                                          "threshold": "> 0", "samples": 1}])
         self.assertEqual(f["doc"], "docs/findings.md#loader_num_workers_zero")
 
     def test_pin_memory_only_matters_on_cuda(self):
