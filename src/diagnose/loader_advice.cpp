@@ -15,13 +15,14 @@ LoaderAdvice loader_advice(const std::string& waiting, unsigned workers, unsigne
     const unsigned suggested = std::max(2u, per_gpu > 1 ? per_gpu - 1 : 1u);
     const bool at_limit = workers >= suggested || host_saturated;
     LoaderAdvice a;
-    if (workers == 0 && !host_saturated) {
+    if (workers == 0) {
         // num_workers=0: the training process decodes and augments every batch between its steps.
         a.fix = fmt::format(
             "{} and loads every batch itself (num_workers=0): nothing prepares the next batch while it trains. "
             "With {}, use num_workers={} (one core stays with the training process), pin_memory=True, "
-            "persistent_workers=True and prefetch_factor=4.",
-            waiting, box, suggested);
+            "persistent_workers=True and prefetch_factor=4.{}",
+            waiting, box, suggested,
+            host_saturated ? " The host's CPUs are busy too: see what else runs (baton top, sorted by CPU)." : "");
         a.snippet = fmt::format(
             "loader = torch.utils.data.DataLoader(dataset, batch_size=..., shuffle=True,\n"
             "    num_workers={}, pin_memory=True, persistent_workers=True, prefetch_factor=4)",

@@ -119,6 +119,7 @@ void account_step(RunStats& s, const StepEvent& e) {
         s.step_samples_ms += e.step_ms;
     }
     s.step_ms.push_back(static_cast<float>(e.step_ms));
+    s.ranks.insert(e.rank);
 }
 
 std::vector<RunGpu> run_gpus(const Snapshot& snap) {
@@ -392,7 +393,10 @@ std::string run_summary_text(const RunStats& s) {
             "  steps (baton hook): {}, median {:.1f} ms p95 {:.1f} ms, data wait {:.0f} % of step time", s.steps,
             percentile(ms, 50), percentile(ms, 95), s.step_ms_sum > 0 ? 100.0 * s.wait_ms_sum / s.step_ms_sum : 0);
         if (s.step_samples_ms > 0)
-            l += fmt::format(", {:.0f} samples/s", static_cast<double>(s.step_samples) * 1000.0 / s.step_samples_ms);
+            l += fmt::format(
+                ", {:.0f} samples/s{}",
+                static_cast<double>(s.step_samples) * 1000.0 / s.step_samples_ms * static_cast<double>(s.ranks.size()),
+                s.ranks.size() > 1 ? fmt::format(" over {} ranks", s.ranks.size()) : std::string());
         if (s.events_dropped) l += fmt::format(", {} events lost (baton read too slowly)", s.events_dropped);
         line(l);
     }

@@ -2,6 +2,7 @@
 // new findings as they appear, forward stop signals, and summarise the run at the end.
 #pragma once
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -59,6 +60,7 @@ struct RunStats {
     std::int64_t step_samples = 0;     // samples of the steps that said how many
     double step_samples_ms = 0;        // the time of those steps
     std::vector<float> step_ms;        // every step's time, for the median and p95
+    std::set<int> ranks;               // the ranks that sent steps: their rates add up
     std::uint64_t events_dropped = 0;  // the hook could not send them (baton's queue was full)
     std::size_t events_rejected = 0;   // malformed datagrams, ignored
 };

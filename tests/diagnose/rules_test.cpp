@@ -468,6 +468,14 @@ TEST(Rules, InputBoundFromTheHooksDataWait) {
         << x->recommendation;  // GPU0 still runs pid 100's job
     ASSERT_TRUE(x->snippet);
     EXPECT_NE(x->snippet->find("num_workers=7"), std::string::npos);
+    // The same loop on a host whose CPUs are busy with something else: still its num_workers=0 to fix.
+    f = diagnose(window([](Snapshot& s, int) { s.cpu.total.utilization_percent = 97; }), kT,
+                 steps_of(10, 100, 60, 777));
+    x = find_rule(f, "input_bound");
+    ASSERT_NE(x, nullptr);
+    EXPECT_NE(x->recommendation.find("loads every batch itself (num_workers=0)"), std::string::npos)
+        << x->recommendation;
+    EXPECT_NE(x->recommendation.find("The host's CPUs are busy too"), std::string::npos) << x->recommendation;
 }
 
 TEST(Rules, StepTimeUnstable) {
