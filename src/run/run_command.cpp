@@ -11,14 +11,14 @@
 #include <fmt/format.h>  // header-only (fmt::fmt-header-only)
 
 #include "core/clock.hpp"
+#include "core/percentile.hpp"
 #include "diagnose/job.hpp"
 #include "diagnose/rules.hpp"
 #include "run/child.hpp"
 #include "run/events_socket.hpp"
 #include "run/failure_scan.hpp"
-#include "store/hook_event.hpp"
-#include "core/percentile.hpp"
 #include "store/history.hpp"
+#include "store/hook_event.hpp"
 
 namespace baton {
 
