@@ -2,7 +2,7 @@
 """Checks a baton report as Chromium parsed it (--dump-dom), Chromium's network log, and the
 screenshot. Standard library only.
 
-  check_report_dom.py DOM SAMPLES FINDINGS GPUS NETLOG CONTROL_NETLOG PNG WIDTH HEIGHT
+  check_report_dom.py DOM SAMPLES FINDINGS GPUS NETLOG CONTROL_NETLOG PNG WIDTH HEIGHT STEPS
 """
 import html.parser
 import json
@@ -74,15 +74,15 @@ def png_check(path, width, height):
 
 
 def main():
-    dom, samples, findings, gpus, netlog, control, png, width, height = sys.argv[1:10]
-    samples, findings, gpus = int(samples), int(findings), int(gpus)
+    dom, samples, findings, gpus, netlog, control, png, width, height, steps = sys.argv[1:11]
+    samples, findings, gpus, steps = int(samples), int(findings), int(gpus), int(steps)
     p = Charts()
     p.feed(open(dom).read())
     failures = []
     if not p.title.startswith("baton run 1: report-test"):
         failures.append(f"page title is {p.title!r}")
     want = {"chart-gpu-utilization", "chart-gpu-sm", "chart-gpu-memory", "chart-cpu", "chart-memory", "chart-swap", "chart-iowait",
-            "chart-disk"}
+            "chart-disk", "chart-step-time", "chart-throughput"}
     if set(p.charts) != want:
         failures.append(f"charts {sorted(p.charts)}, expected {sorted(want)}")
     if samples < 5:
@@ -90,9 +90,10 @@ def main():
     for chart, lines in sorted(p.charts.items()):
         if not lines:
             failures.append(f"{chart}: no line")
+        expected = steps if chart in ("chart-step-time", "chart-throughput") else samples  # a point per step
         for label, pairs, declared in lines:
-            if pairs != samples or declared != samples:
-                failures.append(f"{chart}/{label}: {pairs} points drawn ({declared} declared), {samples} samples recorded")
+            if pairs != expected or declared != expected:
+                failures.append(f"{chart}/{label}: {pairs} points drawn ({declared} declared), {expected} recorded")
         print(f"{chart}: {len(lines)} line(s) of {lines[0][1] if lines else 0} points")
     gpu_lines = [l for l in p.charts.get("chart-gpu-memory", [])]
     if len(gpu_lines) != gpus:

@@ -15,11 +15,17 @@ trap 'rm -rf "$work"' EXIT
 mkdir -p "$artefacts"
 cd "$work"
 
-# A short job: a second and a half of CPU, then 64 MB written with fsync (disk rates to chart).
-"$baton" run --db h.db --interval 0.2 --name report-test --report report.html -- python3 -c '
+# A short job: a second and a half of CPU while it reports a step every 50 ms through the Python
+# hook's sender (baton._events, which needs no torch), then 64 MB written with fsync (disk rates).
+PYTHONPATH="$here/../../python" "$baton" run --db h.db --interval 0.2 --name report-test --report report.html -- python3 -c '
 import os, time
-end = time.time() + 1.5
-while time.time() < end: pass
+from baton import _events
+end, step = time.time() + 1.5, 0
+while time.time() < end:
+    started = time.perf_counter()
+    while time.perf_counter() - started < 0.05: pass
+    _events.sender().send({"type": "step", "rank": 0, "step": step, "step_ms": 50.0, "wait_ms": 5.0, "samples": 32})
+    step += 1
 with open("data.bin", "wb") as f:
     for _ in range(16):
         f.write(os.urandom(4 << 20)); f.flush(); os.fsync(f.fileno())
@@ -27,6 +33,8 @@ with open("data.bin", "wb") as f:
 grep -q "report: report.html" run.err || { cat run.err; echo "FAIL: the summary does not name the report"; exit 1; }
 samples=$("$baton" runs export 1 --db h.db --format csv | tail -n +2 | wc -l)
 findings=$("$baton" runs --db h.db --json | python3 -c 'import json, sys; print(json.loads(sys.stdin.readline())["findings"])')
+steps=$("$baton" report 1 --db h.db --markdown | sed -n 's/^| training steps (baton hook) | \([0-9]*\),.*/\1/p')
+[ -n "$steps" ] && [ "$steps" -ge 10 ] || { cat run.err; echo "FAIL: the hook's steps did not reach the run ($steps)"; exit 1; }
 
 # Chromium with no way out: every host name resolves to nothing, background services off.
 browse() {
@@ -41,5 +49,5 @@ echo '<html><body><img src="http://127.0.0.1:9/pixel.png"></body></html>' > cont
 browse --log-net-log="$work/control-net.json" --dump-dom "file://$work/control.html" >/dev/null
 cp report.html "$artefacts/report.html"
 
-python3 "$here/check_report_dom.py" dom.html "$samples" "$findings" 8 net.json control-net.json "$artefacts/report.png" 1200 2600
-echo "PASS: report of $samples samples and $findings finding(s) rendered offline; screenshot $artefacts/report.png"
+python3 "$here/check_report_dom.py" dom.html "$samples" "$findings" 8 net.json control-net.json "$artefacts/report.png" 1200 2600 "$steps"
+echo "PASS: report of $samples samples, $steps steps and $findings finding(s) rendered offline; screenshot $artefacts/report.png"
