@@ -22,8 +22,11 @@ scripts/apt-install.sh "${packages[@]}"
 
 # The Python hook (python/), installed offline into .venv, which also sees Debian's own Python
 # packages (PyTorch from python3-torch, when installed): `.venv/bin/python train.py` has both.
+# Editable, so it is installed once and always runs this checkout's code.
 [ -x .venv/bin/python ] || /usr/bin/python3 -m venv --system-site-packages .venv
-.venv/bin/python -m pip install --quiet --no-index --no-deps ./python
+venv_python=$(pwd)/.venv/bin/python
+(cd / && "$venv_python" -c "import baton" 2>/dev/null) ||
+  .venv/bin/python -m pip install --quiet --no-index --no-deps -e ./python
 
 jobs=$(nproc)
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBATON_WERROR=ON -DBATON_BUILD_TESTS=ON "$@" >/dev/null

@@ -18,6 +18,7 @@ _noticed = False
 class Sender:
     def __init__(self, path):
         self.path = path
+        self.pid = os.getpid()  # a forked child (a DataLoader worker) makes its own
         self.sent = 0
         self.dropped = 0
         self.sock = None
@@ -53,7 +54,6 @@ def sender():
     global _sender
     if _sender is None or _sender.pid != os.getpid():
         _sender = Sender(os.environ.get(ENV))
-        _sender.pid = os.getpid()
     return _sender
 
 

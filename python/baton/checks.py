@@ -22,9 +22,10 @@ def _finding(rule, severity, subject, summary, recommendation, snippet=None, evi
     return f
 
 
-def _cpus():
+def cpus_available():
+    """The CPUs this process may run on (its affinity: taskset, cgroup cpusets), else all of them."""
     try:
-        return len(os.sched_getaffinity(0))  # the CPUs this process may run on (taskset, cgroups cpusets)
+        return len(os.sched_getaffinity(0))
     except AttributeError:
         return os.cpu_count() or 1
 
@@ -52,7 +53,7 @@ def loader_checks(loader, model):
     out = []
     if loader is None or not isinstance(loader, torch.utils.data.DataLoader):
         return out
-    cpus = _cpus()
+    cpus = cpus_available()
     world, _ = _world()
     workers = loader.num_workers
     suggested = max(2, cpus // max(1, world) - 1)

@@ -3,22 +3,16 @@ this machine, and the batch size that fills the GPU's memory to the indicator ta
 (60-85 %) rather than to the edge of an out-of-memory error. Used through baton.torch.
 """
 import gc
-import os
 import sys
 import time
 
 import torch
 from torch.utils.data import DataLoader
 
+from baton.checks import cpus_available
+
 # The indicator table's best band for GPU memory (core/thresholds.hpp: gpu_memory_best_min/max).
 BEST_MEMORY_BAND = (0.60, 0.85)
-
-
-def _cpus():
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:
-        return os.cpu_count() or 1
 
 
 def _worker_counts(cpus, max_workers):
@@ -56,7 +50,7 @@ def tune_loader(dataset, batch_size, budget_s=60.0, max_workers=None, quiet=Fals
     `budget_s`; prints the table and returns the best settings as DataLoader keyword arguments
     (with persistent_workers=True whenever workers are used: it saves their start-up every epoch).
     Extra `loader_kwargs` (collate_fn, shuffle, ...) are passed to every DataLoader tried."""
-    cpus = _cpus()
+    cpus = cpus_available()
     pins = [False, True] if torch.cuda.is_available() else [False]
     configs = []
     for workers in _worker_counts(cpus, max_workers):

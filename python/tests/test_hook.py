@@ -70,16 +70,20 @@ print("ok")
 
 
 class HookTest(unittest.TestCase):
-    def test_steps_of_a_plain_loop(self):
+    def steps_of(self, code):
+        """Runs `code` against a receiver; returns the process and the step events it sent."""
         r = Receiver()
         try:
-            p = run_script(LOOP, r.path)
+            p = run_script(code, r.path)
             self.assertEqual(p.returncode, 0, p.stderr)
-            self.assertEqual(p.stdout.strip(), "ok")
-            self.assertEqual(p.stderr, "")  # under baton: no notice
-            steps = [e for e in r.events() if e["type"] == "step"]
+            return p, [e for e in r.events() if e["type"] == "step"]
         finally:
             r.close()
+
+    def test_steps_of_a_plain_loop(self):
+        p, steps = self.steps_of(LOOP)
+        self.assertEqual(p.stdout.strip(), "ok")
+        self.assertEqual(p.stderr, "")  # under baton: no notice
         # 10 batches: 10 steps, numbered, each 4 samples, 20 ms of data wait (4 x 5 ms) in ~30 ms.
         self.assertEqual([e["step"] for e in steps], list(range(10)))
         for e in steps:
@@ -99,13 +103,7 @@ for i in baton.torch.watch(range(100)):
     if i == 9:
         break
 """
-        r = Receiver()
-        try:
-            p = run_script(code, r.path)
-            self.assertEqual(p.returncode, 0, p.stderr)
-            steps = [e for e in r.events() if e["type"] == "step"]
-        finally:
-            r.close()
+        steps = self.steps_of(code)[1]
         self.assertEqual([e["step"] for e in steps], list(range(10)))
 
     def test_manual_steps_span_several_batches(self):
@@ -119,13 +117,7 @@ for i, (x,) in enumerate(baton.torch.watch(loader, manual_steps=True)):
     if (i + 1) % 3 == 0:
         baton.torch.step()
 """
-        r = Receiver()
-        try:
-            p = run_script(code, r.path)
-            self.assertEqual(p.returncode, 0, p.stderr)
-            steps = [e for e in r.events() if e["type"] == "step"]
-        finally:
-            r.close()
+        steps = self.steps_of(code)[1]
         # 6 batches, a step every 3: 2 steps of 6 samples each.
         self.assertEqual([e["step"] for e in steps], [0, 1])
         self.assertEqual([e["samples"] for e in steps], [6, 6])
@@ -141,13 +133,7 @@ class Scaler:  # the GradScaler interface the hook reads
 for _ in baton.torch.watch([torch.zeros(2, 1)] * 3, scaler=Scaler()):
     pass
 """
-        r = Receiver()
-        try:
-            p = run_script(code, r.path)
-            self.assertEqual(p.returncode, 0, p.stderr)
-            steps = [e for e in r.events() if e["type"] == "step"]
-        finally:
-            r.close()
+        steps = self.steps_of(code)[1]
         self.assertEqual(len(steps), 3)
         self.assertEqual(steps[0]["data"]["scale"], 65536.0)
 

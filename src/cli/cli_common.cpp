@@ -47,4 +47,10 @@ Result<std::string> history_path(const std::string& db_flag, const std::string& 
     return c->history_db.empty() ? History::default_path() : c->history_db;
 }
 
+Result<History> open_history(const std::string& db_flag, const std::string& config_path) {
+    Result<std::string> path = history_path(db_flag, config_path);
+    if (!path.ok()) return path.error();
+    return History::open(*path, /*create=*/false);
+}
+
 }  // namespace baton::cli

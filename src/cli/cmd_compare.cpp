@@ -38,64 +38,45 @@ std::string delta(double a, double b, const char* unit) {
 }  // namespace
 
 int run_compare(const CompareArgs& a, const std::string& config_path) {
-    Result<std::string> path = history_path(a.db, config_path);
-    if (!path.ok()) return runtime_error(path.error().message);
-    Result<History> h = History::open(*path, /*create=*/false);
+    Result<History> h = open_history(a.db, config_path);
     if (!h.ok()) return runtime_error(h.error().message);
-    Result<std::vector<RunRecord>> runs = h->runs();
-    if (!runs.ok()) return runtime_error(runs.error().message);
-    auto find = [&](std::int64_t id) -> const RunRecord* {
-        for (const RunRecord& r : *runs)
-            if (r.id == id) return &r;
-        return nullptr;
-    };
-    const RunRecord* ra = find(a.a);
-    const RunRecord* rb = find(a.b);
-    if (!ra || !rb) return runtime_error("no run " + std::to_string(ra ? a.b : a.a) + " in the history");
-    RunFigures fa, fb;
-    for (auto [r, f] : {std::pair{ra, &fa}, std::pair{rb, &fb}}) {
-        Result<std::vector<RunSample>> s = h->samples(r->id);
-        Result<std::vector<RecordedFinding>> found = h->findings(r->id);
-        Result<std::vector<StepEvent>> steps = h->steps(r->id);
-        if (!s.ok()) return runtime_error(s.error().message);
-        *f = run_figures(*r, *s, found.ok() ? *found : std::vector<RecordedFinding>{},
-                         steps.ok() ? *steps : std::vector<StepEvent>{});
-    }
+    Result<StoredRun> da = h->load_run(a.a);
+    if (!da.ok()) return runtime_error(da.error().message);
+    Result<StoredRun> db = h->load_run(a.b);
+    if (!db.ok()) return runtime_error(db.error().message);
+    const RunRecord& ra = da->run;
+    const RunRecord& rb = db->run;
+    const RunFigures fa = run_figures(ra, da->samples, da->findings, da->steps);
+    const RunFigures fb = run_figures(rb, db->samples, db->findings, db->steps);
     std::string out;
     auto row = [&](const std::string& name, const std::string& x, const std::string& y, const std::string& d) {
         out += fmt::format("{:<22} {:>14} {:>14}   {}\n", name, x, y, d);
     };
-    row("", fmt::format("run {}", ra->id), fmt::format("run {}", rb->id), "change");
-    row("name", ra->name.substr(0, 14), rb->name.substr(0, 14), "");
-    row("state / exit", ra->state + (ra->exit_status ? " " + std::to_string(*ra->exit_status) : ""),
-        rb->state + (rb->exit_status ? " " + std::to_string(*rb->exit_status) : ""), "");
-    row("duration", value(fa.seconds, " s"), value(fb.seconds, " s"), delta(fa.seconds, fb.seconds, " s"));
-    row("GPU utilisation avg", value(fa.gpu_util_avg, " %"), value(fb.gpu_util_avg, " %"),
-        delta(fa.gpu_util_avg, fb.gpu_util_avg, " pt"));
-    row("GPU utilisation p95", value(fa.gpu_util_p95, " %"), value(fb.gpu_util_p95, " %"),
-        delta(fa.gpu_util_p95, fb.gpu_util_p95, " pt"));
-    row("GPU memory peak", value(fa.gpu_memory_peak_gib, " GiB"), value(fb.gpu_memory_peak_gib, " GiB"),
-        delta(fa.gpu_memory_peak_gib, fb.gpu_memory_peak_gib, " GiB"));
-    row("job CPU avg", value(fa.job_cpu_avg, " %"), value(fb.job_cpu_avg, " %"),
-        delta(fa.job_cpu_avg, fb.job_cpu_avg, " pt"));
-    row("job RSS peak", value(fa.job_rss_peak_gib, " GiB"), value(fb.job_rss_peak_gib, " GiB"),
-        delta(fa.job_rss_peak_gib, fb.job_rss_peak_gib, " GiB"));
-    row("host CPU avg", value(fa.host_cpu_avg, " %"), value(fb.host_cpu_avg, " %"),
-        delta(fa.host_cpu_avg, fb.host_cpu_avg, " pt"));
-    row("I/O wait avg", value(fa.iowait_avg, " %"), value(fb.iowait_avg, " %"),
-        delta(fa.iowait_avg, fb.iowait_avg, " pt"));
+    // A figure of both runs, with the change; `change_unit` is " pt" for percentages.
+    auto figure = [&](const std::string& name, double RunFigures::*field, const char* unit, const char* change_unit) {
+        row(name, value(fa.*field, unit), value(fb.*field, unit), delta(fa.*field, fb.*field, change_unit));
+    };
+    row("", fmt::format("run {}", ra.id), fmt::format("run {}", rb.id), "change");
+    row("name", ra.name.substr(0, 14), rb.name.substr(0, 14), "");
+    row("state / exit", ra.state + (ra.exit_status ? " " + std::to_string(*ra.exit_status) : ""),
+        rb.state + (rb.exit_status ? " " + std::to_string(*rb.exit_status) : ""), "");
+    figure("duration", &RunFigures::seconds, " s", " s");
+    figure("GPU utilisation avg", &RunFigures::gpu_util_avg, " %", " pt");
+    figure("GPU utilisation p95", &RunFigures::gpu_util_p95, " %", " pt");
+    figure("GPU memory peak", &RunFigures::gpu_memory_peak_gib, " GiB", " GiB");
+    figure("job CPU avg", &RunFigures::job_cpu_avg, " %", " pt");
+    figure("job RSS peak", &RunFigures::job_rss_peak_gib, " GiB", " GiB");
+    figure("host CPU avg", &RunFigures::host_cpu_avg, " %", " pt");
+    figure("I/O wait avg", &RunFigures::iowait_avg, " %", " pt");
     if (fa.steps || fb.steps) {  // the Python hook reported steps in at least one of them
-        row("throughput", value(fa.samples_per_second, " /s"), value(fb.samples_per_second, " /s"),
-            delta(fa.samples_per_second, fb.samples_per_second, " /s"));
-        row("step time median", value(fa.step_ms_median, " ms"), value(fb.step_ms_median, " ms"),
-            delta(fa.step_ms_median, fb.step_ms_median, " ms"));
-        row("data wait", value(fa.data_wait_percent, " %"), value(fb.data_wait_percent, " %"),
-            delta(fa.data_wait_percent, fb.data_wait_percent, " pt"));
+        figure("throughput", &RunFigures::samples_per_second, " /s", " /s");
+        figure("step time median", &RunFigures::step_ms_median, " ms", " ms");
+        figure("data wait", &RunFigures::data_wait_percent, " %", " pt");
     }
     for (const std::string& f : fa.findings)
-        if (!fb.findings.count(f)) out += "gone in run " + std::to_string(rb->id) + ": " + f + "\n";
+        if (!fb.findings.count(f)) out += "gone in run " + std::to_string(rb.id) + ": " + f + "\n";
     for (const std::string& f : fb.findings)
-        if (!fa.findings.count(f)) out += "new in run " + std::to_string(rb->id) + ": " + f + "\n";
+        if (!fa.findings.count(f)) out += "new in run " + std::to_string(rb.id) + ": " + f + "\n";
     for (const std::string& f : fb.findings)
         if (fa.findings.count(f)) out += "in both: " + f + "\n";
     write_stdout(out);

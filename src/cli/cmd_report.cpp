@@ -26,31 +26,6 @@ CLI::App* add_report_command(CLI::App& app, ReportArgs& a) {
 
 namespace {
 
-Result<RunReportData> load(const std::string& db, std::int64_t run) {
-    Result<History> h = History::open(db, /*create=*/false);
-    if (!h.ok()) return h.error();
-    Result<std::vector<RunRecord>> runs = h->runs();
-    if (!runs.ok()) return runs.error();
-    RunReportData d;
-    bool found = false;
-    for (RunRecord& r : *runs)
-        if (r.id == run) {
-            d.run = std::move(r);
-            found = true;
-        }
-    if (!found) return make_error("no run " + std::to_string(run) + " in the history");
-    Result<std::vector<RunSample>> samples = h->samples(run);
-    if (!samples.ok()) return samples.error();
-    Result<std::vector<RecordedFinding>> findings = h->findings(run);
-    if (!findings.ok()) return findings.error();
-    Result<std::vector<StepEvent>> steps = h->steps(run);
-    if (!steps.ok()) return steps.error();
-    d.samples = std::move(*samples);
-    d.findings = std::move(*findings);
-    d.steps = std::move(*steps);
-    return d;
-}
-
 // Writes through a temporary file and a rename, so an existing report is never left half-written.
 std::string write_file(const std::string& path, const std::string& text) {
     if (path == "-") return write_stdout(text) ? "" : "cannot write to stdout";
@@ -73,23 +48,23 @@ std::string write_file(const std::string& path, const std::string& text) {
 
 }  // namespace
 
-std::string write_html_report(const std::string& db, std::int64_t run, const std::string& path) {
-    Result<RunReportData> d = load(db, run);
+std::string write_html_report(History& h, std::int64_t run, const std::string& path) {
+    Result<StoredRun> d = h.load_run(run);
     if (!d.ok()) return d.error().message;
     return write_file(path, run_report_html(*d));
 }
 
 int run_report(const ReportArgs& a, const std::string& config_path) {
-    Result<std::string> db = history_path(a.db, config_path);
-    if (!db.ok()) return runtime_error(db.error().message);
+    Result<History> h = open_history(a.db, config_path);
+    if (!h.ok()) return runtime_error(h.error().message);
     if (a.markdown) {
-        Result<RunReportData> d = load(*db, a.run);
+        Result<StoredRun> d = h->load_run(a.run);
         if (!d.ok()) return runtime_error(d.error().message);
         write_stdout(run_report_markdown(*d));
         return kExitOk;
     }
     const std::string path = a.html.empty() ? "baton-run-" + std::to_string(a.run) + ".html" : a.html;
-    if (std::string e = write_html_report(*db, a.run, path); !e.empty()) return runtime_error(e);
+    if (std::string e = write_html_report(*h, a.run, path); !e.empty()) return runtime_error(e);
     if (path != "-")
         std::fprintf(stderr, "baton report: run %lld written to %s\n", static_cast<long long>(a.run), path.c_str());
     return kExitOk;

@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <string>
 
+#include "store/history.hpp"
+
 namespace CLI {
 class App;
 }
@@ -20,7 +22,7 @@ struct ReportArgs {
 CLI::App* add_report_command(CLI::App& app, ReportArgs& args);
 int run_report(const ReportArgs& args, const std::string& config_path);
 
-// Writes run `run` of the database at path `db` as HTML to `path` ("-": stdout). Returns "" or the error.
-std::string write_html_report(const std::string& db, std::int64_t run, const std::string& path);
+// Writes run `run` of the history `h` as HTML to `path` ("-": stdout). Returns "" or the error.
+std::string write_html_report(History& h, std::int64_t run, const std::string& path);
 
 }  // namespace baton::cli

@@ -94,8 +94,11 @@ int run_run(const RunArgs& a, const std::vector<std::string>& command, const std
     std::string summary = "\n" + run_summary_text(stats);
     if (!a.report.empty()) {
         // The report is read back from the history, so it shows exactly what `baton report` would.
-        const std::string e = stats.run_id ? write_html_report(o.db_path, stats.run_id, a.report)
-                                           : "the run was not recorded, so there is no report";
+        std::string e = "the run was not recorded, so there is no report";
+        if (stats.run_id) {
+            Result<History> h = History::open(o.db_path, /*create=*/false);
+            e = h.ok() ? write_html_report(*h, stats.run_id, a.report) : h.error().message;
+        }
         summary += e.empty() ? "  report: " + a.report + "\n" : "  report: not written: " + e + "\n";
     }
     std::fputs(summary.c_str(), stderr);

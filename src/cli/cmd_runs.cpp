@@ -142,12 +142,8 @@ std::string export_samples(const std::vector<RunSample>& samples, const std::str
 }  // namespace
 
 int run_runs(const RunsArgs& a, const std::string& config_path) {
-    Result<std::string> path = history_path(a.db, config_path);
-    if (!path.ok()) return runtime_error(path.error().message);
-    Result<History> h = History::open(*path, /*create=*/false);
+    Result<History> h = open_history(a.db, config_path);
     if (!h.ok()) return runtime_error(h.error().message);
-    Result<std::vector<RunRecord>> runs = h->runs();
-    if (!runs.ok()) return runtime_error(runs.error().message);
     if (a.prune->parsed()) {
         std::optional<double> seconds = parse_duration(a.older_than);
         if (!seconds) return usage_error("--older-than: expected an age such as 30d, 12h or 90m");
@@ -156,9 +152,14 @@ int run_runs(const RunsArgs& a, const std::string& config_path) {
         write_stdout(fmt::format("pruned {} run{}\n", *n, *n == 1 ? "" : "s"));
         return kExitOk;
     }
-    if (!a.show->parsed() && !a.export_->parsed()) return write_stdout(list(*runs, a.json)) ? kExitOk : kExitOk;
-    auto it = std::find_if(runs->begin(), runs->end(), [&](const RunRecord& r) { return r.id == a.run; });
-    if (it == runs->end()) return runtime_error("no run " + std::to_string(a.run) + " in the history");
+    if (!a.show->parsed() && !a.export_->parsed()) {
+        Result<std::vector<RunRecord>> runs = h->runs();
+        if (!runs.ok()) return runtime_error(runs.error().message);
+        write_stdout(list(*runs, a.json));
+        return kExitOk;
+    }
+    Result<RunRecord> it = h->run(a.run);
+    if (!it.ok()) return runtime_error(it.error().message);
     if (a.export_->parsed()) {
         Result<std::vector<RunSample>> samples = h->samples(a.run);
         if (!samples.ok()) return runtime_error(samples.error().message);

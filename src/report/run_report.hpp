@@ -10,12 +10,7 @@
 
 namespace baton {
 
-struct RunReportData {
-    RunRecord run;
-    std::vector<RunSample> samples;
-    std::vector<RecordedFinding> findings;
-    std::vector<StepEvent> steps;
-};
+using RunReportData = StoredRun;  // the run as the history holds it
 
 // One file: inline CSS and SVG, no script, and a Content-Security-Policy that forbids every
 // request, so it opens the same offline, from a mail attachment or in a CI artefact viewer.

@@ -111,7 +111,6 @@ RunSample to_run_sample(const Snapshot& snap, const JobTotals& job) {
 }
 
 void account_step(RunStats& s, const StepEvent& e) {
-    ++s.steps;
     s.step_ms_sum += e.step_ms;
     s.wait_ms_sum += e.wait_ms;
     if (e.samples) {
@@ -229,7 +228,7 @@ RunStats run_command(const RunOptions& o, std::string& error) {
                 ++stats.events_rejected;
                 continue;
             }
-            dropped[e->pid] = std::max(dropped[e->pid], e->dropped);
+            dropped[e->step.pid] = std::max(dropped[e->step.pid], e->dropped);
             if (e->finding) {                                 // from baton.torch.check(), which printed it already
                 const std::vector<Finding> one{*e->finding};  // merge_findings points into it
                 for (const Finding* x : merge_findings(stats, one))
@@ -387,11 +386,12 @@ std::string run_summary_text(const RunStats& s) {
                      bytes_text(static_cast<double>(s.host_memory_peak)),
                      bytes_text(static_cast<double>(s.host_memory_total)), s.swap_bytes / 1e6,
                      s.iowait_samples ? s.iowait_sum / static_cast<double>(s.iowait_samples) : 0));
-    if (s.steps) {
+    if (!s.step_ms.empty()) {
         std::vector<double> ms(s.step_ms.begin(), s.step_ms.end());
-        std::string l = fmt::format(
-            "  steps (baton hook): {}, median {:.1f} ms p95 {:.1f} ms, data wait {:.0f} % of step time", s.steps,
-            percentile(ms, 50), percentile(ms, 95), s.step_ms_sum > 0 ? 100.0 * s.wait_ms_sum / s.step_ms_sum : 0);
+        std::string l =
+            fmt::format("  steps (baton hook): {}, median {:.1f} ms p95 {:.1f} ms, data wait {:.0f} % of step time",
+                        s.step_ms.size(), percentile(ms, 50), percentile(ms, 95),
+                        s.step_ms_sum > 0 ? 100.0 * s.wait_ms_sum / s.step_ms_sum : 0);
         if (s.step_samples_ms > 0)
             l += fmt::format(
                 ", {:.0f} samples/s{}",

@@ -55,11 +55,10 @@ struct RunStats {
     std::int64_t run_id = 0;        // in the history database, 0 when not recorded
     std::string db_path;
     // The Python hook's steps (python/baton): how many, their time and data wait, throughput.
-    std::size_t steps = 0;
     double step_ms_sum = 0, wait_ms_sum = 0;
     std::int64_t step_samples = 0;     // samples of the steps that said how many
     double step_samples_ms = 0;        // the time of those steps
-    std::vector<float> step_ms;        // every step's time, for the median and p95
+    std::vector<float> step_ms;        // every step's time (how many, the median and p95)
     std::set<int> ranks;               // the ranks that sent steps: their rates add up
     std::uint64_t events_dropped = 0;  // the hook could not send them (baton's queue was full)
     std::size_t events_rejected = 0;   // malformed datagrams, ignored

@@ -368,6 +368,31 @@ Result<std::vector<RunRecord>> History::runs() {
     return out;
 }
 
+Result<RunRecord> History::run(std::int64_t id) {
+    Result<std::vector<RunRecord>> all = runs();
+    if (!all.ok()) return all.error();
+    for (RunRecord& r : *all)
+        if (r.id == id) return std::move(r);
+    return make_error("no run " + std::to_string(id) + " in the history");
+}
+
+Result<StoredRun> History::load_run(std::int64_t id) {
+    StoredRun d;
+    Result<RunRecord> r = run(id);
+    if (!r.ok()) return r.error();
+    d.run = std::move(*r);
+    Result<std::vector<RunSample>> s = samples(id);
+    if (!s.ok()) return s.error();
+    Result<std::vector<RecordedFinding>> f = findings(id);
+    if (!f.ok()) return f.error();
+    Result<std::vector<StepEvent>> st = steps(id);
+    if (!st.ok()) return st.error();
+    d.samples = std::move(*s);
+    d.findings = std::move(*f);
+    d.steps = std::move(*st);
+    return d;
+}
+
 Result<std::vector<RunSample>> History::samples(std::int64_t run) {
     Statement st(db_, "SELECT t_ms, data FROM samples WHERE run_id = ? ORDER BY t_ms");
     if (!st.ok()) return db_error(db_, "cannot read samples");

@@ -74,6 +74,14 @@ struct StepEvent {
     std::string data;  // further figures as a JSON object (memory stats, the GradScaler's scale), or empty
 };
 
+// A run with everything recorded about it: what `baton report` and `baton compare` read.
+struct StoredRun {
+    RunRecord run;
+    std::vector<RunSample> samples;
+    std::vector<RecordedFinding> findings;
+    std::vector<StepEvent> steps;
+};
+
 class History {
   public:
     // Opens (creating it and its directory when missing, if `create`) and migrates the schema;
@@ -100,6 +108,10 @@ class History {
     Status finish_run(std::int64_t run, std::int64_t end_ms, int exit_status, const std::string& summary);
 
     Result<std::vector<RunRecord>> runs();
+    // One run's record; an error "no run N in the history" when there is none.
+    Result<RunRecord> run(std::int64_t id);
+    // One run with its samples, findings and steps.
+    Result<StoredRun> load_run(std::int64_t id);
     Result<std::vector<RunSample>> samples(std::int64_t run);
     Result<std::vector<RecordedFinding>> findings(std::int64_t run);
     Result<std::vector<StepEvent>> steps(std::int64_t run);

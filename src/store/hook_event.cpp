@@ -88,7 +88,7 @@ Result<HookEvent> parse_hook_event(std::string_view datagram) {
     if (j.contains("pid")) {
         Result<std::int64_t> pid = whole(j, "pid", 4194304);
         if (!pid.ok()) return pid.error();
-        e.pid = e.step.pid = static_cast<std::uint32_t>(*pid);
+        e.step.pid = static_cast<std::uint32_t>(*pid);
     }
     if (j.contains("dropped")) {
         Result<std::int64_t> dropped = whole(j, "dropped", INT64_MAX);

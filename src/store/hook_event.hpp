@@ -17,10 +17,9 @@ namespace baton {
 inline constexpr std::size_t kMaxHookEventBytes = 16384;
 
 struct HookEvent {
-    std::string type;                // "step" (others are skipped by the reader's caller)
-    std::uint32_t pid = 0;           // also in step.pid
+    std::string type;                // "step", "finding" (others are skipped by the reader's caller)
     std::uint64_t dropped = 0;       // events the sender could not send before this one (cumulative)
-    StepEvent step;                  // for "step" (its t_ms is also the time of any event)
+    StepEvent step;                  // for "step"; its t_ms and pid are every event's time and sender
     std::optional<Finding> finding;  // for "finding": from baton.torch.check()
 };
 

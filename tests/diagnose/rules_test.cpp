@@ -180,39 +180,34 @@ TEST(Rules, InputBoundCountsTheWorkersNotTheWaitingTrainer) {
     const Finding* x = find_rule(f, "input_bound");
     ASSERT_NE(x, nullptr) << ::testing::PrintToString(rules_of(f));
     EXPECT_NE(x->summary.find("keeps its CPUs 96 % busy"), std::string::npos) << x->summary;
+    auto without_workers = [](Snapshot& s) {
+        s.processes.erase(
+            std::remove_if(s.processes.begin(), s.processes.end(), [](const ProcessInfo& p) { return p.pid > 100; }),
+            s.processes.end());
+    };
+    // The trainer alone (num_workers=0) at `cpu` % of a core, its GPU starved.
+    auto alone_at = [&](double cpu) {
+        return [&, cpu](Snapshot& s, int) {
+            s.gpus[0].utilization_percent = 3;
+            without_workers(s);
+            for (ProcessInfo& p : s.processes)
+                if (p.pid == 100) p.cpu_percent = cpu;
+        };
+    };
     // The same trainer with num_workers=0: it loads its data itself, at 20 %: not input bound ...
-    f = diagnose(window([](Snapshot& s, int) {
-                     s.gpus[0].utilization_percent = 3;
-                     s.processes.erase(std::remove_if(s.processes.begin(), s.processes.end(),
-                                                      [](const ProcessInfo& p) { return p.pid > 100; }),
-                                       s.processes.end());
-                     for (ProcessInfo& p : s.processes)
-                         if (p.pid == 100) p.cpu_percent = 20;
-                 }),
-                 kT);
+    f = diagnose(window(alone_at(20)), kT);
     EXPECT_EQ(find_rule(f, "input_bound"), nullptr);
     // Workers that exit at the end of the window (the end of a run) still count in the advice.
     f = diagnose(window([&](Snapshot& s, int i) {
                      starved(s, i);
-                     if (i < 28) return;
-                     s.processes.erase(std::remove_if(s.processes.begin(), s.processes.end(),
-                                                      [](const ProcessInfo& p) { return p.pid > 100; }),
-                                       s.processes.end());
+                     if (i >= 28) without_workers(s);
                  }),
                  kT);
     x = find_rule(f, "input_bound");
     ASSERT_NE(x, nullptr);
     EXPECT_NE(x->recommendation.find("its 4 DataLoader worker(s)"), std::string::npos) << x->recommendation;
     // ... and a trainer without workers at a full core is input bound too.
-    f = diagnose(window([](Snapshot& s, int) {
-                     s.gpus[0].utilization_percent = 3;
-                     s.processes.erase(std::remove_if(s.processes.begin(), s.processes.end(),
-                                                      [](const ProcessInfo& p) { return p.pid > 100; }),
-                                       s.processes.end());
-                     for (ProcessInfo& p : s.processes)
-                         if (p.pid == 100) p.cpu_percent = 99;
-                 }),
-                 kT);
+    f = diagnose(window(alone_at(99)), kT);
     EXPECT_NE(find_rule(f, "input_bound"), nullptr);
 }
 
