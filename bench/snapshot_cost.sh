@@ -9,7 +9,7 @@
 # processes' stat reads skipped, docs/architecture.md) and with skip_idle_processes = false, which reads
 # every /proc/PID/stat like the floor does: the second shows what everything but the kernel's stat costs.
 #
-# Usage: bench/snapshot_cost.sh [IDLE] [COUNT] [REPEAT]     (after scripts/setup.sh)
+# Usage: bench/snapshot_cost.sh [IDLE] [COUNT] [REPEAT]     (after scripts/test.sh: it builds the fake NVML)
 # Exit status: 0 when baton meets its targets (<= 1.5 x floor; system-only < 0.2 ms), 1 otherwise.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -21,7 +21,7 @@ baton=${BATON:-$root/build/src/cli/baton}
 python=/usr/bin/python3
 export BATON_NVML_LIBRARY=$root/build/tests/fake_nvml/eight-busy/libnvidia-ml.so.1
 export BATON_FAKE_NVML_SCENARIO=$root/tests/fake_nvml/scenarios/eight-busy.json
-[ -x "$baton" ] && [ -f "$BATON_NVML_LIBRARY" ] || { echo "run scripts/setup.sh first" >&2; exit 2; }
+[ -x "$baton" ] && [ -f "$BATON_NVML_LIBRARY" ] || { echo "run scripts/test.sh first" >&2; exit 2; }
 
 mkdir -p "$root/build/bench"
 floor=$root/build/bench/floor_pread

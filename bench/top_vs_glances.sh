@@ -6,14 +6,14 @@
 # peak RSS (VmHWM), and prints the ratios. baton reads 8 GPUs through the fake NVML (scenario
 # eight-busy); glances has no GPU source here.
 #
-# Usage: bench/top_vs_glances.sh [IDLE] [SECONDS]     (after scripts/setup.sh; installs glances)
+# Usage: bench/top_vs_glances.sh [IDLE] [SECONDS]     (after scripts/test.sh; installs glances)
 # Exit status: 0 when baton meets its targets (<= 1/10 of glances' CPU, <= 1/4 of its RSS).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 idle=${1:-450}
 seconds=${2:-30}
 baton=${BATON:-$root/build/src/cli/baton}
-[ -x "$baton" ] || { echo "run scripts/setup.sh first" >&2; exit 2; }
+[ -x "$baton" ] || { echo "run scripts/test.sh first" >&2; exit 2; }
 "$root/scripts/apt-install.sh" glances tmux
 
 work=$(mktemp -d)

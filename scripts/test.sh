@@ -1,12 +1,21 @@
 #!/usr/bin/env bash
-# The whole test suite, as CI runs it: set up, build with warnings as errors, check the
-# formatting, run every test.
+# The whole test suite, as CI runs it: set up (scripts/setup.sh), install what only the tests
+# need, build everything with warnings as errors, check the formatting, run every test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh
-# Only the tests need these: a browser (the report test opens baton's HTML report in headless
-# Chromium) and PyTorch (the Python hook's tests train real, small models on the CPU).
-./scripts/apt-install.sh chromium python3-torch
+test_packages=(
+  libgtest-dev googletest  # the unit and integration tests
+  tmux                     # the end-to-end test drives baton top inside tmux
+  clang-format             # the format-check target
+  python3-psutil           # bench/: the psutil side of the comparison
+  prometheus               # promtool, to check the Prometheus output
+  chromium                 # the report test opens baton's HTML report in headless Chromium
+  python3-torch            # the Python hook's tests train real, small models on the CPU
+)
+./scripts/apt-install.sh "${test_packages[@]}"
+cmake -S build -B build -DBATON_BUILD_TESTS=ON >/dev/null
+cmake --build build -j "$(nproc)"
 cmake --build build --target format-check
 cd build
 ctest --output-on-failure -j "$(nproc)" --timeout 300

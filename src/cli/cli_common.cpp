@@ -2,8 +2,14 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>  // header-only (fmt::fmt-header-only)
+
+#include "core/clock.hpp"
+#include "core/text_parse.hpp"
 #include "store/history.hpp"
 
 namespace baton::cli {
@@ -29,6 +35,53 @@ bool write_stdout(const std::string& text) {
         off += static_cast<std::size_t>(n);
     }
     return true;
+}
+
+CLI::Option* add_duration_option(CLI::App* cmd, const std::string& name, double& seconds, const std::string& help,
+                                 double min, double max) {
+    CLI::Validator to_seconds(
+        [](std::string& text) -> std::string {
+            const std::optional<double> d = parse_duration(text);
+            if (!d) return "'" + text + "' is not a duration (such as 90, 90s, 1m30s, 5min, 2h or 30d)";
+            text = fmt::format("{}", *d);
+            return "";
+        },
+        "DURATION");
+    CLI::Validator in_range(
+        [min, max](std::string& text) -> std::string {
+            const double v = std::stod(text);  // what to_seconds wrote
+            if (v < min || v > max) return fmt::format("{} s is outside {} s to {} s", text, min, max);
+            return "";
+        },
+        "");
+    return cmd->add_option(name, seconds, help)->transform(to_seconds)->check(in_range);
+}
+
+Result<std::int64_t> parse_run_id(const std::string& text) {
+    const std::optional<std::uint64_t> id = text.size() <= 18 ? text::parse_u64(text) : std::nullopt;
+    if (!id || text.find_first_not_of("0123456789") != std::string::npos)
+        return make_error("no run '" + text + "' (baton runs lists the runs)");
+    return static_cast<std::int64_t>(*id);
+}
+
+// Writes through a temporary file and a rename, so an existing report is never left half-written.
+std::string write_file(const std::string& path, const std::string& text) {
+    if (path == "-") return write_stdout(text) ? "" : "cannot write to stdout";
+    const std::string tmp = path + ".tmp";
+    std::FILE* f = std::fopen(tmp.c_str(), "w");
+    if (!f) return "cannot write " + path + ": " + std::strerror(errno);
+    const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+    const int err = errno;
+    if (std::fclose(f) != 0 || !ok) {
+        std::remove(tmp.c_str());
+        return "cannot write " + path + ": " + std::strerror(ok ? errno : err);
+    }
+    if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+        const int e = errno;
+        std::remove(tmp.c_str());
+        return "cannot write " + path + ": " + std::strerror(e);
+    }
+    return "";
 }
 
 SamplerOptions sampler_options(const Config& c, const std::string& proc_root, const std::string& sys_root,

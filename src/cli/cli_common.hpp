@@ -9,7 +9,8 @@
 
 namespace CLI {
 class App;
-}
+class Option;
+}  // namespace CLI
 
 namespace baton::cli {
 
@@ -26,6 +27,20 @@ int runtime_error(const std::string& message);
 
 // Writes all of `text` to stdout; false on a write error (EPIPE: the reader went away).
 bool write_stdout(const std::string& text);
+
+// Writes `text` to `path` ("-": stdout) through a temporary file and a rename, so an existing
+// file is never left half-written. Returns "" or the error ("cannot write PATH: REASON").
+std::string write_file(const std::string& path, const std::string& text);
+
+// Adds an option that takes a duration in any form parse_duration() reads ("90", "0.5",
+// "1m30s", "5min", "2h", "30d"), stores it as seconds and keeps it within [min, max] seconds.
+// Every flag that takes a time uses this, so they all accept the same words.
+CLI::Option* add_duration_option(CLI::App* cmd, const std::string& name, double& seconds, const std::string& help,
+                                 double min, double max);
+
+// A run id as typed on the command line ("12"); anything else is an error naming it:
+// "no run 'abc' (baton runs lists the runs)".
+Result<std::int64_t> parse_run_id(const std::string& text);
 
 // The sampler's options from the config, with the flags every sampling command shares
 // (--proc-root, --sys-root, --no-gpus) applied over it.

@@ -1,7 +1,6 @@
 // `baton compare RUN_A RUN_B`: two recorded runs side by side, with the differences.
 #pragma once
 
-#include <cstdint>
 #include <string>
 
 namespace CLI {
@@ -12,7 +11,8 @@ namespace baton::cli {
 
 struct CompareArgs {
     std::string db;
-    std::int64_t a = 0, b = 0;
+    std::string a, b;  // run ids as typed
+    bool json = false;
 };
 
 CLI::App* add_compare_command(CLI::App& app, CompareArgs& args);

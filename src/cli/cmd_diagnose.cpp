@@ -51,42 +51,13 @@ Result<Window> read_replay(const std::string& path) {
 
 }  // namespace
 
-std::optional<double> parse_duration(const std::string& text) {
-    if (text.empty()) return std::nullopt;
-    double scale = 1;
-    std::string number = text;
-    switch (text.back()) {
-        case 's':
-            number.pop_back();
-            break;
-        case 'm':
-            scale = 60;
-            number.pop_back();
-            break;
-        case 'h':
-            scale = 3600;
-            number.pop_back();
-            break;
-        case 'd':
-            scale = 86400;
-            number.pop_back();
-            break;
-        default:
-            break;
-    }
-    if (number.empty() || number.find_first_not_of("0123456789.") != std::string::npos) return std::nullopt;
-    char* end = nullptr;
-    const double v = std::strtod(number.c_str(), &end);
-    if (end != number.c_str() + number.size() || !std::isfinite(v) || v <= 0) return std::nullopt;
-    return v * scale;
-}
-
 CLI::App* add_diagnose_command(CLI::App& app, DiagnoseArgs& a) {
     CLI::App* cmd = app.add_subcommand(
         "diagnose", "Judge the machine: findings with evidence and fixes (exit 0 ok, 1 warning, 2 critical)");
-    cmd->add_option("--duration", a.duration, "How long to sample live: 30s, 2m, 1h (default 30s)");
-    cmd->add_option("--interval", a.interval, "Seconds between live snapshots, 0.1 to 60 (default 1)")
-        ->check(CLI::Range(0.1, 60.0));
+    add_duration_option(cmd, "--duration", a.duration, "How long to sample live: 30s, 2m, 1h (default 30s)", 0.1,
+                        30 * 86400.0);
+    add_duration_option(cmd, "--interval", a.interval, "Time between live snapshots, 0.1 s to 60 s (default 1s)", 0.1,
+                        60);
     cmd->add_flag("--json", a.json, "Findings as one JSON object");
     cmd->add_option("--replay", a.replay,
                     "Judge a recorded stream instead (JSON Lines of baton snapshot --json; - for stdin)");
@@ -111,8 +82,7 @@ int run_diagnose(const DiagnoseArgs& a, const std::string& config_path) {
         if (w.empty()) return cannot_judge(a.replay + ": no snapshots to judge");
         info.source = a.replay == "-" ? "stdin" : a.replay;
     } else {
-        std::optional<double> duration = parse_duration(a.duration);
-        if (!duration) return cannot_judge("error: --duration: expected a positive duration such as 30s, 2m or 1h");
+        const std::optional<double> duration = a.duration;
         SamplerOptions opts = sampler_options(*cfg, a.proc_root, a.sys_root, a.no_gpus);
         opts.priming_seconds = std::min(0.5, a.interval);
         const auto count = static_cast<std::size_t>(std::floor(*duration / a.interval)) + 1;

@@ -11,7 +11,7 @@ class App;
 namespace baton::cli {
 
 struct DiagnoseArgs {
-    std::string duration = "30s";
+    double duration = 30;  // seconds
     double interval = 1.0;
     bool json = false;
     std::string replay;
@@ -25,8 +25,5 @@ int run_diagnose(const DiagnoseArgs& args, const std::string& config_path);
 // Exit status of diagnose when it could not judge (bad flags, unreadable input): 3, the
 // monitoring-plugin convention's UNKNOWN (0 OK, 1 warning, 2 critical).
 inline constexpr int kExitCannotJudge = 3;
-
-// Parses "30", "30s", "1.5m", "2h", "30d" into seconds; nullopt when malformed or not positive.
-std::optional<double> parse_duration(const std::string& text);
 
 }  // namespace baton::cli

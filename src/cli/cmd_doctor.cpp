@@ -16,10 +16,11 @@ CLI::App* add_doctor_command(CLI::App& app, DoctorArgs& a) {
     CLI::App* cmd =
         app.add_subcommand("doctor", "Check the environment: driver, CUDA, PyTorch, GPUs, limits, variables");
     cmd->add_flag("--json", a.json, "The checklist as one JSON object");
-    cmd->add_option("--python", a.python, "Python interpreter to ask about PyTorch (default python3 on PATH)");
+    a.python_option =
+        cmd->add_option("--python", a.python, "Python interpreter to ask about PyTorch (default python3 on PATH)");
     cmd->add_flag("--no-torch", a.no_torch, "Do not start Python (the PyTorch checks are skipped)");
-    cmd->add_option("--timeout", a.timeout, "Seconds to wait for Python to import torch, 1 to 600 (default 20)")
-        ->check(CLI::Range(1.0, 600.0));
+    add_duration_option(cmd, "--timeout", a.timeout,
+                        "How long to wait for Python to import torch, 1 s to 600 s (default 20s)", 1, 600);
     cmd->add_flag("--no-gpus", a.no_gpus, "Do not load NVML");
     cmd->add_option("--proc-root", a.proc_root, "Read /proc from this directory");
     cmd->add_option("--sys-root", a.sys_root, "Read /sys from this directory");
@@ -33,6 +34,7 @@ int run_doctor(const DoctorArgs& a, const std::string& config_path) {
     GatherOptions o;
     o.sampler = sampler_options(*cfg, a.proc_root, a.sys_root, a.no_gpus);
     o.python = a.python;
+    o.python_asked = a.python_option->count() > 0;
     o.probe_torch = !a.no_torch;
     o.python_timeout_seconds = a.timeout;
     const std::vector<CheckItem> items = run_checks(gather_facts(o));

@@ -5,13 +5,15 @@
 
 namespace CLI {
 class App;
-}
+class Option;
+}  // namespace CLI
 
 namespace baton::cli {
 
 struct DoctorArgs {
     bool json = false;
     std::string python = "python3";
+    CLI::Option* python_option = nullptr;  // to know whether --python was given
     bool no_torch = false;
     double timeout = 20;
     bool no_gpus = false;

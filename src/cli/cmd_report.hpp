@@ -14,7 +14,7 @@ namespace baton::cli {
 
 struct ReportArgs {
     std::string db;
-    std::int64_t run = 0;
+    std::string run;   // the id as typed
     std::string html;  // the file to write; "-" for stdout; empty: baton-run-ID.html
     bool markdown = false;
 };

@@ -17,10 +17,9 @@ namespace baton::cli {
 CLI::App* add_run_command(CLI::App& app, RunArgs& a) {
     CLI::App* cmd =
         app.add_subcommand("run", "Run a command and watch it: findings as they appear, a summary at the end");
-    cmd->add_option("--interval", a.interval, "Seconds between samples, 0.1 to 60 (default 0.5)")
-        ->check(CLI::Range(0.1, 60.0));
-    cmd->add_option("--grace", a.grace, "Seconds between a forwarded stop signal and SIGKILL, 0 to 3600 (default 10)")
-        ->check(CLI::Range(0.0, 3600.0));
+    add_duration_option(cmd, "--interval", a.interval, "Time between samples, 0.1 s to 60 s (default 0.5)", 0.1, 60);
+    add_duration_option(cmd, "--grace", a.grace,
+                        "Time between a forwarded stop signal and SIGKILL, 0 to 1h (default 10s)", 0, 3600);
     cmd->add_option("--name", a.name, "A name for the run (default: the command's name)");
     cmd->add_flag("--quiet", a.quiet, "Keep findings for the summary instead of printing them as they appear");
     cmd->add_flag("--no-gpus", a.no_gpus, "Do not load NVML");
@@ -28,42 +27,39 @@ CLI::App* add_run_command(CLI::App& app, RunArgs& a) {
                     "History database (default: [history] db in the config, else $XDG_STATE_HOME/baton/baton.db)");
     cmd->add_flag("--no-db", a.no_db, "Do not record the run");
     cmd->add_option("--report", a.report, "At the end, write the run's HTML report (baton report) to FILE");
+    cmd->add_option("--summary-json", a.summary_json,
+                    "At the end, write the summary as one JSON object to FILE ('-': stdout)");
     // The command itself is cut off before CLI11 parses (split_run_command): its arguments are
     // never baton's.
     cmd->footer("Usage: baton run [OPTIONS] -- CMD [ARGS...]");
     return cmd;
 }
 
-std::size_t split_run_command(const std::vector<std::string>& args) {
+std::size_t split_run_command(const CLI::App& app, const std::vector<std::string>& args) {
+    const CLI::App* run = app.get_subcommand("run");
+    // True when `word` is an option of `cmd` (or of the top level) that takes a separate value.
+    auto takes_value = [&](const CLI::App* cmd, const std::string& word) {
+        if (word.find('=') != std::string::npos) return false;
+        for (const CLI::App* c : {cmd, &app}) {
+            if (!c) continue;
+            if (const CLI::Option* o = c->get_option_no_throw(word)) return o->get_expected_max() > 0;  // flags: 0
+        }
+        return false;
+    };
     // `run` must be the subcommand: the first word that is not a global option.
     std::size_t i = 0;
     for (; i < args.size(); ++i) {
-        if (args[i] == "--config") {
-            ++i;  // its value
-            continue;
-        }
-        if (args[i].rfind("-", 0) == 0) continue;
-        break;
+        if (args[i].rfind("-", 0) != 0) break;
+        if (takes_value(nullptr, args[i])) ++i;
     }
-    if (i == args.size() || args[i] != "run") return args.size();
+    if (i >= args.size() || args[i] != "run") return args.size();
     for (++i; i < args.size(); ++i) {
         const std::string& a = args[i];
         if (a == "--") return i;
-        if (a == "--interval" || a == "--grace" || a == "--name" || a == "--report") {
-            ++i;  // the value
-            continue;
-        }
-        if (a == "--db") {
-            ++i;
-            continue;
-        }
-        if (a.rfind("--interval=", 0) == 0 || a.rfind("--grace=", 0) == 0 || a.rfind("--name=", 0) == 0 ||
-            a.rfind("--report=", 0) == 0 || a.rfind("--db=", 0) == 0 || a == "--quiet" || a == "--no-gpus" ||
-            a == "--no-db" || a == "--help" || a == "-h")
-            continue;
-        if (a.rfind("-", 0) == 0) continue;  // an unknown option: left to the parser to report
-        return i;
+        if (a.rfind("-", 0) != 0) return i;  // the command's first word
+        if (takes_value(run, a)) ++i;        // unknown options are left to the parser to report
     }
+    // (a value-taking option at the end leaves i past the end: no command)
     return args.size();
 }
 
@@ -100,6 +96,10 @@ int run_run(const RunArgs& a, const std::vector<std::string>& command, const std
             e = h.ok() ? write_html_report(*h, stats.run_id, a.report) : h.error().message;
         }
         summary += e.empty() ? "  report: " + a.report + "\n" : "  report: not written: " + e + "\n";
+    }
+    if (!a.summary_json.empty()) {
+        const std::string e = write_file(a.summary_json, run_summary_json(stats));
+        if (!e.empty()) summary += "  summary JSON: not written: " + e + "\n";
     }
     std::fputs(summary.c_str(), stderr);
     return stats.exit_status;

@@ -18,13 +18,15 @@ struct RunArgs {
     bool no_gpus = false;
     std::string db;  // empty: the default path
     bool no_db = false;
-    std::string report;  // --report FILE.html: written from the history at the end
+    std::string report;        // --report FILE.html: written from the history at the end
+    std::string summary_json;  // --summary-json FILE: the summary as JSON ("-": stdout)
 };
 
 // Where the command begins in baton's arguments (argv without argv[0]): the word after "--",
-// or the first word after `run` that is not one of run's options; args.size() when none. The
-// words from there on are the command's own and are not given to the option parser.
-std::size_t split_run_command(const std::vector<std::string>& args);
+// or the first word after `run` that is not one of run's options (or a global one: they fall
+// through); args.size() when none. The words from there on are the command's own and are not
+// given to the option parser. Which options take a value is read from `app`'s definitions.
+std::size_t split_run_command(const CLI::App& app, const std::vector<std::string>& args);
 
 CLI::App* add_run_command(CLI::App& app, RunArgs& args);
 // `command`: the words split_run_command() cut off (a leading "--" is dropped).

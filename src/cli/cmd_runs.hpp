@@ -1,7 +1,6 @@
 // `baton runs`: the recorded runs (store/history.hpp): list, show, export, prune.
 #pragma once
 
-#include <cstdint>
 #include <string>
 
 namespace CLI {
@@ -13,9 +12,11 @@ namespace baton::cli {
 struct RunsArgs {
     std::string db;
     bool json = false;
-    std::int64_t run = 0;          // show, export
+    std::string run;               // show, export: the id as typed
     std::string format = "jsonl";  // export
-    std::string older_than;        // prune
+    bool steps = false;            // export: the hook's steps instead of the samples
+    double older_than = -1;        // prune, seconds
+    bool dry_run = false;          // prune
     CLI::App* show = nullptr;
     CLI::App* export_ = nullptr;
     CLI::App* prune = nullptr;

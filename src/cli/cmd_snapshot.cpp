@@ -21,8 +21,8 @@ CLI::App* add_snapshot_command(CLI::App& app, SnapshotArgs& a) {
     auto* prom = cmd->add_flag("--prometheus", a.prometheus, "Prometheus text exposition format");
     json->excludes(prom);
     cmd->add_option("--count", a.count, "Number of snapshots to take (default 1)")->check(CLI::Range(1, 100000000));
-    cmd->add_option("--interval", a.interval, "Seconds between snapshots; 0 = back to back (default 1)")
-        ->check(CLI::Range(0.0, 86400.0));
+    add_duration_option(cmd, "--interval", a.interval,
+                        "Time between snapshots, up to 1d; 0 = back to back (default 1s)", 0, 86400);
     cmd->add_flag("--no-processes", a.no_processes, "System and GPUs only (the cheapest snapshot)");
     cmd->add_flag("--no-gpus", a.no_gpus, "Do not load NVML");
     cmd->add_option("--proc-root", a.proc_root, "Read /proc from this directory (default /proc, or config)");

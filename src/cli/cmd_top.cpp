@@ -34,8 +34,7 @@ bool env_set(const char* name) {
 
 CLI::App* add_top_command(CLI::App& app, TopArgs& a) {
     CLI::App* cmd = app.add_subcommand("top", "Live view of GPUs, CPU, memory, disks, network and processes");
-    cmd->add_option("-d,--delay", a.delay, "Seconds between refreshes, 0.1 to 3600 (default 1)")
-        ->check(CLI::Range(0.1, 3600.0));
+    add_duration_option(cmd, "-d,--delay", a.delay, "Time between refreshes, 0.1 s to 1h (default 1s)", 0.1, 3600);
     cmd->add_flag("--once", a.once, "Print one frame as plain text and exit");
     cmd->add_option("--width", a.width, "Frame width in columns (default: the terminal's, else 80)")
         ->check(CLI::Range(20, 1000));

@@ -14,6 +14,7 @@
 #include "cli/cmd_runs.hpp"
 #include "cli/cmd_snapshot.hpp"
 #include "cli/cmd_top.hpp"
+#include "cli/usage_hints.hpp"
 
 #ifndef BATON_VERSION
 #define BATON_VERSION "0.0.0-dev"
@@ -27,6 +28,16 @@ std::string one_line(std::string s) {
         if (c == '\n') c = ' ';
     while (!s.empty() && s.back() == ' ') s.pop_back();
     return s;
+}
+
+// Reports bad usage: exit 2, except for baton diagnose, whose 2 means a critical finding and
+// which reports "could not judge" as 3.
+int usage_failure(const CLI::App& app, const std::string& message, int argc, char** argv) {
+    using namespace baton::cli;
+    const bool judging = app.get_subcommand("diagnose")->parsed() ||
+                         std::any_of(argv + 1, argv + argc, [](const char* a) { return std::string(a) == "diagnose"; });
+    usage_error(message);
+    return judging ? kExitCannotJudge : kExitUsage;
 }
 
 }  // namespace
@@ -45,6 +56,9 @@ int main(int argc, char** argv) {
     app.add_option("--config", config_path,
                    "Config file read after /etc/baton/baton.toml and ~/.config/baton/baton.toml (or $BATON_CONFIG)");
     app.require_subcommand(0, 1);
+    // Options a subcommand does not know fall through to its parent, so global options work
+    // after the subcommand too (`baton snapshot --config x.toml`); subcommands inherit this.
+    app.fallthrough();
 
     SnapshotArgs snapshot_args;
     CLI::App* snapshot = add_snapshot_command(app, snapshot_args);
@@ -69,7 +83,7 @@ int main(int argc, char** argv) {
 
     // `baton run ... -- CMD ARGS`: the command's words never reach the option parser.
     const std::vector<std::string> words(argv + 1, argv + argc);
-    const std::size_t command_at = split_run_command(words);
+    const std::size_t command_at = split_run_command(app, words);
     const std::vector<std::string> run_command_words(words.begin() + static_cast<std::ptrdiff_t>(command_at),
                                                      words.end());
     argc = static_cast<int>(command_at) + 1;
@@ -85,6 +99,8 @@ int main(int argc, char** argv) {
     } catch (const CLI::CallForVersion&) {
         std::printf("baton %s\n", BATON_VERSION);
         return kExitOk;
+    } catch (const CLI::ExtrasError&) {
+        return usage_failure(app, unexpected_words_message(app), argc, argv);
     } catch (const CLI::ParseError& e) {
         // A subcommand's --help arrives here as a ParseError with exit code 0.
         if (e.get_exit_code() == 0) {
@@ -95,14 +111,7 @@ int main(int argc, char** argv) {
             std::fputs(app.help().c_str(), stdout);
             return kExitOk;
         }
-        // baton diagnose reports "could not judge" as 3 (its 2 means a critical finding).
-        const bool judging =
-            std::any_of(argv + 1, argv + argc, [](const char* a) { return std::string(a) == "diagnose"; });
-        if (judging) {
-            usage_error(one_line(e.what()));
-            return kExitCannotJudge;
-        }
-        return usage_error(one_line(e.what()));
+        return usage_failure(app, one_line(e.what()), argc, argv);
     }
 
     if (snapshot->parsed()) return run_snapshot(snapshot_args, config_path);
@@ -118,13 +127,17 @@ int main(int argc, char** argv) {
             std::fputs(top_help(app).c_str(), stdout);
             return kExitOk;
         }
+        std::vector<std::string> names;
         for (CLI::App* sub : app.get_subcommands({})) {
             if (sub->get_name() == help_topic) {
-                std::fputs(sub->help().c_str(), stdout);
+                std::fputs(sub->help("baton").c_str(), stdout);
                 return kExitOk;
             }
+            names.push_back(sub->get_name());
         }
-        return usage_error("unknown subcommand '" + help_topic + "' (try: baton help)");
+        const std::string near = closest(help_topic, names);
+        return usage_error("unknown command '" + help_topic + "'" +
+                           (near.empty() ? " (baton help lists them)" : " (did you mean '" + near + "'?)"));
     }
     std::fputs(top_help(app).c_str(), stdout);
     return kExitOk;

@@ -122,6 +122,54 @@ std::optional<std::int64_t> parse_rfc3339(std::string_view s) {
     return secs * 1000 + ms;
 }
 
+std::optional<double> parse_duration(std::string_view text) {
+    if (text.empty()) return std::nullopt;
+    struct Unit {
+        std::string_view name;
+        double seconds;
+    };
+    // Longest names first, so "ms" and "min" are not read as "m" followed by junk.
+    static constexpr Unit kUnits[] = {{"min", 60}, {"sec", 1}, {"ms", 0.001}, {"hr", 3600},
+                                      {"s", 1},    {"m", 60},  {"h", 3600},   {"d", 86400}};
+    double total = 0;
+    bool bare = true;  // a lone number without a unit: seconds
+    std::size_t i = 0;
+    while (i < text.size()) {
+        const std::size_t start = i;
+        while (i < text.size() && ((text[i] >= '0' && text[i] <= '9') || text[i] == '.')) ++i;
+        const std::string_view number = text.substr(start, i - start);
+        if (number.empty() || number == "." || number.find('.') != number.rfind('.')) return std::nullopt;
+        double value = 0, scale = 1;
+        bool fraction = false;
+        for (char c : number) {
+            if (c == '.') {
+                fraction = true;
+                continue;
+            }
+            value = value * 10 + (c - '0');
+            if (fraction) scale *= 10;
+        }
+        value /= scale;
+        if (i == text.size()) {
+            if (!bare) return std::nullopt;  // "1m30": the last part needs its unit
+            total += value;
+            break;
+        }
+        bare = false;
+        const Unit* unit = nullptr;
+        for (const Unit& u : kUnits)
+            if (text.substr(i, u.name.size()) == u.name) {
+                unit = &u;
+                break;
+            }
+        if (!unit) return std::nullopt;
+        i += unit->name.size();
+        total += value * unit->seconds;
+    }
+    if (!std::isfinite(total)) return std::nullopt;
+    return total;
+}
+
 void sleep_seconds(double seconds) {
     if (!(seconds > 0)) return;
     timespec req{};

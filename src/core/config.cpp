@@ -45,6 +45,7 @@ constexpr ThresholdKey kThresholdKeys[] = {
     {"gpu_starved_percent", &Thresholds::gpu_starved_percent, 0, 100},
     {"gpu_busy_percent", &Thresholds::gpu_busy_percent, 0, 100},
     {"gpu_active_percent", &Thresholds::gpu_active_percent, 0, 100},
+    {"gpu_fed_percent", &Thresholds::gpu_fed_percent, 0, 100},
     {"gpu_idle_percent", &Thresholds::gpu_idle_percent, 0, 100},
     {"idle_held_minutes", &Thresholds::idle_held_minutes, 0, 10080},
     {"tree_cpu_saturated_percent", &Thresholds::tree_cpu_saturated_percent, 0, 100},

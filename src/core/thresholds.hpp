@@ -31,6 +31,8 @@ struct Thresholds {
     double gpu_starved_percent = 50;           // input_bound, io_bound: average GPU utilisation below this
     double gpu_busy_percent = 80;              // gpu_underused: utilisation above this
     double gpu_active_percent = 10;            // gpu_throttled, pcie_degraded: the GPU counts as working
+    double gpu_fed_percent = 1;                // input_bound, io_bound: utilisation or SM activity at least this
+                                               // in a tenth of the samples (a GPU that does no work is not starved)
     double gpu_idle_percent = 5;               // gpu_idle_held: GPU utilisation and the holder's CPU at or below this
     double idle_held_minutes = 10;             // gpu_idle_held: the holder is at least this old
     double tree_cpu_saturated_percent = 90;    // input_bound: a job's processes busy at this share of their cores

@@ -12,7 +12,7 @@ const std::vector<std::string>& rule_ids() {
         "gpu_contention",      "swap_thrash",     "host_memory_pressure",
         "cpu_oversubscribed",  "shm_low",         "gpu_throttled",
         "pcie_degraded",       "gpu_memory_leak", "gpu_hardware_errors",
-        "step_time_unstable",
+        "step_time_unstable",  "gpu_lost",
     };
     return ids;
 }

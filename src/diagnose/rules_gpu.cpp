@@ -135,7 +135,9 @@ void gpu_idle_held(const Window& w, const Thresholds& t, unsigned index, std::ve
         if (!p) continue;
         const double age_minutes = (static_cast<double>(last.time_unix_ms - p->start_time_ms)) / 60000.0;
         if (age_minutes < t.idle_held_minutes) continue;
-        // A holder that works on the CPU (preprocessing, evaluation on the host) is not forgotten.
+        // A holder that works on the CPU while its GPU does a little work is a slow trainer
+        // (input_bound's business); one whose GPU does nothing at all (a notebook kernel running
+        // pandas) keeps the memory from everyone else: said, not excused.
         Series cpu = series(
             w,
             [&](const Snapshot& s) -> std::optional<double> {
@@ -143,18 +145,22 @@ void gpu_idle_held(const Window& w, const Thresholds& t, unsigned index, std::ve
                 return q ? q->cpu_percent : std::nullopt;
             },
             [&](double v) { return v > t.gpu_idle_percent; });
-        if (cpu.samples && cpu.average > t.gpu_idle_percent) continue;
+        const bool cpu_busy = cpu.samples && cpu.average > t.gpu_idle_percent;
+        if (cpu_busy && gpu_is_fed(w, index, t)) continue;
         Finding f = make_finding(
             "gpu_idle_held", Severity::warning, fmt::format("pid:{}", gp.pid),
             fmt::format("pid {} ({}, user {}, started {:.0f} minutes ago) holds {} on GPU{}, which stayed idle "
-                        "(at most {:.0f} %) for the whole window",
+                        "(at most {:.0f} %) for the whole window{}",
                         gp.pid, p->name, p->user, age_minutes, gib(static_cast<double>(*gp.used_memory_bytes)), index,
-                        util.maximum),
+                        util.maximum,
+                        cpu_busy ? fmt::format(" while the process works on the CPU ({:.0f} % of a core)", cpu.average)
+                                 : std::string()),
             "A forgotten notebook kernel or an orphaned worker keeps GPU memory that other jobs could use. If it is "
             "not needed, end it (baton top, select it, k); in a notebook, free with del model; "
             "torch.cuda.empty_cache(), or restart the kernel.");
         f.snippet = fmt::format("kill {}   # after checking it is really abandoned", gp.pid);
         f.evidence.push_back(evidence("gpu.utilization_percent", util, fmt::format("<= {:g}", t.gpu_idle_percent)));
+        if (cpu_busy) f.evidence.push_back(evidence("process.cpu_percent", cpu, "(informative)"));
         out.push_back(std::move(f));
     }
 }
@@ -340,8 +346,40 @@ void gpu_memory_leak(const Window& w, const Thresholds& t, std::vector<Finding>&
 
 }  // namespace
 
+// A GPU that NVML reports lost (GPU_IS_LOST: fallen off the bus, Xid 79) in the newest snapshot.
+// Every other rule skips it (it has no values), so without this one a dead GPU would be silent.
+void gpu_lost(const Window& w, unsigned index, std::vector<Finding>& out) {
+    const Snapshot& last = w.back();
+    auto it = std::find_if(last.gpus.begin(), last.gpus.end(), [&](const GpuInfo& g) { return g.index == index; });
+    if (it == last.gpus.end() || !it->lost) return;
+    // Since when, within the window: the first snapshot of the unbroken run of lost readings.
+    std::size_t lost_samples = 0;
+    for (auto s = w.rbegin(); s != w.rend(); ++s) {
+        auto g = std::find_if(s->gpus.begin(), s->gpus.end(), [&](const GpuInfo& x) { return x.index == index; });
+        if (g == s->gpus.end() || !g->lost) break;
+        ++lost_samples;
+    }
+    Finding f = make_finding(
+        "gpu_lost", Severity::critical, subject(index),
+        fmt::format("GPU{} ({}, {}, {}) is lost: NVML answers \"{}\"; it fell off the bus and gives no values", index,
+                    it->name, it->uuid, it->pci_bus_id, it->error.value_or("GPU is lost")),
+        "The jobs on this GPU have failed or hang, and it stays unusable until it is reset. Check the kernel log for "
+        "Xid 79 (fallen off the bus) and the Xid before it; with no process left on the GPU, reset it "
+        "(nvidia-smi -r), else reboot. If it happens again: power delivery, cooling, the PCIe riser or slot; "
+        "collect nvidia-bug-report.sh for the vendor.");
+    f.snippet = fmt::format("sudo dmesg -T | grep -i xid\nsudo nvidia-smi -r -i {}   # with no process on it", index);
+    Evidence e;
+    e.metric = "gpu.lost";
+    e.threshold = "GPU_IS_LOST";
+    e.breach_share = static_cast<double>(lost_samples) / static_cast<double>(w.size());
+    e.samples = w.size();
+    f.evidence.push_back(e);
+    out.push_back(std::move(f));
+}
+
 void gpu_rules(const Window& w, const Thresholds& t, std::vector<Finding>& out) {
     for (unsigned index : gpu_indices(w)) {
+        gpu_lost(w, index, out);
         memory_rules(w, t, index, out);
         gpu_idle_held(w, t, index, out);
         gpu_contention(w, t, index, out);

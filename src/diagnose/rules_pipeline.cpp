@@ -97,7 +97,7 @@ void input_bound(const Window& w, const Thresholds& t, const StepWindow& steps, 
             }))
             continue;
         Series util = gpu_utilization(w, j.gpu, t.gpu_starved_percent);
-        if (util.samples == 0 || util.average >= t.gpu_starved_percent) continue;
+        if (util.samples == 0 || util.average >= t.gpu_starved_percent || !gpu_is_fed(w, j.gpu, t)) continue;
         Series job = series(
             w, [&](const Snapshot& x) { return pipeline(x, j).saturation; },
             [&](double v) { return v >= t.tree_cpu_saturated_percent; });
@@ -109,7 +109,7 @@ void input_bound(const Window& w, const Thresholds& t, const StepWindow& steps, 
         unsigned workers = 0;
         for (const Snapshot& x : w) workers = std::max(workers, static_cast<unsigned>(pipeline(x, j).workers));
         LoaderAdvice advice = loader_advice(fmt::format("GPU{} waits for batches", j.gpu), workers, last.host.cpu_count,
-                                            gpus_in_use, host_saturated);
+                                            gpus_in_use, host_saturated, /*to_gpu=*/true);
         Finding f = make_finding(
             "input_bound", Severity::warning, fmt::format("gpu:{}", j.gpu),
             fmt::format("GPU{} is {:.0f} % busy on average while {}", j.gpu, util.average,
@@ -136,7 +136,7 @@ void io_bound(const Window& w, const Thresholds& t, std::vector<Finding>& out) {
     Series first_util;
     for (const Job& j : gpu_jobs(last)) {
         Series util = gpu_utilization(w, j.gpu, t.gpu_starved_percent);
-        if (util.samples && util.average < t.gpu_starved_percent) {
+        if (util.samples && util.average < t.gpu_starved_percent && gpu_is_fed(w, j.gpu, t)) {
             if (starved.empty()) first_util = util;
             starved.push_back(j.gpu);
         }

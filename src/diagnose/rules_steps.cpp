@@ -74,9 +74,9 @@ void input_bound(const Window& w, const Thresholds& t, std::uint32_t pid, const 
         [&](double v) { return v > t.cpu_alarm_percent; });
     const std::string who =
         gpu ? fmt::format("GPU{}'s training loop (pid {})", *gpu, pid) : fmt::format("The training loop (pid {})", pid);
-    LoaderAdvice advice =
-        loader_advice(fmt::format("{} waits for batches {:.0f} % of each step", who, share),
-                      static_cast<unsigned>(workers), last.host.cpu_count, gpus_in_use(last), sustained(host, t));
+    LoaderAdvice advice = loader_advice(fmt::format("{} waits for batches {:.0f} % of each step", who, share),
+                                        static_cast<unsigned>(workers), last.host.cpu_count, gpus_in_use(last),
+                                        sustained(host, t), gpu.has_value());
     Finding f = make_finding("input_bound", Severity::warning, subject_of(last, pid),
                              fmt::format("{} waits for data {:.0f} % of its step time ({} steps, {} DataLoader "
                                          "worker(s); measured by the baton hook)",

@@ -48,6 +48,20 @@ const GpuInfo* gpu_at(const Snapshot& s, unsigned index) {
     return nullptr;
 }
 
+bool gpu_is_fed(const Window& w, unsigned index, const Thresholds& t) {
+    constexpr double kFedShare = 0.1;
+    std::size_t active = 0;
+    for (const Snapshot& s : w) {
+        const GpuInfo* g = gpu_at(s, index);
+        if (!g) continue;
+        active += (g->utilization_percent.value_or(0) >= t.gpu_fed_percent ||
+                   g->sm_activity_percent.value_or(0) >= t.gpu_fed_percent)
+                      ? 1
+                      : 0;
+    }
+    return active > 0 && static_cast<double>(active) >= kFedShare * static_cast<double>(w.size());
+}
+
 std::vector<unsigned> gpu_indices(const Window& w) {
     std::vector<unsigned> out;
     for (const Snapshot& s : w)

@@ -67,6 +67,12 @@ Evidence evidence(const std::string& metric, const Series& s, const std::string&
 
 // The GPU with this index in a snapshot, or null.
 const GpuInfo* gpu_at(const Snapshot& s, unsigned index);
+// Whether the GPU does measurable work in the window: utilisation or SM activity at least
+// gpu_fed_percent in at least a tenth of the samples. A GPU that does no work is not starved by
+// its input pipeline (input_bound, io_bound), and its held memory is idle (gpu_idle_held), even
+// when the holder is busy on the CPU (a notebook kernel running pandas). The floor is low: a real
+// input-bound loop on an H200 read 3 % (docs/device-runs/).
+bool gpu_is_fed(const Window& w, unsigned index, const Thresholds& t);
 // Every GPU index seen in the window, in order.
 std::vector<unsigned> gpu_indices(const Window& w);
 // The process with this pid (the processes are sorted by pid), or null.

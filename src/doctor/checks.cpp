@@ -133,9 +133,16 @@ void torch_checks(const DoctorFacts& f, std::vector<CheckItem>& out) {
     if (!t.torch_version) {
         const std::string why = !t.probed ? "not checked" : t.error.empty() ? "no answer" : t.error;
         const bool timed_out = why.find("did not answer") != std::string::npos;
-        out.push_back(item(
-            "pytorch", timed_out ? CheckStatus::warn : CheckStatus::skip, "PyTorch (" + t.python + ")", why,
-            timed_out ? "Importing torch hangs: check the Python environment and any GPU the import touches." : ""));
+        // The interpreter the user named must answer; the default python3 may be absent.
+        const CheckStatus status = t.asked && t.probed && !timed_out ? CheckStatus::fail
+                                   : timed_out                       ? CheckStatus::warn
+                                                                     : CheckStatus::skip;
+        out.push_back(item("pytorch", status, "PyTorch (" + t.python + ")", why,
+                           timed_out
+                               ? "Importing torch hangs: check the Python environment and any GPU the import touches."
+                           : status == CheckStatus::fail
+                               ? "Name a Python that has PyTorch installed (--python), e.g. your venv's bin/python."
+                               : ""));
         for (const char* id : {"pytorch_cuda", "cudnn", "nccl"})
             out.push_back(item(id, CheckStatus::skip, id, "no PyTorch found"));
         return;

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
+#include <cstring>
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/resource.h>
@@ -72,6 +73,12 @@ std::string read_all_with_deadline(int fd, pid_t pid, double timeout, bool& time
 TorchFacts probe_torch(const std::string& python, double timeout) {
     TorchFacts t;
     t.python = python;
+    // A path that cannot be executed: say why (execlp's errno is lost in the child).
+    if (python.find('/') != std::string::npos && access(python.c_str(), X_OK) != 0) {
+        t.probed = true;
+        t.error = "cannot run " + python + ": " + std::strerror(errno);
+        return t;
+    }
     int pipefd[2];
     if (pipe2(pipefd, O_CLOEXEC) != 0) {
         t.error = "cannot create a pipe";
@@ -158,6 +165,7 @@ DoctorFacts gather_facts(const GatherOptions& o) {
     for (const std::string& name : doctor_env_names())
         if (const char* v = std::getenv(name.c_str())) f.env[name] = v;
     if (o.probe_torch) f.torch = probe_torch(o.python, o.python_timeout_seconds);
+    f.torch.asked = o.python_asked;
     return f;
 }
 

@@ -15,6 +15,7 @@ namespace baton {
 struct TorchFacts {
     bool probed = false;  // a python ran (or timed out)
     std::string python;   // the interpreter asked
+    bool asked = false;   // named by the user (--python): not being able to ask it is a failure, not a skip
     std::string error;    // why there is no answer: not found, timeout, no torch module, ...
     std::optional<std::string> python_version, torch_version, cuda_version, cudnn_version, nccl_version;
     bool cuda_available = false;
@@ -39,6 +40,7 @@ const std::vector<std::string>& doctor_env_names();
 struct GatherOptions {
     SamplerOptions sampler;
     std::string python = "python3";  // looked up on PATH unless it contains a '/'
+    bool python_asked = false;       // the user named it (doctor --python)
     double python_timeout_seconds = 20;
     bool probe_torch = true;
 };

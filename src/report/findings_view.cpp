@@ -7,6 +7,7 @@
 
 #include "core/clock.hpp"
 #include "core/json_writer.hpp"
+#include "store/finding_json.hpp"
 
 namespace baton {
 
@@ -134,31 +135,7 @@ void append_findings_json(const DiagnosisInfo& info, const std::vector<Finding>&
     w.end_object();
     w.key("findings");
     w.begin_array();
-    for (const Finding& f : findings) {
-        w.begin_object();
-        w.field("rule", f.rule);
-        w.field("severity", severity_name(f.severity));
-        w.field("subject", f.subject);
-        w.field("summary", f.summary);
-        w.key("evidence");
-        w.begin_array();
-        for (const Evidence& e : f.evidence) {
-            w.begin_object();
-            w.field("metric", e.metric);
-            w.optional_field("average", e.average);
-            w.optional_field("minimum", e.minimum);
-            w.optional_field("maximum", e.maximum);
-            w.field("threshold", e.threshold);
-            w.optional_field("breach_share", e.breach_share);
-            w.field("samples", static_cast<std::uint64_t>(e.samples));
-            w.end_object();
-        }
-        w.end_array();
-        w.field("recommendation", f.recommendation);
-        w.optional_field("snippet", f.snippet);
-        w.field("doc", f.doc);
-        w.end_object();
-    }
+    for (const Finding& f : findings) write_finding_json(w, f);
     w.end_array();
     w.key("indicators");
     w.begin_array();

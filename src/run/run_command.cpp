@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <csignal>
+#include <cstdio>
+#include <cstdlib>
 #include <deque>
 #include <map>
 #include <optional>
@@ -17,6 +19,8 @@
 #include "run/child.hpp"
 #include "run/events_socket.hpp"
 #include "run/failure_scan.hpp"
+#include "core/json_writer.hpp"
+#include "store/finding_json.hpp"
 #include "store/history.hpp"
 #include "store/hook_event.hpp"
 
@@ -36,6 +40,7 @@ struct JobTotals {
     double cpu_percent = 0;
     std::uint64_t rss_bytes = 0;
     std::size_t processes = 0;
+    std::set<std::uint32_t> pids;  // in baton's pid namespace
 };
 
 JobTotals job_totals(const Snapshot& snap, pid_t root) {
@@ -44,15 +49,43 @@ JobTotals job_totals(const Snapshot& snap, pid_t root) {
         j.cpu_percent += p->cpu_percent.value_or(0);
         j.rss_bytes += p->rss_bytes;
         ++j.processes;
+        j.pids.insert(p->pid);
     }
     return j;
 }
 
-// Adds one snapshot to the aggregates.
-void account(RunStats& s, const Snapshot& snap, const JobTotals& job, double dt) {
+// The job's GPUs: those where one of its processes holds a context (joined to the process table
+// by the sampler: NVML's process list, or the GPU device files a process has open). Once a GPU
+// is the job's it stays so for the run.
+void note_job_gpus(const Snapshot& snap, const JobTotals& job, std::set<unsigned>& gpus) {
+    for (const ProcessInfo& p : snap.processes)
+        if (!p.gpu_indices.empty() && job.pids.count(p.pid)) gpus.insert(p.gpu_indices.begin(), p.gpu_indices.end());
+}
+
+// The GPU a finding is about, if any: its subject's GPU, or the GPU a process subject runs on.
+std::optional<unsigned> gpu_of_finding(const Finding& f, const Snapshot& snap) {
+    unsigned n = 0;
+    if (std::sscanf(f.subject.c_str(), "gpu:%u", &n) == 1) return n;
+    if (std::sscanf(f.subject.c_str(), "pid:%u", &n) == 1)
+        for (const GpuInfo& g : snap.gpus)
+            for (const GpuProcess& p : g.processes)
+                if (p.container_pid.value_or(p.pid) == n) return g.index;
+    return std::nullopt;
+}
+
+// A finding about one of the job's own processes is about "job": the same subject in every run
+// (pids change), so compare can match it, and one finding for all the job's ranks.
+void attribute_to_job(Finding& f, const JobTotals& job) {
+    unsigned pid = 0;
+    if (std::sscanf(f.subject.c_str(), "pid:%u", &pid) == 1 && job.pids.count(pid)) f.subject = "job";
+}
+
+// Adds one snapshot to the aggregates: the host's figures, the job's, and its GPUs'.
+void account(RunStats& s, const Snapshot& snap, const JobTotals& job, double dt, const std::set<unsigned>& job_gpus) {
     ++s.samples;
+    s.machine_gpus = std::max(s.machine_gpus, static_cast<unsigned>(snap.gpus.size()));
     for (const GpuInfo& g : snap.gpus) {
-        if (g.stale || g.error) continue;
+        if (g.stale || g.error || !job_gpus.count(g.index)) continue;
         auto it = std::find_if(s.gpus.begin(), s.gpus.end(), [&](const GpuRunStats& x) { return x.index == g.index; });
         if (it == s.gpus.end()) {
             s.gpus.push_back(GpuRunStats{});
@@ -82,8 +115,8 @@ void account(RunStats& s, const Snapshot& snap, const JobTotals& job, double dt)
     }
 }
 
-// The figures of one tick that the history keeps.
-RunSample to_run_sample(const Snapshot& snap, const JobTotals& job) {
+// The figures of one tick that the history keeps (GPUs: the job's).
+RunSample to_run_sample(const Snapshot& snap, const JobTotals& job, const std::set<unsigned>& job_gpus) {
     constexpr float gib = 1073741824.0f;
     RunSample r;
     r.t_ms = snap.time_unix_ms;
@@ -102,7 +135,7 @@ RunSample to_run_sample(const Snapshot& snap, const JobTotals& job) {
     r.disk_read_mb_s = static_cast<float>(read / 1e6);
     r.disk_write_mb_s = static_cast<float>(write / 1e6);
     for (const GpuInfo& g : snap.gpus) {
-        if (g.stale || g.error) continue;
+        if (g.stale || g.error || !job_gpus.count(g.index)) continue;
         r.gpus.push_back({static_cast<std::uint8_t>(g.index), static_cast<float>(g.utilization_percent.value_or(0)),
                           static_cast<float>(g.memory_used_bytes.value_or(0)) / gib,
                           g.sm_activity_percent ? static_cast<float>(*g.sm_activity_percent) : -1.0f});
@@ -121,9 +154,10 @@ void account_step(RunStats& s, const StepEvent& e) {
     s.ranks.insert(e.rank);
 }
 
-std::vector<RunGpu> run_gpus(const Snapshot& snap) {
+std::vector<RunGpu> run_gpus(const Snapshot& snap, const std::set<unsigned>& job_gpus) {
     std::vector<RunGpu> out;
-    for (const GpuInfo& g : snap.gpus) out.push_back({g.index, g.uuid, g.name, g.memory_total_bytes.value_or(0)});
+    for (const GpuInfo& g : snap.gpus)
+        if (job_gpus.count(g.index)) out.push_back({g.index, g.uuid, g.name, g.memory_total_bytes.value_or(0)});
     return out;
 }
 
@@ -215,7 +249,12 @@ RunStats run_command(const RunOptions& o, std::string& error) {
     SamplerOptions so = o.sampler;
     so.priming_seconds = std::min(0.1, o.interval_seconds);
     Sampler sampler(so);
-    Window window;                                   // the last window_seconds, for the rules
+    Window window;                // the last window_seconds, for the rules
+    std::set<unsigned> job_gpus;  // the GPUs the job used so far
+    // Findings about a GPU the job does not use (yet): a CUDA context shows up in NVML only after
+    // the job initialised CUDA, so they wait; released if the GPU becomes the job's, else dropped.
+    std::vector<std::pair<unsigned, Finding>> held;
+    if (const char* v = std::getenv("CUDA_VISIBLE_DEVICES")) stats.cuda_visible_devices = v;
     StepWindow steps;                                // the hook's steps within that window
     std::map<std::uint32_t, std::uint64_t> dropped;  // by each sending process (its count is cumulative)
     // Reads the hook's events: into the history, the summary and the rules' step window.
@@ -296,11 +335,18 @@ RunStats run_command(const RunOptions& o, std::string& error) {
             next_sample = std::max(next_sample + o.interval_seconds, now);
             Snapshot snap;
             sampler.take(snap);
+            // The first sample spans the sampler's priming read: a command that ended within it
+            // (`baton run -- true`) was never seen running, and its sample would be the machine
+            // after it.
+            if (stats.samples == 0 && child.poll_exit()) break;
             const JobTotals job = job_totals(snap, child.pid());
-            account(stats, snap, job, snap.interval_seconds);
-            if (history && stats.samples == 1)
-                history->set_machine(stats.run_id, snap.host.cpu_count, snap.memory.total_bytes, run_gpus(snap));
-            if (history) history->add_sample(stats.run_id, to_run_sample(snap, job));
+            const std::size_t gpus_before = job_gpus.size();
+            note_job_gpus(snap, job, job_gpus);
+            account(stats, snap, job, snap.interval_seconds, job_gpus);
+            if (history && (stats.samples == 1 || job_gpus.size() != gpus_before))
+                history->set_machine(stats.run_id, snap.host.cpu_count, snap.memory.total_bytes,
+                                     run_gpus(snap, job_gpus));
+            if (history) history->add_sample(stats.run_id, to_run_sample(snap, job, job_gpus));
             if (snap.swap.oom_kill_total) {
                 if (!oom_kills_at_start) oom_kills_at_start = snap.swap.oom_kill_total;
                 oom_kills_now = snap.swap.oom_kill_total;
@@ -312,7 +358,26 @@ RunStats run_command(const RunOptions& o, std::string& error) {
             steps.erase(steps.begin(), std::find_if(steps.begin(), steps.end(), [&](const StepSample& s) {
                             return s.t_ms >= window.front().time_unix_ms;
                         }));
-            const std::vector<Finding> found = diagnose(window, o.thresholds, steps);
+            std::vector<Finding> found;  // about the job, the host, and the job's GPUs
+            for (Finding& f : diagnose(window, o.thresholds, steps)) {
+                attribute_to_job(f, job);
+                const std::optional<unsigned> gpu = gpu_of_finding(f, window.back());
+                if (!gpu || job_gpus.count(*gpu)) {
+                    found.push_back(std::move(f));
+                } else if (std::none_of(held.begin(), held.end(), [&](const auto& h) {
+                               return h.second.rule == f.rule && h.second.subject == f.subject;
+                           })) {
+                    held.emplace_back(*gpu, std::move(f));
+                }
+            }
+            for (auto it = held.begin(); it != held.end();) {
+                if (job_gpus.count(it->first)) {
+                    found.push_back(std::move(it->second));
+                    it = held.erase(it);
+                } else {
+                    ++it;
+                }
+            }
             for (const Finding* f : merge_findings(stats, found)) {
                 if (history) history->add_finding(stats.run_id, window.back().time_unix_ms, *f);
                 if (!o.quiet && f->severity != Severity::info)
@@ -379,13 +444,24 @@ std::string run_summary_text(const RunStats& s) {
                          bytes_text(static_cast<double>(g.peak_memory_bytes)),
                          bytes_text(static_cast<double>(g.memory_total_bytes))));
     }
-    line(fmt::format("  job: CPU avg {:.0f} % peak {:.0f} % (of one core), RSS peak {}, up to {} processes",
-                     s.samples ? s.job_cpu_sum / static_cast<double>(s.samples) : 0, s.job_cpu_peak,
-                     bytes_text(static_cast<double>(s.job_rss_peak)), s.job_processes_peak));
-    line(fmt::format("  host: memory peak {} of {}, swapped {:.1f} MB, I/O wait avg {:.1f} %",
-                     bytes_text(static_cast<double>(s.host_memory_peak)),
-                     bytes_text(static_cast<double>(s.host_memory_total)), s.swap_bytes / 1e6,
-                     s.iowait_samples ? s.iowait_sum / static_cast<double>(s.iowait_samples) : 0));
+    if (s.gpus.empty() && s.samples && (s.machine_gpus || s.cuda_visible_devices)) {
+        // A run meant for a GPU that trained on the CPU deserves this line.
+        line(fmt::format(
+            "  GPU: the job used none{}{}",
+            s.machine_gpus ? fmt::format(" of the machine's {}", s.machine_gpus) : std::string(),
+            s.cuda_visible_devices ? " (CUDA_VISIBLE_DEVICES=" + *s.cuda_visible_devices + ")" : std::string()));
+    }
+    if (s.samples == 0) {  // `baton run -- true`: nothing to average
+        line("  finished before the first sample: nothing was measured");
+    } else {
+        line(fmt::format("  job: CPU avg {:.0f} % peak {:.0f} % (of one core), RSS peak {}, up to {} processes",
+                         s.job_cpu_sum / static_cast<double>(s.samples), s.job_cpu_peak,
+                         bytes_text(static_cast<double>(s.job_rss_peak)), s.job_processes_peak));
+        line(fmt::format("  host: memory peak {} of {}, swapped {:.1f} MB, I/O wait avg {:.1f} %",
+                         bytes_text(static_cast<double>(s.host_memory_peak)),
+                         bytes_text(static_cast<double>(s.host_memory_total)), s.swap_bytes / 1e6,
+                         s.iowait_samples ? s.iowait_sum / static_cast<double>(s.iowait_samples) : 0));
+    }
     if (!s.step_ms.empty()) {
         std::vector<double> ms(s.step_ms.begin(), s.step_ms.end());
         std::string l =
@@ -409,6 +485,89 @@ std::string run_summary_text(const RunStats& s) {
         line("      fix: " + f.recommendation);
         line("      see: " + f.doc);
     }
+    return out;
+}
+
+std::string run_summary_json(const RunStats& s) {
+    std::string out;
+    JsonWriter w(out);
+    const auto n = static_cast<double>(s.samples);
+    w.begin_object();
+    w.field("name", s.name);
+    w.key("command");
+    w.begin_array();
+    for (const std::string& a : s.argv) w.value(a);
+    w.end_array();
+    w.field("seconds", s.seconds);
+    w.field("samples", static_cast<std::uint64_t>(s.samples));
+    if (s.signal)
+        w.field("signal", s.signal);
+    else
+        w.field("exit_status", s.exit_status);
+    if (s.run_id) {
+        w.field("run_id", s.run_id);
+        w.field("db", s.db_path);
+    }
+    w.field("machine_gpus", s.machine_gpus);
+    w.optional_field("cuda_visible_devices", s.cuda_visible_devices);
+    w.key("gpus");  // the job's
+    w.begin_array();
+    for (const GpuRunStats& g : s.gpus) {
+        w.begin_object();
+        w.field("index", g.index);
+        w.field("name", g.name);
+        if (!g.utilization.empty()) {
+            double avg = 0;
+            for (double u : g.utilization) avg += u;
+            w.field("utilization_avg_percent", avg / static_cast<double>(g.utilization.size()));
+            w.field("utilization_p95_percent", percentile(g.utilization, 95));
+        }
+        if (g.sm_activity_samples)
+            w.field("sm_activity_avg_percent", g.sm_activity_sum / static_cast<double>(g.sm_activity_samples));
+        w.field("memory_peak_bytes", g.peak_memory_bytes);
+        w.field("memory_total_bytes", g.memory_total_bytes);
+        w.end_object();
+    }
+    w.end_array();
+    if (s.samples) {
+        w.key("job");
+        w.begin_object();
+        w.field("cpu_avg_percent", s.job_cpu_sum / n);
+        w.field("cpu_peak_percent", s.job_cpu_peak);
+        w.field("rss_peak_bytes", s.job_rss_peak);
+        w.field("processes_peak", static_cast<std::uint64_t>(s.job_processes_peak));
+        w.end_object();
+        w.key("host");
+        w.begin_object();
+        w.field("memory_peak_bytes", s.host_memory_peak);
+        w.field("memory_total_bytes", s.host_memory_total);
+        w.field("swapped_bytes", s.swap_bytes);
+        if (s.iowait_samples) w.field("iowait_avg_percent", s.iowait_sum / static_cast<double>(s.iowait_samples));
+        w.end_object();
+    }
+    if (!s.step_ms.empty()) {
+        std::vector<double> ms(s.step_ms.begin(), s.step_ms.end());
+        w.key("steps");
+        w.begin_object();
+        w.field("count", static_cast<std::uint64_t>(s.step_ms.size()));
+        w.field("median_seconds", percentile(ms, 50) / 1000.0);
+        w.field("p95_seconds", percentile(ms, 95) / 1000.0);
+        if (s.step_ms_sum > 0) w.field("data_wait_percent", 100.0 * s.wait_ms_sum / s.step_ms_sum);
+        if (s.step_samples_ms > 0)
+            w.field("samples_per_second", static_cast<double>(s.step_samples) * 1000.0 / s.step_samples_ms *
+                                              static_cast<double>(s.ranks.size()));
+        w.field("ranks", static_cast<std::uint64_t>(s.ranks.size()));
+        w.field("events_dropped", s.events_dropped);
+        w.end_object();
+    }
+    w.field("killed_after_grace", s.killed_after_grace);
+    w.key("findings");
+    w.begin_array();
+    for (const Finding& f : s.findings) write_finding_json(w, f);
+    w.end_array();
+    w.end_object();
+    w.finish();
+    out.push_back('\n');
     return out;
 }
 

@@ -2,6 +2,7 @@
 // new findings as they appear, forward stop signals, and summarise the run at the end.
 #pragma once
 
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -40,9 +41,11 @@ struct RunStats {
     double seconds = 0;
     std::size_t samples = 0;
     int exit_status = 0;
-    int signal = 0;  // the signal that ended the command, 0 when it exited
-    std::vector<GpuRunStats> gpus;
-    double job_cpu_sum = 0, job_cpu_peak = 0;  // CPU % of the command and all its descendants
+    int signal = 0;                                   // the signal that ended the command, 0 when it exited
+    std::vector<GpuRunStats> gpus;                    // the job's GPUs only: those its processes used during the run
+    unsigned machine_gpus = 0;                        // the GPUs the machine has
+    std::optional<std::string> cuda_visible_devices;  // as the command got it
+    double job_cpu_sum = 0, job_cpu_peak = 0;         // CPU % of the command and all its descendants
     std::uint64_t job_rss_peak = 0;
     std::size_t job_processes_peak = 0;
     std::uint64_t host_memory_peak = 0, host_memory_total = 0;
@@ -70,5 +73,9 @@ RunStats run_command(const RunOptions& o, std::string& error);
 
 // The end-of-run summary (several lines, for stderr).
 std::string run_summary_text(const RunStats& s);
+
+// The same as one JSON object with a trailing newline (baton run --summary-json FILE; keys in
+// docs/cli.md). Absent figures (no sample taken, no GPU used) are absent keys, never 0.
+std::string run_summary_json(const RunStats& s);
 
 }  // namespace baton

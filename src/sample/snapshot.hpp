@@ -109,6 +109,7 @@ struct GpuInfo {
     std::vector<GpuProcess> processes;
     bool stale = false;                // the values are from an earlier tick: NVML stopped answering
     std::optional<std::string> error;  // e.g. "GPU is lost"
+    bool lost = false;                 // NVML answered GPU_IS_LOST: fell off the bus (Xid 79), no more values
 };
 
 struct ProcessInfo {

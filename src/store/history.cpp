@@ -8,7 +8,11 @@
 #include <filesystem>
 #include <unistd.h>
 
+#include <nlohmann/json.hpp>
 #include <sqlite3.h>
+
+#include "core/json_writer.hpp"
+#include "store/finding_json.hpp"
 
 namespace baton {
 
@@ -45,6 +49,9 @@ constexpr const char* kMigrations[] = {
     "  t_ms INTEGER NOT NULL, pid INTEGER NOT NULL, rank INTEGER NOT NULL, step INTEGER NOT NULL,"
     "  step_ms REAL NOT NULL, wait_ms REAL NOT NULL, samples INTEGER, data TEXT);"
     "CREATE INDEX steps_run ON steps(run_id, t_ms);",
+    // 3: each finding's evidence (the JSON array of docs/findings.md), so that `baton compare`
+    // can say how it moved between runs.
+    "ALTER TABLE findings ADD COLUMN evidence TEXT;",
 };
 
 // A prepared statement, finalised on scope exit.
@@ -76,6 +83,32 @@ bool get_f32(const std::string& in, std::size_t& at, float& v) {
     std::memcpy(&v, in.data() + at, 4);
     at += 4;
     return true;
+}
+
+// The evidence column as written by add_finding; empty for runs recorded before schema 3, and
+// for text that is not what baton wrote (the finding itself is still read).
+std::vector<Evidence> parse_evidence(const std::string& json) {
+    std::vector<Evidence> out;
+    if (json.empty()) return out;
+    const nlohmann::json j = nlohmann::json::parse(json, nullptr, false);
+    if (!j.is_array()) return out;
+    auto number = [](const nlohmann::json& o, const char* k) -> std::optional<double> {
+        if (o.contains(k) && o[k].is_number()) return o[k].get<double>();
+        return std::nullopt;
+    };
+    for (const nlohmann::json& o : j) {
+        if (!o.is_object() || !o.contains("metric") || !o["metric"].is_string()) continue;
+        Evidence e;
+        e.metric = o["metric"].get<std::string>();
+        e.average = number(o, "average");
+        e.minimum = number(o, "minimum");
+        e.maximum = number(o, "maximum");
+        if (o.contains("threshold") && o["threshold"].is_string()) e.threshold = o["threshold"].get<std::string>();
+        e.breach_share = number(o, "breach_share");
+        e.samples = static_cast<std::size_t>(std::clamp(number(o, "samples").value_or(0), 0.0, 1e15));
+        out.push_back(std::move(e));
+    }
+    return out;
 }
 
 std::string text(sqlite3_stmt* s, int col) {
@@ -300,8 +333,8 @@ Status History::add_sample(std::int64_t run, const RunSample& s) {
 
 Status History::add_finding(std::int64_t run, std::int64_t t_ms, const Finding& f) {
     Statement st(db_,
-                 "INSERT INTO findings (run_id, t_ms, rule, severity, subject, summary, recommendation) VALUES (?, ?, "
-                 "?, ?, ?, ?, ?)");
+                 "INSERT INTO findings (run_id, t_ms, rule, severity, subject, summary, recommendation, evidence) "
+                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
     if (!st.ok()) return db_error(db_, "cannot record a finding");
     sqlite3_bind_int64(st.get(), 1, run);
     sqlite3_bind_int64(st.get(), 2, t_ms);
@@ -310,6 +343,12 @@ Status History::add_finding(std::int64_t run, std::int64_t t_ms, const Finding& 
     sqlite3_bind_text(st.get(), 5, f.subject.c_str(), -1, SQLITE_TRANSIENT);
     sqlite3_bind_text(st.get(), 6, f.summary.c_str(), -1, SQLITE_TRANSIENT);
     sqlite3_bind_text(st.get(), 7, f.recommendation.c_str(), -1, SQLITE_TRANSIENT);
+    std::string evidence;
+    {
+        JsonWriter w(evidence);
+        write_evidence_json(w, f.evidence);
+    }
+    sqlite3_bind_text(st.get(), 8, evidence.c_str(), -1, SQLITE_TRANSIENT);
     if (sqlite3_step(st.get()) != SQLITE_DONE) return db_error(db_, "cannot record a finding");
     return Ok{};
 }
@@ -413,14 +452,21 @@ Result<std::vector<RunSample>> History::samples(std::int64_t run) {
 Result<std::vector<RecordedFinding>> History::findings(std::int64_t run) {
     Statement st(
         db_,
-        "SELECT t_ms, rule, severity, subject, summary, recommendation FROM findings WHERE run_id = ? ORDER BY "
-        "t_ms");
+        "SELECT t_ms, rule, severity, subject, summary, recommendation, COALESCE(evidence, '') FROM findings WHERE "
+        "run_id = ? ORDER BY t_ms");
     if (!st.ok()) return db_error(db_, "cannot read findings");
     sqlite3_bind_int64(st.get(), 1, run);
     std::vector<RecordedFinding> out;
-    while (sqlite3_step(st.get()) == SQLITE_ROW)
-        out.push_back({sqlite3_column_int64(st.get(), 0), text(st.get(), 1), text(st.get(), 2), text(st.get(), 3),
-                       text(st.get(), 4), text(st.get(), 5)});
+    while (sqlite3_step(st.get()) == SQLITE_ROW) {
+        out.push_back({sqlite3_column_int64(st.get(), 0),
+                       text(st.get(), 1),
+                       text(st.get(), 2),
+                       text(st.get(), 3),
+                       text(st.get(), 4),
+                       text(st.get(), 5),
+                       {}});
+        out.back().evidence = parse_evidence(text(st.get(), 6));
+    }
     return out;
 }
 
@@ -452,6 +498,31 @@ Result<int> History::prune(std::int64_t before_ms) {
     sqlite3_bind_int64(st.get(), 1, before_ms);
     if (sqlite3_step(st.get()) != SQLITE_DONE) return db_error(db_, "cannot prune");
     return sqlite3_changes(db_);
+}
+
+Result<std::vector<RunRecord>> History::prunable(std::int64_t before_ms) {
+    Result<std::vector<RunRecord>> all = runs();
+    if (!all.ok()) return all.error();
+    std::vector<RunRecord> out;
+    for (RunRecord& r : *all)
+        if (r.state != "running" && r.end_ms.value_or(r.start_ms) < before_ms) out.push_back(std::move(r));
+    return out;
+}
+
+Result<std::int64_t> History::vacuum() {
+    // The database's size in pages: what VACUUM can shrink (the WAL is truncated after it).
+    auto bytes = [&]() -> std::int64_t {
+        std::int64_t pages = 0, page_size = 0;
+        Statement a(db_, "PRAGMA page_count");
+        if (a.ok() && sqlite3_step(a.get()) == SQLITE_ROW) pages = sqlite3_column_int64(a.get(), 0);
+        Statement b(db_, "PRAGMA page_size");
+        if (b.ok() && sqlite3_step(b.get()) == SQLITE_ROW) page_size = sqlite3_column_int64(b.get(), 0);
+        return pages * page_size;
+    };
+    const std::int64_t before = bytes();
+    if (Status s = exec("VACUUM"); !s.ok()) return make_error("cannot give the space back: " + s.error().message);
+    exec("PRAGMA wal_checkpoint(TRUNCATE)");  // VACUUM wrote the whole file through the log
+    return before - bytes();
 }
 
 std::string History::integrity() {

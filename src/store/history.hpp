@@ -46,6 +46,7 @@ struct RunRecord {
 struct RecordedFinding {
     std::int64_t t_ms = 0;
     std::string rule, severity, subject, summary, recommendation;
+    std::vector<Evidence> evidence;  // empty for runs recorded before schema 3
 };
 
 // One tick of a run, as stored.
@@ -115,8 +116,15 @@ class History {
     Result<std::vector<RunSample>> samples(std::int64_t run);
     Result<std::vector<RecordedFinding>> findings(std::int64_t run);
     Result<std::vector<StepEvent>> steps(std::int64_t run);
-    // Deletes runs that ended (or started, when interrupted) before `before_ms`; returns how many.
+    // The runs prune(before_ms) would delete: finished or interrupted, ended (or, when
+    // interrupted, started) before `before_ms`. What `baton runs prune --dry-run` lists.
+    Result<std::vector<RunRecord>> prunable(std::int64_t before_ms);
+    // Deletes those runs (their samples, findings and steps go with them); returns how many.
     Result<int> prune(std::int64_t before_ms);
+    // Gives the space of deleted rows back to the file system (VACUUM, then a WAL checkpoint
+    // that truncates the log); returns the bytes the database shrank by. Fails, changing
+    // nothing, while another process holds a transaction open (a `baton run` writing).
+    Result<std::int64_t> vacuum();
     // PRAGMA integrity_check's answer ("ok" when intact).
     std::string integrity();
 

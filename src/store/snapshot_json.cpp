@@ -42,6 +42,7 @@ void write_gpu(JsonWriter& w, const GpuInfo& g) {
     w.field("pci_bus_id", g.pci_bus_id);
     w.field("stale", g.stale);
     w.optional_field("error", g.error);
+    if (g.lost) w.field("lost", true);
     w.optional_field("utilization_percent", g.utilization_percent);
     w.optional_field("memory_utilization_percent", g.memory_utilization_percent);
     w.optional_field("memory_total_bytes", g.memory_total_bytes);

@@ -128,6 +128,7 @@ GpuInfo read_gpu(const Reader& r) {
     g.pci_bus_id = r.string("pci_bus_id");
     g.stale = r.boolean("stale");
     g.error = r.opt_string("error");
+    g.lost = r.opt_boolean("lost").value_or(false);
     g.utilization_percent = r.opt_number("utilization_percent");
     g.memory_utilization_percent = r.opt_number("memory_utilization_percent");
     g.memory_total_bytes = r.opt_unsigned<std::uint64_t>("memory_total_bytes");

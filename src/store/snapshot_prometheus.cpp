@@ -190,6 +190,7 @@ void append_snapshot_prometheus(const Snapshot& s, std::string& out) {
     if (s.gpu_driver_version) e.sample("baton_gpu_driver_info", {{"version", *s.gpu_driver_version}}, 1.0);
     e.family("baton_gpu_info", "gauge", "GPU identity; always 1.");
     e.family("baton_gpu_stale", "gauge", "1 when the GPU values are from an earlier tick (NVML did not answer).");
+    e.family("baton_gpu_lost", "gauge", "1 when NVML reports the GPU lost (fallen off the bus); it gives no values.");
     e.family("baton_gpu_utilization_ratio", "gauge", "Share of time a kernel ran on the GPU.");
     e.family("baton_gpu_memory_utilization_ratio", "gauge", "Share of time device memory was read or written.");
     e.family("baton_gpu_memory_total_bytes", "gauge", "GPU memory size.");
@@ -223,6 +224,7 @@ void append_snapshot_prometheus(const Snapshot& s, std::string& out) {
                  {{"gpu", std::to_string(g.index)}, {"uuid", g.uuid}, {"name", g.name}, {"pci_bus_id", g.pci_bus_id}},
                  1.0);
         e.sample("baton_gpu_stale", l, g.stale ? 1.0 : 0.0);
+        e.sample("baton_gpu_lost", l, g.lost ? 1.0 : 0.0);
         e.sample("baton_gpu_utilization_ratio", l, g.utilization_percent, 0.01);
         e.sample("baton_gpu_memory_utilization_ratio", l, g.memory_utilization_percent, 0.01);
         e.sample("baton_gpu_memory_total_bytes", l, g.memory_total_bytes);

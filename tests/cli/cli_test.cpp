@@ -1,6 +1,10 @@
 // The command line contract: help, version, and one-line errors with exit code 2.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
+#include <nlohmann/json.hpp>
+
 #include "test_support.hpp"
 
 using baton::test::baton_binary;
@@ -101,4 +105,80 @@ TEST(Cli, DiagnoseCannotJudgeIsExitThree) {
     expect_three({"diagnose", "--replay", d.path() + "/empty.jsonl"}, "no snapshots");
     // A file named "run" is not the run subcommand (its words are cut off only after `run`).
     expect_three({"diagnose", "--replay", "run"}, "cannot read run");
+}
+
+// Global options work after the subcommand too: the config named there is read (and its error
+// names it), not "arguments were not expected".
+TEST(Cli, GlobalOptionsAfterTheSubcommand) {
+    baton::test::TempDir d;
+    d.write("bad.toml", "[sample]\nproc_root = [\n");
+    for (auto args : {std::vector<std::string>{"snapshot", "--config", d.path() + "/bad.toml"},
+                      {"snapshot", "--no-gpus", "--config", d.path() + "/bad.toml", "--no-processes"},
+                      {"runs", "show", "1", "--config", d.path() + "/bad.toml"},
+                      {"run", "--config", d.path() + "/bad.toml", "--", "true"}}) {
+        args.insert(args.begin(), baton_binary());
+        auto r = run(args);
+        EXPECT_EQ(r.exit_code, 1) << r.err;
+        EXPECT_NE(r.err.find("bad.toml"), std::string::npos) << r.err;
+        EXPECT_EQ(r.err.find("not expected"), std::string::npos) << r.err;
+    }
+}
+
+// Misspelt commands and options are named, with the nearest spelling.
+TEST(Cli, MisspellingsSuggestTheNearestName) {
+    expect_usage_error({"snapshto"}, "unknown command 'snapshto' (did you mean 'snapshot'?)");
+    expect_usage_error({"dignose"}, "unknown command 'dignose' (did you mean 'diagnose'?)");
+    expect_usage_error({"snapshot", "--jsn"}, "unknown option '--jsn' for 'baton snapshot' (did you mean '--json'?)");
+    expect_usage_error({"top", "--delya", "1"}, "unknown option '--delya' for 'baton top' (did you mean '--delay'?)");
+    expect_usage_error({"runs", "shwo"}, "unknown command 'shwo' for 'baton runs' (did you mean 'show'?)");
+    expect_usage_error({"help", "snapshto"}, "unknown command 'snapshto' (did you mean 'snapshot'?)");
+    expect_usage_error({"frobnicate"}, "unknown command 'frobnicate'");
+    expect_usage_error({"snapshot", "extra"}, "unexpected argument 'extra' for 'baton snapshot'");
+    auto far = run({baton_binary(), "xyzzy"});
+    EXPECT_EQ(far.err.find("did you mean"), std::string::npos) << far.err;  // nothing near: no guess
+}
+
+TEST(Cli, HelpForASubcommandNamesTheProgram) {
+    for (const char* sub : {"top", "snapshot", "run", "runs"}) {
+        auto r = run({baton_binary(), "help", sub});
+        EXPECT_EQ(r.exit_code, 0);
+        EXPECT_NE(r.out.find(std::string("Usage: baton ") + sub + " "), std::string::npos) << r.out;
+    }
+}
+
+// Every flag that takes a time accepts the same words; a bad one is named with the forms.
+TEST(Cli, DurationsInEveryFormEverywhere) {
+    auto r = run(
+        {baton_binary(), "snapshot", "--count", "2", "--interval", "300ms", "--json", "--no-processes", "--no-gpus"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 2);
+    EXPECT_GE(r.seconds, 0.3);
+    for (const char* d : {"90", "90s", "1m30s", "5min", "2h", "30d"}) {  // parsed: it gets to reading the file
+        auto r2 = run({baton_binary(), "diagnose", "--duration", d, "--replay", "/nonexistent/x.jsonl"});
+        EXPECT_NE(r2.err.find("cannot read /nonexistent/x.jsonl"), std::string::npos) << d << ": " << r2.err;
+    }
+    expect_usage_error({"top", "-d", "1m30x"}, "'1m30x' is not a duration");
+    expect_usage_error({"top", "-d", "2h"}, "--delay: 7200 s is outside 0.1 s to 3600 s");
+    expect_usage_error({"run", "--grace", "soon", "--", "true"}, "--grace");
+    expect_usage_error({"run", "--interval", "5min", "--", "true"}, "--interval");
+    expect_usage_error({"doctor", "--timeout", "1h"}, "--timeout");
+    expect_usage_error({"snapshot", "--interval", "1e3"}, "not a duration");
+    auto diag = run({baton_binary(), "diagnose", "--duration", "1m30x"});
+    EXPECT_EQ(diag.exit_code, 3);  // diagnose's "could not judge"
+    EXPECT_NE(diag.err.find("not a duration"), std::string::npos) << diag.err;
+}
+
+// A GPU that falls off the bus mid-run (the fake's GPU 1 answers GPU_IS_LOST from its second tick)
+// is a critical finding, not a GPU every rule silently skips.
+TEST(Cli, LostGpuIsACriticalFinding) {
+    auto env = baton::test::fake_env("gpu-lost");
+    auto r = run(
+        {baton_binary(), "--config", "/dev/null", "diagnose", "--duration", "2", "--interval", "0.5", "--json"}, env);
+    EXPECT_EQ(r.exit_code, 2) << r.out << r.err;  // critical
+    const std::size_t at = r.out.find("\"rule\":\"gpu_lost\"");
+    ASSERT_NE(at, std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("\"subject\":\"gpu:1\"", at), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("dmesg", at), std::string::npos) << r.out;
+    const auto doc = nlohmann::json::parse(r.out);
+    for (const auto& f : doc["findings"]) EXPECT_NE(f["subject"], "gpu:0") << f;  // the healthy one is fine
 }

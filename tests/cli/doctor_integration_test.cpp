@@ -36,8 +36,14 @@ TEST(DoctorIntegration, ThisMachineWithoutGpuOrTorch) {
     auto c = checks_of(r.out);
     EXPECT_EQ(c.size(), 19u);
     EXPECT_EQ(c["nvidia_driver"], "fail");
-    EXPECT_EQ(c["pytorch"], "skip");
-    EXPECT_NE(r.out.find("/nonexistent/python3 not found"), std::string::npos) << r.out;
+    // The Python named with --python must answer: it fails, with the reason.
+    EXPECT_EQ(c["pytorch"], "fail");
+    EXPECT_NE(r.out.find("cannot run /nonexistent/python3: No such file or directory"), std::string::npos) << r.out;
+    // The default python3 may be missing: then the PyTorch checks are skipped, saying why.
+    auto absent = run({baton_binary(), "--config", "/dev/null", "doctor", "--json"},
+                      {{"BATON_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1"}, {"PATH", "/nonexistent"}});
+    EXPECT_EQ(checks_of(absent.out)["pytorch"], "skip") << absent.out;
+    EXPECT_NE(absent.out.find("python3 not found"), std::string::npos) << absent.out;
     EXPECT_EQ(c["persistence_mode"], "skip");
     auto text = run({baton_binary(), "--config", "/dev/null", "doctor", "--no-torch"},
                     {{"BATON_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1"}});

@@ -12,6 +12,8 @@
 #include <thread>
 #include <unistd.h>
 
+#include <nlohmann/json.hpp>
+
 #include "store/history.hpp"
 #include "test_support.hpp"
 
@@ -259,31 +261,104 @@ TEST(RunCommand, RunsShowExportPrune) {
     EXPECT_NE(show.out.find("exp-8"), std::string::npos) << show.out;
     EXPECT_NE(show.out.find("command: sh -c sleep 0.7"), std::string::npos) << show.out;
     EXPECT_NE(show.out.find("baton run: exp-8 exited with 0"), std::string::npos) << show.out;  // the stored summary
+    EXPECT_NE(show.out.find("\nmachine: "), std::string::npos) << show.out;                     // CPUs, memory, GPUs
+    // --json is honoured wherever it is given: show prints one object (it printed text before).
+    auto show_json = run({baton_binary(), "runs", "show", "1", "--json", "--db", db});
+    ASSERT_EQ(show_json.exit_code, 0) << show_json.err;
+    const auto shown = nlohmann::json::parse(show_json.out);
+    EXPECT_EQ(shown["name"], "exp-8");
+    EXPECT_TRUE(shown["finding_list"].is_array());
+    EXPECT_NE(shown["summary"].get<std::string>().find("exited with 0"), std::string::npos);
+    EXPECT_GT(shown["cpu_count"].get<int>(), 0);
     auto listed = run({baton_binary(), "runs", "--db", db, "--json"});
-    const std::size_t at = listed.out.find("\"samples\":");
-    ASSERT_NE(at, std::string::npos);
-    const int samples = std::stoi(listed.out.substr(at + 10));
+    const int samples = nlohmann::json::parse(listed.out)["samples"].get<int>();
     ASSERT_GT(samples, 1);
+    // Export: every stored field, in base units (bytes, bytes per second), like the snapshot JSON.
     auto jsonl = run({baton_binary(), "runs", "export", "1", "--db", db});
     ASSERT_EQ(jsonl.exit_code, 0) << jsonl.err;
     EXPECT_EQ(std::count(jsonl.out.begin(), jsonl.out.end(), '\n'), samples);
-    EXPECT_NE(jsonl.out.find("\"job_cpu_percent\":"), std::string::npos);
+    const auto first = nlohmann::json::parse(jsonl.out.substr(0, jsonl.out.find('\n')));
+    for (const char* key :
+         {"time", "cpu_percent", "iowait_percent", "memory_used_bytes", "swap_bytes_per_second", "job_cpu_percent",
+          "job_rss_bytes", "disk_read_bytes_per_second", "disk_write_bytes_per_second", "gpus"})
+        EXPECT_TRUE(first.contains(key)) << key << " in " << first;
+    EXPECT_GT(first["memory_used_bytes"].get<double>(), 1e6);  // bytes, not GiB
     auto csv = run({baton_binary(), "runs", "export", "1", "--format", "csv", "--db", db});
-    EXPECT_EQ(csv.out.rfind("time,cpu_percent,iowait_percent,memory_used_gib,swap_mb_per_second,job_cpu_percent,"
-                            "job_rss_gib,disk_read_mb_per_second,disk_write_mb_per_second\n",
+    EXPECT_EQ(csv.out.rfind("time,cpu_percent,iowait_percent,memory_used_bytes,swap_bytes_per_second,job_cpu_percent,"
+                            "job_rss_bytes,disk_read_bytes_per_second,disk_write_bytes_per_second\n",
                             0),
               0u)
         << csv.out;
-    EXPECT_NE(jsonl.out.find("\"disk_write_mb_per_second\":"), std::string::npos);
-    EXPECT_NE(show.out.find("\nmachine: "), std::string::npos) << show.out;  // CPUs, memory, GPUs
     EXPECT_EQ(std::count(csv.out.begin(), csv.out.end(), '\n'), samples + 1);
-    EXPECT_EQ(run({baton_binary(), "runs", "show", "9", "--db", db}).exit_code, 1);  // no such run
+    EXPECT_EQ(run({baton_binary(), "runs", "export", "1", "--json", "--db", db}).out, jsonl.out);
+    EXPECT_EQ(run({baton_binary(), "runs", "export", "1", "--json", "--format", "csv", "--db", db}).exit_code, 2);
+    // The hook's steps, in seconds.
+    {
+        auto h = baton::History::open(db);
+        ASSERT_TRUE(h.ok());
+        baton::StepEvent e;
+        e.t_ms = 1000;
+        e.pid = 42;
+        e.step = 7;
+        e.step_ms = 250;
+        e.wait_ms = 50;
+        e.samples = 32;
+        e.data = R"({"cuda":{"allocated_bytes":1024}})";
+        ASSERT_TRUE(h->add_step(1, e).ok());
+    }
+    auto steps = run({baton_binary(), "runs", "export", "1", "--steps", "--db", db});
+    ASSERT_EQ(steps.exit_code, 0) << steps.err;
+    const auto step = nlohmann::json::parse(steps.out);
+    EXPECT_EQ(step["step"], 7);
+    EXPECT_DOUBLE_EQ(step["step_seconds"].get<double>(), 0.25);
+    EXPECT_DOUBLE_EQ(step["data_wait_seconds"].get<double>(), 0.05);
+    EXPECT_EQ(step["data"]["cuda"]["allocated_bytes"], 1024);
+    auto steps_csv = run({baton_binary(), "runs", "export", "1", "--steps", "--format", "csv", "--db", db});
+    EXPECT_EQ(
+        steps_csv.out,
+        "time,pid,rank,step,step_seconds,data_wait_seconds,samples\n1970-01-01T00:00:01.000Z,42,0,7,0.25,0.05,32\n");
+    // Run ids: a missing one and one that is not a number are named.
+    auto nine = run({baton_binary(), "runs", "show", "9", "--db", db});
+    EXPECT_EQ(nine.exit_code, 1);
+    EXPECT_NE(nine.err.find("no run 9"), std::string::npos) << nine.err;
+    for (const char* cmd : {"show", "export"}) {
+        auto abc = run({baton_binary(), "runs", cmd, "abc", "--db", db});
+        EXPECT_EQ(abc.exit_code, 1);
+        EXPECT_EQ(abc.err, "baton: no run 'abc' (baton runs lists the runs)\n");
+    }
+    auto report = run({baton_binary(), "report", "abc", "--db", db});
+    EXPECT_EQ(report.err, "baton: no run 'abc' (baton runs lists the runs)\n");
     EXPECT_EQ(run({baton_binary(), "runs", "export", "1", "--format", "xml", "--db", db}).exit_code, 2);
+    // Prune: --dry-run deletes nothing; a real prune gives the space back.
+    {
+        auto h = baton::History::open(db);
+        ASSERT_TRUE(h.ok());
+        baton::RunSample s;
+        s.gpus.resize(4);
+        for (int i = 0; i < 20000; ++i) {
+            s.t_ms = 1000 + i;
+            ASSERT_TRUE(h->add_sample(1, s).ok());
+        }
+    }
     auto keep = run({baton_binary(), "runs", "prune", "--older-than", "30d", "--db", db});
     EXPECT_EQ(keep.out, "pruned 0 runs\n");
     usleep(1100000);
-    auto drop = run({baton_binary(), "runs", "prune", "--older-than", "1s", "--db", db});
-    EXPECT_EQ(drop.out, "pruned 1 run\n");
+    auto dry = run({baton_binary(), "runs", "prune", "--older-than", "1s", "--dry-run", "--db", db});
+    EXPECT_EQ(dry.out, "would prune 1 run: 1\n");
+    EXPECT_EQ(run({baton_binary(), "runs", "show", "1", "--db", db}).exit_code, 0);  // still there
+    auto dry_json = run({baton_binary(), "runs", "prune", "--older-than", "1s", "--dry-run", "--json", "--db", db});
+    EXPECT_EQ(dry_json.out, "{\"dry_run\":true,\"runs\":[1]}\n");
+    const auto size_before = std::filesystem::file_size(db);
+    auto drop = run({baton_binary(), "runs", "prune", "--older-than", "1s", "--json", "--db", db});
+    ASSERT_EQ(drop.exit_code, 0) << drop.err;
+    const auto pruned = nlohmann::json::parse(drop.out);
+    EXPECT_EQ(pruned["runs"], nlohmann::json::array({1}));
+    EXPECT_GT(pruned["bytes_freed"].get<std::int64_t>(), 500000) << drop.out;  // 20,000 samples went
+    EXPECT_LT(std::filesystem::file_size(db) + 500000, size_before);           // and the file shrank
+    EXPECT_EQ(run({baton_binary(), "runs", "show", "1", "--db", db}).exit_code, 1);
+    // Every duration form the flags take.
+    for (const char* age : {"90", "90s", "1m30s", "5min", "2h", "30d"})
+        EXPECT_EQ(run({baton_binary(), "runs", "prune", "--older-than", age, "--db", db}).exit_code, 0) << age;
     EXPECT_EQ(run({baton_binary(), "runs", "prune", "--older-than", "soon", "--db", db}).exit_code, 2);
 }
 
@@ -300,7 +375,7 @@ TEST(RunCommand, CompareTwoRuns) {
     EXPECT_NE(r.out.find("baseline"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("bigger-batch"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("finished 1"), std::string::npos) << r.out;
-    EXPECT_NE(r.out.find("new in run 2: cuda_oom [job]"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("  cuda_oom [job]: new\n"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("duration"), std::string::npos) << r.out;
     auto missing = run({baton_binary(), "compare", "1", "7", "--db", db});
     EXPECT_EQ(missing.exit_code, 1);
@@ -333,4 +408,150 @@ TEST(RunCommand, CompareTwoRuns) {
         << r.out;
     EXPECT_NE(r.out.find("data wait                      40.0 %         10.0 %   -30.0 pt"), std::string::npos)
         << r.out;
+}
+
+// "Did it help?": the same problem in both runs is one line with its evidence moving, whatever
+// the pids were; a GPU is matched by its UUID, not its index.
+TEST(RunCommand, CompareMatchesFindingsAcrossRuns) {
+    TempDir d;
+    const std::string db = d.path() + "/baton.db";
+    {
+        auto h = baton::History::open(db);
+        ASSERT_TRUE(h.ok());
+        auto finding = [](const char* rule, const char* subject, double average) {
+            baton::Finding f;
+            f.rule = rule;
+            f.severity = baton::Severity::warning;
+            f.subject = subject;
+            f.summary = "s";
+            f.recommendation = "r";
+            baton::Evidence e;
+            e.metric = "steps.data_wait_percent";
+            e.average = average;
+            e.threshold = "> 5";
+            e.samples = 10;
+            f.evidence.push_back(e);
+            return f;
+        };
+        for (int run_id : {1, 2}) {
+            auto id = h->begin_run(run_id == 1 ? "before" : "after", "python train.py", "/", "host", 1000);
+            ASSERT_TRUE(id.ok());
+            // The same physical GPU, enumerated at index 0 in run 1 and index 1 in run 2.
+            ASSERT_TRUE(h->set_machine(*id, 2, 1 << 30,
+                                       {{run_id == 1 ? 0u : 1u, "GPU-aaaa", "H200", 1u << 30},
+                                        {run_id == 1 ? 1u : 0u, "GPU-bbbb", "H200", 1u << 30}})
+                            .ok());
+            ASSERT_TRUE(h->add_finding(*id, 2000, finding("input_bound", "job", run_id == 1 ? 62 : 25)).ok());
+            ASSERT_TRUE(h->add_finding(*id, 2000, finding("gpu_underused", run_id == 1 ? "gpu:0" : "gpu:1", 40)).ok());
+            ASSERT_TRUE(h->add_finding(*id, 2000, finding(run_id == 1 ? "swap_active" : "shm_low", "host", 3)).ok());
+            ASSERT_TRUE(h->finish_run(*id, 5000, 0, "").ok());
+        }
+    }
+    auto r = run({baton_binary(), "compare", "1", "2", "--db", db});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("  input_bound [job]: data wait 62 % -> 25 %, still present\n"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("  gpu_underused [gpu:1]: data wait 40 % -> 40 %, still present\n"), std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("  shm_low [host]: new\n"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("  swap_active [host]: gone\n"), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("input_bound [job]: new"), std::string::npos) << r.out;
+    auto j = run({baton_binary(), "compare", "1", "2", "--json", "--db", db});
+    ASSERT_EQ(j.exit_code, 0) << j.err;
+    const auto doc = nlohmann::json::parse(j.out);
+    EXPECT_EQ(doc["runs"][0]["name"], "before");
+    EXPECT_EQ(doc["findings"][0]["rule"], "input_bound");
+    EXPECT_EQ(doc["findings"][0]["status"], "both");
+    EXPECT_EQ(doc["findings"][0]["evidence"][0]["a"], 62);
+    EXPECT_EQ(doc["findings"][0]["evidence"][0]["b"], 25);
+    EXPECT_TRUE(doc["figures"].is_array());
+    EXPECT_EQ(run({baton_binary(), "compare", "1", "x", "--db", db}).err,
+              "baton: no run 'x' (baton runs lists the runs)\n");
+}
+
+// A command that ends before the first sample says so instead of "memory peak 0 MiB of 0 MiB";
+// --summary-json writes the summary as JSON.
+TEST(RunCommand, FinishedBeforeTheFirstSampleAndSummaryJson) {
+    TempDir d;
+    const std::string json_path = d.path() + "/summary.json";
+    auto r = run({baton_binary(), "--config", "/dev/null", "run", "--no-gpus", "--interval", "10", "--no-db",
+                  "--summary-json", json_path, "--", "true"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.err.find("(0 samples)"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("finished before the first sample: nothing was measured"), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("0 MiB of 0 MiB"), std::string::npos) << r.err;
+    const auto j = nlohmann::json::parse(read_text(json_path));
+    EXPECT_EQ(j["exit_status"], 0);
+    EXPECT_EQ(j["command"], nlohmann::json::array({"true"}));
+    EXPECT_TRUE(j["findings"].is_array());
+    EXPECT_TRUE(j["gpus"].empty());
+    // A run with samples has the job's and the host's figures.
+    auto longer = run({baton_binary(), "--config", "/dev/null", "run", "--no-gpus", "--interval", "0.1", "--no-db",
+                       "--summary-json", "-", "--", "sleep", "0.5"});
+    ASSERT_EQ(longer.exit_code, 0) << longer.err;
+    const auto k = nlohmann::json::parse(longer.out);
+    EXPECT_GT(k["samples"].get<int>(), 1);
+    EXPECT_GT(k["host"]["memory_total_bytes"].get<double>(), 0);
+    EXPECT_GE(k["job"]["processes_peak"].get<int>(), 1);
+    auto bad = run({baton_binary(), "--config", "/dev/null", "run", "--no-gpus", "--no-db", "--summary-json",
+                    "/nonexistent/dir/s.json", "--", "true"});
+    EXPECT_EQ(bad.exit_code, 0);  // the command's status; the summary says the file was not written
+    EXPECT_NE(bad.err.find("summary JSON: not written: cannot write /nonexistent/dir/s.json"), std::string::npos)
+        << bad.err;
+}
+
+// baton run judges the job's GPUs: those where its processes appear in NVML's list. On the fake
+// eight-GPU box a job that uses none gets no GPU section and no GPU findings (it got eight
+// gpu_underused before); a job on GPU3 gets GPU3 alone, and another job on GPU3 is contention.
+TEST(RunCommand, JudgesTheJobsGpusNotTheBoxes) {
+    TempDir d;
+    const std::string db = d.path() + "/baton.db";
+    auto env = fake_env("eight-busy");
+    env["CUDA_VISIBLE_DEVICES"] = "3";
+    auto cpu_only = run(
+        {baton_binary(), "--config", "/dev/null", "run", "--interval", "0.2", "--db", db, "--", "sleep", "1.5"}, env);
+    ASSERT_EQ(cpu_only.exit_code, 0) << cpu_only.err;
+    EXPECT_NE(cpu_only.err.find("  GPU: the job used none of the machine's 8 (CUDA_VISIBLE_DEVICES=3)\n"),
+              std::string::npos)
+        << cpu_only.err;
+    EXPECT_EQ(cpu_only.err.find("GPU0"), std::string::npos) << cpu_only.err;
+    EXPECT_EQ(cpu_only.err.find("[gpu:"), std::string::npos) << cpu_only.err;
+    auto shown = nlohmann::json::parse(run({baton_binary(), "runs", "show", "1", "--json", "--db", db}).out);
+    EXPECT_TRUE(shown["gpus"].empty()) << shown;
+    for (const auto& f : shown["finding_list"])
+        EXPECT_EQ(f["subject"].get<std::string>().rfind("gpu:", 0), std::string::npos) << f;
+
+    // The job on GPU3, beside another job's process there.
+    const std::string procs = d.path() + "/gpu-processes";
+    // Another job: a process whose parent is gone (reparented away from this test's tree).
+    pid_t other = -1;
+    {
+        std::FILE* p = popen("sleep 30 >/dev/null 2>&1 & echo $!", "r");
+        ASSERT_NE(p, nullptr);
+        ASSERT_EQ(std::fscanf(p, "%d", &other), 1);
+        pclose(p);
+    }
+    { std::ofstream(procs) << "3 " << other << " 1000000000\n"; }
+    env["BATON_FAKE_NVML_PROCESSES"] = procs;
+    auto on_gpu = run({baton_binary(), "--config", "/dev/null", "run", "--interval", "0.2", "--db", db, "--", "sh",
+                       "-c", "echo \"3 $$ 40000000000\" >> " + procs + "; sleep 2"},
+                      env);
+    kill(other, SIGKILL);
+    ASSERT_EQ(on_gpu.exit_code, 0) << on_gpu.err;
+    EXPECT_NE(on_gpu.err.find("  GPU3 NVIDIA H200"), std::string::npos) << on_gpu.err;
+    for (const char* g : {"GPU0", "GPU1", "GPU2", "GPU4", "GPU5", "GPU6", "GPU7", "the job used none"})
+        EXPECT_EQ(on_gpu.err.find(g), std::string::npos) << g << " in " << on_gpu.err;
+    EXPECT_NE(on_gpu.err.find("gpu_contention [gpu:3]"), std::string::npos) << on_gpu.err;
+    for (const char* s : {"[gpu:0]", "[gpu:1]", "[gpu:2]", "[gpu:4]", "[gpu:5]", "[gpu:6]", "[gpu:7]"})
+        EXPECT_EQ(on_gpu.err.find(s), std::string::npos) << s << " in " << on_gpu.err;
+    shown = nlohmann::json::parse(run({baton_binary(), "runs", "show", "2", "--json", "--db", db}).out);
+    ASSERT_EQ(shown["gpus"].size(), 1u) << shown;
+    EXPECT_EQ(shown["gpus"][0]["index"], 3);
+    auto samples = run({baton_binary(), "runs", "export", "2", "--db", db});
+    std::size_t with_gpu = 0;
+    for (std::size_t at = 0, nl; (nl = samples.out.find('\n', at)) != std::string::npos; at = nl + 1) {
+        const auto s = nlohmann::json::parse(samples.out.substr(at, nl - at));
+        for (const auto& g : s["gpus"]) EXPECT_EQ(g["index"], 3) << s;
+        with_gpu += s["gpus"].empty() ? 0 : 1;
+    }
+    EXPECT_GT(with_gpu, 3u) << samples.out;
 }

@@ -59,7 +59,7 @@ TEST(RunWorkload, PhasesAreRecordedAndJudged) {
     std::size_t host_busy = 0;
     for (const json& s : samples) {
         cpu_peak = std::max(cpu_peak, s["job_cpu_percent"].get<double>());
-        rss_peak = std::max(rss_peak, s["job_rss_gib"].get<double>());
+        rss_peak = std::max(rss_peak, s["job_rss_bytes"].get<double>() / 1073741824.0);
         host_busy += s["cpu_percent"].get<double>() > 80 ? 1 : 0;
     }
     EXPECT_GT(cpu_peak, 150) << "the two burning workers were not seen";

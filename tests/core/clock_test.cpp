@@ -24,3 +24,27 @@ TEST(Clock, RejectsMalformedTimes) {
                             "2025-11-29T20:41:07Zjunk", "2025/11/29T20:41:07Z", "abcd-ef-ghTij:kl:mnZ"})
         EXPECT_FALSE(parse_rfc3339(bad).has_value()) << bad;
 }
+
+TEST(Clock, DurationsInEveryFormTheFlagsTake) {
+    using baton::parse_duration;
+    const std::pair<const char*, double> good[] = {
+        {"90", 90},       {"0.5", 0.5},   {"90s", 90},       {"1m30s", 90},    {"5min", 300}, {"2h", 7200},
+        {"30d", 2592000}, {"1.5h", 5400}, {"250ms", 0.25},   {"1h2m3s", 3723}, {"2hr", 7200}, {"10sec", 10},
+        {"0", 0},         {"0s", 0},      {"1d12h", 129600}, {"30s1m", 90},    {".5", 0.5},
+    };
+    for (const auto& [text, seconds] : good) {
+        const std::optional<double> d = parse_duration(text);
+        ASSERT_TRUE(d.has_value()) << text;
+        EXPECT_DOUBLE_EQ(*d, seconds) << text;
+    }
+    for (const char* bad : {"", "s", "m30", "1m30", "-5", "+5", "5 s", " 5", "5s ", "1e3", "inf", "nan", "5x", "1..5",
+                            ".", "5mins", "1.2.3s",
+                            "99999999999999999999999999999999999999999999999999999"
+                            "99999999999999999999999999999999999999999999999999999"
+                            "99999999999999999999999999999999999999999999999999999"
+                            "99999999999999999999999999999999999999999999999999999"
+                            "99999999999999999999999999999999999999999999999999999"
+                            "99999999999999999999999999999999999999999999999999999"
+                            "9999d"})
+        EXPECT_FALSE(parse_duration(bad).has_value()) << bad;
+}

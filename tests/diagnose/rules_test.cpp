@@ -289,13 +289,58 @@ TEST(Rules, GpuIdleHeldNamesTheProcess) {
                  }),
                  kT);
     EXPECT_EQ(find_rule(f, "gpu_idle_held"), nullptr);
-    // An old holder that works on the CPU while its GPU idles: not forgotten.
+    // An old holder that works on the CPU while its GPU idles still keeps the memory from others: said.
     f = diagnose(window([&](Snapshot& s, int i) {
                      idle(s, i);
                      s.processes.back().cpu_percent = 80;
                  }),
                  kT);
+    x = find_rule(f, "gpu_idle_held");
+    ASSERT_NE(x, nullptr) << ::testing::PrintToString(rules_of(f));
+    EXPECT_NE(x->summary.find("while the process works on the CPU (80 % of a core)"), std::string::npos) << x->summary;
+    // ... but one whose GPU does a little work (3 %, as a real input-bound H200 read) is a slow trainer.
+    f = diagnose(window([&](Snapshot& s, int i) {
+                     idle(s, i);
+                     s.gpus[0].utilization_percent = 3;
+                     s.processes.back().cpu_percent = 80;
+                 }),
+                 kT);
     EXPECT_EQ(find_rule(f, "gpu_idle_held"), nullptr);
+}
+
+// A notebook kernel holding 12 GB on a GPU at 0 % (and 0 % SM) for the whole window while it runs
+// pandas on one core is not input-bound: a GPU that does no work is not starved. The held memory is
+// gpu_idle_held's once the kernel is old enough.
+TEST(Rules, InputBoundOnlyWhereTheGpuIsFed) {
+    auto notebook = [](Snapshot& s, int) {
+        s.gpus[0].utilization_percent = 0;
+        s.gpus[0].sm_activity_percent = 0;
+        s.gpus[0].memory_used_bytes = 12ull << 30;
+        s.gpus[0].processes[0].pid = 300;
+        s.gpus[0].processes[0].used_memory_bytes = 12ull << 30;
+        s.gpus[0].processes[0].sm_utilization_percent = 0;
+        for (ProcessInfo& p : s.processes) p.cpu_percent = 0;
+        s.processes.push_back(proc(300, 50, "python", 100));  // ipykernel: pandas on one core
+        s.processes.back().start_time_ms = kStart - 2 * 3600 * 1000;
+        s.cpu.total.utilization_percent = 100.0 / 8;
+    };
+    auto f = diagnose(window(notebook), kT);
+    EXPECT_EQ(find_rule(f, "input_bound"), nullptr) << ::testing::PrintToString(rules_of(f));
+    EXPECT_EQ(find_rule(f, "io_bound"), nullptr);
+    const Finding* held = find_rule(f, "gpu_idle_held");
+    ASSERT_NE(held, nullptr) << ::testing::PrintToString(rules_of(f));
+    EXPECT_EQ(held->subject, "pid:300");
+    // The same box where the GPU works in bursts (SM activity in a third of the samples) while the one
+    // core feeding it is saturated: input-bound.
+    f = diagnose(window([&](Snapshot& s, int i) {
+                     notebook(s, i);
+                     if (i % 3 == 0) {
+                         s.gpus[0].utilization_percent = 40;
+                         s.gpus[0].sm_activity_percent = 30;
+                     }
+                 }),
+                 kT);
+    EXPECT_NE(find_rule(f, "input_bound"), nullptr) << ::testing::PrintToString(rules_of(f));
 }
 
 TEST(Rules, GpuContentionNeedsSeparateJobs) {
@@ -463,6 +508,12 @@ TEST(Rules, InputBoundFromTheHooksDataWait) {
         << x->recommendation;  // GPU0 still runs pid 100's job
     ASSERT_TRUE(x->snippet);
     EXPECT_NE(x->snippet->find("num_workers=7"), std::string::npos);
+    // It trains on the CPU: no pin_memory (pinning is for copies to a GPU); GPU0's trainer gets it.
+    EXPECT_EQ(x->recommendation.find("pin_memory"), std::string::npos) << x->recommendation;
+    EXPECT_EQ(x->snippet->find("pin_memory"), std::string::npos) << *x->snippet;
+    EXPECT_NE(
+        find_rule(diagnose(window(), kT, steps_of(50, 100, 40)), "input_bound")->recommendation.find("pin_memory=True"),
+        std::string::npos);
     // The same loop on a host whose CPUs are busy with something else: still its num_workers=0 to fix.
     f = diagnose(window([](Snapshot& s, int) { s.cpu.total.utilization_percent = 97; }), kT,
                  steps_of(10, 100, 60, 777));
@@ -501,6 +552,6 @@ TEST(Rules, StepTimeUnstable) {
 }
 
 TEST(Rules, EveryRuleIdIsKnown) {
-    EXPECT_EQ(rule_ids().size(), 19u);
+    EXPECT_EQ(rule_ids().size(), 20u);
     for (const std::string& id : rule_ids()) EXPECT_FALSE(id.empty());
 }

@@ -167,6 +167,29 @@ nvmlReturn_t string_value(nvmlDevice_t h, const char* call, const char* key, cha
     return NVML_SUCCESS;
 }
 
+// Compute processes a test adds while baton runs: the file named by BATON_FAKE_NVML_PROCESSES,
+// read at every call, one "GPU PID USED_MEMORY_BYTES" line per process, GPU being the index in
+// PCI bus order (what baton and nvidia-smi show). A test's job writes its own pid there, the way
+// a real CUDA context makes a process appear in NVML's list.
+std::vector<json> added_processes(const Device& dev) {
+    std::vector<json> out;
+    const char* path = std::getenv("BATON_FAKE_NVML_PROCESSES");
+    if (!path) return out;
+    std::vector<std::pair<std::string, int>> order;  // (pci_bus_id, id): the PCI bus order
+    for (const Device& d : g.devices)
+        order.emplace_back(
+            value(d, "pci_bus_id").is_string() ? value(d, "pci_bus_id").get<std::string>() : std::string(), d.id);
+    std::sort(order.begin(), order.end());
+    std::ifstream in(path);
+    long index = 0, pid = 0;
+    unsigned long long used = 0;
+    while (in >> index >> pid >> used)
+        if (index >= 0 && static_cast<std::size_t>(index) < order.size() &&
+            order[static_cast<std::size_t>(index)].second == dev.id)
+            out.push_back({{"pid", pid}, {"used_memory", used}, {"type", "compute"}});
+    return out;
+}
+
 nvmlReturn_t processes(nvmlDevice_t h, const char* call, const char* type, unsigned* count, void* infos,
                        int record_bytes) {
     std::lock_guard lock(g_mutex);
@@ -178,6 +201,8 @@ nvmlReturn_t processes(nvmlDevice_t h, const char* call, const char* type, unsig
     if (list.is_array())
         for (const json& p : list)
             if (p.value("type", "compute") == type) mine.push_back(p);
+    if (std::string(type) == "compute")
+        for (json& p : added_processes(*d)) mine.push_back(std::move(p));
     unsigned capacity = *count;
     *count = static_cast<unsigned>(mine.size());
     if (mine.size() > capacity || (!infos && !mine.empty())) return NVML_ERROR_INSUFFICIENT_SIZE;

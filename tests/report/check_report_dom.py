@@ -74,8 +74,8 @@ def png_check(path, width, height):
 
 
 def main():
-    dom, samples, findings, gpus, netlog, control, png, width, height, steps = sys.argv[1:11]
-    samples, findings, gpus, steps = int(samples), int(findings), int(gpus), int(steps)
+    dom, samples, findings, gpus, netlog, control, png, width, height, steps, gpu_samples = sys.argv[1:12]
+    samples, findings, gpus, steps, gpu_samples = int(samples), int(findings), int(gpus), int(steps), int(gpu_samples)
     p = Charts()
     p.feed(open(dom).read())
     failures = []
@@ -87,10 +87,13 @@ def main():
         failures.append(f"charts {sorted(p.charts)}, expected {sorted(want)}")
     if samples < 5:
         failures.append(f"only {samples} samples recorded")
+    if gpu_samples < 3:
+        failures.append(f"only {gpu_samples} samples with the job's GPUs recorded")
     for chart, lines in sorted(p.charts.items()):
         if not lines:
             failures.append(f"{chart}: no line")
-        expected = steps if chart in ("chart-step-time", "chart-throughput") else samples  # a point per step
+        expected = (steps if chart in ("chart-step-time", "chart-throughput")  # a point per step
+                    else gpu_samples if chart.startswith("chart-gpu-") else samples)
         for label, pairs, declared in lines:
             if pairs != expected or declared != expected:
                 failures.append(f"{chart}/{label}: {pairs} points drawn ({declared} declared), {expected} recorded")

@@ -15,9 +15,13 @@ trap 'rm -rf "$work"' EXIT
 mkdir -p "$artefacts"
 cd "$work"
 
-# A short job: a second and a half of CPU while it reports a step every 50 ms through the Python
+# A short job on the eight fake GPUs (it puts its own pid in the fake's process lists, as a CUDA
+# context would): a second and a half of CPU while it reports a step every 50 ms through the Python
 # hook's sender (baton._events, which needs no torch), then 64 MB written with fsync (disk rates).
-PYTHONPATH="$here/../../python" "$baton" run --db h.db --interval 0.2 --name report-test --report report.html -- python3 -c '
+export BATON_FAKE_NVML_PROCESSES=$work/gpu-processes
+PYTHONPATH="$here/../../python" "$baton" run --db h.db --interval 0.2 --name report-test --report report.html -- sh -c '
+for i in 0 1 2 3 4 5 6 7; do echo "$i $$ 30000000000"; done > "$BATON_FAKE_NVML_PROCESSES"
+exec python3 -c "$0"' '
 import os, time
 from baton import _events
 end, step = time.time() + 1.5, 0
@@ -32,6 +36,8 @@ with open("data.bin", "wb") as f:
 ' 2> run.err || { cat run.err; echo "FAIL: baton run"; exit 1; }
 grep -q "report: report.html" run.err || { cat run.err; echo "FAIL: the summary does not name the report"; exit 1; }
 samples=$("$baton" runs export 1 --db h.db --format csv | tail -n +2 | wc -l)
+# The GPU charts have a point for each sample since the job appeared on its GPUs.
+gpu_samples=$("$baton" runs export 1 --db h.db | grep -c '"index":' || true)
 findings=$("$baton" runs --db h.db --json | python3 -c 'import json, sys; print(json.loads(sys.stdin.readline())["findings"])')
 steps=$("$baton" report 1 --db h.db --markdown | sed -n 's/^| training steps (baton hook) | \([0-9]*\),.*/\1/p')
 [ -n "$steps" ] && [ "$steps" -ge 10 ] || { cat run.err; echo "FAIL: the hook's steps did not reach the run ($steps)"; exit 1; }
@@ -49,5 +55,5 @@ echo '<html><body><img src="http://127.0.0.1:9/pixel.png"></body></html>' > cont
 browse --log-net-log="$work/control-net.json" --dump-dom "file://$work/control.html" >/dev/null
 cp report.html "$artefacts/report.html"
 
-python3 "$here/check_report_dom.py" dom.html "$samples" "$findings" 8 net.json control-net.json "$artefacts/report.png" 1200 2600 "$steps"
+python3 "$here/check_report_dom.py" dom.html "$samples" "$findings" 8 net.json control-net.json "$artefacts/report.png" 1200 2600 "$steps" "$gpu_samples"
 echo "PASS: report of $samples samples, $steps steps and $findings finding(s) rendered offline; screenshot $artefacts/report.png"

@@ -54,9 +54,9 @@ RunReportData fixture() {
         d.steps.push_back(e);
     }
     d.findings.push_back(
-        {r.start_ms + 5000, "input_bound", "warning", "gpu:1", "GPU1 waits <for> data", "num_workers=7"});
+        {r.start_ms + 5000, "input_bound", "warning", "gpu:1", "GPU1 waits <for> data", "num_workers=7", {}});
     d.findings.push_back(
-        {r.start_ms + 15000, "cuda_oom", "critical", "pid:100", "CUDA out of memory", "smaller batch"});
+        {r.start_ms + 15000, "cuda_oom", "critical", "pid:100", "CUDA out of memory", "smaller batch", {}});
     return d;
 }
 

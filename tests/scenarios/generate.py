@@ -215,6 +215,25 @@ def _(s, i):
     s["gpus"][0]["stale"] = True
 
 
+@scenario("gpu-lost", ["gpu_lost"],
+          "A second, idle GPU falls off the bus half way: NVML answers GPU_IS_LOST for it (Xid 79).")
+def _(s, i):
+    g = gpu(1, 0, 0)
+    if i >= TICKS // 2:
+        g = {k: g[k] for k in ("index", "uuid", "name", "pci_bus_id")}
+        g.update({"stale": False, "error": "GPU is lost", "lost": True, "processes": []})
+    s["gpus"].append(g)
+
+
+@scenario("notebook-holds-idle-gpu", ["gpu_idle_held"],
+          "A two-hour-old notebook kernel holds 12 GiB on a GPU at 0 % while it runs pandas on one core: not input-bound.")
+def _(s, i):
+    s["gpus"][0] = gpu(0, 0, 9, [(300, 12, 0)])
+    s["processes"] = [p for p in s["processes"] if p["pid"] < 100]
+    s["processes"].append(proc(300, 50, "python", 100, age_s=7200, command="python -m ipykernel_launcher"))
+    s["cpu"]["utilization_percent"] = 12.5
+
+
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__))
     os.makedirs(out, exist_ok=True)

@@ -224,6 +224,7 @@ void read_device(Shared& s, Device& d, double now) {
         id.name = g.name;
         id.pci_bus_id = g.pci_bus_id;
         id.error = L.describe(rc);
+        id.lost = true;
         g = std::move(id);
         return true;
     };

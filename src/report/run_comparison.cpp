@@ -1,0 +1,113 @@
+#include "report/run_comparison.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include <fmt/format.h>  // header-only (fmt::fmt-header-only)
+
+namespace baton {
+
+namespace {
+
+// The subject as a key that means the same GPU in both runs.
+std::string stable_subject(const RunRecord& r, const std::string& subject) {
+    unsigned index = 0;
+    char rest = 0;
+    if (std::sscanf(subject.c_str(), "gpu:%u%c", &index, &rest) == 1)
+        for (const RunGpu& g : r.gpus)
+            if (g.index == index && !g.uuid.empty()) return "uuid:" + g.uuid;
+    return subject;
+}
+
+const RecordedFinding* find(const StoredRun& run, const std::string& rule, const std::string& key) {
+    for (const RecordedFinding& f : run.findings)
+        if (f.rule == rule && stable_subject(run.run, f.subject) == key) return &f;
+    return nullptr;
+}
+
+std::string number(double v) {
+    return std::abs(v) >= 100 || v == static_cast<long long>(v) ? fmt::format("{:.0f}", v) : fmt::format("{:.3g}", v);
+}
+
+}  // namespace
+
+std::pair<std::string, std::string> metric_label(const std::string& metric) {
+    std::string name = metric.substr(metric.rfind('.') == std::string::npos ? 0 : metric.rfind('.') + 1);
+    std::string unit;
+    for (const auto& [suffix, u] : {std::pair<const char*, const char*>{"_percent", "%"},
+                                    {"_bytes_per_second", "B/s"},
+                                    {"_bytes", "B"},
+                                    {"_seconds", "s"},
+                                    {"_ms", "ms"},
+                                    {"_celsius", "C"},
+                                    {"_watts", "W"}}) {
+        const std::string s = suffix;
+        if (name.size() > s.size() && name.compare(name.size() - s.size(), s.size(), s) == 0) {
+            name.resize(name.size() - s.size());
+            unit = u;
+            break;
+        }
+    }
+    std::replace(name.begin(), name.end(), '_', ' ');
+    return {name, unit};
+}
+
+std::vector<FindingChange> compare_findings(const StoredRun& a, const StoredRun& b) {
+    std::vector<FindingChange> both, fresh, gone;
+    std::vector<std::string> seen;  // rule + key, each once
+    for (const RecordedFinding& fb : b.findings) {
+        const std::string key = stable_subject(b.run, fb.subject);
+        if (std::find(seen.begin(), seen.end(), fb.rule + " " + key) != seen.end()) continue;
+        seen.push_back(fb.rule + " " + key);
+        FindingChange c;
+        c.rule = fb.rule;
+        c.subject = fb.subject;
+        c.severity_b = fb.severity;
+        const RecordedFinding* fa = find(a, fb.rule, key);
+        if (!fa) {
+            c.status = FindingChange::Status::fresh;
+            fresh.push_back(std::move(c));
+            continue;
+        }
+        c.severity_a = fa->severity;
+        for (const Evidence& eb : fb.evidence) {
+            auto ea = std::find_if(fa->evidence.begin(), fa->evidence.end(),
+                                   [&](const Evidence& e) { return e.metric == eb.metric; });
+            if (ea == fa->evidence.end() || !ea->average || !eb.average) continue;
+            auto [label, unit] = metric_label(eb.metric);
+            c.evidence.push_back({eb.metric, label, unit, *ea->average, *eb.average});
+        }
+        both.push_back(std::move(c));
+    }
+    std::vector<std::string> seen_a;
+    for (const RecordedFinding& fa : a.findings) {
+        const std::string key = stable_subject(a.run, fa.subject);
+        if (std::find(seen_a.begin(), seen_a.end(), fa.rule + " " + key) != seen_a.end()) continue;
+        seen_a.push_back(fa.rule + " " + key);
+        if (find(b, fa.rule, key)) continue;
+        FindingChange c;
+        c.rule = fa.rule;
+        c.subject = fa.subject;
+        c.severity_a = fa.severity;
+        c.status = FindingChange::Status::gone;
+        gone.push_back(std::move(c));
+    }
+    both.insert(both.end(), fresh.begin(), fresh.end());
+    both.insert(both.end(), gone.begin(), gone.end());
+    return both;
+}
+
+std::string finding_change_text(const FindingChange& c) {
+    std::string out = fmt::format("{} [{}]: ", c.rule, c.subject);
+    if (c.status == FindingChange::Status::gone) return out + "gone";
+    if (c.status == FindingChange::Status::fresh) return out + "new";
+    for (const FindingChange::Metric& m : c.evidence) {
+        const std::string sep = m.unit.empty() ? "" : " ";
+        out += fmt::format("{} {}{}{} -> {}{}{}, ", m.label, number(m.a), sep, m.unit, number(m.b), sep, m.unit);
+    }
+    if (c.severity_a != c.severity_b) out += fmt::format("{} -> {}, ", c.severity_a, c.severity_b);
+    return out + "still present";
+}
+
+}  // namespace baton
