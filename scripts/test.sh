@@ -14,7 +14,7 @@ test_packages=(
   python3-torch            # the Python hook's tests train real, small models on the CPU
 )
 ./scripts/apt-install.sh "${test_packages[@]}"
-cmake -S build -B build -DBATON_BUILD_TESTS=ON >/dev/null
+cmake -S . -B build -DBATON_BUILD_TESTS=ON >/dev/null
 cmake --build build -j "$(nproc)"
 cmake --build build --target format-check
 cd build

@@ -9,6 +9,7 @@
 #include "cli/cmd_compare.hpp"
 #include "cli/cmd_diagnose.hpp"
 #include "cli/cmd_doctor.hpp"
+#include "cli/cmd_explain.hpp"
 #include "cli/cmd_report.hpp"
 #include "cli/cmd_run.hpp"
 #include "cli/cmd_runs.hpp"
@@ -16,9 +17,13 @@
 #include "cli/cmd_top.hpp"
 #include "cli/usage_hints.hpp"
 
+#include "baton_git_commit.hpp"  // generated at build time: BATON_GIT_COMMIT
+
 #ifndef BATON_VERSION
 #define BATON_VERSION "0.0.0-dev"
 #endif
+// "baton 0.1.0 (commit 53c4104a1b2c)": the version and the commit it was built from.
+#define BATON_VERSION_LINE "baton " BATON_VERSION " (commit " BATON_GIT_COMMIT ")"
 
 namespace {
 
@@ -51,7 +56,7 @@ std::string top_help(const CLI::App& app) {
 int main(int argc, char** argv) {
     using namespace baton::cli;
     CLI::App app{"baton: see, judge and tune a deep-learning training machine", "baton"};
-    app.set_version_flag("--version", std::string("baton ") + BATON_VERSION);
+    app.set_version_flag("--version", BATON_VERSION_LINE);
     std::string config_path;
     app.add_option("--config", config_path,
                    "Config file read after /etc/baton/baton.toml and ~/.config/baton/baton.toml (or $BATON_CONFIG)");
@@ -76,6 +81,8 @@ int main(int argc, char** argv) {
     CLI::App* compare = add_compare_command(app, compare_args);
     ReportArgs report_args;
     CLI::App* report = add_report_command(app, report_args);
+    ExplainArgs explain_args;
+    CLI::App* explain = add_explain_command(app, explain_args);
 
     std::string help_topic;
     CLI::App* help = app.add_subcommand("help", "Show help for baton or one subcommand");
@@ -97,7 +104,7 @@ int main(int argc, char** argv) {
         std::fputs(app.help("", CLI::AppFormatMode::All).c_str(), stdout);
         return kExitOk;
     } catch (const CLI::CallForVersion&) {
-        std::printf("baton %s\n", BATON_VERSION);
+        std::printf("%s\n", BATON_VERSION_LINE);
         return kExitOk;
     } catch (const CLI::ExtrasError&) {
         return usage_failure(app, unexpected_words_message(app), argc, argv);
@@ -122,6 +129,7 @@ int main(int argc, char** argv) {
     if (runs->parsed()) return run_runs(runs_args, config_path);
     if (compare->parsed()) return run_compare(compare_args, config_path);
     if (report->parsed()) return run_report(report_args, config_path);
+    if (explain->parsed()) return run_explain(explain_args);
     if (help->parsed()) {
         if (help_topic.empty()) {
             std::fputs(top_help(app).c_str(), stdout);

@@ -98,7 +98,7 @@ void append_findings_text(const DiagnosisInfo& info, const std::vector<Finding>&
                 s = nl == std::string_view::npos ? std::string_view() : s.substr(nl + 1);
             }
         }
-        line("          see: " + f.doc);
+        line("          see: baton explain " + f.rule);
         line("");
     }
     if (!indicators.empty()) {

@@ -483,7 +483,7 @@ std::string run_summary_text(const RunStats& s) {
     for (const Finding& f : s.findings) {
         line(fmt::format("  {} {} [{}]: {}", severity_name(f.severity), f.rule, f.subject, f.summary));
         line("      fix: " + f.recommendation);
-        line("      see: " + f.doc);
+        line("      see: baton explain " + f.rule);
     }
     return out;
 }

@@ -73,11 +73,13 @@ class Collector {
         // should be up (and q should work) meanwhile.
         Sampler sampler(options_);
         Snapshot snap;
-        auto next = std::chrono::steady_clock::now();
+        std::chrono::steady_clock::time_point next{};
         const auto step =
             std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(delay_));
-        for (;;) {
+        for (bool first = true;; first = false) {
             sampler.take(snap);
+            // A full delay after the first take (which includes the priming read), as in batch mode.
+            if (first) next = std::chrono::steady_clock::now();
             {
                 std::unique_lock<std::mutex> lock(mutex_);
                 shared_ = snap;
@@ -222,7 +224,7 @@ int run_top_batch(const TopOptions& options) {
     Snapshot snap;
     TopInput input;
     input.thresholds = o.thresholds;
-    double next = monotonic_seconds();
+    double next = 0;
     for (int i = 0; !g_stop && (o.count == 0 || i < o.count); ++i) {
         if (i > 0) {
             next += o.delay_seconds;
@@ -230,6 +232,9 @@ int run_top_batch(const TopOptions& options) {
             if (g_stop) break;
         }
         sampler.take(snap);
+        // The first take includes the priming read and its wait: the next frame is a full delay
+        // after it, or its rates would cover almost no time (a busy process at 30 %, 0 %, 30 %).
+        if (i == 0) next = monotonic_seconds();
         window.add(snap);
         input.snapshot = &snap;
         input.breaches = window.breaches();

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -26,10 +27,19 @@ void expect_usage_error(const std::vector<std::string>& args, const std::string&
 
 }  // namespace
 
+// "baton 0.1.0 (commit 53c4104a1b2c)": the version and the commit the binary was built from.
 TEST(Cli, Version) {
     auto r = run({baton_binary(), "--version"});
     EXPECT_EQ(r.exit_code, 0);
     EXPECT_EQ(r.out.rfind("baton ", 0), 0u);
+    const std::size_t at = r.out.find(" (commit ");
+    ASSERT_NE(at, std::string::npos) << r.out;
+    const std::string commit = r.out.substr(at + 9, r.out.find(')') - at - 9);
+    auto git = run({"/usr/bin/git", "-C", BATON_SOURCE_DIR, "rev-parse", "--short=12", "HEAD"});
+    if (git.exit_code == 0)  // a checkout: the binary names its commit (dirty or not)
+        EXPECT_EQ(commit.substr(0, 12), git.out.substr(0, 12)) << r.out;
+    else
+        EXPECT_EQ(commit, "unknown");
 }
 
 TEST(Cli, HelpListsSubcommands) {
@@ -181,4 +191,32 @@ TEST(Cli, LostGpuIsACriticalFinding) {
     EXPECT_NE(r.out.find("dmesg", at), std::string::npos) << r.out;
     const auto doc = nlohmann::json::parse(r.out);
     for (const auto& f : doc["findings"]) EXPECT_NE(f["subject"], "gpu:0") << f;  // the healthy one is fine
+}
+
+// baton explain prints a rule's section of docs/findings.md from the copy built into the binary:
+// the same text as the source tree's (so it never drifts), for every rule the engines can report.
+TEST(Cli, ExplainPrintsTheCataloguesSection) {
+    const std::string doc = baton::test::read_text(std::string(BATON_SOURCE_DIR) + "/docs/findings.md");
+    auto list = run({baton_binary(), "explain"});
+    ASSERT_EQ(list.exit_code, 0);
+    std::size_t rules = 0;
+    std::istringstream lines(list.out);
+    for (std::string line; std::getline(lines, line); ++rules) {
+        const std::string rule = line.substr(0, line.find(' '));
+        auto r = run({baton_binary(), "explain", rule});
+        ASSERT_EQ(r.exit_code, 0) << rule;
+        const std::size_t at = doc.find("\n## " + rule + "\n");
+        ASSERT_NE(at, std::string::npos) << rule;
+        std::string section = doc.substr(at + 1, doc.find("\n## ", at + 1) - at - 1);
+        while (!section.empty() && section.back() == '\n') section.pop_back();
+        EXPECT_EQ(r.out, section + "\n") << rule;
+    }
+    EXPECT_GE(rules, 30u);  // the engine's rules, the failure scanner's and the Python hook's checks
+    for (const char* rule : {"input_bound", "gpu_lost", "cuda_oom", "seeds_differ_across_ranks"})
+        EXPECT_NE(list.out.find(std::string(rule) + " "), std::string::npos) << rule;
+    expect_usage_error({"explain", "input_bond"}, "no rule 'input_bond' (did you mean 'input_bound'?)");
+    // Diagnoses point at it.
+    auto d = run({baton_binary(), "--config", "/dev/null", "diagnose", "--replay",
+                  std::string(BATON_SOURCE_DIR) + "/tests/scenarios/input-bound.jsonl"});
+    EXPECT_NE(d.out.find("see: baton explain input_bound"), std::string::npos) << d.out;
 }

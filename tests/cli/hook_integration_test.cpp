@@ -67,7 +67,7 @@ TEST(Hook, CheckFindingsJoinTheRun) {
     EXPECT_NE(r.err.find("  warning loader_num_workers_zero [loader]: the DataLoader loads every batch"),
               std::string::npos)
         << r.err;
-    EXPECT_NE(r.err.find("see: docs/findings.md#loader_num_workers_zero"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("see: baton explain loader_num_workers_zero"), std::string::npos) << r.err;
     auto show = run({baton_binary(), "runs", "show", "1", "--db", d.path() + "/baton.db"});
     EXPECT_NE(show.out.find("warning loader_num_workers_zero [loader]"), std::string::npos) << show.out;
 }

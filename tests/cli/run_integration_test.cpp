@@ -179,7 +179,7 @@ TEST(RunCommand, CudaOutOfMemoryIsRecognisedAndPassedThrough) {
     const std::string err = b.err();
     EXPECT_NE(err.find("Traceback (most recent call last):\n" + oom + "\n"), std::string::npos) << err;  // unchanged
     EXPECT_NE(err.find("critical cuda_oom [job]"), std::string::npos) << err;
-    EXPECT_NE(err.find("see: docs/findings.md#cuda_oom"), std::string::npos) << err;
+    EXPECT_NE(err.find("see: baton explain cuda_oom"), std::string::npos) << err;
 }
 
 TEST(RunCommand, ReportAsHtmlAndMarkdown) {

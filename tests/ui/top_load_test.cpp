@@ -80,3 +80,34 @@ TEST(TopLoad, ThousandProcessesWithChurn) {
     for (std::size_t i = 0; i < kids.size(); i += 3) ghosts += frames.back().count(kids[i]) ? 1 : 0;
     EXPECT_EQ(ghosts, 0);
 }
+
+// Batch mode at -d 0.5: the priming read is followed by a full delay, so every frame's rates cover
+// half a second (the second frame used to cover almost none: a busy process read 30 %, 0 %, 30 %).
+TEST(TopLoad, BatchFramesAreAFullDelayApart) {
+    const pid_t busy = fork();
+    if (busy == 0) {
+        execlp("sh", "sh", "-c", "while :; do :; done", static_cast<char*>(nullptr));
+        _exit(127);
+    }
+    ASSERT_GT(busy, 0);
+    auto r = run({baton_binary(), "top", "--count", "4", "-d", "0.5", "--filter", std::to_string(busy), "--no-gpus",
+                  "--width", "120", "--height", "40"},
+                 {{"TERM", "xterm"}});
+    kill(busy, SIGKILL);
+    waitpid(busy, nullptr, 0);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_GE(r.seconds, 1.9);  // priming 0.5 s, then three full delays
+    std::vector<double> cpu;
+    std::istringstream in(r.out);
+    for (std::string line; std::getline(in, line);) {
+        std::istringstream words(line);
+        std::string pid, user, gpu, gmem, sm, cpu_text;
+        if (!(words >> pid >> user >> gpu >> gmem >> sm >> cpu_text) || pid != std::to_string(busy)) continue;
+        cpu.push_back(std::stod(cpu_text));
+    }
+    ASSERT_EQ(cpu.size(), 4u) << r.out;
+    for (double c : cpu) {
+        EXPECT_GT(c, 40) << r.out;  // one busy core, on a box running other tests
+        EXPECT_LT(c, 115) << r.out;
+    }
+}
