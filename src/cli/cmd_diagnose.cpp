@@ -41,7 +41,11 @@ Result<Window> read_replay(const std::string& path) {
         if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
         Result<Snapshot> s = parse_snapshot_json(line);
         if (!s.ok()) return make_error(path + ":" + std::to_string(n) + ": " + s.error().message);
-        if (!w.empty() && s->time_unix_ms < w.back().time_unix_ms)
+        // In order by the monotonic clock when both have it: the wall clock may step back (NTP)
+        // within one recording; a monotonic time going back means files were put together.
+        const bool monotonic = !w.empty() && s->monotonic_seconds && w.back().monotonic_seconds;
+        if (!w.empty() &&
+            (monotonic ? *s->monotonic_seconds < *w.back().monotonic_seconds : s->time_unix_ms < w.back().time_unix_ms))
             return make_error(path + ":" + std::to_string(n) + ": snapshots must be in time order");
         w.push_back(std::move(*s));
     }
@@ -110,7 +114,7 @@ int run_diagnose(const DiagnoseArgs& a, const std::string& config_path) {
     info.hostname = w.back().host.hostname;
     info.start_unix_ms = w.front().time_unix_ms;
     info.end_unix_ms = w.back().time_unix_ms;
-    info.seconds = static_cast<double>(info.end_unix_ms - info.start_unix_ms) / 1000.0;
+    info.seconds = seconds(w.back()) - seconds(w.front());
     info.gpus = static_cast<unsigned>(gpu_indices(w).size());
 
     const std::vector<Finding> findings = diagnose(w, t);

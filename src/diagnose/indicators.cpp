@@ -103,7 +103,7 @@ std::vector<IndicatorSummary> summarize_indicators(const std::vector<Snapshot>& 
 
 void IndicatorWindow::add(const Snapshot& s) {
     Sample x;
-    x.time = static_cast<double>(s.time_unix_ms) / 1000.0;
+    x.time = seconds(s);
     x.cpu = s.cpu.total.utilization_percent;
     x.iowait = s.cpu.total.iowait_percent;
     x.swap = swap_traffic(s.swap);

@@ -293,7 +293,7 @@ void gpu_memory_leak(const Window& w, const Thresholds& t, std::vector<Finding>&
     // Per process: GPU memory summed over its GPUs, at each snapshot where it is listed, and the
     // span of time it was listed.
     std::map<std::uint32_t, std::vector<double>> used;
-    std::map<std::uint32_t, std::pair<std::int64_t, std::int64_t>> seen;  // first and last time, ms
+    std::map<std::uint32_t, std::pair<double, double>> seen;  // first and last time, seconds (series.hpp)
     for (const Snapshot& s : w) {
         std::map<std::uint32_t, double> now;
         for (const GpuInfo& g : s.gpus)
@@ -301,15 +301,15 @@ void gpu_memory_leak(const Window& w, const Thresholds& t, std::vector<Finding>&
                 if (gp.used_memory_bytes) now[gp.pid] += static_cast<double>(*gp.used_memory_bytes);
         for (const auto& [pid, bytes] : now) {
             used[pid].push_back(bytes);
-            auto [it, fresh] = seen.try_emplace(pid, s.time_unix_ms, s.time_unix_ms);
-            if (!fresh) it->second.second = s.time_unix_ms;
+            auto [it, fresh] = seen.try_emplace(pid, seconds(s), seconds(s));
+            if (!fresh) it->second.second = seconds(s);
         }
     }
     for (const auto& [pid, v] : used) {
         if (v.size() < 3) continue;
         // Watched long enough: a process that appeared within the window is starting up (its CUDA
         // context, then its first steps), which always grows; seen twice on an H200.
-        const double watched_s = static_cast<double>(seen[pid].second - seen[pid].first) / 1000.0;
+        const double watched_s = seen[pid].second - seen[pid].first;
         if (watched_s < t.sustained_share * t.window_seconds) continue;
         const double growth = v.back() - v.front();
         if (growth < t.gpu_memory_leak_bytes) continue;

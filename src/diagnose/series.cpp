@@ -17,6 +17,7 @@ const char* severity_name(Severity s) {
 }
 
 double seconds(const Snapshot& s) {
+    if (s.monotonic_seconds) return *s.monotonic_seconds;
     return static_cast<double>(s.time_unix_ms) / 1000.0;
 }
 

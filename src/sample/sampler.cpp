@@ -43,6 +43,7 @@ Sampler::~Sampler() = default;
 void Sampler::read_once(Snapshot& snap) {
     double now = monotonic_seconds();
     snap.time_unix_ms = unix_millis();
+    snap.monotonic_seconds = now;
     snap.interval_seconds = last_time_ < 0 ? 0 : now - last_time_;
     last_time_ = now;
     if (gpu_) gpu_->begin(now);  // NVML works on its own thread while /proc is read

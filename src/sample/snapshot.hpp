@@ -131,7 +131,11 @@ struct ProcessInfo {
 };
 
 struct Snapshot {
-    std::int64_t time_unix_ms = 0;
+    std::int64_t time_unix_ms = 0;  // the wall clock: labels the snapshot; NTP may step it
+    // CLOCK_MONOTONIC when it was taken: orders snapshots and measures windows, since it never
+    // steps. Comparable within one boot of one machine only. Absent in recordings made before
+    // baton wrote it (then the wall clock orders them).
+    std::optional<double> monotonic_seconds;
     double interval_seconds = 0;  // over which the rates were measured
     HostInfo host;
     CpuStats cpu;

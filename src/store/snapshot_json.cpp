@@ -156,6 +156,7 @@ void SnapshotJsonEncoder::append(const Snapshot& s, std::string& out) {
     w.begin_object();
     w.field("schema_version", kSnapshotSchemaVersion);
     w.field("time", rfc3339_utc(s.time_unix_ms));
+    w.optional_field("monotonic_seconds", s.monotonic_seconds);
     w.field("interval_seconds", s.interval_seconds);
 
     w.key("host");

@@ -212,6 +212,8 @@ Snapshot read_snapshot(const json& doc) {
     const auto time = parse_rfc3339(r.string("time"));
     if (!time) r.fail("time", "an RFC 3339 time");
     s.time_unix_ms = *time;
+    s.monotonic_seconds = r.opt_number("monotonic_seconds");
+    if (s.monotonic_seconds && *s.monotonic_seconds < 0) r.fail("monotonic_seconds", "a time that is not negative");
     s.interval_seconds = r.number("interval_seconds");
 
     Reader host = r.object("host");

@@ -220,3 +220,35 @@ TEST(Cli, ExplainPrintsTheCataloguesSection) {
                   std::string(BATON_SOURCE_DIR) + "/tests/scenarios/input-bound.jsonl"});
     EXPECT_NE(d.out.find("see: baton explain input_bound"), std::string::npos) << d.out;
 }
+
+// A recording during which NTP stepped the wall clock back is judged (ordered and measured by the
+// monotonic clock); a file put together from two recordings (monotonic times going back) is refused.
+TEST(Cli, RecordingsSurviveAClockStep) {
+    auto rec = run({baton_binary(), "--config", "/dev/null", "snapshot", "--json", "--count", "4", "--interval", "0.2",
+                    "--no-processes", "--no-gpus"});
+    ASSERT_EQ(rec.exit_code, 0) << rec.err;
+    std::vector<nlohmann::json> lines;
+    std::istringstream in(rec.out);
+    for (std::string line; std::getline(in, line);) lines.push_back(nlohmann::json::parse(line));
+    ASSERT_EQ(lines.size(), 4u);
+    for (const auto& l : lines) ASSERT_TRUE(l.contains("monotonic_seconds")) << l;
+    // The wall clock of the last two snapshots stepped an hour back.
+    baton::test::TempDir d;
+    std::string stepped;
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+        nlohmann::json l = lines[i];
+        if (i >= 2) l["time"] = "2020-01-01T00:00:00.000Z";
+        stepped += l.dump() + "\n";
+    }
+    d.write("stepped.jsonl", stepped);
+    auto judged =
+        run({baton_binary(), "--config", "/dev/null", "diagnose", "--replay", d.path() + "/stepped.jsonl", "--json"});
+    EXPECT_LT(judged.exit_code, 3) << judged.err;
+    const auto doc = nlohmann::json::parse(judged.out);
+    EXPECT_NEAR(doc["window"]["seconds"].get<double>(), 0.6, 0.15);  // measured by the monotonic clock
+    // Two recordings put together: the monotonic clock goes back at line 5.
+    d.write("joined.jsonl", rec.out + rec.out);
+    auto joined = run({baton_binary(), "--config", "/dev/null", "diagnose", "--replay", d.path() + "/joined.jsonl"});
+    EXPECT_EQ(joined.exit_code, 3);
+    EXPECT_NE(joined.err.find("joined.jsonl:5: snapshots must be in time order"), std::string::npos) << joined.err;
+}
