@@ -49,6 +49,14 @@ def _world():
     return 1, 0
 
 
+def suggested_workers(cpus, world):
+    """DataLoader workers per training process: the cores each process gets, less the one that
+    stays with training; at least 1 (a single worker still overlaps loading with the GPU's work),
+    never more than the box has: on 2 CPUs with 2 ranks, 1 each (not 2 each: 4 workers and 2
+    trainers on 2 cores)."""
+    return max(1, cpus // max(1, world) - 1)
+
+
 def loader_checks(loader, model):
     out = []
     if loader is None or not isinstance(loader, torch.utils.data.DataLoader):
@@ -56,15 +64,20 @@ def loader_checks(loader, model):
     cpus = cpus_available()
     world, _ = _world()
     workers = loader.num_workers
-    suggested = max(2, cpus // max(1, world) - 1)
+    suggested = suggested_workers(cpus, world)
+    on_cuda = _on_cuda(model)
+    pin = "pin_memory=True, " if on_cuda else ""
     if workers == 0:
+        spare = cpus // max(1, world) >= 2
         out.append(_finding(
             "loader_num_workers_zero", "warning", "loader",
             "the DataLoader loads every batch in the training process (num_workers=0): nothing prepares the "
             "next batch while the model trains",
-            f"Use num_workers={suggested} ({cpus} CPUs for {world} process(es), one core stays with training), "
-            "with persistent_workers=True and pin_memory=True on CUDA.",
-            f"DataLoader(dataset, batch_size=..., num_workers={suggested}, pin_memory=True, persistent_workers=True)",
+            f"Use num_workers={suggested} ({cpus} CPUs for {world} process(es), "
+            + ("one core stays with training)" if spare else "no core to spare: more workers would only fight "
+               "the training processes for the CPUs)")
+            + ", with persistent_workers=True" + (" and pin_memory=True (the batches go to CUDA)." if on_cuda else "."),
+            f"DataLoader(dataset, batch_size=..., num_workers={suggested}, {pin}persistent_workers=True)",
             [("loader.num_workers", 0, "> 0")]))
     elif workers > cpus:
         out.append(_finding(
@@ -174,10 +187,14 @@ def rank_checks():
     torch.distributed.all_gather_object(seeds, torch.initial_seed())
     if len(set(seeds)) == 1:
         return []
+    differ = [str(r) for r, s in enumerate(seeds) if s != seeds[0]]
+    # One finding for the job (subject "job"), the same on every rank: baton.torch.check() merges
+    # the ranks' findings and rank 0 reports it once.
     return [_finding(
-        "seeds_differ_across_ranks", "warning", f"rank:{rank}",
+        "seeds_differ_across_ranks", "warning", "job",
         f"the ranks started from {len(set(seeds))} different seeds ({', '.join(str(s) for s in seeds[:4])}"
-        f"{', ...' if world > 4 else ''}): the run cannot be replayed, and anything random before "
+        f"{', ...' if world > 4 else ''}; rank(s) {', '.join(differ[:8])}{', ...' if len(differ) > 8 else ''} "
+        "differ from rank 0): the run cannot be replayed, and anything random before "
         "DistributedDataParallel broadcasts rank 0's parameters differs between ranks",
         "Seed every rank the same (torch.manual_seed(seed), random.seed, numpy) before building the model; "
         "DistributedSampler already gives each rank its own share of the data.",

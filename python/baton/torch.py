@@ -192,6 +192,22 @@ def step(samples=None):
     _steps.end(samples=samples)
 
 
+def _merge_ranks(per_rank):
+    """[findings of rank 0, of rank 1, ...] -> one finding per (rule, subject) with its "ranks"."""
+    merged = {}
+    for r, findings in enumerate(per_rank):
+        for f in findings or []:
+            key = (f["rule"], f["subject"])
+            if key not in merged:
+                merged[key] = dict(f, ranks=[])
+            merged[key]["ranks"].append(r)
+    world = len(per_rank)
+    for f in merged.values():
+        if len(f["ranks"]) < world:
+            f["summary"] += f" (rank{'s' if len(f['ranks']) > 1 else ''} {', '.join(map(str, f['ranks']))} of {world})"
+    return list(merged.values())
+
+
 def check(model=None, loader=None, optimizer=None, scaler=None, amp_dtype=None, quiet=False):
     """Checks the training setup and returns the findings (dicts with the fields of baton's
     findings: rule, severity, subject, summary, recommendation, snippet, doc), most severe first.
@@ -202,8 +218,17 @@ def check(model=None, loader=None, optimizer=None, scaler=None, amp_dtype=None, 
     found = (_checks.loader_checks(loader, model) + _checks.model_checks(model)
              + _checks.precision_checks(amp_dtype, scaler) + _checks.optimizer_checks(model, optimizer)
              + _checks.rank_checks())
+    world, rank = _checks._world()
+    if world > 1:
+        # One report for the job: the ranks' findings merged (same rule and subject), each naming
+        # the ranks it concerns when not all of them; rank 0 prints and sends it, the others return it.
+        gathered = [None] * world
+        torch.distributed.all_gather_object(gathered, found)
+        found = _merge_ranks(gathered)
     order = {"critical": 0, "warning": 1, "info": 2}
     found.sort(key=lambda f: (order[f["severity"]], f["rule"]))
+    if rank != 0:
+        return found
     for f in found:
         if not quiet:
             print(f"baton: {f['severity']} {f['rule']} [{f['subject']}]: {f['summary']}\n"

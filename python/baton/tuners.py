@@ -142,8 +142,10 @@ def find_batch_size(step_fn, start=2, max_size=None, device=None, band=BEST_MEMO
     first that did not. The answer is the largest size whose peak memory stays within `band` of
     the GPU's memory (the indicator table's 60-85 %), not the edge of OOM; without CUDA memory
     figures, memory is taken as proportional to the batch size, with the largest size that fits
-    as 100 %. Returns a dict: batch_size, largest_fitting, first_oom (or None), peak_bytes and
-    total_bytes (CUDA only)."""
+    as 100 %; and when nothing ran out of memory at all (a CPU box up to `max_size`), there is no
+    limit to keep a margin from, so the answer is the largest size that ran, and it says so.
+    Returns a dict: batch_size, largest_fitting, first_oom (or None), limit_found (a size ran out
+    of memory, or passed the band on CUDA), peak_bytes and total_bytes (CUDA only)."""
     if device is None and torch.cuda.is_available():
         device = torch.device("cuda", torch.cuda.current_device())
     top = band[1]
@@ -187,16 +189,18 @@ def find_batch_size(step_fn, start=2, max_size=None, device=None, band=BEST_MEMO
     largest = max(s for s, t in tries.items() if t.fits)
     first_oom = min((s for s, t in tries.items() if not t.fits), default=None)
     chosen = good
-    if tries[good].share is None:
+    limit_found = bad is not None
+    if tries[good].share is None and limit_found:
         # No memory figures (CPU): memory ~ batch size, the largest fitting size = 100 %.
         chosen = max(1, min(good, int(largest * top)))
-    result = {"batch_size": chosen, "largest_fitting": largest, "first_oom": first_oom}
+    result = {"batch_size": chosen, "largest_fitting": largest, "first_oom": first_oom, "limit_found": limit_found}
     if tries[good].share is not None:
         result.update(peak_bytes=tries[good].peak_bytes, total_bytes=tries[good].total_bytes)
     if not quiet:
         tried = ", ".join(f"{s}{'' if t.fits else ' OOM'}" for s, t in sorted(tries.items()))
         memory = (f", peak {result['peak_bytes'] / 2**30:.1f} of {result['total_bytes'] / 2**30:.1f} GiB "
                   f"({100 * tries[good].share:.0f} %)" if "peak_bytes" in result else
-                  " (no GPU memory figures: memory taken as proportional to the batch size)")
+                  " (no GPU memory figures: memory taken as proportional to the batch size)" if limit_found else
+                  f" (nothing ran out of memory up to {largest}: no limit found, so the largest size that ran)")
         print(f"baton find_batch_size: tried {tried}; batch_size={chosen}{memory}", file=sys.stderr)
     return result

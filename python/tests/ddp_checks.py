@@ -1,7 +1,8 @@
 """Run by test_checks.py under torchrun with two CPU ranks (gloo): baton.torch.check on a DDP setup,
 `bad` (plain BatchNorm, no DistributedSampler, a different seed per rank) or `good` (all fixed; the
 norm layer is a LayerNorm there, since DDP on the CPU refuses SyncBatchNorm, which needs GPUs).
-Prints "rank R: rule,rule,..." ."""
+Prints "rank R: rule,rule,..." and, on rank 0, "seeds: SUBJECT RANKS" for seeds_differ_across_ranks.
+check() is not quiet: rank 0 alone must print the merged findings (the test counts them on stderr)."""
 import sys
 
 import torch
@@ -21,7 +22,9 @@ model = torch.nn.parallel.DistributedDataParallel(model)
 data = TensorDataset(torch.randn(64, 8))
 sampler = DistributedSampler(data) if mode == "good" else None
 loader = DataLoader(data, batch_size=8, sampler=sampler, num_workers=1, persistent_workers=True)
-found = baton.torch.check(model=model, loader=loader, optimizer=torch.optim.SGD(model.parameters(), lr=0.1),
-                          quiet=True)
+found = baton.torch.check(model=model, loader=loader, optimizer=torch.optim.SGD(model.parameters(), lr=0.1))
 print(f"rank {rank}: {','.join(sorted(f['rule'] for f in found))}", flush=True)
+for f in found:
+    if f["rule"] == "seeds_differ_across_ranks" and rank == 0:
+        print(f"seeds: {f['subject']} {f['ranks']}", flush=True)
 dist.destroy_process_group()

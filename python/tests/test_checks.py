@@ -112,13 +112,46 @@ class ChecksTest(unittest.TestCase):
                            capture_output=True, text=True, timeout=120,
                            env=dict(os.environ, PYTHONPATH=os.path.dirname(HERE), OMP_NUM_THREADS="1"))
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.output = p
         return sorted(m.group(0).strip() for m in re.finditer(r"rank \d: [a-z_,]*", p.stdout))
 
     def test_ddp_mistakes_on_two_ranks(self):
         self.assertEqual(self.ddp("bad"), [
             "rank 0: ddp_batchnorm_not_synced,ddp_without_distributed_sampler,seeds_differ_across_ranks",
             "rank 1: ddp_batchnorm_not_synced,ddp_without_distributed_sampler,seeds_differ_across_ranks"])
+        # One finding per job, naming the ranks, printed once (by rank 0), not once per rank.
+        self.assertIn("seeds: job [0, 1]", self.output.stdout)
+        self.assertEqual(self.output.stderr.count("baton: warning seeds_differ_across_ranks [job]:"), 1,
+                         self.output.stderr)
+        self.assertEqual(self.output.stderr.count("ddp_without_distributed_sampler [loader]:"), 1, self.output.stderr)
+        self.assertIn("rank(s) 1 differ from rank 0", self.output.stderr)
         self.assertEqual(self.ddp("good"), ["rank 0:", "rank 1:"])
+
+    def test_merged_findings_name_the_ranks_they_concern(self):
+        one = {"rule": "loader_num_workers_zero", "severity": "warning", "subject": "loader", "summary": "s"}
+        merged = bt._merge_ranks([[one], [], [dict(one)], [dict(one)]])
+        self.assertEqual(len(merged), 1)
+        self.assertEqual(merged[0]["ranks"], [0, 2, 3])
+        self.assertEqual(merged[0]["summary"], "s (ranks 0, 2, 3 of 4)")
+        everywhere = bt._merge_ranks([[dict(one)], [dict(one)]])
+        self.assertEqual((everywhere[0]["ranks"], everywhere[0]["summary"]), ([0, 1], "s"))
+
+    def test_workers_never_exceed_the_cores(self):
+        # 2 CPUs and 2 ranks: 1 worker each (it used to say 2 each: 4 workers and 2 trainers on 2 cores).
+        self.assertEqual(checks.suggested_workers(2, 2), 1)
+        self.assertEqual(checks.suggested_workers(16, 2), 7)
+        self.assertEqual(checks.suggested_workers(8, 1), 7)
+        self.assertEqual(checks.suggested_workers(1, 1), 1)
+        for cpus in range(1, 65):
+            for world in range(1, 9):
+                w = checks.suggested_workers(cpus, world)
+                self.assertGreaterEqual(w, 1)
+                if cpus >= 2 * world:
+                    self.assertLessEqual((w + 1) * world, cpus)  # workers and trainers fit the cores
+        # A CPU model is not told to pin memory.
+        f = checks.loader_checks(DataLoader(data()), torch.nn.Linear(4, 2))[0]
+        self.assertNotIn("pin_memory", f["snippet"])
+        self.assertNotIn("pin_memory", f["recommendation"])
 
 
 if __name__ == "__main__":

@@ -109,6 +109,22 @@ class FindBatchSizeTest(unittest.TestCase):
         r = bt.find_batch_size(self.step_with_limit(10**6, []), max_size=48, quiet=True, device=torch.device("cpu"))
         self.assertEqual(r["largest_fitting"], 48)
         self.assertIsNone(r["first_oom"])
+        # Nothing ran out of memory: no limit to keep a margin from, so the largest size that ran
+        # (it answered 217 of 256 before), and it says so.
+        self.assertEqual(r["batch_size"], 48)
+        self.assertFalse(r["limit_found"])
+        p = subprocess.run([sys.executable, "-c",
+                            "import torch, baton.torch as bt\n"
+                            "r = bt.find_batch_size(lambda n: torch.ones(n).sum(), max_size=256, device=torch.device('cpu'))\n"
+                            "print(r['batch_size'])\n"],
+                           capture_output=True, text=True, timeout=120,
+                           env=dict(os.environ, PYTHONPATH=os.path.dirname(HERE)))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stdout, "256\n")
+        self.assertIn("nothing ran out of memory up to 256: no limit found", p.stderr)
+        # With a limit found the margin stays.
+        self.assertTrue(bt.find_batch_size(self.step_with_limit(100, []), quiet=True,
+                                           device=torch.device("cpu"))["limit_found"])
 
     def test_oom_wording_of_torch_2(self):
         oom_type = getattr(torch.cuda, "OutOfMemoryError", None)

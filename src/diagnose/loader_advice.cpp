@@ -12,7 +12,9 @@ LoaderAdvice loader_advice(const std::string& waiting, unsigned workers, unsigne
     const std::string box = gpus_in_use ? fmt::format("{} cores for {} GPU(s)", cpus, gpus_in_use)
                                         : fmt::format("{} cores and no GPU", cpus);
     const unsigned per_gpu = std::max(1u, cpus / std::max(1u, gpus_in_use));
-    const unsigned suggested = std::max(2u, per_gpu > 1 ? per_gpu - 1 : 1u);
+    // At least one worker (it overlaps loading with the GPU's work), never more than the cores
+    // leave: on 2 cores, 1 worker and the trainer (the same rule as the hook's check()).
+    const unsigned suggested = per_gpu > 1 ? per_gpu - 1 : 1u;
     const bool at_limit = workers >= suggested || host_saturated;
     // Pinned memory speeds up copies to a GPU; a run on the CPU has none to make.
     const std::string pin = to_gpu ? "pin_memory=True, " : "";
