@@ -12,6 +12,7 @@ test_packages=(
   prometheus               # promtool, to check the Prometheus output
   chromium                 # the report test opens baton's HTML report in headless Chromium
   python3-torch            # the Python hook's tests train real, small models on the CPU
+  man-db zsh fish bash-completion  # the package test: man -w, and each shell's completion
 )
 ./scripts/apt-install.sh "${test_packages[@]}"
 cmake -S . -B build -DBATON_BUILD_TESTS=ON >/dev/null

@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/cli_common.hpp"
+#include "cli/cli_docs.hpp"
 #include "cli/cmd_compare.hpp"
 #include "cli/cmd_diagnose.hpp"
 #include "cli/cmd_doctor.hpp"
@@ -84,6 +85,21 @@ int main(int argc, char** argv) {
     ExplainArgs explain_args;
     CLI::App* explain = add_explain_command(app, explain_args);
 
+    std::string shell;
+    CLI::App* completion = app.add_subcommand("completion", "Print a shell completion script: bash, zsh or fish");
+    completion->add_option("shell", shell, "bash, zsh or fish")
+        ->required()
+        ->check(CLI::IsMember({"bash", "zsh", "fish"}));
+    completion->footer(
+        "bash: baton completion bash > ~/.local/share/bash-completion/completions/baton\n"
+        "zsh:  baton completion zsh > \"${fpath[1]}/_baton\"\n"
+        "fish: baton completion fish > ~/.config/fish/completions/baton.fish");
+    std::string man_topic;
+    bool man_list = false;
+    CLI::App* man = app.add_subcommand("man", "Print the manual page of baton or of one command (roff: man -l -)");
+    man->add_option("command", man_topic, "The command (default: baton itself)");
+    man->add_flag("--list", man_list, "List the commands that have a page, one per line (for packaging)");
+
     std::string help_topic;
     CLI::App* help = app.add_subcommand("help", "Show help for baton or one subcommand");
     help->add_option("subcommand", help_topic, "Subcommand to describe");
@@ -130,6 +146,21 @@ int main(int argc, char** argv) {
     if (compare->parsed()) return run_compare(compare_args, config_path);
     if (report->parsed()) return run_report(report_args, config_path);
     if (explain->parsed()) return run_explain(explain_args);
+    if (completion->parsed()) return write_stdout(completion_script(app, shell)) ? kExitOk : kExitFailure;
+    if (man->parsed() && man_list) {
+        std::string out;
+        for (const std::string& c : man_page_commands(app)) out += c + "\n";
+        return write_stdout(out) ? kExitOk : kExitFailure;
+    }
+    if (man->parsed()) {
+        const std::string page = man_page(app, man_topic, BATON_VERSION_LINE);
+        if (page.empty()) {
+            const std::string near = closest(man_topic, man_page_commands(app));
+            return usage_error("unknown command '" + man_topic + "'" +
+                               (near.empty() ? " (baton help lists them)" : " (did you mean '" + near + "'?)"));
+        }
+        return write_stdout(page) ? kExitOk : kExitFailure;
+    }
     if (help->parsed()) {
         if (help_topic.empty()) {
             std::fputs(top_help(app).c_str(), stdout);

@@ -252,3 +252,37 @@ TEST(Cli, RecordingsSurviveAClockStep) {
     EXPECT_EQ(joined.exit_code, 3);
     EXPECT_NE(joined.err.find("joined.jsonl:5: snapshots must be in time order"), std::string::npos) << joined.err;
 }
+
+// Man pages and completions come from the one CLI definition: every option `baton help CMD` shows is
+// in CMD's man page and in the bash completion; unknown shells and commands are errors.
+TEST(Cli, ManPagesAndCompletionsFollowTheFlags) {
+    auto bash = run({baton_binary(), "completion", "bash"});
+    ASSERT_EQ(bash.exit_code, 0);
+    EXPECT_NE(bash.out.find("complete -F _baton baton"), std::string::npos);
+    for (const char* cmd : {"snapshot", "top", "diagnose", "doctor", "run", "runs", "compare", "report", "explain"}) {
+        auto help = run({baton_binary(), "help", cmd});
+        auto page = run({baton_binary(), "man", cmd});
+        ASSERT_EQ(page.exit_code, 0) << cmd;
+        std::string title = std::string(".TH BATON-") + cmd;
+        for (char& c : title) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+        EXPECT_NE(page.out.find(title + " 1"), std::string::npos) << page.out;
+        // Each long option of the help text, in the page (roff escapes '-') and the completion.
+        for (std::size_t at = help.out.find("--"); at != std::string::npos; at = help.out.find("--", at + 2)) {
+            const std::size_t end = help.out.find_first_of(" ,=\n);:", at);
+            const std::string opt = help.out.substr(at, end - at);
+            if (opt.size() < 3) continue;
+            std::string roff;
+            for (char c : opt) roff += c == '-' ? std::string("\\-") : std::string(1, c);
+            EXPECT_NE(page.out.find(roff), std::string::npos) << cmd << " man page lacks " << opt;
+            EXPECT_NE(bash.out.find(opt), std::string::npos) << "bash completion lacks " << opt;
+        }
+    }
+    EXPECT_NE(run({baton_binary(), "man"}).out.find(".TH BATON 1"), std::string::npos);
+    EXPECT_NE(run({baton_binary(), "completion", "fish"})
+                  .out.find("complete -c baton -n __fish_use_subcommand -a "
+                            "snapshot"),
+              std::string::npos);
+    EXPECT_NE(run({baton_binary(), "completion", "zsh"}).out.find("#compdef baton"), std::string::npos);
+    expect_usage_error({"completion", "tcsh"}, "shell");
+    expect_usage_error({"man", "snapshto"}, "did you mean 'snapshot'");
+}

@@ -1,0 +1,332 @@
+#include "cli/cli_docs.hpp"
+
+#include <algorithm>
+#include <cctype>
+
+#include <CLI/CLI.hpp>
+
+namespace baton::cli {
+
+namespace {
+
+// The subcommands shown in help (CLI11 hides those with an empty group).
+std::vector<const CLI::App*> visible(const CLI::App& app) {
+    return app.get_subcommands([](const CLI::App* s) { return !s->get_group().empty(); });
+}
+
+std::vector<const CLI::Option*> named_options(const CLI::App& app) {
+    return app.get_options([](const CLI::Option* o) { return o->nonpositional(); });
+}
+
+std::vector<const CLI::Option*> positionals(const CLI::App& app) {
+    return app.get_options([](const CLI::Option* o) { return !o->nonpositional(); });
+}
+
+std::vector<std::string> names(const CLI::Option* o) {
+    std::vector<std::string> out;
+    for (const std::string& s : o->get_snames()) out.push_back("-" + s);
+    for (const std::string& l : o->get_lnames()) out.push_back("--" + l);
+    return out;
+}
+
+bool takes_value(const CLI::Option* o) {
+    return o->get_expected_max() > 0;
+}
+
+// An option whose value is a path (a plain TEXT value: files, databases, interpreters, directories).
+bool takes_path(const CLI::Option* o) {
+    return takes_value(o) && o->get_type_name() == "TEXT" && o->get_lnames() != std::vector<std::string>{"name"} &&
+           o->get_lnames() != std::vector<std::string>{"filter"};
+}
+
+// The values a choice option takes, from its validator's description ("TEXT:{jsonl,csv}").
+std::vector<std::string> choices(const CLI::Option* o) {
+    const std::string t = o->get_type_name();
+    const std::size_t open = t.find('{'), close = t.find('}');
+    std::vector<std::string> out;
+    if (open == std::string::npos || close == std::string::npos || close < open) return out;
+    std::string item;
+    for (char c : t.substr(open + 1, close - open - 1)) {
+        if (c == ',') {
+            out.push_back(item);
+            item.clear();
+        } else if (c != ' ') {
+            item += c;
+        }
+    }
+    if (!item.empty()) out.push_back(item);
+    return out;
+}
+
+// The value's placeholder in a man page: "FILE", "D" (a duration), "N", "TEXT".
+std::string value_name(const CLI::Option* o) {
+    const std::string t = o->get_type_name();
+    if (t.find("DURATION") != std::string::npos) return "DURATION";
+    if (takes_path(o)) return "PATH";
+    if (t.find("INT") != std::string::npos || t.find("UINT") != std::string::npos) return "N";
+    if (t.find("FLOAT") != std::string::npos) return "NUMBER";
+    return "VALUE";
+}
+
+std::string words_of(const std::vector<std::string>& w) {
+    std::string out;
+    for (const std::string& s : w) out += (out.empty() ? "" : " ") + s;
+    return out;
+}
+
+std::string bash(const CLI::App& app) {
+    std::vector<std::string> value_options, path_options;
+    auto note = [&](const CLI::App& a) {
+        for (const CLI::Option* o : named_options(a)) {
+            for (const std::string& n : names(o)) {
+                if (takes_value(o)) value_options.push_back(n);
+                if (takes_path(o)) path_options.push_back(n);
+            }
+        }
+    };
+    note(app);
+    auto option_words = [&](const CLI::App& a) {
+        std::vector<std::string> w;
+        for (const CLI::App* c = &a; c; c = c->get_parent())  // options fall through to the parents
+            for (const CLI::Option* o : named_options(*c))
+                for (const std::string& n : o->get_lnames())
+                    if (std::find(w.begin(), w.end(), "--" + n) == w.end()) w.push_back("--" + n);
+        return w;
+    };
+    std::string value_cases;  // the values of choice options
+    auto note_choices = [&](const CLI::App& a) {
+        for (const CLI::Option* o : named_options(a)) {
+            const std::vector<std::string> c = choices(o);
+            if (c.empty()) continue;
+            for (const std::string& n : names(o))
+                if (value_cases.find("        " + n + ")") == std::string::npos)
+                    value_cases +=
+                        "        " + n + ") COMPREPLY=($(compgen -W \"" + words_of(c) + "\" -- \"$cur\")); return ;;\n";
+        }
+    };
+    std::string cases;
+    std::vector<std::string> top;
+    for (const CLI::App* sub : visible(app)) top.push_back(sub->get_name());
+    for (const std::string& o : option_words(app)) top.push_back(o);
+    cases += "        /) words=\"" + words_of(top) + "\" ;;\n";
+    for (const CLI::App* sub : visible(app)) {
+        note(*sub);
+        note_choices(*sub);
+        std::vector<std::string> w;
+        for (const CLI::App* action : visible(*sub)) w.push_back(action->get_name());
+        if (sub->get_name() == "help" || sub->get_name() == "man")
+            for (const CLI::App* s : visible(app)) w.push_back(s->get_name());
+        if (sub->get_name() == "completion") w = {"bash", "zsh", "fish"};
+        for (const std::string& o : option_words(*sub)) w.push_back(o);
+        const bool actions = !visible(*sub).empty();
+        cases += "        " + sub->get_name() + (actions ? "/" : "/*") + ") words=\"" + words_of(w) + "\" ;;\n";
+        for (const CLI::App* action : visible(*sub)) {
+            note(*action);
+            note_choices(*action);
+            cases += "        " + sub->get_name() + "/" + action->get_name() + ") words=\"" +
+                     words_of(option_words(*action)) + "\" ;;\n";
+        }
+    }
+    std::sort(value_options.begin(), value_options.end());
+    value_options.erase(std::unique(value_options.begin(), value_options.end()), value_options.end());
+    std::sort(path_options.begin(), path_options.end());
+    path_options.erase(std::unique(path_options.begin(), path_options.end()), path_options.end());
+    return "# bash completion for baton: generated by `baton completion bash` from its own command line\n"
+           "# definition. Install: /usr/share/bash-completion/completions/baton, or source it.\n"
+           "_baton() {\n"
+           "    local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}\n"
+           "    local values=\" " +
+           words_of(value_options) + " \" paths=\" " + words_of(path_options) +
+           " \"\n"
+           "    local cmd=\"\" sub=\"\" i words\n"
+           "    for ((i = 1; i < COMP_CWORD; i++)); do\n"
+           "        local w=${COMP_WORDS[i]}\n"
+           "        if [[ $w == -- && $cmd == run ]]; then compopt -o default 2>/dev/null; COMPREPLY=(); return; fi\n"
+           "        if [[ $values == *\" $w \"* ]]; then ((i++)); continue; fi\n"
+           "        [[ $w == -* ]] && continue\n"
+           "        if [[ -z $cmd ]]; then cmd=$w; elif [[ -z $sub ]]; then sub=$w; fi\n"
+           "    done\n"
+           "    case \"$prev\" in\n" +
+           value_cases +
+           "    esac\n"
+           "    if [[ $paths == *\" $prev \"* ]]; then compopt -o default 2>/dev/null; COMPREPLY=(); return; fi\n"
+           "    if [[ $values == *\" $prev \"* ]]; then COMPREPLY=(); return; fi\n"
+           "    case \"$cmd/$sub\" in\n" +
+           cases +
+           "        *) words=\"\" ;;\n"
+           "    esac\n"
+           "    COMPREPLY=($(compgen -W \"$words\" -- \"$cur\"))\n"
+           "}\n"
+           "complete -F _baton baton\n";
+}
+
+std::string fish_quote(const std::string& s) {
+    std::string out = "'";
+    for (char c : s) {
+        if (c == '\'' || c == '\\') out += '\\';
+        out += c;
+    }
+    return out + "'";
+}
+
+std::string fish(const CLI::App& app) {
+    std::string out =
+        "# fish completion for baton: generated by `baton completion fish` from its own command line definition.\n"
+        "complete -c baton -f\n";
+    auto options = [&](const CLI::App& a, const std::string& condition) {
+        for (const CLI::Option* o : named_options(a)) {
+            out += "complete -c baton -n " + fish_quote(condition);
+            for (const std::string& s : o->get_snames()) out += " -s " + s;
+            for (const std::string& l : o->get_lnames()) out += " -l " + l;
+            if (takes_value(o)) out += takes_path(o) ? " -r -F" : " -r";
+            if (!choices(o).empty()) out += " -a " + fish_quote(words_of(choices(o)));
+            out += " -d " + fish_quote(o->get_description()) + "\n";
+        }
+    };
+    options(app, "__fish_use_subcommand");
+    std::vector<std::string> all;
+    for (const CLI::App* sub : visible(app)) all.push_back(sub->get_name());
+    for (const CLI::App* sub : visible(app)) {
+        out += "complete -c baton -n __fish_use_subcommand -a " + sub->get_name() + " -d " +
+               fish_quote(sub->get_description()) + "\n";
+        const std::string in = "__fish_seen_subcommand_from " + sub->get_name();
+        options(*sub, in);
+        std::vector<std::string> actions;
+        for (const CLI::App* action : visible(*sub)) actions.push_back(action->get_name());
+        for (const CLI::App* action : visible(*sub)) {
+            out += "complete -c baton -n " +
+                   fish_quote(in + "; and not __fish_seen_subcommand_from " + words_of(actions)) + " -a " +
+                   action->get_name() + " -d " + fish_quote(action->get_description()) + "\n";
+            options(*action, in + "; and __fish_seen_subcommand_from " + action->get_name());
+        }
+        if (sub->get_name() == "help" || sub->get_name() == "man")
+            out += "complete -c baton -n " + fish_quote(in) + " -a " + fish_quote(words_of(all)) + "\n";
+        if (sub->get_name() == "completion") out += "complete -c baton -n " + fish_quote(in) + " -a 'bash zsh fish'\n";
+    }
+    return out;
+}
+
+// Text for roff: backslashes and hyphens escaped, no line starting with a control character.
+std::string roff(const std::string& text) {
+    std::string out;
+    bool line_start = true;
+    for (char c : text) {
+        if (line_start && (c == '.' || c == '\'')) out += "\\&";
+        if (c == '\\')
+            out += "\\e";
+        else if (c == '-')
+            out += "\\-";
+        else
+            out += c;
+        line_start = c == '\n';
+    }
+    return out;
+}
+
+void option_list(const CLI::App& a, std::string& out) {
+    for (const CLI::Option* o : named_options(a)) {
+        std::string head;
+        for (const std::string& n : names(o))
+            head += (head.empty() ? "" : ", ") + std::string("\\fB") + roff(n) + "\\fR";
+        if (takes_value(o)) head += " \\fI" + value_name(o) + "\\fR";
+        out += ".TP\n" + head + "\n" + roff(o->get_description()) + "\n";
+    }
+}
+
+}  // namespace
+
+std::string completion_script(const CLI::App& app, const std::string& shell) {
+    if (shell == "bash") return bash(app);
+    if (shell == "zsh")
+        return "#compdef baton\n# zsh completion for baton: generated by `baton completion zsh`; it runs the bash one\n"
+               "# through zsh's bashcompinit. Install as _baton in a directory of $fpath.\n"
+               "autoload -U +X bashcompinit && bashcompinit\n" +
+               bash(app);
+    if (shell == "fish") return fish(app);
+    return "";
+}
+
+std::vector<std::string> man_page_commands(const CLI::App& app) {
+    std::vector<std::string> out;
+    for (const CLI::App* sub : visible(app)) out.push_back(sub->get_name());
+    return out;
+}
+
+std::string man_page(const CLI::App& app, const std::string& command, const std::string& version) {
+    const CLI::App* cmd = &app;
+    if (!command.empty()) {
+        cmd = nullptr;
+        for (const CLI::App* sub : visible(app))
+            if (sub->get_name() == command) cmd = sub;
+        if (!cmd) return "";
+    }
+    const std::string title = command.empty() ? "baton" : "baton-" + command;
+    std::string upper = title;
+    for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    std::string out = ".\\\" Generated by `baton man " + command + "` from baton's own command line definition.\n";
+    out += ".TH " + upper + " 1 \"\" \"" + roff(version) + "\" \"User Commands\"\n";
+    out += ".SH NAME\n" + roff(title) + " \\- " + roff(cmd->get_description()) + "\n";
+    out += ".SH SYNOPSIS\n";
+    if (command.empty()) {
+        out +=
+            ".B baton\n[\\fB\\-\\-config\\fR \\fIFILE\\fR] \\fICOMMAND\\fR [\\fIOPTIONS\\fR]\n.br\n"
+            ".B baton \\-\\-version\n.br\n.B baton help\n[\\fICOMMAND\\fR]\n";
+    } else {
+        out += ".B baton " + roff(command) + "\n";
+        if (!visible(*cmd).empty()) out += "[\\fIACTION\\fR] ";
+        out += "[\\fIOPTIONS\\fR]";
+        for (const CLI::Option* p : positionals(*cmd)) out += " \\fI" + roff(p->get_name(true)) + "\\fR";
+        out += "\n";
+    }
+    out += ".SH DESCRIPTION\n" + roff(cmd->get_description()) + ".\n";
+    if (!cmd->get_footer().empty()) out += ".PP\n" + roff(cmd->get_footer()) + "\n";
+    if (command.empty()) {
+        out +=
+            ".PP\nEvery command that prints data has \\fB\\-\\-json\\fR. Options that take a time accept a "
+            "duration: a bare number of seconds (90, 0.5) or number+unit parts (90s, 1m30s, 5min, 2h, 30d, "
+            "250ms). Global options may also follow the command.\n";
+        out += ".SH COMMANDS\n";
+        for (const CLI::App* sub : visible(app))
+            out += ".TP\n\\fB" + roff(sub->get_name()) + "\\fR\n" + roff(sub->get_description()) + " (baton\\-" +
+                   roff(sub->get_name()) + "(1))\n";
+    }
+    if (!positionals(*cmd).empty()) {
+        out += ".SH ARGUMENTS\n";
+        for (const CLI::Option* p : positionals(*cmd))
+            out += ".TP\n\\fI" + roff(p->get_name(true)) + "\\fR\n" + roff(p->get_description()) + "\n";
+    }
+    out += ".SH OPTIONS\n";
+    option_list(*cmd, out);
+    if (!command.empty()) {
+        out += ".SS Global options\n";
+        option_list(app, out);
+    }
+    for (const CLI::App* action : visible(*cmd)) {
+        out += ".SH " + roff(command) + " " + roff(action->get_name()) + "\n" + roff(action->get_description()) + ".\n";
+        if (!positionals(*action).empty()) {
+            out += ".PP\nArguments:\n";
+            for (const CLI::Option* p : positionals(*action))
+                out += ".TP\n\\fI" + roff(p->get_name(true)) + "\\fR\n" + roff(p->get_description()) + "\n";
+        }
+        option_list(*action, out);
+    }
+    out +=
+        ".SH EXIT STATUS\n0 success; 1 a runtime failure, with one line \\fBbaton: MESSAGE\\fR on stderr; 2 bad usage, "
+        "with one line \\fBbaton: error: MESSAGE\\fR. \\fBbaton diagnose\\fR: 0 ok, 1 warning, 2 critical, 3 could "
+        "not judge; \\fBbaton doctor\\fR: 1 when a check failed; \\fBbaton run\\fR: the command's own status.\n";
+    out += ".SH SEE ALSO\n";
+    if (command.empty()) {
+        std::string also;
+        for (const CLI::App* sub : visible(app))
+            also += (also.empty() ? "" : ",\n") + std::string("\\fBbaton\\-") + roff(sub->get_name()) + "\\fR(1)";
+        out += also + "\n";
+    } else {
+        out += "\\fBbaton\\fR(1)\n";
+    }
+    out +=
+        ".PP\nThe full reference, with examples: /usr/share/doc/baton/cli.md; each finding: \\fBbaton explain\\fR "
+        "\\fIRULE\\fR.\n";
+    return out;
+}
+
+}  // namespace baton::cli
