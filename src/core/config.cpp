@@ -93,7 +93,8 @@ Status check_thresholds(const Thresholds& t, const std::string& origin) {
 // Keys we know, so that a typo is an error instead of a silently ignored setting.
 bool known_key(const std::string& table, const std::string& key) {
     if (table == "sample")
-        return key == "proc_root" || key == "sys_root" || key == "shm_path" || key == "skip_idle_processes";
+        return key == "proc_root" || key == "sys_root" || key == "shm_path" || key == "dev_root" ||
+               key == "skip_idle_processes";
     if (table == "gpu") return key == "nvml_library" || key == "nvml_deadline_ms" || key == "pcie_interval_seconds";
     if (table == "history") return key == "db";
     if (table == "thresholds") return threshold_key(key) != nullptr;
@@ -148,6 +149,8 @@ Status apply_config(const std::string& text, const std::string& file, Config& c)
                 st = need_string(c.sys_root);
             else if (key == "shm_path")
                 st = need_string(c.shm_path);
+            else if (key == "dev_root")
+                st = need_string(c.dev_root);
             else if (key == "skip_idle_processes") {
                 auto b = v.value<bool>();
                 if (!v.is_boolean() || !b)

@@ -22,6 +22,7 @@ struct Config {
     std::string sys_root = "/sys";
     // Where /dev/shm is, for its size and use (statvfs).
     std::string shm_path = "/dev/shm";
+    std::string dev_root = "/dev";  // where the GPU device files (nvidiaN) are, as processes opened them
     // Skip the stat read of processes that provably did not run (ProcessTable). Off: every
     // process's stat is read every tick (for comparison, or a kernel that misreports).
     bool skip_idle_processes = true;

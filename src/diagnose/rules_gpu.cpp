@@ -131,7 +131,7 @@ void gpu_idle_held(const Window& w, const Thresholds& t, unsigned index, std::ve
     if (!g) return;
     for (const GpuProcess& gp : g->processes) {
         if (gp.used_memory_bytes.value_or(0) == 0) continue;
-        const ProcessInfo* p = process_at(last, gp.pid);
+        const ProcessInfo* p = process_at(last, gp.our_pid());
         if (!p) continue;
         const double age_minutes = (static_cast<double>(last.time_unix_ms - p->start_time_ms)) / 60000.0;
         if (age_minutes < t.idle_held_minutes) continue;
@@ -141,24 +141,24 @@ void gpu_idle_held(const Window& w, const Thresholds& t, unsigned index, std::ve
         Series cpu = series(
             w,
             [&](const Snapshot& s) -> std::optional<double> {
-                const ProcessInfo* q = process_at(s, gp.pid);
+                const ProcessInfo* q = process_at(s, gp.our_pid());
                 return q ? q->cpu_percent : std::nullopt;
             },
             [&](double v) { return v > t.gpu_idle_percent; });
         const bool cpu_busy = cpu.samples && cpu.average > t.gpu_idle_percent;
         if (cpu_busy && gpu_is_fed(w, index, t)) continue;
         Finding f = make_finding(
-            "gpu_idle_held", Severity::warning, fmt::format("pid:{}", gp.pid),
+            "gpu_idle_held", Severity::warning, fmt::format("pid:{}", gp.our_pid()),
             fmt::format("pid {} ({}, user {}, started {:.0f} minutes ago) holds {} on GPU{}, which stayed idle "
                         "(at most {:.0f} %) for the whole window{}",
-                        gp.pid, p->name, p->user, age_minutes, gib(static_cast<double>(*gp.used_memory_bytes)), index,
-                        util.maximum,
+                        gp.our_pid(), p->name, p->user, age_minutes, gib(static_cast<double>(*gp.used_memory_bytes)),
+                        index, util.maximum,
                         cpu_busy ? fmt::format(" while the process works on the CPU ({:.0f} % of a core)", cpu.average)
                                  : std::string()),
             "A forgotten notebook kernel or an orphaned worker keeps GPU memory that other jobs could use. If it is "
             "not needed, end it (baton top, select it, k); in a notebook, free with del model; "
             "torch.cuda.empty_cache(), or restart the kernel.");
-        f.snippet = fmt::format("kill {}   # after checking it is really abandoned", gp.pid);
+        f.snippet = fmt::format("kill {}   # after checking it is really abandoned", gp.our_pid());
         f.evidence.push_back(evidence("gpu.utilization_percent", util, fmt::format("<= {:g}", t.gpu_idle_percent)));
         if (cpu_busy) f.evidence.push_back(evidence("process.cpu_percent", cpu, "(informative)"));
         out.push_back(std::move(f));
@@ -173,7 +173,7 @@ void gpu_contention(const Window& w, const Thresholds& t, unsigned index, std::v
     for (const GpuProcess& gp : g->processes) {
         if (gp.type != "compute") continue;
         if (gp.sm_utilization_percent && *gp.sm_utilization_percent <= 0) continue;  // holds memory, does not compute
-        computing.push_back(gp.pid);
+        computing.push_back(gp.our_pid());
     }
     // Only processes this pid namespace can see: NVML's host pids from other containers might be
     // one job, and a false alarm is worse than a missed one here.
@@ -298,7 +298,7 @@ void gpu_memory_leak(const Window& w, const Thresholds& t, std::vector<Finding>&
         std::map<std::uint32_t, double> now;
         for (const GpuInfo& g : s.gpus)
             for (const GpuProcess& gp : g.processes)
-                if (gp.used_memory_bytes) now[gp.pid] += static_cast<double>(*gp.used_memory_bytes);
+                if (gp.used_memory_bytes) now[gp.our_pid()] += static_cast<double>(*gp.used_memory_bytes);
         for (const auto& [pid, bytes] : now) {
             used[pid].push_back(bytes);
             auto [it, fresh] = seen.try_emplace(pid, seconds(s), seconds(s));

@@ -135,7 +135,7 @@ void shm_low(const Window& w, const Thresholds& t, std::vector<Finding>& out) {
     for (const GpuInfo& g : last.gpus)
         for (const GpuProcess& gp : g.processes)
             for (const ProcessInfo& p : last.processes)
-                if (p.ppid == gp.pid) workers = true;
+                if (p.ppid == gp.our_pid()) workers = true;
     const bool full = used > t.shm_used_percent;
     const bool small = workers && static_cast<double>(*m.shm_total_bytes) < t.shm_min_bytes;
     if (!full && !small) return;

@@ -25,7 +25,7 @@ constexpr std::size_t kMinStepsForSpread = 20;
 std::optional<unsigned> gpu_of(const Snapshot& s, std::uint32_t pid) {
     for (const GpuInfo& g : s.gpus)
         for (const GpuProcess& gp : g.processes)
-            if (gp.pid == pid) return g.index;
+            if (gp.our_pid() == pid) return g.index;
     return std::nullopt;
 }
 

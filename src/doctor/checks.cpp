@@ -355,13 +355,13 @@ void orphan_check(const DoctorFacts& f, std::vector<CheckItem>& out) {
     std::string orphans;
     for (const GpuInfo& g : f.snapshot.gpus)
         for (const GpuProcess& gp : g.processes) {
-            auto it = std::lower_bound(f.snapshot.processes.begin(), f.snapshot.processes.end(), gp.pid,
+            auto it = std::lower_bound(f.snapshot.processes.begin(), f.snapshot.processes.end(), gp.our_pid(),
                                        [](const ProcessInfo& p, std::uint32_t v) { return p.pid < v; });
-            if (it == f.snapshot.processes.end() || it->pid != gp.pid) continue;
+            if (it == f.snapshot.processes.end() || it->pid != gp.our_pid()) continue;
             // Parent died: reparented to init. (A worker under a subreaper is not caught here.)
             if (it->ppid == 1 && gp.used_memory_bytes.value_or(0) > 0)
                 orphans += (orphans.empty() ? "" : ", ") +
-                           fmt::format("pid {} ({}, {}) holds {} on GPU{}", gp.pid, it->name, it->user,
+                           fmt::format("pid {} ({}, {}) holds {} on GPU{}", gp.our_pid(), it->name, it->user,
                                        gib(static_cast<double>(*gp.used_memory_bytes)), g.index);
         }
     out.push_back(

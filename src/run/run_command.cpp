@@ -69,7 +69,7 @@ std::optional<unsigned> gpu_of_finding(const Finding& f, const Snapshot& snap) {
     if (std::sscanf(f.subject.c_str(), "pid:%u", &n) == 1)
         for (const GpuInfo& g : snap.gpus)
             for (const GpuProcess& p : g.processes)
-                if (p.container_pid.value_or(p.pid) == n) return g.index;
+                if (p.local_pid == n) return g.index;
     return std::nullopt;
 }
 

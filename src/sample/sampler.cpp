@@ -12,6 +12,7 @@ SamplerOptions SamplerOptions::from_config(const Config& c) {
     o.proc_root = c.proc_root;
     o.sys_root = c.sys_root;
     o.shm_path = c.shm_path;
+    o.dev_root = c.dev_root;
     o.skip_idle_processes = c.skip_idle_processes;
     o.nvml.library_path = c.nvml_library;
     o.nvml.deadline_ms = c.nvml_deadline_ms;
@@ -69,6 +70,61 @@ void Sampler::read_once(Snapshot& snap) {
         snap.gpus.clear();
     }
     join_gpu_processes(snap);
+    // GPU processes this pid namespace does not see by pid: tie them by the device files held open.
+    const bool unmatched = std::any_of(snap.gpus.begin(), snap.gpus.end(), [](const GpuInfo& g) {
+        return std::any_of(g.processes.begin(), g.processes.end(), [](const GpuProcess& p) { return !p.local_pid; });
+    });
+    if (unmatched && processes_) {
+        if (!device_files_) device_files_ = std::make_unique<os::GpuDeviceFiles>(options_.proc_root, options_.dev_root);
+        join_gpu_processes_by_device_files(snap, [&](const ProcessInfo& p) -> const std::vector<unsigned>& {
+            return device_files_->minors(p.pid, p.start_time_ms, now);
+        });
+        device_files_->forget_older_than(now - 2 * os::GpuDeviceFiles::refresh_seconds);
+    }
+}
+
+void join_gpu_processes_by_device_files(Snapshot& snap,
+                                        const std::function<const std::vector<unsigned>&(const ProcessInfo&)>& minors) {
+    auto find = [&](std::uint32_t pid) -> ProcessInfo* {
+        auto it = std::lower_bound(snap.processes.begin(), snap.processes.end(), pid,
+                                   [](const ProcessInfo& p, std::uint32_t v) { return p.pid < v; });
+        return it != snap.processes.end() && it->pid == pid ? &*it : nullptr;
+    };
+    auto holds = [&](const ProcessInfo& p, unsigned minor) {
+        if (p.name.empty() || p.command.rfind('[', 0) == 0) return false;  // kernel threads hold no files
+        const std::vector<unsigned>& m = minors(p);
+        return std::binary_search(m.begin(), m.end(), minor);
+    };
+    for (GpuInfo& g : snap.gpus) {
+        if (!g.minor_number) continue;
+        std::vector<GpuProcess*> unmatched;
+        for (GpuProcess& gp : g.processes)
+            if (!gp.local_pid) unmatched.push_back(&gp);
+        if (unmatched.empty()) continue;
+        // The processes here that hold this GPU's file and are not already NVML's by pid on it;
+        // of a tree of holders, only the topmost (workers inherit the trainer's descriptors).
+        std::vector<ProcessInfo*> holders;
+        for (ProcessInfo& p : snap.processes) {
+            if (std::find(p.gpu_indices.begin(), p.gpu_indices.end(), g.index) != p.gpu_indices.end()) continue;
+            if (!holds(p, *g.minor_number)) continue;
+            const ProcessInfo* parent = find(p.ppid);
+            if (parent && holds(*parent, *g.minor_number)) continue;
+            holders.push_back(&p);
+        }
+        if (holders.empty()) continue;
+        if (holders.size() == 1 && unmatched.size() == 1) {
+            GpuProcess& gp = *unmatched.front();
+            ProcessInfo& p = *holders.front();
+            gp.local_pid = p.pid;
+            if (gp.used_memory_bytes) p.gpu_memory_bytes = p.gpu_memory_bytes.value_or(0) + *gp.used_memory_bytes;
+            p.gpu_indices.push_back(g.index);
+            continue;
+        }
+        for (ProcessInfo* p : holders) {  // they use the GPU; whose memory is whose is not known
+            p->gpu_indices.push_back(g.index);
+            p->gpu_memory_ambiguous = true;
+        }
+    }
 }
 
 void Sampler::take(Snapshot& snap) {
@@ -90,6 +146,7 @@ void join_gpu_processes(Snapshot& snap) {
         for (GpuProcess& gp : g.processes) {
             ProcessInfo* p = find(gp.pid);
             if (!p) continue;
+            gp.local_pid = p->pid;
             gp.container_pid = p->container_pid;
             if (gp.used_memory_bytes) p->gpu_memory_bytes = p->gpu_memory_bytes.value_or(0) + *gp.used_memory_bytes;
             if (std::find(p->gpu_indices.begin(), p->gpu_indices.end(), g.index) == p->gpu_indices.end())

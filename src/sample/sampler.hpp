@@ -6,11 +6,14 @@
 // Thread: one thread calls take(); the GPU backend runs its own worker inside.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/config.hpp"
 #include "sample/gpu/gpu_backend.hpp"
+#include "sample/linux/gpu_device_files.hpp"
 #include "sample/linux/process_table.hpp"
 #include "sample/linux/system_reader.hpp"
 #include "sample/snapshot.hpp"
@@ -21,6 +24,7 @@ struct SamplerOptions {
     std::string proc_root = "/proc";
     std::string sys_root = "/sys";
     std::string shm_path = "/dev/shm";
+    std::string dev_root = "/dev";
     bool processes = true;  // false: system and GPUs only (the cheap snapshot)
     bool gpus = true;
     bool skip_idle_processes = true;  // Config::skip_idle_processes
@@ -45,13 +49,22 @@ class Sampler {
     os::SystemReader system_;
     std::unique_ptr<os::ProcessTable> processes_;
     std::unique_ptr<GpuBackend> gpu_;
+    std::unique_ptr<os::GpuDeviceFiles> device_files_;  // made when first needed
     bool primed_ = false;
     double last_time_ = -1;
 };
 
 // Sets each process's gpu_memory_bytes and gpu_indices from snap.gpus, and each GPU
-// process's container_pid from the process table. Processes are matched by host pid.
+// process's local_pid and container_pid from the process table. Processes are matched by pid.
 void join_gpu_processes(Snapshot& snap);
+
+// For GPU processes join_gpu_processes() could not match (baton in a container: NVML reports host
+// pids), ties GPU use to the processes that hold the GPU's device file open (`minors(pid)`: the N
+// of the /dev/nvidiaN files it has open). Only the topmost holder of a tree counts (DataLoader
+// workers inherit the trainer's files). One holder and one unmatched NVML process: joined (memory
+// too); otherwise each holder gets the GPU index and gpu_memory_ambiguous.
+void join_gpu_processes_by_device_files(Snapshot& snap,
+                                        const std::function<const std::vector<unsigned>&(const ProcessInfo&)>& minors);
 
 // Raises the soft open-file limit to the hard limit (capped at 1<<20): the sampler keeps up
 // to three descriptors per process open.

@@ -84,7 +84,13 @@ struct NetworkStats {
 
 struct GpuProcess {
     std::uint32_t pid = 0;                       // host pid, as NVML reports it
-    std::optional<std::uint32_t> container_pid;  // the pid in baton's pid namespace, when it differs
+    std::optional<std::uint32_t> container_pid;  // the pid inside the process's own pid namespace, when it differs
+    // The process in baton's pid namespace (processes[].pid): NVML's pid when baton sees it, else
+    // (baton in a container, NVML reporting host pids) the one process that holds this GPU's
+    // device file open, when only one does. Absent: not tied to a process baton sees.
+    std::optional<std::uint32_t> local_pid;
+    // The pid to look the process up by in this snapshot's process table.
+    std::uint32_t our_pid() const { return local_pid.value_or(pid); }
     std::optional<std::uint64_t> used_memory_bytes;
     std::optional<double> sm_utilization_percent;
     std::string type = "compute";  // "compute" or "graphics"
@@ -93,6 +99,7 @@ struct GpuProcess {
 struct GpuInfo {
     unsigned index = 0;  // position in PCI bus order
     std::string uuid, name, pci_bus_id;
+    std::optional<unsigned> minor_number;  // N of its device file /dev/nvidiaN
     std::optional<double> utilization_percent, memory_utilization_percent;
     std::optional<std::uint64_t> memory_total_bytes, memory_used_bytes, memory_free_bytes, memory_reserved_bytes;
     std::optional<double> temperature_celsius;
@@ -128,6 +135,9 @@ struct ProcessInfo {
     std::string cgroup;
     std::optional<std::uint64_t> gpu_memory_bytes;  // summed over GPUs, from NVML
     std::vector<unsigned> gpu_indices;
+    // It holds a GPU's device file open, but NVML's per-process memory could not be tied to it
+    // alone (several processes of this pid namespace hold that GPU, and NVML's pids are not ours).
+    bool gpu_memory_ambiguous = false;
 };
 
 struct Snapshot {

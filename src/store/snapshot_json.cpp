@@ -40,6 +40,7 @@ void write_gpu(JsonWriter& w, const GpuInfo& g) {
     w.field("uuid", g.uuid);
     w.field("name", g.name);
     w.field("pci_bus_id", g.pci_bus_id);
+    w.optional_field("minor_number", g.minor_number);
     w.field("stale", g.stale);
     w.optional_field("error", g.error);
     if (g.lost) w.field("lost", true);
@@ -80,6 +81,7 @@ void write_gpu(JsonWriter& w, const GpuInfo& g) {
         w.begin_object();
         w.field("pid", p.pid);
         w.optional_field("container_pid", p.container_pid);
+        w.optional_field("local_pid", p.local_pid);
         w.field("type", p.type);
         w.optional_field("used_memory_bytes", p.used_memory_bytes);
         w.optional_field("sm_utilization_percent", p.sm_utilization_percent);
@@ -142,6 +144,7 @@ void write_process(JsonWriter& w, const ProcessInfo& p, SnapshotJsonEncoder::Ide
         for (unsigned i : p.gpu_indices) w.value(i);
         w.end_array();
     }
+    if (p.gpu_memory_ambiguous) w.field("gpu_memory_ambiguous", true);
     w.end_object();
 }
 

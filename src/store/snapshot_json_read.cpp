@@ -126,6 +126,7 @@ GpuInfo read_gpu(const Reader& r) {
     g.uuid = r.string("uuid");
     g.name = r.string("name");
     g.pci_bus_id = r.string("pci_bus_id");
+    g.minor_number = r.opt_unsigned<unsigned>("minor_number");
     g.stale = r.boolean("stale");
     g.error = r.opt_string("error");
     g.lost = r.opt_boolean("lost").value_or(false);
@@ -168,6 +169,7 @@ GpuInfo read_gpu(const Reader& r) {
         GpuProcess gp;
         gp.pid = p.unsigned_value<std::uint32_t>("pid");
         gp.container_pid = p.opt_unsigned<std::uint32_t>("container_pid");
+        gp.local_pid = p.opt_unsigned<std::uint32_t>("local_pid");
         gp.type = p.string("type");
         gp.used_memory_bytes = p.opt_unsigned<std::uint64_t>("used_memory_bytes");
         gp.sm_utilization_percent = p.opt_number("sm_utilization_percent");
@@ -203,6 +205,7 @@ ProcessInfo read_process(const Reader& r) {
             if (!v.is_number_unsigned()) r.fail("gpu_indices", "an array of GPU indices");
             p.gpu_indices.push_back(v.get<unsigned>());
         }
+    p.gpu_memory_ambiguous = r.opt_boolean("gpu_memory_ambiguous").value_or(false);
     return p;
 }
 

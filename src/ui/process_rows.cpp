@@ -118,7 +118,7 @@ std::vector<ProcessRow> process_rows(const Snapshot& s, const ViewState& v, cons
     std::unordered_map<std::uint32_t, double> sm;
     for (const GpuInfo& g : s.gpus)
         for (const GpuProcess& gp : g.processes)
-            if (gp.sm_utilization_percent) sm[gp.pid] += *gp.sm_utilization_percent;
+            if (gp.sm_utilization_percent) sm[gp.our_pid()] += *gp.sm_utilization_percent;
 
     std::vector<ProcessRow> rows;
     for (const auto* list : {&s.processes, &extra}) {

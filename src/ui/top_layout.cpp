@@ -51,9 +51,7 @@ std::vector<ProcessInfo> unseen_gpu_processes(const Snapshot& s) {
     if (!s.processes_collected) return out;
     for (const GpuInfo& g : s.gpus) {
         for (const GpuProcess& gp : g.processes) {
-            auto it = std::lower_bound(s.processes.begin(), s.processes.end(), gp.pid,
-                                       [](const ProcessInfo& p, std::uint32_t v) { return p.pid < v; });
-            if (it != s.processes.end() && it->pid == gp.pid) continue;
+            if (gp.local_pid) continue;  // tied to a process of ours (by pid, or by its device file)
             auto ghost = std::find_if(out.begin(), out.end(), [&](const ProcessInfo& p) { return p.pid == gp.pid; });
             if (ghost == out.end()) {
                 ProcessInfo p;
@@ -380,9 +378,14 @@ Line Layout::process_line(const ProcessRow& r, bool selected) const {
     std::string fixed =
         pad_left(std::to_string(p.pid), kPid) + " " + pad_right(printable(p.user), kUser) + " " +
         pad_left(clip(gpus, kGpu), kGpu) + " " +
-        pad_left(p.gpu_memory_bytes ? compact_bytes(static_cast<double>(*p.gpu_memory_bytes)) : "-", kGmem) + " " +
-        pad_left(r.gpu_sm_percent ? fmt::format("{:.0f}", *r.gpu_sm_percent) : "-", kSm) + " " + pad_left(cpu, kCpu) +
-        " " + pad_left(rss, kRss) + " " + pad_left(last, kIo) + " ";
+        // "?": it holds a GPU, but NVML's memory could not be tied to it alone (several holders here).
+        pad_left(p.gpu_memory_ambiguous
+                     ? (p.gpu_memory_bytes ? compact_bytes(static_cast<double>(*p.gpu_memory_bytes)) + "?" : "?")
+                 : p.gpu_memory_bytes ? compact_bytes(static_cast<double>(*p.gpu_memory_bytes))
+                                      : "-",
+                 kGmem) +
+        " " + pad_left(r.gpu_sm_percent ? fmt::format("{:.0f}", *r.gpu_sm_percent) : "-", kSm) + " " +
+        pad_left(cpu, kCpu) + " " + pad_left(rss, kRss) + " " + pad_left(last, kIo) + " ";
     Line l;
     const Style base = selected ? Style::selected : Style::plain;
     l.add(fixed, base);

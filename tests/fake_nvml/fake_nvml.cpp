@@ -414,6 +414,16 @@ FAKE_API nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t h, unsigned type,
     if (type != NVML_MEMORY_ERROR_TYPE_UNCORRECTED || counter != NVML_VOLATILE_ECC) return NVML_ERROR_NOT_SUPPORTED;
     return number(h, "nvmlDeviceGetTotalEccErrors", "ecc_uncorrected_volatile", n);
 }
+// /dev/nvidiaN: the scenario's "minor_number", else the device's position in the scenario.
+FAKE_API nvmlReturn_t nvmlDeviceGetMinorNumber(nvmlDevice_t h, unsigned* minor) {
+    nvmlReturn_t rc = number(h, "nvmlDeviceGetMinorNumber", "minor_number", minor);
+    if (rc != NVML_ERROR_NOT_SUPPORTED) return rc;
+    std::lock_guard lock(g_mutex);
+    const Device* d = device(h);
+    if (!d || !minor) return NVML_ERROR_INVALID_ARGUMENT;
+    *minor = static_cast<unsigned>(d->id);
+    return NVML_SUCCESS;
+}
 FAKE_API nvmlReturn_t nvmlDeviceGetPersistenceMode(nvmlDevice_t h, unsigned* mode) {
     return number(h, "nvmlDeviceGetPersistenceMode", "persistence_mode", mode);
 }

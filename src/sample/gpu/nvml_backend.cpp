@@ -148,6 +148,9 @@ bool initialize(Shared& s) {
         if (L.pci_info && call("nvmlDeviceGetPciInfo_v3", [&] { return L.pci_info(d.handle, &pci); }) == NVML_SUCCESS)
             d.info.pci_bus_id = pci.busId;
         unsigned v = 0;
+        if (L.minor_number &&
+            call("nvmlDeviceGetMinorNumber", [&] { return L.minor_number(d.handle, &v); }) == NVML_SUCCESS)
+            d.info.minor_number = v;
         if (L.max_clock &&
             call("nvmlDeviceGetMaxClockInfo", [&] { return L.max_clock(d.handle, NVML_CLOCK_SM, &v); }) == NVML_SUCCESS)
             d.info.sm_clock_max_mhz = v;
@@ -223,6 +226,7 @@ void read_device(Shared& s, Device& d, double now) {
         id.uuid = g.uuid;
         id.name = g.name;
         id.pci_bus_id = g.pci_bus_id;
+        id.minor_number = g.minor_number;
         id.error = L.describe(rc);
         id.lost = true;
         g = std::move(id);

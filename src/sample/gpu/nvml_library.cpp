@@ -68,6 +68,7 @@ Result<NvmlLibrary> load_nvml_library(const std::string& path) {
     resolve(h, L.pcie_throughput, {"nvmlDeviceGetPcieThroughput"});
     resolve(h, L.ecc_total, {"nvmlDeviceGetTotalEccErrors"});
     resolve(h, L.persistence, {"nvmlDeviceGetPersistenceMode"});
+    resolve(h, L.minor_number, {"nvmlDeviceGetMinorNumber"});
     resolve(h, L.compute_mode, {"nvmlDeviceGetComputeMode"});
     resolve(h, L.mig_mode, {"nvmlDeviceGetMigMode"});
     // Process lists: _v3 and _v2 take 24-byte records (R535's 32-byte _v3 is probed at decode

@@ -43,6 +43,7 @@ struct NvmlLibrary {
     nvmlReturn_t (*pcie_throughput)(nvmlDevice_t, unsigned, unsigned*) = nullptr;
     nvmlReturn_t (*ecc_total)(nvmlDevice_t, unsigned, unsigned, unsigned long long*) = nullptr;
     nvmlReturn_t (*persistence)(nvmlDevice_t, unsigned*) = nullptr;
+    nvmlReturn_t (*minor_number)(nvmlDevice_t, unsigned*) = nullptr;
     nvmlReturn_t (*compute_mode)(nvmlDevice_t, unsigned*) = nullptr;
     nvmlReturn_t (*mig_mode)(nvmlDevice_t, unsigned*, unsigned*) = nullptr;
     nvmlReturn_t (*compute_processes)(nvmlDevice_t, unsigned*, void*) = nullptr;
