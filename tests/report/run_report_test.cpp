@@ -203,6 +203,14 @@ TEST(RunReport, Markdown) {
     for (int i = 0; i < 40; ++i) flat += "▁";
     EXPECT_NE(md.find("GPU util GPU1          " + flat + " (top 100 %)"), std::string::npos) << md;
     EXPECT_NE(md.find("CPU job                "), std::string::npos) << md;
+    // No doubled labels, no exponents (a slow first step of 1.41 s read "1.41e+03 ms").
+    EXPECT_EQ(md.find("I/O wait I/O wait"), std::string::npos) << md;
+    EXPECT_NE(md.find("\nI/O wait               "), std::string::npos) << md;
+    RunReportData slow = fixture();
+    slow.steps[0].step_ms = 1410;
+    const std::string md2 = run_report_markdown(slow);
+    EXPECT_EQ(md2.find("e+"), std::string::npos) << md2;
+    EXPECT_NE(md2.find("(top 1410 ms)"), std::string::npos) << md2;
 }
 
 TEST(RunReport, AnHourAtHalfASecondWithFourGpus) {

@@ -1,6 +1,7 @@
 // The SVG chart renderer: one point per sample, escaping, reduction of long series, marks.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <regex>
 
 #include "report/svg_chart.hpp"
@@ -83,8 +84,9 @@ TEST(SvgChart, MarksAndEscaping) {
     EXPECT_EQ(svg.find("<host>"), std::string::npos);
     EXPECT_NE(svg.find("Memory &lt;host&gt; &amp; &quot;job&quot;"), std::string::npos);
     EXPECT_NE(svg.find("data-label=\"a&lt;b\""), std::string::npos);
-    EXPECT_NE(svg.find("<g class=\"mark critical\"><title>#1 cuda_oom: &lt;torch&gt;"), std::string::npos);
-    EXPECT_NE(svg.find("<g class=\"mark warning\">"), std::string::npos);
+    EXPECT_NE(svg.find("<g class=\"mark critical\" data-findings=\"1\"><title>#1 cuda_oom: &lt;torch&gt;"),
+              std::string::npos);
+    EXPECT_NE(svg.find("<g class=\"mark warning\" data-findings=\"1\">"), std::string::npos);
     // The mark at 50 s of 100 s sits in the middle of the plot (52 + 896 / 2).
     EXPECT_NE(svg.find("x1=\"500.0\""), std::string::npos);
 }
@@ -101,4 +103,66 @@ TEST(SvgChart, ClockOffsets) {
     EXPECT_EQ(clock_offset(65.4), "1:05");
     EXPECT_EQ(clock_offset(3723), "1:02:03");
     EXPECT_EQ(clock_offset(-3), "0:00");
+}
+
+// Findings that start together are one mark with their numbers (eight at 0:00 overprinted, and #9
+// and #10 read "19"), coloured by the most severe, every one in its tooltip.
+TEST(SvgChart, MarksAtTheSameMomentAreGrouped) {
+    Chart c{"g", "GPU", "%", 100, 100.0, {ramp("GPU0", 10, 1)}, {}, "x"};
+    for (int i = 1; i <= 8; ++i) c.marks.push_back({0, i == 5 ? "warning" : "info", "#" + std::to_string(i), i});
+    c.marks.push_back({60, "info", "#9 a", 9});
+    c.marks.push_back({60.1, "critical", "#10 b", 10});
+    c.marks.push_back({90, "info", "#11 c", 11});
+    const std::string svg = render_chart_svg(c);
+    EXPECT_NE(svg.find("<g class=\"mark warning\" data-findings=\"8\"><title>#1\n#2"), std::string::npos) << svg;
+    EXPECT_NE(svg.find(">1-8</text>"), std::string::npos);
+    EXPECT_NE(svg.find("<g class=\"mark critical\" data-findings=\"2\">"), std::string::npos);
+    EXPECT_NE(svg.find(">9,10</text>"), std::string::npos);
+    EXPECT_NE(svg.find(">11</text>"), std::string::npos);
+    std::size_t groups = 0;
+    for (std::size_t at = svg.find("<g class=\"mark "); at != std::string::npos;
+         at = svg.find("<g class=\"mark ", at + 1))
+        ++groups;
+    EXPECT_EQ(groups, 3u);
+}
+
+// One slow first step (1.4 s) among 60 ms steps: the scale follows the bulk, the outlier is marked
+// at the top and counted; the y labels get the room they need ("samples/s" was clipped).
+TEST(SvgChart, ScaledToTheBulkWithOutliersMarked) {
+    ChartSeries steps{"step time", {}, {}};
+    for (int i = 0; i < 100; ++i) {
+        steps.t.push_back(i * 0.1);
+        steps.values.push_back(i == 0 ? 1400 : 60 + i % 5);
+    }
+    Chart c{"s", "Step time", "ms", 10, std::nullopt, {steps}, {}, "x"};
+    std::string svg = render_chart_svg(c);
+    EXPECT_NE(svg.find(">100 ms</text>"), std::string::npos)
+        << "the top is near the bulk, not 1400: " << svg.substr(0, 600);
+    EXPECT_EQ(svg.find(">2000 ms</text>"), std::string::npos);
+    EXPECT_NE(svg.find("1 point above the scale (up to 1400 ms)"), std::string::npos);
+    EXPECT_NE(svg.find("<path class=\"outlier\""), std::string::npos);
+    EXPECT_EQ(polylines(svg)[0].second, 100u);  // still a point per sample
+    // Long labels: the plot starts right of them.
+    Chart t{"t", "Throughput", "samples/s", 10, std::nullopt, {ramp("rank 0", 50, 0.2)}, {}, "x"};
+    for (double& v : t.series[0].values) v *= 100;
+    svg = render_chart_svg(t);
+    const std::size_t label = svg.find(" samples/s</text>");
+    ASSERT_NE(label, std::string::npos);
+    const std::size_t x_at = svg.rfind("x=\"", label);
+    const double label_right = std::stod(svg.substr(x_at + 3));
+    EXPECT_NE(svg.find(">5000 samples/s</text>"), std::string::npos);
+    EXPECT_GE(label_right, 6.5 * std::string("5000 samples/s").size());  // room for the whole label
+}
+
+// Eight GPUs at the same values would draw as one line: the copies are dashed and the legend says so.
+TEST(SvgChart, IdenticalSeriesAreDistinguished) {
+    Chart c{"i", "GPU", "%", 10, 100.0, {}, {}, "x"};
+    for (int g = 0; g < 3; ++g) c.series.push_back(ramp("GPU" + std::to_string(g), 10, 1));
+    c.series.push_back(ramp("GPU3", 11, 1));
+    const std::string svg = render_chart_svg(c);
+    EXPECT_NE(svg.find("GPU1 (= GPU0, dashed)"), std::string::npos);
+    EXPECT_NE(svg.find("GPU2 (= GPU0, dashed)"), std::string::npos);
+    EXPECT_EQ(svg.find("GPU3 (="), std::string::npos);  // different
+    EXPECT_NE(svg.find("data-label=\"GPU1\""), std::string::npos);
+    EXPECT_NE(svg.find("data-same-as=\"GPU0\""), std::string::npos);
 }
