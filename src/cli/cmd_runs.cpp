@@ -10,6 +10,7 @@
 #include "core/clock.hpp"
 #include "core/json_writer.hpp"
 #include "report/run_figures.hpp"
+#include "sample/gpu/throttle_reasons.hpp"
 #include "store/history.hpp"
 
 namespace baton::cli {
@@ -143,7 +144,16 @@ const GpuColumn kGpuColumns[] = {
     {"utilization_percent", [](const RunSample::Gpu& g) -> std::optional<double> { return g.utilization; }},
     {"memory_used_bytes", [](const RunSample::Gpu& g) -> std::optional<double> { return g.memory_used_gib * kGiB; }},
     {"sm_activity_percent", [](const RunSample::Gpu& g) { return recorded(g.sm_activity); }},
+    {"power_watts", [](const RunSample::Gpu& g) { return recorded(g.power_watts); }},
+    {"temperature_celsius", [](const RunSample::Gpu& g) { return recorded(g.temperature_celsius); }},
+    {"sm_clock_mhz", [](const RunSample::Gpu& g) { return recorded(g.sm_clock_mhz); }},
 };
+
+// The clock-event reasons of a GPU sample, when recorded (sample version 3).
+std::optional<std::vector<std::string>> throttle_reasons(const RunSample::Gpu& g) {
+    if (g.throttle_reasons == RunSample::Gpu::kThrottleUnknown) return std::nullopt;
+    return decode_throttle_reasons(g.throttle_reasons);
+}
 
 // A number as exported: integers without a fraction (bytes), others to float precision.
 std::string number(double v) {
@@ -167,6 +177,7 @@ std::string export_samples(const std::vector<RunSample>& samples, const std::str
         for (const Column& c : kColumns) out += fmt::format(",{}", c.name);
         for (unsigned g : gpus)
             for (const GpuColumn& c : kGpuColumns) out += fmt::format(",gpu{}_{}", g, c.name);
+        for (unsigned g : gpus) out += fmt::format(",gpu{}_throttle_reasons", g);
         out += "\n";
         for (const RunSample& s : samples) {
             out += rfc3339_utc(s.t_ms);
@@ -176,6 +187,15 @@ std::string export_samples(const std::vector<RunSample>& samples, const std::str
                     std::find_if(s.gpus.begin(), s.gpus.end(), [&](const RunSample::Gpu& x) { return x.index == g; });
                 for (const GpuColumn& c : kGpuColumns)
                     out += "," + (it == s.gpus.end() ? std::string() : cell(c.value(*it)));
+            }
+            for (unsigned g : gpus) {  // the reasons joined by ';' (none: empty; not recorded: empty too)
+                auto it =
+                    std::find_if(s.gpus.begin(), s.gpus.end(), [&](const RunSample::Gpu& x) { return x.index == g; });
+                std::string reasons;
+                if (it != s.gpus.end())
+                    if (auto r = throttle_reasons(*it))
+                        for (const std::string& n : *r) reasons += (reasons.empty() ? "" : ";") + n;
+                out += "," + reasons;
             }
             out += "\n";
         }
@@ -200,6 +220,12 @@ std::string export_samples(const std::vector<RunSample>& samples, const std::str
                     w.key(c.name);
                     w.value(*v);
                 }
+            if (auto reasons = throttle_reasons(g)) {
+                w.key("throttle_reasons");
+                w.begin_array();
+                for (const std::string& n : *reasons) w.value(n);
+                w.end_array();
+            }
             w.end_object();
         }
         w.end_array();

@@ -9,6 +9,7 @@
 #include "diagnose/indicators.hpp"
 #include "diagnose/job.hpp"
 #include "diagnose/rules.hpp"
+#include "sample/gpu/throttle_reasons.hpp"
 
 namespace baton {
 
@@ -195,11 +196,6 @@ void gpu_contention(const Window& w, const Thresholds& t, unsigned index, std::v
     out.push_back(std::move(f));
 }
 
-bool speed_throttle(const std::string& r) {
-    return r == "sw_power_cap" || r == "hw_slowdown" || r == "sw_thermal_slowdown" || r == "hw_thermal_slowdown" ||
-           r == "hw_power_brake_slowdown";
-}
-
 void gpu_throttled(const Window& w, const Thresholds& t, unsigned index, std::vector<Finding>& out) {
     std::size_t active = 0, throttled = 0;
     std::set<std::string> reasons;
@@ -211,7 +207,7 @@ void gpu_throttled(const Window& w, const Thresholds& t, unsigned index, std::ve
         bool any = false;
         if (g->throttle_reasons)
             for (const std::string& r : *g->throttle_reasons)
-                if (speed_throttle(r)) {
+                if (throttle_reason_slows(r)) {
                     reasons.insert(r);
                     any = true;
                 }

@@ -9,6 +9,7 @@
 #include "core/clock.hpp"
 #include "report/run_figures.hpp"
 #include "report/svg_chart.hpp"
+#include "sample/gpu/throttle_reasons.hpp"
 
 namespace baton {
 
@@ -152,6 +153,38 @@ std::vector<Chart> charts(const RunReportData& d, double duration) {
         // SM activity (how much of the GPU the kernels occupy) only where the driver reports it.
         if (!sm.empty()) add("chart-gpu-sm", "GPU SM", "GPU SM activity", "%", 100.0, std::move(sm));
         add("chart-gpu-memory", "GPU memory", "GPU memory used", "GiB", memory_top, std::move(memory));
+        // Power, temperature, SM clock and the clock slowing down: where a GPU throttled, and when
+        // (runs recorded before baton stored them have none of these charts).
+        std::vector<ChartSeries> power, temperature, clock, slowed;
+        for (unsigned g : gpus) {
+            const std::string label = fmt::format("GPU{}", g);
+            auto keep = [](std::vector<ChartSeries>& into, ChartSeries s) {
+                if (!s.values.empty()) into.push_back(std::move(s));
+            };
+            keep(power, series_of(d, label,
+                                  [&](const RunSample& s) { return gpu_value(s, g, &RunSample::Gpu::power_watts); }));
+            keep(temperature, series_of(d, label, [&](const RunSample& s) {
+                     return gpu_value(s, g, &RunSample::Gpu::temperature_celsius);
+                 }));
+            keep(clock, series_of(d, label,
+                                  [&](const RunSample& s) { return gpu_value(s, g, &RunSample::Gpu::sm_clock_mhz); }));
+            keep(slowed, series_of(d, label, [&](const RunSample& s) -> std::optional<double> {
+                     for (const RunSample::Gpu& x : s.gpus) {
+                         if (x.index != g || x.throttle_reasons == RunSample::Gpu::kThrottleUnknown) continue;
+                         for (const std::string& reason : decode_throttle_reasons(x.throttle_reasons))
+                             if (throttle_reason_slows(reason)) return 1.0;
+                         return 0.0;
+                     }
+                     return std::nullopt;
+                 }));
+        }
+        if (!power.empty()) add("chart-gpu-power", "GPU power", "GPU power draw", "W", std::nullopt, std::move(power));
+        if (!temperature.empty())
+            add("chart-gpu-temperature", "GPU temp", "GPU temperature", "C", std::nullopt, std::move(temperature));
+        if (!clock.empty()) add("chart-gpu-clock", "SM clock", "GPU SM clock", "MHz", std::nullopt, std::move(clock));
+        if (!slowed.empty())
+            add("chart-gpu-throttled", "GPU slowed",
+                "GPU clock slowed (1: power cap, thermal or hardware slowdown active)", "", 1.0, std::move(slowed));
     }
     // The job against the host, both as a share of the whole machine when its CPU count is known.
     const double cpus = r.cpu_count ? static_cast<double>(*r.cpu_count) : 0;

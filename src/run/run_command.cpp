@@ -17,6 +17,7 @@
 #include "diagnose/job.hpp"
 #include "diagnose/rules.hpp"
 #include "run/child.hpp"
+#include "sample/gpu/throttle_reasons.hpp"
 #include "run/events_socket.hpp"
 #include "run/failure_scan.hpp"
 #include "core/json_writer.hpp"
@@ -136,9 +137,16 @@ RunSample to_run_sample(const Snapshot& snap, const JobTotals& job, const std::s
     r.disk_write_mb_s = static_cast<float>(write / 1e6);
     for (const GpuInfo& g : snap.gpus) {
         if (g.stale || g.error || !job_gpus.count(g.index)) continue;
-        r.gpus.push_back({static_cast<std::uint8_t>(g.index), static_cast<float>(g.utilization_percent.value_or(0)),
-                          static_cast<float>(g.memory_used_bytes.value_or(0)) / gib,
-                          g.sm_activity_percent ? static_cast<float>(*g.sm_activity_percent) : -1.0f});
+        RunSample::Gpu x;
+        x.index = static_cast<std::uint8_t>(g.index);
+        x.utilization = static_cast<float>(g.utilization_percent.value_or(0));
+        x.memory_used_gib = static_cast<float>(g.memory_used_bytes.value_or(0)) / gib;
+        x.sm_activity = g.sm_activity_percent ? static_cast<float>(*g.sm_activity_percent) : -1.0f;
+        x.power_watts = g.power_watts ? static_cast<float>(*g.power_watts) : -1.0f;
+        x.temperature_celsius = g.temperature_celsius ? static_cast<float>(*g.temperature_celsius) : -1.0f;
+        x.sm_clock_mhz = g.sm_clock_mhz ? static_cast<float>(*g.sm_clock_mhz) : -1.0f;
+        if (g.throttle_reasons) x.throttle_reasons = throttle_reason_bits(*g.throttle_reasons);
+        r.gpus.push_back(x);
     }
     return r;
 }

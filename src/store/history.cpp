@@ -213,11 +213,12 @@ Result<std::int64_t> History::begin_run(const std::string& name, const std::stri
 }
 
 std::string History::pack(const RunSample& s) {
-    // Layout, all little-endian: u8 version (2), u8 GPU count, 8 x f32 host and job figures (version 1
+    // Layout, all little-endian: u8 version (3), u8 GPU count, 8 x f32 host and job figures (version 1
     // had the first 6: no disk rates), then per GPU: u8 index, 3 x f32 (utilisation, memory GiB, SM
-    // activity or -1).
+    // activity or -1), and from version 3 3 x f32 (power W, temperature C, SM clock MHz, each or -1)
+    // and u16 clock-event reasons (0xFFFF: not reported).
     std::string out;
-    out.push_back(2);
+    out.push_back(3);
     out.push_back(static_cast<char>(std::min<std::size_t>(s.gpus.size(), 255)));
     for (float v : {s.cpu_percent, s.iowait_percent, s.memory_used_gib, s.swap_mb_per_s, s.job_cpu_percent,
                     s.job_rss_gib, s.disk_read_mb_s, s.disk_write_mb_s})
@@ -227,12 +228,17 @@ std::string History::pack(const RunSample& s) {
         put_f32(out, s.gpus[i].utilization);
         put_f32(out, s.gpus[i].memory_used_gib);
         put_f32(out, s.gpus[i].sm_activity);
+        put_f32(out, s.gpus[i].power_watts);
+        put_f32(out, s.gpus[i].temperature_celsius);
+        put_f32(out, s.gpus[i].sm_clock_mhz);
+        out.push_back(static_cast<char>(s.gpus[i].throttle_reasons & 0xFF));
+        out.push_back(static_cast<char>(s.gpus[i].throttle_reasons >> 8));
     }
     return out;
 }
 
 bool History::unpack(const std::string& in, RunSample& s) {
-    if (in.size() < 2 || (in[0] != 1 && in[0] != 2)) return false;
+    if (in.size() < 2 || in[0] < 1 || in[0] > 3) return false;
     const int version = in[0];
     const auto gpus = static_cast<unsigned char>(in[1]);
     std::size_t at = 2;
@@ -248,6 +254,14 @@ bool History::unpack(const std::string& in, RunSample& s) {
         g.index = static_cast<std::uint8_t>(in[at++]);
         if (!get_f32(in, at, g.utilization) || !get_f32(in, at, g.memory_used_gib) || !get_f32(in, at, g.sm_activity))
             return false;
+        if (version >= 3) {
+            if (!get_f32(in, at, g.power_watts) || !get_f32(in, at, g.temperature_celsius) ||
+                !get_f32(in, at, g.sm_clock_mhz) || at + 2 > in.size())
+                return false;
+            g.throttle_reasons = static_cast<std::uint16_t>(static_cast<unsigned char>(in[at]) |
+                                                            static_cast<unsigned char>(in[at + 1]) << 8);
+            at += 2;
+        }
         s.gpus.push_back(g);
     }
     return at == in.size();

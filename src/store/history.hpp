@@ -58,6 +58,13 @@ struct RunSample {
     struct Gpu {
         std::uint8_t index = 0;
         float utilization = 0, memory_used_gib = 0, sm_activity = -1;  // -1: not reported
+        // From sample version 3 (-1: not reported, or recorded before):
+        float power_watts = -1, temperature_celsius = -1, sm_clock_mhz = -1;
+        // The clock-event (throttle) reasons active, one bit each in the order of
+        // decode_throttle_reasons() (bit 0 gpu_idle, 2 sw_power_cap, 3 hw_slowdown, 5 sw_thermal,
+        // 6 hw_thermal, 7 hw_power_brake); kThrottleUnknown: not reported.
+        std::uint16_t throttle_reasons = kThrottleUnknown;
+        static constexpr std::uint16_t kThrottleUnknown = 0xFFFF;
     };
     std::vector<Gpu> gpus;
 };

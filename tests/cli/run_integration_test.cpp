@@ -550,7 +550,14 @@ TEST(RunCommand, JudgesTheJobsGpusNotTheBoxes) {
     std::size_t with_gpu = 0;
     for (std::size_t at = 0, nl; (nl = samples.out.find('\n', at)) != std::string::npos; at = nl + 1) {
         const auto s = nlohmann::json::parse(samples.out.substr(at, nl - at));
-        for (const auto& g : s["gpus"]) EXPECT_EQ(g["index"], 3) << s;
+        for (const auto& g : s["gpus"]) {
+            EXPECT_EQ(g["index"], 3) << s;
+            // Stored per sample since version 3: power, temperature, SM clock, clock-event reasons.
+            EXPECT_GT(g["power_watts"].get<double>(), 100) << s;
+            EXPECT_GT(g["temperature_celsius"].get<double>(), 20) << s;
+            EXPECT_GT(g["sm_clock_mhz"].get<double>(), 100) << s;
+            EXPECT_TRUE(g["throttle_reasons"].is_array()) << s;
+        }
         with_gpu += s["gpus"].empty() ? 0 : 1;
     }
     EXPECT_GT(with_gpu, 3u) << samples.out;

@@ -81,7 +81,8 @@ def main():
     failures = []
     if not p.title.startswith("baton run 1: report-test"):
         failures.append(f"page title is {p.title!r}")
-    want = {"chart-gpu-utilization", "chart-gpu-sm", "chart-gpu-memory", "chart-cpu", "chart-memory", "chart-swap", "chart-iowait",
+    want = {"chart-gpu-utilization", "chart-gpu-sm", "chart-gpu-memory", "chart-gpu-power", "chart-gpu-temperature",
+            "chart-gpu-clock", "chart-gpu-throttled", "chart-cpu", "chart-memory", "chart-swap", "chart-iowait",
             "chart-disk", "chart-step-time", "chart-throughput"}
     if set(p.charts) != want:
         failures.append(f"charts {sorted(p.charts)}, expected {sorted(want)}")

@@ -39,8 +39,13 @@ RunReportData fixture() {
         s.job_rss_gib = 6;
         s.disk_read_mb_s = 100;
         s.disk_write_mb_s = 2;
-        s.gpus.push_back({0, static_cast<float>(80 + i % 20), 70, 60});
-        s.gpus.push_back({1, 0, 1, -1});
+        RunSample::Gpu g0{0, static_cast<float>(80 + i % 20), 70, 60};
+        g0.power_watts = i >= 30 ? 400 : 650;  // from 15 s on, thermal slowdown: power and clock drop
+        g0.temperature_celsius = i >= 30 ? 88 : 70;
+        g0.sm_clock_mhz = i >= 30 ? 1100 : 1980;
+        g0.throttle_reasons = i >= 30 ? (1u << 5) : 0;
+        s.gpus.push_back(g0);
+        s.gpus.push_back({1, 0, 1, -1});  // an older record: no power, temperature, clock or reasons
         d.samples.push_back(s);
     }
     for (int i = 0; i < 25; ++i) {  // the hook's steps: 25 of 200 ms with 50 ms of data wait, 64 samples
@@ -138,6 +143,10 @@ TEST(RunReport, HtmlIsSelfContainedWithAPointPerSample) {
                                                      {"chart-gpu-utilization/GPU1", 40},
                                                      {"chart-gpu-memory/GPU0", 40},
                                                      {"chart-gpu-memory/GPU1", 40},
+                                                     {"chart-gpu-power/GPU0", 40},
+                                                     {"chart-gpu-temperature/GPU0", 40},
+                                                     {"chart-gpu-clock/GPU0", 40},
+                                                     {"chart-gpu-throttled/GPU0", 40},
                                                      {"chart-cpu/host", 40},
                                                      {"chart-cpu/job", 40},
                                                      {"chart-memory/host used", 40},
@@ -150,9 +159,9 @@ TEST(RunReport, HtmlIsSelfContainedWithAPointPerSample) {
                                                      {"chart-step-time/data wait", 25},
                                                      {"chart-throughput/samples/s", 25}};
     EXPECT_EQ(points, want);
-    // Two findings, in the table and marked on each of the 10 charts; text escaped.
+    // Two findings, in the table and marked on each of the 14 charts; text escaped.
     EXPECT_EQ(count(html, "<tr class=\"finding\""), 2u);
-    EXPECT_EQ(count(html, "<g class=\"mark "), 20u);
+    EXPECT_EQ(count(html, "<g class=\"mark "), 28u);
     EXPECT_NE(html.find("GPU1 waits &lt;for&gt; data"), std::string::npos);
     EXPECT_NE(html.find("<title>baton run 7: train &lt;resnet&gt;</title>"), std::string::npos);
     EXPECT_NE(html.find("exited with 0 &amp; more"), std::string::npos);
@@ -234,4 +243,22 @@ TEST(RunReport, AnHourAtHalfASecondWithFourGpus) {
     EXPECT_EQ(points_by_chart_and_label(html).at("chart-gpu-utilization/GPU3"), 7200u);
     EXPECT_LT(html.size(), 4u << 20);
     std::printf("report of one hour, 0.5 s, 4 GPUs: %.2f MB\n", static_cast<double>(html.size()) / 1e6);
+}
+
+// The GPU that throttled at second 15: power, temperature, SM clock and a slowed-down series are
+// charted from the stored samples (a point per sample); a GPU without these figures has no line.
+TEST(RunReport, ThrottlingIsChartedOverTime) {
+    const std::string html = run_report_html(fixture());
+    const auto points = points_by_chart_and_label(html);
+    for (const char* chart : {"chart-gpu-power", "chart-gpu-temperature", "chart-gpu-clock", "chart-gpu-throttled"}) {
+        EXPECT_EQ(points.count(std::string(chart) + "/GPU0"), 1u) << chart;
+        if (points.count(std::string(chart) + "/GPU0")) {
+            EXPECT_EQ(points.at(std::string(chart) + "/GPU0"), 40u) << chart;
+        }
+        EXPECT_EQ(points.count(std::string(chart) + "/GPU1"), 0u) << chart;
+    }
+    // The slowed series is 0 before 15 s and 1 after: its polyline goes up once.
+    const std::size_t at = html.find("id=\"chart-gpu-throttled\"");
+    ASSERT_NE(at, std::string::npos);
+    EXPECT_NE(html.find("GPU clock slowed", at), std::string::npos);
 }

@@ -100,23 +100,45 @@ TEST(History, RunOfADeadBatonIsInterrupted) {
 
 TEST(History, PackingAndDamage) {
     RunSample s = sample(42, 8), back;
+    s.gpus[3].power_watts = 655.5f;
+    s.gpus[3].temperature_celsius = 81;
+    s.gpus[3].sm_clock_mhz = 1410;
+    s.gpus[3].throttle_reasons = 1u << 5;  // sw_thermal_slowdown
+    s.gpus[4].throttle_reasons = 0;        // reported: none
     const std::string blob = History::pack(s);
-    EXPECT_EQ(blob.size(), 2u + 8 * 4 + 8 * 13);
+    EXPECT_EQ(blob.size(), 2u + 8 * 4 + 8 * 27);  // version 3: 13 bytes per GPU and 14 more
     ASSERT_TRUE(History::unpack(blob, back));
     EXPECT_EQ(back.gpus.size(), 8u);
     EXPECT_FLOAT_EQ(back.cpu_percent, 55.5f);
     EXPECT_FLOAT_EQ(back.disk_read_mb_s, 250.0f);
     EXPECT_FLOAT_EQ(back.disk_write_mb_s, 3.5f);
-    // Version 1 (before disk rates): the same figures without the two disk floats.
-    std::string v1 = std::string("\x01") + blob.substr(1, 1 + 6 * 4) + blob.substr(2 + 8 * 4);
+    EXPECT_FLOAT_EQ(back.gpus[3].power_watts, 655.5f);
+    EXPECT_FLOAT_EQ(back.gpus[3].temperature_celsius, 81.0f);
+    EXPECT_FLOAT_EQ(back.gpus[3].sm_clock_mhz, 1410.0f);
+    EXPECT_EQ(back.gpus[3].throttle_reasons, 1u << 5);
+    EXPECT_EQ(back.gpus[4].throttle_reasons, 0u);
+    EXPECT_EQ(back.gpus[0].throttle_reasons, RunSample::Gpu::kThrottleUnknown);
+    EXPECT_FLOAT_EQ(back.gpus[0].power_watts, -1.0f);
+    // Versions 2 (before power, temperature, clock and reasons) and 1 (before disk rates): the
+    // same figures without the newer fields, still read; those are "not recorded".
+    std::string host = blob.substr(2, 8 * 4), gpus2;
+    for (std::size_t g = 0; g < 8; ++g) gpus2 += blob.substr(2 + 8 * 4 + g * 27, 13);
+    const std::string v2 = std::string("\x02") + blob.substr(1, 1) + host + gpus2;
+    ASSERT_TRUE(History::unpack(v2, back));
+    EXPECT_FLOAT_EQ(back.disk_read_mb_s, 250.0f);
+    EXPECT_FLOAT_EQ(back.gpus[3].power_watts, -1.0f);
+    EXPECT_EQ(back.gpus[3].throttle_reasons, RunSample::Gpu::kThrottleUnknown);
+    EXPECT_FLOAT_EQ(back.gpus[2].memory_used_gib, 70.25f);
+    const std::string v1 = std::string("\x01") + blob.substr(1, 1) + host.substr(0, 6 * 4) + gpus2;
     ASSERT_TRUE(History::unpack(v1, back));
     EXPECT_FLOAT_EQ(back.job_rss_gib, 12.5f);
     EXPECT_FLOAT_EQ(back.disk_read_mb_s, -1.0f);  // not recorded
     EXPECT_FLOAT_EQ(back.gpus[2].memory_used_gib, 70.25f);
     EXPECT_FALSE(History::unpack("", back));
     EXPECT_FALSE(History::unpack(blob.substr(0, blob.size() - 1), back));       // truncated
-    EXPECT_FALSE(History::unpack(std::string("\x03") + blob.substr(1), back));  // unknown version
+    EXPECT_FALSE(History::unpack(std::string("\x04") + blob.substr(1), back));  // unknown version
     EXPECT_FALSE(History::unpack(blob + "x", back));                            // trailing bytes
+    EXPECT_FALSE(History::unpack(v2.substr(0, v2.size() - 3), back));
 }
 
 TEST(History, NewerSchemaAndPrune) {
