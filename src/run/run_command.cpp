@@ -13,14 +13,14 @@
 #include <fmt/format.h>  // header-only (fmt::fmt-header-only)
 
 #include "core/clock.hpp"
+#include "core/json_writer.hpp"
 #include "core/percentile.hpp"
 #include "diagnose/job.hpp"
 #include "diagnose/rules.hpp"
 #include "run/child.hpp"
-#include "sample/gpu/throttle_reasons.hpp"
 #include "run/events_socket.hpp"
 #include "run/failure_scan.hpp"
-#include "core/json_writer.hpp"
+#include "sample/gpu/throttle_reasons.hpp"
 #include "store/finding_json.hpp"
 #include "store/history.hpp"
 #include "store/hook_event.hpp"
