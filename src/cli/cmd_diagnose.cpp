@@ -58,16 +58,18 @@ Result<Window> read_replay(const std::string& path) {
 CLI::App* add_diagnose_command(CLI::App& app, DiagnoseArgs& a) {
     CLI::App* cmd = app.add_subcommand(
         "diagnose", "Judge the machine: findings with evidence and fixes (exit 0 ok, 1 warning, 2 critical)");
-    add_duration_option(cmd, "--duration", a.duration, "How long to sample live: 30s, 2m, 1h (default 30s)", 0.1,
-                        30 * 86400.0);
-    add_duration_option(cmd, "--interval", a.interval, "Time between live snapshots, 0.1 s to 60 s (default 1s)", 0.1,
-                        60);
+    CLI::Option* duration = add_duration_option(
+        cmd, "--duration", a.duration, "How long to sample live: 30s, 2m, 1h (default 30s)", 0.1, 30 * 86400.0);
+    CLI::Option* interval = add_duration_option(cmd, "--interval", a.interval,
+                                                "Time between live snapshots, 0.1 s to 60 s (default 1s)", 0.1, 60);
     cmd->add_flag("--json", a.json, "Findings as one JSON object");
-    cmd->add_option("--replay", a.replay,
-                    "Judge a recorded stream instead (JSON Lines of baton snapshot --json; - for stdin)");
-    cmd->add_flag("--no-gpus", a.no_gpus, "Do not load NVML (live)");
-    cmd->add_option("--proc-root", a.proc_root, "Read /proc from this directory (live)");
-    cmd->add_option("--sys-root", a.sys_root, "Read /sys from this directory (live)");
+    CLI::Option* replay = cmd->add_option(
+        "--replay", a.replay, "Judge a recorded stream instead (JSON Lines of baton snapshot --json; - for stdin)");
+    CLI::Option* no_gpus = cmd->add_flag("--no-gpus", a.no_gpus, "Do not load NVML (live)");
+    CLI::Option* proc = cmd->add_option("--proc-root", a.proc_root, "Read /proc from this directory (live)");
+    CLI::Option* sys = cmd->add_option("--sys-root", a.sys_root, "Read /sys from this directory (live)");
+    // The live options mean nothing for a recording: given with --replay they are an error, not ignored.
+    for (CLI::Option* live : {duration, interval, no_gpus, proc, sys}) replay->excludes(live);
     return cmd;
 }
 

@@ -27,7 +27,11 @@ CLI::App* add_snapshot_command(CLI::App& app, SnapshotArgs& a) {
     cmd->add_flag("--no-gpus", a.no_gpus, "Do not load NVML");
     cmd->add_option("--proc-root", a.proc_root, "Read /proc from this directory (default /proc, or config)");
     cmd->add_option("--sys-root", a.sys_root, "Read /sys from this directory (default /sys, or config)");
-    cmd->add_option("--top", a.top, "Processes listed in the text summary (default 10)")->check(CLI::Range(0, 100000));
+    // Only the text summary lists processes: with --json or --prometheus it would be ignored, so it is refused.
+    cmd->add_option("--top", a.top, "Processes listed in the text summary (default 10)")
+        ->check(CLI::Range(0, 100000))
+        ->excludes(json)
+        ->excludes(prom);
     return cmd;
 }
 

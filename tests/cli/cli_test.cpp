@@ -79,6 +79,9 @@ TEST(Cli, BadUsageIsOneLineAndExitTwo) {
     expect_usage_error({"top", "--sort", "bogus"}, "--sort");
     expect_usage_error({"top", "--mark-styles"}, "--mark-styles");
     expect_usage_error({"top", "--count", "-1"}, "--count");
+    // A flag that would not be honoured is refused, not ignored.
+    expect_usage_error({"snapshot", "--json", "--top", "3"}, "--top");
+    expect_usage_error({"snapshot", "--prometheus", "--top", "3"}, "--top");
 }
 
 TEST(Cli, BadConfigIsOneLineAndExitOne) {
@@ -115,6 +118,9 @@ TEST(Cli, DiagnoseCannotJudgeIsExitThree) {
     expect_three({"diagnose", "--replay", d.path() + "/empty.jsonl"}, "no snapshots");
     // A file named "run" is not the run subcommand (its words are cut off only after `run`).
     expect_three({"diagnose", "--replay", "run"}, "cannot read run");
+    // Live-only options mean nothing for a recording: refused, not ignored.
+    expect_three({"diagnose", "--replay", d.path() + "/bad.jsonl", "--duration", "1m"}, "--duration");
+    expect_three({"diagnose", "--replay", d.path() + "/bad.jsonl", "--no-gpus"}, "--no-gpus");
 }
 
 // Global options work after the subcommand too: the config named there is read (and its error
@@ -163,9 +169,9 @@ TEST(Cli, DurationsInEveryFormEverywhere) {
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 2);
     EXPECT_GE(r.seconds, 0.3);
-    for (const char* d : {"90", "90s", "1m30s", "5min", "2h", "30d"}) {  // parsed: it gets to reading the file
-        auto r2 = run({baton_binary(), "diagnose", "--duration", d, "--replay", "/nonexistent/x.jsonl"});
-        EXPECT_NE(r2.err.find("cannot read /nonexistent/x.jsonl"), std::string::npos) << d << ": " << r2.err;
+    for (const char* d : {"90", "90s", "1m30s", "5min", "2h", "30d"}) {  // parsed: it gets to opening the history
+        auto r2 = run({baton_binary(), "runs", "prune", "--older-than", d, "--db", "/nonexistent/h.db"});
+        EXPECT_NE(r2.err.find("no history at /nonexistent/h.db"), std::string::npos) << d << ": " << r2.err;
     }
     expect_usage_error({"top", "-d", "1m30x"}, "'1m30x' is not a duration");
     expect_usage_error({"top", "-d", "2h"}, "--delay: 7200 s is outside 0.1 s to 3600 s");
