@@ -36,10 +36,15 @@ TEST(Cli, Version) {
     ASSERT_NE(at, std::string::npos) << r.out;
     const std::string commit = r.out.substr(at + 9, r.out.find(')') - at - 9);
     auto git = run({"/usr/bin/git", "-C", BATON_SOURCE_DIR, "rev-parse", "--short=12", "HEAD"});
-    if (git.exit_code == 0)  // a checkout: the binary names its commit (dirty or not)
-        EXPECT_EQ(commit.substr(0, 12), git.out.substr(0, 12)) << r.out;
-    else
+    if (git.exit_code == 0) {  // a checkout: the binary names a commit of it (HEAD, unless built before a commit)
+        ASSERT_GE(commit.size(), 12u) << r.out;
+        EXPECT_EQ(commit.find_first_not_of("0123456789abcdef"), 12u == commit.size() ? std::string::npos : 12u);
+        auto known =
+            run({"/usr/bin/git", "-C", BATON_SOURCE_DIR, "cat-file", "-e", commit.substr(0, 12) + "^{commit}"});
+        EXPECT_EQ(known.exit_code, 0) << r.out << " names no commit of this repository";
+    } else {
         EXPECT_EQ(commit, "unknown");
+    }
 }
 
 TEST(Cli, HelpListsSubcommands) {
