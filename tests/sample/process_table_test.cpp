@@ -433,3 +433,26 @@ TEST(ProcessTable, RealIdleChildIsSkippedAndStillCorrect) {
     EXPECT_EQ(leaf_info(ps)->ppid, true_ppid());
     for (int fd : {to_middle[0], to_middle[1], from_middle[0], from_middle[1]}) close(fd);
 }
+
+// The GPU figures the sampler joins in are per tick: a reused process record starts each scan
+// without them (a GPU index, its memory, or the "ambiguous" mark left from the last tick would
+// outlive the process's GPU use).
+TEST(ProcessTable, GpuFieldsStartEachScanEmpty) {
+    test::TempDir d;
+    test::copy_fixture("machine", d.path());
+    os::ProcessTable t(d.path() + "/proc");
+    std::vector<ProcessInfo> ps;
+    t.scan(10.0, 1764400000, ps);
+    for (ProcessInfo& p : ps) {
+        p.gpu_indices = {0};
+        p.gpu_memory_bytes = 1;
+        p.gpu_memory_ambiguous = true;
+    }
+    t.scan(11.0, 1764400000, ps);
+    ASSERT_FALSE(ps.empty());
+    for (const ProcessInfo& p : ps) {
+        EXPECT_TRUE(p.gpu_indices.empty()) << p.pid;
+        EXPECT_FALSE(p.gpu_memory_bytes) << p.pid;
+        EXPECT_FALSE(p.gpu_memory_ambiguous) << p.pid;
+    }
+}

@@ -289,6 +289,7 @@ void ProcessTable::scan(double now, std::uint64_t boot_time_seconds, std::vector
         p.start_time_ms = start_ms;
         p.gpu_memory_bytes.reset();
         p.gpu_indices.clear();
+        p.gpu_memory_ambiguous = false;
 
         p.cpu_percent.reset();
         if (e.cpu_time_at >= 0 && now > e.cpu_time_at && ticks >= e.cpu_ticks)
