@@ -10,6 +10,7 @@
 #include "core/clock.hpp"
 #include "core/json_writer.hpp"
 #include "report/run_figures.hpp"
+#include "report/snapshot_text.hpp"
 #include "sample/gpu/throttle_reasons.hpp"
 #include "store/history.hpp"
 
@@ -267,12 +268,6 @@ std::string export_steps(const std::vector<StepEvent>& steps, const std::string&
     return out;
 }
 
-std::string bytes_text(std::int64_t bytes) {
-    if (bytes >= 1048576) return fmt::format("{:.1f} MiB", static_cast<double>(bytes) / 1048576.0);
-    if (bytes >= 1024) return fmt::format("{:.1f} KiB", static_cast<double>(bytes) / 1024.0);
-    return fmt::format("{} B", bytes);
-}
-
 // `runs prune`: what goes (or would, with --dry-run), and the space given back.
 int prune(History& h, const RunsArgs& a) {
     const std::int64_t before = unix_millis() - static_cast<std::int64_t>(a.older_than * 1000);
@@ -312,7 +307,7 @@ int prune(History& h, const RunsArgs& a) {
             out += ":";
             for (const RunRecord& r : *going) out += fmt::format(" {}", r.id);
         }
-        if (!a.dry_run && n) out += fmt::format(", {} freed", bytes_text(freed));
+        if (!a.dry_run && n) out += fmt::format(", {} freed", human_bytes(static_cast<double>(freed)));
         out += "\n";
         if (!note.empty()) out += "space not given back: " + note + "\n";
     }

@@ -1,10 +1,11 @@
 #include "report/run_comparison.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
 
 #include <fmt/format.h>  // header-only (fmt::fmt-header-only)
+
+#include "report/svg_chart.hpp"
 
 namespace baton {
 
@@ -24,10 +25,6 @@ const RecordedFinding* find(const StoredRun& run, const std::string& rule, const
     for (const RecordedFinding& f : run.findings)
         if (f.rule == rule && stable_subject(run.run, f.subject) == key) return &f;
     return nullptr;
-}
-
-std::string number(double v) {
-    return std::abs(v) >= 100 || v == static_cast<long long>(v) ? fmt::format("{:.0f}", v) : fmt::format("{:.3g}", v);
 }
 
 }  // namespace
@@ -104,7 +101,8 @@ std::string finding_change_text(const FindingChange& c) {
     if (c.status == FindingChange::Status::fresh) return out + "new";
     for (const FindingChange::Metric& m : c.evidence) {
         const std::string sep = m.unit.empty() ? "" : " ";
-        out += fmt::format("{} {}{}{} -> {}{}{}, ", m.label, number(m.a), sep, m.unit, number(m.b), sep, m.unit);
+        out +=
+            fmt::format("{} {}{}{} -> {}{}{}, ", m.label, number_text(m.a), sep, m.unit, number_text(m.b), sep, m.unit);
     }
     if (c.severity_a != c.severity_b) out += fmt::format("{} -> {}, ", c.severity_a, c.severity_b);
     return out + "still present";

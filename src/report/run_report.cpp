@@ -286,14 +286,6 @@ std::string sparkline(const ChartSeries& s, std::size_t width, double top) {
     return out;
 }
 
-// A number for people: no exponent ("1410", not "1.41e+03"), at most three significant digits
-// below 100.
-std::string plain_number(double v) {
-    if (std::abs(v) >= 100 || v == std::floor(v)) return fmt::format("{:.0f}", v);
-    if (std::abs(v) >= 10) return fmt::format("{:.1f}", v);
-    return fmt::format("{:.2f}", v);
-}
-
 std::string markdown_cell(const std::string& s) {
     std::string out;
     for (char c : s) {
@@ -409,7 +401,7 @@ std::string run_report_markdown(const RunReportData& d) {
             // "I/O wait", not "I/O wait I/O wait": the chart's name once when the series repeats it.
             const std::string label =
                 s.label == c.name || s.label.rfind(c.name, 0) == 0 ? s.label : c.name + " " + s.label;
-            o += fmt::format("{:<22} {} (top {} {})\n", label, sparkline(s, 60, top), plain_number(top), c.unit);
+            o += fmt::format("{:<22} {} (top {} {})\n", label, sparkline(s, 60, top), number_text(top), c.unit);
         }
     }
     o += "```\n";

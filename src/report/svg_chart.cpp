@@ -46,11 +46,6 @@ double time_step(double duration) {
     return nice_ceiling(duration / 8);
 }
 
-std::string number(double v) {
-    if (v == std::floor(v) && std::abs(v) < 1e9) return fmt::format("{:.0f}", v);
-    return fmt::format("{:.3g}", v);
-}
-
 // The series' points, averaged over equal runs of samples when there are too many.
 struct Points {
     std::vector<double> t, v;
@@ -86,6 +81,11 @@ std::string clock_offset(double seconds) {
     const auto s = static_cast<long long>(std::llround(std::max(0.0, seconds)));
     if (s >= 3600) return fmt::format("{}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60);
     return fmt::format("{}:{:02}", s / 60, s % 60);
+}
+
+std::string number_text(double v) {
+    if (std::abs(v) >= 100 || v == std::floor(v)) return fmt::format("{:.0f}", v);
+    return fmt::format("{:.3g}", v);
 }
 
 std::string html_escape(const std::string& s) {
@@ -142,7 +142,7 @@ std::string render_chart_svg(const Chart& c) {
     const double duration = c.duration > 0 ? c.duration : 1;
     // The left margin fits the longest y label ("1000 samples/s" was clipped to "amples/s").
     std::size_t longest = 0;
-    for (double f : {0.0, 0.5, 1.0}) longest = std::max(longest, (number(f * y_max) + " " + c.unit).size());
+    for (double f : {0.0, 0.5, 1.0}) longest = std::max(longest, (number_text(f * y_max) + " " + c.unit).size());
     const double left = std::max(kMinLeft, kCharWidth * static_cast<double>(longest) + 10);
     const double plot_w = kWidth - left - kRight;
     // A series with the same values as an earlier one would hide under it: dashed, and said.
@@ -188,7 +188,7 @@ std::string render_chart_svg(const Chart& c) {
         o += fmt::format(
             "<line class=\"grid\" x1=\"{}\" y1=\"{:.1f}\" x2=\"{}\" y2=\"{:.1f}\"/><text class=\"axis\" x=\"{}\" "
             "y=\"{:.1f}\" text-anchor=\"end\">{} {}</text>\n",
-            left, y, left + plot_w, y, left - 4, y + 4, number(f * y_max), html_escape(c.unit));
+            left, y, left + plot_w, y, left - 4, y + 4, number_text(f * y_max), html_escape(c.unit));
     }
     const double step = time_step(duration);
     for (double t = 0; t <= duration + 1e-9; t += step)
@@ -243,7 +243,7 @@ std::string render_chart_svg(const Chart& c) {
         o += fmt::format(
             "<text class=\"axis outliers\" x=\"{:.1f}\" y=\"{}\" text-anchor=\"end\">{} point{} above the scale "
             "(up to {} {}), drawn at the top</text>\n",
-            left + plot_w, 16, above, above == 1 ? "" : "s", number(highest), html_escape(c.unit));
+            left + plot_w, 16, above, above == 1 ? "" : "s", number_text(highest), html_escape(c.unit));
     // Findings: a vertical line each, numbered like the findings table. Marks that would overprint
     // (findings that started together: eight at 0:00) are one line with their numbers ("1-8") and
     // every finding in its tooltip, in the colour of the most severe.

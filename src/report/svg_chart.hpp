@@ -45,6 +45,11 @@ std::string render_chart_svg(const Chart& c);
 // "1:05", "1:02:03": a time offset on the x axis.
 std::string clock_offset(double seconds);
 
+// A number for people, never with an exponent: whole numbers and anything from 100 up without a
+// fraction ("1410", not "1.41e+03"), smaller ones to three significant digits ("62.5", "0.25").
+// The charts' labels, the Markdown report and compare's evidence all print numbers with it.
+std::string number_text(double v);
+
 // Text for HTML: & < > " ' escaped.
 std::string html_escape(const std::string& s);
 

@@ -203,6 +203,31 @@ std::string command_name(const std::vector<std::string>& argv) {
     return out.size() > 60 ? out.substr(0, 57) + "..." : out;
 }
 
+// The summary's derived figures, computed once for its text and its JSON view.
+double utilization_avg(const GpuRunStats& g) {
+    double sum = 0;
+    for (double u : g.utilization) sum += u;
+    return g.utilization.empty() ? 0 : sum / static_cast<double>(g.utilization.size());
+}
+
+struct StepFigures {
+    double median_ms = 0, p95_ms = 0;
+    std::optional<double> wait_percent;        // of the summed step time
+    std::optional<double> samples_per_second;  // summed over the ranks
+};
+
+StepFigures step_figures(const RunStats& s) {
+    StepFigures f;
+    const std::vector<double> ms(s.step_ms.begin(), s.step_ms.end());
+    f.median_ms = percentile(ms, 50);
+    f.p95_ms = percentile(ms, 95);
+    if (s.step_ms_sum > 0) f.wait_percent = 100.0 * s.wait_ms_sum / s.step_ms_sum;
+    if (s.step_samples_ms > 0)
+        f.samples_per_second =
+            static_cast<double>(s.step_samples) * 1000.0 / s.step_samples_ms * static_cast<double>(s.ranks.size());
+    return f;
+}
+
 }  // namespace
 
 RunStats run_command(const RunOptions& o, std::string& error) {
@@ -440,11 +465,8 @@ std::string run_summary_text(const RunStats& s) {
         s.signal ? fmt::format("was killed by signal {}", s.signal) : fmt::format("exited with {}", s.exit_status),
         s.seconds, s.samples));
     for (const GpuRunStats& g : s.gpus) {
-        double avg = 0;
-        for (double u : g.utilization) avg += u;
-        if (!g.utilization.empty()) avg /= static_cast<double>(g.utilization.size());
         line(fmt::format("  GPU{} {}: utilisation avg {:.0f} % p95 {:.0f} %{}, peak memory {} of {}", g.index, g.name,
-                         avg, percentile(g.utilization, 95),
+                         utilization_avg(g), percentile(g.utilization, 95),
                          g.sm_activity_samples
                              ? fmt::format(", SM activity avg {:.0f} %",
                                            g.sm_activity_sum / static_cast<double>(g.sm_activity_samples))
@@ -471,16 +493,13 @@ std::string run_summary_text(const RunStats& s) {
                          s.iowait_samples ? s.iowait_sum / static_cast<double>(s.iowait_samples) : 0));
     }
     if (!s.step_ms.empty()) {
-        std::vector<double> ms(s.step_ms.begin(), s.step_ms.end());
+        const StepFigures f = step_figures(s);
         std::string l =
             fmt::format("  steps (baton hook): {}, median {:.1f} ms p95 {:.1f} ms, data wait {:.0f} % of step time",
-                        s.step_ms.size(), percentile(ms, 50), percentile(ms, 95),
-                        s.step_ms_sum > 0 ? 100.0 * s.wait_ms_sum / s.step_ms_sum : 0);
-        if (s.step_samples_ms > 0)
-            l += fmt::format(
-                ", {:.0f} samples/s{}",
-                static_cast<double>(s.step_samples) * 1000.0 / s.step_samples_ms * static_cast<double>(s.ranks.size()),
-                s.ranks.size() > 1 ? fmt::format(" over {} ranks", s.ranks.size()) : std::string());
+                        s.step_ms.size(), f.median_ms, f.p95_ms, f.wait_percent.value_or(0));
+        if (f.samples_per_second)
+            l += fmt::format(", {:.0f} samples/s{}", *f.samples_per_second,
+                             s.ranks.size() > 1 ? fmt::format(" over {} ranks", s.ranks.size()) : std::string());
         if (s.events_dropped) l += fmt::format(", {} events lost (baton read too slowly)", s.events_dropped);
         line(l);
     }
@@ -525,9 +544,7 @@ std::string run_summary_json(const RunStats& s) {
         w.field("index", g.index);
         w.field("name", g.name);
         if (!g.utilization.empty()) {
-            double avg = 0;
-            for (double u : g.utilization) avg += u;
-            w.field("utilization_avg_percent", avg / static_cast<double>(g.utilization.size()));
+            w.field("utilization_avg_percent", utilization_avg(g));
             w.field("utilization_p95_percent", percentile(g.utilization, 95));
         }
         if (g.sm_activity_samples)
@@ -554,16 +571,14 @@ std::string run_summary_json(const RunStats& s) {
         w.end_object();
     }
     if (!s.step_ms.empty()) {
-        std::vector<double> ms(s.step_ms.begin(), s.step_ms.end());
+        const StepFigures f = step_figures(s);
         w.key("steps");
         w.begin_object();
         w.field("count", static_cast<std::uint64_t>(s.step_ms.size()));
-        w.field("median_seconds", percentile(ms, 50) / 1000.0);
-        w.field("p95_seconds", percentile(ms, 95) / 1000.0);
-        if (s.step_ms_sum > 0) w.field("data_wait_percent", 100.0 * s.wait_ms_sum / s.step_ms_sum);
-        if (s.step_samples_ms > 0)
-            w.field("samples_per_second", static_cast<double>(s.step_samples) * 1000.0 / s.step_samples_ms *
-                                              static_cast<double>(s.ranks.size()));
+        w.field("median_seconds", f.median_ms / 1000.0);
+        w.field("p95_seconds", f.p95_ms / 1000.0);
+        w.optional_field("data_wait_percent", f.wait_percent);
+        w.optional_field("samples_per_second", f.samples_per_second);
         w.field("ranks", static_cast<std::uint64_t>(s.ranks.size()));
         w.field("events_dropped", s.events_dropped);
         w.end_object();
