@@ -12,6 +12,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <sqlite3.h>
+
 namespace fs = std::filesystem;
 
 namespace baton::test {
@@ -48,6 +50,31 @@ std::string read_text(const std::string& path) {
     std::ostringstream ss;
     ss << in.rdbuf();
     return ss.str();
+}
+
+bool corrupt_table_root(const std::string& path, const std::string& table) {
+    sqlite3* db = nullptr;
+    if (sqlite3_open(path.c_str(), &db) != SQLITE_OK) {
+        sqlite3_close(db);
+        return false;
+    }
+    sqlite3_exec(db, "PRAGMA wal_checkpoint(TRUNCATE)", nullptr, nullptr, nullptr);
+    long long root = 0, page_size = 0;
+    sqlite3_stmt* st = nullptr;
+    sqlite3_prepare_v2(db, "SELECT rootpage FROM sqlite_master WHERE type = 'table' AND name = ?", -1, &st, nullptr);
+    sqlite3_bind_text(st, 1, table.c_str(), -1, SQLITE_TRANSIENT);
+    if (sqlite3_step(st) == SQLITE_ROW) root = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_prepare_v2(db, "PRAGMA page_size", -1, &st, nullptr);
+    if (sqlite3_step(st) == SQLITE_ROW) page_size = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    if (root < 2 || page_size <= 0) return false;
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp((root - 1) * page_size);
+    const std::string garbage(static_cast<std::size_t>(page_size), '\xA5');
+    f.write(garbage.data(), static_cast<std::streamsize>(garbage.size()));
+    return static_cast<bool>(f);
 }
 
 std::string fake_nvml_library(const std::string& scenario) {

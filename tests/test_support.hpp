@@ -47,6 +47,11 @@ struct CommandResult {
 CommandResult run(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env = {},
                   double timeout_seconds = 60);
 
+// Damages the SQLite database at `path` (closed, its WAL checkpointed) where `table` begins:
+// overwrites the table's root page with garbage, as a bad sector or a torn copy would.
+// False when the table is not there.
+bool corrupt_table_root(const std::string& path, const std::string& table);
+
 // The baton binary under test, and the environment that makes it use a fake scenario.
 std::string baton_binary();
 std::map<std::string, std::string> fake_env(const std::string& scenario);

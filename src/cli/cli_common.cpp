@@ -1,8 +1,11 @@
 #include "cli/cli_common.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -65,20 +68,34 @@ Result<std::int64_t> parse_run_id(const std::string& text) {
 }
 
 // Writes through a temporary file and a rename, so an existing report is never left half-written.
+// The temporary file is made by mkstemp in the target's directory: a random name, created with
+// O_EXCL (so a link planted there by another user is never followed) and mode 0600 (reports hold
+// command lines), then renamed over the target (a link at the target is replaced, not followed).
 std::string write_file(const std::string& path, const std::string& text) {
     if (path == "-") return write_stdout(text) ? "" : "cannot write to stdout";
-    const std::string tmp = path + ".tmp";
-    std::FILE* f = std::fopen(tmp.c_str(), "w");
-    if (!f) return "cannot write " + path + ": " + std::strerror(errno);
-    const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+    const std::size_t slash = path.rfind('/');
+    const std::string dir = slash == std::string::npos ? "." : path.substr(0, std::max<std::size_t>(slash, 1));
+    const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+    if (base.empty()) return "cannot write " + path + ": it names a directory";
+    std::string tmp = dir + "/." + base.substr(0, 200) + ".XXXXXX";
+    const int fd = mkostemp(tmp.data(), O_CLOEXEC);
+    if (fd < 0) return "cannot write " + path + ": " + std::strerror(errno);
+    std::size_t done = 0;
+    while (done < text.size()) {
+        const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        done += static_cast<std::size_t>(n);
+    }
     const int err = errno;
-    if (std::fclose(f) != 0 || !ok) {
-        std::remove(tmp.c_str());
-        return "cannot write " + path + ": " + std::strerror(ok ? errno : err);
+    if (close(fd) != 0 || done != text.size()) {
+        const int e = done != text.size() ? err : errno;
+        unlink(tmp.c_str());
+        return "cannot write " + path + ": " + std::strerror(e);
     }
     if (std::rename(tmp.c_str(), path.c_str()) != 0) {
         const int e = errno;
-        std::remove(tmp.c_str());
+        unlink(tmp.c_str());
         return "cannot write " + path + ": " + std::strerror(e);
     }
     return "";
@@ -100,10 +117,10 @@ Result<std::string> history_path(const std::string& db_flag, const std::string& 
     return c->history_db.empty() ? History::default_path() : c->history_db;
 }
 
-Result<History> open_history(const std::string& db_flag, const std::string& config_path) {
+Result<History> open_history(const std::string& db_flag, const std::string& config_path, HistoryAccess access) {
     Result<std::string> path = history_path(db_flag, config_path);
     if (!path.ok()) return path.error();
-    return History::open(*path, /*create=*/false);
+    return History::open(*path, access);
 }
 
 }  // namespace baton::cli

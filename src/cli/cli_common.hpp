@@ -50,7 +50,9 @@ SamplerOptions sampler_options(const Config& c, const std::string& proc_root, co
 // The run history database: --db when given, else [history] db from the config layers (read
 // from `config_path` and the default files), else the default state path.
 Result<std::string> history_path(const std::string& db_flag, const std::string& config_path);
-// That database opened for reading (runs, report, compare): never created at a mistyped path.
-Result<History> open_history(const std::string& db_flag, const std::string& config_path);
+// That database opened for reading (runs, report, compare; read-only) or for `runs prune`
+// (manage): never created at a mistyped path.
+Result<History> open_history(const std::string& db_flag, const std::string& config_path,
+                             HistoryAccess access = HistoryAccess::read);
 
 }  // namespace baton::cli

@@ -91,9 +91,9 @@ int run_run(const RunArgs& a, const std::vector<std::string>& command, const std
     if (!a.report.empty()) {
         // The report is read back from the history, so it shows exactly what `baton report` would.
         std::string e = "the run was not recorded, so there is no report";
-        if (stats.run_id) {
-            Result<History> h = History::open(o.db_path, /*create=*/false);
-            e = h.ok() ? write_html_report(*h, stats.run_id, a.report) : h.error().message;
+        if (stats.recording.run_id) {
+            Result<History> h = History::open(o.db_path, HistoryAccess::read);
+            e = h.ok() ? write_html_report(*h, stats.recording.run_id, a.report) : h.error().message;
         }
         summary += e.empty() ? "  report: " + a.report + "\n" : "  report: not written: " + e + "\n";
     }

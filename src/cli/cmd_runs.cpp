@@ -321,7 +321,9 @@ int run_runs(const RunsArgs& a, const std::string& config_path) {
     const bool exporting = a.export_->parsed();
     if (exporting && a.json && a.format != "jsonl")
         return usage_error("runs export: --json is --format jsonl; drop one of them");
-    Result<History> h = open_history(a.db, config_path);
+    // Prune deletes; everything else only reads (a read-only history, or someone else's, is fine).
+    Result<History> h =
+        open_history(a.db, config_path, a.prune->parsed() ? HistoryAccess::manage : HistoryAccess::read);
     if (!h.ok()) return runtime_error(h.error().message);
     if (a.prune->parsed()) return prune(*h, a);
     if (!a.show->parsed() && !exporting) {

@@ -3,19 +3,59 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
+#include <cstdio>
 #include <cstring>
+#include <dirent.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include "store/hook_event.hpp"
+#include "store/run_owner.hpp"
 
 namespace baton {
 
+namespace {
+
+// The directory's name says whose it is: baton-events-PID-STARTTICKS-XXXXXX.
+std::string owner_prefix(const RunOwner& o) {
+    return "baton-events-" + std::to_string(o.pid) + "-" + std::to_string(o.start_ticks.value_or(0)) + "-";
+}
+
+}  // namespace
+
+void EventsSocket::remove_stale(const std::string& base) {
+    DIR* d = opendir(base.c_str());
+    if (!d) return;
+    const uid_t me = geteuid();
+    while (const dirent* e = readdir(d)) {
+        RunOwner o;
+        unsigned long long pid = 0, start = 0;
+        int used = 0;
+        if (std::sscanf(e->d_name, "baton-events-%llu-%llu-%n", &pid, &start, &used) != 2 || used == 0) continue;
+        o.pid = static_cast<std::int64_t>(std::min<unsigned long long>(pid, 1ull << 40));
+        if (start) o.start_ticks = start;
+        const std::string dir = base + "/" + e->d_name;
+        struct stat st {};
+        // Only this user's directories (never follow a link planted there), only of dead owners.
+        if (lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != me || owner_alive(o)) continue;
+        unlink((dir + "/events").c_str());
+        rmdir(dir.c_str());
+    }
+    closedir(d);
+}
+
+std::string EventsSocket::base_directory() {
+    for (const char* var : {"XDG_RUNTIME_DIR", "TMPDIR"})
+        if (const char* v = std::getenv(var); v && *v) return v;
+    return "/tmp";
+}
+
 Result<EventsSocket> EventsSocket::open() {
-    const char* tmp = std::getenv("TMPDIR");
-    std::string base = tmp && *tmp ? tmp : "/tmp";
-    std::string dir = base + "/baton-events-XXXXXX";
+    const std::string base = base_directory();
+    remove_stale(base);
+    std::string dir = base + "/" + owner_prefix(current_owner()) + "XXXXXX";
     if (!mkdtemp(dir.data())) return make_error("cannot create a directory in " + base + ": " + std::strerror(errno));
     EventsSocket s;
     s.dir_ = dir;

@@ -22,7 +22,7 @@
 #include "run/failure_scan.hpp"
 #include "sample/gpu/throttle_reasons.hpp"
 #include "store/finding_json.hpp"
-#include "store/history.hpp"
+#include "store/history_writer.hpp"
 #include "store/hook_event.hpp"
 
 namespace baton {
@@ -187,6 +187,25 @@ std::vector<const Finding*> merge_findings(RunStats& s, const std::vector<Findin
     return fresh;
 }
 
+// The summary's line about the record: where, and which part of it is missing.
+std::string recording_text(const RunStats& s) {
+    const RecordingReport& r = s.recording;
+    if (!r.run_id) return "  not recorded in " + r.db_path + ": " + (r.error.empty() ? "unknown error" : r.error);
+    std::string out = fmt::format("  recorded as run {} in {}", r.run_id, r.db_path);
+    if (r.complete()) return out;
+    std::vector<std::string> missing;
+    if (r.samples_lost) missing.push_back(fmt::format("{} of {} samples", r.samples_lost, s.samples));
+    if (r.steps_lost) missing.push_back(fmt::format("{} steps", r.steps_lost));
+    if (r.findings_lost) missing.push_back(fmt::format("{} findings", r.findings_lost));
+    if (r.machine_lost) missing.push_back("the machine (CPUs, memory, GPUs)");
+    if (!r.end_recorded) missing.push_back("the end (exit status, summary)");
+    out += ", incomplete: missing ";
+    for (std::size_t i = 0; i < missing.size(); ++i)
+        out += (i == 0 ? "" : i + 1 == missing.size() ? " and " : ", ") + missing[i];
+    if (!r.error.empty()) out += " (" + r.error + ")";
+    return out;
+}
+
 std::string bytes_text(double bytes) {
     if (bytes >= 1073741824.0) return fmt::format("{:.1f} GiB", bytes / 1073741824.0);
     return fmt::format("{:.0f} MiB", bytes / 1048576.0);
@@ -256,28 +275,21 @@ RunStats run_command(const RunOptions& o, std::string& error) {
     }
     Child child = std::move(*started);
     const double start = monotonic_seconds();
-    // The history: a run that cannot be recorded still runs (the problem is said once).
-    std::optional<History> history;
+    // The history, written on its own thread (store/history_writer.hpp): a run that cannot be
+    // recorded still runs, and the database never holds the command's output back.
+    std::optional<HistoryWriter> history;
     if (!o.db_path.empty()) {
-        Result<History> h = History::open(o.db_path);
-        if (h.ok()) {
-            std::string command;
-            for (const std::string& a : o.argv) command += (command.empty() ? "" : " ") + a;
-            char cwd[4096] = "";
-            if (!getcwd(cwd, sizeof cwd)) cwd[0] = '\0';
-            char host[256] = "";
-            gethostname(host, sizeof host - 1);
-            Result<std::int64_t> id = h->begin_run(stats.name, command, cwd, host, unix_millis());
-            if (id.ok()) {
-                stats.run_id = *id;
-                stats.db_path = o.db_path;
-                history.emplace(std::move(*h));
-            } else {
-                std::fprintf(stderr, "baton: not recording this run: %s\n", id.error().message.c_str());
-            }
-        } else {
-            std::fprintf(stderr, "baton: not recording this run: %s\n", h.error().message.c_str());
-        }
+        RunHeader header;
+        header.name = stats.name;
+        for (const std::string& a : o.argv) header.command += (header.command.empty() ? "" : " ") + a;
+        char cwd[4096] = "";
+        if (getcwd(cwd, sizeof cwd)) header.cwd = cwd;
+        char host[256] = "";
+        gethostname(host, sizeof host - 1);
+        header.host = host;
+        header.start_ms = unix_millis();
+        history.emplace(o.db_path, std::move(header), o.recording);
+        stats.recording_requested = true;
     }
     SamplerOptions so = o.sampler;
     so.priming_seconds = std::min(0.1, o.interval_seconds);
@@ -304,7 +316,7 @@ RunStats run_command(const RunOptions& o, std::string& error) {
             if (e->finding) {                                 // from baton.torch.check(), which printed it already
                 const std::vector<Finding> one{*e->finding};  // merge_findings points into it
                 for (const Finding* x : merge_findings(stats, one))
-                    if (history) history->add_finding(stats.run_id, e->step.t_ms, *x);
+                    if (history) history->add_finding(e->step.t_ms, *x);
                 continue;
             }
             if (e->type != "step") continue;
@@ -313,7 +325,7 @@ RunStats run_command(const RunOptions& o, std::string& error) {
                 {e->step.t_ms, e->step.pid, e->step.rank, e->step.step_ms, e->step.wait_ms, e->step.samples});
             fresh.push_back(std::move(e->step));
         }
-        if (history) history->add_steps(stats.run_id, fresh);
+        if (history) history->add_steps(std::move(fresh));
     };
     double next_sample = start;
     double kill_at = -1;
@@ -341,7 +353,7 @@ RunStats run_command(const RunOptions& o, std::string& error) {
         for (; scanned < f.size(); ++scanned) {
             const std::vector<Finding> one{f[scanned]};
             for (const Finding* x : merge_findings(stats, one)) {
-                if (history) history->add_finding(stats.run_id, unix_millis(), *x);
+                if (history) history->add_finding(unix_millis(), *x);
                 if (!o.quiet)
                     pending.push_front(fmt::format("baton: {} {} [{}]: {}", severity_name(x->severity), x->rule,
                                                    x->subject, x->summary));
@@ -377,9 +389,8 @@ RunStats run_command(const RunOptions& o, std::string& error) {
             note_job_gpus(snap, job, job_gpus);
             account(stats, snap, job, snap.interval_seconds, job_gpus);
             if (history && (stats.samples == 1 || job_gpus.size() != gpus_before))
-                history->set_machine(stats.run_id, snap.host.cpu_count, snap.memory.total_bytes,
-                                     run_gpus(snap, job_gpus));
-            if (history) history->add_sample(stats.run_id, to_run_sample(snap, job, job_gpus));
+                history->set_machine(snap.host.cpu_count, snap.memory.total_bytes, run_gpus(snap, job_gpus));
+            if (history) history->add_sample(to_run_sample(snap, job, job_gpus));
             if (snap.swap.oom_kill_total) {
                 if (!oom_kills_at_start) oom_kills_at_start = snap.swap.oom_kill_total;
                 oom_kills_now = snap.swap.oom_kill_total;
@@ -412,7 +423,7 @@ RunStats run_command(const RunOptions& o, std::string& error) {
                 }
             }
             for (const Finding* f : merge_findings(stats, found)) {
-                if (history) history->add_finding(stats.run_id, window.back().time_unix_ms, *f);
+                if (history) history->add_finding(window.back().time_unix_ms, *f);
                 if (!o.quiet && f->severity != Severity::info)
                     pending.push_back(fmt::format("baton: {} {} [{}]: {}", severity_name(f->severity), f->rule,
                                                   f->subject, f->summary));
@@ -446,14 +457,18 @@ RunStats run_command(const RunOptions& o, std::string& error) {
                          "in-memory dataset), smaller data types, or load the dataset once into shared memory.");
         const std::vector<Finding> one{f};  // merge_findings points into it: it must outlive the loop
         for (const Finding* x : merge_findings(stats, one))
-            if (history) history->add_finding(stats.run_id, unix_millis(), *x);
+            if (history) history->add_finding(unix_millis(), *x);
     }
     // Workers the command left behind (reparented to baton) end with it.
     stats.killed_after_grace += child.end_tree(std::min(o.grace_seconds, 2.0));
     for (const std::string& line : pending) std::fprintf(stderr, "%s\n", line.c_str());
     std::stable_sort(stats.findings.begin(), stats.findings.end(),
                      [](const Finding& a, const Finding& b) { return a.severity > b.severity; });
-    if (history) history->finish_run(stats.run_id, unix_millis(), stats.exit_status, run_summary_text(stats));
+    if (history)
+        stats.recording = history->finish(unix_millis(), stats.exit_status, [&](const RecordingReport& r) {
+            stats.recording = r;
+            return run_summary_text(stats);
+        });
     return stats;
 }
 
@@ -505,7 +520,11 @@ std::string run_summary_text(const RunStats& s) {
     }
     if (s.events_rejected) line(fmt::format("  {} malformed event(s) on the hook's socket ignored", s.events_rejected));
     if (s.killed_after_grace) line(fmt::format("  {} process(es) needed SIGKILL to end", s.killed_after_grace));
-    if (s.run_id) line(fmt::format("  recorded as run {} in {}", s.run_id, s.db_path));
+    if (s.recording_requested) line(recording_text(s));
+    if (s.recording.longest_wait_seconds >= 1)
+        line(fmt::format("  history writes waited up to {:.1f} s for the database{} (the command's output did not)",
+                         s.recording.longest_wait_seconds,
+                         s.recording.error.empty() ? std::string() : " (" + s.recording.error + ")"));
     if (s.findings.empty()) line("  findings: none");
     for (const Finding& f : s.findings) {
         line(fmt::format("  {} {} [{}]: {}", severity_name(f.severity), f.rule, f.subject, f.summary));
@@ -531,9 +550,25 @@ std::string run_summary_json(const RunStats& s) {
         w.field("signal", s.signal);
     else
         w.field("exit_status", s.exit_status);
-    if (s.run_id) {
-        w.field("run_id", s.run_id);
-        w.field("db", s.db_path);
+    if (s.recording.run_id) {
+        w.field("run_id", s.recording.run_id);
+        w.field("db", s.recording.db_path);
+    }
+    if (s.recording_requested) {
+        const RecordingReport& r = s.recording;
+        w.key("history");
+        w.begin_object();
+        w.field("db", r.db_path);
+        if (r.run_id) w.field("run_id", r.run_id);
+        w.field("complete", r.complete());
+        w.field("samples_lost", r.samples_lost);
+        w.field("steps_lost", r.steps_lost);
+        w.field("findings_lost", r.findings_lost);
+        w.field("machine_lost", r.machine_lost);
+        w.field("end_recorded", r.end_recorded);
+        w.field("longest_wait_seconds", r.longest_wait_seconds);
+        if (!r.error.empty()) w.field("error", r.error);
+        w.end_object();
     }
     w.field("machine_gpus", s.machine_gpus);
     w.optional_field("cuda_visible_devices", s.cuda_visible_devices);

@@ -10,6 +10,7 @@
 #include "core/thresholds.hpp"
 #include "diagnose/finding.hpp"
 #include "sample/sampler.hpp"
+#include "store/history_writer.hpp"
 
 namespace baton {
 
@@ -23,6 +24,7 @@ struct RunOptions {
     Thresholds thresholds;
     // Where to record the run (store/history.hpp); empty: not recorded.
     std::string db_path;
+    HistoryWriter::Options recording;  // its queue's bounds, retry pause
 };
 
 // What the summary reports, kept as running aggregates so memory stays flat over long runs.
@@ -52,11 +54,11 @@ struct RunStats {
     double swap_bytes = 0;  // swapped in + out during the run
     double iowait_sum = 0;
     std::size_t iowait_samples = 0;
-    std::vector<Finding> findings;  // every distinct (rule, subject): first sighting, or a later more severe one
-    int killed_after_grace = 0;     // processes that needed SIGKILL
-    int start_errno = 0;            // why the command could not be started (execvp's errno)
-    std::int64_t run_id = 0;        // in the history database, 0 when not recorded
-    std::string db_path;
+    std::vector<Finding> findings;     // every distinct (rule, subject): first sighting, or a later more severe one
+    int killed_after_grace = 0;        // processes that needed SIGKILL
+    int start_errno = 0;               // why the command could not be started (execvp's errno)
+    bool recording_requested = false;  // a history database was named
+    RecordingReport recording;         // what became of the record (the run's id, what is missing)
     // The Python hook's steps (python/baton): how many, their time and data wait, throughput.
     double step_ms_sum = 0, wait_ms_sum = 0;
     std::int64_t step_samples = 0;     // samples of the steps that said how many

@@ -5,7 +5,11 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <cctype>
+#include <cstdio>
+#include <fcntl.h>
 #include <filesystem>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
@@ -13,6 +17,7 @@
 
 #include "core/json_writer.hpp"
 #include "store/finding_json.hpp"
+#include "store/run_owner.hpp"
 
 namespace baton {
 
@@ -52,6 +57,10 @@ constexpr const char* kMigrations[] = {
     // 3: each finding's evidence (the JSON array of docs/findings.md), so that `baton compare`
     // can say how it moved between runs.
     "ALTER TABLE findings ADD COLUMN evidence TEXT;",
+    // 4: the owner's start time and boot beside its pid (store/run_owner.hpp): a reused pid is
+    // not a live owner.
+    "ALTER TABLE runs ADD COLUMN owner_start_ticks INTEGER;"
+    "ALTER TABLE runs ADD COLUMN owner_boot_id TEXT;",
 };
 
 // A prepared statement, finalised on scope exit.
@@ -124,61 +133,165 @@ std::string History::default_path() {
     return "baton.db";
 }
 
-Result<History> History::open(const std::string& path, bool create) {
+namespace {
+
+// Creates the missing directories of `dir` with mode 0700 (the history holds other people's
+// command lines); directories that exist are left as they are.
+void create_private_directories(const std::filesystem::path& dir) {
+    if (dir.empty()) return;
     std::error_code ec;
-    if (!create && !std::filesystem::exists(path, ec))
-        return make_error("no history at " + path + " (baton run records runs there)");
-    const std::filesystem::path dir = std::filesystem::path(path).parent_path();
-    if (create && !dir.empty()) std::filesystem::create_directories(dir, ec);
+    if (std::filesystem::exists(dir, ec)) return;
+    create_private_directories(dir.parent_path());
+    mkdir(dir.c_str(), 0700);
+}
+
+// A path as a file: URI (for SQLite's immutable=1).
+std::string file_uri(const std::string& path) {
+    std::string abs = path;
+    if (abs.empty() || abs[0] != '/') {
+        std::error_code ec;
+        abs = std::filesystem::absolute(path, ec).string();
+    }
+    std::string out = "file:";
+    for (unsigned char c : abs) {
+        if (std::isalnum(c) || std::strchr("/-._~", c)) {
+            out.push_back(static_cast<char>(c));
+        } else {
+            char b[4];
+            std::snprintf(b, sizeof b, "%%%02X", c);
+            out += b;
+        }
+    }
+    return out + "?immutable=1";
+}
+
+Result<sqlite3*> open_connection(const std::string& name, int flags) {
     sqlite3* db = nullptr;
-    const int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | (create ? SQLITE_OPEN_CREATE : 0);
-    if (sqlite3_open_v2(path.c_str(), &db, flags, nullptr) != SQLITE_OK) {
+    if (sqlite3_open_v2(name.c_str(), &db, flags | SQLITE_OPEN_NOMUTEX, nullptr) != SQLITE_OK) {
         std::string msg = db ? sqlite3_errmsg(db) : "out of memory";
         sqlite3_close(db);
-        return make_error("cannot open " + path + ": " + msg);
+        return make_error(msg);
     }
-    History h(db);
-    sqlite3_busy_timeout(db, 5000);  // `baton runs` may read while a run writes
+    sqlite3_busy_timeout(db, 5000);  // a reader may wait for a writer's checkpoint, a writer for another
+    return db;
+}
+
+// PRAGMA user_version, or the step's result code on failure (negative).
+int user_version(sqlite3* db) {
+    Statement st(db, "PRAGMA user_version");
+    if (!st.ok()) return -sqlite3_errcode(db);
+    const int rc = sqlite3_step(st.get());
+    return rc == SQLITE_ROW ? sqlite3_column_int(st.get(), 0) : -rc;
+}
+
+constexpr int kLatestSchema = static_cast<int>(std::size(kMigrations));
+
+}  // namespace
+
+Result<History> History::open(const std::string& path, HistoryAccess access) {
+    std::error_code ec;
+    if (access != HistoryAccess::record && !std::filesystem::exists(path, ec))
+        return make_error("no history at " + path + " (baton run records runs there)");
+    if (access == HistoryAccess::read) {
+        Result<sqlite3*> db = open_connection(path, SQLITE_OPEN_READONLY);
+        if (!db.ok()) return make_error("cannot open " + path + ": " + db.error().message);
+        History h(*db, path);
+        int version = user_version(*db);
+        if (version == -SQLITE_CANTOPEN || version == -SQLITE_READONLY) {
+            // A WAL database in a directory we cannot write: SQLite cannot create its index (-shm)
+            // there. Read the file as it is (no writer can be adding to it either).
+            sqlite3_close(h.db_);
+            h.db_ = nullptr;
+            db = open_connection(file_uri(path), SQLITE_OPEN_READONLY | SQLITE_OPEN_URI);
+            if (!db.ok()) return make_error("cannot open " + path + ": " + db.error().message);
+            h.db_ = *db;
+            version = user_version(*db);
+        }
+        if (version < 0) return make_error(path + ": not a baton history (" + sqlite3_errstr(-version) + ")");
+        if (version == 0) return make_error(path + ": not a baton history (no runs were ever recorded there)");
+        if (version > kLatestSchema)
+            return make_error(path + ": written by a newer baton (schema " + std::to_string(version) +
+                              ", this one knows " + std::to_string(kLatestSchema) + ")");
+        if (version < kLatestSchema) {
+            // Recorded by an older baton: the upgrade needs write access once.
+            Result<History> w = open(path, HistoryAccess::manage);
+            if (!w.ok())
+                return make_error(path + ": recorded by an older baton (schema " + std::to_string(version) +
+                                  "), and upgrading it failed: " + w.error().message);
+        }
+        return h;
+    }
+    if (access == HistoryAccess::record) {
+        create_private_directories(std::filesystem::path(path).parent_path());
+        // Created by us, 0600: SQLite would create it 0644 (its -wal and -shm files take the
+        // database's mode).
+        const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+        if (fd >= 0) close(fd);
+    }
+    Result<sqlite3*> db = open_connection(path, SQLITE_OPEN_READWRITE);
+    if (!db.ok()) return make_error("cannot open " + path + ": " + db.error().message);
+    History h(*db, path);
     // WAL: readers never block the writer, and a killed writer leaves a consistent database.
     for (const char* pragma : {"PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL", "PRAGMA foreign_keys=ON"})
         if (Status s = h.exec(pragma); !s.ok()) return make_error(path + ": " + s.error().message);
-    int version = 0;
-    {
-        Statement st(db, "PRAGMA user_version");
-        if (st.ok() && sqlite3_step(st.get()) == SQLITE_ROW) version = sqlite3_column_int(st.get(), 0);
-    }
-    const int latest = static_cast<int>(std::size(kMigrations));
-    if (version > latest)
-        return make_error(path + ": written by a newer baton (schema " + std::to_string(version) + ", this one knows " +
-                          std::to_string(latest) + ")");
-    for (int v = version; v < latest; ++v) {
-        const std::string sql =
-            std::string("BEGIN;") + kMigrations[v] + "PRAGMA user_version=" + std::to_string(v + 1) + ";COMMIT;";
-        if (Status s = h.exec(sql.c_str()); !s.ok()) {
-            h.exec("ROLLBACK");
-            return make_error(path + ": migration to schema " + std::to_string(v + 1) +
-                              " failed: " + s.error().message);
-        }
-    }
-    // Runs whose baton is gone: interrupted (kill -9, power loss).
-    std::vector<std::int64_t> dead;
-    {
-        Statement st(db, "SELECT id, owner_pid FROM runs WHERE state = 'running'");
-        while (st.ok() && sqlite3_step(st.get()) == SQLITE_ROW) {
-            const auto pid = static_cast<pid_t>(sqlite3_column_int64(st.get(), 1));
-            if (pid != getpid() && kill(pid, 0) != 0 && errno == ESRCH)
-                dead.push_back(sqlite3_column_int64(st.get(), 0));
-        }
-    }
-    for (std::int64_t id : dead) {
-        Statement st(db, "UPDATE runs SET state = 'interrupted' WHERE id = ?");
-        sqlite3_bind_int64(st.get(), 1, id);
-        sqlite3_step(st.get());
-    }
+    if (Status s = h.migrate(); !s.ok()) return make_error(path + ": " + s.error().message);
+    h.mark_interrupted();
     return h;
 }
 
-History::History(History&& o) noexcept : db_(o.db_) {
+Status History::migrate() {
+    // The check and the migration in one write transaction: two baton runs starting on a new
+    // database at once would otherwise both see schema 0 and both create the tables.
+    if (Status s = exec("BEGIN IMMEDIATE"); !s.ok()) return s;
+    const int version = user_version(db_);
+    auto fail = [&](const std::string& why) {
+        exec("ROLLBACK");
+        return make_error(why);
+    };
+    if (version < 0) return fail(std::string("not a baton history (") + sqlite3_errstr(-version) + ")");
+    if (version > kLatestSchema)
+        return fail("written by a newer baton (schema " + std::to_string(version) + ", this one knows " +
+                    std::to_string(kLatestSchema) + ")");
+    for (int v = version; v < kLatestSchema; ++v) {
+        const std::string sql = std::string(kMigrations[v]) + "PRAGMA user_version=" + std::to_string(v + 1) + ";";
+        if (Status s = exec(sql.c_str()); !s.ok())
+            return fail("migration to schema " + std::to_string(v + 1) + " failed: " + s.error().message);
+    }
+    if (Status s = exec("COMMIT"); !s.ok()) return fail(s.error().message);
+    return Ok{};
+}
+
+// Runs whose baton is gone (kill -9, power loss, a reboot) become interrupted.
+void History::mark_interrupted() {
+    std::vector<std::int64_t> dead;
+    {
+        Statement st(db_,
+                     "SELECT id, owner_pid, owner_start_ticks, COALESCE(owner_boot_id, '') FROM runs WHERE state = "
+                     "'running'");
+        while (st.ok() && sqlite3_step(st.get()) == SQLITE_ROW) {
+            RunOwner o;
+            o.pid = sqlite3_column_int64(st.get(), 1);
+            if (sqlite3_column_type(st.get(), 2) != SQLITE_NULL)
+                o.start_ticks = static_cast<std::uint64_t>(sqlite3_column_int64(st.get(), 2));
+            o.boot_id = text(st.get(), 3);
+            if (!owner_alive(o)) dead.push_back(sqlite3_column_int64(st.get(), 0));
+        }
+    }
+    for (std::int64_t id : dead) {
+        Statement st(db_, "UPDATE runs SET state = 'interrupted' WHERE id = ?");
+        sqlite3_bind_int64(st.get(), 1, id);
+        sqlite3_step(st.get());  // best effort: readers judge the owner again anyway
+    }
+}
+
+Error History::read_error(const std::string& what) const {
+    const int rc = sqlite3_errcode(db_);
+    std::string msg = path_ + ": " + what + ": " + sqlite3_errmsg(db_);
+    if (rc == SQLITE_CORRUPT || rc == SQLITE_NOTADB) msg += " (the database file is damaged)";
+    return make_error(msg);
+}
+
+History::History(History&& o) noexcept : db_(o.db_), path_(std::move(o.path_)) {
     o.db_ = nullptr;
 }
 
@@ -199,15 +312,21 @@ Status History::exec(const char* sql) {
 Result<std::int64_t> History::begin_run(const std::string& name, const std::string& command, const std::string& cwd,
                                         const std::string& host, std::int64_t start_ms) {
     Statement st(db_,
-                 "INSERT INTO runs (name, command, cwd, host, owner_pid, start_ms, state) VALUES (?, ?, ?, ?, ?, ?, "
-                 "'running')");
+                 "INSERT INTO runs (name, command, cwd, host, owner_pid, start_ms, state, owner_start_ticks, "
+                 "owner_boot_id) VALUES (?, ?, ?, ?, ?, ?, 'running', ?, ?)");
     if (!st.ok()) return db_error(db_, "cannot record the run");
     sqlite3_bind_text(st.get(), 1, name.c_str(), -1, SQLITE_TRANSIENT);
     sqlite3_bind_text(st.get(), 2, command.c_str(), -1, SQLITE_TRANSIENT);
     sqlite3_bind_text(st.get(), 3, cwd.c_str(), -1, SQLITE_TRANSIENT);
     sqlite3_bind_text(st.get(), 4, host.c_str(), -1, SQLITE_TRANSIENT);
-    sqlite3_bind_int64(st.get(), 5, getpid());
+    const RunOwner owner = current_owner();
+    sqlite3_bind_int64(st.get(), 5, owner.pid);
     sqlite3_bind_int64(st.get(), 6, start_ms);
+    if (owner.start_ticks)
+        sqlite3_bind_int64(st.get(), 7, static_cast<sqlite3_int64>(*owner.start_ticks));
+    else
+        sqlite3_bind_null(st.get(), 7);
+    sqlite3_bind_text(st.get(), 8, owner.boot_id.c_str(), -1, SQLITE_TRANSIENT);
     if (sqlite3_step(st.get()) != SQLITE_DONE) return db_error(db_, "cannot record the run");
     return sqlite3_last_insert_rowid(db_);
 }
@@ -379,12 +498,13 @@ Status History::finish_run(std::int64_t run, std::int64_t end_ms, int exit_statu
 }
 
 Result<std::vector<RunRecord>> History::runs() {
-    Statement st(db_,
-                 "SELECT id, name, command, cwd, host, start_ms, end_ms, exit_status, state,"
-                 " (SELECT COUNT(*) FROM samples WHERE run_id = runs.id),"
-                 " (SELECT COUNT(*) FROM findings WHERE run_id = runs.id), COALESCE(summary, ''), cpu_count,"
-                 " memory_total_bytes FROM runs ORDER BY id");
-    if (!st.ok()) return db_error(db_, "cannot list runs");
+    Statement st(
+        db_,
+        "SELECT id, name, command, cwd, host, start_ms, end_ms, exit_status, state,"
+        " (SELECT COUNT(*) FROM samples WHERE run_id = runs.id),"
+        " (SELECT COUNT(*) FROM findings WHERE run_id = runs.id), COALESCE(summary, ''), cpu_count,"
+        " memory_total_bytes, owner_pid, owner_start_ticks, COALESCE(owner_boot_id, '') FROM runs ORDER BY id");
+    if (!st.ok()) return read_error("cannot list runs");
     std::vector<RunRecord> out;
     int rc;
     while ((rc = sqlite3_step(st.get())) == SQLITE_ROW) {
@@ -405,19 +525,28 @@ Result<std::vector<RunRecord>> History::runs() {
             r.cpu_count = static_cast<unsigned>(sqlite3_column_int64(st.get(), 12));
         if (sqlite3_column_type(st.get(), 13) != SQLITE_NULL)
             r.memory_total_bytes = static_cast<std::uint64_t>(sqlite3_column_int64(st.get(), 13));
+        if (r.state == "running") {  // a reader judges the owner itself: it does not write
+            RunOwner o;
+            o.pid = sqlite3_column_int64(st.get(), 14);
+            if (sqlite3_column_type(st.get(), 15) != SQLITE_NULL)
+                o.start_ticks = static_cast<std::uint64_t>(sqlite3_column_int64(st.get(), 15));
+            o.boot_id = text(st.get(), 16);
+            if (!owner_alive(o)) r.state = "interrupted";
+        }
         out.push_back(std::move(r));
     }
-    if (rc != SQLITE_DONE) return db_error(db_, "cannot list runs");
+    if (rc != SQLITE_DONE) return read_error("cannot list runs");
     Statement gs(db_,
                  "SELECT run_id, gpu_index, uuid, name, memory_total_bytes FROM run_gpus ORDER BY run_id, gpu_index");
-    if (!gs.ok()) return db_error(db_, "cannot list runs");
-    while (sqlite3_step(gs.get()) == SQLITE_ROW) {
+    if (!gs.ok()) return read_error("cannot list runs' GPUs");
+    while ((rc = sqlite3_step(gs.get())) == SQLITE_ROW) {
         const std::int64_t id = sqlite3_column_int64(gs.get(), 0);
         auto it = std::find_if(out.begin(), out.end(), [&](const RunRecord& r) { return r.id == id; });
         if (it == out.end()) continue;
         it->gpus.push_back({static_cast<unsigned>(sqlite3_column_int64(gs.get(), 1)), text(gs.get(), 2),
                             text(gs.get(), 3), static_cast<std::uint64_t>(sqlite3_column_int64(gs.get(), 4))});
     }
+    if (rc != SQLITE_DONE) return read_error("cannot list runs' GPUs");
     return out;
 }
 
@@ -448,18 +577,22 @@ Result<StoredRun> History::load_run(std::int64_t id) {
 
 Result<std::vector<RunSample>> History::samples(std::int64_t run) {
     Statement st(db_, "SELECT t_ms, data FROM samples WHERE run_id = ? ORDER BY t_ms");
-    if (!st.ok()) return db_error(db_, "cannot read samples");
+    const std::string what = "cannot read the samples of run " + std::to_string(run);
+    if (!st.ok()) return read_error(what);
     sqlite3_bind_int64(st.get(), 1, run);
     std::vector<RunSample> out;
-    while (sqlite3_step(st.get()) == SQLITE_ROW) {
+    int rc;
+    while ((rc = sqlite3_step(st.get())) == SQLITE_ROW) {
         RunSample s;
         s.t_ms = sqlite3_column_int64(st.get(), 0);
         const auto* p = static_cast<const char*>(sqlite3_column_blob(st.get(), 1));
         const std::string blob(p ? p : "", static_cast<std::size_t>(sqlite3_column_bytes(st.get(), 1)));
         if (!unpack(blob, s))
-            return make_error("run " + std::to_string(run) + ": a damaged sample at " + std::to_string(s.t_ms));
+            return make_error(path_ + ": run " + std::to_string(run) + ": a damaged sample at " +
+                              std::to_string(s.t_ms));
         out.push_back(std::move(s));
     }
+    if (rc != SQLITE_DONE) return read_error(what);
     return out;
 }
 
@@ -468,10 +601,12 @@ Result<std::vector<RecordedFinding>> History::findings(std::int64_t run) {
         db_,
         "SELECT t_ms, rule, severity, subject, summary, recommendation, COALESCE(evidence, '') FROM findings WHERE "
         "run_id = ? ORDER BY t_ms");
-    if (!st.ok()) return db_error(db_, "cannot read findings");
+    const std::string what = "cannot read the findings of run " + std::to_string(run);
+    if (!st.ok()) return read_error(what);
     sqlite3_bind_int64(st.get(), 1, run);
     std::vector<RecordedFinding> out;
-    while (sqlite3_step(st.get()) == SQLITE_ROW) {
+    int rc;
+    while ((rc = sqlite3_step(st.get())) == SQLITE_ROW) {
         out.push_back({sqlite3_column_int64(st.get(), 0),
                        text(st.get(), 1),
                        text(st.get(), 2),
@@ -481,6 +616,7 @@ Result<std::vector<RecordedFinding>> History::findings(std::int64_t run) {
                        {}});
         out.back().evidence = parse_evidence(text(st.get(), 6));
     }
+    if (rc != SQLITE_DONE) return read_error(what);
     return out;
 }
 
@@ -488,10 +624,12 @@ Result<std::vector<StepEvent>> History::steps(std::int64_t run) {
     Statement st(db_,
                  "SELECT t_ms, pid, rank, step, step_ms, wait_ms, samples, COALESCE(data, '') FROM steps WHERE run_id "
                  "= ? ORDER BY t_ms, rank");
-    if (!st.ok()) return db_error(db_, "cannot read steps");
+    const std::string what = "cannot read the steps of run " + std::to_string(run);
+    if (!st.ok()) return read_error(what);
     sqlite3_bind_int64(st.get(), 1, run);
     std::vector<StepEvent> out;
-    while (sqlite3_step(st.get()) == SQLITE_ROW) {
+    int rc;
+    while ((rc = sqlite3_step(st.get())) == SQLITE_ROW) {
         StepEvent e;
         e.t_ms = sqlite3_column_int64(st.get(), 0);
         e.pid = static_cast<std::uint32_t>(sqlite3_column_int64(st.get(), 1));
@@ -503,6 +641,7 @@ Result<std::vector<StepEvent>> History::steps(std::int64_t run) {
         e.data = text(st.get(), 7);
         out.push_back(std::move(e));
     }
+    if (rc != SQLITE_DONE) return read_error(what);
     return out;
 }
 

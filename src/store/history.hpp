@@ -1,7 +1,8 @@
 // The run history: SQLite in WAL mode (design.md), one file, written by `baton run` while the
 // command runs and read by `baton runs`. Crash-safe: every tick is its own transaction, and a run
-// whose baton died (kill -9) is found "running" with a dead owner and marked "interrupted" the
-// next time the database is opened.
+// whose baton died (kill -9) is found "running" with a dead owner and shows as "interrupted" (and
+// is marked so the next time a writer opens the database). The owner is its pid, the pid's start
+// time and the boot: a pid reused by another process, or a run recorded before a reboot, is dead.
 //
 // Samples are stored one row per tick, with the tick's figures packed in a small binary blob
 // (docs/architecture.md, "Run history", has the layout and why: about 7 MB for a one-hour run at
@@ -90,12 +91,24 @@ struct StoredRun {
     std::vector<StepEvent> steps;
 };
 
+// How a command opens the history.
+enum class HistoryAccess {
+    // `baton run`: creates the database (0600) and its directory (0700) when missing, migrates
+    // the schema, marks runs of dead owners interrupted.
+    record,
+    // `baton runs prune`: the same on an existing database only.
+    manage,
+    // The readers (runs, report, compare): an existing database, opened read-only, so a history
+    // in a read-only directory or someone else's can be read (immutable when SQLite cannot create
+    // its WAL index beside it). A mistyped --db is an error, not a new empty database.
+    read,
+};
+
 class History {
   public:
-    // Opens (creating it and its directory when missing, if `create`) and migrates the schema;
-    // marks runs of dead owners interrupted. The readers (runs, report, compare) do not create:
-    // a mistyped --db is an error, not a new empty database.
-    static Result<History> open(const std::string& path, bool create = true);
+    // Opens the history at `path` as `access` says. Two baton runs opening a new database at once
+    // both get it migrated exactly once (the migration runs in one BEGIN IMMEDIATE transaction).
+    static Result<History> open(const std::string& path, HistoryAccess access = HistoryAccess::record);
     History(History&& o) noexcept;
     History& operator=(History&&) = delete;
     ~History();
@@ -139,10 +152,18 @@ class History {
     static std::string pack(const RunSample& s);
     static bool unpack(const std::string& blob, RunSample& s);
 
+    const std::string& path() const { return path_; }
+
   private:
-    explicit History(sqlite3* db) : db_(db) {}
+    History(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
     Status exec(const char* sql);
+    Status migrate();
+    void mark_interrupted();
+    // The error for a read that stopped on anything but the end of its rows: a damaged file is
+    // never read as if its table had ended.
+    Error read_error(const std::string& what) const;
     sqlite3* db_ = nullptr;
+    std::string path_;
 };
 
 }  // namespace baton
