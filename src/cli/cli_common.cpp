@@ -12,22 +12,26 @@
 #include <fmt/format.h>  // header-only (fmt::fmt-header-only)
 
 #include "core/clock.hpp"
+#include "core/printable.hpp"
 #include "core/text_parse.hpp"
 #include "store/history.hpp"
 
 namespace baton::cli {
 
 int usage_error(const std::string& message) {
-    std::fprintf(stderr, "baton: error: %s\n", message.c_str());
+    std::fprintf(stderr, "baton: error: %s\n", escaped_line(message).c_str());
     return kExitUsage;
 }
 
 int runtime_error(const std::string& message) {
-    std::fprintf(stderr, "baton: %s\n", message.c_str());
+    std::fprintf(stderr, "baton: %s\n", escaped_line(message).c_str());
     return kExitFailure;
 }
 
-bool write_stdout(const std::string& text) {
+bool write_stdout(const std::string& raw) {
+    // Every view baton prints holds strings from outside (process names, command lines, GPU and
+    // host names): no control character but newline and tab reaches the terminal.
+    const std::string text = printable_text(raw);
     std::size_t off = 0;
     while (off < text.size()) {
         ssize_t n = ::write(STDOUT_FILENO, text.data() + off, text.size() - off);

@@ -12,6 +12,7 @@
 #include "cli/cli_common.hpp"
 #include "core/clock.hpp"
 #include "core/config.hpp"
+#include "core/printable.hpp"
 #include "diagnose/rules.hpp"
 #include "report/findings_view.hpp"
 #include "sample/sampler.hpp"
@@ -22,7 +23,7 @@ namespace baton::cli {
 namespace {
 
 int cannot_judge(const std::string& message) {
-    std::fprintf(stderr, "baton: %s\n", message.c_str());
+    std::fprintf(stderr, "baton: %s\n", escaped_line(message).c_str());
     return kExitCannotJudge;
 }
 

@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/cli_common.hpp"
+#include "core/printable.hpp"
 #include "report/run_report.hpp"
 #include "store/history.hpp"
 
@@ -42,7 +43,8 @@ int run_report(const ReportArgs& a, const std::string& config_path) {
     const std::string path = a.html.empty() ? "baton-run-" + std::to_string(*id) + ".html" : a.html;
     if (std::string e = write_html_report(*h, *id, path); !e.empty()) return runtime_error(e);
     if (path != "-")
-        std::fprintf(stderr, "baton report: run %lld written to %s\n", static_cast<long long>(*id), path.c_str());
+        std::fprintf(stderr, "baton report: run %lld written to %s\n", static_cast<long long>(*id),
+                     escaped_line(path).c_str());
     return kExitOk;
 }
 

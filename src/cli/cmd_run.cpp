@@ -9,6 +9,7 @@
 #include "cli/cli_common.hpp"
 #include "cli/cmd_report.hpp"
 #include "core/config.hpp"
+#include "core/printable.hpp"
 #include "run/run_command.hpp"
 #include "store/history.hpp"
 
@@ -101,7 +102,7 @@ int run_run(const RunArgs& a, const std::vector<std::string>& command, const std
         const std::string e = write_file(a.summary_json, run_summary_json(stats));
         if (!e.empty()) summary += "  summary JSON: not written: " + e + "\n";
     }
-    std::fputs(summary.c_str(), stderr);
+    std::fputs(printable_text(summary).c_str(), stderr);
     return stats.exit_status;
 }
 

@@ -3,6 +3,8 @@
 #include <charconv>
 #include <cmath>
 
+#include "core/printable.hpp"
+
 namespace baton {
 
 void JsonWriter::grow(std::size_t n) {
@@ -93,25 +95,6 @@ void JsonWriter::null() {
     put("null", 4);
 }
 
-namespace {
-
-// Length of the valid UTF-8 sequence at s[i], or 0 if the bytes there are not one.
-std::size_t utf8_sequence_length(std::string_view s, std::size_t i) {
-    auto byte = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
-    unsigned char c = byte(i);
-    std::size_t n = c >= 0xF0 && c <= 0xF4 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 && c < 0xE0 ? 2 : 0;
-    if (n == 0 || i + n > s.size()) return 0;
-    for (std::size_t k = 1; k < n; ++k)
-        if ((byte(i + k) & 0xC0) != 0x80) return 0;
-    if (n == 3 && c == 0xE0 && byte(i + 1) < 0xA0) return 0;   // overlong
-    if (n == 3 && c == 0xED && byte(i + 1) >= 0xA0) return 0;  // surrogate
-    if (n == 4 && c == 0xF0 && byte(i + 1) < 0x90) return 0;   // overlong
-    if (n == 4 && c == 0xF4 && byte(i + 1) >= 0x90) return 0;  // > U+10FFFF
-    return n;
-}
-
-}  // namespace
-
 void JsonWriter::escaped(std::string_view s) {
     static constexpr char hex[] = "0123456789abcdef";
     put('"');
@@ -134,6 +117,12 @@ void JsonWriter::escaped(std::string_view s) {
             if (n == 0) {
                 put("\xEF\xBF\xBD", 3);  // U+FFFD REPLACEMENT CHARACTER
                 ++i;
+            } else if (n == 2 && c == 0xC2 && static_cast<unsigned char>(s[i + 1]) < 0xA0) {
+                // A C1 control, escaped: the same string, and JSON on a terminal stays inert.
+                const auto c1 = static_cast<unsigned char>(s[i + 1]);
+                const char esc[6] = {'\\', 'u', '0', '0', hex[c1 >> 4], hex[c1 & 0xF]};
+                put(esc, 6);
+                i += 2;
             } else {
                 put(s.data() + i, n);
                 i += n;

@@ -286,13 +286,32 @@ std::string sparkline(const ChartSeries& s, std::size_t width, double top) {
     return out;
 }
 
-std::string markdown_cell(const std::string& s) {
+// Text from outside (names, command lines, findings that quote them) in Markdown: HTML is escaped
+// (a Markdown viewer renders raw HTML; a process named "<img src=x onerror=...>" must stay text),
+// and the line stays one line.
+std::string markdown_text(const std::string& s) {
     std::string out;
     for (char c : s) {
-        if (c == '|')
-            out += "\\|";
+        if (c == '<')
+            out += "&lt;";
+        else if (c == '>')
+            out += "&gt;";
+        else if (c == '&')
+            out += "&amp;";
         else if (c == '\n')
             out += ' ';
+        else
+            out.push_back(c);
+    }
+    return out;
+}
+
+// The same in a table cell, where '|' would end the cell.
+std::string markdown_cell(const std::string& s) {
+    std::string out;
+    for (char c : markdown_text(s)) {
+        if (c == '|')
+            out += "\\|";
         else
             out.push_back(c);
     }
@@ -369,8 +388,9 @@ std::string run_report_markdown(const RunReportData& d) {
     if (d.findings.empty()) o += "No findings: nothing that baton watches held this run back.\n";
     for (std::size_t i = 0; i < d.findings.size(); ++i) {
         const RecordedFinding& x = d.findings[i];
-        o += fmt::format("{}. **{}** `{}` [{}] at +{}: {}  \n   Fix: {}\n", i + 1, x.severity, x.rule, x.subject,
-                         clock_offset(offset_s(r, x.t_ms)), x.summary, x.recommendation);
+        o += fmt::format("{}. **{}** `{}` [{}] at +{}: {}  \n   Fix: {}\n", i + 1, markdown_text(x.severity),
+                         markdown_text(x.rule), markdown_text(x.subject), clock_offset(offset_s(r, x.t_ms)),
+                         markdown_text(x.summary), markdown_text(x.recommendation));
     }
     o += "\n## Summary\n\n";
     if (!f.gpus.empty()) {

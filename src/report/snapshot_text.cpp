@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>  // header-only (fmt::fmt-header-only): Debian ships no static libfmt
 
+#include "core/printable.hpp"
+
 namespace baton {
 
 std::string human_bytes(double b) {
@@ -31,13 +33,14 @@ std::string opt_bytes_rate(const std::optional<double>& v) {
     return v ? human_bytes(*v) + "/s" : "-";
 }
 
-// Command lines are written by their processes: never let one send escape sequences to
-// the user's terminal.
-std::string printable(std::string_view s, std::size_t max) {
-    std::string out;
-    for (char c : s.substr(0, max)) out.push_back((static_cast<unsigned char>(c) < 0x20 || c == 0x7F) ? '?' : c);
-    if (s.size() > max) out.append("...");
-    return out;
+// Command lines are written by their processes: never let one send escape sequences to the
+// user's terminal (core/printable.hpp); long ones are clipped at a character boundary.
+std::string clipped_command(std::string_view s, std::size_t max) {
+    std::string out = printable(s);
+    if (out.size() <= max) return out;
+    std::size_t cut = max;
+    while (cut > 0 && (static_cast<unsigned char>(out[cut]) & 0xC0) == 0x80) --cut;
+    return out.substr(0, cut) + "...";
 }
 
 }  // namespace
@@ -114,7 +117,7 @@ void append_snapshot_text(const Snapshot& s, const TextOptions& o, std::string& 
     line(fmt::format("{} processes; top {} by GPU memory, then CPU:", s.processes.size(), top.size()));
     line(fmt::format("  {:>7} {:<10} {:>6} {:>9} {:>9}  {}", "PID", "USER", "CPU%", "RSS", "GPU MEM", "COMMAND"));
     for (const ProcessInfo* p : top) {
-        std::string cmd = printable(p->command, 77);
+        std::string cmd = clipped_command(p->command, 77);
         line(fmt::format("  {:>7} {:<10} {:>6} {:>9} {:>9}  {}", p->pid, p->user.substr(0, 10),
                          opt(p->cpu_percent, "{:.1f}"), human_bytes(static_cast<double>(p->rss_bytes)),
                          p->gpu_memory_bytes ? human_bytes(static_cast<double>(*p->gpu_memory_bytes)) : "-", cmd));

@@ -15,6 +15,7 @@
 #include "core/clock.hpp"
 #include "core/json_writer.hpp"
 #include "core/percentile.hpp"
+#include "core/printable.hpp"
 #include "diagnose/job.hpp"
 #include "diagnose/rules.hpp"
 #include "run/child.hpp"
@@ -266,7 +267,7 @@ RunStats run_command(const RunOptions& o, std::string& error) {
         setenv("BATON_EVENTS", events->path().c_str(), 1);
     } else {
         std::fprintf(stderr, "baton: the Python hook's step events will not be recorded: %s\n",
-                     s.error().message.c_str());
+                     escaped_line(s.error().message).c_str());
     }
     Result<Child> started = Child::start(o.argv, &stats.start_errno, /*capture_stderr=*/true);
     if (!started.ok()) {
@@ -431,7 +432,7 @@ RunStats run_command(const RunOptions& o, std::string& error) {
         }
         // At most one new-finding line every 5 s on the command's terminal.
         if (!pending.empty() && now - last_note >= 5) {
-            std::fprintf(stderr, "%s\n", pending.front().c_str());
+            std::fprintf(stderr, "%s\n", printable(pending.front()).c_str());  // names from outside
             pending.pop_front();
             last_note = now;
         }
@@ -461,7 +462,7 @@ RunStats run_command(const RunOptions& o, std::string& error) {
     }
     // Workers the command left behind (reparented to baton) end with it.
     stats.killed_after_grace += child.end_tree(std::min(o.grace_seconds, 2.0));
-    for (const std::string& line : pending) std::fprintf(stderr, "%s\n", line.c_str());
+    for (const std::string& line : pending) std::fprintf(stderr, "%s\n", printable(line).c_str());
     std::stable_sort(stats.findings.begin(), stats.findings.end(),
                      [](const Finding& a, const Finding& b) { return a.severity > b.severity; });
     if (history)

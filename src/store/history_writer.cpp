@@ -6,6 +6,7 @@
 #include <pthread.h>
 
 #include "core/clock.hpp"
+#include "core/printable.hpp"
 
 namespace baton {
 
@@ -46,7 +47,7 @@ void HistoryWriter::note(const std::string& line) {
     if (options_.say)
         options_.say(line);
     else
-        std::fprintf(stderr, "%s\n", line.c_str());
+        std::fprintf(stderr, "%s\n", escaped_line(line).c_str());
 }
 
 void HistoryWriter::push(Write w) {

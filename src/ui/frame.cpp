@@ -50,16 +50,6 @@ bool is_continuation(unsigned char c) {
     return (c & 0xC0) == 0x80;
 }
 
-// Length of the UTF-8 sequence starting at s[i] if it is well formed, else 0.
-std::size_t sequence_length(std::string_view s, std::size_t i) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    std::size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
-    if (n == 0 || i + n > s.size()) return 0;
-    for (std::size_t k = 1; k < n; ++k)
-        if (!is_continuation(static_cast<unsigned char>(s[i + k]))) return 0;
-    return n;
-}
-
 }  // namespace
 
 int display_width(std::string_view s) {
@@ -90,26 +80,6 @@ std::string pad_left(std::string_view s, int width) {
     std::string c = clip(s, width);
     std::string out(static_cast<std::size_t>(std::max(0, width - display_width(c))), ' ');
     return out.append(c);
-}
-
-std::string printable(std::string_view s) {
-    std::string out;
-    out.reserve(s.size());
-    for (std::size_t i = 0; i < s.size();) {
-        std::size_t n = sequence_length(s, i);
-        const auto c = static_cast<unsigned char>(s[i]);
-        if (n == 0 || c < 0x20 || c == 0x7F) {
-            out.push_back('?');
-            i += 1;
-        } else if (n == 2 && c == 0xC2 && static_cast<unsigned char>(s[i + 1]) < 0xA0) {
-            out.push_back('?');  // C1 controls (U+0080..U+009F) are escape sequences too
-            i += 2;
-        } else {
-            out.append(s.substr(i, n));
-            i += n;
-        }
-    }
-    return out;
 }
 
 int Line::width() const {

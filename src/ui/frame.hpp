@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/printable.hpp"
+
 #include "diagnose/indicators.hpp"
 
 namespace baton::ui {
@@ -61,10 +63,11 @@ std::string clip(std::string_view s, int width);
 std::string pad_right(std::string_view s, int width);
 std::string pad_left(std::string_view s, int width);
 
-// Text written by other programs (command lines, names) made safe for a terminal: control
-// characters become '?', invalid UTF-8 bytes become '?'; East Asian wide characters are kept
-// (they may shift a row by a column, never corrupt the screen).
-std::string printable(std::string_view s);
+// Text written by other programs (command lines, names) goes through baton::printable
+// (core/printable.hpp) before it reaches a frame: control characters and invalid UTF-8 become
+// '?'; East Asian wide characters are kept (they may shift a row by a column, never corrupt the
+// screen).
+using baton::printable;
 
 // Plain text of the frame: exactly `height` lines, none wider than the frame, trailing
 // blanks trimmed. What `baton top --once` prints.

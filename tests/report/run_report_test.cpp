@@ -196,9 +196,10 @@ TEST(RunReport, NoGpuSaysSo) {
 
 TEST(RunReport, Markdown) {
     const std::string md = run_report_markdown(fixture());
-    EXPECT_EQ(md.rfind("# Run 7: train <resnet>\n", 0), 0u) << md.substr(0, 80);
+    // Names are text, never HTML that a Markdown viewer would render.
+    EXPECT_EQ(md.rfind("# Run 7: train &lt;resnet&gt;\n", 0), 0u) << md.substr(0, 80);
     EXPECT_NE(md.find("| command | python train.py --tag 'a\\|b' |"), std::string::npos);  // pipes escaped
-    EXPECT_NE(md.find("1. **warning** `input_bound` [gpu:1] at +0:05: GPU1 waits <for> data"), std::string::npos);
+    EXPECT_NE(md.find("1. **warning** `input_bound` [gpu:1] at +0:05: GPU1 waits &lt;for&gt; data"), std::string::npos);
     EXPECT_NE(md.find("2. **critical** `cuda_oom` [pid:100] at +0:15"), std::string::npos);
     EXPECT_NE(md.find("| GPU0 | NVIDIA H200 | 90 % | 98 % | 60 % | 70.0 of 141.0 GiB |"), std::string::npos) << md;
     EXPECT_NE(md.find("| GPU1 | NVIDIA H200 | 0 % | 0 % | not reported | 1.0 of 141.0 GiB |"), std::string::npos);
