@@ -141,6 +141,46 @@ echo "-- baton report 1 --markdown:"
 "$baton" report 1 --db "$out/history.db" --markdown || status=1
 [ -s "$out/report.html" ] || { echo "MISMATCH: no HTML report"; status=1; }
 
+if [ $fake -eq 0 ] && "$python" -c "import torch,sys; sys.exit(0 if torch.cuda.is_available() else 1)" 2>/dev/null; then
+  say "a hostile process name on the GPU: two jobs share GPU0, one named ESC]2;PWNED BEL ESC[2J"
+  # The name comes from /proc joined to NVML's process list: every text view must print it inert.
+  hostile_job() {
+    "$python" - "$1" <<'PY' &
+import ctypes, sys, time, torch
+if sys.argv[1] == "hostile":
+    ctypes.CDLL(None).prctl(15, b"\x1b]2;PWNED\x07\x1b[2J", 0, 0, 0)  # PR_SET_NAME
+x = torch.randn(4096, 4096, device="cuda:0")
+end = time.time() + 20
+while time.time() < end:
+    y = x @ x
+torch.cuda.synchronize()
+PY
+  }
+  hostile_job hostile; h1=$!
+  hostile_job plain; h2=$!
+  sleep 8  # both hold a context and compute
+  "$baton" diagnose --duration 6 --interval 0.5 > "$out/hostile-diagnose.txt" 2>&1
+  "$baton" snapshot --top 8 > "$out/hostile-snapshot.txt" 2>&1
+  "$baton" snapshot --json > "$out/hostile-snapshot.jsonl" 2>&1
+  kill "$h1" "$h2" 2>/dev/null; wait "$h1" "$h2" 2>/dev/null
+  cat "$out/hostile-diagnose.txt"
+  "$python" - "$out" <<'PY' || status=1
+import json, sys
+out = sys.argv[1]
+bad = 0
+for name in ("hostile-diagnose.txt", "hostile-snapshot.txt"):
+    data = open(f"{out}/{name}", "rb").read()
+    controls = [b for b in data if (b < 0x20 and b not in (9, 10)) or b == 0x7F]
+    print(f"{name}: {len(controls)} control bytes, names it: {b']2;PWNED' in data}")
+    bad += bool(controls)
+snap = json.loads(open(f"{out}/hostile-snapshot.jsonl", encoding="utf-8").read())
+names = [p["name"] for p in snap["processes"] if "PWNED" in p["name"]]
+print(f"snapshot --json: parsed, the process named {names!r}")
+bad += not names
+sys.exit(1 if bad else 0)
+PY
+fi
+
 say "baton doctor (informational: its exit status does not count here)"
 "$baton" doctor --python "$python" --timeout 120
 echo "baton doctor exit status: $?"
