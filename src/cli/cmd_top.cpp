@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -66,7 +67,8 @@ int run_top(const TopArgs& a, const std::string& config_path) {
     ui::TopOptions o;
     o.sampler = sampler_options(*cfg, a.proc_root, a.sys_root, a.no_gpus);
     o.sampler.priming_seconds = std::min(0.5, a.delay);
-    o.self_from_proc = o.sampler.proc_root == "/proc";
+    std::error_code ec;
+    o.local_proc = std::filesystem::weakly_canonical(o.sampler.proc_root, ec) == "/proc";
     o.thresholds = cfg->thresholds;
     o.delay_seconds = a.delay;
     o.width = a.width;

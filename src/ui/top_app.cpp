@@ -115,9 +115,14 @@ SelfUsage self_usage(const Snapshot& s, bool from_proc) {
     return u;
 }
 
-// Sends `sig` to `pid` if the user may: their own process, or any process as root.
-std::string send_signal(const Snapshot& s, std::uint32_t pid, int sig) {
+// Sends `sig` to `pid` if the user may: their own process, or any process as root; never when the
+// rows come from another /proc (--proc-root: a container's, a copy), where the pid names another
+// process than here.
+std::string send_signal(const Snapshot& s, std::uint32_t pid, int sig, bool local_proc) {
     const char* name = sig == SIGKILL ? "SIGKILL" : "SIGTERM";
+    if (!local_proc)
+        return "refused: the processes shown come from --proc-root, not this machine's /proc (pid " +
+               std::to_string(pid) + " here may be another process)";
     auto it = std::find_if(s.processes.begin(), s.processes.end(), [&](const ProcessInfo& p) { return p.pid == pid; });
     if (it == s.processes.end()) return "process " + std::to_string(pid) + " is gone";
     if (geteuid() != 0 && it->uid != geteuid())
@@ -183,7 +188,7 @@ int run_top_interactive(const TopOptions& o, std::string& error) {
         if (!view.paused && collector->latest(seen, shown)) {
             window.add(shown);
             input.breaches = window.breaches();
-            input.self = self_usage(shown, o.self_from_proc);
+            input.self = self_usage(shown, o.local_proc);
             input.snapshot = &shown;
             dirty = true;
         }
@@ -204,7 +209,7 @@ int run_top_interactive(const TopOptions& o, std::string& error) {
         dirty = true;
         KeyOutcome out = handle_key(*key, last, view);
         if (out.quit) break;
-        if (out.signal && input.snapshot) view.message = send_signal(shown, out.pid, out.signal);
+        if (out.signal && input.snapshot) view.message = send_signal(shown, out.pid, out.signal, o.local_proc);
     }
     // The terminal first: the sampling thread may be waiting out an NVML deadline, and the
     // user should get the shell back at once.
@@ -238,7 +243,7 @@ int run_top_batch(const TopOptions& options) {
         window.add(snap);
         input.snapshot = &snap;
         input.breaches = window.breaches();
-        input.self = self_usage(snap, o.self_from_proc);
+        input.self = self_usage(snap, o.local_proc);
         std::string text = (i > 0 ? "\n" : "") + render_plain(layout_top(input, o.view, w, h).frame);
         if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size() || std::fflush(stdout) != 0) break;
     }
@@ -259,7 +264,7 @@ std::string top_once(const TopOptions& options, bool marked) {
     input.snapshot = &snap;
     input.thresholds = o.thresholds;
     input.breaches = window.breaches();
-    input.self = self_usage(snap, o.self_from_proc);
+    input.self = self_usage(snap, o.local_proc);
     const Frame f = layout_top(input, o.view, w, h).frame;
     return marked ? render_marked(f) : render_plain(f);
 }

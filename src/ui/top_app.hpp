@@ -15,11 +15,13 @@ struct TopOptions {
     SamplerOptions sampler;
     Thresholds thresholds;
     double delay_seconds = 1.0;
-    ViewState view;              // the initial view (sort, tree, filter, ascii)
-    bool color = true;           // false with NO_COLOR
-    bool self_from_proc = true;  // baton's own CPU and RSS from the process table (false with --proc-root)
-    int width = 0, height = 0;   // fixed size (0: the terminal's, or 80x24 when there is none)
-    int count = 0;               // batch mode: frames to print (0: until interrupted)
+    ViewState view;     // the initial view (sort, tree, filter, ascii)
+    bool color = true;  // false with NO_COLOR
+    // The rows are this machine's /proc (not a --proc-root elsewhere): baton's own CPU and RSS come
+    // from the process table, and k may signal a row's pid (elsewhere that pid is another process).
+    bool local_proc = true;
+    int width = 0, height = 0;  // fixed size (0: the terminal's, or 80x24 when there is none)
+    int count = 0;              // batch mode: frames to print (0: until interrupted)
 };
 
 // Runs the interactive screen until `q`, Ctrl-C, SIGTERM or SIGHUP. Returns the exit code (0

@@ -148,6 +148,22 @@ else
   echo "skipped: the refusal check needs root and setpriv"
 fi
 
+# 1c. Rows from another /proc (--proc-root: here the test fixture's) are never signalled: their pids
+# are other processes on this machine (pid 101 here is likely a kernel thread).
+fixture_proc=$(cd "$(dirname "$0")/../fixtures/machine/proc" && pwd)
+keys clear Enter
+keys "'$baton' top -d 0.3 --no-gpus --proc-root '$fixture_proc'; echo EXIT-procroot=\$?" Enter
+wait_for "fixture-host"
+keys / 101 Enter  # the fixture's DataLoader worker, by pid
+wait_for "filter \"101\""
+wait_for "python3 train.py"
+keys k
+wait_for "Signal 101"
+keys y
+wait_for "refused: the processes shown come from --proc-root"
+keys q
+wait_for "EXIT-procroot=0"
+
 # 2. NO_COLOR: attributes only, no colour.
 keys clear Enter
 keys "NO_COLOR=1 '$baton' top -d 0.3; echo EXIT-nocolor=\$?" Enter
