@@ -14,6 +14,7 @@
 #include "core/clock.hpp"
 #include "core/printable.hpp"
 #include "core/text_parse.hpp"
+#include "sample/linux/kept_file.hpp"
 #include "store/history.hpp"
 
 namespace baton::cli {
@@ -105,12 +106,19 @@ std::string write_file(const std::string& path, const std::string& text) {
     return "";
 }
 
-SamplerOptions sampler_options(const Config& c, const std::string& proc_root, const std::string& sys_root,
-                               bool no_gpus) {
+Result<SamplerOptions> sampler_options(const Config& c, const std::string& proc_root, const std::string& sys_root,
+                                       bool no_gpus) {
     SamplerOptions o = SamplerOptions::from_config(c);
     if (!proc_root.empty()) o.proc_root = proc_root;
     if (!sys_root.empty()) o.sys_root = sys_root;
     o.gpus = !no_gpus;
+    // Every figure of the machine comes from <root>/stat and its neighbours: a root without a
+    // readable stat file with CPU lines is not a /proc.
+    os::ReadBuffer stat;
+    const std::string path = o.proc_root + "/stat";
+    if (!os::read_file(path, stat))
+        return make_error("cannot read " + path + ": " + std::strerror(errno) + " (is " + o.proc_root + " a /proc?)");
+    if (stat.view().rfind("cpu ", 0) != 0) return make_error(path + " is not a /proc stat file (no cpu line)");
     return o;
 }
 

@@ -43,9 +43,10 @@ CLI::Option* add_duration_option(CLI::App* cmd, const std::string& name, double&
 Result<std::int64_t> parse_run_id(const std::string& text);
 
 // The sampler's options from the config, with the flags every sampling command shares
-// (--proc-root, --sys-root, --no-gpus) applied over it.
-SamplerOptions sampler_options(const Config& c, const std::string& proc_root, const std::string& sys_root,
-                               bool no_gpus);
+// (--proc-root, --sys-root, --no-gpus) applied over it. An error when the proc root cannot be
+// read as one (a mistyped --proc-root must not look like an empty, healthy machine).
+Result<SamplerOptions> sampler_options(const Config& c, const std::string& proc_root, const std::string& sys_root,
+                                       bool no_gpus);
 
 // The run history database: --db when given, else [history] db from the config layers (read
 // from `config_path` and the default files), else the default state path.

@@ -90,7 +90,9 @@ int run_diagnose(const DiagnoseArgs& a, const std::string& config_path) {
         info.source = a.replay == "-" ? "stdin" : a.replay;
     } else {
         const std::optional<double> duration = a.duration;
-        SamplerOptions opts = sampler_options(*cfg, a.proc_root, a.sys_root, a.no_gpus);
+        Result<SamplerOptions> options = sampler_options(*cfg, a.proc_root, a.sys_root, a.no_gpus);
+        if (!options.ok()) return cannot_judge(options.error().message);
+        SamplerOptions opts = *options;
         opts.priming_seconds = std::min(0.5, a.interval);
         const auto count = static_cast<std::size_t>(std::floor(*duration / a.interval)) + 1;
         if (*duration < t.sustained_share * t.window_seconds)

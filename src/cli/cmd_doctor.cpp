@@ -32,7 +32,9 @@ int run_doctor(const DoctorArgs& a, const std::string& config_path) {
     if (!cfg.ok()) return runtime_error(cfg.error().message);
     std::signal(SIGPIPE, SIG_IGN);
     GatherOptions o;
-    o.sampler = sampler_options(*cfg, a.proc_root, a.sys_root, a.no_gpus);
+    Result<SamplerOptions> sampler = sampler_options(*cfg, a.proc_root, a.sys_root, a.no_gpus);
+    if (!sampler.ok()) return runtime_error(sampler.error().message);
+    o.sampler = *sampler;
     o.python = a.python;
     o.python_asked = a.python_option->count() > 0;
     o.probe_torch = !a.no_torch;

@@ -77,7 +77,9 @@ int run_run(const RunArgs& a, const std::vector<std::string>& command, const std
     o.interval_seconds = a.interval;
     o.grace_seconds = a.grace;
     o.quiet = a.quiet;
-    o.sampler = sampler_options(*cfg, "", "", a.no_gpus);
+    Result<SamplerOptions> sampler = sampler_options(*cfg, "", "", a.no_gpus);
+    if (!sampler.ok()) return runtime_error(sampler.error().message);
+    o.sampler = *sampler;
     o.thresholds = cfg->thresholds;
     if (!a.no_db)
         o.db_path = a.db.empty() ? (cfg->history_db.empty() ? History::default_path() : cfg->history_db) : a.db;

@@ -39,7 +39,9 @@ int run_snapshot(const SnapshotArgs& a, const std::string& config_path) {
     if (!std::isfinite(a.interval)) return usage_error("--interval: must be a finite number of seconds");
     Result<Config> cfg = load_config(config_path);
     if (!cfg.ok()) return runtime_error(cfg.error().message);
-    SamplerOptions opts = sampler_options(*cfg, a.proc_root, a.sys_root, a.no_gpus);
+    Result<SamplerOptions> options = sampler_options(*cfg, a.proc_root, a.sys_root, a.no_gpus);
+    if (!options.ok()) return runtime_error(options.error().message);
+    SamplerOptions opts = *options;
     opts.processes = !a.no_processes;
     // With --interval 0 the priming read is also back to back: a caller asking for maximum
     // rate wants no sleeps (rates are then over a very short first interval).

@@ -65,7 +65,9 @@ int run_top(const TopArgs& a, const std::string& config_path) {
     Result<Config> cfg = load_config(config_path);
     if (!cfg.ok()) return runtime_error(cfg.error().message);
     ui::TopOptions o;
-    o.sampler = sampler_options(*cfg, a.proc_root, a.sys_root, a.no_gpus);
+    Result<SamplerOptions> sampler = sampler_options(*cfg, a.proc_root, a.sys_root, a.no_gpus);
+    if (!sampler.ok()) return runtime_error(sampler.error().message);
+    o.sampler = *sampler;
     o.sampler.priming_seconds = std::min(0.5, a.delay);
     std::error_code ec;
     o.local_proc = std::filesystem::weakly_canonical(o.sampler.proc_root, ec) == "/proc";

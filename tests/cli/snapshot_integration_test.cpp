@@ -2,10 +2,13 @@
 // with plausible figures; JSON Lines, Prometheus and text outputs; the fake GPUs.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <iterator>
 #include <nlohmann/json.hpp>
 #include <signal.h>
 #include <sstream>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -180,6 +183,55 @@ TEST(SnapshotIntegration, ProcRootFlagReadsAFixture) {
     auto r = run({baton_binary(), "snapshot", "--json", "--no-gpus", "--proc-root", d.path() + "/proc", "--sys-root",
                   d.path() + "/sys"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
+    json j = json::parse(r.out);
+    EXPECT_EQ(j["host"]["hostname"], "fixture-host");
+    EXPECT_EQ(j["processes"].size(), 6u);
+}
+
+// A proc root that is not one (mistyped, empty) is an error, never an empty healthy machine.
+TEST(SnapshotIntegration, AProcRootThatIsNotOneIsAnError) {
+    baton::test::TempDir d;
+    d.write("config.toml", "[sample]\nproc_root = \"" + d.path() + "\"\n");
+    struct Case {
+        std::vector<std::string> args;
+        int exit_code;
+    };
+    const std::vector<Case> cases = {
+        {{"snapshot", "--proc-root", "/nonexistent"}, 1},
+        {{"snapshot", "--json", "--proc-root", d.path()}, 1},  // a directory without a stat file
+        {{"top", "--once", "--proc-root", "/nonexistent"}, 1},
+        {{"diagnose", "--duration", "1", "--proc-root", "/nonexistent"}, 3},  // cannot judge
+        {{"--config", d.path() + "/config.toml", "run", "--no-db", "--", "true"}, 1},
+    };
+    for (const Case& c : cases) {
+        std::vector<std::string> argv{baton_binary()};
+        argv.insert(argv.end(), c.args.begin(), c.args.end());
+        auto r = run(argv);
+        SCOPED_TRACE(c.args[0] + " " + c.args[1]);
+        EXPECT_EQ(r.exit_code, c.exit_code) << r.out << r.err;
+        EXPECT_TRUE(r.out.empty()) << r.out;
+        EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+        EXPECT_NE(r.err.find("/stat: No such file or directory (is "), std::string::npos) << r.err;
+    }
+}
+
+// A FIFO or a device where a /proc file should be (a planted or broken tree) never blocks or
+// floods a read: those figures are missing, the rest is there.
+TEST(SnapshotIntegration, PlantedFifosAndDevicesNeverHang) {
+    baton::test::TempDir d;
+    copy_fixture("machine", d.path());
+    const std::string proc = d.path() + "/proc";
+    std::filesystem::remove(proc + "/meminfo");
+    ASSERT_EQ(mkfifo((proc + "/meminfo").c_str(), 0600), 0);
+    std::filesystem::remove(proc + "/loadavg");
+    std::filesystem::create_symlink("/dev/zero", proc + "/loadavg");
+    std::filesystem::remove(proc + "/100/cmdline");
+    std::filesystem::create_symlink("/dev/urandom", proc + "/100/cmdline");
+    auto r =
+        run({baton_binary(), "snapshot", "--json", "--no-gpus", "--proc-root", proc, "--sys-root", d.path() + "/sys"},
+            {}, 10);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_LT(r.seconds, 5);
     json j = json::parse(r.out);
     EXPECT_EQ(j["host"]["hostname"], "fixture-host");
     EXPECT_EQ(j["processes"].size(), 6u);

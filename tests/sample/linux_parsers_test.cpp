@@ -1,7 +1,12 @@
 // Parsers of /proc text, on exact fixture text and on hostile input.
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include "sample/linux/diskstats.hpp"
+#include "sample/linux/kept_file.hpp"
 #include "sample/linux/meminfo.hpp"
 #include "sample/linux/net_dev.hpp"
 #include "sample/linux/pressure.hpp"
@@ -11,6 +16,7 @@
 #include "sample/linux/system_reader.hpp"
 #include "sample/linux/vmstat.hpp"
 #include "sample/gpu/throttle_reasons.hpp"
+#include "test_support.hpp"
 
 using namespace baton;
 using namespace baton::os;
@@ -217,4 +223,28 @@ TEST(ThrottleReasons, DecodesKnownAndUnknownBits) {
     EXPECT_EQ(r[1], "sw_power_cap");
     EXPECT_EQ(r[2], "hw_thermal_slowdown");
     EXPECT_EQ(r[3], "unknown_0x10000000000");
+}
+
+// Reads of system files never block and are bounded: a FIFO or a device is refused at open, and a
+// file larger than any real /proc file is cut at kMaxFileBytes.
+TEST(KeptFile, NeverBlocksAndIsBounded) {
+    baton::test::TempDir d;
+    const std::string fifo = d.path() + "/fifo";
+    ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+    os::KeptFile f;
+    EXPECT_FALSE(f.open(fifo));  // would block until a writer opens it, without O_NONBLOCK
+    EXPECT_EQ(f.last_errno(), EINVAL);
+    EXPECT_FALSE(f.open("/dev/zero"));  // endless
+    EXPECT_EQ(f.last_errno(), EINVAL);
+    EXPECT_FALSE(f.open(d.path()));  // a directory
+    const std::string big = d.path() + "/big";
+    {
+        const int fd = ::open(big.c_str(), O_WRONLY | O_CREAT, 0600);
+        ASSERT_GE(fd, 0);
+        ASSERT_EQ(ftruncate(fd, static_cast<off_t>(os::kMaxFileBytes) * 3), 0);  // sparse
+        ::close(fd);
+    }
+    os::ReadBuffer buf;
+    ASSERT_TRUE(os::read_file(big, buf));
+    EXPECT_EQ(buf.size(), os::kMaxFileBytes);
 }

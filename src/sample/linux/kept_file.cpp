@@ -1,8 +1,10 @@
 #include "sample/linux/kept_file.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -24,9 +26,17 @@ KeptFile& KeptFile::operator=(KeptFile&& other) noexcept {
 
 bool KeptFile::open(const std::string& path) {
     close();
-    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    // O_NONBLOCK: a FIFO planted where a /proc file should be must not block the open. Only
+    // regular files are read (every /proc and /sys file is one): not a FIFO, not /dev/zero.
+    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd_ < 0) {
         errno_ = errno;
+        return false;
+    }
+    struct stat st {};
+    if (fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close();
+        errno = errno_ = EINVAL;
         return false;
     }
     return true;
@@ -63,7 +73,10 @@ bool KeptFile::read_all(ReadBuffer& buf) {
         }
         buf.size_ += static_cast<std::size_t>(n);
         if (n == 0 || buf.size_ < buf.capacity_) break;
-        buf.reserve(buf.capacity_ * 2);  // /proc files can be larger than one page (stat on 64+ cores)
+        // /proc files can be larger than one page (stat on 64+ cores, a long command line); a
+        // file larger than any real one is cut, never read without end.
+        if (buf.capacity_ >= kMaxFileBytes) break;
+        buf.reserve(std::min(buf.capacity_ * 2, kMaxFileBytes));
     }
     return true;
 }

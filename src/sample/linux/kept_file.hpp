@@ -27,6 +27,10 @@ class ReadBuffer {
     std::size_t size_ = 0;
 };
 
+// The most read_all reads of one file: far above any real /proc or /sys file (a command line is
+// at most a few MiB), so only a planted or corrupt file is cut.
+inline constexpr std::size_t kMaxFileBytes = 16u << 20;
+
 class KeptFile {
   public:
     KeptFile() = default;
@@ -37,7 +41,8 @@ class KeptFile {
     KeptFile(const KeptFile&) = delete;
     KeptFile& operator=(const KeptFile&) = delete;
 
-    // Opens read-only (O_CLOEXEC). Returns false and remembers errno on failure.
+    // Opens read-only (O_CLOEXEC, O_NONBLOCK) a regular file (EINVAL for anything else: a FIFO
+    // or a device never blocks or floods a read). Returns false and remembers errno on failure.
     bool open(const std::string& path);
     bool is_open() const { return fd_ >= 0; }
     // errno of the last failed open or read (EACCES, ENOENT, ESRCH, ...).
