@@ -1,10 +1,14 @@
 #include "core/config.hpp"
 
+#include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include <toml++/toml.h>
+
+#include "core/printable.hpp"
 
 namespace baton {
 
@@ -110,6 +114,18 @@ Result<Config> parse_config(const std::string& text, const std::string& origin) 
 }
 
 Status apply_config(const std::string& text, const std::string& file, Config& c) {
+    // toml++ (3.3.0, Debian's) can reach an unreachable branch on some invalid UTF-8 (its issue
+    // 295): the text is checked first, and the first bad byte named with its line.
+    for (std::size_t i = 0, line = 1; i < text.size();) {
+        const std::size_t n = utf8_sequence_length(text, i);
+        if (n == 0) {
+            char byte[8];
+            std::snprintf(byte, sizeof byte, "0x%02X", static_cast<unsigned char>(text[i]));
+            return make_error(file + ":" + std::to_string(line) + ": not UTF-8 text (byte " + byte + ")");
+        }
+        line += text[i] == '\n';
+        i += n;
+    }
     toml::table tbl;
     try {
         tbl = toml::parse(text, file);
@@ -163,13 +179,14 @@ Status apply_config(const std::string& text, const std::string& file, Config& c)
             } else if (key == "nvml_library")
                 st = need_string(c.nvml_library);
             else if (key == "nvml_deadline_ms") {
-                auto i = v.value<std::int64_t>();
-                if (!v.is_integer() || !i || *i < 10 || *i > 600000)
+                // An integer node only: toml++ would convert 1e50 to an integer (undefined).
+                const auto i = v.is_integer() ? v.value<std::int64_t>() : std::nullopt;
+                if (!i || *i < 10 || *i > 600000)
                     return make_error(origin + ": 'gpu.nvml_deadline_ms' must be an integer from 10 to 600000");
                 c.nvml_deadline_ms = static_cast<int>(*i);
             } else if (key == "pcie_interval_seconds") {
                 auto d = v.value<double>();
-                if (!d || *d < 0 || *d > 3600)
+                if (!d || !(*d >= 0 && *d <= 3600))  // (nan fails too)
                     return make_error(origin + ": 'gpu.pcie_interval_seconds' must be a number from 0 to 3600");
                 c.pcie_interval_seconds = *d;
             }
@@ -184,14 +201,21 @@ namespace {
 
 // Applies one layer; a missing optional layer is skipped.
 Status apply_file(const std::string& path, bool required, Config& c) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec))
+        return make_error("config file " + path + " is a directory (give the file, e.g. " + path + "/config.toml)");
     std::ifstream in(path);
     if (!in) {
         if (required) return make_error("cannot read config file " + path);
         return Ok{};
     }
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return apply_config(ss.str(), path, c);
+    // (bounded: a config is a few hundred bytes; a path to something huge is a mistake)
+    constexpr std::size_t kMaxConfigBytes = 1 << 20;
+    std::string text(kMaxConfigBytes + 1, '\0');
+    in.read(text.data(), static_cast<std::streamsize>(text.size()));
+    text.resize(static_cast<std::size_t>(in.gcount()));
+    if (text.size() > kMaxConfigBytes) return make_error("config file " + path + " is larger than 1 MiB");
+    return apply_config(text, path, c);
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include <nlohmann/json.hpp>
 
@@ -11,14 +12,23 @@ using nlohmann::json;
 
 namespace {
 
-// A finite number >= 0 under `key`, or an error naming it.
-Result<double> non_negative(const json& j, const char* key) {
+// A number from 0 to `max` under `key`, or an error naming it. Every time is bounded before it
+// becomes an integer: 1e19 ms must not turn into INT64_MIN.
+Result<double> non_negative(const json& j, const char* key, double max) {
     auto it = j.find(key);
     if (it == j.end() || !it->is_number()) return make_error(std::string("'") + key + "' must be a number");
     const double v = it->get<double>();
-    if (!std::isfinite(v) || v < 0) return make_error(std::string("'") + key + "' must be a number >= 0");
+    if (!(v >= 0 && v <= max)) {
+        char range[64];
+        std::snprintf(range, sizeof range, "from 0 to %.0f", max);
+        return make_error(std::string("'") + key + "' must be a number " + range);
+    }
     return v;
 }
+
+// The latest time an event may carry (9999-12-31, in ms since the epoch), and the longest step.
+constexpr double kMaxTimeMs = 253402300799999.0;
+constexpr double kMaxStepMs = 1e9;  // 11.6 days
 
 Result<std::int64_t> whole(const json& j, const char* key, std::int64_t max) {
     auto it = j.find(key);
@@ -82,7 +92,7 @@ Result<HookEvent> parse_hook_event(std::string_view datagram) {
     auto type = j.find("type");
     if (type == j.end() || !type->is_string()) return make_error("'type' must be a string");
     e.type = type->get<std::string>();
-    Result<double> t = non_negative(j, "t");
+    Result<double> t = non_negative(j, "t", kMaxTimeMs);
     if (!t.ok()) return t.error();
     e.step.t_ms = static_cast<std::int64_t>(*t);
     if (j.contains("pid")) {
@@ -106,9 +116,9 @@ Result<HookEvent> parse_hook_event(std::string_view datagram) {
     if (!rank.ok()) return rank.error();
     Result<std::int64_t> step = whole(j, "step", INT64_MAX);
     if (!step.ok()) return step.error();
-    Result<double> step_ms = non_negative(j, "step_ms");
+    Result<double> step_ms = non_negative(j, "step_ms", kMaxStepMs);
     if (!step_ms.ok()) return step_ms.error();
-    Result<double> wait_ms = non_negative(j, "wait_ms");
+    Result<double> wait_ms = non_negative(j, "wait_ms", kMaxStepMs);
     if (!wait_ms.ok()) return wait_ms.error();
     e.step.rank = static_cast<int>(*rank);
     e.step.step = *step;

@@ -14,6 +14,9 @@ namespace {
 
 using nlohmann::json;
 
+// More CPUs than Linux supports (NR_CPUS is at most 8192): a damaged or hostile recording.
+constexpr std::uint64_t kMaxCpus = 65536;
+
 // A type error at a key path, turned into the Error of the whole parse.
 struct BadValue : std::runtime_error {
     using std::runtime_error::runtime_error;
@@ -27,7 +30,7 @@ class Reader {
 
     bool has(const char* key) const { return o_.contains(key) && !o_.at(key).is_null(); }
 
-    [[noreturn]] void fail(const char* key, const char* what) const {
+    [[noreturn]] void fail(const char* key, const std::string& what) const {
         std::string where = path_;
         if (*key) where += where.empty() ? key : std::string(".") + key;
         throw BadValue("'" + (where.empty() ? std::string("(top)") : where) + "' must be " + what);
@@ -48,12 +51,12 @@ class Reader {
         return number(key);
     }
     template <typename U>
-    U unsigned_value(const char* key) const {
+    U unsigned_value(const char* key, std::uint64_t max = std::numeric_limits<U>::max()) const {
         const json& v = need(key);
         if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<std::int64_t>() >= 0))
             fail(key, "a non-negative integer");
         const auto x = v.get<std::uint64_t>();
-        if (x > std::numeric_limits<U>::max()) fail(key, "smaller");
+        if (x > max) fail(key, "an integer from 0 to " + std::to_string(max));
         return static_cast<U>(x);
     }
     template <typename U>
@@ -222,7 +225,8 @@ Snapshot read_snapshot(const json& doc) {
     Reader host = r.object("host");
     s.host.hostname = host.string("hostname");
     s.host.kernel = host.string("kernel");
-    s.host.cpu_count = host.unsigned_value<unsigned>("cpu_count");
+    // (the advice derives worker counts from it: a recording must not ask for 4294967294 workers)
+    s.host.cpu_count = host.unsigned_value<unsigned>("cpu_count", kMaxCpus);
     s.host.uptime_seconds = host.opt_number("uptime_seconds");
 
     Reader cpu = r.object("cpu");

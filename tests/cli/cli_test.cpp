@@ -99,6 +99,15 @@ TEST(Cli, BadConfigIsOneLineAndExitOne) {
     r = run({baton_binary(), "--config", d.path() + "/missing.toml", "snapshot"});
     EXPECT_EQ(r.exit_code, 1);
     EXPECT_NE(r.err.find("missing.toml"), std::string::npos);
+    // The parser's message quotes the text it saw, newline included: still one line, escaped.
+    d.write("split.toml", "[sample]\nskip_idle_processes = tr\nue\n");
+    r = run({baton_binary(), "--config", d.path() + "/split.toml", "snapshot"});
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;
+    EXPECT_NE(r.err.find("saw 'tr\\n'"), std::string::npos) << r.err;
+    r = run({baton_binary(), "--config", d.path(), "snapshot"});  // a directory
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_NE(r.err.find("is a directory"), std::string::npos) << r.err;
 }
 
 TEST(Cli, DiagnoseCannotJudgeIsExitThree) {

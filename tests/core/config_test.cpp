@@ -39,6 +39,18 @@ TEST(Config, RejectsUnknownKeysTypesAndRanges) {
     EXPECT_FALSE(parse_config("[gpu]\nnvml_deadline_ms = \"fast\"\n", "t").ok());
     EXPECT_FALSE(parse_config("[gpu]\nnvml_deadline_ms = 0\n", "t").ok());
     EXPECT_FALSE(parse_config("[gpu]\nnvml_deadline_ms = 1.5\n", "t").ok());
+    // Floats never become integers (1e50 as an int64 is undefined), nan is no number in range.
+    EXPECT_EQ(parse_config("[gpu]\nnvml_deadline_ms = 1e50\n", "t").error().message,
+              "t:2: 'gpu.nvml_deadline_ms' must be an integer from 10 to 600000");
+    EXPECT_FALSE(parse_config("[gpu]\npcie_interval_seconds = nan\n", "t").ok());
+    EXPECT_FALSE(parse_config("[gpu]\npcie_interval_seconds = inf\n", "t").ok());
+    EXPECT_FALSE(parse_config("[thresholds]\ngpu_idle_percent = nan\n", "t").ok());
+    // Text that is not UTF-8 is refused before the TOML parser sees it (toml++ 3.3.0 can abort on it).
+    EXPECT_EQ(parse_config("[sample]\n\nproc_root = \"\xff\"\n", "t").error().message,
+              "t:3: not UTF-8 text (byte 0xFF)");
+    EXPECT_FALSE(parse_config("# \xed\xa0\x80 surrogate\n", "t").ok());
+    EXPECT_FALSE(parse_config("x = \"\xf5\x80\x80\x80\"", "t").ok());
+    EXPECT_TRUE(parse_config("# caf\xc3\xa9 \xe4\xbd\xa0\n", "t").ok());
     EXPECT_FALSE(parse_config("[sample]\nproc_root = 3\n", "t").ok());
     EXPECT_FALSE(parse_config("[sample]\nskip_idle_processes = 1\n", "t").ok());
     EXPECT_FALSE(parse_config("[sample]\nskip_idle_processes = \"no\"\n", "t").ok());
@@ -63,6 +75,11 @@ TEST(Config, MissingExplicitFileIsAnErrorMissingDefaultIsNot) {
     unsetenv("BATON_CONFIG");
     EXPECT_FALSE(load_config("/nonexistent/baton.toml").ok());
     EXPECT_TRUE(load_config("").ok());
+    // A directory is no config file (it used to read as an empty one).
+    EXPECT_EQ(load_config(home.path()).error().message,
+              "config file " + home.path() + " is a directory (give the file, e.g. " + home.path() + "/config.toml)");
+    home.write("huge.toml", "# " + std::string(2 << 20, 'x') + "\n");
+    EXPECT_FALSE(load_config(home.path() + "/huge.toml").ok());
     home.write("baton/baton.toml", "[sample]\nproc_root = \"/elsewhere\"\n");
     auto c = load_config("");
     ASSERT_TRUE(c.ok());

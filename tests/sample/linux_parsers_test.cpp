@@ -38,6 +38,12 @@ TEST(ProcStat, ParsesTotalsCoresAndCounters) {
     EXPECT_EQ(s.procs_blocked, 2u);
 }
 
+TEST(ProcStat, AnImpossibleBootTimeIsUnknown) {
+    ProcStat s;
+    ASSERT_TRUE(parse_proc_stat("cpu 1 2 3 4\nbtime 18446744073709551615\n", s));
+    EXPECT_FALSE(s.boot_time_seconds.has_value());  // never a start time that overflows
+}
+
 TEST(ProcStat, OldKernelWithFourFields) {
     ProcStat s;
     ASSERT_TRUE(parse_proc_stat("cpu 1 2 3 4\n", s));

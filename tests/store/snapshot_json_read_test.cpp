@@ -66,10 +66,14 @@ TEST(SnapshotJsonRead, HostileLinesAreOneLineErrors) {
     };
     EXPECT_EQ(error_of(replace("\"cpu_count\":", "\"cpu_count\":-")),
               "'host.cpu_count' must be a non-negative integer");
+    // More CPUs than Linux has: the advice would say num_workers=4294967294.
+    EXPECT_EQ(error_of(replace("\"cpu_count\":", "\"cpu_count\":4294967295,\"x\":")),
+              "'host.cpu_count' must be an integer from 0 to 65536");
     EXPECT_EQ(error_of(replace("\"hostname\":\"", "\"hostname\":1,\"x\":\"")), "'host.hostname' must be a string");
     EXPECT_EQ(error_of(replace("\"index\":0", "\"index\":\"0\"")), "'gpus[0].index' must be a non-negative integer");
     EXPECT_EQ(error_of(replace("\"time\":\"", "\"time\":\"yesterday\",\"t\":\"")), "'time' must be an RFC 3339 time");
-    EXPECT_EQ(error_of(replace("\"pid\":1,", "\"pid\":99999999999,")), "'processes[0].pid' must be smaller");
+    EXPECT_EQ(error_of(replace("\"pid\":1,", "\"pid\":99999999999,")),
+              "'processes[0].pid' must be an integer from 0 to 4294967295");
     for (const std::string& e : {error_of("nul"), error_of(replace("\"state\":\"", "\"state\":\"xy"))})
         EXPECT_EQ(e.find('\n'), std::string::npos);
 }

@@ -50,6 +50,9 @@ bool parse_proc_stat(std::string_view text, ProcStat& out) {
             out.forks = text::take_u64(rest);
         } else if (word == "btime") {
             out.boot_time_seconds = text::take_u64(rest);
+            // A boot after the year 36812 is a damaged file: unknown, never a start time that
+            // overflows.
+            if (out.boot_time_seconds && *out.boot_time_seconds > (1ull << 40)) out.boot_time_seconds.reset();
         }
     }
     return have_total;

@@ -260,8 +260,9 @@ void ProcessTable::scan(double now, std::uint64_t boot_time_seconds, std::vector
 
         if (count == out.size()) out.emplace_back();
         ProcessInfo& p = out[count];
-        const auto start_ms = static_cast<std::int64_t>(
-            (static_cast<double>(boot_time_seconds) + static_cast<double>(e.start_ticks) / hz) * 1000.0);
+        // (clamped: a damaged stat file's start ticks must not overflow the conversion)
+        const auto start_ms = static_cast<std::int64_t>(std::clamp(
+            (static_cast<double>(boot_time_seconds) + static_cast<double>(e.start_ticks) / hz) * 1000.0, 0.0, 1e15));
         // `out` is reused tick to tick and sorted by pid, so slot `count` usually already
         // holds this very process: then its strings are current unless it was just
         // (re)loaded or renamed, and copying them again is the bulk of a scan's user time.
