@@ -103,14 +103,12 @@ int run_diagnose(const DiagnoseArgs& a, const std::string& config_path) {
         if (isatty(STDERR_FILENO))
             std::fprintf(stderr, "baton: sampling for %.0f s (%zu snapshots)...\n", *duration, count);
         Sampler sampler(opts);
-        double next = monotonic_seconds();
+        SampleSchedule schedule(a.interval);
         for (std::size_t i = 0; i < count; ++i) {
-            if (i > 0) {
-                next += a.interval;
-                sleep_seconds(next - monotonic_seconds());
-            }
+            sleep_seconds(schedule.next() - monotonic_seconds());
             Snapshot s;
             sampler.take(s);
+            schedule.taken(monotonic_seconds());
             w.push_back(std::move(s));
         }
         info.source = "live";

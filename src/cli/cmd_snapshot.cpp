@@ -54,13 +54,11 @@ int run_snapshot(const SnapshotArgs& a, const std::string& config_path) {
     SnapshotJsonEncoder json_encoder;
     TextOptions text;
     text.top_processes = static_cast<std::size_t>(a.top);
-    double next = monotonic_seconds();
+    SampleSchedule schedule(a.interval);
     for (int i = 0; i < a.count; ++i) {
-        if (i > 0) {
-            next += a.interval;
-            sleep_seconds(next - monotonic_seconds());
-        }
+        sleep_seconds(schedule.next() - monotonic_seconds());
         sampler.take(snap);
+        schedule.taken(monotonic_seconds());
         out.clear();
         if (a.json) {
             json_encoder.append(snap, out);

@@ -1,6 +1,7 @@
 // Time sources. Rates use the monotonic clock; the wall clock only labels snapshots.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -30,5 +31,27 @@ std::optional<double> parse_duration(std::string_view text);
 
 // Sleeps for `seconds` (no-op for <= 0); resumes after signals until the time has passed.
 void sleep_seconds(double seconds);
+
+// When the samples of a loop at a fixed interval are due (snapshot, diagnose, run, top): the
+// first at once; the second a full interval after the first ended, because the first take of a
+// Sampler includes its priming read and wait (without this, the second sample of `--interval 0.1`
+// came 2 ms after the first and its rates showed a CPU peak of 900 %); then every interval after
+// the previous one was due, without a burst to catch up after a slow tick.
+class SampleSchedule {
+  public:
+    explicit SampleSchedule(double interval_seconds) : interval_(interval_seconds) {}
+    // Monotonic seconds when the next sample is due (0 before the first: at once).
+    double next() const { return next_; }
+    // Call after each sample with monotonic_seconds().
+    void taken(double now) {
+        next_ = first_ ? now + interval_ : std::max(next_ + interval_, now);
+        first_ = false;
+    }
+
+  private:
+    double interval_;
+    double next_ = 0;
+    bool first_ = true;
+};
 
 }  // namespace baton

@@ -328,7 +328,7 @@ RunStats run_command(const RunOptions& o, std::string& error) {
         }
         if (history) history->add_steps(std::move(fresh));
     };
-    double next_sample = start;
+    SampleSchedule schedule(o.interval_seconds);
     double kill_at = -1;
     double last_note = -1e9;
     std::deque<std::string> pending;  // notes waiting for the rate limit
@@ -377,10 +377,10 @@ RunStats run_command(const RunOptions& o, std::string& error) {
             ++stats.killed_after_grace;
             kill_at = now + 3600;  // once
         }
-        if (now >= next_sample) {
-            next_sample = std::max(next_sample + o.interval_seconds, now);
+        if (now >= schedule.next()) {
             Snapshot snap;
             sampler.take(snap);
+            schedule.taken(monotonic_seconds());
             // The first sample spans the sampler's priming read: a command that ended within it
             // (`baton run -- true`) was never seen running, and its sample would be the machine
             // after it.
@@ -436,7 +436,7 @@ RunStats run_command(const RunOptions& o, std::string& error) {
             pending.pop_front();
             last_note = now;
         }
-        sleep_seconds(std::min(0.02, std::max(0.0, next_sample - monotonic_seconds())));
+        sleep_seconds(std::min(0.02, std::max(0.0, schedule.next() - monotonic_seconds())));
     }
     stats.seconds = monotonic_seconds() - start;
     stats.exit_status = child.exit_status();

@@ -73,21 +73,16 @@ class Collector {
         // should be up (and q should work) meanwhile.
         Sampler sampler(options_);
         Snapshot snap;
-        std::chrono::steady_clock::time_point next{};
-        const auto step =
-            std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(delay_));
-        for (bool first = true;; first = false) {
+        SampleSchedule schedule(delay_);
+        for (;;) {
             sampler.take(snap);
-            // A full delay after the first take (which includes the priming read), as in batch mode.
-            if (first) next = std::chrono::steady_clock::now();
+            schedule.taken(monotonic_seconds());
             {
                 std::unique_lock<std::mutex> lock(mutex_);
                 shared_ = snap;
                 ++generation_;
-                next += step;
-                const auto now = std::chrono::steady_clock::now();
-                if (next < now) next = now;  // fell behind (a slow tick): no burst to catch up
-                if (wake_.wait_until(lock, next, [this] { return stop_; })) return;
+                const auto wait = std::chrono::duration<double>(std::max(0.0, schedule.next() - monotonic_seconds()));
+                if (wake_.wait_for(lock, wait, [this] { return stop_; })) return;
             }
         }
     }
@@ -229,17 +224,14 @@ int run_top_batch(const TopOptions& options) {
     Snapshot snap;
     TopInput input;
     input.thresholds = o.thresholds;
-    double next = 0;
+    SampleSchedule schedule(o.delay_seconds);
     for (int i = 0; !g_stop && (o.count == 0 || i < o.count); ++i) {
         if (i > 0) {
-            next += o.delay_seconds;
-            sleep_seconds(next - monotonic_seconds());
+            sleep_seconds(schedule.next() - monotonic_seconds());
             if (g_stop) break;
         }
         sampler.take(snap);
-        // The first take includes the priming read and its wait: the next frame is a full delay
-        // after it, or its rates would cover almost no time (a busy process at 30 %, 0 %, 30 %).
-        if (i == 0) next = monotonic_seconds();
+        schedule.taken(monotonic_seconds());
         window.add(snap);
         input.snapshot = &snap;
         input.breaches = window.breaches();

@@ -236,3 +236,19 @@ TEST(SnapshotIntegration, PlantedFifosAndDevicesNeverHang) {
     EXPECT_EQ(j["host"]["hostname"], "fixture-host");
     EXPECT_EQ(j["processes"].size(), 6u);
 }
+
+// With a short interval the second snapshot is a full interval after the first (whose take
+// includes the priming read): its rates cover 0.1 s, not 2 ms (false CPU peaks of 900 %).
+TEST(SnapshotIntegration, EveryIntervalIsFullFromTheFirst) {
+    for (int trial = 0; trial < 3; ++trial) {
+        auto r = run({baton_binary(), "--config", "/dev/null", "snapshot", "--json", "--no-gpus", "--no-processes",
+                      "--count", "4", "--interval", "0.1"});
+        ASSERT_EQ(r.exit_code, 0) << r.err;
+        std::istringstream lines(r.out);
+        std::vector<double> t;
+        for (std::string line; std::getline(lines, line);)
+            t.push_back(json::parse(line)["interval_seconds"].get<double>());
+        ASSERT_EQ(t.size(), 4u);
+        for (std::size_t i = 1; i < t.size(); ++i) EXPECT_GT(t[i], 0.08) << "snapshot " << i << " of trial " << trial;
+    }
+}

@@ -48,3 +48,14 @@ TEST(Clock, DurationsInEveryFormTheFlagsTake) {
                             "9999d"})
         EXPECT_FALSE(parse_duration(bad).has_value()) << bad;
 }
+
+TEST(SampleSchedule, TheSecondSampleIsAFullIntervalAfterTheFirstEnded) {
+    SampleSchedule s(0.1);
+    EXPECT_EQ(s.next(), 0);  // the first: at once
+    s.taken(50.3);           // the first take ended (after its priming read)
+    EXPECT_DOUBLE_EQ(s.next(), 50.4);
+    s.taken(50.401);
+    EXPECT_DOUBLE_EQ(s.next(), 50.5);  // steady: from when it was due, not when it ended
+    s.taken(51.2);                     // a slow tick: no burst of catch-up samples
+    EXPECT_DOUBLE_EQ(s.next(), 51.2);
+}
