@@ -119,6 +119,11 @@ int run_diagnose(const DiagnoseArgs& a, const std::string& config_path) {
     info.end_unix_ms = w.back().time_unix_ms;
     info.seconds = seconds(w.back()) - seconds(w.front());
     info.gpus = static_cast<unsigned>(gpu_indices(w).size());
+    // A driver that hangs or fails (not a box without one) is said: its GPUs were not judged.
+    const std::string& status = w.back().gpu_status;
+    if (!status.empty() && status != "ok" && status.rfind("no NVIDIA", 0) != 0 && status != "disabled" &&
+        status.find("sampling disabled") == std::string::npos)
+        info.gpu_problem = status;
 
     const std::vector<Finding> findings = diagnose(w, t);
     const std::vector<IndicatorSummary> indicators = summarize_indicators(w, t);

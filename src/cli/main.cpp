@@ -1,6 +1,8 @@
 // baton's entry point: global flags, subcommand dispatch, and the one-line error contract
 // (bad flags or values: "baton: error: ..." on stderr, exit code 2).
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -17,6 +19,7 @@
 #include "cli/cmd_snapshot.hpp"
 #include "cli/cmd_top.hpp"
 #include "cli/usage_hints.hpp"
+#include "sample/gpu/gpu_backend.hpp"
 
 #include "baton_git_commit.hpp"  // generated at build time: BATON_GIT_COMMIT
 
@@ -54,7 +57,9 @@ std::string top_help(const CLI::App& app) {
     return app.get_formatter()->make_help(&app, app.get_name(), CLI::AppFormatMode::Normal);
 }
 
-int main(int argc, char** argv) {
+namespace {
+
+int run_main(int argc, char** argv) {
     using namespace baton::cli;
     CLI::App app{"baton: see, judge and tune a deep-learning training machine", "baton"};
     app.set_version_flag("--version", BATON_VERSION_LINE);
@@ -180,4 +185,17 @@ int main(int argc, char** argv) {
     }
     std::fputs(top_help(app).c_str(), stdout);
     return kExitOk;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    const int rc = run_main(argc, argv);
+    // A GPU worker left inside a hung driver or a dlopen that never returned: exit() would wait
+    // for the loader's lock or run the library's destructors under it. Flush, and end at once.
+    if (baton::gpu_worker_abandoned()) {
+        std::fflush(nullptr);
+        std::_Exit(rc);
+    }
+    return rc;
 }

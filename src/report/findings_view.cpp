@@ -71,6 +71,7 @@ void append_findings_text(const DiagnosisInfo& info, const std::vector<Finding>&
     auto line = [&](const std::string& l) { out.append(l).push_back('\n'); };
     line(fmt::format("baton diagnose: {} snapshots over {:.0f} s on {} ({}), {} GPU{}", info.snapshots, info.seconds,
                      info.hostname, info.source, info.gpus, info.gpus == 1 ? "" : "s"));
+    if (!info.gpu_problem.empty()) line("GPUs not judged: " + info.gpu_problem);
     line("");
     if (findings.empty()) {
         line("No findings.");
@@ -132,6 +133,7 @@ void append_findings_json(const DiagnosisInfo& info, const std::vector<Finding>&
     w.field("start", rfc3339_utc(info.start_unix_ms));
     w.field("end", rfc3339_utc(info.end_unix_ms));
     w.field("gpus", info.gpus);
+    if (!info.gpu_problem.empty()) w.field("gpu_problem", info.gpu_problem);
     w.end_object();
     w.key("findings");
     w.begin_array();

@@ -18,6 +18,9 @@ struct DiagnosisInfo {
     double seconds = 0;  // from the first snapshot to the last
     std::int64_t start_unix_ms = 0, end_unix_ms = 0;
     unsigned gpus = 0;
+    // Why the GPUs could not be read at the last snapshot ("" when they could, or when the
+    // machine has no NVIDIA driver): a hung driver must not look like a healthy GPU-less box.
+    std::string gpu_problem;
 };
 
 // Findings ranked as given (most severe first), each with evidence, fix, snippet and doc link;

@@ -252,3 +252,23 @@ TEST(SnapshotIntegration, EveryIntervalIsFullFromTheFirst) {
         for (std::size_t i = 1; i < t.size(); ++i) EXPECT_GT(t[i], 0.08) << "snapshot " << i << " of trial " << trial;
     }
 }
+
+// A libnvidia-ml whose loading never returns (a stuck driver load): baton answers without the GPU
+// after its deadline and exits; exit() would wait for the loader's lock the stuck dlopen holds.
+TEST(SnapshotIntegration, NvmlThatNeverLoadsDoesNotHangBaton) {
+    baton::test::TempDir d;
+    d.write("config.toml", "[gpu]\nnvml_deadline_ms = 300\n");
+    auto env = fake_env("one-idle");
+    env["BATON_FAKE_NVML_HANG_ON_LOAD"] = "1";
+    for (const std::vector<std::string>& args : {std::vector<std::string>{"snapshot", "--json"},
+                                                 {"diagnose", "--duration", "1", "--interval", "0.5"},
+                                                 {"top", "--once"}}) {
+        std::vector<std::string> argv{baton_binary(), "--config", d.path() + "/config.toml"};
+        argv.insert(argv.end(), args.begin(), args.end());
+        auto r = run(argv, env, 20);
+        SCOPED_TRACE(args[0]);
+        EXPECT_NE(r.exit_code, -1) << "killed after 20 s: baton hung";
+        EXPECT_LT(r.seconds, 10);
+        EXPECT_NE((r.out + r.err).find("dlopen did not return within 300 ms"), std::string::npos) << r.out << r.err;
+    }
+}

@@ -11,6 +11,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <unistd.h>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -52,6 +53,13 @@ const std::map<std::string, nvmlReturn_t>& error_names() {
                                                           {"GPU_IS_LOST", NVML_ERROR_GPU_IS_LOST},
                                                           {"UNKNOWN", NVML_ERROR_UNKNOWN}};
     return m;
+}
+
+// BATON_FAKE_NVML_HANG_ON_LOAD: the library's constructor never returns, as a driver stuck while
+// loading: dlopen never returns, and holds the dynamic loader's lock.
+__attribute__((constructor)) void hang_on_load() {
+    if (std::getenv("BATON_FAKE_NVML_HANG_ON_LOAD"))
+        for (;;) sleep(1000);
 }
 
 nvmlReturn_t load() {

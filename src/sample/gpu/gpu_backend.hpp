@@ -53,4 +53,10 @@ struct NvmlOptions {
 // Never fails: a missing library or driver gives a backend whose readings say so.
 std::unique_ptr<GpuBackend> make_nvml_backend(const NvmlOptions& options);
 
+// True once a backend was destroyed while its worker was stuck inside NVML or its loading (a
+// driver that never answers, a dlopen that never returns). Such a process must end with _exit
+// after flushing its output: exit() would wait for the dynamic loader's lock the stuck dlopen
+// holds, or run the library's destructors while a thread is still inside it (cli/main.cpp).
+bool gpu_worker_abandoned();
+
 }  // namespace baton

@@ -22,6 +22,8 @@ namespace baton {
 
 namespace {
 
+std::atomic<bool> g_worker_abandoned{false};
+
 std::string library_path(const NvmlOptions& o) {
     if (!o.library_path.empty()) return o.library_path;
     if (const char* e = std::getenv("BATON_NVML_LIBRARY"); e && *e) return e;
@@ -491,12 +493,21 @@ class NvmlBackend final : public GpuBackend {
             s_->wake_worker.notify_all();
             if (s_->busy) {
                 // Stuck inside the driver: leave the thread (and the library) behind; the
-                // process exit ends it. Joining would hang.
+                // process ends with _exit (gpu_worker_abandoned). Joining would hang.
                 worker_.detach();
+                g_worker_abandoned.store(true);
                 return;
             }
         }
         worker_.join();
+        // What NVML allocated for us goes back before it shuts down.
+        if (s_->lib.gpm_sample_free)
+            for (Device& d : s_->devices)
+                for (nvmlGpmSample_t& g : d.gpm_samples)
+                    if (g) {
+                        s_->lib.gpm_sample_free(g);
+                        g = nullptr;
+                    }
         if (s_->lib.shutdown && s_->init_failure.empty()) s_->lib.shutdown();
     }
 
@@ -552,6 +563,10 @@ class NvmlBackend final : public GpuBackend {
 
 std::unique_ptr<GpuBackend> make_nvml_backend(const NvmlOptions& options) {
     return std::make_unique<NvmlBackend>(options);
+}
+
+bool gpu_worker_abandoned() {
+    return g_worker_abandoned.load();
 }
 
 }  // namespace baton
