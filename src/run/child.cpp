@@ -120,12 +120,36 @@ void Child::signal_group(int sig) const {
     if (pid_ > 0) kill(-pid_, sig);
 }
 
+// Job control as a shell does it. The command stopped (Ctrl-Z at its terminal, a stop signal):
+// its terminal goes back to baton's group and baton stops itself, so the shell that started baton
+// sees its job stopped and gives the prompt back. On `fg` the shell continues baton, which hands
+// the terminal to the command again and continues it (on `bg` it only continues it). Without a
+// terminal there is no shell to hand back to: the command stays stopped until someone sends
+// SIGCONT, and baton keeps watching.
+void Child::follow_stop() {
+    if (!gave_terminal_) return;
+    auto old = std::signal(SIGTTOU, SIG_IGN);
+    tcsetpgrp(STDIN_FILENO, getpgrp());
+    std::signal(SIGTTOU, old);
+    raise(SIGTSTP);  // returns when continued (at once in an orphaned process group: no shell)
+    if (tcgetpgrp(STDIN_FILENO) == getpgrp()) {  // in the foreground again
+        old = std::signal(SIGTTOU, SIG_IGN);
+        tcsetpgrp(STDIN_FILENO, pid_);
+        std::signal(SIGTTOU, old);
+    }
+    kill(-pid_, SIGCONT);
+}
+
 bool Child::poll_exit() {
     for (;;) {
         int st = 0;
-        const pid_t r = waitpid(-1, &st, WNOHANG);
+        const pid_t r = waitpid(-1, &st, WNOHANG | WUNTRACED);
         if (r <= 0) break;
         if (r != pid_) continue;  // an orphaned descendant reparented to us
+        if (WIFSTOPPED(st)) {
+            follow_stop();
+            continue;
+        }
         exited_ = true;
         if (WIFEXITED(st)) {
             status_ = WEXITSTATUS(st);

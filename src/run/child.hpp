@@ -34,7 +34,8 @@ class Child {
     void signal_group(int sig) const;
 
     // Reaps the command if it exited; true once it has. Also reaps orphans of the tree that
-    // were reparented to baton (the subreaper).
+    // were reparented to baton (the subreaper). When the command was stopped (Ctrl-Z), does what
+    // a shell does (follow_stop) before it returns.
     bool poll_exit();
     // The shell's convention: the exit code, or 128 + N when signal N ended it.
     int exit_status() const { return status_; }
@@ -46,6 +47,7 @@ class Child {
 
   private:
     Child() = default;
+    void follow_stop();
     pid_t pid_ = -1;
     bool exited_ = false;
     int status_ = 0;
