@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it: set up (scripts/setup.sh), install what only the tests
-# need, build everything with warnings as errors, check the formatting, run every test.
+# need, build everything with warnings as errors, check the formatting, run every test; then the
+# tests under sanitizers (scripts/sanitize.sh) and the fuzzers (scripts/fuzz.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh
@@ -8,6 +9,7 @@ test_packages=(
   libgtest-dev googletest  # the unit and integration tests
   tmux                     # the end-to-end test drives baton top inside tmux
   clang-format             # the format-check target
+  clang                    # scripts/fuzz.sh: libFuzzer targets
   python3-psutil           # bench/: the psutil side of the comparison
   prometheus               # promtool, to check the Prometheus output
   chromium                 # the report test opens baton's HTML report in headless Chromium
@@ -18,5 +20,8 @@ test_packages=(
 cmake -S . -B build -DBATON_BUILD_TESTS=ON >/dev/null
 cmake --build build -j "$(nproc)"
 cmake --build build --target format-check
-cd build
-ctest --output-on-failure -j "$(nproc)" --timeout 300
+(cd build && ctest --output-on-failure -j "$(nproc)" --timeout 300)
+# Then the same tests under AddressSanitizer and UndefinedBehaviorSanitizer, and every libFuzzer
+# target for 20 s on its corpus (docs/security.md).
+./scripts/sanitize.sh
+./scripts/fuzz.sh 20

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 #include <sqlite3.h>
 
+#include "core/clock.hpp"
 #include "core/json_writer.hpp"
 #include "store/finding_json.hpp"
 #include "store/run_owner.hpp"
@@ -176,12 +177,29 @@ Result<sqlite3*> open_connection(const std::string& name, int flags) {
     return db;
 }
 
-// PRAGMA user_version, or the step's result code on failure (negative).
-int user_version(sqlite3* db) {
+// PRAGMA user_version (any int a file may hold, negative ones included: found by fuzz_history),
+// or the result code of the read that failed.
+struct SchemaVersion {
+    int rc = SQLITE_OK;
+    int version = 0;
+};
+
+SchemaVersion user_version(sqlite3* db) {
     Statement st(db, "PRAGMA user_version");
-    if (!st.ok()) return -sqlite3_errcode(db);
+    if (!st.ok()) return {sqlite3_errcode(db), 0};
     const int rc = sqlite3_step(st.get());
-    return rc == SQLITE_ROW ? sqlite3_column_int(st.get(), 0) : -rc;
+    if (rc != SQLITE_ROW) return {rc, 0};
+    return {SQLITE_OK, sqlite3_column_int(st.get(), 0)};
+}
+
+// Why `v` is not a schema this baton can read or migrate, or "" when it is.
+std::string schema_problem(const SchemaVersion& v, int latest) {
+    if (v.rc != SQLITE_OK) return std::string("not a baton history (") + sqlite3_errstr(v.rc) + ")";
+    if (v.version < 0) return "not a baton history (schema " + std::to_string(v.version) + ")";
+    if (v.version > latest)
+        return "written by a newer baton (schema " + std::to_string(v.version) + ", this one knows " +
+               std::to_string(latest) + ")";
+    return "";
 }
 
 constexpr int kLatestSchema = static_cast<int>(std::size(kMigrations));
@@ -196,8 +214,8 @@ Result<History> History::open(const std::string& path, HistoryAccess access) {
         Result<sqlite3*> db = open_connection(path, SQLITE_OPEN_READONLY);
         if (!db.ok()) return make_error("cannot open " + path + ": " + db.error().message);
         History h(*db, path);
-        int version = user_version(*db);
-        if (version == -SQLITE_CANTOPEN || version == -SQLITE_READONLY) {
+        SchemaVersion version = user_version(*db);
+        if (version.rc == SQLITE_CANTOPEN || version.rc == SQLITE_READONLY) {
             // A WAL database in a directory we cannot write: SQLite cannot create its index (-shm)
             // there. Read the file as it is (no writer can be adding to it either).
             sqlite3_close(h.db_);
@@ -207,16 +225,14 @@ Result<History> History::open(const std::string& path, HistoryAccess access) {
             h.db_ = *db;
             version = user_version(*db);
         }
-        if (version < 0) return make_error(path + ": not a baton history (" + sqlite3_errstr(-version) + ")");
-        if (version == 0) return make_error(path + ": not a baton history (no runs were ever recorded there)");
-        if (version > kLatestSchema)
-            return make_error(path + ": written by a newer baton (schema " + std::to_string(version) +
-                              ", this one knows " + std::to_string(kLatestSchema) + ")");
-        if (version < kLatestSchema) {
+        if (const std::string problem = schema_problem(version, kLatestSchema); !problem.empty())
+            return make_error(path + ": " + problem);
+        if (version.version == 0) return make_error(path + ": not a baton history (no runs were ever recorded there)");
+        if (version.version < kLatestSchema) {
             // Recorded by an older baton: the upgrade needs write access once.
             Result<History> w = open(path, HistoryAccess::manage);
             if (!w.ok())
-                return make_error(path + ": recorded by an older baton (schema " + std::to_string(version) +
+                return make_error(path + ": recorded by an older baton (schema " + std::to_string(version.version) +
                                   "), and upgrading it failed: " + w.error().message);
         }
         return h;
@@ -231,10 +247,21 @@ Result<History> History::open(const std::string& path, HistoryAccess access) {
     Result<sqlite3*> db = open_connection(path, SQLITE_OPEN_READWRITE);
     if (!db.ok()) return make_error("cannot open " + path + ": " + db.error().message);
     History h(*db, path);
-    // WAL: readers never block the writer, and a killed writer leaves a consistent database.
-    for (const char* pragma : {"PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL", "PRAGMA foreign_keys=ON"})
-        if (Status s = h.exec(pragma); !s.ok()) return make_error(path + ": " + s.error().message);
-    if (Status s = h.migrate(); !s.ok()) return make_error(path + ": " + s.error().message);
+    // SQLite answers "database is locked" at once, without its busy handler, to some of this while
+    // another process sets up the same new file (switching it to WAL): tried again for up to 5 s.
+    const double deadline = monotonic_seconds() + 5;
+    for (;;) {
+        h.last_rc_ = SQLITE_OK;
+        Status s = Ok{};
+        // WAL: readers never block the writer, and a killed writer leaves a consistent database.
+        for (const char* pragma : {"PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL", "PRAGMA foreign_keys=ON"})
+            if (s.ok()) s = h.exec(pragma);
+        if (s.ok()) s = h.migrate();
+        if (s.ok()) break;
+        const bool busy = h.last_rc_ == SQLITE_BUSY || h.last_rc_ == SQLITE_LOCKED;
+        if (!busy || monotonic_seconds() > deadline) return make_error(path + ": " + s.error().message);
+        sleep_seconds(0.02);
+    }
     h.mark_interrupted();
     return h;
 }
@@ -243,16 +270,13 @@ Status History::migrate() {
     // The check and the migration in one write transaction: two baton runs starting on a new
     // database at once would otherwise both see schema 0 and both create the tables.
     if (Status s = exec("BEGIN IMMEDIATE"); !s.ok()) return s;
-    const int version = user_version(db_);
+    const SchemaVersion version = user_version(db_);
     auto fail = [&](const std::string& why) {
         exec("ROLLBACK");
         return make_error(why);
     };
-    if (version < 0) return fail(std::string("not a baton history (") + sqlite3_errstr(-version) + ")");
-    if (version > kLatestSchema)
-        return fail("written by a newer baton (schema " + std::to_string(version) + ", this one knows " +
-                    std::to_string(kLatestSchema) + ")");
-    for (int v = version; v < kLatestSchema; ++v) {
+    if (const std::string problem = schema_problem(version, kLatestSchema); !problem.empty()) return fail(problem);
+    for (int v = version.version; v < kLatestSchema; ++v) {
         const std::string sql = std::string(kMigrations[v]) + "PRAGMA user_version=" + std::to_string(v + 1) + ";";
         if (Status s = exec(sql.c_str()); !s.ok())
             return fail("migration to schema " + std::to_string(v + 1) + " failed: " + s.error().message);
@@ -301,7 +325,8 @@ History::~History() {
 
 Status History::exec(const char* sql) {
     char* err = nullptr;
-    if (sqlite3_exec(db_, sql, nullptr, nullptr, &err) != SQLITE_OK) {
+    if (const int rc = sqlite3_exec(db_, sql, nullptr, nullptr, &err); rc != SQLITE_OK) {
+        last_rc_ = rc & 0xFF;  // the primary code (BUSY, LOCKED, FULL, ...)
         std::string msg = err ? err : sqlite3_errmsg(db_);
         sqlite3_free(err);
         return make_error(msg);

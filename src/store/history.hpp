@@ -164,6 +164,7 @@ class History {
     Error read_error(const std::string& what) const;
     sqlite3* db_ = nullptr;
     std::string path_;
+    int last_rc_ = 0;  // the result code of exec()'s last failure
 };
 
 }  // namespace baton

@@ -51,6 +51,14 @@ TEST(Config, RejectsUnknownKeysTypesAndRanges) {
     EXPECT_FALSE(parse_config("# \xed\xa0\x80 surrogate\n", "t").ok());
     EXPECT_FALSE(parse_config("x = \"\xf5\x80\x80\x80\"", "t").ok());
     EXPECT_TRUE(parse_config("# caf\xc3\xa9 \xe4\xbd\xa0\n", "t").ok());
+    // Non-ASCII text only where toml++ 3.3.0 reads it safely (its issue 295, found by fuzzing):
+    // comments and one-line string values; a path may hold any UTF-8.
+    EXPECT_EQ(parse_config("[history]\ndb = \"/home/jos\xc3\xa9/baton.db\"  # \xe2\x9c\x93\n", "t")->history_db,
+              "/home/jos\xc3\xa9/baton.db");
+    for (const char* bad : {"[thresholds]\ngcssa\xd0\x88pu = 1\n", "\"\xd0\x88\" = 1\n", "x = \"\"\"a\xd0\x88\"\"\"\n",
+                            "\"\"=-\"\"y=\"-g\xef\xbb\xb7\"", "x = [\"\xd0\x88\"]\n"})
+        EXPECT_NE(parse_config(bad, "t").error().message.find("non-ASCII text is allowed only"), std::string::npos)
+            << bad;
     EXPECT_FALSE(parse_config("[sample]\nproc_root = 3\n", "t").ok());
     EXPECT_FALSE(parse_config("[sample]\nskip_idle_processes = 1\n", "t").ok());
     EXPECT_FALSE(parse_config("[sample]\nskip_idle_processes = \"no\"\n", "t").ok());

@@ -135,6 +135,18 @@ TEST(HistoryFaults, ReadersOpenReadOnly) {
     ASSERT_FALSE(garbage.ok());
     EXPECT_NE(garbage.error().message.find("garbage.db"), std::string::npos) << garbage.error().message;
     EXPECT_FALSE(History::open(d.path() + "/missing.db", HistoryAccess::read).ok());
+    // A schema number no baton wrote (negative: found by fuzz_history, whose negation overflowed).
+    for (const char* v : {"-2147483648", "-1"}) {
+        test::TempDir e;
+        sql(e.path() + "/odd.db", std::string("PRAGMA user_version=") + v);
+        for (HistoryAccess a : {HistoryAccess::read, HistoryAccess::manage}) {
+            auto odd = History::open(e.path() + "/odd.db", a);
+            ASSERT_FALSE(odd.ok());
+            EXPECT_NE(odd.error().message.find(std::string("not a baton history (schema ") + v + ")"),
+                      std::string::npos)
+                << odd.error().message;
+        }
+    }
     EXPECT_FALSE(std::filesystem::exists(d.path() + "/missing.db"));
     // A database of an older schema is upgraded once, then read.
     sql(path,

@@ -179,7 +179,9 @@ void ProcessTable::scan(double now, std::uint64_t boot_time_seconds, std::vector
     std::size_t count = 0;
     for (std::size_t i = 0; i < pids_.size(); ++i) {
         const std::uint32_t pid = pids_[i];
-        auto [it, fresh] = entries_.try_emplace(pid);
+        const auto emplaced = entries_.try_emplace(pid);
+        const auto it = emplaced.first;  // (named, not bound: clang 14 cannot capture bindings)
+        bool fresh = emplaced.second;
         Entry& e = it->second;
         auto forget = [&] {
             if (!fresh) exited_now_.push_back(pid);

@@ -1,0 +1,31 @@
+// A damaged (or hostile) history file opened by a reading command: every read is a row or an
+// error, never a crash, a hang or a read past the data (SQLite guards its pages; baton guards the
+// sample blobs and evidence JSON it stores in them).
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <unistd.h>
+
+#include "store/history.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    static const std::string dir = [] {
+        char tmpl[] = "/tmp/baton-fuzz-history-XXXXXX";
+        return std::string(mkdtemp(tmpl) ? tmpl : "/tmp");
+    }();
+    const std::string path = dir + "/baton.db";
+    std::FILE* f = std::fopen(path.c_str(), "wb");
+    if (!f) return 0;
+    std::fwrite(data, 1, size, f);
+    std::fclose(f);
+    for (const char* side : {"-wal", "-shm"}) unlink((path + side).c_str());
+    {
+        baton::Result<baton::History> h = baton::History::open(path, baton::HistoryAccess::read);
+        if (h.ok()) {
+            baton::Result<std::vector<baton::RunRecord>> runs = h->runs();
+            if (runs.ok())
+                for (const baton::RunRecord& r : *runs) (void)h->load_run(r.id);
+        }
+    }
+    return 0;
+}

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# The unit tests under AddressSanitizer and UndefinedBehaviorSanitizer (and LeakSanitizer): built
+# with clang in build-sanitize/ (scripts/sanitizer-build.sh); the first report fails its test.
+# The unit suites are the CTest label `unit` (tests/CMakeLists.txt): parsers, rules, the history,
+# the views, the NVML backend against the fake; not the suites that run the baton binary or
+# measure time. CI runs it through scripts/test.sh.
+# Usage: scripts/sanitize.sh [CTEST_ARGS...]   (e.g. -R History)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+./scripts/sanitizer-build.sh fake_nvml_all core_test sample_test diagnose_test store_test report_test run_test doctor_test
+export ASAN_OPTIONS=detect_leaks=1:halt_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+cd build-sanitize
+ctest --output-on-failure -j "$(nproc)" --timeout 300 -L unit "$@"
