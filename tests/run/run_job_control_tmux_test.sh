@@ -8,29 +8,15 @@ baton=$1
 work=$(mktemp -d)
 sock=$work/tmux.sock
 
-t() { tmux -S "$sock" "$@"; }
+session=run
+pane_history=200
+source "$(dirname "$0")/../tmux_session.sh"
 cleanup() {
   t kill-server 2>/dev/null || true
   sleep 0.1
   rm -rf "$work" 2>/dev/null || true
 }
 trap cleanup EXIT
-fail() {
-  echo "FAIL: $*" >&2
-  echo "--- pane:" >&2
-  t capture-pane -p -t run >&2 || true
-  exit 1
-}
-pane() { t capture-pane -p -S -200 -t run; }
-wait_for() {
-  local deadline=$((SECONDS + ${2:-10}))
-  while ((SECONDS < deadline)); do
-    pane | grep -qF -- "$1" && return 0
-    sleep 0.1
-  done
-  fail "pane never showed: $1"
-}
-keys() { t send-keys -t run "$@"; }
 # The last tick the command printed.
 last_tick() { pane | grep -o 'tick [0-9][0-9]*' | tail -1 | cut -d' ' -f2; }
 

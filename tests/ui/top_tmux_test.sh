@@ -16,7 +16,8 @@ sock=$work/tmux.sock
 marker="tmuxtest$$"
 sleeper_pid=""
 
-t() { tmux -S "$sock" "$@"; }
+session=top
+source "$(dirname "$0")/../tmux_session.sh"
 cleanup() {
   t kill-server 2>/dev/null || true
   sleep 0.1  # let the pane's shell go before its files are removed
@@ -25,38 +26,6 @@ cleanup() {
   rm -rf "$work" 2>/dev/null || true
 }
 trap cleanup EXIT
-fail() {
-  echo "FAIL: $*" >&2
-  echo "--- pane:" >&2
-  t capture-pane -p -t top >&2 || true
-  exit 1
-}
-pane() { t capture-pane -p -t top; }
-# wait_for TEXT [SECONDS]: until the pane shows TEXT.
-wait_for() {
-  local deadline=$((SECONDS + ${2:-10}))
-  while ((SECONDS < deadline)); do
-    pane | grep -qF -- "$1" && return 0
-    sleep 0.1
-  done
-  fail "pane never showed: $1"
-}
-# wait_without TEXT: until the pane no longer shows TEXT.
-wait_without() {
-  local deadline=$((SECONDS + 10))
-  while ((SECONDS < deadline)); do
-    pane | grep -qF -- "$1" || return 0
-    sleep 0.1
-  done
-  fail "pane still shows: $1"
-}
-keys() { t send-keys -t top "$@"; }
-# same_stty A B: the two `stty -g` captures agree; on a difference, prints the fields that differ.
-same_stty() {
-  cmp -s "$1" "$2" && return 0
-  diff <(tr ':' '\n' < "$1" | cat -n) <(tr ':' '\n' < "$2" | cat -n) >&2 || true
-  return 1
-}
 
 # Processes of ours: one to find with the filter, one to send a signal to.
 exec -a "$marker-sleeper" sleep 300 &
