@@ -8,12 +8,14 @@
 #include <fcntl.h>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
+#include "core/clock.hpp"
 #include "store/history.hpp"
 #include "test_support.hpp"
 
@@ -497,6 +499,27 @@ TEST(RunCommand, FinishedBeforeTheFirstSampleAndSummaryJson) {
     EXPECT_EQ(bad.exit_code, 0);  // the command's status; the summary says the file was not written
     EXPECT_NE(bad.err.find("summary JSON: not written: cannot write /nonexistent/dir/s.json"), std::string::npos)
         << bad.err;
+}
+
+// --interval 0.1: every recorded sample is a full interval after the one before, the second too
+// (it came 1-5 ms after the first, whose take includes the priming read: CPU peaks of 900 %).
+TEST(RunCommand, EveryIntervalIsFullFromTheFirstSample) {
+    TempDir d;
+    const std::string db = d.path() + "/baton.db";
+    for (int trial = 0; trial < 5; ++trial)
+        ASSERT_EQ(run({baton_binary(), "--config", "/dev/null", "run", "--no-gpus", "--interval", "0.1", "--db", db,
+                       "--", "sleep", "0.6"})
+                      .exit_code,
+                  0);
+    for (int id = 1; id <= 5; ++id) {
+        auto samples = run({baton_binary(), "runs", "export", std::to_string(id), "--db", db});
+        std::vector<std::int64_t> t;
+        std::istringstream lines(samples.out);
+        for (std::string line; std::getline(lines, line);)
+            t.push_back(baton::parse_rfc3339(nlohmann::json::parse(line)["time"].get<std::string>()).value_or(0));
+        ASSERT_GE(t.size(), 3u) << samples.out;
+        for (std::size_t i = 1; i < t.size(); ++i) EXPECT_GE(t[i] - t[i - 1], 80) << "run " << id << " sample " << i;
+    }
 }
 
 // baton run judges the job's GPUs: those where its processes appear in NVML's list. On the fake
