@@ -166,10 +166,9 @@ void HistoryWriter::loop() {
         queue_.push_front(std::move(q));
         ++failures_;
         if (closing_) ++failures_since_closing_;
-        const bool first = report_.error.empty();
-        if (first) report_.error = s.error().message;
+        if (report_.error.empty()) report_.error = s.error().message;  // the summary names the first
         changed_.notify_all();
-        if (first) {
+        if (failures_ == 1) {  // said once per outage: when writes start failing, not at every try
             lock.unlock();
             char every[32];
             std::snprintf(every, sizeof every, "%g s", options_.retry_seconds);

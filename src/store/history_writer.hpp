@@ -5,8 +5,9 @@
 // run, a slow disk) must never hold the training command's output back. Why a bounded queue: a
 // database that cannot be written (a full disk) must not grow baton's memory; the oldest samples
 // (and step events) are dropped first, counted, and the summary says so. Every write is checked:
-// a failure is said once on stderr (what, where, why), retried at a bounded rate (the record
-// resumes when space comes back), and what never reached the database is in the report.
+// a failure is said once on stderr (what, where, why; again only after the writes had recovered),
+// retried at a bounded rate (the record resumes when space comes back), and what never reached the
+// database is in the report.
 #pragma once
 
 #include <condition_variable>

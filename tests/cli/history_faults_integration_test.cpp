@@ -79,19 +79,22 @@ TEST(HistoryFaultsCli, FullDiskMidRunIsSaidOnceAndTheRecordResumes) {
     SmallFilesystem fs(d);
     if (!fs.mounted) GTEST_SKIP() << "mounting a small tmpfs needs root";
     const std::string db = fs.path + "/baton.db";
-    // Full from 1 s to 3 s of a 5 s run: the record resumes and ends complete.
+    // Full from 1 s to 3 s and from 4 s to 6 s of a 7 s run: each outage is said once (not at every
+    // try), the record resumes after each and ends complete.
     std::thread filler([&] {
-        std::this_thread::sleep_for(std::chrono::seconds(1));
-        fs.fill();
-        std::this_thread::sleep_for(std::chrono::seconds(2));
-        fs.free_space();
+        for (int outage = 0; outage < 2; ++outage) {
+            std::this_thread::sleep_for(std::chrono::seconds(1));
+            fs.fill();
+            std::this_thread::sleep_for(std::chrono::seconds(2));
+            fs.free_space();
+        }
     });
-    const CommandResult r = run(baton_run(db, {"sh", "-c", "sleep 5; exit 3"}));
+    const CommandResult r = run(baton_run(db, {"sh", "-c", "sleep 7; exit 3"}));
     filler.join();
     EXPECT_EQ(r.exit_code, 3) << r.err;  // the command's, untouched
-    EXPECT_EQ(count(r.err, "baton: cannot record this run in " + db + ": "), 1u) << r.err;
+    EXPECT_EQ(count(r.err, "baton: cannot record this run in " + db + ": "), 2u) << r.err;
     EXPECT_NE(r.err.find("database or disk is full"), std::string::npos) << r.err;
-    EXPECT_EQ(count(r.err, "baton: recording to " + db + " again"), 1u) << r.err;
+    EXPECT_EQ(count(r.err, "baton: recording to " + db + " again"), 2u) << r.err;
     EXPECT_NE(r.err.find("  recorded as run 1 in " + db + "\n"), std::string::npos) << r.err;
     nlohmann::json runs = runs_json(db);
     ASSERT_EQ(runs.size(), 1u);
