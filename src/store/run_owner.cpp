@@ -2,28 +2,20 @@
 
 #include <cerrno>
 #include <csignal>
-#include <fstream>
 #include <limits>
-#include <sstream>
 #include <unistd.h>
 
+#include "sample/linux/kept_file.hpp"
 #include "sample/linux/proc_pid_stat.hpp"
 
 namespace baton {
 
 namespace {
 
-std::string small_file(const std::string& path) {
-    std::ifstream in(path);
-    std::ostringstream s;
-    s << in.rdbuf();
-    std::string text = s.str();
-    if (text.size() > 4096) text.resize(4096);  // both files are one short line
-    return text;
-}
-
+// (files are read as the sampler reads /proc: os::read_file, bounded and never blocking)
 std::string boot_id() {
-    std::string id = small_file("/proc/sys/kernel/random/boot_id");
+    os::ReadBuffer buf;
+    std::string id = os::read_file("/proc/sys/kernel/random/boot_id", buf) ? std::string(buf.view()) : "";
     while (!id.empty() && (id.back() == '\n' || id.back() == ' ')) id.pop_back();
     return id;
 }
@@ -32,9 +24,10 @@ std::string boot_id() {
 
 std::optional<std::uint64_t> process_start_ticks(std::int64_t pid, const std::string& proc_root) {
     if (pid <= 0) return std::nullopt;
-    const std::string text = small_file(proc_root + "/" + std::to_string(pid) + "/stat");
+    os::ReadBuffer buf;
     os::PidStat st;
-    if (text.empty() || !os::parse_pid_stat(text, st)) return std::nullopt;
+    if (!os::read_file(proc_root + "/" + std::to_string(pid) + "/stat", buf) || !os::parse_pid_stat(buf.view(), st))
+        return std::nullopt;
     return st.starttime;
 }
 
