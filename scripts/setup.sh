@@ -12,6 +12,7 @@ packages=(
   libcli11-dev nlohmann-json3-dev libfmt-dev libtomlplusplus-dev
   libncurses-dev           # ncursesw, for baton top
   libsqlite3-dev           # the run history (baton run)
+  libevent-dev             # baton serve's HTTP server (linked statically)
   python3 python3-venv python3-pip # the Python hook's virtual environment (below)
 )
 

@@ -80,7 +80,7 @@ int run_diagnose(const DiagnoseArgs& a, const std::string& config_path) {
     const Thresholds& t = cfg->thresholds;
     std::signal(SIGPIPE, SIG_IGN);
 
-    DiagnosisInfo info;
+    DiagnosisInfo info;  // its source here, the rest from the window below
     Window w;
     if (!a.replay.empty()) {
         Result<Window> r = read_replay(a.replay);
@@ -113,17 +113,7 @@ int run_diagnose(const DiagnoseArgs& a, const std::string& config_path) {
         }
         info.source = "live";
     }
-    info.snapshots = w.size();
-    info.hostname = w.back().host.hostname;
-    info.start_unix_ms = w.front().time_unix_ms;
-    info.end_unix_ms = w.back().time_unix_ms;
-    info.seconds = seconds(w.back()) - seconds(w.front());
-    info.gpus = static_cast<unsigned>(gpu_indices(w).size());
-    // A driver that hangs or fails (not a box without one) is said: its GPUs were not judged.
-    const std::string& status = w.back().gpu_status;
-    if (!status.empty() && status != "ok" && status.rfind("no NVIDIA", 0) != 0 && status != "disabled" &&
-        status.find("sampling disabled") == std::string::npos)
-        info.gpu_problem = status;
+    info = diagnosis_info(w, info.source);
 
     const std::vector<Finding> findings = diagnose(w, t);
     const std::vector<IndicatorSummary> indicators = summarize_indicators(w, t);

@@ -52,6 +52,9 @@ int run_snapshot(const SnapshotArgs& a, const std::string& config_path) {
     Snapshot snap;
     std::string out;
     SnapshotJsonEncoder json_encoder;
+    PrometheusOptions prometheus;  // as baton serve's /metrics has them, from [serve]
+    prometheus.process_series = cfg->serve_process_series;
+    prometheus.dcgm_compat = cfg->serve_dcgm_compat;
     TextOptions text;
     text.top_processes = static_cast<std::size_t>(a.top);
     SampleSchedule schedule(a.interval);
@@ -64,7 +67,7 @@ int run_snapshot(const SnapshotArgs& a, const std::string& config_path) {
             json_encoder.append(snap, out);
             out.push_back('\n');
         } else if (a.prometheus) {
-            append_snapshot_prometheus(snap, out);
+            append_snapshot_prometheus(snap, prometheus, out);
         } else {
             if (i > 0) out.push_back('\n');
             append_snapshot_text(snap, text, out);

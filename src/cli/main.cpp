@@ -16,6 +16,7 @@
 #include "cli/cmd_report.hpp"
 #include "cli/cmd_run.hpp"
 #include "cli/cmd_runs.hpp"
+#include "cli/cmd_serve.hpp"
 #include "cli/cmd_snapshot.hpp"
 #include "cli/cmd_top.hpp"
 #include "cli/usage_hints.hpp"
@@ -87,6 +88,8 @@ int run_main(int argc, char** argv) {
     CLI::App* compare = add_compare_command(app, compare_args);
     ReportArgs report_args;
     CLI::App* report = add_report_command(app, report_args);
+    ServeArgs serve_args;
+    CLI::App* serve = add_serve_command(app, serve_args);
     ExplainArgs explain_args;
     CLI::App* explain = add_explain_command(app, explain_args);
 
@@ -144,6 +147,7 @@ int run_main(int argc, char** argv) {
 
     if (snapshot->parsed()) return run_snapshot(snapshot_args, config_path);
     if (top->parsed()) return run_top(top_args, config_path);
+    if (serve->parsed()) return run_serve(serve_args, config_path);
     if (diagnose->parsed()) return run_diagnose(diagnose_args, config_path);
     if (doctor->parsed()) return run_doctor(doctor_args, config_path);
     if (run->parsed()) return run_run(run_args, run_command_words, config_path);

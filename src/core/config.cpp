@@ -9,6 +9,7 @@
 
 #include <toml++/toml.h>
 
+#include "core/clock.hpp"
 #include "core/printable.hpp"
 
 namespace baton {
@@ -102,6 +103,9 @@ bool known_key(const std::string& table, const std::string& key) {
                key == "skip_idle_processes";
     if (table == "gpu") return key == "nvml_library" || key == "nvml_deadline_ms" || key == "pcie_interval_seconds";
     if (table == "history") return key == "db";
+    if (table == "serve")
+        return key == "listen" || key == "interval" || key == "token_file" || key == "metrics_without_token" ||
+               key == "process_series" || key == "dcgm_compat";
     if (table == "thresholds") return threshold_key(key) != nullptr;
     return false;
 }
@@ -212,9 +216,10 @@ Status apply_config(const std::string& text, const std::string& file, Config& c)
         std::string table(tk.str());
         const toml::table* sub = tv.as_table();
         const std::string at = file + ":" + std::to_string(tv.source().begin.line);
-        if (!sub || (table != "sample" && table != "gpu" && table != "history" && table != "thresholds"))
+        if (!sub ||
+            (table != "sample" && table != "gpu" && table != "history" && table != "serve" && table != "thresholds"))
             return make_error(at + ": unknown section '" + table +
-                              "' (known: [sample], [gpu], [history], [thresholds])");
+                              "' (known: [sample], [gpu], [history], [serve], [thresholds])");
         for (auto&& [k, v] : *sub) {
             std::string key(k.str());
             // Errors name the file and the line of the value, then the key.
@@ -227,6 +232,13 @@ Status apply_config(const std::string& text, const std::string& file, Config& c)
                     return Ok{};
                 }
                 return make_error(origin + ": '" + table + "." + key + "' must be a string");
+            };
+            auto need_bool = [&](bool& into) -> Status {
+                if (node.is_boolean()) {
+                    into = *node.value<bool>();
+                    return Ok{};
+                }
+                return make_error(origin + ": '" + table + "." + key + "' must be true or false");
             };
             Status st = Ok{};
             if (const ThresholdKey* tk2 = table == "thresholds" ? threshold_key(key) : nullptr) {
@@ -252,6 +264,29 @@ Status apply_config(const std::string& text, const std::string& file, Config& c)
                 st = need_string(c.history_db);
                 if (st.ok() && c.history_db.empty())
                     return make_error(origin + ": 'history.db' must be a path, not empty");
+            } else if (table == "serve") {
+                if (key == "listen" || key == "token_file") {
+                    std::string& into = key == "listen" ? c.serve_listen : c.serve_token_file;
+                    st = need_string(into);
+                    if (st.ok() && into.empty()) return make_error(origin + ": 'serve." + key + "' must not be empty");
+                } else if (key == "interval") {
+                    // "2s", "500ms" or a number of seconds, 0.1 s to 60 s like --interval.
+                    std::optional<double> d;
+                    if (auto s = v.value<std::string>(); s && v.is_string())
+                        d = parse_duration(*s);
+                    else if (v.is_number())
+                        d = v.value<double>();
+                    if (!d || !(*d >= 0.1 && *d <= 60))
+                        return make_error(origin + ": 'serve.interval' must be a duration from 0.1s to 60s");
+                    c.serve_interval_seconds = *d;
+                } else if (key == "process_series") {
+                    const auto i = v.is_integer() ? v.value<std::int64_t>() : std::nullopt;
+                    if (!i || *i < 0 || *i > 10000)
+                        return make_error(origin + ": 'serve.process_series' must be an integer from 0 to 10000");
+                    c.serve_process_series = static_cast<std::size_t>(*i);
+                } else {
+                    st = need_bool(key == "dcgm_compat" ? c.serve_dcgm_compat : c.serve_metrics_without_token);
+                }
             } else if (key == "nvml_library")
                 st = need_string(c.nvml_library);
             else if (key == "nvml_deadline_ms") {

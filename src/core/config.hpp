@@ -36,6 +36,13 @@ struct Config {
     // [history]
     // The run history database; empty: $XDG_STATE_HOME/baton/baton.db (store/history.hpp).
     std::string history_db;
+    // [serve] (baton serve; flags win)
+    std::string serve_listen = "127.0.0.1:9835";  // ADDRESS:PORT the HTTP endpoints listen on
+    double serve_interval_seconds = 1;            // time between samples
+    std::string serve_token_file;                 // file holding the bearer token clients must send
+    bool serve_metrics_without_token = false;     // /metrics answers without the token (scrapers)
+    std::size_t serve_process_series = 20;        // processes with their own /metrics series (top N by CPU)
+    bool serve_dcgm_compat = false;               // also dcgm-exporter's DCGM_FI_* families
     // [thresholds]
     Thresholds thresholds;
 };

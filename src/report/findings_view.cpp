@@ -7,6 +7,7 @@
 
 #include "core/clock.hpp"
 #include "core/json_writer.hpp"
+#include "diagnose/series.hpp"
 #include "store/finding_json.hpp"
 
 namespace baton {
@@ -64,6 +65,23 @@ int diagnosis_exit_status(const std::vector<Finding>& findings) {
         if (f.severity == Severity::warning) status = 1;
     }
     return status;
+}
+
+DiagnosisInfo diagnosis_info(const std::vector<Snapshot>& w, std::string source) {
+    DiagnosisInfo info;
+    info.source = std::move(source);
+    info.snapshots = w.size();
+    info.hostname = w.back().host.hostname;
+    info.start_unix_ms = w.front().time_unix_ms;
+    info.end_unix_ms = w.back().time_unix_ms;
+    info.seconds = seconds(w.back()) - seconds(w.front());
+    info.gpus = static_cast<unsigned>(gpu_indices(w).size());
+    // A driver that hangs or fails (not a box without one) is said: its GPUs were not judged.
+    const std::string& status = w.back().gpu_status;
+    if (!status.empty() && status != "ok" && status.rfind("no NVIDIA", 0) != 0 && status != "disabled" &&
+        status.find("sampling disabled") == std::string::npos)
+        info.gpu_problem = status;
+    return info;
 }
 
 void append_findings_text(const DiagnosisInfo& info, const std::vector<Finding>& findings,

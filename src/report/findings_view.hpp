@@ -23,6 +23,9 @@ struct DiagnosisInfo {
     std::string gpu_problem;
 };
 
+// The info of a window of snapshots (not empty), judged from `source`.
+DiagnosisInfo diagnosis_info(const std::vector<Snapshot>& window, std::string source);
+
 // Findings ranked as given (most severe first), each with evidence, fix, snippet and doc link;
 // then the indicator table; then the verdict line.
 void append_findings_text(const DiagnosisInfo& info, const std::vector<Finding>& findings,

@@ -27,18 +27,27 @@ struct CpuTimes {
     std::optional<double> utilization_percent;  // 100 - idle - iowait
 };
 
+// The kernel's cumulative CPU time since boot, in seconds per mode (/proc/stat ticks over USER_HZ):
+// the counters Prometheus' rate() wants. Guest time is inside user and nice, as the kernel counts it.
+struct CpuSeconds {
+    double user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0;
+};
+
 struct CpuCore {
     unsigned id = 0;
     CpuTimes times;
+    std::optional<CpuSeconds> seconds_total;
 };
 
 struct CpuStats {
     CpuTimes total;
+    std::optional<CpuSeconds> seconds_total;  // all cores together
     std::vector<CpuCore> cores;
     double load_average[3] = {0, 0, 0};
     std::optional<double> context_switches_per_second;
-    unsigned runnable_tasks = 0;  // procs_running from /proc/stat
-    unsigned blocked_tasks = 0;   // procs_blocked
+    std::optional<std::uint64_t> context_switches_total;  // since boot
+    unsigned runnable_tasks = 0;                          // procs_running from /proc/stat
+    unsigned blocked_tasks = 0;                           // procs_blocked
 };
 
 struct MemoryStats {
@@ -51,6 +60,8 @@ struct SwapStats {
     std::uint64_t total_bytes = 0, used_bytes = 0;
     std::optional<double> in_bytes_per_second, out_bytes_per_second;
     std::optional<double> major_faults_per_second;
+    // Since boot (/proc/vmstat pswpin and pswpout times the page size; pgmajfault).
+    std::optional<std::uint64_t> in_bytes_total, out_bytes_total, major_faults_total;
     std::optional<std::uint64_t> oom_kill_total;  // /proc/vmstat oom_kill (kernel >= 4.13)
 };
 
@@ -74,12 +85,16 @@ struct DiskStats {
     std::optional<double> reads_per_second, writes_per_second;
     std::optional<double> busy_percent;     // io_ticks delta / interval
     std::optional<double> average_wait_ms;  // (read + write ms) / completed ios, over the interval
+    // The kernel's counters since boot (or since the device appeared).
+    std::uint64_t read_bytes_total = 0, written_bytes_total = 0, reads_total = 0, writes_total = 0;
+    double io_time_seconds_total = 0;  // time with I/O in flight (io_ticks)
 };
 
 struct NetworkStats {
     std::string name;
     std::optional<double> rx_bytes_per_second, tx_bytes_per_second;
-    std::optional<std::uint64_t> speed_mbps;  // link speed, when the driver reports one
+    std::uint64_t rx_bytes_total = 0, tx_bytes_total = 0;  // the kernel's counters
+    std::optional<std::uint64_t> speed_mbps;               // link speed, when the driver reports one
 };
 
 struct GpuProcess {
@@ -109,6 +124,10 @@ struct GpuInfo {
     std::optional<unsigned> pcie_generation, pcie_generation_max, pcie_width, pcie_width_max;
     std::optional<double> pcie_rx_bytes_per_second, pcie_tx_bytes_per_second;
     std::optional<std::uint64_t> ecc_uncorrected_volatile;
+    // Since the driver loaded: energy (nvmlDeviceGetTotalEnergyConsumption, Volta and newer) and
+    // PCIe replays (link errors the GPU retried).
+    std::optional<double> energy_joules_total;
+    std::optional<std::uint64_t> pcie_replay_total;
     std::optional<bool> persistence_mode;
     std::optional<std::string> compute_mode;  // "default", "exclusive_process", "prohibited"
     std::optional<bool> mig_mode;
@@ -128,6 +147,7 @@ struct ProcessInfo {
     std::string command;                // full command line, arguments joined by spaces; [name] for kernel threads
     std::int64_t start_time_ms = 0;     // Unix ms
     std::optional<double> cpu_percent;  // of one core (may exceed 100 for multi-threaded)
+    double cpu_seconds_total = 0;       // user + system time since it started
     std::uint64_t rss_bytes = 0;
     unsigned threads = 0;
     std::optional<double> read_bytes_per_second, write_bytes_per_second;  // /proc/PID/io, where permitted

@@ -16,6 +16,21 @@ void write_cpu_times(JsonWriter& w, const CpuTimes& t) {
     w.optional_field("idle_percent", t.idle_percent);
 }
 
+void write_cpu_seconds(JsonWriter& w, const std::optional<CpuSeconds>& s) {
+    if (!s) return;
+    w.key("seconds_total");
+    w.begin_object();
+    w.field("user", s->user);
+    w.field("nice", s->nice);
+    w.field("system", s->system);
+    w.field("idle", s->idle);
+    w.field("iowait", s->iowait);
+    w.field("irq", s->irq);
+    w.field("softirq", s->softirq);
+    w.field("steal", s->steal);
+    w.end_object();
+}
+
 void write_pressure_resource(JsonWriter& w, const char* name, const PressureResource& r) {
     w.key(name);
     w.begin_object();
@@ -70,6 +85,8 @@ void write_gpu(JsonWriter& w, const GpuInfo& g) {
     w.optional_field("pcie_rx_bytes_per_second", g.pcie_rx_bytes_per_second);
     w.optional_field("pcie_tx_bytes_per_second", g.pcie_tx_bytes_per_second);
     w.optional_field("ecc_uncorrected_volatile", g.ecc_uncorrected_volatile);
+    w.optional_field("energy_joules_total", g.energy_joules_total);
+    w.optional_field("pcie_replay_total", g.pcie_replay_total);
     w.optional_field("persistence_mode", g.persistence_mode);
     w.optional_field("compute_mode", g.compute_mode);
     w.optional_field("mig_mode", g.mig_mode);
@@ -133,6 +150,7 @@ void write_process(JsonWriter& w, const ProcessInfo& p, SnapshotJsonEncoder::Ide
         write_identity(w, p);
     }
     w.optional_field("cpu_percent", p.cpu_percent);
+    w.field("cpu_seconds_total", p.cpu_seconds_total);
     w.field("rss_bytes", p.rss_bytes);
     w.field("threads", p.threads);
     w.optional_field("read_bytes_per_second", p.read_bytes_per_second);
@@ -173,11 +191,13 @@ void SnapshotJsonEncoder::append(const Snapshot& s, std::string& out) {
     w.key("cpu");
     w.begin_object();
     write_cpu_times(w, s.cpu.total);
+    write_cpu_seconds(w, s.cpu.seconds_total);
     w.key("load_average");
     w.begin_array();
     for (double l : s.cpu.load_average) w.value(l);
     w.end_array();
     w.optional_field("context_switches_per_second", s.cpu.context_switches_per_second);
+    w.optional_field("context_switches_total", s.cpu.context_switches_total);
     w.field("runnable_tasks", s.cpu.runnable_tasks);
     w.field("blocked_tasks", s.cpu.blocked_tasks);
     w.key("cores");
@@ -186,6 +206,7 @@ void SnapshotJsonEncoder::append(const Snapshot& s, std::string& out) {
         w.begin_object();
         w.field("id", c.id);
         write_cpu_times(w, c.times);
+        write_cpu_seconds(w, c.seconds_total);
         w.end_object();
     }
     w.end_array();
@@ -211,6 +232,9 @@ void SnapshotJsonEncoder::append(const Snapshot& s, std::string& out) {
     w.optional_field("in_bytes_per_second", s.swap.in_bytes_per_second);
     w.optional_field("out_bytes_per_second", s.swap.out_bytes_per_second);
     w.optional_field("major_faults_per_second", s.swap.major_faults_per_second);
+    w.optional_field("in_bytes_total", s.swap.in_bytes_total);
+    w.optional_field("out_bytes_total", s.swap.out_bytes_total);
+    w.optional_field("major_faults_total", s.swap.major_faults_total);
     w.optional_field("oom_kill_total", s.swap.oom_kill_total);
     w.end_object();
 
@@ -236,6 +260,11 @@ void SnapshotJsonEncoder::append(const Snapshot& s, std::string& out) {
         w.optional_field("writes_per_second", d.writes_per_second);
         w.optional_field("busy_percent", d.busy_percent);
         w.optional_field("average_wait_ms", d.average_wait_ms);
+        w.field("read_bytes_total", d.read_bytes_total);
+        w.field("written_bytes_total", d.written_bytes_total);
+        w.field("reads_total", d.reads_total);
+        w.field("writes_total", d.writes_total);
+        w.field("io_time_seconds_total", d.io_time_seconds_total);
         w.end_object();
     }
     w.end_array();
@@ -248,6 +277,8 @@ void SnapshotJsonEncoder::append(const Snapshot& s, std::string& out) {
         w.optional_field("rx_bytes_per_second", n.rx_bytes_per_second);
         w.optional_field("tx_bytes_per_second", n.tx_bytes_per_second);
         w.optional_field("speed_mbps", n.speed_mbps);
+        w.field("rx_bytes_total", n.rx_bytes_total);
+        w.field("tx_bytes_total", n.tx_bytes_total);
         w.end_object();
     }
     w.end_array();

@@ -105,6 +105,14 @@ void read_cpu_times(const Reader& r, CpuTimes& t) {
     t.idle_percent = r.opt_number("idle_percent");
 }
 
+// Absent in recordings made before baton wrote the counters.
+std::optional<CpuSeconds> read_cpu_seconds(const Reader& r) {
+    if (!r.has("seconds_total")) return std::nullopt;
+    Reader s = r.object("seconds_total");
+    return CpuSeconds{s.number("user"),   s.number("nice"), s.number("system"),  s.number("idle"),
+                      s.number("iowait"), s.number("irq"),  s.number("softirq"), s.number("steal")};
+}
+
 std::optional<PressureLine> read_pressure_line(const Reader& r, const char* key) {
     if (!r.has(key)) return std::nullopt;
     Reader l = r.object(key);
@@ -161,6 +169,8 @@ GpuInfo read_gpu(const Reader& r) {
     g.pcie_rx_bytes_per_second = r.opt_number("pcie_rx_bytes_per_second");
     g.pcie_tx_bytes_per_second = r.opt_number("pcie_tx_bytes_per_second");
     g.ecc_uncorrected_volatile = r.opt_unsigned<std::uint64_t>("ecc_uncorrected_volatile");
+    g.energy_joules_total = r.opt_number("energy_joules_total");
+    g.pcie_replay_total = r.opt_unsigned<std::uint64_t>("pcie_replay_total");
     g.persistence_mode = r.opt_boolean("persistence_mode");
     g.compute_mode = r.opt_string("compute_mode");
     g.mig_mode = r.opt_boolean("mig_mode");
@@ -198,6 +208,7 @@ ProcessInfo read_process(const Reader& r) {
     p.cgroup = r.string("cgroup");
     p.container_pid = r.opt_unsigned<std::uint32_t>("container_pid");
     p.cpu_percent = r.opt_number("cpu_percent");
+    p.cpu_seconds_total = r.opt_number("cpu_seconds_total").value_or(0);
     p.rss_bytes = r.unsigned_value<std::uint64_t>("rss_bytes");
     p.threads = r.unsigned_value<unsigned>("threads");
     p.read_bytes_per_second = r.opt_number("read_bytes_per_second");
@@ -231,12 +242,14 @@ Snapshot read_snapshot(const json& doc) {
 
     Reader cpu = r.object("cpu");
     read_cpu_times(cpu, s.cpu.total);
+    s.cpu.seconds_total = read_cpu_seconds(cpu);
     const json& load = cpu.array("load_average");
     for (std::size_t i = 0; i < 3 && i < load.size(); ++i) {
         if (!load[i].is_number()) cpu.fail("load_average", "an array of numbers");
         s.cpu.load_average[i] = load[i].get<double>();
     }
     s.cpu.context_switches_per_second = cpu.opt_number("context_switches_per_second");
+    s.cpu.context_switches_total = cpu.opt_unsigned<std::uint64_t>("context_switches_total");
     s.cpu.runnable_tasks = cpu.unsigned_value<unsigned>("runnable_tasks");
     s.cpu.blocked_tasks = cpu.unsigned_value<unsigned>("blocked_tasks");
     const json& cores = cpu.array("cores");
@@ -245,6 +258,7 @@ Snapshot read_snapshot(const json& doc) {
         CpuCore core;
         core.id = c.unsigned_value<unsigned>("id");
         read_cpu_times(c, core.times);
+        core.seconds_total = read_cpu_seconds(c);
         s.cpu.cores.push_back(core);
     }
 
@@ -265,6 +279,9 @@ Snapshot read_snapshot(const json& doc) {
     s.swap.in_bytes_per_second = swap.opt_number("in_bytes_per_second");
     s.swap.out_bytes_per_second = swap.opt_number("out_bytes_per_second");
     s.swap.major_faults_per_second = swap.opt_number("major_faults_per_second");
+    s.swap.in_bytes_total = swap.opt_unsigned<std::uint64_t>("in_bytes_total");
+    s.swap.out_bytes_total = swap.opt_unsigned<std::uint64_t>("out_bytes_total");
+    s.swap.major_faults_total = swap.opt_unsigned<std::uint64_t>("major_faults_total");
     s.swap.oom_kill_total = swap.opt_unsigned<std::uint64_t>("oom_kill_total");
 
     if (r.has("pressure")) {
@@ -286,6 +303,11 @@ Snapshot read_snapshot(const json& doc) {
         x.writes_per_second = d.opt_number("writes_per_second");
         x.busy_percent = d.opt_number("busy_percent");
         x.average_wait_ms = d.opt_number("average_wait_ms");
+        x.read_bytes_total = d.opt_unsigned<std::uint64_t>("read_bytes_total").value_or(0);
+        x.written_bytes_total = d.opt_unsigned<std::uint64_t>("written_bytes_total").value_or(0);
+        x.reads_total = d.opt_unsigned<std::uint64_t>("reads_total").value_or(0);
+        x.writes_total = d.opt_unsigned<std::uint64_t>("writes_total").value_or(0);
+        x.io_time_seconds_total = d.opt_number("io_time_seconds_total").value_or(0);
         s.disks.push_back(std::move(x));
     }
     const json& nets = r.array("networks");
@@ -296,6 +318,8 @@ Snapshot read_snapshot(const json& doc) {
         x.rx_bytes_per_second = n.opt_number("rx_bytes_per_second");
         x.tx_bytes_per_second = n.opt_number("tx_bytes_per_second");
         x.speed_mbps = n.opt_unsigned<std::uint64_t>("speed_mbps");
+        x.rx_bytes_total = n.opt_unsigned<std::uint64_t>("rx_bytes_total").value_or(0);
+        x.tx_bytes_total = n.opt_unsigned<std::uint64_t>("tx_bytes_total").value_or(0);
         s.networks.push_back(std::move(x));
     }
 

@@ -1,14 +1,34 @@
-// The Prometheus text exposition (format 0.0.4) view of a Snapshot. Names are baton_* in
-// base units (bytes, seconds, hertz, ratios 0..1); documented in docs/snapshot-schema.md.
-// Absent values produce no sample. Checked by `promtool check metrics` in the tests.
+// The Prometheus text exposition (format 0.0.4) view of a Snapshot, following Prometheus'
+// naming conventions and node_exporter's habits: cumulative quantities are counters in base
+// units ending in _total (so rate() works), levels are gauges (bytes, seconds, hertz, ratios
+// 0..1), 0/1 gauges for states so series do not vanish while their subject exists, and
+// per-process series bounded. Every family is listed in docs/metrics.md. Absent values produce
+// no sample. Checked by `promtool check metrics` in the tests.
 #pragma once
 
+#include <cstddef>
 #include <string>
 
 #include "sample/snapshot.hpp"
+#include "store/prometheus_text.hpp"
 
 namespace baton {
 
-void append_snapshot_prometheus(const Snapshot& snap, std::string& out);
+struct PrometheusOptions {
+    // Processes with series of their own (CPU time, resident memory): the top N by CPU. Processes
+    // holding GPU memory always have their GPU series. [serve] process_series.
+    std::size_t process_series = 20;
+    // Also the dcgm-exporter default fields (DCGM_FI_*) in its units and labels, so dashboards
+    // built for dcgm-exporter work unchanged (docs/metrics.md has the mapping).
+    bool dcgm_compat = false;
+};
+
+void append_snapshot_prometheus(const Snapshot& snap, const PrometheusOptions& options, Exposition& e);
+
+// One scrape's worth with the default options (baton snapshot --prometheus).
+void append_snapshot_prometheus(const Snapshot& snap, const PrometheusOptions& options, std::string& out);
+
+// The dcgm-exporter compatible families (called by append_snapshot_prometheus with dcgm_compat).
+void append_dcgm_compat(const Snapshot& snap, Exposition& e);
 
 }  // namespace baton

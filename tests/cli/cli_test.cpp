@@ -279,7 +279,8 @@ TEST(Cli, ManPagesAndCompletionsFollowTheFlags) {
     auto bash = run({baton_binary(), "completion", "bash"});
     ASSERT_EQ(bash.exit_code, 0);
     EXPECT_NE(bash.out.find("complete -F _baton baton"), std::string::npos);
-    for (const char* cmd : {"snapshot", "top", "diagnose", "doctor", "run", "runs", "compare", "report", "explain"}) {
+    for (const char* cmd :
+         {"snapshot", "top", "diagnose", "doctor", "run", "runs", "compare", "report", "serve", "explain"}) {
         auto help = run({baton_binary(), "help", cmd});
         auto page = run({baton_binary(), "man", cmd});
         ASSERT_EQ(page.exit_code, 0) << cmd;

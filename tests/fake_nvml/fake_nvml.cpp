@@ -422,6 +422,23 @@ FAKE_API nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t h, unsigned type,
     if (type != NVML_MEMORY_ERROR_TYPE_UNCORRECTED || counter != NVML_VOLATILE_ECC) return NVML_ERROR_NOT_SUPPORTED;
     return number(h, "nvmlDeviceGetTotalEccErrors", "ecc_uncorrected_volatile", n);
 }
+// The energy counter grows as if each tick lasted a second at that tick's power: "energy_mj" is
+// where it starts.
+FAKE_API nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t h, unsigned long long* mj) {
+    unsigned long long start = 0;
+    if (nvmlReturn_t rc = number(h, "nvmlDeviceGetTotalEnergyConsumption", "energy_mj", &start)) return rc;
+    std::lock_guard lock(g_mutex);
+    const Device* d = device(h);
+    unsigned long long sum = start;
+    const auto now = static_cast<std::size_t>(current_tick(d->id));
+    for (std::size_t t = 0; t <= now; ++t)
+        sum += d->resolved[std::min(t, d->resolved.size() - 1)].value("power_mw", 0ULL);
+    *mj = sum;
+    return NVML_SUCCESS;
+}
+FAKE_API nvmlReturn_t nvmlDeviceGetPcieReplayCounter(nvmlDevice_t h, unsigned* n) {
+    return number(h, "nvmlDeviceGetPcieReplayCounter", "pcie_replays", n);
+}
 // /dev/nvidiaN: the scenario's "minor_number", else the device's position in the scenario.
 FAKE_API nvmlReturn_t nvmlDeviceGetMinorNumber(nvmlDevice_t h, unsigned* minor) {
     nvmlReturn_t rc = number(h, "nvmlDeviceGetMinorNumber", "minor_number", minor);

@@ -1,4 +1,5 @@
-// Prometheus text output: accepted by the real promtool, and every sample has a TYPE.
+// Prometheus text output: accepted by the real promtool, every sample typed, counters carrying the
+// kernel's own numbers, per-process series bounded, hostile names kept inside their labels.
 #include <gtest/gtest.h>
 
 #include <set>
@@ -12,35 +13,74 @@ using namespace baton;
 
 namespace {
 
-std::string exposition() {
+Snapshot fixture_snapshot(const std::string& scenario = "throttled") {
     test::TempDir d;
     test::copy_fixture("machine", d.path());
-    test::use_scenario("throttled");
+    test::use_scenario(scenario);
     SamplerOptions o;
     o.proc_root = d.path() + "/proc";
     o.sys_root = d.path() + "/sys";
     o.shm_path = d.path();
-    o.nvml.library_path = test::fake_nvml_library("throttled");
+    o.nvml.library_path = test::fake_nvml_library(scenario);
     o.priming_seconds = 0.01;
     Sampler s(o);
     Snapshot snap;
     s.take(snap);
+    return snap;
+}
+
+std::string exposition(PrometheusOptions options = {}) {
+    Snapshot snap = fixture_snapshot();
     // A hostile process name must stay inside its label.
-    snap.processes[0].name = "a\"b\\c\nd";
+    snap.processes[0].command = "a\"b\\c\nd";
+    snap.processes[0].cpu_percent = 500;  // among the top processes
     std::string out;
-    append_snapshot_prometheus(snap, out);
+    append_snapshot_prometheus(snap, options, out);
     return out;
+}
+
+bool has(const std::string& text, const std::string& line) {
+    return text.find("\n" + line + "\n") != std::string::npos;
+}
+
+int count_samples(const std::string& text, const std::string& name) {
+    std::istringstream in(text);
+    std::string line;
+    int n = 0;
+    while (std::getline(in, line))
+        if (line.rfind(name + "{", 0) == 0 || line.rfind(name + " ", 0) == 0) ++n;
+    return n;
 }
 
 }  // namespace
 
 TEST(SnapshotPrometheus, PromtoolAcceptsIt) {
     test::TempDir d;
-    std::string text = exposition();
-    d.write("metrics.txt", text);
+    d.write("metrics.txt", exposition());
     auto r = test::run({"/bin/sh", "-c", "promtool check metrics < " + d.path() + "/metrics.txt"});
     EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
-    EXPECT_EQ(r.out + r.err, "");  // no lint warnings either
+    EXPECT_EQ(r.out + r.err, "");  // no lint warnings either: counters end in _total, units are base units
+}
+
+TEST(SnapshotPrometheus, PromtoolParsesDcgmCompat) {
+    test::TempDir d;
+    PrometheusOptions o;
+    o.dcgm_compat = true;
+    d.write("metrics.txt", exposition(o));
+    auto r = test::run({"/bin/sh", "-c", "promtool check metrics < " + d.path() + "/metrics.txt"});
+    // dcgm-exporter's own label names (UUID, modelName, Hostname) are camelCase, which promtool's
+    // linter flags (exit 3); kept on purpose, so that its dashboards work. Nothing else may be wrong.
+    EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+    std::istringstream lines(r.out + r.err);
+    std::string line;
+    int n = 0;
+    while (std::getline(lines, line)) {
+        ++n;
+        EXPECT_EQ(line.rfind("DCGM_FI_", 0), 0u) << line;
+        EXPECT_NE(line.find("label names should be written in 'snake_case' not 'camelCase'"), std::string::npos)
+            << line;
+    }
+    EXPECT_GT(n, 0);
 }
 
 TEST(SnapshotPrometheus, EverySampleHasHelpAndType) {
@@ -49,11 +89,15 @@ TEST(SnapshotPrometheus, EverySampleHasHelpAndType) {
     std::string line;
     int samples = 0;
     while (std::getline(in, line)) {
-        if (line.rfind("# TYPE ", 0) == 0)
-            typed.insert(line.substr(7, line.find(' ', 7) - 7));
-        else if (line.rfind("# HELP ", 0) == 0)
+        if (line.rfind("# TYPE ", 0) == 0) {
+            const std::string name = line.substr(7, line.find(' ', 7) - 7);
+            typed.insert(name);
+            // Counters, and only counters, end in _total.
+            const bool total = name.size() > 6 && name.compare(name.size() - 6, 6, "_total") == 0;
+            EXPECT_EQ(line.substr(line.rfind(' ') + 1) == "counter", total) << line;
+        } else if (line.rfind("# HELP ", 0) == 0) {
             helped.insert(line.substr(7, line.find(' ', 7) - 7));
-        else if (!line.empty()) {
+        } else if (!line.empty()) {
             std::string name = line.substr(0, line.find_first_of("{ "));
             EXPECT_TRUE(typed.count(name)) << name;
             EXPECT_TRUE(helped.count(name)) << name;
@@ -64,14 +108,79 @@ TEST(SnapshotPrometheus, EverySampleHasHelpAndType) {
     EXPECT_GT(samples, 40);
 }
 
-TEST(SnapshotPrometheus, UnitsAndThrottleReasons) {
-    std::string t = exposition();
-    EXPECT_NE(t.find("baton_gpu_throttle_reason{gpu=\"0\",uuid=\"GPU-tttttttt-0000-4000-8000-000000000000\",reason="
-                     "\"hw_thermal_slowdown\"} 1"),
-              std::string::npos);
-    EXPECT_NE(t.find("baton_gpu_sm_clock_hertz{gpu=\"0\",uuid=\"GPU-tttttttt-0000-4000-8000-000000000000\"} 900000000"),
-              std::string::npos);
-    EXPECT_NE(t.find("baton_network_speed_bytes_per_second{interface=\"eth0\"} 3125000000"), std::string::npos);
-    EXPECT_NE(t.find("name=\"a\\\"b\\\\c\\nd\""), std::string::npos);
-    EXPECT_NE(t.find("baton_gpu_driver_info{version=\"550.00.00\"} 1"), std::string::npos);
+TEST(SnapshotPrometheus, CountersAreTheKernelsOwn) {
+    const std::string t = exposition();
+    // /proc/stat: cpu0 5000 user ticks at USER_HZ 100; diskstats: 200000 sectors of 512 bytes.
+    EXPECT_TRUE(has(t, "baton_cpu_seconds_total{cpu=\"0\",mode=\"user\"} 50")) << t;
+    EXPECT_TRUE(has(t, "baton_cpu_seconds_total{cpu=\"1\",mode=\"idle\"} 400"));
+    EXPECT_EQ(count_samples(t, "baton_cpu_seconds_total"), 2 * 8);
+    EXPECT_TRUE(has(t, "baton_disk_read_bytes_total{device=\"nvme0n1\"} 102400000"));
+    EXPECT_TRUE(has(t, "baton_disk_written_bytes_total{device=\"nvme0n1\"} 204800000"));
+    EXPECT_TRUE(has(t, "baton_disk_io_time_seconds_total{device=\"nvme0n1\"} 1"));
+    EXPECT_TRUE(has(t, "baton_network_receive_bytes_total{device=\"eth0\"} 5000000"));
+    EXPECT_TRUE(has(t, "baton_network_transmit_bytes_total{device=\"eth0\"} 2000000"));
+    EXPECT_TRUE(has(t, "baton_context_switches_total 5000000"));
+    EXPECT_TRUE(has(t, "baton_major_page_faults_total 1000"));
+    EXPECT_NE(t.find("baton_swap_in_bytes_total "), std::string::npos);
+    EXPECT_NE(t.find("baton_pressure_stalled_seconds_total{resource=\"io\",kind=\"full\"} "), std::string::npos);
+    EXPECT_TRUE(has(t, "baton_network_speed_bytes{device=\"eth0\"} 3125000000"));
+}
+
+TEST(SnapshotPrometheus, EveryThrottleReasonHasASeries) {
+    const std::string t = exposition();
+    const std::string gpu = "gpu=\"0\",uuid=\"GPU-tttttttt-0000-4000-8000-000000000000\"";
+    EXPECT_TRUE(has(t, "baton_gpu_throttle_active{" + gpu + ",reason=\"hw_thermal_slowdown\"} 1")) << t;
+    EXPECT_TRUE(has(t, "baton_gpu_throttle_active{" + gpu + ",reason=\"sync_boost\"} 0"));
+    EXPECT_TRUE(has(t, "baton_gpu_throttle_active{" + gpu + ",reason=\"gpu_idle\"} 0"));
+    EXPECT_TRUE(has(t, "baton_gpu_sm_clock_hertz{" + gpu + "} 900000000"));
+    EXPECT_TRUE(has(t, "baton_gpu_driver_info{version=\"550.00.00\"} 1"));
+}
+
+TEST(SnapshotPrometheus, ProcessSeriesAreBoundedAndLabelsEscaped) {
+    PrometheusOptions o;
+    o.process_series = 2;
+    const std::string t = exposition(o);
+    EXPECT_EQ(count_samples(t, "baton_process_cpu_seconds_total"), 2) << t;
+    EXPECT_EQ(count_samples(t, "baton_process_resident_memory_bytes"), 2);
+    EXPECT_NE(t.find("command=\"a\\\"b\\\\c?d\""), std::string::npos) << t;  // printable: the newline is '?'
+    o.process_series = 0;
+    EXPECT_EQ(count_samples(exposition(o), "baton_process_cpu_seconds_total"), 0);
+}
+
+TEST(SnapshotPrometheus, LabelValuesAreValidUtf8) {
+    std::string out;
+    append_label_value("ok \xff\xfe caf\xc3\xa9 \xe6\x97\xa5", out);
+    EXPECT_EQ(out, "ok ?? caf\xc3\xa9 \xe6\x97\xa5");
+}
+
+TEST(SnapshotPrometheus, GpuCountersAndDcgmCompat) {
+    Snapshot snap = fixture_snapshot("eight-busy");
+    PrometheusOptions o;
+    o.dcgm_compat = true;
+    std::string t;
+    append_snapshot_prometheus(snap, o, t);
+    ASSERT_FALSE(snap.gpus.empty());
+    const GpuInfo& g = snap.gpus[0];
+    ASSERT_TRUE(g.energy_joules_total && g.memory_used_bytes && g.utilization_percent);
+    EXPECT_GT(*g.energy_joules_total, 123456.789);  // where the scenario starts it, plus ticks at its power
+    EXPECT_NE(t.find("baton_gpu_energy_joules_total{gpu=\"0\""), std::string::npos);
+    EXPECT_NE(t.find("baton_gpu_pcie_replays_total{gpu=\"0\""), std::string::npos);
+    // dcgm-exporter's names, units and labels.
+    const std::string labels = "gpu=\"0\",UUID=\"" + g.uuid + "\",device=\"nvidia" +
+                               std::to_string(g.minor_number.value_or(0)) + "\",modelName=\"NVIDIA H200\",Hostname=\"" +
+                               snap.host.hostname + "\",pci_bus_id=\"" + g.pci_bus_id + "\"";
+    std::ostringstream fb;
+    fb << "DCGM_FI_DEV_FB_USED{" << labels << "} ";
+    EXPECT_NE(t.find(fb.str()), std::string::npos) << t;
+    const std::size_t at = t.find(fb.str()) + fb.str().size();
+    EXPECT_NEAR(std::stod(t.substr(at, t.find('\n', at) - at)), static_cast<double>(*g.memory_used_bytes) / 1048576.0,
+                0.01);
+    EXPECT_TRUE(
+        has(t, "DCGM_FI_DEV_GPU_UTIL{" + labels + "} " + std::to_string(static_cast<int>(*g.utilization_percent))));
+    EXPECT_NE(t.find("DCGM_FI_PROF_SM_ACTIVE{" + labels + "} 0."), std::string::npos);
+    EXPECT_NE(t.find("DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{" + labels + "} "), std::string::npos);
+    // Off by default.
+    std::string plain;
+    append_snapshot_prometheus(snap, PrometheusOptions{}, plain);
+    EXPECT_EQ(plain.find("DCGM_"), std::string::npos);
 }

@@ -356,6 +356,19 @@ void read_device(Shared& s, Device& d, double now) {
         if (lost(rc)) return;
         if (rc == NVML_SUCCESS) g.ecc_uncorrected_volatile = e;
     }
+    g.energy_joules_total.reset();
+    if (L.energy) {
+        unsigned long long mj = 0;
+        rc = call("nvmlDeviceGetTotalEnergyConsumption", [&] { return L.energy(d.handle, &mj); });
+        if (lost(rc)) return;
+        if (rc == NVML_SUCCESS) g.energy_joules_total = static_cast<double>(mj) / 1000.0;
+    }
+    g.pcie_replay_total.reset();
+    if (L.pcie_replays) {
+        rc = call("nvmlDeviceGetPcieReplayCounter", [&] { return L.pcie_replays(d.handle, &v); });
+        if (lost(rc)) return;
+        if (rc == NVML_SUCCESS) g.pcie_replay_total = v;
+    }
     g.persistence_mode.reset();
     if (L.persistence) {
         rc = call("nvmlDeviceGetPersistenceMode", [&] { return L.persistence(d.handle, &v); });

@@ -67,6 +67,8 @@ Result<NvmlLibrary> load_nvml_library(const std::string& path) {
     resolve(h, L.pcie_width_max, {"nvmlDeviceGetMaxPcieLinkWidth"});
     resolve(h, L.pcie_throughput, {"nvmlDeviceGetPcieThroughput"});
     resolve(h, L.ecc_total, {"nvmlDeviceGetTotalEccErrors"});
+    resolve(h, L.energy, {"nvmlDeviceGetTotalEnergyConsumption"});
+    resolve(h, L.pcie_replays, {"nvmlDeviceGetPcieReplayCounter"});
     resolve(h, L.persistence, {"nvmlDeviceGetPersistenceMode"});
     resolve(h, L.minor_number, {"nvmlDeviceGetMinorNumber"});
     resolve(h, L.compute_mode, {"nvmlDeviceGetComputeMode"});

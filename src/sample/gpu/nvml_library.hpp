@@ -42,6 +42,8 @@ struct NvmlLibrary {
     nvmlReturn_t (*pcie_width_max)(nvmlDevice_t, unsigned*) = nullptr;
     nvmlReturn_t (*pcie_throughput)(nvmlDevice_t, unsigned, unsigned*) = nullptr;
     nvmlReturn_t (*ecc_total)(nvmlDevice_t, unsigned, unsigned, unsigned long long*) = nullptr;
+    nvmlReturn_t (*energy)(nvmlDevice_t, unsigned long long*) = nullptr;  // millijoules since the driver loaded
+    nvmlReturn_t (*pcie_replays)(nvmlDevice_t, unsigned*) = nullptr;
     nvmlReturn_t (*persistence)(nvmlDevice_t, unsigned*) = nullptr;
     nvmlReturn_t (*minor_number)(nvmlDevice_t, unsigned*) = nullptr;
     nvmlReturn_t (*compute_mode)(nvmlDevice_t, unsigned*) = nullptr;

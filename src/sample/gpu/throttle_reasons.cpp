@@ -21,6 +21,10 @@ constexpr const char* kNames[] = {
 
 }  // namespace
 
+std::vector<std::string_view> known_throttle_reasons() {
+    return {std::begin(kNames), std::end(kNames)};
+}
+
 std::vector<std::string> decode_throttle_reasons(unsigned long long mask) {
     std::vector<std::string> out;
     for (unsigned bit = 0; bit < 64; ++bit) {

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace baton {
@@ -11,6 +12,9 @@ namespace baton {
 // sync_boost, sw_thermal_slowdown, hw_thermal_slowdown, hw_power_brake_slowdown,
 // display_clock_setting; unknown bits as "unknown_0x...". Documented in docs/snapshot-schema.md.
 std::vector<std::string> decode_throttle_reasons(unsigned long long mask);
+
+// Every named reason, in bit order (the Prometheus view gives each a 0/1 series).
+std::vector<std::string_view> known_throttle_reasons();
 
 // The inverse over the named reasons: a bit per name, in the same order (unknown names add
 // nothing). What the run history stores per sample.

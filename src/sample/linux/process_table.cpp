@@ -295,6 +295,7 @@ void ProcessTable::scan(double now, std::uint64_t boot_time_seconds, std::vector
         p.gpu_memory_ambiguous = false;
 
         p.cpu_percent.reset();
+        p.cpu_seconds_total = static_cast<double>(ticks) / hz;
         if (e.cpu_time_at >= 0 && now > e.cpu_time_at && ticks >= e.cpu_ticks)
             p.cpu_percent = 100.0 * static_cast<double>(ticks - e.cpu_ticks) / hz / (now - e.cpu_time_at);
         e.cpu_ticks = ticks;

@@ -25,6 +25,12 @@ std::string trimmed(std::string_view s) {
 
 }  // namespace
 
+CpuSeconds cpu_seconds(const CpuTicks& t, double hz) {
+    auto sec = [&](std::uint64_t ticks) { return static_cast<double>(ticks) / hz; };
+    return {sec(t.user),   sec(t.nice), sec(t.system),  sec(t.idle),
+            sec(t.iowait), sec(t.irq),  sec(t.softirq), sec(t.steal)};
+}
+
 CpuTimes cpu_times_between(const CpuTicks& a, const CpuTicks& b) {
     CpuTimes t;
     if (b.total() <= a.total()) return t;
@@ -42,6 +48,7 @@ CpuTimes cpu_times_between(const CpuTicks& a, const CpuTicks& b) {
 }
 
 SystemReader::SystemReader(Roots roots) : roots_(std::move(roots)) {
+    if (const long hz = sysconf(_SC_CLK_TCK); hz > 0) hz_ = static_cast<double>(hz);
     const std::string& p = roots_.proc;
     stat_.open(p + "/stat");
     meminfo_.open(p + "/meminfo");
@@ -86,6 +93,8 @@ void SystemReader::read_cpu(double dt, Snapshot& snap) {
         for (double& l : cpu.load_average) l = text::take_double(s).value_or(0);
     }
     forks_.reset();
+    cpu.seconds_total.reset();
+    cpu.context_switches_total.reset();
     if (!stat_.read_all(buf_) || !parse_proc_stat(buf_, stat_now_)) return;
     if (stat_now_.boot_time_seconds) boot_time_ = *stat_now_.boot_time_seconds;
     forks_ = stat_now_.forks;
@@ -98,10 +107,13 @@ void SystemReader::read_cpu(double dt, Snapshot& snap) {
         if (stat_prev_.context_switches && stat_now_.context_switches)
             cpu.context_switches_per_second = rate(*stat_prev_.context_switches, *stat_now_.context_switches, dt);
     }
+    cpu.seconds_total = cpu_seconds(stat_now_.total, hz_);
+    cpu.context_switches_total = stat_now_.context_switches;
     cpu.cores.clear();
     for (const auto& [id, ticks] : stat_now_.cores) {
         CpuCore core;
         core.id = id;
+        core.seconds_total = cpu_seconds(ticks, hz_);
         if (have_prev) {
             // Cores can go offline between readings: match by id, not by position.
             for (const auto& [pid, pticks] : stat_prev_.cores)
@@ -135,10 +147,17 @@ void SystemReader::read_memory(double dt, Snapshot& snap) {
     }
     VmStat vm;
     reclaim_.reset();
+    snap.swap.in_bytes_total.reset();
+    snap.swap.out_bytes_total.reset();
+    snap.swap.major_faults_total.reset();
     if (!vmstat_.read_all(buf_)) return;
     parse_vmstat(buf_, vm);
     reclaim_ = vm.reclaim_activity;
     snap.swap.oom_kill_total = vm.oom_kill;
+    const auto page_size = static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE));
+    if (vm.pswpin) snap.swap.in_bytes_total = *vm.pswpin * page_size;
+    if (vm.pswpout) snap.swap.out_bytes_total = *vm.pswpout * page_size;
+    snap.swap.major_faults_total = vm.pgmajfault;
     if (dt > 0) {
         const double page = static_cast<double>(sysconf(_SC_PAGESIZE));
         auto page_rate = [&](const auto& a, const auto& b) -> std::optional<double> {
@@ -194,6 +213,11 @@ void SystemReader::read_disks(double dt, Snapshot& snap) {
         if (d.name.substr(0, 4) == "loop" && d.reads + d.writes == 0) continue;
         DiskStats out;
         out.name = std::string(d.name);
+        out.read_bytes_total = d.sectors_read * 512;
+        out.written_bytes_total = d.sectors_written * 512;
+        out.reads_total = d.reads;
+        out.writes_total = d.writes;
+        out.io_time_seconds_total = static_cast<double>(d.io_ticks_ms) / 1000.0;
         if (prev && dt > 0) {
             const DiskCounters& a = prev->c;
             auto rr = rate(a.sectors_read, d.sectors_read, dt);
@@ -243,6 +267,8 @@ void SystemReader::read_networks(double now, double dt, Snapshot& snap) {
         NetworkStats out;
         out.name = entry.name;
         out.speed_mbps = entry.speed_mbps;
+        out.rx_bytes_total = n.rx_bytes;
+        out.tx_bytes_total = n.tx_bytes;
         if (prev && dt > 0) {
             out.rx_bytes_per_second = rate(prev->c.rx_bytes, n.rx_bytes, dt);
             out.tx_bytes_per_second = rate(prev->c.tx_bytes, n.tx_bytes, dt);

@@ -63,6 +63,7 @@ class SystemReader {
     ReadBuffer speed_buf_;  // separate: net_now_ points into buf_ while speeds are read
     std::string hostname_, kernel_;
 
+    double hz_ = 100;        // USER_HZ, the unit of /proc/stat's CPU times (sysconf(_SC_CLK_TCK))
     double last_time_ = -1;  // monotonic seconds of the previous read, -1 before the first
     std::uint64_t boot_time_ = 0;
     std::optional<std::uint64_t> forks_, reclaim_;
@@ -84,6 +85,9 @@ class SystemReader {
     };
     std::vector<PrevNet> net_prev_;
 };
+
+// Cumulative seconds per mode from one tick reading, `hz` ticks a second (USER_HZ).
+CpuSeconds cpu_seconds(const CpuTicks& t, double hz);
 
 // Percentages of one interval from two tick readings; all absent when no time passed.
 CpuTimes cpu_times_between(const CpuTicks& before, const CpuTicks& after);

@@ -1,0 +1,76 @@
+// The Agent: baton serve's sampling half. A thread takes a snapshot every interval, keeps the
+// last window_seconds of them for the diagnosis rules (the same diagnose() and thresholds as
+// baton diagnose), and publishes the latest snapshot and the active findings for the HTTP
+// thread to read. Readers copy shared pointers under a lock and format outside it, so a slow
+// scrape never delays a sample and a sample never waits for a scrape.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "core/thresholds.hpp"
+#include "diagnose/finding.hpp"
+#include "diagnose/indicators.hpp"
+#include "report/findings_view.hpp"
+#include "sample/sampler.hpp"
+#include "sample/snapshot.hpp"
+
+namespace baton::serve {
+
+struct AgentOptions {
+    SamplerOptions sampler;
+    double interval_seconds = 1;
+    Thresholds thresholds;
+};
+
+// What the HTTP thread reads: one consistent tick.
+struct AgentState {
+    std::shared_ptr<const Snapshot> snapshot;  // null before the first sample
+    std::shared_ptr<const std::vector<Finding>> findings;
+    std::shared_ptr<const std::vector<IndicatorSummary>> indicators;
+    DiagnosisInfo window;  // the window the findings were judged over
+    // Findings that began (rule, severity) -> count, since the agent started.
+    std::map<std::pair<std::string, Severity>, std::uint64_t> findings_started;
+    std::uint64_t samples = 0;
+    double last_sample_seconds = 0;    // how long the last sample took (CPU and NVML waits)
+    double last_sample_monotonic = 0;  // CLOCK_MONOTONIC when it was taken
+};
+
+class Agent {
+  public:
+    explicit Agent(AgentOptions options);
+    ~Agent();  // stops the thread
+    Agent(const Agent&) = delete;
+    Agent& operator=(const Agent&) = delete;
+
+    void start();
+    // Ends the sampling thread (within one sample's time) and waits for it.
+    void stop();
+
+    AgentState state() const;
+    // New thresholds (SIGHUP), used from the next tick.
+    void set_thresholds(const Thresholds& t);
+
+  private:
+    void loop();
+    void tick(Sampler& sampler);
+
+    AgentOptions options_;
+    mutable std::mutex mutex_;
+    std::condition_variable wake_;
+    bool stopping_ = false;
+    AgentState state_;
+    Thresholds thresholds_;  // under mutex_
+    std::thread thread_;
+    // The sampling thread's own.
+    std::vector<Snapshot> window_;
+};
+
+}  // namespace baton::serve

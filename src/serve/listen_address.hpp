@@ -1,0 +1,23 @@
+// `--listen ADDRESS:PORT` as baton serve takes it: an IPv4 address ("127.0.0.1:9835"), an IPv6
+// address in brackets ("[::1]:9835"), or a port alone (":9835", meaning every interface). Host
+// names are refused: which interfaces a name binds is not obvious, and the token rule depends on it.
+#pragma once
+
+#include <string>
+
+#include "core/result.hpp"
+
+namespace baton::serve {
+
+struct ListenAddress {
+    std::string host;  // numeric, without brackets; "0.0.0.0" for ":PORT"
+    int port = 0;      // 0: any free port (the server says which)
+    bool ipv6 = false;
+    // Only this machine can connect (127.0.0.0/8 or ::1).
+    bool loopback() const;
+    std::string text() const;  // "127.0.0.1:9835", "[::1]:9835"
+};
+
+Result<ListenAddress> parse_listen_address(const std::string& text);
+
+}  // namespace baton::serve

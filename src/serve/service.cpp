@@ -1,0 +1,178 @@
+#include "serve/service.hpp"
+
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "core/clock.hpp"
+#include "core/json_writer.hpp"
+#include "diagnose/rules.hpp"
+#include "report/findings_view.hpp"
+#include "sample/linux/kept_file.hpp"
+#include "serve/auth.hpp"
+#include "store/snapshot_json.hpp"
+
+namespace baton::serve {
+
+namespace {
+
+constexpr const char* kJson = "application/json";
+
+// /proc/self/statm's resident pages, in bytes; 0 when unreadable.
+double self_resident_bytes() {
+    os::ReadBuffer buf;
+    if (!os::read_file("/proc/self/statm", buf)) return 0;
+    std::string_view s = buf;
+    const std::size_t space = s.find(' ');
+    if (space == std::string_view::npos) return 0;
+    s.remove_prefix(space + 1);
+    double pages = 0;
+    for (char c : s) {
+        if (c < '0' || c > '9') break;
+        pages = pages * 10 + (c - '0');
+    }
+    return pages * static_cast<double>(sysconf(_SC_PAGESIZE));
+}
+
+double self_cpu_seconds() {
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+           static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+}
+
+const char* index_page() {
+    return R"(<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>baton serve</title></head>
+<body><h1>baton serve</h1><ul>
+<li><a href="/metrics">/metrics</a>: Prometheus text exposition</li>
+<li><a href="/api/v1/health">/api/v1/health</a></li>
+<li><a href="/api/v1/snapshot">/api/v1/snapshot</a>: the latest snapshot (baton snapshot --json)</li>
+<li><a href="/api/v1/findings">/api/v1/findings</a>: the active findings (baton diagnose --json)</li>
+</ul></body></html>
+)";
+}
+
+}  // namespace
+
+HttpResponse json_error(int status, const std::string& message) {
+    HttpResponse r;
+    r.status = status;
+    r.content_type = kJson;
+    JsonWriter w(r.body);
+    w.begin_object();
+    w.field("error", message);
+    w.end_object();
+    w.finish();
+    r.body.push_back('\n');
+    return r;
+}
+
+HttpResponse Service::handle(const HttpRequest& r) {
+    const bool open = r.path == "/metrics" && options_.metrics_without_token;
+    if (!options_.token.empty() && !open && !bearer_matches(r.authorization, options_.token)) {
+        HttpResponse e = json_error(
+            401, r.authorization.empty() ? "this endpoint needs 'Authorization: Bearer TOKEN'" : "wrong token");
+        e.headers.emplace_back("WWW-Authenticate", "Bearer realm=\"baton\"");
+        return e;
+    }
+    if (r.method != "GET" && r.method != "HEAD") {
+        HttpResponse e = json_error(405, "only GET and HEAD are served");
+        e.headers.emplace_back("Allow", "GET, HEAD");
+        return e;
+    }
+    if (r.query_malformed) return json_error(400, "the query string cannot be decoded");
+    if (r.path == "/") {
+        HttpResponse p;
+        p.content_type = "text/html; charset=utf-8";
+        p.body = index_page();
+        return p;
+    }
+    const AgentState s = agent_.state();
+    if (r.path == "/metrics") return metrics(s);
+    if (r.path == "/api/v1/health") return health(s);
+    if (r.path == "/api/v1/snapshot") return snapshot(s);
+    if (r.path == "/api/v1/findings") return findings(s);
+    return json_error(404, "no such endpoint (see /)");
+}
+
+HttpResponse Service::metrics(const AgentState& s) {
+    const double started = monotonic_seconds();
+    Exposition e;
+    if (s.snapshot) append_snapshot_prometheus(*s.snapshot, options_.prometheus, e);
+
+    e.family("baton_finding_active", "gauge", "1 while a finding holds (the series goes when it ends).");
+    for (const Finding& f : *s.findings)
+        e.sample("baton_finding_active",
+                 {{"rule", f.rule}, {"severity", severity_name(f.severity)}, {"subject", f.subject}}, 1.0);
+    // Every rule and severity from the start, at 0: increase() then sees the first finding too.
+    e.family("baton_findings_total", "counter", "Findings that began since the agent started.");
+    for (const std::string& rule : rule_ids())
+        for (Severity sev : {Severity::info, Severity::warning, Severity::critical}) {
+            auto it = s.findings_started.find({rule, sev});
+            e.sample("baton_findings_total", {{"rule", rule}, {"severity", severity_name(sev)}},
+                     it == s.findings_started.end() ? 0.0 : static_cast<double>(it->second));
+        }
+
+    e.family("baton_self_cpu_seconds_total", "counter", "CPU time baton serve has used.");
+    e.sample("baton_self_cpu_seconds_total", {}, self_cpu_seconds());
+    e.family("baton_self_resident_bytes", "gauge", "Resident memory of baton serve.");
+    e.sample("baton_self_resident_bytes", {}, self_resident_bytes());
+    e.family("baton_sample_duration_seconds", "gauge", "How long the last sample took.");
+    if (s.samples) e.sample("baton_sample_duration_seconds", {}, s.last_sample_seconds);
+    e.family("baton_samples_total", "counter", "Samples taken since the agent started.");
+    e.sample("baton_samples_total", {}, static_cast<double>(s.samples));
+    e.family("baton_last_sample_timestamp_seconds", "gauge", "Unix time of the last sample (stale when it stops).");
+    if (s.snapshot)
+        e.sample("baton_last_sample_timestamp_seconds", {}, static_cast<double>(s.snapshot->time_unix_ms) / 1000.0);
+    e.family("baton_scrape_duration_seconds", "gauge", "How long the previous /metrics request took to answer.");
+    if (last_scrape_seconds_ >= 0) e.sample("baton_scrape_duration_seconds", {}, last_scrape_seconds_);
+    e.family("baton_build_info", "gauge", "baton's version and commit; always 1.");
+    e.sample("baton_build_info", {{"version", options_.version}, {"commit", options_.commit}}, 1.0);
+
+    HttpResponse r;
+    r.content_type = "text/plain; version=0.0.4; charset=utf-8";
+    e.write(r.body);
+    last_scrape_seconds_ = monotonic_seconds() - started;
+    return r;
+}
+
+HttpResponse Service::health(const AgentState& s) const {
+    // Stale: no sample for three intervals and 5 s (a hung NVML call has its own deadline).
+    const double age = s.samples ? monotonic_seconds() - s.last_sample_monotonic : -1;
+    const bool ok = s.samples && age <= 3 * options_.interval_seconds + 5;
+    HttpResponse r;
+    r.status = ok ? 200 : 503;
+    r.content_type = kJson;
+    JsonWriter w(r.body);
+    w.begin_object();
+    w.field("status", ok ? "ok" : (s.samples ? "stale" : "starting"));
+    w.field("version", options_.version);
+    w.field("samples", s.samples);
+    if (s.samples) w.field("last_sample_age_seconds", age);
+    w.field("gpu_status", s.snapshot ? s.snapshot->gpu_status : std::string());
+    w.field("active_findings", static_cast<std::uint64_t>(s.findings->size()));
+    w.end_object();
+    w.finish();
+    r.body.push_back('\n');
+    return r;
+}
+
+HttpResponse Service::snapshot(const AgentState& s) {
+    if (!s.snapshot) return json_error(503, "no snapshot yet: the agent has just started");
+    HttpResponse r;
+    r.content_type = kJson;
+    append_snapshot_json(*s.snapshot, r.body);
+    r.body.push_back('\n');
+    return r;
+}
+
+HttpResponse Service::findings(const AgentState& s) const {
+    if (!s.snapshot) return json_error(503, "no findings yet: the agent has just started");
+    HttpResponse r;
+    r.content_type = kJson;
+    append_findings_json(s.window, *s.findings, *s.indicators, r.body);
+    r.body.push_back('\n');
+    return r;
+}
+
+}  // namespace baton::serve

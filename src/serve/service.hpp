@@ -1,0 +1,44 @@
+// The endpoints of baton serve (docs/api.md): /metrics, /api/v1/{health,snapshot,findings}, and
+// the index page. Turns an HttpRequest into an HttpResponse from the Agent's latest state, with
+// the bearer-token rule applied first. Errors are JSON objects {"error": MESSAGE} with a 4xx
+// status. Runs on the HTTP thread only (set_options too: SIGHUP is handled in that loop).
+#pragma once
+
+#include <string>
+
+#include "serve/agent.hpp"
+#include "serve/http_server.hpp"
+#include "store/snapshot_prometheus.hpp"
+
+namespace baton::serve {
+
+struct ServiceOptions {
+    std::string token;                   // "" : no token asked (a loopback listen, or --insecure)
+    bool metrics_without_token = false;  // /metrics answers without it
+    PrometheusOptions prometheus;
+    std::string version, commit;  // baton_build_info
+    double interval_seconds = 1;  // for /api/v1/health's staleness rule
+};
+
+class Service {
+  public:
+    Service(const Agent& agent, ServiceOptions options) : agent_(agent), options_(std::move(options)) {}
+    HttpResponse handle(const HttpRequest& r);
+    void set_options(ServiceOptions o) { options_ = std::move(o); }
+    const ServiceOptions& options() const { return options_; }
+
+  private:
+    HttpResponse metrics(const AgentState& s);
+    HttpResponse health(const AgentState& s) const;
+    HttpResponse snapshot(const AgentState& s);
+    HttpResponse findings(const AgentState& s) const;
+
+    const Agent& agent_;
+    ServiceOptions options_;
+    double last_scrape_seconds_ = -1;  // the previous /metrics's duration, -1 before the first
+};
+
+// {"error": message}
+HttpResponse json_error(int status, const std::string& message);
+
+}  // namespace baton::serve

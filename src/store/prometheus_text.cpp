@@ -1,0 +1,73 @@
+#include "store/prometheus_text.hpp"
+
+#include <charconv>
+#include <cmath>
+
+#include "core/printable.hpp"
+
+namespace baton {
+
+void append_label_value(std::string_view value, std::string& out) {
+    for (std::size_t i = 0; i < value.size();) {
+        const std::size_t n = utf8_sequence_length(value, i);
+        if (n == 0) {
+            out.push_back('?');
+            ++i;
+            continue;
+        }
+        const char c = value[i];
+        if (c == '\\')
+            out.append("\\\\");
+        else if (c == '"')
+            out.append("\\\"");
+        else if (c == '\n')
+            out.append("\\n");
+        else
+            out.append(value.substr(i, n));
+        i += n;
+    }
+}
+
+void Exposition::family(const char* name, const char* type, const char* help) {
+    if (index_.count(name)) return;
+    index_[name] = families_.size();
+    families_.push_back({name, type, help, {}});
+}
+
+void Exposition::sample(const char* name, const Labels& labels, double v) {
+    auto it = index_.find(name);
+    if (it == index_.end() || !std::isfinite(v)) return;
+    std::string& s = families_[it->second].samples;
+    s.append(name);
+    if (!labels.empty()) {
+        s.push_back('{');
+        bool first = true;
+        for (const auto& [k, val] : labels) {
+            if (!first) s.push_back(',');
+            first = false;
+            s.append(k).append("=\"");
+            append_label_value(val, s);
+            s.push_back('"');
+        }
+        s.push_back('}');
+    }
+    s.push_back(' ');
+    char buf[40];
+    // Integral values print as integers ("900000000", not the shortest form "9e+08").
+    char* end = std::fabs(v) < 1e15 && v == std::trunc(v)
+                    ? std::to_chars(buf, buf + sizeof buf, static_cast<long long>(v)).ptr
+                    : std::to_chars(buf, buf + sizeof buf, v).ptr;
+    s.append(buf, end);
+    s.push_back('\n');
+}
+
+void Exposition::write(std::string& out) const {
+    for (const auto& f : families_) {
+        if (f.samples.empty()) continue;
+        out.append("# HELP ").append(f.name).append(" ").append(f.help).append("\n");
+        out.append("# TYPE ").append(f.name).append(" ").append(f.type).append("\n");
+        out.append(f.samples);
+    }
+}
+
+}  // namespace baton

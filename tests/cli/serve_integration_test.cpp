@@ -1,0 +1,355 @@
+// baton serve end to end: the real binary on a free loopback port, with the fake NVML, asked over
+// real sockets. The scrape passes promtool, a GPU near OOM shows as an active finding, the token
+// rules hold, bad requests get clear 4xx answers, and SIGTERM/SIGHUP do what docs/cli.md says.
+#include <gtest/gtest.h>
+
+#include <arpa/inet.h>
+#include <chrono>
+#include <csignal>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <regex>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+#include "test_support.hpp"
+
+using namespace baton;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// One `baton serve` started by the test, stopped by pid.
+class Serve {
+  public:
+    Serve(std::vector<std::string> args, const std::string& scenario = "eight-busy",
+          const std::map<std::string, std::string>& extra_env = {}) {
+        stderr_path_ = dir_.path() + "/stderr";
+        std::map<std::string, std::string> env = test::fake_env(scenario);
+        env["BATON_SYSTEM_CONFIG"] = "/dev/null";
+        env["XDG_CONFIG_HOME"] = dir_.path();
+        for (const auto& [k, v] : extra_env) env[k] = v;
+        args.insert(args.begin(), {test::baton_binary(), "serve"});
+        pid_ = fork();
+        if (pid_ == 0) {
+            const int err = open(stderr_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+            const int null = open("/dev/null", O_RDWR);
+            dup2(null, 0);
+            dup2(null, 1);
+            dup2(err, 2);
+            for (const auto& [k, v] : env) setenv(k.c_str(), v.c_str(), 1);
+            std::vector<char*> argv;
+            for (auto& a : args) argv.push_back(a.data());
+            argv.push_back(nullptr);
+            execv(argv[0], argv.data());
+            _exit(127);
+        }
+    }
+    ~Serve() {
+        if (pid_ > 0 && !exited_) {
+            kill(pid_, SIGKILL);
+            waitpid(pid_, nullptr, 0);
+        }
+    }
+
+    // Waits for "serving on http://HOST:PORT"; false when it exits or 10 s pass first.
+    bool ready() {
+        static const std::regex serving("serving on http://[^ ]*:([0-9]+)");
+        const auto until = Clock::now() + std::chrono::seconds(10);
+        while (Clock::now() < until) {
+            std::smatch m;
+            const std::string err = stderr_text();
+            if (std::regex_search(err, m, serving)) {
+                port_ = std::stoi(m[1]);
+                return true;
+            }
+            int status = 0;
+            if (waitpid(pid_, &status, WNOHANG) == pid_) {
+                exited_ = true;
+                exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+                return false;
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        }
+        return false;
+    }
+    int port() const { return port_; }
+    std::string stderr_text() const { return test::read_text(stderr_path_); }
+    const test::TempDir& dir() const { return dir_; }
+    pid_t pid() const { return pid_; }
+
+    // Sends `sig` and waits up to `seconds` for the exit: its code, or -1 (still running, then killed).
+    int stop(int sig, double seconds, double* took = nullptr) {
+        const auto start = Clock::now();
+        kill(pid_, sig);
+        while (std::chrono::duration<double>(Clock::now() - start).count() < seconds) {
+            int status = 0;
+            if (waitpid(pid_, &status, WNOHANG) == pid_) {
+                exited_ = true;
+                if (took) *took = std::chrono::duration<double>(Clock::now() - start).count();
+                return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        }
+        return -1;
+    }
+    // Waits for the process to exit on its own (it refused to start): its exit code.
+    int exit_code() {
+        if (!exited_) {
+            int status = 0;
+            waitpid(pid_, &status, 0);
+            exited_ = true;
+            exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+        }
+        return exit_code_;
+    }
+
+  private:
+    test::TempDir dir_;
+    std::string stderr_path_;
+    pid_t pid_ = -1;
+    int port_ = 0;
+    bool exited_ = false;
+    int exit_code_ = -1;
+};
+
+struct Reply {
+    int status = 0;  // 0: the connection closed without a status line
+    std::string headers, body;
+};
+
+// One request on its own connection, as sent (`raw`), the answer read to the end (5 s at most).
+Reply send_raw(int port, const std::string& raw) {
+    Reply r;
+    const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(static_cast<std::uint16_t>(port));
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+        close(fd);
+        return r;
+    }
+    std::size_t off = 0;
+    while (off < raw.size()) {
+        const ssize_t n = send(fd, raw.data() + off, raw.size() - off, MSG_NOSIGNAL);
+        if (n <= 0) break;  // the server may close on a request it refuses
+        off += static_cast<std::size_t>(n);
+    }
+    std::string in;
+    const auto until = Clock::now() + std::chrono::seconds(5);
+    char buf[65536];
+    while (Clock::now() < until) {
+        pollfd p{fd, POLLIN, 0};
+        if (poll(&p, 1, 100) <= 0) continue;
+        const ssize_t n = recv(fd, buf, sizeof buf, 0);
+        if (n <= 0) break;
+        in.append(buf, static_cast<std::size_t>(n));
+    }
+    close(fd);
+    const std::size_t end = in.find("\r\n\r\n");
+    if (in.rfind("HTTP/1.", 0) != 0 || end == std::string::npos) return r;
+    r.status = std::stoi(in.substr(9, 3));
+    r.headers = in.substr(0, end);
+    r.body = in.substr(end + 4);
+    return r;
+}
+
+Reply get(int port, const std::string& path, const std::string& extra_headers = "") {
+    return send_raw(port,
+                    "GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n" + extra_headers + "\r\n");
+}
+
+// Waits until the agent has taken `n` samples (its health says so).
+bool samples_at_least(int port, int n, const std::string& auth = "") {
+    static const std::regex samples("\"samples\":([0-9]+)");
+    const auto until = Clock::now() + std::chrono::seconds(15);
+    while (Clock::now() < until) {
+        const Reply r = get(port, "/api/v1/health", auth);
+        std::smatch m;
+        if (std::regex_search(r.body, m, samples) && std::stoi(m[1]) >= n) return true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return false;
+}
+
+bool has_line(const std::string& text, const std::string& line) {
+    return ("\n" + text).find("\n" + line + "\n") != std::string::npos;
+}
+
+}  // namespace
+
+TEST(ServeCli, MetricsScrapePassesPromtool) {
+    Serve s({"--listen", "127.0.0.1:0", "--interval", "0.2"});
+    ASSERT_TRUE(s.ready()) << s.stderr_text();
+    ASSERT_TRUE(samples_at_least(s.port(), 2));
+    get(s.port(), "/metrics");  // so that the next one has baton_scrape_duration_seconds
+    const Reply r = get(s.port(), "/metrics");
+    EXPECT_EQ(r.status, 200);
+    EXPECT_NE(r.headers.find("Content-Type: text/plain; version=0.0.4; charset=utf-8"), std::string::npos) << r.headers;
+    s.dir().write("scrape.txt", r.body);
+    const auto check = test::run({"/bin/sh", "-c", "promtool check metrics < " + s.dir().path() + "/scrape.txt"});
+    EXPECT_EQ(check.exit_code, 0) << check.out << check.err;
+    EXPECT_EQ(check.out + check.err, "");
+    // Eight GPUs with their UUIDs, and the agent's own families.
+    for (int i = 0; i < 8; ++i)
+        EXPECT_NE(r.body.find("baton_gpu_utilization_ratio{gpu=\"" + std::to_string(i) + "\",uuid=\"GPU-"),
+                  std::string::npos)
+            << i;
+    EXPECT_NE(r.body.find("baton_build_info{version=\""), std::string::npos);
+    EXPECT_NE(r.body.find("baton_scrape_duration_seconds "), std::string::npos);
+    EXPECT_NE(r.body.find("baton_self_resident_bytes "), std::string::npos);
+    EXPECT_TRUE(has_line(r.body, "baton_findings_total{rule=\"gpu_memory_near_oom\",severity=\"critical\"} 0"));
+    EXPECT_EQ(r.body.find("baton_finding_active{rule=\"gpu_memory_near_oom\""), std::string::npos);
+    EXPECT_EQ(r.body.find("DCGM_"), std::string::npos);
+    // HEAD: the headers alone.
+    const Reply head = send_raw(s.port(), "HEAD /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    EXPECT_EQ(head.status, 200);
+    EXPECT_EQ(head.body, "");
+    EXPECT_EQ(s.stop(SIGTERM, 5), 0);
+}
+
+TEST(ServeCli, GpuNearOomIsAnActiveFinding) {
+    Serve s({"--listen", "127.0.0.1:0", "--interval", "0.2", "--dcgm-compat"}, "near-oom");
+    ASSERT_TRUE(s.ready()) << s.stderr_text();
+    ASSERT_TRUE(samples_at_least(s.port(), 2));
+    const Reply m = get(s.port(), "/metrics");
+    EXPECT_TRUE(has_line(
+        m.body, "baton_finding_active{rule=\"gpu_memory_near_oom\",severity=\"critical\",subject=\"gpu:0\"} 1"))
+        << m.body;
+    EXPECT_TRUE(has_line(m.body, "baton_findings_total{rule=\"gpu_memory_near_oom\",severity=\"critical\"} 1"));
+    EXPECT_NE(m.body.find("DCGM_FI_DEV_FB_USED{gpu=\"0\",UUID=\"GPU-00000000-0000-4000-8000-0000000000f1\""),
+              std::string::npos);
+    const Reply f = get(s.port(), "/api/v1/findings");
+    EXPECT_EQ(f.status, 200);
+    EXPECT_NE(f.headers.find("Content-Type: application/json"), std::string::npos);
+    EXPECT_NE(f.body.find("\"rule\":\"gpu_memory_near_oom\""), std::string::npos) << f.body;
+    EXPECT_NE(f.body.find("\"recommendation\":"), std::string::npos);
+    const Reply snap = get(s.port(), "/api/v1/snapshot");
+    EXPECT_EQ(snap.status, 200);
+    EXPECT_NE(snap.body.find("\"uuid\":\"GPU-00000000-0000-4000-8000-0000000000f1\""), std::string::npos);
+    EXPECT_EQ(s.stop(SIGINT, 5), 0);
+}
+
+TEST(ServeCli, OffLoopbackWithoutATokenRefusesToStart) {
+    Serve s({"--listen", "0.0.0.0:0"});
+    EXPECT_FALSE(s.ready());
+    EXPECT_EQ(s.exit_code(), 2);
+    const std::string err = s.stderr_text();
+    EXPECT_NE(err.find("baton: error: --listen 0.0.0.0:0 can be reached from other machines"), std::string::npos)
+        << err;
+    EXPECT_NE(err.find("--token-file"), std::string::npos);
+    EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1);
+
+    Serve insecure({"--listen", "0.0.0.0:0", "--insecure"});
+    ASSERT_TRUE(insecure.ready()) << insecure.stderr_text();
+    EXPECT_EQ(
+        get(insecure.port(), "/api/v1/health").status == 200 || get(insecure.port(), "/api/v1/health").status == 503,
+        true);
+    EXPECT_EQ(insecure.stop(SIGTERM, 5), 0);
+}
+
+TEST(ServeCli, TheTokenIsAskedOnEveryEndpoint) {
+    test::TempDir d;
+    d.write("token", "s3cret-Token_42\n");
+    Serve s({"--listen", "0.0.0.0:0", "--token-file", d.path() + "/token", "--interval", "0.2"});
+    ASSERT_TRUE(s.ready()) << s.stderr_text();
+    const std::string good = "Authorization: Bearer s3cret-Token_42\r\n";
+    ASSERT_TRUE(samples_at_least(s.port(), 1, good));
+    for (const char* path : {"/metrics", "/api/v1/health", "/api/v1/snapshot", "/api/v1/findings", "/", "/nope"}) {
+        const Reply none = get(s.port(), path);
+        EXPECT_EQ(none.status, 401) << path;
+        EXPECT_NE(none.headers.find("WWW-Authenticate: Bearer"), std::string::npos) << path;
+        EXPECT_NE(none.body.find("\"error\":"), std::string::npos) << path;
+        EXPECT_EQ(get(s.port(), path, "Authorization: Bearer s3cret-Token_41\r\n").status, 401) << path;
+        EXPECT_EQ(get(s.port(), path, "Authorization: Bearer s3cret-Token_42x\r\n").status, 401) << path;
+    }
+    EXPECT_EQ(get(s.port(), "/metrics", good).status, 200);
+    EXPECT_EQ(get(s.port(), "/api/v1/snapshot", good).status, 200);
+    EXPECT_EQ(get(s.port(), "/nope", good).status, 404);
+    EXPECT_EQ(s.stop(SIGTERM, 5), 0);
+}
+
+TEST(ServeCli, MetricsCanBeLeftOpenForScrapers) {
+    test::TempDir d;
+    d.write("token", "tok\n");
+    d.write("baton.toml", "[serve]\nmetrics_without_token = true\ntoken_file = \"" + d.path() + "/token\"\n");
+    Serve s({"--listen", "127.0.0.1:0", "--config", d.path() + "/baton.toml"});
+    ASSERT_TRUE(s.ready()) << s.stderr_text();
+    EXPECT_EQ(get(s.port(), "/metrics").status, 200);
+    EXPECT_EQ(get(s.port(), "/api/v1/snapshot").status, 401);
+    EXPECT_EQ(get(s.port(), "/api/v1/health", "Authorization: Bearer tok\r\n").status == 401, false);
+    EXPECT_EQ(s.stop(SIGTERM, 5), 0);
+}
+
+TEST(ServeCli, BadRequestsGetClearAnswers) {
+    Serve s({"--listen", "127.0.0.1:0"});
+    ASSERT_TRUE(s.ready()) << s.stderr_text();
+    for (const char* path : {"/../../etc/passwd", "/%2e%2e/%2e%2e/etc/passwd", "/api/v1/../../../etc/passwd",
+                             "/metrics/../../etc/shadow", "/api/v2/snapshot"}) {
+        const Reply r = get(s.port(), path);
+        EXPECT_EQ(r.status, 404) << path;
+        EXPECT_EQ(r.body.find("root:"), std::string::npos) << path;
+    }
+    const Reply post = send_raw(s.port(),
+                                "POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n"
+                                "Connection: close\r\n\r\nhi");
+    EXPECT_EQ(post.status, 405);
+    EXPECT_NE(post.headers.find("Allow: GET, HEAD"), std::string::npos);
+    // Headers past 16 KiB: refused, and the server goes on.
+    const Reply huge = get(s.port(), "/metrics", "X-Junk: " + std::string(64 * 1024, 'a') + "\r\n");
+    EXPECT_TRUE(huge.status == 0 || (huge.status >= 400 && huge.status < 500)) << huge.status;
+    const Reply long_query = get(s.port(), "/api/v1/health?" + std::string(64 * 1024, 'q'));
+    EXPECT_TRUE(long_query.status == 0 || (long_query.status >= 400 && long_query.status < 500)) << long_query.status;
+    const Reply garbage = send_raw(s.port(), "\x01\x02\x03 nonsense\r\n\r\n");
+    EXPECT_TRUE(garbage.status == 0 || garbage.status == 400) << garbage.status;
+    EXPECT_EQ(get(s.port(), "/metrics").status, 200);
+    EXPECT_EQ(s.stop(SIGTERM, 5), 0);
+}
+
+TEST(ServeCli, SigtermStopsWithinTwoSeconds) {
+    Serve s({"--listen", "127.0.0.1:0", "--interval", "0.1"});
+    ASSERT_TRUE(s.ready()) << s.stderr_text();
+    ASSERT_TRUE(samples_at_least(s.port(), 3));
+    double took = 0;
+    EXPECT_EQ(s.stop(SIGTERM, 5, &took), 0);
+    EXPECT_LT(took, 2.0);
+    EXPECT_NE(s.stderr_text().find("baton: stopped"), std::string::npos);
+}
+
+TEST(ServeCli, SighupReloadsAGoodConfigAndKeepsTheOldOneOnABadOne) {
+    test::TempDir d;
+    const std::string config = d.path() + "/baton.toml";
+    d.write("baton.toml", "[serve]\nprocess_series = 3\n");
+    Serve s({"--listen", "127.0.0.1:0", "--interval", "0.2", "--config", config});
+    ASSERT_TRUE(s.ready()) << s.stderr_text();
+    ASSERT_TRUE(samples_at_least(s.port(), 1));
+    auto process_series = [&] {
+        const std::string m = get(s.port(), "/metrics").body;
+        int n = 0;
+        for (std::size_t at = 0; (at = m.find("\nbaton_process_cpu_seconds_total{", at)) != std::string::npos; ++at)
+            ++n;
+        return n;
+    };
+    EXPECT_EQ(process_series(), 3);
+
+    d.write("baton.toml", "[serve]\nprocess_series = \"many\"\n");
+    kill(s.pid(), SIGHUP);
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    EXPECT_NE(s.stderr_text().find("baton: the config was not reloaded, the old one stays: " + config +
+                                   ":2: 'serve.process_series' must be an integer"),
+              std::string::npos)
+        << s.stderr_text();
+    EXPECT_EQ(process_series(), 3);
+
+    d.write("baton.toml", "[serve]\nprocess_series = 1\n");
+    kill(s.pid(), SIGHUP);
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    EXPECT_NE(s.stderr_text().find("baton: config reloaded"), std::string::npos) << s.stderr_text();
+    EXPECT_EQ(process_series(), 1);
+    EXPECT_EQ(s.stop(SIGTERM, 5), 0);
+}
