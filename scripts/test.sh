@@ -11,7 +11,8 @@ test_packages=(
   clang-format             # the format-check target
   clang                    # scripts/fuzz.sh: libFuzzer targets
   python3-psutil           # bench/: the psutil side of the comparison
-  prometheus               # promtool, to check the Prometheus output
+  prometheus               # promtool, and the Prometheus that scrapes baton serve in the tests
+  prometheus-alertmanager  # delivers the alerts of deploy/prometheus/ in the end-to-end test
   chromium                 # the report test opens baton's HTML report in headless Chromium
   python3-torch            # the Python hook's tests train real, small models on the CPU
   man-db zsh fish bash-completion  # the package test: man -w, and each shell's completion

@@ -5,6 +5,7 @@
 
 #include "core/clock.hpp"
 #include "core/json_writer.hpp"
+#include "core/printable.hpp"
 #include "diagnose/rules.hpp"
 #include "report/findings_view.hpp"
 #include "sample/linux/kept_file.hpp"
@@ -104,6 +105,19 @@ HttpResponse Service::metrics(const AgentState& s) {
     for (const Finding& f : *s.findings)
         e.sample("baton_finding_active",
                  {{"rule", f.rule}, {"severity", severity_name(f.severity)}, {"subject", f.subject}}, 1.0);
+    // The words of each active finding, for alert annotations: a series apart from
+    // baton_finding_active, so that the alert's identity (rule, severity, subject) stays the same
+    // while the numbers in its summary move; the alert rules look the words up with a query.
+    e.family("baton_finding_info", "gauge",
+             "The summary and the fix of an active finding, as labels; always 1 (deploy/prometheus/ uses it).");
+    for (const Finding& f : *s.findings)
+        e.sample("baton_finding_info",
+                 {{"rule", f.rule},
+                  {"severity", severity_name(f.severity)},
+                  {"subject", f.subject},
+                  {"summary", printable(f.summary)},
+                  {"fix", printable(f.recommendation)}},
+                 1.0);
     // Every rule and severity from the start, at 0: increase() then sees the first finding too.
     e.family("baton_findings_total", "counter", "Findings that began since the agent started.");
     for (const std::string& rule : rule_ids())

@@ -1,0 +1,253 @@
+#!/usr/bin/env python3
+"""The monitoring stack end to end, with the real parts (docs/metrics.md, deploy/prometheus/):
+
+Debian's Prometheus scrapes two `baton serve` agents (the fake NVML scenarios eight-busy and near-oom)
+every second, evaluates deploy/prometheus/baton-rules.yml and sends alerts to Debian's Alertmanager,
+which delivers them to a webhook receiver run here. Checked through Prometheus' HTTP API: rate() over
+baton's CPU counters is sane, GPU series carry their labels, the near-OOM finding is active on the right
+instance only; the alert arrives with the finding's summary and fix; every panel query of
+deploy/grafana/baton.json returns data.
+
+usage: prometheus_stack_test.py BATON FAKE_NVML_DIR SCENARIO_DIR SOURCE_DIR
+Everything runs on loopback, on free ports, in a temporary directory, and is stopped by pid.
+"""
+import http.server
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.parse
+import urllib.request
+
+BATON, FAKE_NVML_DIR, SCENARIO_DIR, SOURCE_DIR = sys.argv[1:5]
+failures = []
+
+
+def check(ok, what):
+    print(("ok:   " if ok else "FAIL: ") + what, flush=True)
+    if not ok:
+        failures.append(what)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for(what, predicate, seconds):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.25)
+    check(False, "in time: " + what)
+    return None
+
+
+def http_json(url):
+    try:
+        with urllib.request.urlopen(url, timeout=5) as r:
+            return json.load(r)
+    except (OSError, ValueError):
+        return None
+
+
+class Webhook(http.server.BaseHTTPRequestHandler):
+    received = []
+
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        Webhook.received.append(json.loads(body))
+        self.send_response(200)
+        self.end_headers()
+
+    def log_message(self, *args):
+        pass
+
+
+def main():
+    tmp = tempfile.mkdtemp(prefix="baton-prom-")
+    procs = []
+
+    def start(argv, name, env=None):
+        log = open(os.path.join(tmp, name + ".log"), "w")
+        p = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, env=env, stdin=subprocess.DEVNULL)
+        procs.append(p)
+        return p
+
+    try:
+        # Two agents, each with its own fake GPUs.
+        agents = {}
+        for scenario in ("eight-busy", "near-oom"):
+            env = dict(os.environ)
+            env["BATON_NVML_LIBRARY"] = os.path.join(FAKE_NVML_DIR, scenario, "libnvidia-ml.so.1")
+            env["BATON_FAKE_NVML_SCENARIO"] = os.path.join(SCENARIO_DIR, scenario + ".json")
+            env["BATON_SYSTEM_CONFIG"] = "/dev/null"
+            env["XDG_CONFIG_HOME"] = tmp
+            start([BATON, "serve", "--listen", "127.0.0.1:0", "--dcgm-compat"], "baton-" + scenario, env)
+            log = os.path.join(tmp, "baton-" + scenario + ".log")
+
+            def port_of(path=log):
+                m = re.search(r"serving on http://127\.0\.0\.1:(\d+)", open(path).read())
+                return m and m.group(1)
+
+            port = wait_for("baton serve (%s) listens" % scenario, port_of, 15)
+            if not port:
+                return
+            agents[scenario] = "127.0.0.1:" + port
+
+        hook_port = free_port()
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", hook_port), Webhook)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+
+        am_port = free_port()
+        with open(os.path.join(tmp, "alertmanager.yml"), "w") as f:
+            f.write(
+                "route:\n  receiver: hook\n  group_by: [alertname, instance, subject]\n"
+                "  group_wait: 1s\n  group_interval: 1s\n  repeat_interval: 1h\n"
+                "receivers:\n  - name: hook\n    webhook_configs:\n"
+                "      - url: http://127.0.0.1:%d/alert\n        send_resolved: false\n" % hook_port)
+        start(["prometheus-alertmanager", "--config.file=" + os.path.join(tmp, "alertmanager.yml"),
+               "--storage.path=" + os.path.join(tmp, "am-data"), "--web.listen-address=127.0.0.1:%d" % am_port,
+               "--cluster.listen-address="], "alertmanager")
+
+        prom_port = free_port()
+        rules = os.path.join(SOURCE_DIR, "deploy", "prometheus", "baton-rules.yml")
+        with open(os.path.join(tmp, "prometheus.yml"), "w") as f:
+            f.write(
+                "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
+                "rule_files: ['%s']\n"
+                "alerting:\n  alertmanagers:\n    - static_configs:\n        - targets: ['127.0.0.1:%d']\n"
+                "scrape_configs:\n  - job_name: baton\n    static_configs:\n"
+                "      - targets: ['%s', '%s']\n" % (rules, am_port, agents["eight-busy"], agents["near-oom"]))
+        start(["prometheus", "--config.file=" + os.path.join(tmp, "prometheus.yml"),
+               "--storage.tsdb.path=" + os.path.join(tmp, "prom-data"), "--web.listen-address=127.0.0.1:%d" % prom_port,
+               "--web.enable-lifecycle"], "prometheus")
+        api = "http://127.0.0.1:%d/api/v1/" % prom_port
+
+        def query(expr):
+            r = http_json(api + "query?" + urllib.parse.urlencode({"query": expr}))
+            return r["data"]["result"] if r and r.get("status") == "success" else None
+
+        def both_up():
+            r = query('up{job="baton"} == 1')
+            return r is not None and len(r) == 2
+
+        if not wait_for("Prometheus scrapes both agents", both_up, 60):
+            return
+        time.sleep(20)  # 20 s of scrapes, one a second
+
+        cores = os.cpu_count()
+        rates = query('sum by (instance) (rate(baton_cpu_seconds_total{job="baton"}[15s]))') or []
+        check(len(rates) == 2, "rate(baton_cpu_seconds_total[15s]) has a value per agent")
+        for r in rates:
+            v = float(r["value"][1])
+            check(0.5 * cores <= v <= 1.5 * cores,
+                  "rate of CPU seconds on %s is %.2f, close to the %d cores" % (r["metric"]["instance"], v, cores))
+
+        util = query("baton_gpu_utilization_ratio") or []
+        by_instance = {}
+        for r in util:
+            by_instance.setdefault(r["metric"]["instance"], []).append(r["metric"])
+        busy = by_instance.get(agents["eight-busy"], [])
+        check(sorted(int(m["gpu"]) for m in busy) == list(range(8)), "eight-busy has GPUs 0-7")
+        check(all(m["uuid"].startswith("GPU-") and m["job"] == "baton" for m in busy), "every GPU series has its uuid")
+        oom = by_instance.get(agents["near-oom"], [])
+        check([m["uuid"] for m in oom] == ["GPU-00000000-0000-4000-8000-0000000000f1"], "near-oom has its one GPU")
+
+        active = query('baton_finding_active{rule="gpu_memory_near_oom"}') or []
+        check([(r["metric"]["instance"], r["value"][1]) for r in active] == [(agents["near-oom"], "1")],
+              "gpu_memory_near_oom is active on the near-oom agent only")
+        check(len(query('baton_gpu_throttle_active{reason="hw_slowdown"}') or []) == 9,
+              "every GPU has a hw_slowdown throttle series")
+        check(query("DCGM_FI_DEV_FB_USED") and len(query("DCGM_FI_DEV_FB_USED")) == 9, "dcgm-compat FB_USED per GPU")
+
+        # The alert, through Alertmanager, to the webhook.
+        def delivered():
+            for message in Webhook.received:
+                for a in message.get("alerts", []):
+                    if a["labels"].get("alertname") == "BatonCriticalFinding":
+                        return a
+            return None
+
+        alert = wait_for("the critical finding reaches the webhook", delivered, 60)
+        if alert:
+            check(alert["labels"].get("rule") == "gpu_memory_near_oom", "the alert names the rule")
+            check(alert["labels"].get("instance") == agents["near-oom"], "the alert names the near-oom instance")
+            summary = alert["annotations"].get("summary", "")
+            check("GPU0 memory reached 97 %" in summary, "the summary arrives: " + summary)
+            fix = alert["annotations"].get("fix", "")
+            check("Mixed precision" in fix and "gradient accumulation" in fix, "the fix arrives: " + fix[:60])
+        check(all(a["labels"].get("instance") != agents["eight-busy"] or a["labels"].get("severity") == "info"
+                  for m in Webhook.received for a in m.get("alerts", [])),
+              "no warning or critical alert for the healthy eight-busy agent")
+
+        # Every panel query of the Grafana dashboard returns data (its variables filled in).
+        dashboard = json.load(open(os.path.join(SOURCE_DIR, "deploy", "grafana", "baton.json")))
+        exprs = []
+
+        def collect(panels):
+            for p in panels:
+                collect(p.get("panels", []))
+                for t in p.get("targets", []):
+                    if t.get("expr"):
+                        exprs.append((p.get("title", "?"), t["expr"]))
+
+        collect(dashboard.get("panels", []))
+        check(len(exprs) >= 10, "the dashboard has %d panel queries" % len(exprs))
+        for title, expr in exprs:
+            e = (expr.replace("$__rate_interval", "15s").replace("$__interval", "5s").replace("$instance", ".*")
+                 .replace("$gpu", ".*").replace("${instance:regex}", ".*"))
+            result = query(e)
+            check(bool(result), "panel '%s' has data: %s" % (title, expr))
+
+        # Queries of the kind NVIDIA's dcgm-exporter dashboard runs (its variables filled in), against
+        # --dcgm-compat: such a dashboard works unchanged on baton.
+        dcgm = [
+            'DCGM_FI_DEV_GPU_TEMP{instance=~".*", gpu=~".*"}',
+            'avg(DCGM_FI_DEV_GPU_TEMP{instance=~".*", gpu=~".*"})',
+            'DCGM_FI_DEV_POWER_USAGE{instance=~".*", gpu=~".*"}',
+            'sum(DCGM_FI_DEV_POWER_USAGE{instance=~".*", gpu=~".*"})',
+            'DCGM_FI_DEV_SM_CLOCK{instance=~".*", gpu=~".*"} * 1000000',
+            'DCGM_FI_DEV_MEM_CLOCK{instance=~".*", gpu=~".*"} * 1000000',
+            'DCGM_FI_DEV_GPU_UTIL{instance=~".*", gpu=~".*"}',
+            'DCGM_FI_DEV_MEM_COPY_UTIL{instance=~".*", gpu=~".*"}',
+            'DCGM_FI_DEV_FB_USED{instance=~".*", gpu=~".*"}',
+            'DCGM_FI_DEV_FB_FREE{instance=~".*", gpu=~".*"}',
+            'DCGM_FI_PROF_PIPE_TENSOR_ACTIVE{instance=~".*", gpu=~".*"}',
+            'rate(DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{instance=~".*", gpu=~".*"}[15s]) / 1000',
+        ]
+        for expr in dcgm:
+            result = query(expr)
+            check(bool(result) and len(result) in (1, 9), "dcgm-exporter dashboard query has data: " + expr)
+        labels = (query("DCGM_FI_DEV_GPU_UTIL") or [{"metric": {}}])[0]["metric"]
+        check(all(k in labels for k in ("gpu", "UUID", "device", "modelName", "Hostname")),
+              "dcgm-exporter's labels: " + ", ".join(sorted(labels)))
+    finally:
+        for p in procs:
+            p.terminate()
+        for p in procs:
+            try:
+                p.wait(10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+        if failures:
+            for name in os.listdir(tmp):
+                if name.endswith(".log"):
+                    print("--- " + name + " (tail)")
+                    print("".join(open(os.path.join(tmp, name)).readlines()[-15:]))
+        subprocess.run(["rm", "-rf", tmp])
+
+    print("prometheus stack: " + ("%d check(s) failed" % len(failures) if failures else "every check passed"))
+
+
+if __name__ == "__main__":
+    main()
+    sys.exit(1 if failures else 0)
