@@ -13,6 +13,7 @@ test_packages=(
   python3-psutil           # bench/: the psutil side of the comparison
   prometheus               # promtool, and the Prometheus that scrapes baton serve in the tests
   prometheus-alertmanager  # delivers the alerts of deploy/prometheus/ in the end-to-end test
+  systemd                  # systemd-analyze verify and security on deploy/baton.service
   chromium                 # the report test opens baton's HTML report in headless Chromium
   python3-torch            # the Python hook's tests train real, small models on the CPU
   man-db zsh fish bash-completion  # the package test: man -w, and each shell's completion
