@@ -73,6 +73,9 @@ CLI::App* add_serve_command(CLI::App& app, ServeArgs& a) {
     cmd->add_flag("--insecure", a.insecure, "Serve a non-loopback address without a token");
     cmd->add_flag("--no-gpus", a.no_gpus, "Do not load NVML");
     cmd->add_flag("--dcgm-compat", a.dcgm_compat, "Also export dcgm-exporter's DCGM_FI_* metrics");
+    CLI::Option* db = cmd->add_option(
+        "--db", a.db, "History database: runs and the machine history (default: [history] db, else the state path)");
+    cmd->add_flag("--no-db", a.no_db, "Keep no history on disk: the last 15 minutes in memory only")->excludes(db);
     cmd->add_option("--proc-root", a.proc_root, "Read /proc from this directory");
     cmd->add_option("--sys-root", a.sys_root, "Read /sys from this directory");
     return cmd;
@@ -88,12 +91,26 @@ int run_serve(const ServeArgs& a, const std::string& config_path) {
     std::signal(SIGPIPE, SIG_IGN);
     raise_open_file_limit();  // the sampler's kept files and every client's connection
 
+    // Two connections to the history: the agent's thread writes minutes, the HTTP thread reads.
+    std::optional<History> writer, reader;
+    if (!a.no_db) {
+        Result<std::string> path = history_path(a.db, config_path);
+        if (!path.ok()) return runtime_error(path.error().message);
+        Result<History> w = History::open(*path, HistoryAccess::record);
+        if (!w.ok()) return runtime_error(w.error().message + " (--no-db keeps no history on disk)");
+        Result<History> r = History::open(*path, HistoryAccess::read);
+        if (!r.ok()) return runtime_error(r.error().message);
+        writer.emplace(std::move(*w));
+        reader.emplace(std::move(*r));
+    }
+
     serve::AgentOptions ao;
     ao.sampler = *sampler;
     ao.interval_seconds = s->interval;
     ao.thresholds = s->thresholds;
-    serve::Agent agent(ao);
-    serve::Service service(agent, s->service);
+    ao.retention_seconds = cfg->serve_retention_seconds;
+    serve::Agent agent(ao, std::move(writer));
+    serve::Service service(agent, s->service, reader ? &*reader : nullptr);
     serve::HttpServerOptions ho;
     ho.address = s->listen;
     Result<std::unique_ptr<serve::HttpServer>> server =
@@ -121,6 +138,7 @@ int run_serve(const ServeArgs& a, const std::string& config_path) {
         if (next->listen.text() != started.listen.text() || next->interval != started.interval)
             std::fprintf(stderr, "baton: a new listen address or interval takes effect when baton serve restarts\n");
         agent.set_thresholds(next->thresholds);
+        agent.set_retention(c->serve_retention_seconds);
         next->service.interval_seconds = started.interval;
         service.set_options(next->service);
         std::fprintf(stderr, "baton: config reloaded\n");

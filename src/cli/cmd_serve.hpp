@@ -17,6 +17,8 @@ struct ServeArgs {
     bool no_gpus = false;
     bool dcgm_compat = false;
     std::string proc_root, sys_root;
+    std::string db;  // "" : [history] db, else the default state path
+    bool no_db = false;
 };
 
 CLI::App* add_serve_command(CLI::App& app, ServeArgs& args);

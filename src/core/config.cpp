@@ -105,7 +105,7 @@ bool known_key(const std::string& table, const std::string& key) {
     if (table == "history") return key == "db";
     if (table == "serve")
         return key == "listen" || key == "interval" || key == "token_file" || key == "metrics_without_token" ||
-               key == "process_series" || key == "dcgm_compat";
+               key == "process_series" || key == "dcgm_compat" || key == "retention";
     if (table == "thresholds") return threshold_key(key) != nullptr;
     return false;
 }
@@ -279,6 +279,13 @@ Status apply_config(const std::string& text, const std::string& file, Config& c)
                     if (!d || !(*d >= 0.1 && *d <= 60))
                         return make_error(origin + ": 'serve.interval' must be a duration from 0.1s to 60s");
                     c.serve_interval_seconds = *d;
+                } else if (key == "retention") {
+                    const std::optional<double> d =
+                        v.is_string() ? parse_duration(*v.value<std::string>()) : std::optional<double>();
+                    if (!d || !(*d >= 3600 && *d <= 3650 * 86400.0))
+                        return make_error(origin +
+                                          ": 'serve.retention' must be a duration from 1h to 3650d, e.g. \"30d\"");
+                    c.serve_retention_seconds = *d;
                 } else if (key == "process_series") {
                     const auto i = v.is_integer() ? v.value<std::int64_t>() : std::nullopt;
                     if (!i || *i < 0 || *i > 10000)

@@ -43,6 +43,7 @@ struct Config {
     bool serve_metrics_without_token = false;     // /metrics answers without the token (scrapers)
     std::size_t serve_process_series = 20;        // processes with their own /metrics series (top N by CPU)
     bool serve_dcgm_compat = false;               // also dcgm-exporter's DCGM_FI_* families
+    double serve_retention_seconds = 30 * 86400;  // the machine history's minutes are kept this long
     // [thresholds]
     Thresholds thresholds;
 };

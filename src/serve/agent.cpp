@@ -1,6 +1,7 @@
 #include "serve/agent.hpp"
 
 #include <algorithm>
+#include <cstdio>
 
 #include "core/clock.hpp"
 #include "diagnose/rules.hpp"
@@ -8,7 +9,12 @@
 
 namespace baton::serve {
 
-Agent::Agent(AgentOptions options) : options_(std::move(options)), thresholds_(options_.thresholds) {
+Agent::Agent(AgentOptions options, std::optional<History> store)
+    : options_(std::move(options)),
+      thresholds_(options_.thresholds),
+      retention_seconds_(options_.retention_seconds),
+      memory_(options_.memory_seconds),
+      store_(std::move(store)) {
     state_.findings = std::make_shared<const std::vector<Finding>>();
     state_.indicators = std::make_shared<const std::vector<IndicatorSummary>>();
 }
@@ -40,6 +46,46 @@ void Agent::set_thresholds(const Thresholds& t) {
     thresholds_ = t;
 }
 
+void Agent::set_retention(double seconds) {
+    std::lock_guard lock(mutex_);
+    retention_seconds_ = seconds;
+}
+
+// Writes the minutes that ended, and once an hour deletes those past the retention. A write that
+// fails (a full disk) is said once, kept (up to a day of minutes) and tried again each minute.
+void Agent::store_minutes(std::int64_t now_ms) {
+    std::vector<MetricMinute> rows = memory_.take_finished_minutes(now_ms);
+    if (!store_) return;
+    if (rows.empty() && unsaved_.empty()) return;
+    unsaved_.insert(unsaved_.end(), std::make_move_iterator(rows.begin()), std::make_move_iterator(rows.end()));
+    constexpr std::size_t kMaxUnsaved = 1440 * 128;
+    if (unsaved_.size() > kMaxUnsaved)
+        unsaved_.erase(unsaved_.begin(), unsaved_.begin() + static_cast<std::ptrdiff_t>(unsaved_.size() - kMaxUnsaved));
+    if (Status s = store_->add_metric_minutes(unsaved_); !s.ok()) {
+        if (!store_failing_)
+            std::fprintf(
+                stderr,
+                "baton: cannot record the machine history in %s: %s; baton serve goes on and tries again each minute\n",
+                store_->path().c_str(), s.error().message.c_str());
+        store_failing_ = true;
+        return;
+    }
+    if (store_failing_)
+        std::fprintf(stderr, "baton: recording the machine history in %s again\n", store_->path().c_str());
+    store_failing_ = false;
+    unsaved_.clear();
+    const double now = monotonic_seconds();
+    if (now - pruned_at_ >= 3600) {
+        pruned_at_ = now;
+        double retention;
+        {
+            std::lock_guard lock(mutex_);
+            retention = retention_seconds_;
+        }
+        store_->prune_metric_minutes((now_ms - static_cast<std::int64_t>(retention * 1000)) / 60000);
+    }
+}
+
 void Agent::loop() {
     SamplerOptions o = options_.sampler;
     o.priming_seconds = std::min(0.5, options_.interval_seconds);
@@ -50,11 +96,14 @@ void Agent::loop() {
             std::unique_lock lock(mutex_);
             const double wait = schedule.next() - monotonic_seconds();
             if (wait > 0) wake_.wait_for(lock, std::chrono::duration<double>(wait), [this] { return stopping_; });
-            if (stopping_) return;
+            if (stopping_) break;
         }
         tick(sampler);
         schedule.taken(monotonic_seconds());
     }
+    // The minute under way goes to the database as it is (a restart within that minute writes
+    // it again, from its own samples).
+    store_minutes(unix_millis() + 60000);
 }
 
 void Agent::tick(Sampler& sampler) {
@@ -68,6 +117,8 @@ void Agent::tick(Sampler& sampler) {
         std::lock_guard lock(mutex_);
         t = thresholds_;
     }
+    memory_.add(*snap);
+    store_minutes(snap->time_unix_ms);
     window_.push_back(*snap);
     const double oldest = seconds(window_.back()) - t.window_seconds;
     window_.erase(window_.begin(), std::find_if(window_.begin(), window_.end(),

@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <utility>
@@ -19,6 +20,8 @@
 #include "diagnose/finding.hpp"
 #include "diagnose/indicators.hpp"
 #include "report/findings_view.hpp"
+#include "serve/metric_history.hpp"
+#include "store/history.hpp"
 #include "sample/sampler.hpp"
 #include "sample/snapshot.hpp"
 
@@ -28,6 +31,8 @@ struct AgentOptions {
     SamplerOptions sampler;
     double interval_seconds = 1;
     Thresholds thresholds;
+    double memory_seconds = 900;              // the full-resolution ring (15 min)
+    double retention_seconds = 30 * 86400.0;  // minutes older than this leave the database
 };
 
 // What the HTTP thread reads: one consistent tick.
@@ -45,7 +50,8 @@ struct AgentState {
 
 class Agent {
   public:
-    explicit Agent(AgentOptions options);
+    // `store`: the history database the minutes go to (written on the sampling thread only), or none.
+    Agent(AgentOptions options, std::optional<History> store);
     ~Agent();  // stops the thread
     Agent(const Agent&) = delete;
     Agent& operator=(const Agent&) = delete;
@@ -57,10 +63,15 @@ class Agent {
     AgentState state() const;
     // New thresholds (SIGHUP), used from the next tick.
     void set_thresholds(const Thresholds& t);
+    void set_retention(double seconds);
+
+    // The last minutes of every metric (it locks itself: safe from any thread).
+    const MetricHistory& memory() const { return memory_; }
 
   private:
     void loop();
     void tick(Sampler& sampler);
+    void store_minutes(std::int64_t now_ms);
 
     AgentOptions options_;
     mutable std::mutex mutex_;
@@ -69,8 +80,14 @@ class Agent {
     AgentState state_;
     Thresholds thresholds_;  // under mutex_
     std::thread thread_;
+    double retention_seconds_;  // under mutex_
+    MetricHistory memory_;
     // The sampling thread's own.
     std::vector<Snapshot> window_;
+    std::optional<History> store_;
+    std::vector<MetricMinute> unsaved_;  // minutes a failed write left, tried again next time
+    bool store_failing_ = false;
+    double pruned_at_ = -1e9;  // monotonic seconds of the last retention pass
 };
 
 }  // namespace baton::serve

@@ -10,6 +10,7 @@
 #include "report/findings_view.hpp"
 #include "sample/linux/kept_file.hpp"
 #include "serve/auth.hpp"
+#include "serve/history_api.hpp"
 #include "store/snapshot_json.hpp"
 
 namespace baton::serve {
@@ -49,6 +50,8 @@ const char* index_page() {
 <li><a href="/api/v1/health">/api/v1/health</a></li>
 <li><a href="/api/v1/snapshot">/api/v1/snapshot</a>: the latest snapshot (baton snapshot --json)</li>
 <li><a href="/api/v1/findings">/api/v1/findings</a>: the active findings (baton diagnose --json)</li>
+<li><a href="/api/v1/history">/api/v1/history</a>: the metrics over time (?metric=&amp;subject=&amp;from=&amp;to=&amp;step=)</li>
+<li><a href="/api/v1/runs">/api/v1/runs</a>: the recorded runs (baton run)</li>
 </ul></body></html>
 )";
 }
@@ -88,6 +91,10 @@ HttpResponse Service::handle(const HttpRequest& r) {
         p.body = index_page();
         return p;
     }
+    if (r.path == "/api/v1/history")
+        return history_response(
+            r, {&agent_.memory(), store_, options_.interval_seconds, options_.memory_seconds, unix_millis()});
+    if (r.path == "/api/v1/runs" || r.path.rfind("/api/v1/runs/", 0) == 0) return runs_response(r, store_);
     const AgentState s = agent_.state();
     if (r.path == "/metrics") return metrics(s);
     if (r.path == "/api/v1/health") return health(s);

@@ -18,11 +18,15 @@ struct ServiceOptions {
     PrometheusOptions prometheus;
     std::string version, commit;  // baton_build_info
     double interval_seconds = 1;  // for /api/v1/health's staleness rule
+    double memory_seconds = 900;  // the agent's full-resolution ring, for /api/v1/history
 };
 
 class Service {
   public:
-    Service(const Agent& agent, ServiceOptions options) : agent_(agent), options_(std::move(options)) {}
+    // `store`: a reading connection to the history database (runs, and the machine history past
+    // the memory), used on the HTTP thread only; null without a database.
+    Service(const Agent& agent, ServiceOptions options, History* store = nullptr)
+        : agent_(agent), options_(std::move(options)), store_(store) {}
     HttpResponse handle(const HttpRequest& r);
     void set_options(ServiceOptions o) { options_ = std::move(o); }
     const ServiceOptions& options() const { return options_; }
@@ -35,6 +39,7 @@ class Service {
 
     const Agent& agent_;
     ServiceOptions options_;
+    History* store_;
     double last_scrape_seconds_ = -1;  // the previous /metrics's duration, -1 before the first
 };
 

@@ -19,6 +19,7 @@
 #include "core/json_writer.hpp"
 #include "store/finding_json.hpp"
 #include "store/run_owner.hpp"
+#include "store/sqlite_statement.hpp"
 
 namespace baton {
 
@@ -62,25 +63,17 @@ constexpr const char* kMigrations[] = {
     // not a live owner.
     "ALTER TABLE runs ADD COLUMN owner_start_ticks INTEGER;"
     "ALTER TABLE runs ADD COLUMN owner_boot_id TEXT;",
+    // 5: baton serve's machine history, one row per metric and minute (history_metrics.cpp).
+    "CREATE TABLE metric_series ("
+    "  id INTEGER PRIMARY KEY, metric TEXT NOT NULL, subject TEXT NOT NULL, UNIQUE (metric, subject));"
+    "CREATE TABLE metric_minutes ("
+    "  series_id INTEGER NOT NULL REFERENCES metric_series(id) ON DELETE CASCADE,"
+    "  minute INTEGER NOT NULL, avg REAL NOT NULL, min REAL NOT NULL, max REAL NOT NULL,"
+    "  PRIMARY KEY (series_id, minute)) WITHOUT ROWID;",
 };
 
-// A prepared statement, finalised on scope exit.
-class Statement {
-  public:
-    Statement(sqlite3* db, const char* sql) { sqlite3_prepare_v2(db, sql, -1, &s_, nullptr); }
-    ~Statement() { sqlite3_finalize(s_); }
-    Statement(const Statement&) = delete;
-    Statement& operator=(const Statement&) = delete;
-    sqlite3_stmt* get() const { return s_; }
-    bool ok() const { return s_ != nullptr; }
-
-  private:
-    sqlite3_stmt* s_ = nullptr;
-};
-
-Error db_error(sqlite3* db, const std::string& what) {
-    return make_error(what + ": " + sqlite3_errmsg(db));
-}
+using sqlite::db_error;
+using sqlite::Statement;
 
 void put_f32(std::string& out, float v) {
     char b[4];

@@ -91,6 +91,13 @@ struct StoredRun {
     std::vector<StepEvent> steps;
 };
 
+// One minute of one machine metric, as baton serve keeps it (avg, min and max of the samples).
+struct MetricMinute {
+    std::string metric, subject;  // e.g. "gpu.utilization_percent", "gpu:0"
+    std::int64_t minute = 0;      // Unix time / 60
+    double avg = 0, min = 0, max = 0;
+};
+
 // How a command opens the history.
 enum class HistoryAccess {
     // `baton run`: creates the database (0600) and its directory (0700) when missing, migrates
@@ -145,6 +152,17 @@ class History {
     // that truncates the log); returns the bytes the database shrank by. Fails, changing
     // nothing, while another process holds a transaction open (a `baton run` writing).
     Result<std::int64_t> vacuum();
+    // baton serve's machine history (history_metrics.cpp). Rows replace those of the same metric,
+    // subject and minute (an agent restarted within a minute writes its minute again).
+    Status add_metric_minutes(const std::vector<MetricMinute>& rows);
+    // One series' minutes in [from_minute, to_minute], in time order.
+    Result<std::vector<MetricMinute>> metric_minutes(const std::string& metric, const std::string& subject,
+                                                     std::int64_t from_minute, std::int64_t to_minute);
+    // Every (metric, subject) that has minutes, with no values filled in.
+    Result<std::vector<MetricMinute>> metric_series();
+    // Deletes the minutes before `minute` (retention); returns how many.
+    Result<std::int64_t> prune_metric_minutes(std::int64_t minute);
+
     // PRAGMA integrity_check's answer ("ok" when intact).
     std::string integrity();
 

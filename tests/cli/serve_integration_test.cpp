@@ -15,6 +15,7 @@
 #include <thread>
 #include <unistd.h>
 
+#include "store/history.hpp"
 #include "test_support.hpp"
 
 using namespace baton;
@@ -32,6 +33,7 @@ class Serve {
         std::map<std::string, std::string> env = test::fake_env(scenario);
         env["BATON_SYSTEM_CONFIG"] = "/dev/null";
         env["XDG_CONFIG_HOME"] = dir_.path();
+        env["XDG_STATE_HOME"] = dir_.path();  // the default history database, here and not in ~
         for (const auto& [k, v] : extra_env) env[k] = v;
         args.insert(args.begin(), {test::baton_binary(), "serve"});
         pid_ = fork();
@@ -352,4 +354,77 @@ TEST(ServeCli, SighupReloadsAGoodConfigAndKeepsTheOldOneOnABadOne) {
     EXPECT_NE(s.stderr_text().find("baton: config reloaded"), std::string::npos) << s.stderr_text();
     EXPECT_EQ(process_series(), 1);
     EXPECT_EQ(s.stop(SIGTERM, 5), 0);
+}
+
+TEST(ServeCli, HistoryComesFromMemoryThenFromTheDatabaseAcrossRestarts) {
+    test::TempDir d;
+    const std::string db = d.path() + "/state/baton.db";
+    {
+        Serve s({"--listen", "127.0.0.1:0", "--interval", "0.2", "--db", db}, "near-oom");
+        ASSERT_TRUE(s.ready()) << s.stderr_text();
+        ASSERT_TRUE(samples_at_least(s.port(), 6));
+        const Reply mem = get(s.port(), "/api/v1/history?metric=gpu.memory_used_percent&subject=gpu:0&from=-60");
+        EXPECT_EQ(mem.status, 200) << mem.body;
+        EXPECT_NE(mem.body.find("\"source\":\"memory\""), std::string::npos) << mem.body;
+        EXPECT_NE(mem.body.find(",97,97,97]"), std::string::npos) << mem.body;
+        const Reply list = get(s.port(), "/api/v1/history");
+        EXPECT_NE(list.body.find("{\"metric\":\"gpu.power_watts\",\"subject\":\"gpu:0\"}"), std::string::npos);
+        EXPECT_EQ(get(s.port(), "/api/v1/history?metric=gpu.nope").status, 404);
+        EXPECT_EQ(get(s.port(), "/api/v1/history?metric=gpu.power_watts&from=yesterday").status, 400);
+        EXPECT_EQ(get(s.port(), "/api/v1/history?metric=gpu.power_watts&from=-10&to=-20").status, 400);
+        EXPECT_EQ(get(s.port(), "/api/v1/history?metric=gpu.power_watts&from=0&step=0.001").status, 400);
+        EXPECT_EQ(s.stop(SIGTERM, 5), 0);  // writes the minute under way
+    }
+    {
+        auto h = History::open(db, HistoryAccess::read);
+        ASSERT_TRUE(h.ok());
+        EXPECT_EQ(h->integrity(), "ok");
+        EXPECT_FALSE(h->metric_minutes("gpu.power_watts", "gpu:0", 0, 1LL << 40)->empty());
+    }
+    // Restarted, it reads the earlier minutes back; killed, the database stays whole.
+    Serve again({"--listen", "127.0.0.1:0", "--interval", "0.2", "--db", db}, "near-oom");
+    ASSERT_TRUE(again.ready()) << again.stderr_text();
+    ASSERT_TRUE(samples_at_least(again.port(), 2));
+    const Reply old = get(again.port(), "/api/v1/history?metric=gpu.power_watts&subject=gpu:0&from=-7200");
+    EXPECT_NE(old.body.find("\"source\":\"store\""), std::string::npos) << old.body;
+    EXPECT_NE(old.body.find(",612,612,612]"), std::string::npos) << old.body;
+    for (int i = 0; i < 5; ++i) get(again.port(), "/metrics");
+    EXPECT_EQ(again.stop(SIGKILL, 5), 128 + SIGKILL);
+    auto h = History::open(db, HistoryAccess::read);
+    ASSERT_TRUE(h.ok());
+    EXPECT_EQ(h->integrity(), "ok");
+    Serve third({"--listen", "127.0.0.1:0", "--db", db}, "near-oom");
+    ASSERT_TRUE(third.ready()) << third.stderr_text();
+    EXPECT_NE(
+        get(third.port(), "/api/v1/history?metric=gpu.power_watts&subject=gpu:0&from=-7200").body.find(",612,612,612]"),
+        std::string::npos);
+    EXPECT_EQ(third.stop(SIGTERM, 5), 0);
+}
+
+TEST(ServeCli, RunsOfTheHistoryAreServed) {
+    test::TempDir d;
+    const std::string db = d.path() + "/baton.db";
+    auto run = test::run({test::baton_binary(), "--config", "/dev/null", "run", "--db", db, "--name", "tiny", "--quiet",
+                          "--", "/bin/sh", "-c", "sleep 1.2"},
+                         test::fake_env("near-oom"));
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    Serve s({"--listen", "127.0.0.1:0", "--db", db});
+    ASSERT_TRUE(s.ready()) << s.stderr_text();
+    const Reply list = get(s.port(), "/api/v1/runs");
+    EXPECT_EQ(list.status, 200);
+    EXPECT_NE(list.body.find("\"name\":\"tiny\""), std::string::npos) << list.body;
+    EXPECT_NE(list.body.find("\"state\":\"finished\""), std::string::npos);
+    const Reply one = get(s.port(), "/api/v1/runs/1");
+    EXPECT_EQ(one.status, 200);
+    EXPECT_NE(one.body.find("\"finding_list\":["), std::string::npos) << one.body;
+    EXPECT_NE(one.body.find("\"command\":\"/bin/sh -c sleep 1.2\""), std::string::npos) << one.body;
+    EXPECT_EQ(get(s.port(), "/api/v1/runs/2").status, 404);
+    EXPECT_EQ(get(s.port(), "/api/v1/runs/abc").status, 404);
+    EXPECT_EQ(get(s.port(), "/api/v1/runs/99999999999999999999999").status, 404);
+    EXPECT_EQ(s.stop(SIGTERM, 5), 0);
+
+    Serve none({"--listen", "127.0.0.1:0", "--no-db"});
+    ASSERT_TRUE(none.ready()) << none.stderr_text();
+    EXPECT_EQ(get(none.port(), "/api/v1/runs").status, 404);
+    EXPECT_EQ(none.stop(SIGTERM, 5), 0);
 }

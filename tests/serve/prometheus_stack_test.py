@@ -91,6 +91,7 @@ def main():
             env["BATON_FAKE_NVML_SCENARIO"] = os.path.join(SCENARIO_DIR, scenario + ".json")
             env["BATON_SYSTEM_CONFIG"] = "/dev/null"
             env["XDG_CONFIG_HOME"] = tmp
+            env["XDG_STATE_HOME"] = os.path.join(tmp, scenario)
             start([BATON, "serve", "--listen", "127.0.0.1:0", "--dcgm-compat"], "baton-" + scenario, env)
             log = os.path.join(tmp, "baton-" + scenario + ".log")
 

@@ -1,0 +1,172 @@
+#include "serve/history_api.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "core/json_writer.hpp"
+#include "core/text_parse.hpp"
+#include "serve/node_metrics.hpp"
+#include "serve/service.hpp"
+#include "store/run_json.hpp"
+
+namespace baton::serve {
+
+namespace {
+
+constexpr std::size_t kMaxPoints = 20000;
+
+// A time parameter: Unix seconds, or a negative number of seconds before now ("-900").
+std::optional<std::int64_t> time_param(const std::string& text, std::int64_t now_ms) {
+    if (text.empty() || text.size() > 24) return std::nullopt;
+    const bool relative = text[0] == '-';
+    const std::string digits = relative ? text.substr(1) : text;
+    if (digits.empty() || digits.find_first_not_of("0123456789.") != std::string::npos ||
+        std::count(digits.begin(), digits.end(), '.') > 1 || digits.front() == '.' || digits.back() == '.')
+        return std::nullopt;
+    const double v = std::stod(digits);
+    if (!std::isfinite(v) || v > 1e11) return std::nullopt;
+    const auto ms = static_cast<std::int64_t>(v * 1000);
+    return relative ? now_ms - ms : ms;
+}
+
+struct Bucket {
+    double sum = 0, min = 0, max = 0;
+    std::size_t n = 0;
+    void add(double avg, double lo, double hi, std::size_t weight = 1) {
+        if (n == 0) {
+            min = lo;
+            max = hi;
+        }
+        sum += avg * static_cast<double>(weight);
+        min = std::min(min, lo);
+        max = std::max(max, hi);
+        n += weight;
+    }
+};
+
+}  // namespace
+
+HttpResponse history_response(const HttpRequest& r, const HistorySources& src) {
+    const std::int64_t now = src.now_ms;
+    auto param = [&](const char* k) {
+        auto it = r.query.find(k);
+        return it == r.query.end() ? std::string() : it->second;
+    };
+    const std::string metric = param("metric");
+    HttpResponse out;
+    out.content_type = "application/json";
+    JsonWriter w(out.body);
+    if (metric.empty()) {  // the catalogue
+        std::map<std::pair<std::string, std::string>, bool> all;
+        for (const auto& key : src.memory->series()) all[key] = true;
+        if (src.store)
+            if (auto stored = src.store->metric_series(); stored.ok())
+                for (const MetricMinute& m : *stored) all[{m.metric, m.subject}] = true;
+        w.begin_object();
+        w.field("interval_seconds", src.interval_seconds);
+        w.key("series");
+        w.begin_array();
+        for (const auto& [key, unused] : all) {
+            w.begin_object();
+            w.field("metric", key.first);
+            w.field("subject", key.second);
+            w.end_object();
+        }
+        w.end_array();
+        w.end_object();
+        w.finish();
+        out.body.push_back('\n');
+        return out;
+    }
+    if (!known_metric(metric)) return json_error(404, "no metric '" + metric + "' (GET /api/v1/history lists them)");
+    const std::string subject = param("subject").empty() ? "host" : param("subject");
+    const std::optional<std::int64_t> from = param("from").empty() ? now - 900000 : time_param(param("from"), now);
+    const std::optional<std::int64_t> to = param("to").empty() ? now : time_param(param("to"), now);
+    if (!from || !to) return json_error(400, "from and to are Unix seconds, or negative seconds before now (-900)");
+    if (*from > *to) return json_error(400, "from is after to");
+    double step = src.interval_seconds;
+    if (!param("step").empty()) {
+        const std::optional<std::int64_t> s = time_param(param("step"), 0);
+        if (!s || *s <= 0) return json_error(400, "step is a positive number of seconds");
+        step = static_cast<double>(*s) / 1000.0;
+    }
+    // Memory holds the last minutes at full resolution; a range reaching further back comes from
+    // the database, a minute a row (then memory completes it after the last stored minute).
+    const bool from_store = src.store && *from < now - static_cast<std::int64_t>(src.memory_seconds * 1000) - 1000;
+    if (from_store) step = std::max(step, 60.0);
+    const double points = static_cast<double>(*to - *from) / 1000.0 / step;
+    if (points > static_cast<double>(kMaxPoints))
+        return json_error(400, "that would be more than 20000 points: give a larger step");
+
+    const auto step_ms = static_cast<std::int64_t>(step * 1000);
+    std::map<std::int64_t, Bucket> buckets;  // bucket start (ms) -> values
+    auto bucket_of = [&](std::int64_t t) { return *from + (t - *from) / step_ms * step_ms; };
+    std::int64_t memory_from = *from;
+    if (from_store) {
+        Result<std::vector<MetricMinute>> rows = src.store->metric_minutes(metric, subject, *from / 60000, *to / 60000);
+        if (!rows.ok()) return json_error(500, rows.error().message);
+        for (const MetricMinute& m : *rows) {
+            const std::int64_t t = std::max(m.minute * 60000, *from);
+            buckets[bucket_of(t)].add(m.avg, m.min, m.max, 60);
+            memory_from = std::max(memory_from, (m.minute + 1) * 60000);  // memory takes over after it
+        }
+    }
+    for (const Point& p : src.memory->range(metric, subject, memory_from, *to))
+        buckets[bucket_of(p.t_ms)].add(p.value, p.value, p.value);
+
+    w.begin_object();
+    w.field("metric", metric);
+    w.field("subject", subject);
+    w.field("from", static_cast<double>(*from) / 1000.0);
+    w.field("to", static_cast<double>(*to) / 1000.0);
+    w.field("step", step);
+    w.field("source", from_store ? "store" : "memory");
+    w.key("points");  // [time (Unix seconds), average, minimum, maximum]
+    w.begin_array();
+    for (const auto& [t, b] : buckets) {
+        w.begin_array();
+        w.value(static_cast<double>(t) / 1000.0);
+        w.value(b.sum / static_cast<double>(b.n));
+        w.value(b.min);
+        w.value(b.max);
+        w.end_array();
+    }
+    w.end_array();
+    w.end_object();
+    w.finish();
+    out.body.push_back('\n');
+    return out;
+}
+
+HttpResponse runs_response(const HttpRequest& r, History* store) {
+    if (!store) return json_error(404, "baton serve runs without a history database (--db)");
+    HttpResponse out;
+    out.content_type = "application/json";
+    const std::string prefix = "/api/v1/runs";
+    if (r.path == prefix || r.path == prefix + "/") {
+        Result<std::vector<RunRecord>> runs = store->runs();
+        if (!runs.ok()) return json_error(500, runs.error().message);
+        out.body = "{\"runs\":[";
+        for (std::size_t i = 0; i < runs->size(); ++i) {
+            if (i) out.body.push_back(',');
+            append_run_json((*runs)[i], out.body);
+        }
+        out.body += "]}\n";
+        return out;
+    }
+    const std::string id_text = r.path.substr(prefix.size() + 1);
+    const std::optional<std::uint64_t> id =
+        id_text.size() <= 18 && id_text.find_first_not_of("0123456789") == std::string::npos ? text::parse_u64(id_text)
+                                                                                             : std::nullopt;
+    if (!id) return json_error(404, "no run '" + id_text + "'");
+    Result<RunRecord> run = store->run(static_cast<std::int64_t>(*id));
+    if (!run.ok()) return json_error(404, "no run " + id_text + " in the history");
+    Result<std::vector<RecordedFinding>> findings = store->findings(run->id);
+    if (!findings.ok()) return json_error(500, findings.error().message);
+    append_run_json(*run, out.body, &*findings);
+    out.body.push_back('\n');
+    return out;
+}
+
+}  // namespace baton::serve

@@ -1,0 +1,93 @@
+// The agent's memory of the last minutes: points kept and dropped by age, minutes summarised with
+// average, minimum and maximum, per-core series kept in memory only.
+#include <gtest/gtest.h>
+
+#include "serve/metric_history.hpp"
+#include "serve/node_metrics.hpp"
+
+using namespace baton;
+using namespace baton::serve;
+
+namespace {
+
+Snapshot snap_at(std::int64_t t_ms, double cpu, double gpu_util) {
+    Snapshot s;
+    s.time_unix_ms = t_ms;
+    s.cpu.total.utilization_percent = cpu;
+    CpuCore c;
+    c.id = 3;
+    c.times.utilization_percent = cpu;
+    s.cpu.cores.push_back(c);
+    s.memory.used_bytes = 1000;
+    s.memory.total_bytes = 4000;
+    GpuInfo g;
+    g.index = 1;
+    g.utilization_percent = gpu_util;
+    g.memory_used_bytes = 30;
+    g.memory_total_bytes = 120;
+    s.gpus.push_back(g);
+    return s;
+}
+
+}  // namespace
+
+TEST(MetricHistory, KeepsTheWindowAndAnswersRanges) {
+    MetricHistory h(10);  // 10 s
+    const std::int64_t t0 = 1'800'000'000'000;
+    for (int i = 0; i < 30; ++i) h.add(snap_at(t0 + i * 1000, i, 50));
+    auto all = h.range("cpu.utilization_percent", "host", 0, t0 + 100000);
+    ASSERT_EQ(all.size(), 11u);  // t0+19 s .. t0+29 s
+    EXPECT_EQ(all.front().t_ms, t0 + 19000);
+    EXPECT_EQ(all.back().value, 29);
+    EXPECT_EQ(h.oldest_ms(), t0 + 19000);
+    auto some = h.range("gpu.memory_used_percent", "gpu:1", t0 + 25000, t0 + 26000);
+    ASSERT_EQ(some.size(), 2u);
+    EXPECT_FLOAT_EQ(some[0].value, 25);
+    EXPECT_TRUE(h.range("gpu.utilization_percent", "gpu:7", 0, t0 + 100000).empty());
+    EXPECT_EQ(h.range("cpu.core_utilization_percent", "cpu:3", 0, t0 + 100000).size(), 11u);
+}
+
+TEST(MetricHistory, SummarisesEachMinuteOnce) {
+    MetricHistory h(900);
+    const std::int64_t m0 = 30'000'000;  // a minute number
+    for (int s = 0; s < 60; ++s) h.add(snap_at(m0 * 60000 + s * 1000, s, s % 2 ? 100 : 0));
+    EXPECT_TRUE(h.take_finished_minutes(m0 * 60000 + 59500).empty());  // the minute is not over
+    h.add(snap_at((m0 + 1) * 60000, 7, 7));
+    std::vector<MetricMinute> rows = h.take_finished_minutes((m0 + 1) * 60000 + 10);
+    auto find = [&](const std::string& metric, const std::string& subject) -> const MetricMinute* {
+        for (const MetricMinute& m : rows)
+            if (m.metric == metric && m.subject == subject) return &m;
+        return nullptr;
+    };
+    const MetricMinute* cpu = find("cpu.utilization_percent", "host");
+    ASSERT_NE(cpu, nullptr);
+    EXPECT_EQ(cpu->minute, m0);
+    EXPECT_DOUBLE_EQ(cpu->avg, 29.5);
+    EXPECT_DOUBLE_EQ(cpu->min, 0);
+    EXPECT_DOUBLE_EQ(cpu->max, 59);
+    const MetricMinute* gpu = find("gpu.utilization_percent", "gpu:1");
+    ASSERT_NE(gpu, nullptr);
+    EXPECT_DOUBLE_EQ(gpu->avg, 50);
+    EXPECT_EQ(find("cpu.core_utilization_percent", "cpu:3"), nullptr);    // memory only
+    EXPECT_TRUE(h.take_finished_minutes((m0 + 1) * 60000 + 20).empty());  // taken once
+    // The minute under way, when the agent stops.
+    rows = h.take_finished_minutes((m0 + 2) * 60000 + 60000);
+    cpu = find("cpu.utilization_percent", "host");
+    ASSERT_NE(cpu, nullptr);
+    EXPECT_EQ(cpu->minute, m0 + 1);
+    EXPECT_DOUBLE_EQ(cpu->avg, 7);
+}
+
+TEST(NodeMetrics, EveryEmittedMetricIsKnownAndStaleGpusHaveNone) {
+    Snapshot s = snap_at(1000, 10, 20);
+    s.gpus.push_back(s.gpus[0]);
+    s.gpus[1].index = 2;
+    s.gpus[1].stale = true;
+    int gpu2 = 0;
+    for_each_metric(s, true, [&](std::string_view metric, const std::string& subject, double) {
+        EXPECT_TRUE(known_metric(metric)) << metric;
+        gpu2 += subject == "gpu:2";
+    });
+    EXPECT_EQ(gpu2, 0);
+    EXPECT_FALSE(known_metric("gpu.nonsense"));
+}
