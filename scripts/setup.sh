@@ -17,6 +17,7 @@ packages=(
 )
 
 scripts/apt-install.sh "${packages[@]}"
+scripts/fetch-web-assets.sh  # uPlot for baton serve's live page, embedded at build time
 
 # The Python hook (python/), installed offline into .venv, which also sees Debian's own Python
 # packages (PyTorch from python3-torch, when installed): `.venv/bin/python train.py` has both.

@@ -19,6 +19,9 @@ test_packages=(
   man-db zsh fish bash-completion  # the package test: man -w, and each shell's completion
 )
 ./scripts/apt-install.sh "${test_packages[@]}"
+# playwright-core drives Debian's Chromium in the live-page test (no browser of its own is fetched).
+[ -d .deps/node/node_modules/playwright-core ] ||
+  npm install --silent --no-audit --no-fund --prefix .deps/node playwright-core@1.64.1 >/dev/null
 cmake -S . -B build -DBATON_BUILD_TESTS=ON >/dev/null
 cmake --build build -j "$(nproc)"
 cmake --build build --target format-check

@@ -3,11 +3,14 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
+#include <vector>
 
 #include "core/json_writer.hpp"
 #include "core/text_parse.hpp"
 #include "serve/node_metrics.hpp"
 #include "serve/service.hpp"
+#include "report/run_report.hpp"
 #include "store/run_json.hpp"
 
 namespace baton::serve {
@@ -99,40 +102,72 @@ HttpResponse history_response(const HttpRequest& r, const HistorySources& src) {
     if (points > static_cast<double>(kMaxPoints))
         return json_error(400, "that would be more than 20000 points: give a larger step");
 
-    const auto step_ms = static_cast<std::int64_t>(step * 1000);
-    std::map<std::int64_t, Bucket> buckets;  // bucket start (ms) -> values
-    auto bucket_of = [&](std::int64_t t) { return *from + (t - *from) / step_ms * step_ms; };
-    std::int64_t memory_from = *from;
-    if (from_store) {
-        Result<std::vector<MetricMinute>> rows = src.store->metric_minutes(metric, subject, *from / 60000, *to / 60000);
-        if (!rows.ok()) return json_error(500, rows.error().message);
-        for (const MetricMinute& m : *rows) {
-            const std::int64_t t = std::max(m.minute * 60000, *from);
-            buckets[bucket_of(t)].add(m.avg, m.min, m.max, 60);
-            memory_from = std::max(memory_from, (m.minute + 1) * 60000);  // memory takes over after it
-        }
+    // subject=* : every subject of the metric (what the live page asks, one request a metric).
+    std::vector<std::string> subjects;
+    if (subject == "*") {
+        std::map<std::string, bool> all;
+        for (const auto& [m, subj] : src.memory->series())
+            if (m == metric) all[subj] = true;
+        if (from_store)
+            if (auto stored = src.store->metric_series(); stored.ok())
+                for (const MetricMinute& m : *stored)
+                    if (m.metric == metric) all[m.subject] = true;
+        for (const auto& [subj, unused] : all) subjects.push_back(subj);
+    } else {
+        subjects.push_back(subject);
     }
-    for (const Point& p : src.memory->range(metric, subject, memory_from, *to))
-        buckets[bucket_of(p.t_ms)].add(p.value, p.value, p.value);
+
+    const auto step_ms = static_cast<std::int64_t>(step * 1000);
+    auto bucket_of = [&](std::int64_t t) { return *from + (t - *from) / step_ms * step_ms; };
+    auto write_points = [&](const std::string& subj) -> std::optional<std::string> {
+        std::map<std::int64_t, Bucket> buckets;  // bucket start (ms) -> values
+        std::int64_t memory_from = *from;
+        if (from_store) {
+            Result<std::vector<MetricMinute>> rows =
+                src.store->metric_minutes(metric, subj, *from / 60000, *to / 60000);
+            if (!rows.ok()) return rows.error().message;
+            for (const MetricMinute& m : *rows) {
+                const std::int64_t t = std::max(m.minute * 60000, *from);
+                buckets[bucket_of(t)].add(m.avg, m.min, m.max, 60);
+                memory_from = std::max(memory_from, (m.minute + 1) * 60000);  // memory takes over after it
+            }
+        }
+        for (const Point& p : src.memory->range(metric, subj, memory_from, *to))
+            buckets[bucket_of(p.t_ms)].add(p.value, p.value, p.value);
+        w.key("points");  // [time (Unix seconds), average, minimum, maximum]
+        w.begin_array();
+        for (const auto& [t, b] : buckets) {
+            w.begin_array();
+            w.value(static_cast<double>(t) / 1000.0);
+            w.value(b.sum / static_cast<double>(b.n));
+            w.value(b.min);
+            w.value(b.max);
+            w.end_array();
+        }
+        w.end_array();
+        return std::nullopt;
+    };
 
     w.begin_object();
     w.field("metric", metric);
-    w.field("subject", subject);
+    if (subject != "*") w.field("subject", subject);
     w.field("from", static_cast<double>(*from) / 1000.0);
     w.field("to", static_cast<double>(*to) / 1000.0);
     w.field("step", step);
     w.field("source", from_store ? "store" : "memory");
-    w.key("points");  // [time (Unix seconds), average, minimum, maximum]
-    w.begin_array();
-    for (const auto& [t, b] : buckets) {
+    if (subject == "*") {
+        w.key("series");
         w.begin_array();
-        w.value(static_cast<double>(t) / 1000.0);
-        w.value(b.sum / static_cast<double>(b.n));
-        w.value(b.min);
-        w.value(b.max);
+        for (const std::string& subj : subjects) {
+            w.begin_object();
+            w.field("subject", subj);
+            if (auto e = write_points(subj)) return json_error(500, *e);
+            w.end_object();
+        }
         w.end_array();
+    } else if (auto e = write_points(subject)) {
+        return json_error(500, *e);
     }
-    w.end_array();
     w.end_object();
     w.finish();
     out.body.push_back('\n');
@@ -155,13 +190,26 @@ HttpResponse runs_response(const HttpRequest& r, History* store) {
         out.body += "]}\n";
         return out;
     }
-    const std::string id_text = r.path.substr(prefix.size() + 1);
+    std::string id_text = r.path.substr(prefix.size() + 1);
+    const std::string report_suffix = "/report";
+    const bool report =
+        id_text.size() > report_suffix.size() &&
+        id_text.compare(id_text.size() - report_suffix.size(), report_suffix.size(), report_suffix) == 0;
+    if (report) id_text.resize(id_text.size() - report_suffix.size());
     const std::optional<std::uint64_t> id =
         id_text.size() <= 18 && id_text.find_first_not_of("0123456789") == std::string::npos ? text::parse_u64(id_text)
                                                                                              : std::nullopt;
     if (!id) return json_error(404, "no run '" + id_text + "'");
     Result<RunRecord> run = store->run(static_cast<std::int64_t>(*id));
     if (!run.ok()) return json_error(404, "no run " + id_text + " in the history");
+    if (report) {  // baton report's HTML page: inline CSS and SVG, no script, nothing loaded
+        Result<StoredRun> stored = store->load_run(run->id);
+        if (!stored.ok()) return json_error(500, stored.error().message);
+        out.content_type = "text/html; charset=utf-8";
+        out.body = run_report_html(*stored);
+        out.headers.emplace_back("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'");
+        return out;
+    }
     Result<std::vector<RecordedFinding>> findings = store->findings(run->id);
     if (!findings.ok()) return json_error(500, findings.error().message);
     append_run_json(*run, out.body, &*findings);

@@ -9,6 +9,7 @@
 #include "diagnose/rules.hpp"
 #include "report/findings_view.hpp"
 #include "sample/linux/kept_file.hpp"
+#include "serve/assets.hpp"
 #include "serve/auth.hpp"
 #include "serve/history_api.hpp"
 #include "store/snapshot_json.hpp"
@@ -42,20 +43,6 @@ double self_cpu_seconds() {
            static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
 }
 
-const char* index_page() {
-    return R"(<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>baton serve</title></head>
-<body><h1>baton serve</h1><ul>
-<li><a href="/metrics">/metrics</a>: Prometheus text exposition</li>
-<li><a href="/api/v1/health">/api/v1/health</a></li>
-<li><a href="/api/v1/snapshot">/api/v1/snapshot</a>: the latest snapshot (baton snapshot --json)</li>
-<li><a href="/api/v1/findings">/api/v1/findings</a>: the active findings (baton diagnose --json)</li>
-<li><a href="/api/v1/history">/api/v1/history</a>: the metrics over time (?metric=&amp;subject=&amp;from=&amp;to=&amp;step=)</li>
-<li><a href="/api/v1/runs">/api/v1/runs</a>: the recorded runs (baton run)</li>
-</ul></body></html>
-)";
-}
-
 }  // namespace
 
 HttpResponse json_error(int status, const std::string& message) {
@@ -72,10 +59,27 @@ HttpResponse json_error(int status, const std::string& message) {
 }
 
 HttpResponse Service::handle(const HttpRequest& r) {
-    const bool open = r.path == "/metrics" && options_.metrics_without_token;
-    if (!options_.token.empty() && !open && !bearer_matches(r.authorization, options_.token)) {
+    HttpResponse out = route(r);
+    // Every answer: nothing it holds may load anything from elsewhere (the live page included).
+    bool has_policy = false;
+    for (const auto& [k, v] : out.headers) has_policy = has_policy || k == "Content-Security-Policy";
+    if (!has_policy) out.headers.emplace_back("Content-Security-Policy", std::string(kContentSecurityPolicy));
+    return out;
+}
+
+HttpResponse Service::route(const HttpRequest& r) {
+    // The page and its files hold no data: they load without the token, and the page then asks
+    // for it (docs/api.md). /metrics may be left open for scrapers.
+    const std::optional<Asset> asset = r.method == "GET" || r.method == "HEAD" ? find_asset(r.path) : std::nullopt;
+    const bool open = asset || (r.path == "/metrics" && options_.metrics_without_token);
+    // The token in the header, or as RFC 6750's access_token query parameter (a report opened in a
+    // new tab cannot carry a header).
+    auto query_token = r.query.find("access_token");
+    const std::string authorization =
+        !r.authorization.empty() || query_token == r.query.end() ? r.authorization : "Bearer " + query_token->second;
+    if (!options_.token.empty() && !open && !bearer_matches(authorization, options_.token)) {
         HttpResponse e = json_error(
-            401, r.authorization.empty() ? "this endpoint needs 'Authorization: Bearer TOKEN'" : "wrong token");
+            401, authorization.empty() ? "this endpoint needs 'Authorization: Bearer TOKEN'" : "wrong token");
         e.headers.emplace_back("WWW-Authenticate", "Bearer realm=\"baton\"");
         return e;
     }
@@ -85,10 +89,10 @@ HttpResponse Service::handle(const HttpRequest& r) {
         return e;
     }
     if (r.query_malformed) return json_error(400, "the query string cannot be decoded");
-    if (r.path == "/") {
+    if (asset) {
         HttpResponse p;
-        p.content_type = "text/html; charset=utf-8";
-        p.body = index_page();
+        p.content_type = std::string(asset->content_type);
+        p.body = std::string(asset->body);
         return p;
     }
     if (r.path == "/api/v1/history")

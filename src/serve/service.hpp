@@ -32,6 +32,7 @@ class Service {
     const ServiceOptions& options() const { return options_; }
 
   private:
+    HttpResponse route(const HttpRequest& r);
     HttpResponse metrics(const AgentState& s);
     HttpResponse health(const AgentState& s) const;
     HttpResponse snapshot(const AgentState& s);

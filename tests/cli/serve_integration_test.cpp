@@ -262,7 +262,8 @@ TEST(ServeCli, TheTokenIsAskedOnEveryEndpoint) {
     ASSERT_TRUE(s.ready()) << s.stderr_text();
     const std::string good = "Authorization: Bearer s3cret-Token_42\r\n";
     ASSERT_TRUE(samples_at_least(s.port(), 1, good));
-    for (const char* path : {"/metrics", "/api/v1/health", "/api/v1/snapshot", "/api/v1/findings", "/", "/nope"}) {
+    for (const char* path : {"/metrics", "/api/v1/health", "/api/v1/snapshot", "/api/v1/findings", "/api/v1/history",
+                             "/api/v1/runs", "/nope"}) {
         const Reply none = get(s.port(), path);
         EXPECT_EQ(none.status, 401) << path;
         EXPECT_NE(none.headers.find("WWW-Authenticate: Bearer"), std::string::npos) << path;
@@ -273,6 +274,12 @@ TEST(ServeCli, TheTokenIsAskedOnEveryEndpoint) {
     EXPECT_EQ(get(s.port(), "/metrics", good).status, 200);
     EXPECT_EQ(get(s.port(), "/api/v1/snapshot", good).status, 200);
     EXPECT_EQ(get(s.port(), "/nope", good).status, 404);
+    // RFC 6750's query parameter works too (a report opened in a new tab); a wrong one does not.
+    EXPECT_EQ(get(s.port(), "/api/v1/snapshot?access_token=s3cret-Token_42").status, 200);
+    EXPECT_EQ(get(s.port(), "/api/v1/snapshot?access_token=s3cret-Token_4").status, 401);
+    // The page and its files hold no data: they load without the token (the page then asks for it).
+    for (const char* path : {"/", "/assets/dashboard.js", "/assets/uPlot.min.js", "/assets/dashboard.css"})
+        EXPECT_EQ(get(s.port(), path).status, 200) << path;
     EXPECT_EQ(s.stop(SIGTERM, 5), 0);
 }
 
