@@ -109,8 +109,15 @@ HttpResponse Service::route(const HttpRequest& r) {
 
 HttpResponse Service::metrics(const AgentState& s) {
     const double started = monotonic_seconds();
+    // The snapshot's families change once a sample: built once, whatever the number of scrapers.
+    if (cache_.metrics_snapshot != s.snapshot.get() || cache_.metrics_options_version != options_version_) {
+        cache_.metrics.clear();
+        if (s.snapshot) append_snapshot_prometheus(*s.snapshot, options_.prometheus, cache_.metrics);
+        cache_.metrics_snapshot = s.snapshot.get();
+        cache_.held_metrics = s.snapshot;
+        cache_.metrics_options_version = options_version_;
+    }
     Exposition e;
-    if (s.snapshot) append_snapshot_prometheus(*s.snapshot, options_.prometheus, e);
 
     e.family("baton_finding_active", "gauge", "1 while a finding holds (the series goes when it ends).");
     for (const Finding& f : *s.findings)
@@ -156,6 +163,8 @@ HttpResponse Service::metrics(const AgentState& s) {
 
     HttpResponse r;
     r.content_type = "text/plain; version=0.0.4; charset=utf-8";
+    r.body.reserve(cache_.metrics.size() + 8192);
+    r.body = cache_.metrics;
     e.write(r.body);
     last_scrape_seconds_ = monotonic_seconds() - started;
     return r;
@@ -184,10 +193,16 @@ HttpResponse Service::health(const AgentState& s) const {
 
 HttpResponse Service::snapshot(const AgentState& s) {
     if (!s.snapshot) return json_error(503, "no snapshot yet: the agent has just started");
+    if (cache_.json_snapshot != s.snapshot.get()) {
+        cache_.json.clear();
+        cache_.json_encoder.append(*s.snapshot, cache_.json);
+        cache_.json.push_back('\n');
+        cache_.json_snapshot = s.snapshot.get();
+        cache_.held_json = s.snapshot;
+    }
     HttpResponse r;
     r.content_type = kJson;
-    append_snapshot_json(*s.snapshot, r.body);
-    r.body.push_back('\n');
+    r.body = cache_.json;
     return r;
 }
 

@@ -8,6 +8,7 @@
 
 #include "serve/agent.hpp"
 #include "serve/http_server.hpp"
+#include "store/snapshot_json.hpp"
 #include "store/snapshot_prometheus.hpp"
 
 namespace baton::serve {
@@ -28,7 +29,10 @@ class Service {
     Service(const Agent& agent, ServiceOptions options, History* store = nullptr)
         : agent_(agent), options_(std::move(options)), store_(store) {}
     HttpResponse handle(const HttpRequest& r);
-    void set_options(ServiceOptions o) { options_ = std::move(o); }
+    void set_options(ServiceOptions o) {
+        options_ = std::move(o);
+        ++options_version_;
+    }
     const ServiceOptions& options() const { return options_; }
 
   private:
@@ -41,6 +45,19 @@ class Service {
     const Agent& agent_;
     ServiceOptions options_;
     History* store_;
+    // What a sample's snapshot gives, built once per sample (the agent publishes a new snapshot
+    // object each tick, so its address says whether it changed; the shared pointer held in
+    // `held` keeps that address from being reused meanwhile).
+    struct Cache {
+        std::shared_ptr<const Snapshot> held_metrics, held_json;
+        const Snapshot* metrics_snapshot = nullptr;
+        unsigned metrics_options_version = 0;
+        std::string metrics;  // the snapshot's families, Prometheus text
+        const Snapshot* json_snapshot = nullptr;
+        std::string json;
+        SnapshotJsonEncoder json_encoder;
+    } cache_;
+    unsigned options_version_ = 1;
     double last_scrape_seconds_ = -1;  // the previous /metrics's duration, -1 before the first
 };
 
