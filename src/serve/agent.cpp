@@ -9,6 +9,15 @@
 
 namespace baton::serve {
 
+Snapshot window_copy(const Snapshot& s) {
+    Snapshot w = s;
+    for (ProcessInfo& p : w.processes) {
+        std::string().swap(p.command);
+        std::string().swap(p.cgroup);
+    }
+    return w;
+}
+
 Agent::Agent(AgentOptions options, std::optional<History> store)
     : options_(std::move(options)),
       thresholds_(options_.thresholds),
@@ -119,7 +128,7 @@ void Agent::tick(Sampler& sampler) {
     }
     memory_.add(*snap);
     store_minutes(snap->time_unix_ms);
-    window_.push_back(*snap);
+    window_.push_back(window_copy(*snap));
     const double oldest = seconds(window_.back()) - t.window_seconds;
     window_.erase(window_.begin(), std::find_if(window_.begin(), window_.end(),
                                                 [&](const Snapshot& x) { return seconds(x) >= oldest; }));

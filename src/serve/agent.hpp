@@ -48,6 +48,11 @@ struct AgentState {
     double last_sample_monotonic = 0;  // CLOCK_MONOTONIC when it was taken
 };
 
+// The copy of a snapshot the agent keeps in its diagnosis window: without the processes' command
+// lines and cgroups, which no rule reads (tests/serve/window_copy_test.cpp checks that the findings
+// are the same, word for word) and which are most of a snapshot's memory on a box with many processes.
+Snapshot window_copy(const Snapshot& s);
+
 class Agent {
   public:
     // `store`: the history database the minutes go to (written on the sampling thread only), or none.

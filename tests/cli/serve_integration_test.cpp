@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <arpa/inet.h>
+#include <atomic>
 #include <chrono>
 #include <csignal>
 #include <fcntl.h>
@@ -320,14 +321,30 @@ TEST(ServeCli, BadRequestsGetClearAnswers) {
     EXPECT_EQ(s.stop(SIGTERM, 5), 0);
 }
 
-TEST(ServeCli, SigtermStopsWithinTwoSeconds) {
-    Serve s({"--listen", "127.0.0.1:0", "--interval", "0.1"});
+TEST(ServeCli, SigtermStopsWithinTwoSecondsWhileScrapedAndWriting) {
+    test::TempDir d;
+    const std::string db = d.path() + "/baton.db";
+    Serve s({"--listen", "127.0.0.1:0", "--interval", "0.1", "--db", db});
     ASSERT_TRUE(s.ready()) << s.stderr_text();
     ASSERT_TRUE(samples_at_least(s.port(), 3));
+    // Four clients scrape without pause while the signal comes.
+    std::atomic<bool> done{false};
+    std::vector<std::thread> scrapers;
+    for (int i = 0; i < 4; ++i)
+        scrapers.emplace_back([&] {
+            while (!done) send_raw(s.port(), "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+        });
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
     double took = 0;
     EXPECT_EQ(s.stop(SIGTERM, 5, &took), 0);
+    done = true;
+    for (auto& t : scrapers) t.join();
     EXPECT_LT(took, 2.0);
     EXPECT_NE(s.stderr_text().find("baton: stopped"), std::string::npos);
+    auto h = History::open(db, HistoryAccess::read);
+    ASSERT_TRUE(h.ok()) << h.error().message;
+    EXPECT_EQ(h->integrity(), "ok");
+    EXPECT_FALSE(h->metric_series()->empty());  // the minute under way was written at the stop
 }
 
 TEST(ServeCli, SighupReloadsAGoodConfigAndKeepsTheOldOneOnABadOne) {
