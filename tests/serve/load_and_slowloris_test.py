@@ -10,8 +10,6 @@
 usage: load_and_slowloris_test.py BATON FAKE_NVML_LIB SCENARIO_JSON
 """
 import http.client
-import os
-import re
 import resource
 import socket
 import statistics
@@ -21,14 +19,9 @@ import tempfile
 import threading
 import time
 
+from serve_helpers import agent_env, check, start_agent, stop, summary
+
 BATON, NVML, SCENARIO = sys.argv[1:4]
-failures = []
-
-
-def check(ok, what):
-    print(("ok:   " if ok else "FAIL: ") + what, flush=True)
-    if not ok:
-        failures.append(what)
 
 
 def rss_mib(pid):
@@ -52,20 +45,8 @@ def main():
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 65536), hard))
     tmp = tempfile.mkdtemp(prefix="baton-load-")
-    env = dict(os.environ, BATON_NVML_LIBRARY=NVML, BATON_FAKE_NVML_SCENARIO=SCENARIO, BATON_SYSTEM_CONFIG="/dev/null",
-               XDG_CONFIG_HOME=tmp, XDG_STATE_HOME=tmp)
-    log = open(os.path.join(tmp, "serve.log"), "w+")
-    agent = subprocess.Popen([BATON, "serve", "--listen", "127.0.0.1:0"], stdout=subprocess.DEVNULL, stderr=log,
-                             stdin=subprocess.DEVNULL, env=env)
+    agent, port = start_agent(BATON, [], agent_env(NVML, SCENARIO, tmp), tmp)
     try:
-        port = None
-        for _ in range(100):
-            log.seek(0)
-            m = re.search(r"serving on http://127\.0\.0\.1:(\d+)", log.read())
-            if m:
-                port = int(m.group(1))
-                break
-            time.sleep(0.1)
         check(port is not None, "baton serve listens")
         if port is None:
             return
@@ -74,13 +55,13 @@ def main():
         # Load: 50 clients, 10 s.
         latencies, errors = [], []
         lock = threading.Lock()
-        stop = time.monotonic() + 10
+        until = time.monotonic() + 10
 
         def client(n):
             c = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
             paths = ["/metrics", "/api/v1/snapshot"]
             i = n
-            while time.monotonic() < stop:
+            while time.monotonic() < until:
                 path = paths[i % 2]
                 i += 1
                 t = time.monotonic()
@@ -146,15 +127,10 @@ def main():
         status, _ = get(port, "/metrics")
         check(status == 200, "and answers as before")
     finally:
-        agent.terminate()
-        try:
-            agent.wait(10)
-        except subprocess.TimeoutExpired:
-            agent.kill()
+        stop([agent])
         subprocess.run(["rm", "-rf", tmp])
-    print("load and slowloris: " + ("%d check(s) failed" % len(failures) if failures else "every check passed"))
 
 
 if __name__ == "__main__":
     main()
-    sys.exit(1 if failures else 0)
+    sys.exit(summary("load and slowloris"))

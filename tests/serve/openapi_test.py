@@ -8,7 +8,6 @@ usage: openapi_test.py BATON FAKE_NVML_LIB SCENARIO_JSON SOURCE_DIR
 """
 import json
 import os
-import re
 import subprocess
 import sys
 import tempfile
@@ -16,14 +15,9 @@ import time
 import urllib.error
 import urllib.request
 
+from serve_helpers import agent_env, check, start_agent, stop, summary
+
 BATON, NVML, SCENARIO, SOURCE = sys.argv[1:5]
-failures = []
-
-
-def check(ok, what):
-    print(("ok:   " if ok else "FAIL: ") + what, flush=True)
-    if not ok:
-        failures.append(what)
 
 
 def resolve(spec, schema):
@@ -83,28 +77,17 @@ def main():
         check(path in spec["paths"], "documents " + path)
 
     tmp = tempfile.mkdtemp(prefix="baton-openapi-")
-    env = dict(os.environ, BATON_NVML_LIBRARY=NVML, BATON_FAKE_NVML_SCENARIO=SCENARIO, BATON_SYSTEM_CONFIG="/dev/null",
-               XDG_CONFIG_HOME=tmp, XDG_STATE_HOME=tmp)
+    env = agent_env(NVML, SCENARIO, tmp)
     db = os.path.join(tmp, "baton.db")
     subprocess.run([BATON, "run", "--db", db, "--quiet", "--", "/bin/sh", "-c", "sleep 1.2"], env=env,
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
-    log = open(os.path.join(tmp, "serve.log"), "w+")
-    agent = subprocess.Popen([BATON, "serve", "--listen", "127.0.0.1:0", "--interval", "0.2", "--db", db], env=env,
-                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log)
+    agent, port = start_agent(BATON, ["--interval", "0.2", "--db", db], env, tmp)
     try:
-        port = None
-        for _ in range(100):
-            log.seek(0)
-            m = re.search(r"serving on http://127\.0\.0\.1:(\d+)", log.read())
-            if m:
-                port = m.group(1)
-                break
-            time.sleep(0.1)
         check(port is not None, "baton serve listens")
         if not port:
             return
         time.sleep(1.5)
-        base = "http://127.0.0.1:" + port
+        base = "http://127.0.0.1:%d" % port
         asks = {"/api/v1/history": ["", "?metric=gpu.utilization_percent&subject=gpu:0",
                                     "?metric=gpu.utilization_percent&subject=*", "?metric=cpu.utilization_percent&from=-7200",
                                     "?metric=nope", "?metric=gpu.power_watts&from=x"],
@@ -127,12 +110,10 @@ def main():
         status, _, _ = fetch(base + "/api/v1/nothing")
         check(status == 404, "an undocumented path is 404")
     finally:
-        agent.terminate()
-        agent.wait(10)
+        stop([agent])
         subprocess.run(["rm", "-rf", tmp])
-    print("openapi: " + ("%d check(s) failed" % len(failures) if failures else "every check passed"))
 
 
 if __name__ == "__main__":
     main()
-    sys.exit(1 if failures else 0)
+    sys.exit(summary("openapi"))

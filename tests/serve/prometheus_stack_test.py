@@ -24,14 +24,9 @@ import time
 import urllib.parse
 import urllib.request
 
+from serve_helpers import agent_env, check, failures, start_agent, stop, summary
+
 BATON, FAKE_NVML_DIR, SCENARIO_DIR, SOURCE_DIR = sys.argv[1:5]
-failures = []
-
-
-def check(ok, what):
-    print(("ok:   " if ok else "FAIL: ") + what, flush=True)
-    if not ok:
-        failures.append(what)
 
 
 def free_port():
@@ -86,23 +81,16 @@ def main():
         # Two agents, each with its own fake GPUs.
         agents = {}
         for scenario in ("eight-busy", "near-oom"):
-            env = dict(os.environ)
-            env["BATON_NVML_LIBRARY"] = os.path.join(FAKE_NVML_DIR, scenario, "libnvidia-ml.so.1")
-            env["BATON_FAKE_NVML_SCENARIO"] = os.path.join(SCENARIO_DIR, scenario + ".json")
-            env["BATON_SYSTEM_CONFIG"] = "/dev/null"
-            env["XDG_CONFIG_HOME"] = tmp
-            env["XDG_STATE_HOME"] = os.path.join(tmp, scenario)
-            start([BATON, "serve", "--listen", "127.0.0.1:0", "--dcgm-compat"], "baton-" + scenario, env)
-            log = os.path.join(tmp, "baton-" + scenario + ".log")
-
-            def port_of(path=log):
-                m = re.search(r"serving on http://127\.0\.0\.1:(\d+)", open(path).read())
-                return m and m.group(1)
-
-            port = wait_for("baton serve (%s) listens" % scenario, port_of, 15)
+            home = os.path.join(tmp, scenario)
+            os.mkdir(home)
+            env = agent_env(os.path.join(FAKE_NVML_DIR, scenario, "libnvidia-ml.so.1"),
+                            os.path.join(SCENARIO_DIR, scenario + ".json"), home)
+            agent, port = start_agent(BATON, ["--dcgm-compat"], env, tmp)
+            procs.append(agent)
+            check(port is not None, "baton serve (%s) listens" % scenario)
             if not port:
                 return
-            agents[scenario] = "127.0.0.1:" + port
+            agents[scenario] = "127.0.0.1:%d" % port
 
         hook_port = free_port()
         server = http.server.ThreadingHTTPServer(("127.0.0.1", hook_port), Webhook)
@@ -232,13 +220,7 @@ def main():
         check(all(k in labels for k in ("gpu", "UUID", "device", "modelName", "Hostname")),
               "dcgm-exporter's labels: " + ", ".join(sorted(labels)))
     finally:
-        for p in procs:
-            p.terminate()
-        for p in procs:
-            try:
-                p.wait(10)
-            except subprocess.TimeoutExpired:
-                p.kill()
+        stop(procs)
         if failures:
             for name in os.listdir(tmp):
                 if name.endswith(".log"):
@@ -246,9 +228,8 @@ def main():
                     print("".join(open(os.path.join(tmp, name)).readlines()[-15:]))
         subprocess.run(["rm", "-rf", tmp])
 
-    print("prometheus stack: " + ("%d check(s) failed" % len(failures) if failures else "every check passed"))
 
 
 if __name__ == "__main__":
     main()
-    sys.exit(1 if failures else 0)
+    sys.exit(summary("prometheus stack"))

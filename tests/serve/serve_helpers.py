@@ -1,0 +1,54 @@
+"""What the Python tests of baton serve share: a check that counts failures, and an agent started on a free
+loopback port of its own (the port read from its "serving on" line), stopped by pid."""
+import os
+import re
+import subprocess
+import tempfile
+import time
+
+failures = []
+
+
+def check(ok, what):
+    print(("ok:   " if ok else "FAIL: ") + what, flush=True)
+    if not ok:
+        failures.append(what)
+
+
+def agent_env(nvml_library, scenario_json, home):
+    """The environment of an agent on the fake NVML, with no config and its state in `home`."""
+    return dict(os.environ, BATON_NVML_LIBRARY=nvml_library, BATON_FAKE_NVML_SCENARIO=scenario_json,
+                BATON_SYSTEM_CONFIG="/dev/null", XDG_CONFIG_HOME=home, XDG_STATE_HOME=home)
+
+
+def start_agent(baton, args, env, log_dir=None):
+    """Starts `baton serve ARGS --listen 127.0.0.1:0`; returns (process, port), port None if it never listened."""
+    log_dir = log_dir or tempfile.mkdtemp(prefix="baton-agent-")
+    log = open(os.path.join(log_dir, "serve-%d.log" % time.monotonic_ns()), "w+")
+    agent = subprocess.Popen([baton, "serve", "--listen", "127.0.0.1:0"] + args, env=env, stdin=subprocess.DEVNULL,
+                             stdout=subprocess.DEVNULL, stderr=log)
+    for _ in range(150):
+        log.seek(0)
+        m = re.search(r"serving on http://127\.0\.0\.1:(\d+)", log.read())
+        if m:
+            return agent, int(m.group(1))
+        if agent.poll() is not None:
+            break
+        time.sleep(0.1)
+    return agent, None
+
+
+def stop(processes):
+    """SIGTERM, then SIGKILL after 10 s, to each of `processes`."""
+    for p in processes:
+        p.terminate()
+    for p in processes:
+        try:
+            p.wait(10)
+        except subprocess.TimeoutExpired:
+            p.kill()
+
+
+def summary(name):
+    print(name + ": " + ("%d check(s) failed" % len(failures) if failures else "every check passed"))
+    return 1 if failures else 0
