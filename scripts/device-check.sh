@@ -103,6 +103,36 @@ say "baton snapshot (text)"
 "$baton" snapshot --top 5
 say "baton snapshot --prometheus (GPU lines)"
 "$baton" snapshot --prometheus --no-processes | grep '^baton_gpu' | head -40
+say "baton serve: one scrape of the node agent (GPU lines, findings, energy) and its health"
+[ -n "$python" ] && "$python" - "$baton" "$out" <<'PY' || status=1
+import re, subprocess, sys, time, urllib.request
+baton, out = sys.argv[1], sys.argv[2]
+log = open(out + "/serve.log", "w+")
+agent = subprocess.Popen([baton, "serve", "--listen", "127.0.0.1:0", "--no-db", "--dcgm-compat"],
+                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log)
+try:
+    port = None
+    for _ in range(100):
+        log.seek(0)
+        m = re.search(r"serving on http://127\.0\.0\.1:(\d+)", log.read())
+        if m:
+            port = m.group(1)
+            break
+        time.sleep(0.1)
+    if not port:
+        sys.exit("baton serve did not start: " + open(out + "/serve.log").read())
+    time.sleep(3)
+    base = "http://127.0.0.1:" + port
+    metrics = urllib.request.urlopen(base + "/metrics", timeout=10).read().decode()
+    wanted = re.compile(r"^(baton_gpu_(utilization|memory_used|power|energy|throttle_active|sm_activity)|baton_finding_active|DCGM_FI_DEV_(GPU_UTIL|FB_USED|POWER_USAGE))")
+    for line in metrics.splitlines():
+        if wanted.match(line):
+            print(line)
+    print(urllib.request.urlopen(base + "/api/v1/health", timeout=10).read().decode().strip())
+finally:
+    agent.terminate()
+    agent.wait(10)
+PY
 say "baton top --once (one frame of the live view)"
 "$baton" top --once --width 120 --height 30 || status=1
 
