@@ -96,7 +96,8 @@ HttpResponse history_response(const HttpRequest& r, const HistorySources& src) {
     }
     // Memory holds the last minutes at full resolution; a range reaching further back comes from
     // the database, a minute a row (then memory completes it after the last stored minute).
-    const bool from_store = src.store && *from < now - static_cast<std::int64_t>(src.memory_seconds * 1000) - 1000;
+    const bool from_store =
+        src.store && *from < now - static_cast<std::int64_t>(src.memory->keep_seconds() * 1000) - 1000;
     if (from_store) step = std::max(step, 60.0);
     const double points = static_cast<double>(*to - *from) / 1000.0 / step;
     if (points > static_cast<double>(kMaxPoints))

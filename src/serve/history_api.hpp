@@ -14,7 +14,6 @@ struct HistorySources {
     const MetricHistory* memory = nullptr;
     History* store = nullptr;     // null: no database (then only memory)
     double interval_seconds = 1;  // the sampling interval (the finest step)
-    double memory_seconds = 900;  // how far back memory reaches
     std::int64_t now_ms = 0;
 };
 

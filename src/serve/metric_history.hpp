@@ -32,6 +32,8 @@ class MetricHistory {
     // The points of one series within [from_ms, to_ms], in time order.
     std::vector<Point> range(const std::string& metric, const std::string& subject, std::int64_t from_ms,
                              std::int64_t to_ms) const;
+    // How far back it keeps points.
+    double keep_seconds() const { return static_cast<double>(keep_ms_) / 1000.0; }
     // The oldest time held (ms), or -1 when empty.
     std::int64_t oldest_ms() const;
     // Every series held: (metric, subject).

@@ -96,8 +96,7 @@ HttpResponse Service::route(const HttpRequest& r) {
         return p;
     }
     if (r.path == "/api/v1/history")
-        return history_response(
-            r, {&agent_.memory(), store_, options_.interval_seconds, options_.memory_seconds, unix_millis()});
+        return history_response(r, {&agent_.memory(), store_, options_.interval_seconds, unix_millis()});
     if (r.path == "/api/v1/runs" || r.path.rfind("/api/v1/runs/", 0) == 0) return runs_response(r, store_);
     const AgentState s = agent_.state();
     if (r.path == "/metrics") return metrics(s);
@@ -110,11 +109,10 @@ HttpResponse Service::route(const HttpRequest& r) {
 HttpResponse Service::metrics(const AgentState& s) {
     const double started = monotonic_seconds();
     // The snapshot's families change once a sample: built once, whatever the number of scrapers.
-    if (cache_.metrics_snapshot != s.snapshot.get() || cache_.metrics_options_version != options_version_) {
+    if (cache_.metrics_of != s.snapshot || cache_.metrics_options_version != options_version_) {
         cache_.metrics.clear();
         if (s.snapshot) append_snapshot_prometheus(*s.snapshot, options_.prometheus, cache_.metrics);
-        cache_.metrics_snapshot = s.snapshot.get();
-        cache_.held_metrics = s.snapshot;
+        cache_.metrics_of = s.snapshot;
         cache_.metrics_options_version = options_version_;
     }
     Exposition e;
@@ -193,12 +191,11 @@ HttpResponse Service::health(const AgentState& s) const {
 
 HttpResponse Service::snapshot(const AgentState& s) {
     if (!s.snapshot) return json_error(503, "no snapshot yet: the agent has just started");
-    if (cache_.json_snapshot != s.snapshot.get()) {
+    if (cache_.json_of != s.snapshot) {
         cache_.json.clear();
         cache_.json_encoder.append(*s.snapshot, cache_.json);
         cache_.json.push_back('\n');
-        cache_.json_snapshot = s.snapshot.get();
-        cache_.held_json = s.snapshot;
+        cache_.json_of = s.snapshot;
     }
     HttpResponse r;
     r.content_type = kJson;

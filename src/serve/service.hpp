@@ -19,7 +19,6 @@ struct ServiceOptions {
     PrometheusOptions prometheus;
     std::string version, commit;  // baton_build_info
     double interval_seconds = 1;  // for /api/v1/health's staleness rule
-    double memory_seconds = 900;  // the agent's full-resolution ring, for /api/v1/history
 };
 
 class Service {
@@ -45,15 +44,12 @@ class Service {
     const Agent& agent_;
     ServiceOptions options_;
     History* store_;
-    // What a sample's snapshot gives, built once per sample (the agent publishes a new snapshot
-    // object each tick, so its address says whether it changed; the shared pointer held in
-    // `held` keeps that address from being reused meanwhile).
+    // What a sample's snapshot gives, built once per sample: the agent publishes a new snapshot
+    // object each tick, so the snapshot each text was built from says whether it is current.
     struct Cache {
-        std::shared_ptr<const Snapshot> held_metrics, held_json;
-        const Snapshot* metrics_snapshot = nullptr;
+        std::shared_ptr<const Snapshot> metrics_of, json_of;
         unsigned metrics_options_version = 0;
         std::string metrics;  // the snapshot's families, Prometheus text
-        const Snapshot* json_snapshot = nullptr;
         std::string json;
         SnapshotJsonEncoder json_encoder;
     } cache_;
