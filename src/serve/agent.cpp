@@ -1,6 +1,7 @@
 #include "serve/agent.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 
 #include "core/clock.hpp"
@@ -9,20 +10,11 @@
 
 namespace baton::serve {
 
-Snapshot window_copy(const Snapshot& s) {
-    Snapshot w = s;
-    for (ProcessInfo& p : w.processes) {
-        std::string().swap(p.command);
-        std::string().swap(p.cgroup);
-    }
-    return w;
-}
-
 Agent::Agent(AgentOptions options, std::optional<History> store)
     : options_(std::move(options)),
       thresholds_(options_.thresholds),
       retention_seconds_(options_.retention_seconds),
-      memory_(options_.memory_seconds),
+      memory_(options_.memory_seconds, options_.interval_seconds),
       store_(std::move(store)) {
     state_.findings = std::make_shared<const std::vector<Finding>>();
     state_.indicators = std::make_shared<const std::vector<IndicatorSummary>>();
@@ -117,8 +109,14 @@ void Agent::loop() {
 
 void Agent::tick(Sampler& sampler) {
     const double started = monotonic_seconds();
-    auto snap = std::make_shared<Snapshot>();
-    sampler.take(*snap);
+    // The snapshot published two ticks ago is sampled into again once no reader holds it (only
+    // this thread can hand it out, and it no longer does: the count can only fall).
+    if (!spare_ || spare_.use_count() != 1)
+        spare_ = std::make_shared<Snapshot>();
+    else
+        std::atomic_thread_fence(std::memory_order_acquire);  // the readers' last uses happen before
+    sampler.take(*spare_);
+    std::swap(current_, spare_);
     const double took = monotonic_seconds() - started;
 
     Thresholds t;
@@ -126,15 +124,13 @@ void Agent::tick(Sampler& sampler) {
         std::lock_guard lock(mutex_);
         t = thresholds_;
     }
-    memory_.add(*snap);
-    store_minutes(snap->time_unix_ms);
-    window_.push_back(window_copy(*snap));
-    const double oldest = seconds(window_.back()) - t.window_seconds;
-    window_.erase(window_.begin(), std::find_if(window_.begin(), window_.end(),
-                                                [&](const Snapshot& x) { return seconds(x) >= oldest; }));
-    auto findings = std::make_shared<const std::vector<Finding>>(diagnose(window_, t));
-    auto indicators = std::make_shared<const std::vector<IndicatorSummary>>(summarize_indicators(window_, t));
-    DiagnosisInfo info = diagnosis_info(window_, "live");
+    memory_.add(*current_);
+    store_minutes(current_->time_unix_ms);
+    window_.add(*current_, t.window_seconds);
+    const Window& window = window_.snapshots();
+    auto findings = std::make_shared<const std::vector<Finding>>(diagnose(window, t));
+    auto indicators = std::make_shared<const std::vector<IndicatorSummary>>(summarize_indicators(window, t));
+    DiagnosisInfo info = diagnosis_info(window, "live");
 
     std::lock_guard lock(mutex_);
     // A finding "begins" when its (rule, subject) was not active at the previous tick.
@@ -144,7 +140,7 @@ void Agent::tick(Sampler& sampler) {
         });
         if (!was) ++state_.findings_started[{f.rule, f.severity}];
     }
-    state_.snapshot = std::move(snap);
+    state_.snapshot = current_;
     state_.findings = std::move(findings);
     state_.indicators = std::move(indicators);
     state_.window = std::move(info);

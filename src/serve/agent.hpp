@@ -20,6 +20,7 @@
 #include "diagnose/finding.hpp"
 #include "diagnose/indicators.hpp"
 #include "report/findings_view.hpp"
+#include "serve/diagnosis_window.hpp"
 #include "serve/metric_history.hpp"
 #include "store/history.hpp"
 #include "sample/sampler.hpp"
@@ -47,11 +48,6 @@ struct AgentState {
     double last_sample_seconds = 0;    // how long the last sample took (CPU and NVML waits)
     double last_sample_monotonic = 0;  // CLOCK_MONOTONIC when it was taken
 };
-
-// The copy of a snapshot the agent keeps in its diagnosis window: without the processes' command
-// lines and cgroups, which no rule reads (tests/serve/window_copy_test.cpp checks that the findings
-// are the same, word for word) and which are most of a snapshot's memory on a box with many processes.
-Snapshot window_copy(const Snapshot& s);
 
 class Agent {
   public:
@@ -88,7 +84,10 @@ class Agent {
     double retention_seconds_;  // under mutex_
     MetricHistory memory_;
     // The sampling thread's own.
-    std::vector<Snapshot> window_;
+    DiagnosisWindow window_;
+    // The snapshot being filled and the one published before: sampling into a snapshot that held
+    // the same processes lets the process table reuse its storage and strings (sample/sampler.hpp).
+    std::shared_ptr<Snapshot> current_, spare_;
     std::optional<History> store_;
     std::vector<MetricMinute> unsaved_;  // minutes a failed write left, tried again next time
     bool store_failing_ = false;

@@ -1,66 +1,95 @@
 #include "serve/metric_history.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 
 #include "serve/node_metrics.hpp"
 
 namespace baton::serve {
 
+MetricHistory::MetricHistory(double keep_seconds, double interval_seconds)
+    : keep_ms_(static_cast<std::int64_t>(keep_seconds * 1000)),
+      times_(static_cast<std::size_t>(std::ceil(keep_seconds / std::max(interval_seconds, 0.01))) + 1, 0) {}
+
 void MetricHistory::add(const Snapshot& s) {
     const std::int64_t t = s.time_unix_ms;
     const std::int64_t minute = t / 60000;
+    const std::size_t ring = times_.size();
     std::lock_guard lock(mutex_);
+    const std::size_t slot = samples_ % ring;
+    times_[slot] = t;
+    ++samples_;
+    std::size_t at = 0;  // position in order_
     for_each_metric(s, true, [&](std::string_view metric, const std::string& subject, double v) {
-        Series& x = series_[{std::string(metric), subject}];
-        x.stored = metric != "cpu.core_utilization_percent";
-        x.points.push_back({t, static_cast<float>(v)});
-        if (x.open.minute != minute) {
-            if (x.open.n && x.stored) x.finished.push_back(x.open);
-            x.open = Minute{minute, 0, v, v, 0};
+        Series* x = nullptr;
+        if (at < order_.size() && order_[at].first->first == metric && order_[at].first->second == subject) {
+            x = order_[at].second;
+        } else {
+            auto [it, fresh] = series_.try_emplace({std::string(metric), subject});
+            if (fresh) {
+                it->second.values.assign(ring, std::numeric_limits<float>::quiet_NaN());
+                it->second.stored = metric != "cpu.core_utilization_percent";
+            }
+            x = &it->second;
+            order_.resize(at);  // the order changed from here on: learn it again
+            order_.emplace_back(&it->first, x);
         }
-        x.open.sum += v;
-        x.open.min = std::min(x.open.min, v);
-        x.open.max = std::max(x.open.max, v);
-        ++x.open.n;
+        ++at;
+        x->values[slot] = static_cast<float>(v);
+        x->last_sample = samples_;
+        if (x->open.minute != minute) {
+            if (x->open.n && x->stored) x->finished.push_back(x->open);
+            x->open = Minute{minute, 0, v, v, 0};
+        }
+        x->open.sum += v;
+        x->open.min = std::min(x->open.min, v);
+        x->open.max = std::max(x->open.max, v);
+        ++x->open.n;
     });
-    // Forget points older than the window, and series that have had none for that long (a
-    // disk unplugged, a process's GPU gone).
+    order_.resize(std::min(order_.size(), at));
+    // The slot a series had no value for this time holds none now; series without any value in the
+    // whole ring go (a disk unplugged, a process's GPU gone).
+    bool erased = false;
     for (auto it = series_.begin(); it != series_.end();) {
-        auto& pts = it->second.points;
-        while (!pts.empty() && pts.front().t_ms < t - keep_ms_) pts.pop_front();
-        if (pts.empty() && it->second.finished.empty())
+        Series& x = it->second;
+        if (x.last_sample != samples_) x.values[slot] = std::numeric_limits<float>::quiet_NaN();
+        if (samples_ - x.last_sample >= ring && x.finished.empty()) {
             it = series_.erase(it);
-        else
+            erased = true;
+        } else {
             ++it;
+        }
     }
+    if (erased) order_.clear();
 }
 
 std::vector<Point> MetricHistory::range(const std::string& metric, const std::string& subject, std::int64_t from_ms,
                                         std::int64_t to_ms) const {
     std::lock_guard lock(mutex_);
-    auto it = series_.find({metric, subject});
-    if (it == series_.end()) return {};
-    const auto& pts = it->second.points;
-    auto first =
-        std::lower_bound(pts.begin(), pts.end(), from_ms, [](const Point& p, std::int64_t t) { return p.t_ms < t; });
     std::vector<Point> out;
-    for (auto p = first; p != pts.end() && p->t_ms <= to_ms; ++p) out.push_back(*p);
+    auto it = series_.find({metric, subject});
+    if (it == series_.end() || samples_ == 0) return out;
+    const std::size_t ring = times_.size();
+    const std::size_t held = static_cast<std::size_t>(std::min<std::uint64_t>(samples_, ring));
+    const std::int64_t newest = times_[(samples_ - 1) % ring];
+    from_ms = std::max(from_ms, newest - keep_ms_);
+    for (std::size_t i = 0; i < held; ++i) {  // oldest first
+        const std::size_t slot = (samples_ - held + i) % ring;
+        const std::int64_t t = times_[slot];
+        const float v = it->second.values[slot];
+        if (t < from_ms || t > to_ms || std::isnan(v)) continue;
+        out.push_back({t, v});
+    }
     return out;
-}
-
-std::int64_t MetricHistory::oldest_ms() const {
-    std::lock_guard lock(mutex_);
-    std::int64_t oldest = -1;
-    for (const auto& [key, x] : series_)
-        if (!x.points.empty() && (oldest < 0 || x.points.front().t_ms < oldest)) oldest = x.points.front().t_ms;
-    return oldest;
 }
 
 std::vector<std::pair<std::string, std::string>> MetricHistory::series() const {
     std::lock_guard lock(mutex_);
     std::vector<std::pair<std::string, std::string>> out;
+    out.reserve(series_.size());
     for (const auto& [key, x] : series_)
-        if (!x.points.empty()) out.push_back(key);
+        if (samples_ - x.last_sample < times_.size()) out.push_back(key);  // has a value in the ring
     return out;
 }
 

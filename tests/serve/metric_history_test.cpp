@@ -2,6 +2,8 @@
 // average, minimum and maximum, per-core series kept in memory only.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "serve/metric_history.hpp"
 #include "serve/node_metrics.hpp"
 
@@ -39,12 +41,49 @@ TEST(MetricHistory, KeepsTheWindowAndAnswersRanges) {
     ASSERT_EQ(all.size(), 11u);  // t0+19 s .. t0+29 s
     EXPECT_EQ(all.front().t_ms, t0 + 19000);
     EXPECT_EQ(all.back().value, 29);
-    EXPECT_EQ(h.oldest_ms(), t0 + 19000);
     auto some = h.range("gpu.memory_used_percent", "gpu:1", t0 + 25000, t0 + 26000);
     ASSERT_EQ(some.size(), 2u);
     EXPECT_FLOAT_EQ(some[0].value, 25);
     EXPECT_TRUE(h.range("gpu.utilization_percent", "gpu:7", 0, t0 + 100000).empty());
     EXPECT_EQ(h.range("cpu.core_utilization_percent", "cpu:3", 0, t0 + 100000).size(), 11u);
+}
+
+TEST(MetricHistory, SeriesThatStopLeaveGapsAndThenGo) {
+    MetricHistory h(5, 1);  // a ring of 6 samples
+    const std::int64_t t0 = 1'800'000'000'000;
+    for (int i = 0; i < 3; ++i) h.add(snap_at(t0 + i * 1000, i, 50));
+    Snapshot no_gpu = snap_at(t0 + 3000, 3, 0);
+    no_gpu.gpus.clear();
+    h.add(no_gpu);
+    h.add(snap_at(t0 + 4000, 4, 60));
+    auto gpu = h.range("gpu.utilization_percent", "gpu:1", 0, t0 + 100000);
+    ASSERT_EQ(gpu.size(), 4u) << "no point at t0+3 s";
+    EXPECT_EQ(gpu[2].t_ms, t0 + 2000);
+    EXPECT_EQ(gpu[3].t_ms, t0 + 4000);
+    EXPECT_FLOAT_EQ(gpu[3].value, 60);
+    // Without the GPU for a whole ring, its series go (once their minutes are taken).
+    const auto gpu_series = std::make_pair(std::string("gpu.utilization_percent"), std::string("gpu:1"));
+    h.take_finished_minutes(t0 + 600000);
+    for (int i = 5; i < 12; ++i) {
+        no_gpu.time_unix_ms = t0 + i * 1000;
+        h.add(no_gpu);
+    }
+    auto names = h.series();
+    EXPECT_EQ(std::find(names.begin(), names.end(), gpu_series), names.end());
+    EXPECT_TRUE(h.range("gpu.utilization_percent", "gpu:1", 0, t0 + 100000).empty());
+    h.add(snap_at(t0 + 12000, 12, 70));
+    names = h.series();
+    EXPECT_NE(std::find(names.begin(), names.end(), gpu_series), names.end()) << "back with the GPU";
+    EXPECT_EQ(h.range("gpu.utilization_percent", "gpu:1", 0, t0 + 100000).size(), 1u);
+}
+
+TEST(MetricHistory, LateSamplesDoNotReachFurtherBackThanKeepSeconds) {
+    MetricHistory h(10, 1);
+    const std::int64_t t0 = 1'800'000'000'000;
+    for (int i = 0; i < 8; ++i) h.add(snap_at(t0 + i * 3000, i, 50));  // every 3 s instead of 1
+    auto all = h.range("cpu.utilization_percent", "host", 0, t0 + 100000);
+    ASSERT_EQ(all.size(), 4u);  // t0+12 s .. t0+21 s: 10 s back from the newest
+    EXPECT_EQ(all.front().t_ms, t0 + 12000);
 }
 
 TEST(MetricHistory, SummarisesEachMinuteOnce) {
