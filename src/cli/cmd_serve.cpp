@@ -106,6 +106,10 @@ int run_serve(const ServeArgs& a, const std::string& config_path) {
 
     serve::AgentOptions ao;
     ao.sampler = *sampler;
+    // An agent reads every process every second for months: one idle for 30 s is taken as idle
+    // between its full reads instead of checked each tick (os::ProcessTable says what that gives
+    // up; [sample] skip_idle_processes = false turns it off with the rest of the idle skipping).
+    ao.sampler.trust_idle_after_seconds = 30;
     ao.interval_seconds = s->interval;
     ao.thresholds = s->thresholds;
     ao.retention_seconds = cfg->serve_retention_seconds;

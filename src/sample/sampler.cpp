@@ -34,7 +34,8 @@ Sampler::Sampler(SamplerOptions options)
     : options_(std::move(options)), system_(os::Roots{options_.proc_root, options_.sys_root, options_.shm_path}) {
     if (options_.processes) {
         raise_open_file_limit();
-        processes_ = std::make_unique<os::ProcessTable>(options_.proc_root, options_.skip_idle_processes);
+        processes_ = std::make_unique<os::ProcessTable>(options_.proc_root, options_.skip_idle_processes,
+                                                          options_.trust_idle_after_seconds);
     }
     if (options_.gpus) gpu_ = make_nvml_backend(options_.nvml);
 }
@@ -52,7 +53,7 @@ void Sampler::read_once(Snapshot& snap) {
     snap.processes_collected = processes_ != nullptr;
     if (processes_)
         processes_->scan(now, system_.boot_time_seconds(), snap.processes,
-                         os::ScanHints{system_.forks_since_boot(), system_.reclaim_activity()});
+                         os::ScanHints{system_.forks_since_boot(), system_.reclaim_activity(), system_.tasks_alive()});
     else
         snap.processes.clear();
     if (gpu_) {

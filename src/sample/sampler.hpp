@@ -28,6 +28,9 @@ struct SamplerOptions {
     bool processes = true;  // false: system and GPUs only (the cheap snapshot)
     bool gpus = true;
     bool skip_idle_processes = true;  // Config::skip_idle_processes
+    // > 0: processes idle this long are not checked between their full reads (baton serve;
+    // os::ProcessTable says what that gives up).
+    double trust_idle_after_seconds = 0;
     NvmlOptions nvml;
     double priming_seconds = 0.1;
 

@@ -333,6 +333,126 @@ TEST(ProcessTable, NeverSkipsWhatSchedstatCannotVouchFor) {
     EXPECT_EQ(on.idle_skips(), 3u);
 }
 
+namespace {
+
+// Hints of a box where nothing was reclaimed and, while `forks` and `tasks` stay the same, no task
+// was created or exited.
+os::ScanHints still(std::uint64_t forks = 100, std::uint64_t tasks = 50) {
+    os::ScanHints h = quiet();
+    h.forks_since_boot = forks;
+    h.tasks_alive = tasks;
+    return h;
+}
+
+}  // namespace
+
+// baton serve's table: a process idle for trust_idle_after_seconds is not looked at between its
+// full reads while no task is created or exits, and its CPU rate then spans back to the last
+// reading that really looked.
+TEST(ProcessTable, LongIdleProcessIsTrustedUntilItsFullRead) {
+    test::TempDir d;
+    write_process(d, 500, 'S', 1, 100);
+    os::ProcessTable t(d.path() + "/proc", true, /*trust_idle_after_seconds=*/2.0);
+    std::vector<ProcessInfo> ps;
+    t.scan(1.0, 0, ps, still());
+    t.scan(2.0, 0, ps, still());  // idle for 1 s: checked (schedstat) and skipped
+    EXPECT_EQ(t.idle_skips(), 1u);
+    EXPECT_EQ(t.trusted_skips(), 0u);
+    t.scan(3.0, 0, ps, still());  // idle for 2 s: trusted
+    EXPECT_EQ(t.trusted_skips(), 1u);
+
+    // It runs (0.4 s of CPU) and grows; trusted, nobody looks.
+    const long hz = sysconf(_SC_CLK_TCK);
+    const unsigned long ran = static_cast<unsigned long>(0.4 * static_cast<double>(hz));
+    d.write("proc/500/stat", stat_line(500, "idle", 'S', 1, 10 + ran, 10, 700, 300));
+    d.write("proc/500/schedstat", "9000 0 9\n");
+    t.scan(3.5, 0, ps, still());
+    ASSERT_EQ(ps.size(), 1u);
+    EXPECT_EQ(t.trusted_skips(), 2u);
+    EXPECT_DOUBLE_EQ(*ps[0].cpu_percent, 0.0);
+    EXPECT_EQ(ps[0].rss_bytes, 100u * static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE)));
+
+    // A fork somewhere: everyone is checked. Its 0.4 s are spread from the last real look (2.0).
+    t.scan(4.0, 0, ps, still(101));
+    EXPECT_EQ(t.trusted_skips(), 2u);
+    EXPECT_NEAR(*ps[0].cpu_percent, 100.0 * 0.4 / 2.0, 1e-9);
+    EXPECT_EQ(ps[0].rss_bytes, 300u * static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE)));
+    EXPECT_NEAR(ps[0].cpu_seconds_total, static_cast<double>(20 + ran) / static_cast<double>(hz), 1e-9);
+
+    // It just ran: checked again every tick until it has been idle for 2 s.
+    t.scan(5.0, 0, ps, still(101));
+    EXPECT_EQ(t.trusted_skips(), 2u);
+    t.scan(6.0, 0, ps, still(101));
+    EXPECT_EQ(t.trusted_skips(), 3u);
+
+    // Due for its full read (at most kIdleRefreshSeconds after the last): read, trusted or not.
+    d.write("proc/500/stat", stat_line(500, "idle", 'S', 1, 10 + ran, 10, 700, 400));
+    double now = 6.0;
+    while (ps[0].rss_bytes != 400u * static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE)) && now < 20) {
+        now += 1.0;
+        t.scan(now, 0, ps, still(101));
+    }
+    EXPECT_LE(now, 4.0 + os::ProcessTable::kIdleRefreshSeconds + 1.0);
+}
+
+TEST(ProcessTable, AnExitOrAForkAnywhereEndsTheTrust) {
+    test::TempDir d;
+    write_process(d, 500, 'S', 1, 100);
+    write_process(d, 501, 'S', 1, 100);
+    os::ProcessTable t(d.path() + "/proc", true, 1.0);
+    std::vector<ProcessInfo> ps;
+    for (double now : {1.0, 1.5, 2.5}) t.scan(now, 0, ps, still());
+    ASSERT_EQ(t.trusted_skips(), 2u);  // both, at 2.5
+
+    // 501 exits and another task is created: the directory is listed again (a fixture's removed
+    // process is only seen so; on the real /proc its kept descriptor fails, next test).
+    d.remove("proc/501");
+    t.scan(3.0, 0, ps, still(101, 50));
+    ASSERT_EQ(ps.size(), 1u);
+    EXPECT_EQ(ps[0].pid, 500u);
+    EXPECT_EQ(t.trusted_skips(), 2u);
+
+    // Its pid is reused by a new process: read as new, not taken for the trusted old one.
+    write_process(d, 501, 'S', 1, 100);
+    d.write("proc/501/stat", stat_line(501, "newcomer", 'S', 1, 10, 10, 900, 100));
+    t.scan(3.5, 0, ps, still(102, 50));
+    ASSERT_EQ(ps.size(), 2u);
+    EXPECT_EQ(ps[1].name, "newcomer");
+
+    // No task count (an old kernel's loadavg, a fixture): never trusted.
+    os::ProcessTable blind(d.path() + "/proc", true, 1.0);
+    os::ScanHints h = quiet();
+    h.forks_since_boot = 100;
+    for (double now : {1.0, 2.0, 3.0, 4.0}) blind.scan(now, 0, ps, h);
+    EXPECT_EQ(blind.trusted_skips(), 0u);
+    EXPECT_GT(blind.idle_skips(), 0u);
+    // skip_idle_processes = false turns trusting off too.
+    os::ProcessTable off(d.path() + "/proc", false, 1.0);
+    for (double now : {1.0, 2.0, 3.0, 4.0}) off.scan(now, 0, ps, still());
+    EXPECT_EQ(off.idle_skips(), 0u);
+}
+
+TEST(ProcessTable, RealTrustedProcessThatExitsIsGoneAtOnce) {
+    pid_t child = fork();
+    if (child == 0) {
+        pause();
+        _exit(0);
+    }
+    usleep(50000);  // asleep in pause()
+    os::ProcessTable t("/proc", true, 0.05);
+    std::vector<ProcessInfo> ps;
+    t.scan(1.0, 0, ps, still(42, 7));
+    t.scan(1.1, 0, ps, still(42, 7));
+    t.scan(1.2, 0, ps, still(42, 7));
+    ASSERT_NE(find(ps, static_cast<std::uint32_t>(child)), nullptr);
+    EXPECT_GT(t.trusted_skips(), 0u);
+    kill(child, SIGKILL);
+    waitpid(child, nullptr, 0);
+    t.scan(1.3, 0, ps, still(42, 6));  // one task fewer: everyone is checked, the child's descriptor fails
+    EXPECT_EQ(find(ps, static_cast<std::uint32_t>(child)), nullptr);
+    EXPECT_EQ(t.listings(), 1u);
+}
+
 TEST(ProcessTable, OrphanOfAnExitedParentIsReadAgain) {
     // A child's ppid changes when its parent exits, without the child running.
     test::TempDir d;

@@ -28,6 +28,7 @@ TEST(SystemReader, FirstReadHasValuesButNoRates) {
     EXPECT_DOUBLE_EQ(s.cpu.load_average[0], 1.5);
     EXPECT_DOUBLE_EQ(s.cpu.load_average[2], 0.25);
     EXPECT_EQ(s.cpu.runnable_tasks, 3u);
+    EXPECT_EQ(r.tasks_alive(), 456u);  // loadavg's "running/total"
     EXPECT_FALSE(s.cpu.total.utilization_percent.has_value());
     EXPECT_FALSE(s.cpu.context_switches_per_second.has_value());
     EXPECT_EQ(s.memory.total_bytes, 32768000ull * 1024);
@@ -140,6 +141,12 @@ TEST(SystemReader, HostileFileContents) {
     Snapshot s;
     r.read(1.0, s);
     r.read(2.0, s);
+    EXPECT_FALSE(r.tasks_alive().has_value());
+    for (const char* bad : {"1 2 3 4 5", "1.0 1.0 1.0 3/", "1.0 1.0 1.0 3/x 9", "nan nan nan /////"}) {
+        f.dir.write("proc/loadavg", bad);
+        r.read(3.0, s);
+        EXPECT_FALSE(r.tasks_alive().has_value()) << bad;  // unknown: idle processes are then always checked
+    }
     EXPECT_EQ(s.host.cpu_count, 0u);
     EXPECT_TRUE(s.disks.empty());
     EXPECT_TRUE(s.networks.empty());

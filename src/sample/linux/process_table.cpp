@@ -11,9 +11,10 @@
 
 namespace baton::os {
 
-ProcessTable::ProcessTable(std::string proc_root, bool skip_idle)
+ProcessTable::ProcessTable(std::string proc_root, bool skip_idle, double trust_idle_after_seconds)
     : root_(std::move(proc_root)),
       skip_idle_(skip_idle),
+      trust_idle_after_(skip_idle ? trust_idle_after_seconds : 0),
       clock_ticks_per_second_(sysconf(_SC_CLK_TCK)),
       page_size_(sysconf(_SC_PAGESIZE)) {
     rlimit rl{};
@@ -116,7 +117,16 @@ bool ProcessTable::parent_exited(std::uint32_t ppid) const {
     return has(exited_now_) || has(exited_before_);  // both short: usually empty
 }
 
-ProcessTable::Idle ProcessTable::check_idle(Entry& e, double now, bool reclaim_quiet) {
+ProcessTable::Idle ProcessTable::check_idle(Entry& e, double now, bool reclaim_quiet, bool trust) {
+    const bool settled = reclaim_quiet && now < e.full_read_due && !parent_exited(e.ppid);
+    const bool long_idle = trust_idle_after_ > 0 && e.state != 'R' && now - e.last_ran >= trust_idle_after_;
+    if (long_idle && trust && settled) return Idle::trusted;
+    if (long_idle && !settled && now >= e.full_read_due) {
+        // Due for its full read anyway: schedstat would only set a baseline, and a long-idle
+        // process that ran is read again at once next tick (it is no longer long idle).
+        e.sched_valid = false;
+        return Idle::read;
+    }
     const bool had_baseline = e.sched_valid;
     e.sched_valid = false;
     // Multi-threaded: the leader's schedstat says nothing about the other threads.
@@ -129,11 +139,12 @@ ProcessTable::Idle ProcessTable::check_idle(Entry& e, double now, bool reclaim_q
     // not maintained (or the task never ran).
     const bool unchanged = had_baseline && e.state != 'R' && ss.switches_in != 0 &&
                            ss.runtime_ns == e.sched_runtime_ns && ss.switches_in == e.sched_switches;
+    if (had_baseline && (ss.runtime_ns != e.sched_runtime_ns || ss.switches_in != e.sched_switches)) e.last_ran = now;
     e.sched_runtime_ns = ss.runtime_ns;
     e.sched_switches = ss.switches_in;
     // Read before this tick's stat read (or standing for a skipped one): the next baseline.
     e.sched_valid = true;
-    if (unchanged && reclaim_quiet && now < e.full_read_due && !parent_exited(e.ppid)) return Idle::skip;
+    if (unchanged && settled) return Idle::skip;
     return Idle::read;
 }
 
@@ -172,6 +183,12 @@ void ProcessTable::scan(double now, std::uint64_t boot_time_seconds, std::vector
     const bool reclaim_quiet =
         hints.reclaim_activity && reclaim_at_last_scan_ && *hints.reclaim_activity == *reclaim_at_last_scan_;
     reclaim_at_last_scan_ = hints.reclaim_activity;
+    // Long-idle processes go unchecked only while no task was created or exited since the last
+    // scan: then none of them can have exited or have had its pid reused.
+    const bool trust = trust_idle_after_ > 0 && hints.forks_since_boot && hints.tasks_alive &&
+                       hints.forks_since_boot == forks_at_last_scan_ && hints.tasks_alive == tasks_at_last_scan_;
+    forks_at_last_scan_ = hints.forks_since_boot;
+    tasks_at_last_scan_ = hints.tasks_alive;
     exited_before_.swap(exited_now_);
     exited_now_.clear();
 
@@ -193,15 +210,17 @@ void ProcessTable::scan(double now, std::uint64_t boot_time_seconds, std::vector
         }
         // schedstat is read before stat: a run between the two reads then shows as a change
         // next tick instead of hiding in the baseline.
-        const Idle idle = check_idle(e, now, reclaim_quiet);
+        if (fresh) e.last_ran = now;
+        const Idle idle = check_idle(e, now, reclaim_quiet, trust);
         if (idle == Idle::gone) {
             forget();
             continue;
         }
         bool exec_seen = false;
         std::uint64_t ticks = e.cpu_ticks;  // a skipped process did not run: its CPU time stands
-        if (idle == Idle::skip) {
+        if (idle == Idle::skip || idle == Idle::trusted) {
             ++idle_skips_;
+            trusted_skips_ += idle == Idle::trusted ? 1 : 0;
         } else {
             if (!read_pid_file(e.stat, e.stat_by_path, pid, "/stat")) {
                 // ESRCH: the process we had open has exited (its pid may already be reused:
@@ -226,6 +245,7 @@ void ProcessTable::scan(double now, std::uint64_t boot_time_seconds, std::vector
                 renewed.sched_valid = e.sched_valid;  // schedstat was read this tick
                 renewed.sched_runtime_ns = e.sched_runtime_ns;
                 renewed.sched_switches = e.sched_switches;
+                renewed.last_ran = now;
                 e = std::move(renewed);
                 fresh = true;
             }
@@ -240,8 +260,12 @@ void ProcessTable::scan(double now, std::uint64_t boot_time_seconds, std::vector
             e.state = ps.state;
             e.threads = ps.num_threads;
             e.rss_pages = ps.rss_pages;
-            e.full_read_due = now + kIdleRefreshSeconds * (0.5 + static_cast<double>(pid % 64) / 128.0);
+            // The first one is spread by pid over the second half of the span, so that processes
+            // seen together (at start) do not all come due on one tick; each keeps its phase after.
+            e.full_read_due =
+                now + kIdleRefreshSeconds * (fresh ? 0.5 + static_cast<double>(pid % 64) / 128.0 : 1.0);
             ticks = ps.utime + ps.stime;
+            if (ticks != e.cpu_ticks) e.last_ran = now;
             if (fresh || exec_seen) {
                 if (!load_identity(pid, e)) {
                     forget();
@@ -299,7 +323,8 @@ void ProcessTable::scan(double now, std::uint64_t boot_time_seconds, std::vector
         if (e.cpu_time_at >= 0 && now > e.cpu_time_at && ticks >= e.cpu_ticks)
             p.cpu_percent = 100.0 * static_cast<double>(ticks - e.cpu_ticks) / hz / (now - e.cpu_time_at);
         e.cpu_ticks = ticks;
-        e.cpu_time_at = now;
+        // A trusted tick proves nothing: the next reading's rate spans back to the last real one.
+        if (idle != Idle::trusted) e.cpu_time_at = now;
 
         update_io_rates(pid, e, ticks, now, p);
         e.seen_tick = tick_;

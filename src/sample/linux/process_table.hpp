@@ -19,6 +19,17 @@
 // in full), and anything rarer (vfork, ptrace pokes, swapoff) is caught by a full read at
 // least every kIdleRefreshSeconds. docs/architecture.md has the reasoning.
 //
+// Long-idle processes (only when the table is made with `trust_idle_after_seconds`, as baton serve
+// does): a process that has not run for that long is not looked at between its full reads at all
+// (no schedstat either) on a tick where no task was created and none exited since the last scan,
+// since reading schedstat for hundreds of sleeping daemons every second was most of an agent's CPU.
+// It shows 0 % CPU until its next full read, which gives its CPU time since the last one (the
+// rate is spread over that span: totals are never lost). What is given up: a long-idle process
+// that wakes is seen up to kIdleRefreshSeconds late, and one that becomes a zombie, or whose
+// parent does, shows its old state or parent for as long. A tick with a fork or an exit anywhere
+// checks everyone as above, so an exited process never lingers and a reused pid is never taken
+// for the old process.
+//
 // A process that exits mid-scan simply drops out; a reused pid is a new process (its kept
 // stat descriptor fails with ESRCH and a fresh one is opened).
 // Thread: not thread-safe; one sampler thread owns it.
@@ -43,16 +54,22 @@ struct ScanHints {
     // VmStat::reclaim_activity: unchanged means no page was reclaimed or swapped. Without it,
     // idle processes are never skipped.
     std::optional<std::uint64_t> reclaim_activity;
+    // Tasks alive (/proc/loadavg): with forks_since_boot unchanged, unchanged means none exited.
+    // Without both, long-idle processes are never trusted.
+    std::optional<std::uint64_t> tasks_alive;
 };
 
 class ProcessTable {
   public:
-    // An idle process's stat is read in full at least this often (spread by pid over the
-    // second half of the span, so that idle processes do not all come due on one tick).
+    // An idle process's stat is read in full at least this often (the first time after it is
+    // seen, spread by pid over the second half of the span, so that idle processes do not all
+    // come due on one tick; then each keeps its phase).
     static constexpr double kIdleRefreshSeconds = 5.0;
 
     // `skip_idle`: false reads every process's stat on every tick (no schedstat at all).
-    explicit ProcessTable(std::string proc_root, bool skip_idle = true);
+    // `trust_idle_after_seconds` > 0: processes idle that long are trusted to stay idle until
+    // their next full read (above); needs `skip_idle`.
+    explicit ProcessTable(std::string proc_root, bool skip_idle = true, double trust_idle_after_seconds = 0);
     ~ProcessTable();
     ProcessTable(const ProcessTable&) = delete;
     ProcessTable& operator=(const ProcessTable&) = delete;
@@ -72,6 +89,8 @@ class ProcessTable {
     // processes (for tests and benchmarks).
     std::uint64_t listings() const { return listings_; }
     std::uint64_t idle_skips() const { return idle_skips_; }
+    // How many of those were trusted long-idle processes, not even checked.
+    std::uint64_t trusted_skips() const { return trusted_skips_; }
 
     // Number of processes tracked (open descriptor sets).
     std::size_t size() const { return entries_.size(); }
@@ -95,6 +114,7 @@ class ProcessTable {
         bool sched_valid = false;
         std::uint64_t sched_runtime_ns = 0, sched_switches = 0;
         double full_read_due = 0;
+        double last_ran = 0;  // when it was last seen to have run (or first seen)
         std::uint32_t uid = 0;
         std::optional<std::uint32_t> innermost_pid;
         std::string comm, command, cgroup;
@@ -111,8 +131,9 @@ class ProcessTable {
     // Opens the kept descriptors of a process seen for the first time; false if it is gone.
     bool open_new(std::uint32_t pid, Entry& e);
     // Reads schedstat before a stat read and decides whether that stat read can be skipped.
-    enum class Idle { gone, skip, read };
-    Idle check_idle(Entry& e, double now, bool reclaim_quiet);
+    // `trust`: this tick, long-idle processes may go unchecked (no task created or exited).
+    enum class Idle { gone, skip, trusted, read };
+    Idle check_idle(Entry& e, double now, bool reclaim_quiet, bool trust);
     bool parent_exited(std::uint32_t ppid) const;
     // Sets p's I/O rates from /proc/PID/io; `ticks` is the CPU time just read from stat.
     void update_io_rates(std::uint32_t pid, Entry& e, std::uint64_t ticks, double now, ProcessInfo& p);
@@ -129,12 +150,15 @@ class ProcessTable {
     std::uint64_t tick_ = 0;
     std::uint64_t listings_ = 0;
     std::uint64_t idle_skips_ = 0;
+    std::uint64_t trusted_skips_ = 0;
     std::optional<std::uint64_t> forks_at_listing_;
     std::optional<std::uint64_t> reclaim_at_last_scan_;
+    std::optional<std::uint64_t> forks_at_last_scan_, tasks_at_last_scan_;
     // Pids that exited or became zombies in this scan and in the previous one, in scan
     // order: their children were reparented, so those are read in full.
     std::vector<std::uint32_t> exited_now_, exited_before_;
     bool skip_idle_;
+    double trust_idle_after_;  // 0: never
     // Descriptors this table may keep open: the soft RLIMIT_NOFILE less 64 for the rest of
     // baton. Past it, files are opened by path each tick (slower, never wrong).
     std::size_t fd_budget_ = static_cast<std::size_t>(-1);

@@ -91,6 +91,13 @@ void SystemReader::read_cpu(double dt, Snapshot& snap) {
     if (loadavg_.read_all(buf_)) {
         std::string_view s = buf_;
         for (double& l : cpu.load_average) l = text::take_double(s).value_or(0);
+        tasks_.reset();
+        if (auto slash = s.find('/'); slash != std::string_view::npos) {
+            s.remove_prefix(slash + 1);
+            tasks_ = text::take_u64(s);
+        }
+    } else {
+        tasks_.reset();
     }
     forks_.reset();
     cpu.seconds_total.reset();

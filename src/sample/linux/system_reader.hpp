@@ -43,6 +43,10 @@ class SystemReader {
     // when unknown. While it stays the same, no new process can have appeared.
     std::optional<std::uint64_t> forks_since_boot() const { return forks_; }
 
+    // Tasks (threads) alive, from the last read() (/proc/loadavg, "running/total"); absent when
+    // unknown. While it and forks_since_boot stay the same, no task was created and none exited.
+    std::optional<std::uint64_t> tasks_alive() const { return tasks_; }
+
     // VmStat::reclaim_activity from the last read(); absent when unknown. While it stays the
     // same, no page was reclaimed or swapped.
     std::optional<std::uint64_t> reclaim_activity() const { return reclaim_; }
@@ -66,7 +70,7 @@ class SystemReader {
     double hz_ = 100;        // USER_HZ, the unit of /proc/stat's CPU times (sysconf(_SC_CLK_TCK))
     double last_time_ = -1;  // monotonic seconds of the previous read, -1 before the first
     std::uint64_t boot_time_ = 0;
-    std::optional<std::uint64_t> forks_, reclaim_;
+    std::optional<std::uint64_t> forks_, reclaim_, tasks_;
     ProcStat stat_now_, stat_prev_;
     VmStat vm_prev_;
     std::vector<DiskCounters> disk_now_;
