@@ -111,10 +111,19 @@ void Agent::tick(Sampler& sampler) {
     const double started = monotonic_seconds();
     // The snapshot published two ticks ago is sampled into again once no reader holds it (only
     // this thread can hand it out, and it no longer does: the count can only fall).
-    if (!spare_ || spare_.use_count() != 1)
+    if (!spare_ || spare_.use_count() != 1) {
         spare_ = std::make_shared<Snapshot>();
-    else
+    } else {
         std::atomic_thread_fence(std::memory_order_acquire);  // the readers' last uses happen before
+        // Only the process table and the GPUs keep their storage (the sampler rewrites every slot);
+        // everything else starts as in a new snapshot, so a file that cannot be read leaves a gap,
+        // not the values of two ticks ago.
+        std::vector<ProcessInfo> processes = std::move(spare_->processes);
+        std::vector<GpuInfo> gpus = std::move(spare_->gpus);
+        *spare_ = Snapshot{};
+        spare_->processes = std::move(processes);
+        spare_->gpus = std::move(gpus);
+    }
     sampler.take(*spare_);
     std::swap(current_, spare_);
     const double took = monotonic_seconds() - started;
