@@ -35,7 +35,7 @@ Sampler::Sampler(SamplerOptions options)
     if (options_.processes) {
         raise_open_file_limit();
         processes_ = std::make_unique<os::ProcessTable>(options_.proc_root, options_.skip_idle_processes,
-                                                          options_.trust_idle_after_seconds);
+                                                        options_.trust_idle_after_seconds);
     }
     if (options_.gpus) gpu_ = make_nvml_backend(options_.nvml);
 }

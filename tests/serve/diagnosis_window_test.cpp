@@ -54,8 +54,8 @@ TEST(DiagnosisWindow, JudgesTheCorpusAsWholeSnapshotsDo) {
             trimmed.add(*s, t.window_seconds);
             full.push_back(std::move(*s));
             const double oldest = seconds(full.back()) - t.window_seconds;
-            full.erase(full.begin(), std::find_if(full.begin(), full.end(),
-                                                  [&](const Snapshot& x) { return seconds(x) >= oldest; }));
+            full.erase(full.begin(),
+                       std::find_if(full.begin(), full.end(), [&](const Snapshot& x) { return seconds(x) >= oldest; }));
             ASSERT_EQ(full.size(), trimmed.snapshots().size()) << entry.path();
             const std::string a = judged(full, t);
             ASSERT_EQ(a, judged(trimmed.snapshots(), t)) << entry.path() << " after " << full.size();
@@ -75,8 +75,8 @@ TEST(DiagnosisWindow, JudgesTheCorpusAsWholeSnapshotsDo) {
 TEST(DiagnosisWindow, OlderSnapshotsKeepGpuTreesAndBusyProcesses) {
     Snapshot s;
     s.monotonic_seconds = 100;
-    s.processes = {process(1, 0, 0),     process(2, 1, 0),   process(10, 1, 0),  process(11, 10, 0),
-                   process(12, 11, 0),   process(20, 1, 35), process(30, 1, {}), process(40, 40, 0)};
+    s.processes = {process(1, 0, 0),   process(2, 1, 0),   process(10, 1, 0),  process(11, 10, 0),
+                   process(12, 11, 0), process(20, 1, 35), process(30, 1, {}), process(40, 40, 0)};
     GpuInfo g;
     GpuProcess gp;
     gp.pid = 10;  // the trainer: itself and its idle workers (11, and 12 below it) stay

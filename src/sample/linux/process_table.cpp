@@ -262,8 +262,7 @@ void ProcessTable::scan(double now, std::uint64_t boot_time_seconds, std::vector
             e.rss_pages = ps.rss_pages;
             // The first one is spread by pid over the second half of the span, so that processes
             // seen together (at start) do not all come due on one tick; each keeps its phase after.
-            e.full_read_due =
-                now + kIdleRefreshSeconds * (fresh ? 0.5 + static_cast<double>(pid % 64) / 128.0 : 1.0);
+            e.full_read_due = now + kIdleRefreshSeconds * (fresh ? 0.5 + static_cast<double>(pid % 64) / 128.0 : 1.0);
             ticks = ps.utime + ps.stime;
             if (ticks != e.cpu_ticks) e.last_ran = now;
             if (fresh || exec_seen) {
