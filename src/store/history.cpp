@@ -70,6 +70,21 @@ constexpr const char* kMigrations[] = {
     "  series_id INTEGER NOT NULL REFERENCES metric_series(id) ON DELETE CASCADE,"
     "  minute INTEGER NOT NULL, avg REAL NOT NULL, min REAL NOT NULL, max REAL NOT NULL,"
     "  PRIMARY KEY (series_id, minute)) WITHOUT ROWID;",
+    // 6: the job queue of baton submit (history_jobs.cpp). argv and env are blobs of NUL-ended
+    // strings (a command's bytes need not be UTF-8); after, gpus and cpus are JSON arrays; `request`
+    // is the queue's own JSON (resources and options), opaque to the store.
+    "CREATE TABLE jobs ("
+    "  id INTEGER PRIMARY KEY,"
+    "  owner_uid INTEGER NOT NULL, name TEXT NOT NULL, argv BLOB NOT NULL, cwd TEXT NOT NULL, env BLOB NOT NULL,"
+    "  request TEXT NOT NULL, priority INTEGER NOT NULL, after TEXT NOT NULL, after_ok INTEGER NOT NULL,"
+    "  state TEXT NOT NULL CHECK (state IN"
+    "    ('queued', 'held', 'starting', 'running', 'done', 'failed', 'cancelled', 'lost')),"
+    "  attempt INTEGER NOT NULL DEFAULT 0,"
+    "  submit_ms INTEGER NOT NULL, start_ms INTEGER, end_ms INTEGER, exit_status INTEGER,"
+    "  gpus TEXT NOT NULL DEFAULT '[]', cpus TEXT NOT NULL DEFAULT '[]',"
+    "  pid INTEGER, pid_start_ticks INTEGER, boot_id TEXT,"
+    "  run_id INTEGER, note TEXT NOT NULL DEFAULT '');"
+    "CREATE INDEX jobs_open ON jobs(state) WHERE state IN ('queued', 'held', 'starting', 'running');",
 };
 
 using sqlite::db_error;

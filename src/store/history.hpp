@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/result.hpp"
@@ -98,6 +99,41 @@ struct MetricMinute {
     double avg = 0, min = 0, max = 0;
 };
 
+// A job of baton submit's queue, as stored (history_jobs.cpp). The queue gives the states their
+// meaning (queue/scheduler.hpp); the store keeps each change one transaction and refuses a change
+// from a state the job is no longer in.
+struct JobRecord {
+    std::int64_t id = 0;
+    std::uint32_t owner_uid = 0;
+    std::string name;
+    std::vector<std::string> argv;
+    std::string cwd;
+    std::vector<std::pair<std::string, std::string>> env;  // the submitter's environment
+    std::string request = "{}";                            // the queue's resources and options (JSON), opaque here
+    int priority = 0;
+    std::vector<std::int64_t> after;
+    bool after_ok = false;
+    std::string state = "queued";  // queued held starting running done failed cancelled lost
+    int attempt = 0;               // 0, then one more at each retry
+    std::int64_t submit_ms = 0;
+    std::optional<std::int64_t> start_ms, end_ms;
+    std::optional<int> exit_status;  // as a shell says it: 128 + N after signal N
+    std::vector<std::string> gpus;   // while starting or running: its GPUs (UUIDs) and CPUs
+    std::vector<unsigned> cpus;
+    std::optional<std::uint32_t> pid;  // its supervising process, with the start time and boot that make it unique
+    std::optional<std::uint64_t> pid_start_ticks;
+    std::string boot_id;
+    std::optional<std::int64_t> run_id;  // its record in the run history
+    std::string note;                    // why it ended as it did, or was requeued
+};
+
+// One start the scheduler decided: the job, its GPUs and CPUs.
+struct JobStartRecord {
+    std::int64_t job = 0;
+    std::vector<std::string> gpus;
+    std::vector<unsigned> cpus;
+};
+
 // How a command opens the history.
 enum class HistoryAccess {
     // `baton run`: creates the database (0600) and its directory (0700) when missing, migrates
@@ -162,6 +198,28 @@ class History {
     Result<std::vector<MetricMinute>> metric_series();
     // Deletes the minutes before `minute` (retention); returns how many.
     Result<std::int64_t> prune_metric_minutes(std::int64_t minute);
+
+    // The job queue (history_jobs.cpp). A new job (state queued or held); returns its id.
+    Result<std::int64_t> add_job(const JobRecord& j);
+    // Every job, or the open ones only (queued, held, starting, running), by id.
+    Result<std::vector<JobRecord>> jobs(bool open_only = false);
+    // One job; an error "no job N in the queue" when there is none.
+    Result<JobRecord> job(std::int64_t id);
+    // queued -> starting with its GPUs and CPUs, for every start of one plan in one transaction;
+    // returns the jobs that moved (one cancelled or held in between does not).
+    Result<std::vector<std::int64_t>> start_jobs(const std::vector<JobStartRecord>& starts, std::int64_t now_ms);
+    // starting -> running, with the process that supervises it; false when it was not starting.
+    Result<bool> job_running(std::int64_t id, std::uint32_t pid, std::uint64_t pid_start_ticks,
+                             const std::string& boot_id, std::optional<std::int64_t> run_id);
+    // Moves a job from one of `from` to `to` (hold, release, cancel); ending it (done, failed,
+    // cancelled, lost) gives back its GPUs and CPUs and sets end_ms, exit_status and note. False
+    // when the job was in none of `from`.
+    Result<bool> change_job_state(std::int64_t id, const std::vector<std::string>& from, const std::string& to,
+                                  std::int64_t now_ms, std::optional<int> exit_status = std::nullopt,
+                                  const std::string& note = "");
+    // An ended job (failed, lost, cancelled, done) queued again as its next attempt; false when
+    // it had not ended.
+    Result<bool> requeue_job(std::int64_t id, const std::string& note);
 
     // PRAGMA integrity_check's answer ("ok" when intact).
     std::string integrity();

@@ -260,7 +260,9 @@ TEST(History, ASchemaOneDatabaseIsMigrated) {
     EXPECT_FLOAT_EQ((*s)[0].memory_used_gib, 31.0f);
     EXPECT_FLOAT_EQ((*s)[0].job_rss_gib, 12.5f);
     EXPECT_FLOAT_EQ((*s)[0].disk_read_mb_s, -1.0f);
-    EXPECT_TRUE(h->steps(1)->empty());  // the new table exists
+    EXPECT_TRUE(h->steps(1)->empty());  // the new tables exist
+    ASSERT_TRUE(h->jobs().ok());
+    EXPECT_TRUE(h->jobs()->empty());
     EXPECT_EQ(h->integrity(), "ok");
 }
 

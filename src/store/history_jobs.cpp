@@ -1,0 +1,252 @@
+// The job queue in the history database (schema 6). Every change is one statement or one
+// transaction, guarded by the state the job must be in, so two writers (an agent and a `baton
+// cancel` racing it, or two agents by mistake) can never both move one job: the second finds it
+// moved and is told so.
+#include <algorithm>
+
+#include <nlohmann/json.hpp>
+
+#include "store/history.hpp"
+#include "store/sqlite_statement.hpp"
+
+namespace baton {
+
+using sqlite::db_error;
+using sqlite::Statement;
+
+namespace {
+
+// NUL-ended strings: exact for any bytes but NUL, which neither arguments nor "NAME=value" hold.
+std::string pack_strings(const std::vector<std::string>& v) {
+    std::string out;
+    for (const std::string& s : v) {
+        out.append(s, 0, s.find('\0'));  // (a NUL inside would end the string anyway)
+        out.push_back('\0');
+    }
+    return out;
+}
+
+std::vector<std::string> unpack_strings(const void* data, int size) {
+    std::vector<std::string> out;
+    if (!data || size <= 0) return out;
+    const std::string_view all(static_cast<const char*>(data), static_cast<std::size_t>(size));
+    std::size_t at = 0;
+    while (at < all.size()) {
+        std::size_t end = all.find('\0', at);
+        if (end == std::string_view::npos) end = all.size();  // a damaged last entry: kept as it is
+        out.emplace_back(all.substr(at, end - at));
+        at = end + 1;
+    }
+    return out;
+}
+
+std::string column_text(sqlite3_stmt* s, int col) {
+    const unsigned char* t = sqlite3_column_text(s, col);
+    return t ? reinterpret_cast<const char*>(t) : "";
+}
+
+std::optional<std::int64_t> column_int(sqlite3_stmt* s, int col) {
+    if (sqlite3_column_type(s, col) == SQLITE_NULL) return std::nullopt;
+    return sqlite3_column_int64(s, col);
+}
+
+std::string json_text(const nlohmann::json& j) {
+    return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+// A JSON array column, read leniently: a damaged value reads as empty, never as a crash.
+nlohmann::json json_array(sqlite3_stmt* s, int col) {
+    nlohmann::json j = nlohmann::json::parse(column_text(s, col), nullptr, false);
+    return j.is_array() ? j : nlohmann::json::array();
+}
+
+constexpr const char* kColumns =
+    "id, owner_uid, name, argv, cwd, env, request, priority, after, after_ok, state, attempt, submit_ms, start_ms, "
+    "end_ms, exit_status, gpus, cpus, pid, pid_start_ticks, COALESCE(boot_id, ''), run_id, note";
+
+JobRecord read_job(sqlite3_stmt* s) {
+    JobRecord j;
+    j.id = sqlite3_column_int64(s, 0);
+    j.owner_uid = static_cast<std::uint32_t>(sqlite3_column_int64(s, 1));
+    j.name = column_text(s, 2);
+    j.argv = unpack_strings(sqlite3_column_blob(s, 3), sqlite3_column_bytes(s, 3));
+    j.cwd = column_text(s, 4);
+    for (std::string& kv : unpack_strings(sqlite3_column_blob(s, 5), sqlite3_column_bytes(s, 5))) {
+        const std::size_t eq = kv.find('=');
+        if (eq == std::string::npos) continue;
+        j.env.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
+    }
+    j.request = column_text(s, 6);
+    j.priority = sqlite3_column_int(s, 7);
+    for (const auto& a : json_array(s, 8))
+        if (a.is_number_integer()) j.after.push_back(a.get<std::int64_t>());
+    j.after_ok = sqlite3_column_int(s, 9) != 0;
+    j.state = column_text(s, 10);
+    j.attempt = sqlite3_column_int(s, 11);
+    j.submit_ms = sqlite3_column_int64(s, 12);
+    j.start_ms = column_int(s, 13);
+    j.end_ms = column_int(s, 14);
+    if (auto e = column_int(s, 15)) j.exit_status = static_cast<int>(*e);
+    for (const auto& g : json_array(s, 16))
+        if (g.is_string()) j.gpus.push_back(g.get<std::string>());
+    for (const auto& c : json_array(s, 17))
+        if (c.is_number_unsigned()) j.cpus.push_back(c.get<unsigned>());
+    if (auto p = column_int(s, 18)) j.pid = static_cast<std::uint32_t>(*p);
+    if (auto t = column_int(s, 19)) j.pid_start_ticks = static_cast<std::uint64_t>(*t);
+    j.boot_id = column_text(s, 20);
+    j.run_id = column_int(s, 21);
+    j.note = column_text(s, 22);
+    return j;
+}
+
+bool is_final_state(const std::string& s) {
+    return s == "done" || s == "failed" || s == "cancelled" || s == "lost";
+}
+
+}  // namespace
+
+Result<std::int64_t> History::add_job(const JobRecord& j) {
+    if (j.state != "queued" && j.state != "held") return make_error("a new job is queued or held, not " + j.state);
+    Statement st(db_,
+                 "INSERT INTO jobs (owner_uid, name, argv, cwd, env, request, priority, after, after_ok, state, "
+                 "submit_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id");
+    if (!st.ok()) return db_error(db_, "cannot add the job");
+    std::vector<std::string> env;
+    for (const auto& [k, v] : j.env) env.push_back(k + "=" + v);
+    const std::string argv = pack_strings(j.argv), envs = pack_strings(env);
+    const std::string after = json_text(j.after);
+    sqlite3_bind_int64(st.get(), 1, j.owner_uid);
+    sqlite3_bind_text(st.get(), 2, j.name.c_str(), static_cast<int>(j.name.size()), SQLITE_TRANSIENT);
+    sqlite3_bind_blob(st.get(), 3, argv.data(), static_cast<int>(argv.size()), SQLITE_TRANSIENT);
+    sqlite3_bind_text(st.get(), 4, j.cwd.c_str(), static_cast<int>(j.cwd.size()), SQLITE_TRANSIENT);
+    sqlite3_bind_blob(st.get(), 5, envs.data(), static_cast<int>(envs.size()), SQLITE_TRANSIENT);
+    sqlite3_bind_text(st.get(), 6, j.request.c_str(), static_cast<int>(j.request.size()), SQLITE_TRANSIENT);
+    sqlite3_bind_int(st.get(), 7, j.priority);
+    sqlite3_bind_text(st.get(), 8, after.c_str(), static_cast<int>(after.size()), SQLITE_TRANSIENT);
+    sqlite3_bind_int(st.get(), 9, j.after_ok ? 1 : 0);
+    sqlite3_bind_text(st.get(), 10, j.state.c_str(), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(st.get(), 11, j.submit_ms);
+    if (sqlite3_step(st.get()) != SQLITE_ROW) return db_error(db_, "cannot add the job");
+    return sqlite3_column_int64(st.get(), 0);
+}
+
+Result<std::vector<JobRecord>> History::jobs(bool open_only) {
+    const std::string sql = std::string("SELECT ") + kColumns + " FROM jobs" +
+                            (open_only ? " WHERE state IN ('queued', 'held', 'starting', 'running')" : "") +
+                            " ORDER BY id";
+    Statement st(db_, sql.c_str());
+    if (!st.ok()) return db_error(db_, "cannot read the queue");
+    std::vector<JobRecord> out;
+    int rc;
+    while ((rc = sqlite3_step(st.get())) == SQLITE_ROW) out.push_back(read_job(st.get()));
+    if (rc != SQLITE_DONE) return read_error("cannot read the queue");
+    return out;
+}
+
+Result<JobRecord> History::job(std::int64_t id) {
+    const std::string sql = std::string("SELECT ") + kColumns + " FROM jobs WHERE id = ?";
+    Statement st(db_, sql.c_str());
+    if (!st.ok()) return db_error(db_, "cannot read the queue");
+    sqlite3_bind_int64(st.get(), 1, id);
+    const int rc = sqlite3_step(st.get());
+    if (rc == SQLITE_ROW) return read_job(st.get());
+    if (rc != SQLITE_DONE) return read_error("cannot read the queue");
+    return make_error("no job " + std::to_string(id) + " in the queue");
+}
+
+Result<std::vector<std::int64_t>> History::start_jobs(const std::vector<JobStartRecord>& starts, std::int64_t now_ms) {
+    std::vector<std::int64_t> moved;
+    if (starts.empty()) return moved;
+    if (Status s = exec("BEGIN IMMEDIATE"); !s.ok()) return s.error();
+    Statement st(db_,
+                 "UPDATE jobs SET state = 'starting', gpus = ?, cpus = ?, start_ms = ?, end_ms = NULL, "
+                 "exit_status = NULL, pid = NULL, pid_start_ticks = NULL, boot_id = NULL, run_id = NULL "
+                 "WHERE id = ? AND state = 'queued'");
+    if (!st.ok()) {
+        Error e = db_error(db_, "cannot start jobs");
+        exec("ROLLBACK");
+        return e;
+    }
+    for (const JobStartRecord& s : starts) {
+        const std::string gpus = json_text(s.gpus), cpus = json_text(s.cpus);
+        sqlite3_reset(st.get());
+        sqlite3_bind_text(st.get(), 1, gpus.c_str(), static_cast<int>(gpus.size()), SQLITE_TRANSIENT);
+        sqlite3_bind_text(st.get(), 2, cpus.c_str(), static_cast<int>(cpus.size()), SQLITE_TRANSIENT);
+        sqlite3_bind_int64(st.get(), 3, now_ms);
+        sqlite3_bind_int64(st.get(), 4, s.job);
+        if (sqlite3_step(st.get()) != SQLITE_DONE) {
+            Error e = db_error(db_, "cannot start job " + std::to_string(s.job));
+            exec("ROLLBACK");
+            return e;
+        }
+        if (sqlite3_changes(db_) == 1) moved.push_back(s.job);
+    }
+    if (Status s = exec("COMMIT"); !s.ok()) {
+        exec("ROLLBACK");
+        return s.error();
+    }
+    return moved;
+}
+
+Result<bool> History::job_running(std::int64_t id, std::uint32_t pid, std::uint64_t pid_start_ticks,
+                                  const std::string& boot_id, std::optional<std::int64_t> run_id) {
+    Statement st(db_,
+                 "UPDATE jobs SET state = 'running', pid = ?, pid_start_ticks = ?, boot_id = ?, run_id = ? "
+                 "WHERE id = ? AND state = 'starting'");
+    if (!st.ok()) return db_error(db_, "cannot record the job's start");
+    sqlite3_bind_int64(st.get(), 1, pid);
+    sqlite3_bind_int64(st.get(), 2, static_cast<sqlite3_int64>(pid_start_ticks));
+    sqlite3_bind_text(st.get(), 3, boot_id.c_str(), static_cast<int>(boot_id.size()), SQLITE_TRANSIENT);
+    if (run_id)
+        sqlite3_bind_int64(st.get(), 4, *run_id);
+    else
+        sqlite3_bind_null(st.get(), 4);
+    sqlite3_bind_int64(st.get(), 5, id);
+    if (sqlite3_step(st.get()) != SQLITE_DONE) return db_error(db_, "cannot record the job's start");
+    return sqlite3_changes(db_) == 1;
+}
+
+Result<bool> History::change_job_state(std::int64_t id, const std::vector<std::string>& from, const std::string& to,
+                                       std::int64_t now_ms, std::optional<int> exit_status, const std::string& note) {
+    static const std::vector<std::string> kStates = {"queued", "held",   "starting",  "running",
+                                                     "done",   "failed", "cancelled", "lost"};
+    if (std::find(kStates.begin(), kStates.end(), to) == kStates.end()) return make_error("no job state " + to);
+    if (from.empty()) return false;
+    const bool ends = is_final_state(to);
+    std::string sql = ends
+                          ? "UPDATE jobs SET state = ?, end_ms = ?, exit_status = ?, note = ?, gpus = '[]', cpus = '[]'"
+                          : "UPDATE jobs SET state = ?, note = ?";
+    sql += " WHERE id = ? AND state IN (";
+    for (std::size_t i = 0; i < from.size(); ++i) sql += i ? ", ?" : "?";
+    sql += ")";
+    Statement st(db_, sql.c_str());
+    if (!st.ok()) return db_error(db_, "cannot change the job's state");
+    int k = 1;
+    sqlite3_bind_text(st.get(), k++, to.c_str(), -1, SQLITE_TRANSIENT);
+    if (ends) {
+        sqlite3_bind_int64(st.get(), k++, now_ms);
+        if (exit_status)
+            sqlite3_bind_int(st.get(), k++, *exit_status);
+        else
+            sqlite3_bind_null(st.get(), k++);
+    }
+    sqlite3_bind_text(st.get(), k++, note.c_str(), static_cast<int>(note.size()), SQLITE_TRANSIENT);
+    sqlite3_bind_int64(st.get(), k++, id);
+    for (const std::string& f : from) sqlite3_bind_text(st.get(), k++, f.c_str(), -1, SQLITE_TRANSIENT);
+    if (sqlite3_step(st.get()) != SQLITE_DONE) return db_error(db_, "cannot change the job's state");
+    return sqlite3_changes(db_) == 1;
+}
+
+Result<bool> History::requeue_job(std::int64_t id, const std::string& note) {
+    Statement st(db_,
+                 "UPDATE jobs SET state = 'queued', attempt = attempt + 1, note = ?, start_ms = NULL, end_ms = NULL, "
+                 "exit_status = NULL, gpus = '[]', cpus = '[]', pid = NULL, pid_start_ticks = NULL, boot_id = NULL "
+                 "WHERE id = ? AND state IN ('done', 'failed', 'cancelled', 'lost')");
+    if (!st.ok()) return db_error(db_, "cannot requeue the job");
+    sqlite3_bind_text(st.get(), 1, note.c_str(), static_cast<int>(note.size()), SQLITE_TRANSIENT);
+    sqlite3_bind_int64(st.get(), 2, id);
+    if (sqlite3_step(st.get()) != SQLITE_DONE) return db_error(db_, "cannot requeue the job");
+    return sqlite3_changes(db_) == 1;
+}
+
+}  // namespace baton

@@ -1,0 +1,177 @@
+// The job queue's table in the history database: jobs round-trip byte for byte (arguments need not
+// be UTF-8), every state change is guarded by the state the job must be in, and two writers racing
+// to start the same jobs never both start one.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+#include <thread>
+
+#include "store/history.hpp"
+#include "test_support.hpp"
+
+using namespace baton;
+
+namespace {
+
+JobRecord a_job(const std::string& name) {
+    JobRecord j;
+    j.owner_uid = 1000;
+    j.name = name;
+    j.argv = {"python3",    "train.py", "", "--lr=1e-3 with spaces", "quote\"s and 'single'", "\xff\xfe not UTF-8",
+              "line\nbreak"};
+    j.cwd = "/home/me/project";
+    j.env = {{"PATH", "/usr/bin:/bin"}, {"EQUALS", "a=b=c"}, {"EMPTY", ""}};
+    j.request = R"({"gpus":2,"cpus":8})";
+    j.priority = 3;
+    j.after = {7, 9};
+    j.after_ok = true;
+    j.submit_ms = 1'800'000'000'000;
+    return j;
+}
+
+}  // namespace
+
+TEST(HistoryJobs, JobsRoundTripAndSurviveAReopen) {
+    test::TempDir d;
+    const std::string path = d.path() + "/h.db";
+    std::int64_t id = 0;
+    {
+        auto h = History::open(path);
+        ASSERT_TRUE(h.ok()) << h.error().message;
+        auto added = h->add_job(a_job("résumé ✓"));
+        ASSERT_TRUE(added.ok()) << added.error().message;
+        id = *added;
+        JobRecord held = a_job("second");
+        held.state = "held";
+        ASSERT_TRUE(h->add_job(held).ok());
+        JobRecord bad = a_job("bad");
+        bad.state = "running";
+        auto refused = h->add_job(bad);
+        ASSERT_FALSE(refused.ok());
+        EXPECT_EQ(refused.error().message, "a new job is queued or held, not running");
+    }
+    auto h = History::open(path);
+    ASSERT_TRUE(h.ok());
+    auto j = h->job(id);
+    ASSERT_TRUE(j.ok()) << j.error().message;
+    const JobRecord want = a_job("résumé ✓");
+    EXPECT_EQ(j->name, want.name);
+    EXPECT_EQ(j->argv, want.argv);
+    EXPECT_EQ(j->env, want.env);
+    EXPECT_EQ(j->cwd, want.cwd);
+    EXPECT_EQ(j->request, want.request);
+    EXPECT_EQ(j->after, want.after);
+    EXPECT_TRUE(j->after_ok);
+    EXPECT_EQ(j->priority, 3);
+    EXPECT_EQ(j->state, "queued");
+    EXPECT_EQ(j->owner_uid, 1000u);
+    EXPECT_EQ(j->submit_ms, want.submit_ms);
+    EXPECT_FALSE(j->start_ms.has_value());
+    EXPECT_EQ(h->jobs()->size(), 2u);
+    auto missing = h->job(99);
+    ASSERT_FALSE(missing.ok());
+    EXPECT_EQ(missing.error().message, "no job 99 in the queue");
+    EXPECT_EQ(h->integrity(), "ok");
+}
+
+TEST(HistoryJobs, EveryChangeIsGuardedByTheStateItLeaves) {
+    test::TempDir d;
+    auto h = History::open(d.path() + "/h.db");
+    ASSERT_TRUE(h.ok());
+    const std::int64_t a = *h->add_job(a_job("a")), b = *h->add_job(a_job("b"));
+
+    // b is cancelled before the plan that would start it is recorded: only a starts.
+    ASSERT_TRUE(*h->change_job_state(b, {"queued", "held"}, "cancelled", 5000, std::nullopt, "cancelled by uid 1000"));
+    auto moved = h->start_jobs({{a, {"GPU-1", "GPU-2"}, {0, 1}}, {b, {"GPU-3"}, {2}}}, 4000);
+    ASSERT_TRUE(moved.ok()) << moved.error().message;
+    EXPECT_EQ(*moved, std::vector<std::int64_t>{a});
+    JobRecord ja = *h->job(a);
+    EXPECT_EQ(ja.state, "starting");
+    EXPECT_EQ(ja.gpus, (std::vector<std::string>{"GPU-1", "GPU-2"}));
+    EXPECT_EQ(ja.cpus, (std::vector<unsigned>{0, 1}));
+    EXPECT_EQ(ja.start_ms, 4000);
+    JobRecord jb = *h->job(b);
+    EXPECT_EQ(jb.state, "cancelled");
+    EXPECT_EQ(jb.note, "cancelled by uid 1000");
+    EXPECT_EQ(jb.end_ms, 5000);
+    EXPECT_TRUE(jb.gpus.empty());
+
+    EXPECT_FALSE(*h->job_running(b, 42, 7, "boot", std::nullopt)) << "not starting";
+    ASSERT_TRUE(*h->job_running(a, 4242, 123456, "boot-1", 17));
+    EXPECT_FALSE(*h->job_running(a, 1, 1, "x", std::nullopt)) << "already running";
+    ja = *h->job(a);
+    EXPECT_EQ(ja.state, "running");
+    EXPECT_EQ(ja.pid, 4242u);
+    EXPECT_EQ(ja.pid_start_ticks, 123456u);
+    EXPECT_EQ(ja.boot_id, "boot-1");
+    EXPECT_EQ(ja.run_id, 17);
+    EXPECT_EQ(h->jobs(true)->size(), 1u) << "open jobs: a only";
+
+    EXPECT_FALSE(*h->requeue_job(a, "retry")) << "a running job is not requeued";
+    EXPECT_FALSE(*h->change_job_state(a, {"queued"}, "held", 6000)) << "hold only what waits";
+    ASSERT_TRUE(*h->change_job_state(a, {"starting", "running"}, "failed", 9000, 137, "killed by signal 9"));
+    ja = *h->job(a);
+    EXPECT_EQ(ja.state, "failed");
+    EXPECT_EQ(ja.exit_status, 137);
+    EXPECT_TRUE(ja.gpus.empty()) << "an ended job holds nothing";
+    EXPECT_TRUE(ja.cpus.empty());
+    EXPECT_FALSE(*h->change_job_state(a, {"starting", "running"}, "done", 9500)) << "ended once";
+
+    ASSERT_TRUE(*h->requeue_job(a, "retry 1 after CUDA out of memory"));
+    ja = *h->job(a);
+    EXPECT_EQ(ja.state, "queued");
+    EXPECT_EQ(ja.attempt, 1);
+    EXPECT_FALSE(ja.pid.has_value());
+    EXPECT_FALSE(ja.exit_status.has_value());
+    EXPECT_EQ(ja.note, "retry 1 after CUDA out of memory");
+
+    auto bad = h->change_job_state(a, {"queued"}, "paused", 1);
+    ASSERT_FALSE(bad.ok());
+    EXPECT_EQ(bad.error().message, "no job state paused");
+}
+
+TEST(HistoryJobs, TwoWritersNeverStartOneJobTwice) {
+    test::TempDir d;
+    const std::string path = d.path() + "/h.db";
+    std::vector<std::int64_t> ids;
+    {
+        auto h = History::open(path);
+        ASSERT_TRUE(h.ok());
+        for (int i = 0; i < 60; ++i) ids.push_back(*h->add_job(a_job("j" + std::to_string(i))));
+    }
+    std::vector<std::int64_t> got[2];
+    std::string errors[2];
+    auto writer = [&](int w) {
+        auto h = History::open(path);
+        if (!h.ok()) {
+            errors[w] = h.error().message;
+            return;
+        }
+        for (std::int64_t id : ids) {
+            auto moved = h->start_jobs({{id, {"GPU-" + std::to_string(w)}, {}}}, 1000 + w);
+            if (!moved.ok()) {
+                errors[w] = moved.error().message;
+                return;
+            }
+            got[w].insert(got[w].end(), moved->begin(), moved->end());
+        }
+    };
+    std::thread t0(writer, 0), t1(writer, 1);
+    t0.join();
+    t1.join();
+    ASSERT_EQ(errors[0], "");
+    ASSERT_EQ(errors[1], "");
+    std::set<std::int64_t> all(got[0].begin(), got[0].end());
+    for (std::int64_t id : got[1]) EXPECT_TRUE(all.insert(id).second) << "job " << id << " started twice";
+    EXPECT_EQ(all.size(), ids.size());
+    auto h = History::open(path);
+    ASSERT_TRUE(h.ok());
+    auto jobs = h->jobs();
+    ASSERT_TRUE(jobs.ok());
+    for (const JobRecord& j : *jobs) {
+        ASSERT_EQ(j.gpus.size(), 1u);
+        const int w = j.gpus[0] == "GPU-0" ? 0 : 1;
+        EXPECT_NE(std::find(got[w].begin(), got[w].end(), j.id), got[w].end()) << "the GPU of the writer that won";
+    }
+}
