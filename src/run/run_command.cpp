@@ -6,7 +6,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <deque>
-#include <map>
 #include <optional>
 #include <unistd.h>
 
@@ -16,15 +15,10 @@
 #include "core/json_writer.hpp"
 #include "core/percentile.hpp"
 #include "core/printable.hpp"
-#include "diagnose/job.hpp"
-#include "diagnose/rules.hpp"
 #include "run/child.hpp"
 #include "run/events_socket.hpp"
-#include "run/failure_scan.hpp"
-#include "sample/gpu/throttle_reasons.hpp"
+#include "run/job_watch.hpp"
 #include "store/finding_json.hpp"
-#include "store/history_writer.hpp"
-#include "store/hook_event.hpp"
 
 namespace baton {
 
@@ -34,158 +28,6 @@ volatile std::sig_atomic_t g_stop_signal = 0;
 
 void on_stop(int sig) {
     g_stop_signal = sig;
-}
-
-// The command and all its descendants in one snapshot, summed (walked once per tick: the summary
-// and the history both use it).
-struct JobTotals {
-    double cpu_percent = 0;
-    std::uint64_t rss_bytes = 0;
-    std::size_t processes = 0;
-    std::set<std::uint32_t> pids;  // in baton's pid namespace
-};
-
-JobTotals job_totals(const Snapshot& snap, pid_t root) {
-    JobTotals j;
-    for (const ProcessInfo* p : process_and_descendants(snap, static_cast<std::uint32_t>(root))) {
-        j.cpu_percent += p->cpu_percent.value_or(0);
-        j.rss_bytes += p->rss_bytes;
-        ++j.processes;
-        j.pids.insert(p->pid);
-    }
-    return j;
-}
-
-// The job's GPUs: those where one of its processes holds a context (joined to the process table
-// by the sampler: NVML's process list, or the GPU device files a process has open). Once a GPU
-// is the job's it stays so for the run.
-void note_job_gpus(const Snapshot& snap, const JobTotals& job, std::set<unsigned>& gpus) {
-    for (const ProcessInfo& p : snap.processes)
-        if (!p.gpu_indices.empty() && job.pids.count(p.pid)) gpus.insert(p.gpu_indices.begin(), p.gpu_indices.end());
-}
-
-// The GPU a finding is about, if any: its subject's GPU, or the GPU a process subject runs on.
-std::optional<unsigned> gpu_of_finding(const Finding& f, const Snapshot& snap) {
-    unsigned n = 0;
-    if (std::sscanf(f.subject.c_str(), "gpu:%u", &n) == 1) return n;
-    if (std::sscanf(f.subject.c_str(), "pid:%u", &n) == 1)
-        for (const GpuInfo& g : snap.gpus)
-            for (const GpuProcess& p : g.processes)
-                if (p.local_pid == n) return g.index;
-    return std::nullopt;
-}
-
-// A finding about one of the job's own processes is about "job": the same subject in every run
-// (pids change), so compare can match it, and one finding for all the job's ranks.
-void attribute_to_job(Finding& f, const JobTotals& job) {
-    unsigned pid = 0;
-    if (std::sscanf(f.subject.c_str(), "pid:%u", &pid) == 1 && job.pids.count(pid)) f.subject = "job";
-}
-
-// Adds one snapshot to the aggregates: the host's figures, the job's, and its GPUs'.
-void account(RunStats& s, const Snapshot& snap, const JobTotals& job, double dt, const std::set<unsigned>& job_gpus) {
-    ++s.samples;
-    s.machine_gpus = std::max(s.machine_gpus, static_cast<unsigned>(snap.gpus.size()));
-    for (const GpuInfo& g : snap.gpus) {
-        if (g.stale || g.error || !job_gpus.count(g.index)) continue;
-        auto it = std::find_if(s.gpus.begin(), s.gpus.end(), [&](const GpuRunStats& x) { return x.index == g.index; });
-        if (it == s.gpus.end()) {
-            s.gpus.push_back(GpuRunStats{});
-            it = s.gpus.end() - 1;
-            it->index = g.index;
-            it->name = g.name;
-        }
-        if (g.utilization_percent) it->utilization.push_back(*g.utilization_percent);
-        if (g.sm_activity_percent) {
-            it->sm_activity_sum += *g.sm_activity_percent;
-            ++it->sm_activity_samples;
-        }
-        it->peak_memory_bytes = std::max(it->peak_memory_bytes, g.memory_used_bytes.value_or(0));
-        it->memory_total_bytes = g.memory_total_bytes.value_or(it->memory_total_bytes);
-    }
-    s.job_cpu_sum += job.cpu_percent;
-    s.job_cpu_peak = std::max(s.job_cpu_peak, job.cpu_percent);
-    s.job_rss_peak = std::max(s.job_rss_peak, job.rss_bytes);
-    s.job_processes_peak = std::max(s.job_processes_peak, job.processes);
-    s.host_memory_peak = std::max(s.host_memory_peak, snap.memory.used_bytes);
-    s.host_memory_total = snap.memory.total_bytes;
-    if (snap.swap.in_bytes_per_second && snap.swap.out_bytes_per_second)
-        s.swap_bytes += (*snap.swap.in_bytes_per_second + *snap.swap.out_bytes_per_second) * dt;
-    if (snap.cpu.total.iowait_percent) {
-        s.iowait_sum += *snap.cpu.total.iowait_percent;
-        ++s.iowait_samples;
-    }
-}
-
-// The figures of one tick that the history keeps (GPUs: the job's).
-RunSample to_run_sample(const Snapshot& snap, const JobTotals& job, const std::set<unsigned>& job_gpus) {
-    constexpr float gib = 1073741824.0f;
-    RunSample r;
-    r.t_ms = snap.time_unix_ms;
-    r.cpu_percent = static_cast<float>(snap.cpu.total.utilization_percent.value_or(0));
-    r.iowait_percent = static_cast<float>(snap.cpu.total.iowait_percent.value_or(0));
-    r.memory_used_gib = static_cast<float>(snap.memory.used_bytes) / gib;
-    r.swap_mb_per_s = static_cast<float>(
-        (snap.swap.in_bytes_per_second.value_or(0) + snap.swap.out_bytes_per_second.value_or(0)) / 1e6);
-    r.job_cpu_percent = static_cast<float>(job.cpu_percent);
-    r.job_rss_gib = static_cast<float>(job.rss_bytes) / gib;
-    double read = 0, write = 0;
-    for (const DiskStats& d : snap.disks) {
-        read += d.read_bytes_per_second.value_or(0);
-        write += d.write_bytes_per_second.value_or(0);
-    }
-    r.disk_read_mb_s = static_cast<float>(read / 1e6);
-    r.disk_write_mb_s = static_cast<float>(write / 1e6);
-    for (const GpuInfo& g : snap.gpus) {
-        if (g.stale || g.error || !job_gpus.count(g.index)) continue;
-        RunSample::Gpu x;
-        x.index = static_cast<std::uint8_t>(g.index);
-        x.utilization = static_cast<float>(g.utilization_percent.value_or(0));
-        x.memory_used_gib = static_cast<float>(g.memory_used_bytes.value_or(0)) / gib;
-        x.sm_activity = g.sm_activity_percent ? static_cast<float>(*g.sm_activity_percent) : -1.0f;
-        x.power_watts = g.power_watts ? static_cast<float>(*g.power_watts) : -1.0f;
-        x.temperature_celsius = g.temperature_celsius ? static_cast<float>(*g.temperature_celsius) : -1.0f;
-        x.sm_clock_mhz = g.sm_clock_mhz ? static_cast<float>(*g.sm_clock_mhz) : -1.0f;
-        if (g.throttle_reasons) x.throttle_reasons = throttle_reason_bits(*g.throttle_reasons);
-        r.gpus.push_back(x);
-    }
-    return r;
-}
-
-void account_step(RunStats& s, const StepEvent& e) {
-    s.step_ms_sum += e.step_ms;
-    s.wait_ms_sum += e.wait_ms;
-    if (e.samples) {
-        s.step_samples += *e.samples;
-        s.step_samples_ms += e.step_ms;
-    }
-    s.step_ms.push_back(static_cast<float>(e.step_ms));
-    s.ranks.insert(e.rank);
-}
-
-std::vector<RunGpu> run_gpus(const Snapshot& snap, const std::set<unsigned>& job_gpus) {
-    std::vector<RunGpu> out;
-    for (const GpuInfo& g : snap.gpus)
-        if (job_gpus.count(g.index)) out.push_back({g.index, g.uuid, g.name, g.memory_total_bytes.value_or(0)});
-    return out;
-}
-
-// Keeps the first sighting of each (rule, subject), replaced only by a more severe one (the end of
-// a run, its workers gone and the trainer tearing down, would otherwise overwrite the evidence seen
-// while it ran); returns the ones never seen before.
-std::vector<const Finding*> merge_findings(RunStats& s, const std::vector<Finding>& found) {
-    std::vector<const Finding*> fresh;
-    for (const Finding& f : found) {
-        auto it = std::find_if(s.findings.begin(), s.findings.end(),
-                               [&](const Finding& x) { return x.rule == f.rule && x.subject == f.subject; });
-        if (it == s.findings.end()) {
-            s.findings.push_back(f);
-            fresh.push_back(&f);
-        } else if (f.severity > it->severity) {  // the first sighting's evidence, unless it grew worse
-            *it = f;
-        }
-    }
-    return fresh;
 }
 
 // The summary's line about the record: where, and which part of it is missing.
@@ -251,9 +93,6 @@ StepFigures step_figures(const RunStats& s) {
 }  // namespace
 
 RunStats run_command(const RunOptions& o, std::string& error) {
-    RunStats stats;
-    stats.argv = o.argv;
-    stats.name = o.name.empty() ? command_name(o.argv) : o.name;
     become_subreaper();
     struct sigaction sa {};
     sa.sa_handler = on_stop;
@@ -269,73 +108,43 @@ RunStats run_command(const RunOptions& o, std::string& error) {
         std::fprintf(stderr, "baton: the Python hook's step events will not be recorded: %s\n",
                      escaped_line(s.error().message).c_str());
     }
-    Result<Child> started = Child::start(o.argv, &stats.start_errno, /*capture_stderr=*/true);
+    int start_errno = 0;
+    Result<Child> started = Child::start(o.argv, &start_errno, /*capture_stderr=*/true);
     if (!started.ok()) {
         error = started.error().message;
+        RunStats stats;
+        stats.argv = o.argv;
+        stats.name = o.name.empty() ? command_name(o.argv) : o.name;
+        stats.start_errno = start_errno;
         return stats;
     }
     Child child = std::move(*started);
     const double start = monotonic_seconds();
-    // The history, written on its own thread (store/history_writer.hpp): a run that cannot be
-    // recorded still runs, and the database never holds the command's output back.
-    std::optional<HistoryWriter> history;
-    if (!o.db_path.empty()) {
-        RunHeader header;
-        header.name = stats.name;
-        for (const std::string& a : o.argv) header.command += (header.command.empty() ? "" : " ") + a;
-        char cwd[4096] = "";
-        if (getcwd(cwd, sizeof cwd)) header.cwd = cwd;
-        char host[256] = "";
-        gethostname(host, sizeof host - 1);
-        header.host = host;
-        header.start_ms = unix_millis();
-        history.emplace(o.db_path, std::move(header), o.recording);
-        stats.recording_requested = true;
-    }
+    JobWatchOptions wo;
+    wo.name = o.name.empty() ? command_name(o.argv) : o.name;
+    wo.argv = o.argv;
+    char cwd[4096] = "";
+    if (getcwd(cwd, sizeof cwd)) wo.cwd = cwd;
+    wo.thresholds = o.thresholds;
+    if (const char* v = std::getenv("CUDA_VISIBLE_DEVICES")) wo.cuda_visible_devices = v;
+    wo.db_path = o.db_path;
+    wo.recording = o.recording;
+    JobWatch watch(std::move(wo), child.pid());
+
     SamplerOptions so = o.sampler;
     so.priming_seconds = std::min(0.1, o.interval_seconds);
     Sampler sampler(so);
-    Window window;                // the last window_seconds, for the rules
-    std::set<unsigned> job_gpus;  // the GPUs the job used so far
-    // Findings about a GPU the job does not use (yet): a CUDA context shows up in NVML only after
-    // the job initialised CUDA, so they wait; released if the GPU becomes the job's, else dropped.
-    std::vector<std::pair<unsigned, Finding>> held;
-    if (const char* v = std::getenv("CUDA_VISIBLE_DEVICES")) stats.cuda_visible_devices = v;
-    StepWindow steps;                                // the hook's steps within that window
-    std::map<std::uint32_t, std::uint64_t> dropped;  // by each sending process (its count is cumulative)
-    // Reads the hook's events: into the history, the summary and the rules' step window.
-    auto take_events = [&] {
-        if (!events) return;
-        std::vector<StepEvent> fresh;
-        for (const std::string& datagram : events->drain()) {
-            Result<HookEvent> e = parse_hook_event(datagram);
-            if (!e.ok()) {
-                ++stats.events_rejected;
-                continue;
-            }
-            dropped[e->step.pid] = std::max(dropped[e->step.pid], e->dropped);
-            if (e->finding) {                                 // from baton.torch.check(), which printed it already
-                const std::vector<Finding> one{*e->finding};  // merge_findings points into it
-                for (const Finding* x : merge_findings(stats, one))
-                    if (history) history->add_finding(e->step.t_ms, *x);
-                continue;
-            }
-            if (e->type != "step") continue;
-            account_step(stats, e->step);
-            steps.push_back(
-                {e->step.t_ms, e->step.pid, e->step.rank, e->step.step_ms, e->step.wait_ms, e->step.samples});
-            fresh.push_back(std::move(e->step));
-        }
-        if (history) history->add_steps(std::move(fresh));
-    };
+    Window window;  // the last window_seconds, for the rules
     SampleSchedule schedule(o.interval_seconds);
     double kill_at = -1;
     double last_note = -1e9;
+    int killed_after_grace = 0;
     std::deque<std::string> pending;  // notes waiting for the rate limit
-    FailureScanner scanner;
-    std::size_t scanned = 0;  // scanner findings already merged
-    std::optional<std::uint64_t> oom_kills_at_start, oom_kills_now;
-    // Passes the command's stderr on unchanged and reads along; true while it may have more.
+    auto note = [](const Finding& f) {
+        return fmt::format("baton: {} {} [{}]: {}", severity_name(f.severity), f.rule, f.subject, f.summary);
+    };
+    // Passes the command's stderr on unchanged and reads along (failures found go first in line);
+    // true while it may have more.
     auto pump = [&] {
         char buf[16384];
         for (;;) {
@@ -346,25 +155,16 @@ RunStats run_command(const RunOptions& o, std::string& error) {
                 if (w <= 0) break;  // our stderr is gone: keep reading so the command never blocks
                 off += w;
             }
-            scanner.feed(std::string_view(buf, static_cast<std::size_t>(n)));
+            for (const Finding& f : watch.read_output(std::string_view(buf, static_cast<std::size_t>(n))))
+                if (!o.quiet) pending.push_front(note(f));
         }
     };
-    auto take_scanner_findings = [&] {
-        const auto& f = scanner.findings();
-        for (; scanned < f.size(); ++scanned) {
-            const std::vector<Finding> one{f[scanned]};
-            for (const Finding* x : merge_findings(stats, one)) {
-                if (history) history->add_finding(unix_millis(), *x);
-                if (!o.quiet)
-                    pending.push_front(fmt::format("baton: {} {} [{}]: {}", severity_name(x->severity), x->rule,
-                                                   x->subject, x->summary));
-            }
-        }
+    auto take_events = [&] {
+        if (events) watch.read_events(events->drain());
     };
     while (!child.poll_exit()) {
         const double now = monotonic_seconds();
         if (child.stderr_fd() >= 0) pump();
-        take_scanner_findings();
         take_events();
         if (g_stop_signal) {
             const int sig = g_stop_signal;
@@ -374,7 +174,7 @@ RunStats run_command(const RunOptions& o, std::string& error) {
         }
         if (kill_at >= 0 && now >= kill_at) {
             child.signal_group(SIGKILL);
-            ++stats.killed_after_grace;
+            ++killed_after_grace;
             kill_at = now + 3600;  // once
         }
         if (now >= schedule.next()) {
@@ -384,51 +184,13 @@ RunStats run_command(const RunOptions& o, std::string& error) {
             // The first sample spans the sampler's priming read: a command that ended within it
             // (`baton run -- true`) was never seen running, and its sample would be the machine
             // after it.
-            if (stats.samples == 0 && child.poll_exit()) break;
-            const JobTotals job = job_totals(snap, child.pid());
-            const std::size_t gpus_before = job_gpus.size();
-            note_job_gpus(snap, job, job_gpus);
-            account(stats, snap, job, snap.interval_seconds, job_gpus);
-            if (history && (stats.samples == 1 || job_gpus.size() != gpus_before))
-                history->set_machine(snap.host.cpu_count, snap.memory.total_bytes, run_gpus(snap, job_gpus));
-            if (history) history->add_sample(to_run_sample(snap, job, job_gpus));
-            if (snap.swap.oom_kill_total) {
-                if (!oom_kills_at_start) oom_kills_at_start = snap.swap.oom_kill_total;
-                oom_kills_now = snap.swap.oom_kill_total;
-            }
+            if (watch.stats().samples == 0 && child.poll_exit()) break;
             window.push_back(std::move(snap));
             const double oldest = seconds(window.back()) - o.thresholds.window_seconds;
             window.erase(window.begin(), std::find_if(window.begin(), window.end(),
                                                       [&](const Snapshot& x) { return seconds(x) >= oldest; }));
-            steps.erase(steps.begin(), std::find_if(steps.begin(), steps.end(), [&](const StepSample& s) {
-                            return s.t_ms >= window.front().time_unix_ms;
-                        }));
-            std::vector<Finding> found;  // about the job, the host, and the job's GPUs
-            for (Finding& f : diagnose(window, o.thresholds, steps)) {
-                attribute_to_job(f, job);
-                const std::optional<unsigned> gpu = gpu_of_finding(f, window.back());
-                if (!gpu || job_gpus.count(*gpu)) {
-                    found.push_back(std::move(f));
-                } else if (std::none_of(held.begin(), held.end(), [&](const auto& h) {
-                               return h.second.rule == f.rule && h.second.subject == f.subject;
-                           })) {
-                    held.emplace_back(*gpu, std::move(f));
-                }
-            }
-            for (auto it = held.begin(); it != held.end();) {
-                if (job_gpus.count(it->first)) {
-                    found.push_back(std::move(it->second));
-                    it = held.erase(it);
-                } else {
-                    ++it;
-                }
-            }
-            for (const Finding* f : merge_findings(stats, found)) {
-                if (history) history->add_finding(window.back().time_unix_ms, *f);
-                if (!o.quiet && f->severity != Severity::info)
-                    pending.push_back(fmt::format("baton: {} {} [{}]: {}", severity_name(f->severity), f->rule,
-                                                  f->subject, f->summary));
-            }
+            for (const Finding& f : watch.sample(window))
+                if (!o.quiet && f.severity != Severity::info) pending.push_back(note(f));
         }
         // At most one new-finding line every 5 s on the command's terminal.
         if (!pending.empty() && now - last_note >= 5) {
@@ -438,39 +200,15 @@ RunStats run_command(const RunOptions& o, std::string& error) {
         }
         sleep_seconds(std::min(0.02, std::max(0.0, schedule.next() - monotonic_seconds())));
     }
-    stats.seconds = monotonic_seconds() - start;
-    stats.exit_status = child.exit_status();
-    stats.signal = child.terminating_signal();
+    const double ran = monotonic_seconds() - start;
     // What the command wrote last (a traceback) may still be in the pipe.
     if (child.stderr_fd() >= 0)
         for (int i = 0; i < 100 && pump(); ++i) sleep_seconds(0.002);
-    take_scanner_findings();
     take_events();  // the last steps
-    for (const auto& [pid, n] : dropped) stats.events_dropped += n;
-    // The kernel's OOM killer acted during the run and the command died of SIGKILL.
-    if (stats.signal == SIGKILL && oom_kills_at_start && oom_kills_now && *oom_kills_now > *oom_kills_at_start) {
-        Finding f =
-            make_finding("host_oom_kill", Severity::critical, "job",
-                         fmt::format("the command died of SIGKILL while the kernel's OOM killer killed {} "
-                                     "process(es)",
-                                     *oom_kills_now - *oom_kills_at_start),
-                         "Host memory ran out. Fewer DataLoader workers (each holds its own copy of an "
-                         "in-memory dataset), smaller data types, or load the dataset once into shared memory.");
-        const std::vector<Finding> one{f};  // merge_findings points into it: it must outlive the loop
-        for (const Finding* x : merge_findings(stats, one))
-            if (history) history->add_finding(unix_millis(), *x);
-    }
     // Workers the command left behind (reparented to baton) end with it.
-    stats.killed_after_grace += child.end_tree(std::min(o.grace_seconds, 2.0));
+    killed_after_grace += child.end_tree(std::min(o.grace_seconds, 2.0));
     for (const std::string& line : pending) std::fprintf(stderr, "%s\n", printable(line).c_str());
-    std::stable_sort(stats.findings.begin(), stats.findings.end(),
-                     [](const Finding& a, const Finding& b) { return a.severity > b.severity; });
-    if (history)
-        stats.recording = history->finish(unix_millis(), stats.exit_status, [&](const RecordingReport& r) {
-            stats.recording = r;
-            return run_summary_text(stats);
-        });
-    return stats;
+    return watch.finish(child.exit_status(), child.terminating_signal(), ran, killed_after_grace);
 }
 
 std::string run_summary_text(const RunStats& s) {

@@ -1,0 +1,297 @@
+#include "run/job_watch.hpp"
+
+#include <algorithm>
+#include <csignal>
+#include <cstdio>
+#include <unistd.h>
+
+#include <fmt/format.h>  // header-only (fmt::fmt-header-only)
+
+#include "core/clock.hpp"
+#include "diagnose/job.hpp"
+#include "diagnose/rules.hpp"
+#include "sample/gpu/throttle_reasons.hpp"
+#include "store/hook_event.hpp"
+
+namespace baton {
+
+namespace {
+
+// The command and all its descendants in one snapshot, summed (walked once per tick: the summary
+// and the history both use it).
+struct JobTotals {
+    double cpu_percent = 0;
+    std::uint64_t rss_bytes = 0;
+    std::size_t processes = 0;
+    std::set<std::uint32_t> pids;  // in baton's pid namespace
+};
+
+JobTotals job_totals(const Snapshot& snap, pid_t root) {
+    JobTotals j;
+    for (const ProcessInfo* p : process_and_descendants(snap, static_cast<std::uint32_t>(root))) {
+        j.cpu_percent += p->cpu_percent.value_or(0);
+        j.rss_bytes += p->rss_bytes;
+        ++j.processes;
+        j.pids.insert(p->pid);
+    }
+    return j;
+}
+
+// The job's GPUs: those where one of its processes holds a context (joined to the process table
+// by the sampler: NVML's process list, or the GPU device files a process has open). Once a GPU
+// is the job's it stays so for the run.
+void note_job_gpus(const Snapshot& snap, const JobTotals& job, std::set<unsigned>& gpus) {
+    for (const ProcessInfo& p : snap.processes)
+        if (!p.gpu_indices.empty() && job.pids.count(p.pid)) gpus.insert(p.gpu_indices.begin(), p.gpu_indices.end());
+}
+
+// The GPU a finding is about, if any: its subject's GPU, or the GPU a process subject runs on.
+std::optional<unsigned> gpu_of_finding(const Finding& f, const Snapshot& snap) {
+    unsigned n = 0;
+    if (std::sscanf(f.subject.c_str(), "gpu:%u", &n) == 1) return n;
+    if (std::sscanf(f.subject.c_str(), "pid:%u", &n) == 1)
+        for (const GpuInfo& g : snap.gpus)
+            for (const GpuProcess& p : g.processes)
+                if (p.local_pid == n) return g.index;
+    return std::nullopt;
+}
+
+// A finding about one of the job's own processes is about "job": the same subject in every run
+// (pids change), so compare can match it, and one finding for all the job's ranks.
+void attribute_to_job(Finding& f, const JobTotals& job) {
+    unsigned pid = 0;
+    if (std::sscanf(f.subject.c_str(), "pid:%u", &pid) == 1 && job.pids.count(pid)) f.subject = "job";
+}
+
+// Adds one snapshot to the aggregates: the host's figures, the job's, and its GPUs'.
+void account(RunStats& s, const Snapshot& snap, const JobTotals& job, double dt, const std::set<unsigned>& job_gpus) {
+    ++s.samples;
+    s.machine_gpus = std::max(s.machine_gpus, static_cast<unsigned>(snap.gpus.size()));
+    for (const GpuInfo& g : snap.gpus) {
+        if (g.stale || g.error || !job_gpus.count(g.index)) continue;
+        auto it = std::find_if(s.gpus.begin(), s.gpus.end(), [&](const GpuRunStats& x) { return x.index == g.index; });
+        if (it == s.gpus.end()) {
+            s.gpus.push_back(GpuRunStats{});
+            it = s.gpus.end() - 1;
+            it->index = g.index;
+            it->name = g.name;
+        }
+        if (g.utilization_percent) it->utilization.push_back(*g.utilization_percent);
+        if (g.sm_activity_percent) {
+            it->sm_activity_sum += *g.sm_activity_percent;
+            ++it->sm_activity_samples;
+        }
+        it->peak_memory_bytes = std::max(it->peak_memory_bytes, g.memory_used_bytes.value_or(0));
+        it->memory_total_bytes = g.memory_total_bytes.value_or(it->memory_total_bytes);
+    }
+    s.job_cpu_sum += job.cpu_percent;
+    s.job_cpu_peak = std::max(s.job_cpu_peak, job.cpu_percent);
+    s.job_rss_peak = std::max(s.job_rss_peak, job.rss_bytes);
+    s.job_processes_peak = std::max(s.job_processes_peak, job.processes);
+    s.host_memory_peak = std::max(s.host_memory_peak, snap.memory.used_bytes);
+    s.host_memory_total = snap.memory.total_bytes;
+    if (snap.swap.in_bytes_per_second && snap.swap.out_bytes_per_second)
+        s.swap_bytes += (*snap.swap.in_bytes_per_second + *snap.swap.out_bytes_per_second) * dt;
+    if (snap.cpu.total.iowait_percent) {
+        s.iowait_sum += *snap.cpu.total.iowait_percent;
+        ++s.iowait_samples;
+    }
+}
+
+// The figures of one tick that the history keeps (GPUs: the job's).
+RunSample to_run_sample(const Snapshot& snap, const JobTotals& job, const std::set<unsigned>& job_gpus) {
+    constexpr float gib = 1073741824.0f;
+    RunSample r;
+    r.t_ms = snap.time_unix_ms;
+    r.cpu_percent = static_cast<float>(snap.cpu.total.utilization_percent.value_or(0));
+    r.iowait_percent = static_cast<float>(snap.cpu.total.iowait_percent.value_or(0));
+    r.memory_used_gib = static_cast<float>(snap.memory.used_bytes) / gib;
+    r.swap_mb_per_s = static_cast<float>(
+        (snap.swap.in_bytes_per_second.value_or(0) + snap.swap.out_bytes_per_second.value_or(0)) / 1e6);
+    r.job_cpu_percent = static_cast<float>(job.cpu_percent);
+    r.job_rss_gib = static_cast<float>(job.rss_bytes) / gib;
+    double read = 0, write = 0;
+    for (const DiskStats& d : snap.disks) {
+        read += d.read_bytes_per_second.value_or(0);
+        write += d.write_bytes_per_second.value_or(0);
+    }
+    r.disk_read_mb_s = static_cast<float>(read / 1e6);
+    r.disk_write_mb_s = static_cast<float>(write / 1e6);
+    for (const GpuInfo& g : snap.gpus) {
+        if (g.stale || g.error || !job_gpus.count(g.index)) continue;
+        RunSample::Gpu x;
+        x.index = static_cast<std::uint8_t>(g.index);
+        x.utilization = static_cast<float>(g.utilization_percent.value_or(0));
+        x.memory_used_gib = static_cast<float>(g.memory_used_bytes.value_or(0)) / gib;
+        x.sm_activity = g.sm_activity_percent ? static_cast<float>(*g.sm_activity_percent) : -1.0f;
+        x.power_watts = g.power_watts ? static_cast<float>(*g.power_watts) : -1.0f;
+        x.temperature_celsius = g.temperature_celsius ? static_cast<float>(*g.temperature_celsius) : -1.0f;
+        x.sm_clock_mhz = g.sm_clock_mhz ? static_cast<float>(*g.sm_clock_mhz) : -1.0f;
+        if (g.throttle_reasons) x.throttle_reasons = throttle_reason_bits(*g.throttle_reasons);
+        r.gpus.push_back(x);
+    }
+    return r;
+}
+
+void account_step(RunStats& s, const StepEvent& e) {
+    s.step_ms_sum += e.step_ms;
+    s.wait_ms_sum += e.wait_ms;
+    if (e.samples) {
+        s.step_samples += *e.samples;
+        s.step_samples_ms += e.step_ms;
+    }
+    s.step_ms.push_back(static_cast<float>(e.step_ms));
+    s.ranks.insert(e.rank);
+}
+
+std::vector<RunGpu> run_gpus(const Snapshot& snap, const std::set<unsigned>& job_gpus) {
+    std::vector<RunGpu> out;
+    for (const GpuInfo& g : snap.gpus)
+        if (job_gpus.count(g.index)) out.push_back({g.index, g.uuid, g.name, g.memory_total_bytes.value_or(0)});
+    return out;
+}
+
+}  // namespace
+
+JobWatch::JobWatch(JobWatchOptions options, pid_t root) : options_(std::move(options)), root_(root) {
+    stats_.argv = options_.argv;
+    stats_.name = options_.name;
+    stats_.cuda_visible_devices = options_.cuda_visible_devices;
+    // The history, written on its own thread (store/history_writer.hpp): a job that cannot be
+    // recorded still runs, and the database never holds the job's output back.
+    if (!options_.db_path.empty()) {
+        RunHeader header;
+        header.name = stats_.name;
+        for (const std::string& a : options_.argv) header.command += (header.command.empty() ? "" : " ") + a;
+        header.cwd = options_.cwd;
+        char host[256] = "";
+        gethostname(host, sizeof host - 1);
+        header.host = host;
+        header.start_ms = unix_millis();
+        history_.emplace(options_.db_path, std::move(header), options_.recording);
+        stats_.recording_requested = true;
+    }
+}
+
+std::vector<Finding> JobWatch::merge(const std::vector<Finding>& found) {
+    std::vector<Finding> fresh;
+    for (const Finding& f : found) {
+        auto it = std::find_if(stats_.findings.begin(), stats_.findings.end(),
+                               [&](const Finding& x) { return x.rule == f.rule && x.subject == f.subject; });
+        if (it == stats_.findings.end()) {
+            stats_.findings.push_back(f);
+            fresh.push_back(f);
+        } else if (f.severity > it->severity) {  // the first sighting's evidence, unless it grew worse
+            *it = f;
+        }
+    }
+    return fresh;
+}
+
+std::vector<Finding> JobWatch::read_output(std::string_view bytes) {
+    if (!bytes.empty()) scanner_.feed(bytes);
+    std::vector<Finding> news;
+    const auto& f = scanner_.findings();
+    for (; scanned_ < f.size(); ++scanned_)
+        for (Finding& x : merge({f[scanned_]})) {
+            if (history_) history_->add_finding(unix_millis(), x);
+            news.push_back(std::move(x));
+        }
+    return news;
+}
+
+void JobWatch::read_events(const std::vector<std::string>& datagrams) {
+    std::vector<StepEvent> fresh;
+    for (const std::string& datagram : datagrams) {
+        Result<HookEvent> e = parse_hook_event(datagram);
+        if (!e.ok()) {
+            ++stats_.events_rejected;
+            continue;
+        }
+        dropped_[e->step.pid] = std::max(dropped_[e->step.pid], e->dropped);
+        if (e->finding) {  // from baton.torch.check(), which printed it already
+            for (Finding& x : merge({*e->finding}))
+                if (history_) history_->add_finding(e->step.t_ms, std::move(x));
+            continue;
+        }
+        if (e->type != "step") continue;
+        account_step(stats_, e->step);
+        steps_.push_back({e->step.t_ms, e->step.pid, e->step.rank, e->step.step_ms, e->step.wait_ms, e->step.samples});
+        fresh.push_back(std::move(e->step));
+    }
+    if (history_ && !fresh.empty()) history_->add_steps(std::move(fresh));
+}
+
+std::vector<Finding> JobWatch::sample(const Window& window) {
+    if (window.empty()) return {};
+    const Snapshot& snap = window.back();
+    const JobTotals job = job_totals(snap, root_);
+    const std::size_t gpus_before = job_gpus_.size();
+    note_job_gpus(snap, job, job_gpus_);
+    account(stats_, snap, job, snap.interval_seconds, job_gpus_);
+    if (history_ && (stats_.samples == 1 || job_gpus_.size() != gpus_before))
+        history_->set_machine(snap.host.cpu_count, snap.memory.total_bytes, run_gpus(snap, job_gpus_));
+    if (history_) history_->add_sample(to_run_sample(snap, job, job_gpus_));
+    if (snap.swap.oom_kill_total) {
+        if (!oom_kills_at_start_) oom_kills_at_start_ = snap.swap.oom_kill_total;
+        oom_kills_now_ = snap.swap.oom_kill_total;
+    }
+    steps_.erase(steps_.begin(), std::find_if(steps_.begin(), steps_.end(), [&](const StepSample& s) {
+                     return s.t_ms >= window.front().time_unix_ms;
+                 }));
+    std::vector<Finding> found;  // about the job, the host, and the job's GPUs
+    for (Finding& f : diagnose(window, options_.thresholds, steps_)) {
+        attribute_to_job(f, job);
+        const std::optional<unsigned> gpu = gpu_of_finding(f, snap);
+        if (!gpu || job_gpus_.count(*gpu)) {
+            found.push_back(std::move(f));
+        } else if (std::none_of(held_.begin(), held_.end(), [&](const auto& h) {
+                       return h.second.rule == f.rule && h.second.subject == f.subject;
+                   })) {
+            held_.emplace_back(*gpu, std::move(f));
+        }
+    }
+    for (auto it = held_.begin(); it != held_.end();) {
+        if (job_gpus_.count(it->first)) {
+            found.push_back(std::move(it->second));
+            it = held_.erase(it);
+        } else {
+            ++it;
+        }
+    }
+    std::vector<Finding> fresh = merge(found);
+    if (history_)
+        for (const Finding& f : fresh) history_->add_finding(snap.time_unix_ms, f);
+    return fresh;
+}
+
+RunStats JobWatch::finish(int exit_status, int signal, double seconds, int killed_after_grace) {
+    stats_.exit_status = exit_status;
+    stats_.signal = signal;
+    stats_.seconds = seconds;
+    stats_.killed_after_grace = killed_after_grace;
+    for (const auto& [pid, n] : dropped_) stats_.events_dropped += n;
+    // The kernel's OOM killer acted during the run and the job died of SIGKILL.
+    if (signal == SIGKILL && oom_kills_at_start_ && oom_kills_now_ && *oom_kills_now_ > *oom_kills_at_start_) {
+        Finding f =
+            make_finding("host_oom_kill", Severity::critical, "job",
+                         fmt::format("the command died of SIGKILL while the kernel's OOM killer killed {} "
+                                     "process(es)",
+                                     *oom_kills_now_ - *oom_kills_at_start_),
+                         "Host memory ran out. Fewer DataLoader workers (each holds its own copy of an "
+                         "in-memory dataset), smaller data types, or load the dataset once into shared memory.");
+        for (Finding& x : merge({f}))
+            if (history_) history_->add_finding(unix_millis(), std::move(x));
+    }
+    std::stable_sort(stats_.findings.begin(), stats_.findings.end(),
+                     [](const Finding& a, const Finding& b) { return a.severity > b.severity; });
+    if (history_)
+        stats_.recording = history_->finish(unix_millis(), stats_.exit_status, [&](const RecordingReport& r) {
+            stats_.recording = r;
+            return run_summary_text(stats_);
+        });
+    history_.reset();
+    return stats_;
+}
+
+}  // namespace baton

@@ -1,0 +1,82 @@
+// JobWatch: one job watched the way `baton run` watches its command, whoever supervises the job's
+// processes: the figures of its summary, its findings (the diagnosis over the machine's window,
+// attributed to the job and its GPUs; failures read in its output; the Python hook's events), and
+// its record in the run history. `baton run` drives one; the queue of `baton submit` (issue 14) one
+// per job, from the agent's single sampler. Nothing here starts, signals or waits for a process.
+// Thread: one thread drives a JobWatch.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <sys/types.h>
+#include <utility>
+#include <vector>
+
+#include "core/thresholds.hpp"
+#include "diagnose/series.hpp"
+#include "diagnose/steps.hpp"
+#include "run/failure_scan.hpp"
+#include "run/run_command.hpp"
+#include "store/history_writer.hpp"
+
+namespace baton {
+
+struct JobWatchOptions {
+    std::string name;
+    std::vector<std::string> argv;
+    std::string cwd;  // as recorded in the history
+    Thresholds thresholds;
+    std::optional<std::string> cuda_visible_devices;  // as the job got it, for the summary
+    // Where to record the job (store/history.hpp); empty: not recorded.
+    std::string db_path;
+    HistoryWriter::Options recording;
+};
+
+class JobWatch {
+  public:
+    // `root`: the job's first process; the job is it and all its descendants.
+    JobWatch(JobWatchOptions options, pid_t root);
+
+    // The job's output (stderr) as it comes: read for failures (CUDA out of memory, NCCL errors).
+    // Returns the findings seen for the first time.
+    std::vector<Finding> read_output(std::string_view bytes);
+
+    // Datagrams from the Python hook (BATON_EVENTS): steps, and findings the hook printed itself.
+    void read_events(const std::vector<std::string>& datagrams);
+
+    // One sample: `window` holds the machine's snapshots of the last window_seconds, the newest
+    // last (the one accounted). Returns the findings seen for the first time, most severe ones
+    // included (the caller decides which to announce).
+    std::vector<Finding> sample(const Window& window);
+
+    // The job ended: `exit_status` and the signal that ended it (0: it exited). Adds the end's
+    // findings (a host OOM kill), records the end, and returns the figures. Call once.
+    RunStats finish(int exit_status, int signal, double seconds, int killed_after_grace);
+
+    const RunStats& stats() const { return stats_; }
+
+  private:
+    // Keeps the first sighting of each (rule, subject), replaced only by a more severe one;
+    // returns copies of the ones never seen before.
+    std::vector<Finding> merge(const std::vector<Finding>& found);
+
+    JobWatchOptions options_;
+    pid_t root_;
+    RunStats stats_;
+    std::optional<HistoryWriter> history_;
+    std::set<unsigned> job_gpus_;  // the GPUs the job used so far
+    // Findings about a GPU the job does not use (yet): a CUDA context shows up in NVML only after
+    // the job initialised CUDA, so they wait; released if the GPU becomes the job's, else dropped.
+    std::vector<std::pair<unsigned, Finding>> held_;
+    StepWindow steps_;                                // the hook's steps within the window
+    std::map<std::uint32_t, std::uint64_t> dropped_;  // events each sending process could not send
+    FailureScanner scanner_;
+    std::size_t scanned_ = 0;  // scanner findings already merged
+    std::optional<std::uint64_t> oom_kills_at_start_, oom_kills_now_;
+};
+
+}  // namespace baton
