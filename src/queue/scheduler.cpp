@@ -123,28 +123,6 @@ class Machine {
     std::optional<std::int64_t> kept_for_;
 };
 
-// Why `want` can never be met on this pool, or "".
-std::string impossible(const Resources& want, const Pool& pool, const Machine& m) {
-    for (const std::string& uuid : want.gpu_uuids)
-        if (m.gpu_at(uuid) < 0) return "GPU " + uuid + " is not one this queue may use";
-    if (want.gpus > 0) {
-        std::size_t big_enough = 0;
-        for (const PoolGpu& g : pool.gpus)
-            big_enough += !want.gpu_memory_bytes || g.memory_total_bytes >= *want.gpu_memory_bytes ? 1 : 0;
-        if (big_enough < want.gpus)
-            return want.gpu_memory_bytes
-                       ? fmt::format("asks for {} GPU(s) of {}, this machine has {}", want.gpus,
-                                     gib(static_cast<double>(*want.gpu_memory_bytes)), big_enough)
-                       : fmt::format("asks for {} GPU(s), this machine has {}", want.gpus, pool.gpus.size());
-    }
-    if (want.cpus > pool.cpus.size())
-        return fmt::format("asks for {} CPUs, this queue has {}", want.cpus, pool.cpus.size());
-    if (want.memory_bytes > pool.memory_bytes)
-        return fmt::format("asks for {} of memory, this queue has {}", gib(static_cast<double>(want.memory_bytes)),
-                           gib(static_cast<double>(pool.memory_bytes)));
-    return "";
-}
-
 // What a job would get now, or why not.
 struct Fit {
     bool ok = false;
@@ -223,6 +201,28 @@ Fit try_fit(const QueueJob& j, const Machine& m) {
 
 }  // namespace
 
+std::string never_fits(const Resources& want, const Pool& pool) {
+    for (const std::string& uuid : want.gpu_uuids)
+        if (std::none_of(pool.gpus.begin(), pool.gpus.end(), [&](const PoolGpu& g) { return g.uuid == uuid; }))
+            return "GPU " + uuid + " is not one this queue may use";
+    if (want.gpus > 0) {
+        std::size_t big_enough = 0;
+        for (const PoolGpu& g : pool.gpus)
+            big_enough += !want.gpu_memory_bytes || g.memory_total_bytes >= *want.gpu_memory_bytes ? 1 : 0;
+        if (big_enough < want.gpus)
+            return want.gpu_memory_bytes
+                       ? fmt::format("asks for {} GPU(s) of {}, this machine has {}", want.gpus,
+                                     gib(static_cast<double>(*want.gpu_memory_bytes)), big_enough)
+                       : fmt::format("asks for {} GPU(s), this machine has {}", want.gpus, pool.gpus.size());
+    }
+    if (want.cpus > pool.cpus.size())
+        return fmt::format("asks for {} CPUs, this queue has {}", want.cpus, pool.cpus.size());
+    if (want.memory_bytes > pool.memory_bytes)
+        return fmt::format("asks for {} of memory, this queue has {}", gib(static_cast<double>(want.memory_bytes)),
+                           gib(static_cast<double>(pool.memory_bytes)));
+    return "";
+}
+
 const char* state_name(JobState s) {
     return kStateNames[static_cast<int>(s)];
 }
@@ -272,7 +272,7 @@ Plan plan(const std::vector<QueueJob>& jobs, const Pool& pool) {
                 break;
             }
         }
-        if (never.empty()) never = impossible(j.want, pool, m);
+        if (never.empty()) never = never_fits(j.want, pool);
         if (!never.empty()) {
             out.never[j.id] = never;
             out.waiting[j.id] = "can never run: " + never;

@@ -96,6 +96,10 @@ struct Plan {
     std::optional<std::int64_t> head;             // the job whose resources are reserved
 };
 
+// Why `want` can never be met on this pool, even empty (more GPUs, CPUs or memory than it has, a
+// GPU that is not in it), or "".
+std::string never_fits(const Resources& want, const Pool& pool);
+
 // Decides. `jobs` holds every job the rules look at: the queued ones, those holding resources
 // (starting, running) and those `after` names; held and final ones are otherwise ignored.
 Plan plan(const std::vector<QueueJob>& jobs, const Pool& pool);

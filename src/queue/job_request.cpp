@@ -1,0 +1,179 @@
+#include "queue/job_request.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+
+#include <nlohmann/json.hpp>
+
+namespace baton::queue {
+
+namespace {
+
+std::string_view trim(std::string_view s) {
+    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+    return s;
+}
+
+std::vector<std::string_view> split(std::string_view s, char sep) {
+    std::vector<std::string_view> out;
+    for (;;) {
+        const std::size_t at = s.find(sep);
+        out.push_back(trim(s.substr(0, at)));
+        if (at == std::string_view::npos) return out;
+        s.remove_prefix(at + 1);
+    }
+}
+
+bool all_digits(std::string_view s) {
+    return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+}  // namespace
+
+std::optional<std::uint64_t> parse_size(std::string_view text) {
+    text = trim(text);
+    std::size_t i = 0;
+    while (i < text.size() && ((text[i] >= '0' && text[i] <= '9') || text[i] == '.')) ++i;
+    const std::string number(text.substr(0, i));
+    if (number.empty() || number == "." || std::count(number.begin(), number.end(), '.') > 1) return std::nullopt;
+    std::string unit(text.substr(i));
+    for (char& c : unit) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    double scale = 1;
+    if (!unit.empty() && unit != "b") {
+        const std::string_view units = "kmgtp";
+        const std::size_t u = units.find(unit[0]);
+        const std::string rest = unit.substr(1);
+        if (u == std::string_view::npos || !(rest.empty() || rest == "b" || rest == "i" || rest == "ib"))
+            return std::nullopt;
+        scale = std::pow(1024.0, static_cast<double>(u + 1));
+    }
+    const double bytes = std::stod(number) * scale;
+    if (!(bytes >= 1) || bytes > 9.2e18) return std::nullopt;
+    return static_cast<std::uint64_t>(std::llround(bytes));
+}
+
+Result<After> parse_after(std::string_view text) {
+    After a;
+    text = trim(text);
+    if (text.size() >= 3 && text.substr(text.size() - 3) == ":ok") {
+        a.ok = true;
+        text.remove_suffix(3);
+    }
+    for (std::string_view id : split(text, ',')) {
+        if (!all_digits(id) || id.size() > 18)
+            return make_error(
+                "--after takes job ids separated by commas, with :ok to need their success (e.g. "
+                "12,14:ok), not '" +
+                std::string(id) + "'");
+        a.jobs.push_back(std::stoll(std::string(id)));
+    }
+    return a;
+}
+
+Result<std::vector<std::string>> resolve_gpus(std::string_view text, const Pool& pool) {
+    std::vector<std::string> out;
+    for (std::string_view id : split(text, ',')) {
+        std::vector<const PoolGpu*> match;
+        for (const PoolGpu& g : pool.gpus) {
+            if (all_digits(id) ? id.size() <= 4 && std::stoul(std::string(id)) == g.index
+                               : id.size() >= 8 && g.uuid.compare(0, id.size(), id) == 0)
+                match.push_back(&g);
+        }
+        if (match.size() != 1) {
+            std::string known;
+            for (const PoolGpu& g : pool.gpus) known += (known.empty() ? "" : ", ") + std::to_string(g.index);
+            return make_error("--gpu '" + std::string(id) + "' " +
+                              (match.empty() ? "is not a GPU this queue may use" : "names more than one GPU") +
+                              " (its GPUs: " + (known.empty() ? "none" : known) +
+                              "; give an index as nvidia-smi numbers it, or a UUID)");
+        }
+        if (std::find(out.begin(), out.end(), match[0]->uuid) == out.end()) out.push_back(match[0]->uuid);
+    }
+    return out;
+}
+
+std::string request_json(const JobRequest& r) {
+    nlohmann::json j;
+    j["gpus"] = r.want.gpus;
+    j["gpu_uuids"] = r.want.gpu_uuids;
+    if (r.want.gpu_memory_bytes) j["gpu_memory_bytes"] = *r.want.gpu_memory_bytes;
+    j["gpu_memory_auto"] = r.gpu_memory_auto;
+    j["share"] = r.want.share;
+    j["cpus"] = r.want.cpus;
+    j["memory_bytes"] = r.want.memory_bytes;
+    j["retries"] = r.retries;
+    j["on_oom"] = r.on_oom == OnOom::retry ? "retry" : "fail";
+    j["slurm"] = r.slurm;
+    return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+Result<JobRequest> parse_request_json(std::string_view text) {
+    const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+    if (!j.is_object()) return make_error("a job request is a JSON object");
+    JobRequest r;
+    std::string bad;
+    auto unsigned_of = [&](const char* key, unsigned& out) {
+        if (!j.contains(key)) return;
+        if (!j[key].is_number_unsigned() || j[key].get<std::uint64_t>() > 1u << 20)
+            bad = key;
+        else
+            out = j[key].get<unsigned>();
+    };
+    auto bool_of = [&](const char* key, bool& out) {
+        if (!j.contains(key)) return;
+        if (!j[key].is_boolean())
+            bad = key;
+        else
+            out = j[key].get<bool>();
+    };
+    unsigned_of("gpus", r.want.gpus);
+    unsigned_of("cpus", r.want.cpus);
+    unsigned_of("retries", r.retries);
+    bool_of("share", r.want.share);
+    bool_of("gpu_memory_auto", r.gpu_memory_auto);
+    bool_of("slurm", r.slurm);
+    if (j.contains("gpu_uuids")) {
+        if (!j["gpu_uuids"].is_array()) bad = "gpu_uuids";
+        for (const auto& u : j["gpu_uuids"]) {
+            if (!u.is_string()) {
+                bad = "gpu_uuids";
+                break;
+            }
+            r.want.gpu_uuids.push_back(u.get<std::string>());
+        }
+    }
+    if (j.contains("gpu_memory_bytes")) {
+        if (!j["gpu_memory_bytes"].is_number_unsigned())
+            bad = "gpu_memory_bytes";
+        else
+            r.want.gpu_memory_bytes = j["gpu_memory_bytes"].get<std::uint64_t>();
+    }
+    if (j.contains("memory_bytes")) {
+        if (!j["memory_bytes"].is_number_unsigned())
+            bad = "memory_bytes";
+        else
+            r.want.memory_bytes = j["memory_bytes"].get<std::uint64_t>();
+    }
+    if (j.contains("on_oom")) {
+        if (j["on_oom"] == "retry")
+            r.on_oom = OnOom::retry;
+        else if (j["on_oom"] != "fail")
+            bad = "on_oom";
+    }
+    if (!bad.empty()) return make_error("a job request's '" + bad + "' has the wrong type or value");
+    return r;
+}
+
+std::string refusal(const JobRequest& r, const Pool& pool) {
+    const bool wants_gpus = r.want.gpus > 0 || !r.want.gpu_uuids.empty();
+    if (r.want.share && !wants_gpus) return "--share needs GPUs to share";
+    if (r.want.share && !r.want.gpu_memory_bytes && !r.gpu_memory_auto)
+        return "--share needs the memory each GPU must keep for the job: --gpu-mem 20G, or --gpu-mem auto with --name";
+    if ((r.want.gpu_memory_bytes || r.gpu_memory_auto) && !wants_gpus) return "--gpu-mem needs --gpus or --gpu";
+    if (wants_gpus && !pool.gpus_known) return "";  // cannot tell yet: it waits for the GPUs to be readable
+    return never_fits(r.want, pool);
+}
+
+}  // namespace baton::queue

@@ -1,0 +1,52 @@
+// What `baton submit` asks for, between its flags and the store: the values users write (sizes,
+// GPU lists, dependencies), the request's JSON as the store keeps it (jobs.request), and the check
+// at submit time that refuses what this machine can never run, with the reason.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/result.hpp"
+#include "queue/scheduler.hpp"
+
+namespace baton::queue {
+
+enum class OnOom { fail, retry };
+
+// The resources and the options kept with a job (its name, command, cwd, priority and `after`
+// are columns of their own).
+struct JobRequest {
+    Resources want;
+    bool gpu_memory_auto = false;  // --gpu-mem auto: the peak of earlier runs of the same name
+    unsigned retries = 0;          // attempts after the first, on a CUDA or host out-of-memory death
+    OnOom on_oom = OnOom::fail;
+    bool slurm = false;  // handed to Slurm instead of this box's queue
+};
+
+// "20G", "20GiB", "1.5T", "512m", "4096" (bytes): binary units (G = 2^30, as nvidia-smi and
+// Slurm's --mem count). None for anything else, 0, or more than 2^63.
+std::optional<std::uint64_t> parse_size(std::string_view text);
+
+// --after "3,4" (each must end) or "3,4:ok" (each must succeed).
+struct After {
+    std::vector<std::int64_t> jobs;
+    bool ok = false;
+};
+Result<After> parse_after(std::string_view text);
+
+// --gpu "0,2" or "GPU-8f3a...,GPU-77c1..." (a UUID or a unique prefix of one, as CUDA takes
+// them): the UUIDs of those GPUs in the pool, in the order given.
+Result<std::vector<std::string>> resolve_gpus(std::string_view text, const Pool& pool);
+
+// The JSON of jobs.request, and back (unknown keys ignored, so an older agent reads a newer
+// request; a wrong type is an error).
+std::string request_json(const JobRequest& r);
+Result<JobRequest> parse_request_json(std::string_view text);
+
+// Why this machine can never run the request (submit refuses it, exit 2), or "".
+std::string refusal(const JobRequest& r, const Pool& pool);
+
+}  // namespace baton::queue

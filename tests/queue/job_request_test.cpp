@@ -1,0 +1,130 @@
+// The job request: sizes, dependencies and GPU lists as users write them (and hostile ones), the
+// request's JSON round trip, and what submit refuses with its reason.
+#include <gtest/gtest.h>
+
+#include "queue/job_request.hpp"
+
+using namespace baton::queue;
+
+namespace {
+
+constexpr std::uint64_t GiB = 1024ull * 1024 * 1024;
+
+Pool two_gpus() {
+    Pool p;
+    for (unsigned i = 0; i < 2; ++i) {
+        PoolGpu g;
+        g.index = i;
+        g.uuid = i == 0 ? "GPU-8f3a0000-aaaa-bbbb-cccc-000000000000" : "GPU-8f3a1111-aaaa-bbbb-cccc-111111111111";
+        g.memory_total_bytes = 80 * GiB;
+        p.gpus.push_back(g);
+    }
+    p.cpus = {0, 1, 2, 3};
+    p.memory_bytes = 64 * GiB;
+    return p;
+}
+
+}  // namespace
+
+TEST(QueueRequest, SizesAsUsersWriteThem) {
+    EXPECT_EQ(parse_size("20G"), 20 * GiB);
+    EXPECT_EQ(parse_size("20GiB"), 20 * GiB);
+    EXPECT_EQ(parse_size("20gb"), 20 * GiB);
+    EXPECT_EQ(parse_size(" 1.5T "), 1536 * GiB);
+    EXPECT_EQ(parse_size("512m"), 512ull * 1024 * 1024);
+    EXPECT_EQ(parse_size("4096"), 4096u);
+    EXPECT_EQ(parse_size("4096B"), 4096u);
+    for (const char* bad : {"", "G", "-1G", "0", "0.0G", "1..5G", "20X", "20Gx", "20 G B", "1e3", "nan",
+                            "99999999999999999999999999", "16384P", ".", "0.0000001"})
+        EXPECT_FALSE(parse_size(bad).has_value()) << bad;
+}
+
+TEST(QueueRequest, DependenciesAndGpuLists) {
+    auto a = parse_after("12,14:ok");
+    ASSERT_TRUE(a.ok());
+    EXPECT_EQ(a->jobs, (std::vector<std::int64_t>{12, 14}));
+    EXPECT_TRUE(a->ok);
+    a = parse_after("3");
+    ASSERT_TRUE(a.ok());
+    EXPECT_FALSE(a->ok);
+    for (const char* bad : {"", ":ok", "3,", "x", "-3", "3:any", "1234567890123456789012"}) {
+        auto r = parse_after(bad);
+        ASSERT_FALSE(r.ok()) << bad;
+        EXPECT_EQ(r.error().message.rfind("--after takes job ids", 0), 0u) << r.error().message;
+    }
+
+    const Pool p = two_gpus();
+    auto g = resolve_gpus("1,0,1", p);
+    ASSERT_TRUE(g.ok()) << g.error().message;
+    EXPECT_EQ(*g, (std::vector<std::string>{p.gpus[1].uuid, p.gpus[0].uuid}));
+    g = resolve_gpus("GPU-8f3a1111", p);
+    ASSERT_TRUE(g.ok());
+    EXPECT_EQ(*g, std::vector<std::string>{p.gpus[1].uuid});
+    g = resolve_gpus("GPU-8f3a", p);
+    ASSERT_FALSE(g.ok());
+    EXPECT_EQ(g.error().message,
+              "--gpu 'GPU-8f3a' names more than one GPU (its GPUs: 0, 1; give an index as "
+              "nvidia-smi numbers it, or a UUID)");
+    g = resolve_gpus("7", p);
+    ASSERT_FALSE(g.ok());
+    EXPECT_EQ(g.error().message,
+              "--gpu '7' is not a GPU this queue may use (its GPUs: 0, 1; give an index as "
+              "nvidia-smi numbers it, or a UUID)");
+    for (const char* bad : {"", ",", "GPU", "99999999", "0,,1"}) EXPECT_FALSE(resolve_gpus(bad, p).ok()) << bad;
+}
+
+TEST(QueueRequest, JsonRoundTripAndHostileJson) {
+    JobRequest r;
+    r.want.gpus = 2;
+    r.want.gpu_uuids = {"GPU-x"};
+    r.want.gpu_memory_bytes = 20 * GiB;
+    r.want.share = true;
+    r.want.cpus = 8;
+    r.want.memory_bytes = 64 * GiB;
+    r.retries = 3;
+    r.on_oom = OnOom::retry;
+    auto back = parse_request_json(request_json(r));
+    ASSERT_TRUE(back.ok()) << back.error().message;
+    EXPECT_EQ(back->want.gpus, 2u);
+    EXPECT_EQ(back->want.gpu_uuids, std::vector<std::string>{"GPU-x"});
+    EXPECT_EQ(back->want.gpu_memory_bytes, 20 * GiB);
+    EXPECT_TRUE(back->want.share);
+    EXPECT_EQ(back->want.cpus, 8u);
+    EXPECT_EQ(back->want.memory_bytes, 64 * GiB);
+    EXPECT_EQ(back->retries, 3u);
+    EXPECT_EQ(back->on_oom, OnOom::retry);
+    EXPECT_FALSE(back->slurm);
+
+    auto unknown = parse_request_json(R"({"gpus":1,"from_a_newer_baton":{"x":1}})");
+    ASSERT_TRUE(unknown.ok());
+    EXPECT_EQ(unknown->want.gpus, 1u);
+    for (const char* bad : {"", "[]", "{", R"({"gpus":-1})", R"({"gpus":"2"})", R"({"gpus":1e9})", R"({"share":1})",
+                            R"({"gpu_uuids":"GPU-x"})", R"({"gpu_uuids":[1]})", R"({"on_oom":"maybe"})",
+                            R"({"memory_bytes":-5})", R"({"gpu_memory_bytes":1.5})"})
+        EXPECT_FALSE(parse_request_json(bad).ok()) << bad;
+}
+
+TEST(QueueRequest, SubmitRefusesWhatCanNeverRunHere) {
+    const Pool p = two_gpus();
+    JobRequest r;
+    r.want.gpus = 99;
+    EXPECT_EQ(refusal(r, p), "asks for 99 GPU(s), this machine has 2");
+    r.want.gpus = 1;
+    EXPECT_EQ(refusal(r, p), "");
+    r.want.share = true;
+    EXPECT_EQ(refusal(r, p),
+              "--share needs the memory each GPU must keep for the job: --gpu-mem 20G, or --gpu-mem auto with --name");
+    r.gpu_memory_auto = true;
+    EXPECT_EQ(refusal(r, p), "");
+    r = JobRequest{};
+    r.want.gpu_memory_bytes = GiB;
+    EXPECT_EQ(refusal(r, p), "--gpu-mem needs --gpus or --gpu");
+    r = JobRequest{};
+    r.want.cpus = 5;
+    EXPECT_EQ(refusal(r, p), "asks for 5 CPUs, this queue has 4");
+    Pool unknown = p;
+    unknown.gpus_known = false;
+    r = JobRequest{};
+    r.want.gpus = 99;
+    EXPECT_EQ(refusal(r, unknown), "") << "with the GPUs unreadable it cannot tell: the job waits";
+}
