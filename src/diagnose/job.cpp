@@ -2,6 +2,7 @@
 
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "diagnose/series.hpp"
 
@@ -57,16 +58,22 @@ std::uint32_t job_root(const Snapshot& s, std::uint32_t pid) {
 }
 
 std::vector<const ProcessInfo*> process_and_descendants(const Snapshot& s, std::uint32_t pid) {
+    return process_trees(s, {pid});
+}
+
+std::vector<const ProcessInfo*> process_trees(const Snapshot& s, const std::vector<std::uint32_t>& roots) {
+    std::vector<const ProcessInfo*> out;
+    std::unordered_set<std::uint32_t> seen;
+    for (std::uint32_t pid : roots)
+        if (const ProcessInfo* p = process_at(s, pid); p && seen.insert(p->pid).second) out.push_back(p);
+    if (out.empty()) return out;
     std::unordered_map<std::uint32_t, std::vector<const ProcessInfo*>> kids;
     for (const ProcessInfo& p : s.processes)
         if (p.ppid != p.pid) kids[p.ppid].push_back(&p);
-    std::vector<const ProcessInfo*> out;
-    const ProcessInfo* root = process_at(s, pid);
-    if (!root) return out;
-    out.push_back(root);
-    for (std::size_t i = 0; i < out.size() && out.size() < s.processes.size(); ++i)
+    for (std::size_t i = 0; i < out.size(); ++i)
         if (auto it = kids.find(out[i]->pid); it != kids.end())
-            for (const ProcessInfo* c : it->second) out.push_back(c);
+            for (const ProcessInfo* c : it->second)
+                if (seen.insert(c->pid).second) out.push_back(c);
     return out;
 }
 

@@ -17,4 +17,8 @@ std::uint32_t job_root(const Snapshot& s, std::uint32_t pid);
 // `pid` and all its descendants in the snapshot.
 std::vector<const ProcessInfo*> process_and_descendants(const Snapshot& s, std::uint32_t pid);
 
+// The processes with these pids and all their descendants, each once (a tree inside another, or a
+// hostile parent cycle, is walked once): roots first, then breadth first.
+std::vector<const ProcessInfo*> process_trees(const Snapshot& s, const std::vector<std::uint32_t>& roots);
+
 }  // namespace baton

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "diagnose/job.hpp"
+
 namespace baton::serve {
 
 namespace {
@@ -20,21 +22,11 @@ Snapshot copy_without_texts(const Snapshot& s) {
 }  // namespace
 
 void keep_window_processes(Snapshot& s) {
-    // Children by parent, to walk the GPU processes' trees.
-    std::vector<std::pair<std::uint32_t, std::uint32_t>> children;  // (ppid, pid), sorted
-    children.reserve(s.processes.size());
-    for (const ProcessInfo& p : s.processes)
-        if (p.ppid != p.pid) children.emplace_back(p.ppid, p.pid);
-    std::sort(children.begin(), children.end());
-    std::vector<std::uint32_t> keep;
+    std::vector<std::uint32_t> roots;
     for (const GpuInfo& g : s.gpus)
-        for (const GpuProcess& gp : g.processes) keep.push_back(gp.our_pid());
-    // Breadth first; a pid met twice (two GPUs, a hostile cycle) is walked again at most once per
-    // GPU process, and the walk stops at the table's size.
-    for (std::size_t i = 0; i < keep.size() && keep.size() <= 2 * s.processes.size() + 64; ++i) {
-        auto it = std::lower_bound(children.begin(), children.end(), std::make_pair(keep[i], std::uint32_t{0}));
-        for (; it != children.end() && it->first == keep[i]; ++it) keep.push_back(it->second);
-    }
+        for (const GpuProcess& gp : g.processes) roots.push_back(gp.our_pid());
+    std::vector<std::uint32_t> keep;
+    for (const ProcessInfo* p : process_trees(s, roots)) keep.push_back(p->pid);
     std::sort(keep.begin(), keep.end());
     auto& ps = s.processes;
     ps.erase(std::remove_if(ps.begin(), ps.end(),
