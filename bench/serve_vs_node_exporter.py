@@ -104,7 +104,8 @@ def main():
                    BATON_NVML_LIBRARY=os.path.join(ROOT, "build/tests/fake_nvml/eight-busy/libnvidia-ml.so.1"),
                    BATON_FAKE_NVML_SCENARIO=os.path.join(tmp, "scenario.json"),
                    BATON_FAKE_NVML_PROCESSES=os.path.join(tmp, "gpu-processes"),
-                   BATON_SYSTEM_CONFIG="/dev/null", XDG_CONFIG_HOME=tmp, XDG_STATE_HOME=tmp)
+                   BATON_SYSTEM_CONFIG="/dev/null", XDG_CONFIG_HOME=tmp, XDG_STATE_HOME=tmp,
+                   BATON_SOCKET=os.path.join(tmp, "baton.sock"))
         bport, nport = free_port(), free_port()
         started = time.monotonic()
         baton = subprocess.Popen([BATON, "serve", "--listen", "127.0.0.1:%d" % bport, "--interval", "1"],

@@ -37,7 +37,6 @@ CLI::App* add_run_command(CLI::App& app, RunArgs& a) {
 }
 
 std::size_t split_run_command(const CLI::App& app, const std::vector<std::string>& args) {
-    const CLI::App* run = app.get_subcommand("run");
     // True when `word` is an option of `cmd` (or of the top level) that takes a separate value.
     auto takes_value = [&](const CLI::App* cmd, const std::string& word) {
         if (word.find('=') != std::string::npos) return false;
@@ -53,7 +52,8 @@ std::size_t split_run_command(const CLI::App& app, const std::vector<std::string
         if (args[i].rfind("-", 0) != 0) break;
         if (takes_value(nullptr, args[i])) ++i;
     }
-    if (i >= args.size() || args[i] != "run") return args.size();
+    if (i >= args.size() || (args[i] != "run" && args[i] != "submit")) return args.size();
+    const CLI::App* run = app.get_subcommand(args[i]);
     for (++i; i < args.size(); ++i) {
         const std::string& a = args[i];
         if (a == "--") return i;

@@ -19,6 +19,9 @@ struct ServeArgs {
     std::string proc_root, sys_root;
     std::string db;  // "" : [history] db, else the default state path
     bool no_db = false;
+    bool no_http = false;  // the queue's socket only (the agent `baton submit` starts)
+    std::string
+        socket;  // "" : $BATON_SOCKET, else /run/baton/baton.sock (root), else $XDG_RUNTIME_DIR/baton/baton.sock
 };
 
 CLI::App* add_serve_command(CLI::App& app, ServeArgs& args);

@@ -13,6 +13,7 @@
 #include "cli/cmd_diagnose.hpp"
 #include "cli/cmd_doctor.hpp"
 #include "cli/cmd_explain.hpp"
+#include "cli/cmd_queue.hpp"
 #include "cli/cmd_report.hpp"
 #include "cli/cmd_run.hpp"
 #include "cli/cmd_runs.hpp"
@@ -92,6 +93,8 @@ int run_main(int argc, char** argv) {
     CLI::App* serve = add_serve_command(app, serve_args);
     ExplainArgs explain_args;
     CLI::App* explain = add_explain_command(app, explain_args);
+    QueueArgs queue_args;
+    const QueueCommands queue_commands = add_queue_commands(app, queue_args);
 
     std::string shell;
     CLI::App* completion = app.add_subcommand("completion", "Print a shell completion script: bash, zsh or fish");
@@ -112,7 +115,7 @@ int run_main(int argc, char** argv) {
     CLI::App* help = app.add_subcommand("help", "Show help for baton or one subcommand");
     help->add_option("subcommand", help_topic, "Subcommand to describe");
 
-    // `baton run ... -- CMD ARGS`: the command's words never reach the option parser.
+    // `baton run ... -- CMD ARGS` (and `baton submit`): the command's words never reach the option parser.
     const std::vector<std::string> words(argv + 1, argv + argc);
     const std::size_t command_at = split_run_command(app, words);
     const std::vector<std::string> run_command_words(words.begin() + static_cast<std::ptrdiff_t>(command_at),
@@ -155,6 +158,7 @@ int run_main(int argc, char** argv) {
     if (compare->parsed()) return run_compare(compare_args, config_path);
     if (report->parsed()) return run_report(report_args, config_path);
     if (explain->parsed()) return run_explain(explain_args);
+    if (queue_commands.parsed()) return run_queue_command(queue_commands, queue_args, run_command_words, config_path);
     if (completion->parsed()) return write_stdout(completion_script(app, shell)) ? kExitOk : kExitFailure;
     if (man->parsed() && man_list) {
         std::string out;

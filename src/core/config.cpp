@@ -106,6 +106,8 @@ bool known_key(const std::string& table, const std::string& key) {
     if (table == "serve")
         return key == "listen" || key == "interval" || key == "token_file" || key == "metrics_without_token" ||
                key == "process_series" || key == "dcgm_compat" || key == "retention";
+    if (table == "queue")
+        return key == "free_memory_percent" || key == "share_margin_percent" || key == "visible_devices";
     if (table == "thresholds") return threshold_key(key) != nullptr;
     return false;
 }
@@ -216,10 +218,10 @@ Status apply_config(const std::string& text, const std::string& file, Config& c)
         std::string table(tk.str());
         const toml::table* sub = tv.as_table();
         const std::string at = file + ":" + std::to_string(tv.source().begin.line);
-        if (!sub ||
-            (table != "sample" && table != "gpu" && table != "history" && table != "serve" && table != "thresholds"))
+        if (!sub || (table != "sample" && table != "gpu" && table != "history" && table != "serve" &&
+                     table != "queue" && table != "thresholds"))
             return make_error(at + ": unknown section '" + table +
-                              "' (known: [sample], [gpu], [history], [serve], [thresholds])");
+                              "' (known: [sample], [gpu], [history], [serve], [queue], [thresholds])");
         for (auto&& [k, v] : *sub) {
             std::string key(k.str());
             // Errors name the file and the line of the value, then the key.
@@ -264,6 +266,19 @@ Status apply_config(const std::string& text, const std::string& file, Config& c)
                 st = need_string(c.history_db);
                 if (st.ok() && c.history_db.empty())
                     return make_error(origin + ": 'history.db' must be a path, not empty");
+            } else if (table == "queue") {
+                if (key == "visible_devices") {
+                    std::string mode;
+                    st = need_string(mode);
+                    if (st.ok() && mode != "index" && mode != "uuid")
+                        return make_error(origin + ": 'queue.visible_devices' must be \"index\" or \"uuid\"");
+                    c.queue_visible_devices_uuid = mode == "uuid";
+                } else {
+                    const std::optional<double> d = v.is_number() ? v.value<double>() : std::nullopt;
+                    if (!d || !(*d >= 0 && *d <= 100))
+                        return make_error(origin + ": 'queue." + key + "' must be a number from 0 to 100");
+                    (key == "free_memory_percent" ? c.queue_free_memory_percent : c.queue_share_margin_percent) = *d;
+                }
             } else if (table == "serve") {
                 if (key == "listen" || key == "token_file") {
                     std::string& into = key == "listen" ? c.serve_listen : c.serve_token_file;

@@ -44,6 +44,10 @@ struct Config {
     std::size_t serve_process_series = 20;        // processes with their own /metrics series (top N by CPU)
     bool serve_dcgm_compat = false;               // also dcgm-exporter's DCGM_FI_* families
     double serve_retention_seconds = 30 * 86400;  // the machine history's minutes are kept this long
+    // [queue] (baton submit's queue, kept by the agent)
+    double queue_free_memory_percent = 5;     // a GPU using more than this share of its memory is not free
+    double queue_share_margin_percent = 10;   // memory a GPU shared by --share jobs keeps free
+    bool queue_visible_devices_uuid = false;  // CUDA_VISIBLE_DEVICES as UUIDs ("uuid") instead of indices ("index")
     // [thresholds]
     Thresholds thresholds;
 };

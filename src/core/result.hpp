@@ -29,6 +29,10 @@ class Result {
     const T* operator->() const { return &value(); }
     T& operator*() { return value(); }
 
+    // The value, or `fallback` when there is none (the error is dropped: for callers that have
+    // already said what a failure means).
+    T value_or(T fallback) const { return ok() ? value() : std::move(fallback); }
+
     // Precondition: !ok().
     const Error& error() const { return std::get<1>(state_); }
 

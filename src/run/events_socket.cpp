@@ -57,17 +57,30 @@ Result<EventsSocket> EventsSocket::open() {
     remove_stale(base);
     std::string dir = base + "/" + owner_prefix(current_owner()) + "XXXXXX";
     if (!mkdtemp(dir.data())) return make_error("cannot create a directory in " + base + ": " + std::strerror(errno));
+    Result<EventsSocket> s = open_at(dir + "/events");
+    if (!s.ok()) {
+        rmdir(dir.c_str());
+        return s.error();
+    }
+    s->dir_ = dir;
+    return s;
+}
+
+Result<EventsSocket> EventsSocket::open_at(const std::string& path) {
     EventsSocket s;
-    s.dir_ = dir;
-    s.path_ = dir + "/events";
+    s.path_ = path;
     sockaddr_un addr{};
     addr.sun_family = AF_UNIX;
     if (s.path_.size() >= sizeof addr.sun_path) return make_error("socket path too long: " + s.path_);
     std::memcpy(addr.sun_path, s.path_.c_str(), s.path_.size() + 1);
     s.fd_ = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (s.fd_ < 0) return make_error(std::string("cannot create the events socket: ") + std::strerror(errno));
-    if (bind(s.fd_, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0)
-        return make_error("cannot bind " + s.path_ + ": " + std::strerror(errno));
+    unlink(s.path_.c_str());  // left by an attempt of a killed agent
+    if (bind(s.fd_, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
+        const std::string why = "cannot bind " + s.path_ + ": " + std::strerror(errno);
+        s.path_.clear();  // not ours to remove
+        return make_error(why);
+    }
     // Room for a few seconds of steps between two reads (the kernel may cap it lower).
     const int bytes = 4 << 20;
     setsockopt(s.fd_, SOL_SOCKET, SO_RCVBUF, &bytes, sizeof bytes);

@@ -16,6 +16,9 @@ namespace baton {
 class EventsSocket {
   public:
     static Result<EventsSocket> open();
+    // The same socket at `path`, in a directory the caller made private (a queued job's own):
+    // removed on destruction, the directory left alone.
+    static Result<EventsSocket> open_at(const std::string& path);
     EventsSocket(EventsSocket&& other) noexcept;
     EventsSocket& operator=(EventsSocket&&) = delete;
     ~EventsSocket();  // closes, and removes the socket and its directory

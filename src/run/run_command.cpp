@@ -54,17 +54,6 @@ std::string bytes_text(double bytes) {
     return fmt::format("{:.0f} MiB", bytes / 1048576.0);
 }
 
-// "python3 train.py --lr 3e-4": the program's base name and its arguments, clipped.
-std::string command_name(const std::vector<std::string>& argv) {
-    std::string out;
-    for (std::size_t i = 0; i < argv.size(); ++i) {
-        std::string w = argv[i];
-        if (i == 0 && w.find('/') != std::string::npos) w = w.substr(w.rfind('/') + 1);
-        out += (out.empty() ? "" : " ") + w;
-    }
-    return out.size() > 60 ? out.substr(0, 57) + "..." : out;
-}
-
 // The summary's derived figures, computed once for its text and its JSON view.
 double utilization_avg(const GpuRunStats& g) {
     double sum = 0;
@@ -91,6 +80,17 @@ StepFigures step_figures(const RunStats& s) {
 }
 
 }  // namespace
+
+// "python3 train.py --lr 3e-4": the program's base name and its arguments, clipped.
+std::string command_name(const std::vector<std::string>& argv) {
+    std::string out;
+    for (std::size_t i = 0; i < argv.size(); ++i) {
+        std::string w = argv[i];
+        if (i == 0 && w.find('/') != std::string::npos) w = w.substr(w.rfind('/') + 1);
+        out += (out.empty() ? "" : " ") + w;
+    }
+    return out.size() > 60 ? out.substr(0, 57) + "..." : out;
+}
 
 RunStats run_command(const RunOptions& o, std::string& error) {
     become_subreaper();

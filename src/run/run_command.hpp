@@ -69,6 +69,10 @@ struct RunStats {
     std::size_t events_rejected = 0;   // malformed datagrams, ignored
 };
 
+// "python3 train.py --lr 3e-4": the program's base name and its arguments, clipped to 60
+// characters (a run's or a queued job's default name).
+std::string command_name(const std::vector<std::string>& argv);
+
 // Runs the command to its end. Returns the stats; `error` is set (and nothing ran) when the
 // command cannot be started.
 RunStats run_command(const RunOptions& o, std::string& error);

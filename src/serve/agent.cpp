@@ -140,6 +140,7 @@ void Agent::tick(Sampler& sampler) {
     auto findings = std::make_shared<const std::vector<Finding>>(diagnose(window, t));
     auto indicators = std::make_shared<const std::vector<IndicatorSummary>>(summarize_indicators(window, t));
     DiagnosisInfo info = diagnosis_info(window, "live");
+    if (options_.on_tick) options_.on_tick(window);
 
     std::lock_guard lock(mutex_);
     // A finding "begins" when its (rule, subject) was not active at the previous tick.

@@ -7,6 +7,7 @@
 
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -34,6 +35,9 @@ struct AgentOptions {
     Thresholds thresholds;
     double memory_seconds = 900;              // the full-resolution ring (15 min)
     double retention_seconds = 30 * 86400.0;  // minutes older than this leave the database
+    // Called on the sampling thread after each sample with the diagnosis window (the queue's job
+    // watches are fed from it); must not block for long.
+    std::function<void(const Window&)> on_tick;
 };
 
 // What the HTTP thread reads: one consistent tick.

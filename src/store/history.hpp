@@ -212,11 +212,14 @@ class History {
     Result<bool> job_running(std::int64_t id, std::uint32_t pid, std::uint64_t pid_start_ticks,
                              const std::string& boot_id, std::optional<std::int64_t> run_id);
     // Moves a job from one of `from` to `to` (hold, release, cancel); ending it (done, failed,
-    // cancelled, lost) gives back its GPUs and CPUs and sets end_ms, exit_status and note. False
-    // when the job was in none of `from`.
+    // cancelled, lost) gives back its GPUs and CPUs and sets end_ms, exit_status and note; putting
+    // it back in the queue (a start that did not happen) gives them back and forgets the start.
+    // False when the job was in none of `from`.
     Result<bool> change_job_state(std::int64_t id, const std::vector<std::string>& from, const std::string& to,
                                   std::int64_t now_ms, std::optional<int> exit_status = std::nullopt,
                                   const std::string& note = "");
+    // The job's record in the run history (known once its watch recorded it).
+    Status set_job_run(std::int64_t id, std::int64_t run_id);
     // An ended job (failed, lost, cancelled, done) queued again as its next attempt; false when
     // it had not ended.
     Result<bool> requeue_job(std::int64_t id, const std::string& note);

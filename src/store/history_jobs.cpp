@@ -213,9 +213,12 @@ Result<bool> History::change_job_state(std::int64_t id, const std::vector<std::s
     if (std::find(kStates.begin(), kStates.end(), to) == kStates.end()) return make_error("no job state " + to);
     if (from.empty()) return false;
     const bool ends = is_final_state(to);
-    std::string sql = ends
-                          ? "UPDATE jobs SET state = ?, end_ms = ?, exit_status = ?, note = ?, gpus = '[]', cpus = '[]'"
-                          : "UPDATE jobs SET state = ?, note = ?";
+    std::string sql =
+        ends ? "UPDATE jobs SET state = ?, end_ms = ?, exit_status = ?, note = ?, gpus = '[]', cpus = '[]'"
+        : to == "queued"
+            ? "UPDATE jobs SET state = ?, note = ?, gpus = '[]', cpus = '[]', start_ms = NULL, pid = NULL, "
+              "pid_start_ticks = NULL, boot_id = NULL"
+            : "UPDATE jobs SET state = ?, note = ?";
     sql += " WHERE id = ? AND state IN (";
     for (std::size_t i = 0; i < from.size(); ++i) sql += i ? ", ?" : "?";
     sql += ")";
@@ -235,6 +238,15 @@ Result<bool> History::change_job_state(std::int64_t id, const std::vector<std::s
     for (const std::string& f : from) sqlite3_bind_text(st.get(), k++, f.c_str(), -1, SQLITE_TRANSIENT);
     if (sqlite3_step(st.get()) != SQLITE_DONE) return db_error(db_, "cannot change the job's state");
     return sqlite3_changes(db_) == 1;
+}
+
+Status History::set_job_run(std::int64_t id, std::int64_t run_id) {
+    Statement st(db_, "UPDATE jobs SET run_id = ? WHERE id = ?");
+    if (!st.ok()) return db_error(db_, "cannot link the job to its run");
+    sqlite3_bind_int64(st.get(), 1, run_id);
+    sqlite3_bind_int64(st.get(), 2, id);
+    if (sqlite3_step(st.get()) != SQLITE_DONE) return db_error(db_, "cannot link the job to its run");
+    return Ok{};
 }
 
 Result<bool> History::requeue_job(std::int64_t id, const std::string& note) {

@@ -34,7 +34,8 @@ class Serve {
         std::map<std::string, std::string> env = test::fake_env(scenario);
         env["BATON_SYSTEM_CONFIG"] = "/dev/null";
         env["XDG_CONFIG_HOME"] = dir_.path();
-        env["XDG_STATE_HOME"] = dir_.path();  // the default history database, here and not in ~
+        env["XDG_STATE_HOME"] = dir_.path();                // the default history database, here and not in ~
+        env["BATON_SOCKET"] = dir_.path() + "/baton.sock";  // the queue's, here and not in /run
         for (const auto& [k, v] : extra_env) env[k] = v;
         args.insert(args.begin(), {test::baton_binary(), "serve"});
         pid_ = fork();

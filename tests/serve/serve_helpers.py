@@ -18,7 +18,8 @@ def check(ok, what):
 def agent_env(nvml_library, scenario_json, home):
     """The environment of an agent on the fake NVML, with no config and its state in `home`."""
     return dict(os.environ, BATON_NVML_LIBRARY=nvml_library, BATON_FAKE_NVML_SCENARIO=scenario_json,
-                BATON_SYSTEM_CONFIG="/dev/null", XDG_CONFIG_HOME=home, XDG_STATE_HOME=home)
+                BATON_SYSTEM_CONFIG="/dev/null", XDG_CONFIG_HOME=home, XDG_STATE_HOME=home,
+                BATON_SOCKET=os.path.join(home, "baton.sock"))
 
 
 def start_agent(baton, args, env, log_dir=None):

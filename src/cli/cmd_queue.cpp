@@ -1,0 +1,436 @@
+#include "cli/cmd_queue.hpp"
+
+#include <chrono>
+#include <climits>
+#include <cstdio>
+#include <thread>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "cli/cli_common.hpp"
+#include "core/clock.hpp"
+#include "core/printable.hpp"
+#include "queue/job_request.hpp"
+#include "queue/job_shim.hpp"
+#include "queue/queue_client.hpp"
+#include "store/history.hpp"
+
+extern char** environ;
+
+namespace baton::cli {
+
+namespace {
+
+using nlohmann::json;
+
+std::map<std::string, std::string> environment() {
+    std::map<std::string, std::string> env;
+    for (char** e = environ; e && *e; ++e) {
+        const std::string kv = *e;
+        const std::size_t eq = kv.find('=');
+        if (eq != std::string::npos && eq > 0) env.emplace(kv.substr(0, eq), kv.substr(eq + 1));
+    }
+    return env;
+}
+
+// "42" -> 42; anything else is a usage error naming the word.
+Result<std::int64_t> job_id(const std::string& word) {
+    std::int64_t id = 0;
+    for (char c : word) {
+        if (c < '0' || c > '9' || id > (INT64_MAX - 9) / 10)
+            return make_error("'" + word + "' is not a job id (baton queue lists them)");
+        id = id * 10 + (c - '0');
+    }
+    if (word.empty() || id == 0) return make_error("'" + word + "' is not a job id (baton queue lists them)");
+    return id;
+}
+
+// A word as a shell would need it typed: 'two words' quoted, plain words as they are.
+std::string shell_quoted(const std::string& word) {
+    const std::string w = printable(word);
+    if (!w.empty() && w.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.,/:=+@%") ==
+                          std::string::npos)
+        return w;
+    std::string out = "'";
+    for (char c : w) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return out + "'";
+}
+
+// "1h02m", "3m05s", "42s", "-".
+std::string span(std::optional<std::int64_t> from_ms, std::optional<std::int64_t> to_ms) {
+    if (!from_ms) return "-";
+    const std::int64_t s = std::max<std::int64_t>(0, (to_ms.value_or(unix_millis()) - *from_ms) / 1000);
+    if (s >= 86400) return fmt::format("{}d{:02}h", s / 86400, s % 86400 / 3600);
+    if (s >= 3600) return fmt::format("{}h{:02}m", s / 3600, s % 3600 / 60);
+    if (s >= 60) return fmt::format("{}m{:02}s", s / 60, s % 60);
+    return fmt::format("{}s", s);
+}
+
+std::optional<std::int64_t> opt_ms(const json& j, const char* key) {
+    if (j.contains(key) && j[key].is_number_integer()) return j[key].get<std::int64_t>();
+    return std::nullopt;
+}
+
+std::string join(const json& array) {
+    std::string out;
+    for (const auto& v : array) out += (out.empty() ? "" : ",") + (v.is_string() ? v.get<std::string>() : v.dump());
+    return out;
+}
+
+// The GPUs column: the indices it holds, or how many it waits for.
+std::string gpus_cell(const json& j) {
+    if (!j.value("gpu_indices", json::array()).empty()) return join(j["gpu_indices"]);
+    if (!j.value("gpus", json::array()).empty()) return std::to_string(j["gpus"].size());
+    const unsigned want = j.contains("want") ? j["want"].value("gpus", 0u) : 0u;
+    return want ? "(" + std::to_string(want) + ")" : "-";
+}
+
+std::string cpus_cell(const json& j) {
+    if (!j.value("cpus", json::array()).empty()) return std::to_string(j["cpus"].size());
+    const unsigned want = j.contains("want") ? j["want"].value("cpus", 0u) : 0u;
+    return want ? "(" + std::to_string(want) + ")" : "-";
+}
+
+std::string table(const json& jobs) {
+    std::vector<std::vector<std::string>> rows{{"ID", "OWNER", "STATE", "GPUS", "CPUS", "WAITED", "RAN", "NAME"}};
+    for (const json& j : jobs) {
+        const auto submit = opt_ms(j, "submit_ms"), start = opt_ms(j, "start_ms"), end = opt_ms(j, "end_ms");
+        rows.push_back({std::to_string(j.value("id", 0)), printable(j.value("owner", "")), j.value("state", ""),
+                        gpus_cell(j), cpus_cell(j), span(submit, start ? start : end), span(start, end),
+                        printable(j.value("name", ""))});
+    }
+    std::vector<std::size_t> width(rows.front().size(), 0);
+    for (const auto& r : rows)
+        for (std::size_t i = 0; i < r.size(); ++i) width[i] = std::max(width[i], r[i].size());
+    std::string out;
+    for (const auto& r : rows) {
+        std::string line;
+        for (std::size_t i = 0; i < r.size(); ++i)
+            line += i + 1 == r.size() ? r[i] : fmt::format("{:<{}}  ", r[i], width[i]);
+        out += line + "\n";
+    }
+    return out;
+}
+
+std::string bytes_text(std::uint64_t b) {
+    if (b % (1ull << 30) == 0) return fmt::format("{} GiB", b >> 30);
+    if (b >= (1ull << 30)) return fmt::format("{:.1f} GiB", static_cast<double>(b) / (1ull << 30));
+    return fmt::format("{} MiB", b >> 20);
+}
+
+std::string show_text(const json& j) {
+    std::string out;
+    auto line = [&](const std::string& key, const std::string& value) {
+        out += fmt::format("{:<10} {}\n", key + ":", value);
+    };
+    line("job", std::to_string(j.value("id", 0)) + "  " + printable(j.value("name", "")));
+    line("owner", printable(j.value("owner", "")) + " (uid " + std::to_string(j.value("owner_uid", 0)) + ")");
+    std::string state = j.value("state", "");
+    if (j.contains("exit_status")) state += ", exit status " + std::to_string(j["exit_status"].get<int>());
+    line("state", state);
+    if (j.contains("waiting")) line("waiting", j["waiting"].get<std::string>());
+    if (j.contains("note")) line("note", printable(j["note"].get<std::string>()));
+    std::string command;
+    for (const auto& a : j.value("argv", json::array()))
+        command += (command.empty() ? "" : " ") + shell_quoted(a.get<std::string>());
+    line("command", command);
+    line("cwd", printable(j.value("cwd", "")));
+    if (j.contains("want")) {
+        const json& w = j["want"];
+        std::string want = fmt::format("{} GPU(s)", w.value("gpus", 0u));
+        if (w.contains("gpu_uuids")) want += " (" + join(w["gpu_uuids"]) + ")";
+        if (w.contains("gpu_memory_bytes"))
+            want += ", " + bytes_text(w["gpu_memory_bytes"].get<std::uint64_t>()) + " each";
+        if (w.value("share", false)) want += ", shared";
+        want += fmt::format(", {} CPU(s)", w.value("cpus", 0u));
+        if (w.value("memory_bytes", std::uint64_t{0}))
+            want += ", " + bytes_text(w["memory_bytes"].get<std::uint64_t>()) + " memory";
+        line("asks", want);
+    }
+    if (!j.value("gpus", json::array()).empty())
+        line("gpus", join(j.value("gpu_indices", json::array())) + " (" + join(j["gpus"]) + ")");
+    if (!j.value("cpus", json::array()).empty()) line("cpus", join(j["cpus"]));
+    line("priority", std::to_string(j.value("priority", 0)));
+    if (!j.value("after", json::array()).empty())
+        line("after", join(j["after"]) + (j.value("after_ok", false) ? " (each must succeed)" : " (each must end)"));
+    line("attempt", fmt::format("{} (retries allowed: {}, on out of memory: {})", j.value("attempt", 0),
+                                j.value("retries", 0u), j.value("on_oom", "fail")));
+    const auto submit = opt_ms(j, "submit_ms"), start = opt_ms(j, "start_ms"), end = opt_ms(j, "end_ms");
+    line("waited", span(submit, start ? start : end));
+    if (start) line("ran", span(start, end));
+    if (j.contains("pid")) line("pid", std::to_string(j["pid"].get<std::uint32_t>()) + " (its supervisor)");
+    if (j.contains("run_id"))
+        line("run", std::to_string(j["run_id"].get<std::int64_t>()) + " (baton report " +
+                        std::to_string(j["run_id"].get<std::int64_t>()) + ")");
+    return out;
+}
+
+// One request to the agent; the answer's JSON, or a one-line error.
+Result<json> ask(const queue::Request& r, double timeout = 30) {
+    const std::map<std::string, std::string> env = environment();
+    Result<int> fd = queue::connect_agent(env);
+    if (!fd.ok()) return make_error(fd.error().message + "; baton serve starts one (baton submit does it for you)");
+    Result<queue::Reply> reply = queue::call(*fd, r, timeout);
+    ::close(*fd);
+    if (!reply.ok()) return reply.error();
+    json j = json::parse(reply->line, nullptr, false);
+    if (!j.value("ok", false)) return make_error(j.value("error", std::string("the agent refused")));
+    if (!reply->bytes.empty()) j["data"] = reply->bytes;  // (logs: bytes, not necessarily UTF-8)
+    return j;
+}
+
+int print_json(const json& j) {
+    return write_stdout(j.dump(2, ' ', false, json::error_handler_t::replace) + "\n") ? kExitOk : kExitFailure;
+}
+
+int run_submit(const QueueArgs& a, const std::vector<std::string>& command, const std::string& config_path) {
+    std::vector<std::string> argv = command;
+    if (!argv.empty() && argv.front() == "--") argv.erase(argv.begin());
+    if (argv.empty()) return usage_error("submit: no command given (baton submit [OPTIONS] -- CMD [ARGS...])");
+    queue::Request r;
+    r.op = queue::Op::submit;
+    queue::Submission& s = r.submit;
+    s.argv = argv;
+    s.name = a.name;
+    s.priority = a.priority;
+    s.hold = a.hold;
+    if (!a.cwd.empty()) {
+        char real[PATH_MAX];
+        if (!::realpath(a.cwd.c_str(), real)) return usage_error("--cwd " + a.cwd + ": no such directory");
+        s.cwd = real;
+    } else {
+        char here[PATH_MAX];
+        if (!::getcwd(here, sizeof here)) return runtime_error("cannot tell the current directory (give --cwd DIR)");
+        s.cwd = here;
+    }
+    const std::map<std::string, std::string> env = environment();
+    for (const auto& kv : env) s.env.push_back(kv);
+    queue::JobRequest& q = s.request;
+    q.want.gpus = a.gpus;
+    s.gpu_list = a.gpu;
+    if (!a.gpu.empty() && a.gpus) return usage_error("--gpus and --gpu: give one (a count, or the GPUs themselves)");
+    if (!a.gpu_mem.empty()) {
+        s.gpu_memory_text = a.gpu_mem;
+        if (a.gpu_mem == "auto") {
+            if (a.name.empty())
+                return usage_error("--gpu-mem auto reads the peak of earlier runs with the same --name: give --name");
+            q.gpu_memory_auto = true;
+        } else {
+            std::optional<std::uint64_t> b = queue::parse_size(a.gpu_mem);
+            if (!b) return usage_error("--gpu-mem " + a.gpu_mem + ": a size like 20G, 512M or 1.5T, or auto");
+            q.want.gpu_memory_bytes = *b;
+        }
+    }
+    if (!a.mem.empty()) {
+        std::optional<std::uint64_t> b = queue::parse_size(a.mem);
+        if (!b) return usage_error("--mem " + a.mem + ": a size like 64G or 512M");
+        q.want.memory_bytes = *b;
+    }
+    q.want.cpus = a.cpus;
+    q.want.share = a.share;
+    q.retries = a.retries;
+    q.on_oom = a.on_oom == "retry" ? queue::OnOom::retry : queue::OnOom::fail;
+    if (!a.after.empty()) {
+        Result<queue::After> after = queue::parse_after(a.after);
+        if (!after.ok()) return usage_error("--after " + a.after + ": " + after.error().message);
+        s.after = after->jobs;
+        s.after_ok = after->ok;
+    }
+    // Refused here already what needs no agent to know.
+    queue::Pool unknown;
+    unknown.gpus_known = false;
+    if (const std::string why = queue::refusal(q, unknown); !why.empty()) return usage_error(why);
+
+    Result<int> fd = queue::connect_agent(env);
+    if (!fd.ok()) {
+        if (fd.error().message.rfind("no baton agent", 0) != 0) return runtime_error(fd.error().message);
+        Result<std::string> place = queue::own_socket_path(env);
+        if (!place.ok()) return runtime_error(fd.error().message + "; " + place.error().message);
+        std::map<std::string, std::string> start_env = env;
+        start_env["BATON_SOCKET"] = *place;
+        std::string log = History::default_path();
+        log = log.substr(0, log.rfind('/') + 1) + "agent.log";
+        if (Result<Config> c = load_config(config_path); c.ok() && !c->history_db.empty())
+            log = c->history_db.substr(0, c->history_db.rfind('/') + 1) + "agent.log";
+        std::vector<std::string> extra{"--socket", *place};
+        if (!config_path.empty()) extra.insert(extra.end(), {"--config", config_path});
+        int pid = 0;
+        fd = queue::start_agent("/proc/self/exe", extra, start_env, log, pid);
+        if (!fd.ok()) return runtime_error(fd.error().message);
+        std::fprintf(stderr, "baton: no agent was running: started one for you (pid %d, socket %s, log %s)\n", pid,
+                     place->c_str(), log.c_str());
+    }
+    Result<queue::Reply> reply = queue::call(*fd, r);
+    ::close(*fd);
+    if (!reply.ok()) return runtime_error(reply.error().message);
+    const json j = json::parse(reply->line, nullptr, false);
+    if (!j.value("ok", false)) return usage_error("submit: " + j.value("error", std::string("refused")));
+    if (a.json) return print_json(j);
+    return write_stdout(std::to_string(j.value("id", 0)) + "\n") ? kExitOk : kExitFailure;
+}
+
+int run_logs(const QueueArgs& a, std::int64_t id) {
+    queue::Request r;
+    r.op = queue::Op::logs;
+    r.jobs = {id};
+    r.stderr_stream = a.stderr_stream;
+    for (;;) {
+        Result<json> j = ask(r);
+        if (!j.ok()) return runtime_error(j.error().message);
+        const std::string data = j->value("data", std::string());
+        if (!data.empty() && !write_stdout(data)) return kExitFailure;
+        r.offset = j->value("offset", r.offset);
+        const bool more = r.offset < j->value("size", std::uint64_t{0});
+        if (more) continue;
+        if (!a.follow || j->value("ended", false)) return kExitOk;
+        std::this_thread::sleep_for(std::chrono::milliseconds(250));
+    }
+}
+
+// `baton wait`: the job's own exit status once it ends (docs/queue.md).
+int run_wait(const QueueArgs& a, std::int64_t id) {
+    queue::Request r;
+    r.op = queue::Op::wait;
+    r.jobs = {id};
+    for (;;) {
+        Result<json> j = ask(r, -1);
+        if (!j.ok()) {
+            // An agent restarted under us: ask again (the job is still in the store).
+            if (j.error().message == "the baton agent closed the connection") {
+                std::this_thread::sleep_for(std::chrono::milliseconds(500));
+                continue;
+            }
+            return runtime_error(j.error().message);
+        }
+        const json& job = (*j)["job"];
+        if (a.json) print_json(job);
+        const std::string state = job.value("state", "");
+        if (state == "done") return 0;
+        if (job.contains("exit_status") && job["exit_status"].get<int>() != 0)
+            return job["exit_status"].get<int>() & 255;
+        return kExitFailure;
+    }
+}
+
+}  // namespace
+
+CLI::App* QueueCommands::parsed() const {
+    for (CLI::App* c : {submit, queue, show, logs, cancel, wait, hold, release, retry, shim})
+        if (c->parsed()) return c;
+    return nullptr;
+}
+
+QueueCommands add_queue_commands(CLI::App& app, QueueArgs& a) {
+    QueueCommands c{};
+    c.submit = app.add_subcommand("submit", "Queue a command for this machine's GPUs and CPUs; prints its job id");
+    CLI::App* s = c.submit;
+    s->add_option("--gpus", a.gpus, "How many GPUs it needs, each its own (default 0)")->check(CLI::Range(0u, 4096u));
+    s->add_option("--gpu", a.gpu, "Exactly these GPUs: indices or UUIDs (a unique prefix will do), comma-separated");
+    s->add_option("--gpu-mem", a.gpu_mem,
+                  "GPU memory it needs on each GPU (20G), or auto: the peak of earlier runs of --name");
+    s->add_option("--cpus", a.cpus,
+                  "CPUs pinned to it (default: 1 without GPUs, else the machine's CPUs per GPU for each GPU)")
+        ->check(CLI::Range(1u, 1u << 20));
+    s->add_option("--mem", a.mem, "Host memory it needs (64G): it waits until that much is not promised to others");
+    s->add_option("--priority", a.priority, "Higher starts first (default 0)")->check(CLI::Range(-1000000, 1000000));
+    s->add_option("--after", a.after, "Start after these jobs end: JOB[,JOB...]; with :ok, only after each succeeded");
+    s->add_option("--name", a.name, "A name for the job and its run (default: the command)");
+    s->add_option("--retries", a.retries,
+                  "Run it again up to N times when it dies out of memory (--on-oom retry) or is lost")
+        ->check(CLI::Range(0u, 1000u));
+    s->add_option("--on-oom", a.on_oom, "retry (with BATON_RETRY=n and BATON_OOM=1) or fail (default)")
+        ->check(CLI::IsMember({"retry", "fail"}));
+    s->add_flag("--share", a.share, "May share a GPU with other --share jobs while their --gpu-mem fit in its memory");
+    s->add_flag("--hold", a.hold, "Queue it held: it starts only after baton release");
+    s->add_option("--cwd", a.cwd, "Run it in this directory (default: the current one)");
+    s->add_flag("--json", a.json, "Print the answer as JSON");
+    s->footer("Usage: baton submit [OPTIONS] -- CMD [ARGS...]");
+
+    c.queue = app.add_subcommand("queue", "List the queue's jobs: id, owner, state, GPUs, CPUs, waited, ran, name");
+    c.queue->add_flag("--all", a.all, "Ended jobs too");
+    c.queue->add_flag("--json", a.json, "Print the jobs as JSON");
+
+    c.show = app.add_subcommand("show", "Everything about one job, with the reason it waits");
+    c.show->add_option("job", a.jobs, "The job id")->required()->expected(1);
+    c.show->add_flag("--json", a.json, "Print the job as JSON");
+
+    c.logs = app.add_subcommand("logs", "Print a job's output (its owner or root)");
+    c.logs->add_option("job", a.jobs, "The job id")->required()->expected(1);
+    c.logs->add_flag("-f,--follow", a.follow, "Keep printing as the job writes, until it ends");
+    c.logs->add_flag("--stderr", a.stderr_stream, "Its stderr instead of its stdout");
+
+    c.cancel = app.add_subcommand("cancel",
+                                  "Cancel jobs: queued ones leave the queue, running ones end with their whole tree");
+    c.cancel->add_option("jobs", a.jobs, "The job ids")->required();
+    add_duration_option(c.cancel, "--grace", a.grace, "Time between SIGTERM and SIGKILL, 0 to 1h (default 10s)", 0,
+                        3600);
+    c.cancel->add_flag("--json", a.json, "Print the answer as JSON");
+
+    c.wait = app.add_subcommand("wait", "Wait for a job to end; exits with its exit status");
+    c.wait->add_option("job", a.jobs, "The job id")->required()->expected(1);
+    c.wait->add_flag("--json", a.json, "Print the ended job as JSON");
+
+    c.hold = app.add_subcommand("hold", "Keep a queued job from starting until baton release");
+    c.hold->add_option("job", a.jobs, "The job id")->required()->expected(1);
+    c.hold->add_flag("--json", a.json, "Print the answer as JSON");
+    c.release = app.add_subcommand("release", "Let a held job start again");
+    c.release->add_option("job", a.jobs, "The job id")->required()->expected(1);
+    c.release->add_flag("--json", a.json, "Print the answer as JSON");
+    c.retry = app.add_subcommand("retry", "Queue an ended job again, as its next attempt");
+    c.retry->add_option("job", a.jobs, "The job id")->required()->expected(1);
+    c.retry->add_flag("--json", a.json, "Print the answer as JSON");
+
+    // The supervisor of one job, started by the agent (never by hand): hidden from the help.
+    c.shim = app.add_subcommand("job-shim", "");
+    c.shim->group("");
+    c.shim->add_option("dir", a.shim_dir)->required();
+    return c;
+}
+
+int run_queue_command(const QueueCommands& c, const QueueArgs& a, const std::vector<std::string>& command,
+                      const std::string& config_path) {
+    CLI::App* which = c.parsed();
+    if (which == c.shim) return queue::run_job_shim(a.shim_dir);
+    if (which == c.submit) return run_submit(a, command, config_path);
+    std::vector<std::int64_t> ids;
+    for (const std::string& w : a.jobs) {
+        Result<std::int64_t> id = job_id(w);
+        if (!id.ok()) return usage_error(id.error().message);
+        ids.push_back(*id);
+    }
+    if (which == c.logs) return run_logs(a, ids.front());
+    if (which == c.wait) return run_wait(a, ids.front());
+    queue::Request r;
+    r.jobs = ids;
+    if (which == c.queue) {
+        r.op = queue::Op::list;
+        r.all = a.all;
+        Result<json> j = ask(r);
+        if (!j.ok()) return runtime_error(j.error().message);
+        if (a.json) return print_json((*j)["jobs"]);
+        return write_stdout(table((*j)["jobs"])) ? kExitOk : kExitFailure;
+    }
+    if (which == c.show) {
+        r.op = queue::Op::show;
+        Result<json> j = ask(r);
+        if (!j.ok()) return runtime_error(j.error().message);
+        if (a.json) return print_json((*j)["job"]);
+        return write_stdout(show_text((*j)["job"])) ? kExitOk : kExitFailure;
+    }
+    r.op = which == c.cancel    ? queue::Op::cancel
+           : which == c.hold    ? queue::Op::hold
+           : which == c.release ? queue::Op::release
+                                : queue::Op::retry;
+    r.grace_seconds = a.grace;
+    Result<json> j = ask(r);
+    if (!j.ok()) return runtime_error(j.error().message);
+    if (a.json) return print_json((*j)["jobs"]);
+    std::string out;
+    for (const json& d : (*j)["jobs"]) out += fmt::format("job {}: {}\n", d.value("id", 0), d.value("state", ""));
+    return write_stdout(out) ? kExitOk : kExitFailure;
+}
+
+}  // namespace baton::cli

@@ -1,0 +1,41 @@
+// The queue's commands (docs/queue.md): `baton submit`, `queue`, `show`, `logs`, `cancel`, `wait`,
+// `hold`, `release`, `retry`, each a client of the agent's socket, and the hidden `job-shim` that
+// supervises one job.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace CLI {
+class App;
+}
+
+namespace baton::cli {
+
+struct QueueArgs {
+    // submit
+    unsigned gpus = 0;
+    std::string gpu, gpu_mem, mem, after, name, cwd, on_oom = "fail";
+    unsigned cpus = 0, retries = 0;
+    int priority = 0;
+    bool share = false, hold = false;
+    // the others
+    std::vector<std::string> jobs;
+    bool all = false, follow = false, stderr_stream = false, json = false;
+    double grace = 10;
+    std::string shim_dir;
+};
+
+struct QueueCommands {
+    CLI::App *submit, *queue, *show, *logs, *cancel, *wait, *hold, *release, *retry, *shim;
+    // The command that was given, or null.
+    CLI::App* parsed() const;
+};
+
+QueueCommands add_queue_commands(CLI::App& app, QueueArgs& args);
+// `command`: submit's command words (split off before parsing, as for `baton run`).
+int run_queue_command(const QueueCommands& c, const QueueArgs& args, const std::vector<std::string>& command,
+                      const std::string& config_path);
+
+}  // namespace baton::cli

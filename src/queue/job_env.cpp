@@ -1,0 +1,32 @@
+#include "queue/job_env.hpp"
+
+#include <map>
+
+namespace baton::queue {
+
+std::vector<std::string> job_environment(const JobEnvInput& in) {
+    std::map<std::string, std::string> env;
+    for (const auto& [k, v] : in.submitted) env[k] = v;
+    // A variable the queue owns is never taken from the submitter: a stale BATON_RETRY in a shell
+    // would tell the script it is retried.
+    for (const char* owned : {"BATON_JOB_ID", "BATON_EVENTS", "BATON_RETRY", "BATON_OOM"}) env.erase(owned);
+    env["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID";
+    std::string visible;
+    if (in.gpu_job)
+        for (const std::string& g : in.gpus) visible += (visible.empty() ? "" : ",") + g;
+    env["CUDA_VISIBLE_DEVICES"] = visible;
+    if (in.cpus > 0) {
+        env.try_emplace("OMP_NUM_THREADS", std::to_string(in.cpus));
+        env.try_emplace("MKL_NUM_THREADS", std::to_string(in.cpus));
+    }
+    env["BATON_JOB_ID"] = std::to_string(in.job_id);
+    if (!in.events_path.empty()) env["BATON_EVENTS"] = in.events_path;
+    if (in.attempt > 0) env["BATON_RETRY"] = std::to_string(in.attempt);
+    if (in.after_oom) env["BATON_OOM"] = "1";
+    std::vector<std::string> out;
+    out.reserve(env.size());
+    for (const auto& [k, v] : env) out.push_back(k + "=" + v);
+    return out;
+}
+
+}  // namespace baton::queue

@@ -1,0 +1,367 @@
+#include "queue/job_shim.hpp"
+
+#include <cerrno>
+#include <cmath>
+#include <csignal>
+#include <cstring>
+#include <dirent.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <map>
+#include <sched.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include "core/clock.hpp"
+#include "queue/protocol.hpp"
+
+namespace baton::queue {
+
+namespace {
+
+std::string dump(const nlohmann::json& j) {
+    return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+std::string read_all(const std::string& path, bool& ok) {
+    ok = false;
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return {};
+    std::string out;
+    char buf[65536];
+    for (;;) {
+        const ssize_t n = ::read(fd, buf, sizeof buf);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            ok = n == 0;
+            break;
+        }
+        out.append(buf, static_cast<std::size_t>(n));
+        if (out.size() > (64u << 20)) break;  // no spec is that long
+    }
+    ::close(fd);
+    return out;
+}
+
+// Every descendant of `root` now, from /proc (ppid links): children before grandchildren.
+std::vector<pid_t> descendants(pid_t root) {
+    std::multimap<pid_t, pid_t> children;
+    if (DIR* d = ::opendir("/proc")) {
+        while (dirent* e = ::readdir(d)) {
+            char* end = nullptr;
+            const long pid = std::strtol(e->d_name, &end, 10);
+            if (pid <= 0 || *end) continue;
+            bool ok = false;
+            const std::string stat = read_all(std::string("/proc/") + e->d_name + "/stat", ok);
+            const std::size_t paren = stat.rfind(')');  // the name may hold ')' and spaces
+            if (paren == std::string::npos || paren + 4 >= stat.size()) continue;
+            const long ppid = std::strtol(stat.c_str() + paren + 4, nullptr, 10);
+            children.emplace(static_cast<pid_t>(ppid), static_cast<pid_t>(pid));
+        }
+        ::closedir(d);
+    }
+    std::vector<pid_t> out;
+    std::vector<pid_t> frontier{root};
+    while (!frontier.empty() && out.size() < 1000000) {
+        std::vector<pid_t> next;
+        for (pid_t p : frontier) {
+            auto [lo, hi] = children.equal_range(p);
+            for (auto it = lo; it != hi; ++it) {
+                out.push_back(it->second);
+                next.push_back(it->second);
+            }
+        }
+        frontier = std::move(next);
+    }
+    return out;
+}
+
+int signal_tree(pid_t self, pid_t group, int sig) {
+    if (group > 0) ::kill(-group, sig);
+    const std::vector<pid_t> pids = descendants(self);
+    for (pid_t p : pids) ::kill(p, sig);
+    return static_cast<int>(pids.size());
+}
+
+}  // namespace
+
+std::string spec_json(const ShimSpec& s) {
+    nlohmann::json j;
+    j["job"] = s.job;
+    j["attempt"] = s.attempt;
+    j["argv"] = pack_base64(s.argv);
+    j["env"] = pack_base64(s.env);
+    j["cwd"] = base64_encode(s.cwd);
+    j["uid"] = s.uid;
+    j["gid"] = s.gid;
+    j["user"] = s.user;
+    j["cpus"] = s.cpus;
+    j["cgroup"] = s.cgroup;
+    j["end_grace_seconds"] = s.end_grace_seconds;
+    return dump(j);
+}
+
+Result<ShimSpec> parse_spec_json(const std::string& text) {
+    const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+    if (!j.is_object()) return make_error("the job's spec is not a JSON object");
+    try {
+        ShimSpec s;
+        s.job = j.at("job").get<std::int64_t>();
+        s.attempt = j.at("attempt").get<int>();
+        Result<std::vector<std::string>> argv = unpack_base64(j.at("argv").get<std::string>());
+        Result<std::vector<std::string>> env = unpack_base64(j.at("env").get<std::string>());
+        std::optional<std::string> cwd = base64_decode(j.at("cwd").get<std::string>());
+        if (!argv.ok() || argv->empty() || !env.ok() || !cwd) return make_error("the job's spec is damaged");
+        s.argv = std::move(*argv);
+        s.env = std::move(*env);
+        s.cwd = std::move(*cwd);
+        s.uid = j.at("uid").get<std::uint32_t>();
+        s.gid = j.at("gid").get<std::uint32_t>();
+        s.user = j.at("user").get<std::string>();
+        s.cpus = j.at("cpus").get<std::vector<unsigned>>();
+        s.cgroup = j.value("cgroup", "");
+        s.end_grace_seconds = j.value("end_grace_seconds", 10.0);
+        return s;
+    } catch (const nlohmann::json::exception&) {
+        return make_error("the job's spec is missing a field or has one of the wrong type");
+    }
+}
+
+std::string status_json(const ShimStatus& s) {
+    nlohmann::json j;
+    j["started"] = s.started;
+    j["exit_status"] = s.exit_status;
+    j["signal"] = s.signal;
+    j["cancelled"] = s.cancelled;
+    j["killed_after_grace"] = s.killed_after_grace;
+    j["error"] = s.error;
+    j["end_ms"] = s.end_ms;
+    return dump(j);
+}
+
+Result<ShimStatus> parse_status_json(const std::string& text) {
+    const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+    if (!j.is_object()) return make_error("the job's status is not a JSON object");
+    try {
+        ShimStatus s;
+        s.started = j.at("started").get<bool>();
+        s.exit_status = j.at("exit_status").get<int>();
+        s.signal = j.value("signal", 0);
+        s.cancelled = j.value("cancelled", false);
+        s.killed_after_grace = j.value("killed_after_grace", 0);
+        s.error = j.value("error", "");
+        s.end_ms = j.value("end_ms", std::int64_t{0});
+        return s;
+    } catch (const nlohmann::json::exception&) {
+        return make_error("the job's status is missing a field or has one of the wrong type");
+    }
+}
+
+Status write_file_atomically(const std::string& path, const std::string& text, unsigned mode) {
+    const std::string tmp = path + ".tmp";
+    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+    if (fd < 0) return make_error("cannot write " + tmp + ": " + std::strerror(errno));
+    std::size_t at = 0;
+    while (at < text.size()) {
+        const ssize_t n = ::write(fd, text.data() + at, text.size() - at);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            const int e = errno;
+            ::close(fd);
+            ::unlink(tmp.c_str());
+            return make_error("cannot write " + tmp + ": " + std::strerror(e));
+        }
+        at += static_cast<std::size_t>(n);
+    }
+    // The status must survive a power cut as well as a killed agent: it is what says the job ran.
+    ::fsync(fd);
+    ::close(fd);
+    if (::rename(tmp.c_str(), path.c_str()) != 0) {
+        const int e = errno;
+        ::unlink(tmp.c_str());
+        return make_error("cannot write " + path + ": " + std::strerror(e));
+    }
+    return Ok{};
+}
+
+int run_job_shim(const std::string& dir) {
+    ShimStatus st;
+    auto finish = [&]() {
+        st.end_ms = unix_millis();
+        Status w = write_file_atomically(dir + "/status", status_json(st));
+        if (!w.ok()) std::fprintf(stderr, "baton job-shim: %s\n", w.error().message.c_str());
+        return w.ok() ? 0 : 1;
+    };
+
+    // The go from the agent comes first: nothing happens before the store says this process runs the job.
+    char go = 0;
+    ssize_t n = 0;
+    do n = ::read(3, &go, 1);
+    while (n < 0 && errno == EINTR);
+    ::close(3);
+    if (n != 1 || go != 'g') {
+        st.error = "the agent ended before the job could start";
+        return finish();
+    }
+
+    bool ok = false;
+    const std::string text = read_all(dir + "/spec", ok);
+    Result<ShimSpec> parsed = ok ? parse_spec_json(text) : Result<ShimSpec>(make_error("cannot read " + dir + "/spec"));
+    if (!parsed.ok()) {
+        st.error = parsed.error().message;
+        return finish();
+    }
+    const ShimSpec& spec = *parsed;
+
+    sigset_t watched;
+    sigemptyset(&watched);
+    for (int s : {SIGCHLD, SIGTERM, SIGINT, SIGHUP}) sigaddset(&watched, s);
+    sigset_t before;
+    sigprocmask(SIG_BLOCK, &watched, &before);
+    ::prctl(PR_SET_CHILD_SUBREAPER, 1);
+
+    if (!spec.cgroup.empty()) {
+        const std::string procs = spec.cgroup + "/cgroup.procs";
+        const int fd = ::open(procs.c_str(), O_WRONLY | O_CLOEXEC);
+        const std::string me = std::to_string(::getpid());
+        if (fd < 0 || ::write(fd, me.data(), me.size()) != static_cast<ssize_t>(me.size()))
+            std::fprintf(stderr, "baton job-shim: cannot enter the cgroup %s: %s\n", spec.cgroup.c_str(),
+                         std::strerror(errno));
+        if (fd >= 0) ::close(fd);
+    }
+    if (!spec.cpus.empty()) {
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        for (unsigned c : spec.cpus)
+            if (c < CPU_SETSIZE) CPU_SET(c, &set);
+        if (::sched_setaffinity(0, sizeof set, &set) != 0)
+            std::fprintf(stderr, "baton job-shim: cannot pin the job to its CPUs: %s\n", std::strerror(errno));
+    }
+    if (::geteuid() == 0 && spec.uid != 0) {
+        // The owner's groups, then gid, then uid: in that order, since each needs root.
+        if (::initgroups(spec.user.c_str(), spec.gid) != 0 || ::setgid(spec.gid) != 0 || ::setuid(spec.uid) != 0 ||
+            ::getuid() != spec.uid || ::setuid(0) == 0) {
+            st.error =
+                "cannot become " + spec.user + " (uid " + std::to_string(spec.uid) + "): " + std::strerror(errno);
+            return finish();
+        }
+    } else if (::geteuid() != spec.uid) {
+        st.error = "the agent runs as uid " + std::to_string(::geteuid()) + " and cannot start a job of uid " +
+                   std::to_string(spec.uid);
+        return finish();
+    }
+
+    const int out = ::open((dir + "/stdout").c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+    const int err = ::open((dir + "/stderr").c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+    const int null = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (out < 0 || err < 0 || null < 0) {
+        st.error = "cannot open the job's logs in " + dir + ": " + std::strerror(errno);
+        return finish();
+    }
+    int report[2];
+    if (::pipe2(report, O_CLOEXEC) != 0) {
+        st.error = std::string("cannot make a pipe: ") + std::strerror(errno);
+        return finish();
+    }
+    // execvpe looks the command up on this process's PATH: the job's.
+    for (const std::string& kv : spec.env)
+        if (kv.rfind("PATH=", 0) == 0) ::setenv("PATH", kv.c_str() + 5, 1);
+    std::vector<char*> argv, envp;
+    std::vector<std::string> args = spec.argv, env = spec.env;
+    for (std::string& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    for (std::string& e : env) envp.push_back(e.data());
+    envp.push_back(nullptr);
+
+    const pid_t child = ::fork();
+    if (child < 0) {
+        st.error = std::string("cannot fork: ") + std::strerror(errno);
+        return finish();
+    }
+    if (child == 0) {
+        ::setpgid(0, 0);
+        ::dup2(null, 0);
+        ::dup2(out, 1);
+        ::dup2(err, 2);
+        for (int s : {SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGPIPE}) ::signal(s, SIG_DFL);
+        sigprocmask(SIG_SETMASK, &before, nullptr);
+        int what[2] = {0, 0};  // 1: chdir, 2: exec; errno
+        if (::chdir(spec.cwd.c_str()) != 0) {
+            what[0] = 1;
+        } else {
+            ::execvpe(argv[0], argv.data(), envp.data());
+            what[0] = 2;
+        }
+        what[1] = errno;
+        (void)!::write(report[1], what, sizeof what);
+        ::_exit(what[0] == 1 ? 126 : 127);
+    }
+    ::close(report[1]);
+    ::close(out);
+    ::close(err);
+    ::close(null);
+    ::setpgid(child, child);  // (also in the child: whichever runs first)
+    st.started = true;
+    int what[2] = {0, 0};
+    ssize_t got = 0;
+    do got = ::read(report[0], what, sizeof what);
+    while (got < 0 && errno == EINTR);
+    ::close(report[0]);
+    if (got == static_cast<ssize_t>(sizeof what))
+        st.error = (what[0] == 1 ? "cannot enter " + spec.cwd : "cannot run " + spec.argv.front()) + ": " +
+                   std::strerror(what[1]);
+
+    bool main_done = false, ending = false, killed = false;
+    double deadline = 0;
+    const pid_t self = ::getpid();
+    for (;;) {
+        int ws = 0;
+        pid_t w;
+        while ((w = ::waitpid(-1, &ws, WNOHANG)) > 0) {
+            if (w != child) continue;  // an orphan of the tree, reaped
+            main_done = true;
+            if (WIFEXITED(ws)) {
+                st.exit_status = WEXITSTATUS(ws);
+            } else if (WIFSIGNALED(ws)) {
+                st.signal = WTERMSIG(ws);
+                st.exit_status = 128 + st.signal;
+            }
+        }
+        const double now = monotonic_seconds();
+        if (main_done) {
+            if (descendants(self).empty()) break;
+            if (!ending) {
+                // The command ended and left processes behind (workers, a daemon): they would hold
+                // its GPUs and CPUs after the queue gave them to the next job.
+                ending = true;
+                signal_tree(self, 0, SIGTERM);
+                deadline = now + spec.end_grace_seconds;
+            }
+        }
+        if (ending && now >= deadline) {
+            if (killed) break;  // SIGKILLed and still there: stuck in the kernel (D state); not waited on
+            st.killed_after_grace = signal_tree(self, main_done ? 0 : child, SIGKILL);
+            killed = true;
+            deadline = now + 5;
+        }
+        const double wait = ending ? std::max(0.01, std::min(1.0, deadline - now)) : 1.0;
+        timespec ts{static_cast<time_t>(wait), static_cast<long>((wait - std::floor(wait)) * 1e9)};
+        siginfo_t info{};
+        const int sig = ::sigtimedwait(&watched, &info, &ts);
+        if ((sig == SIGTERM || sig == SIGINT) && !st.cancelled) {
+            st.cancelled = true;
+            double grace = 10;
+            if (info.si_code == SI_QUEUE && info.si_value.sival_int >= 0) grace = info.si_value.sival_int / 1000.0;
+            signal_tree(self, main_done ? 0 : child, SIGTERM);
+            ending = true;
+            deadline = now + grace;
+        }
+    }
+    return finish();
+}
+
+}  // namespace baton::queue

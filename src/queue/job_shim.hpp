@@ -1,0 +1,61 @@
+// The supervisor of one queued job: `baton job-shim DIR`, a process the agent starts for each
+// attempt (docs/queue.md, "How a job runs"). It outlives the agent, so a killed and restarted
+// agent finds the job still watched, or its end written down, and never starts it twice:
+//   - it waits for the agent's "go" on descriptor 3, written once the store says the job runs
+//     under this process; end of file instead means the agent died first: it writes "not
+//     started" and exits without running anything;
+//   - it becomes the subreaper of the job's tree, pins the CPUs, takes the owner's groups and uid
+//     when started by root, and runs the command in its own process group with stdout and stderr
+//     appended to DIR/stdout and DIR/stderr;
+//   - SIGTERM (with sigqueue's value the grace in milliseconds) cancels: SIGTERM to every process
+//     of the tree, including those that called setsid, then SIGKILL after the grace;
+//   - when the command ends, what is left of its tree gets the same, and DIR/status is written
+//     (atomically) before the shim exits.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/result.hpp"
+
+namespace baton::queue {
+
+// DIR/spec: what to run and as whom (written by the agent).
+struct ShimSpec {
+    std::int64_t job = 0;
+    int attempt = 0;
+    std::vector<std::string> argv;
+    std::vector<std::string> env;  // NAME=value
+    std::string cwd;
+    std::uint32_t uid = 0, gid = 0;
+    std::string user;            // for initgroups
+    std::vector<unsigned> cpus;  // sched_setaffinity; empty: not pinned
+    std::string cgroup;          // the job's cgroup directory to enter, "" for none
+    double end_grace_seconds = 10;
+};
+
+// DIR/status: how it ended (written by the shim).
+struct ShimStatus {
+    bool started = false;  // the command was started (false: the agent never said go, or setup failed)
+    int exit_status = 0;   // the shell's convention: 128 + N after signal N
+    int signal = 0;
+    bool cancelled = false;
+    int killed_after_grace = 0;
+    std::string error;  // why it could not start ("cannot enter /x: No such file or directory")
+    std::int64_t end_ms = 0;
+};
+
+std::string spec_json(const ShimSpec& s);
+Result<ShimSpec> parse_spec_json(const std::string& text);
+std::string status_json(const ShimStatus& s);
+Result<ShimStatus> parse_status_json(const std::string& text);
+
+// Writes `text` to `path` through a temporary file and a rename: a reader sees all or nothing.
+Status write_file_atomically(const std::string& path, const std::string& text, unsigned mode = 0600);
+
+// The shim's main: returns its exit code (0 once DIR/status is written).
+int run_job_shim(const std::string& dir);
+
+}  // namespace baton::queue

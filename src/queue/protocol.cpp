@@ -1,0 +1,281 @@
+#include "queue/protocol.hpp"
+
+#include <array>
+#include <cmath>
+
+#include <nlohmann/json.hpp>
+
+namespace baton::queue {
+
+namespace {
+
+constexpr const char* kOps[] = {"submit", "list", "show", "cancel", "hold", "release", "retry", "wait", "logs"};
+constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+// Job ids are positive and fit in SQLite's integer; a request naming another is refused.
+bool job_id_of(const nlohmann::json& v, std::int64_t& out) {
+    if (!v.is_number_integer()) return false;
+    const std::int64_t id = v.get<std::int64_t>();
+    if (id <= 0) return false;
+    out = id;
+    return true;
+}
+
+}  // namespace
+
+const char* op_name(Op op) {
+    return kOps[static_cast<int>(op)];
+}
+
+std::string base64_encode(std::string_view bytes) {
+    std::string out;
+    out.reserve((bytes.size() + 2) / 3 * 4);
+    std::size_t i = 0;
+    for (; i + 3 <= bytes.size(); i += 3) {
+        const unsigned v = static_cast<unsigned char>(bytes[i]) << 16 | static_cast<unsigned char>(bytes[i + 1]) << 8 |
+                           static_cast<unsigned char>(bytes[i + 2]);
+        for (int k = 18; k >= 0; k -= 6) out.push_back(kAlphabet[(v >> k) & 63]);
+    }
+    if (i < bytes.size()) {
+        unsigned v = static_cast<unsigned char>(bytes[i]) << 16;
+        if (i + 1 < bytes.size()) v |= static_cast<unsigned char>(bytes[i + 1]) << 8;
+        out.push_back(kAlphabet[(v >> 18) & 63]);
+        out.push_back(kAlphabet[(v >> 12) & 63]);
+        out.push_back(i + 1 < bytes.size() ? kAlphabet[(v >> 6) & 63] : '=');
+        out.push_back('=');
+    }
+    return out;
+}
+
+std::optional<std::string> base64_decode(std::string_view text) {
+    if (text.size() % 4 != 0) return std::nullopt;
+    std::array<int, 256> value{};
+    value.fill(-1);
+    for (int k = 0; k < 64; ++k) value[static_cast<unsigned char>(kAlphabet[k])] = k;
+    std::string out;
+    out.reserve(text.size() / 4 * 3);
+    for (std::size_t i = 0; i < text.size(); i += 4) {
+        const bool last = i + 4 == text.size();
+        int pad = 0;
+        unsigned v = 0;
+        for (std::size_t k = 0; k < 4; ++k) {
+            const unsigned char c = static_cast<unsigned char>(text[i + k]);
+            if (c == '=' && last && k >= 2) {
+                ++pad;
+                v <<= 6;
+                continue;
+            }
+            if (pad || value[c] < 0) return std::nullopt;  // '=' only at the very end
+            v = v << 6 | static_cast<unsigned>(value[c]);
+        }
+        out.push_back(static_cast<char>(v >> 16));
+        if (pad < 2) out.push_back(static_cast<char>((v >> 8) & 255));
+        if (pad < 1) out.push_back(static_cast<char>(v & 255));
+    }
+    return out;
+}
+
+std::string pack_base64(const std::vector<std::string>& strings) {
+    std::string packed;
+    for (const std::string& s : strings) {
+        packed.append(s, 0, s.find('\0'));
+        packed.push_back('\0');
+    }
+    return base64_encode(packed);
+}
+
+Result<std::vector<std::string>> unpack_base64(std::string_view text) {
+    std::optional<std::string> packed = base64_decode(text);
+    if (!packed) return make_error("not base64");
+    std::vector<std::string> out;
+    std::size_t at = 0;
+    while (at < packed->size()) {
+        const std::size_t end = packed->find('\0', at);
+        if (end == std::string::npos) return make_error("a string without its NUL end");
+        out.push_back(packed->substr(at, end - at));
+        at = end + 1;
+    }
+    return out;
+}
+
+std::string request_line(const Request& r) {
+    nlohmann::json j;
+    j["op"] = op_name(r.op);
+    switch (r.op) {
+        case Op::submit: {
+            const Submission& s = r.submit;
+            std::vector<std::string> env;
+            for (const auto& [k, v] : s.env) env.push_back(k + "=" + v);
+            j["name"] = s.name;
+            j["argv"] = pack_base64(s.argv);
+            j["cwd"] = base64_encode(s.cwd);
+            j["env"] = pack_base64(env);
+            j["request"] = nlohmann::json::parse(request_json(s.request));
+            j["gpu_list"] = s.gpu_list;
+            j["gpu_memory"] = s.gpu_memory_text;
+            j["priority"] = s.priority;
+            j["after"] = s.after;
+            j["after_ok"] = s.after_ok;
+            j["hold"] = s.hold;
+            break;
+        }
+        case Op::list:
+            j["all"] = r.all;
+            break;
+        case Op::cancel:
+            j["jobs"] = r.jobs;
+            j["grace_seconds"] = r.grace_seconds;
+            break;
+        case Op::logs:
+            j["job"] = r.jobs.empty() ? 0 : r.jobs.front();
+            j["stream"] = r.stderr_stream ? "stderr" : "stdout";
+            j["offset"] = r.offset;
+            break;
+        default:
+            j["job"] = r.jobs.empty() ? 0 : r.jobs.front();
+    }
+    return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+Result<Request> parse_request(std::string_view line) {
+    if (line.size() > kMaxRequestBytes)
+        return make_error("the request is longer than " + std::to_string(kMaxRequestBytes) + " bytes");
+    const nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+    if (!j.is_object()) return make_error("a request is one JSON object on one line");
+    if (!j.contains("op") || !j["op"].is_string()) return make_error("the request has no \"op\"");
+    Request r;
+    const std::string op = j["op"].get<std::string>();
+    bool known = false;
+    for (int k = 0; k < static_cast<int>(std::size(kOps)); ++k)
+        if (op == kOps[k]) {
+            r.op = static_cast<Op>(k);
+            known = true;
+        }
+    if (!known)
+        return make_error("no request \"" + op +
+                          "\" (known: submit, list, show, cancel, hold, release, retry, wait, logs)");
+
+    std::string bad;  // the first field of the wrong type
+    auto string_of = [&](const char* key, std::string& out) {
+        if (!j.contains(key)) return;
+        if (j[key].is_string())
+            out = j[key].get<std::string>();
+        else if (bad.empty())
+            bad = key;
+    };
+    auto bool_of = [&](const char* key, bool& out) {
+        if (!j.contains(key)) return;
+        if (j[key].is_boolean())
+            out = j[key].get<bool>();
+        else if (bad.empty())
+            bad = key;
+    };
+    auto one_job = [&]() {
+        std::int64_t id = 0;
+        if (!j.contains("job") || !job_id_of(j["job"], id)) {
+            if (bad.empty()) bad = "job";
+            return;
+        }
+        r.jobs.push_back(id);
+    };
+
+    switch (r.op) {
+        case Op::submit: {
+            Submission& s = r.submit;
+            string_of("name", s.name);
+            string_of("gpu_list", s.gpu_list);
+            string_of("gpu_memory", s.gpu_memory_text);
+            bool_of("after_ok", s.after_ok);
+            bool_of("hold", s.hold);
+            std::string argv, cwd, env;
+            string_of("argv", argv);
+            string_of("cwd", cwd);
+            string_of("env", env);
+            if (!bad.empty()) break;
+            Result<std::vector<std::string>> a = unpack_base64(argv);
+            if (!a.ok() || a->empty() || a->front().empty())
+                return make_error("the request's \"argv\" names no command");
+            s.argv = std::move(*a);
+            std::optional<std::string> c = base64_decode(cwd);
+            if (!c || c->empty() || c->front() != '/' || c->find('\0') != std::string::npos)
+                return make_error("the request's \"cwd\" is not an absolute path");
+            s.cwd = std::move(*c);
+            Result<std::vector<std::string>> e = unpack_base64(env);
+            if (!e.ok()) return make_error("the request's \"env\" is not base64 of NUL-ended strings");
+            for (const std::string& kv : *e) {
+                const std::size_t eq = kv.find('=');
+                if (eq == 0 || eq == std::string::npos) continue;  // not NAME=value: no program could read it either
+                s.env.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
+            }
+            if (!j.contains("request")) return make_error("the request has no \"request\"");
+            Result<JobRequest> q = parse_request_json(j["request"].dump());
+            if (!q.ok()) return q.error();
+            s.request = *q;
+            if (j.contains("priority")) {
+                if (!j["priority"].is_number_integer() || std::abs(j["priority"].get<std::int64_t>()) > 1000000)
+                    bad = "priority";
+                else
+                    s.priority = j["priority"].get<int>();
+            }
+            if (j.contains("after")) {
+                if (!j["after"].is_array() || j["after"].size() > 10000) {
+                    if (bad.empty()) bad = "after";
+                } else {
+                    for (const auto& v : j["after"]) {
+                        std::int64_t id = 0;
+                        if (!job_id_of(v, id)) {
+                            if (bad.empty()) bad = "after";
+                            break;
+                        }
+                        s.after.push_back(id);
+                    }
+                }
+            }
+            break;
+        }
+        case Op::list:
+            bool_of("all", r.all);
+            break;
+        case Op::cancel:
+            if (!j.contains("jobs") || !j["jobs"].is_array() || j["jobs"].empty() || j["jobs"].size() > 100000) {
+                bad = "jobs";
+                break;
+            }
+            for (const auto& v : j["jobs"]) {
+                std::int64_t id = 0;
+                if (!job_id_of(v, id)) {
+                    bad = "jobs";
+                    break;
+                }
+                r.jobs.push_back(id);
+            }
+            if (j.contains("grace_seconds")) {
+                const auto& g = j["grace_seconds"];
+                if (!g.is_number() || !std::isfinite(g.get<double>()) || g.get<double>() < 0 || g.get<double>() > 86400)
+                    bad = "grace_seconds";
+                else
+                    r.grace_seconds = g.get<double>();
+            }
+            break;
+        case Op::logs: {
+            one_job();
+            std::string stream = "stdout";
+            string_of("stream", stream);
+            if (stream != "stdout" && stream != "stderr" && bad.empty()) bad = "stream";
+            r.stderr_stream = stream == "stderr";
+            if (j.contains("offset")) {
+                if (!j["offset"].is_number_unsigned())
+                    bad = "offset";
+                else
+                    r.offset = j["offset"].get<std::uint64_t>();
+            }
+            break;
+        }
+        default:
+            one_job();
+    }
+    if (!bad.empty()) return make_error("the request's \"" + bad + "\" is missing or has the wrong type");
+    return r;
+}
+
+}  // namespace baton::queue

@@ -1,0 +1,64 @@
+// What clients and the agent say to each other over the queue's Unix socket: one JSON object per
+// line each way ({"op": "submit", ...} -> {"ok": true, ...} or {"ok": false, "error": "..."}), and
+// for `logs` the bytes asked for right after the answer's line. docs/queue.md lists the requests.
+//
+// A request line is at most kMaxRequestBytes (a submit carries the caller's whole environment);
+// anything longer, not JSON, or with a field of the wrong type is refused with one line, and the
+// agent goes on. Arguments and environment travel as base64 of NUL-ended strings: a command's
+// words are bytes, not necessarily UTF-8, and must reach the job unchanged.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "core/result.hpp"
+#include "queue/job_request.hpp"
+
+namespace baton::queue {
+
+inline constexpr std::size_t kMaxRequestBytes = 4u << 20;
+
+enum class Op { submit, list, show, cancel, hold, release, retry, wait, logs };
+
+const char* op_name(Op op);
+
+// A job as submitted: what the command line says, before the agent resolves it against the machine.
+struct Submission {
+    std::string name;
+    std::vector<std::string> argv;
+    std::string cwd;
+    std::vector<std::pair<std::string, std::string>> env;
+    JobRequest request;
+    std::string gpu_list;         // --gpu as typed (indices or UUIDs): the agent resolves it
+    std::string gpu_memory_text;  // "auto" or a size, as typed (for messages)
+    int priority = 0;
+    std::vector<std::int64_t> after;
+    bool after_ok = false;
+    bool hold = false;  // submitted held: it waits for `baton release`
+};
+
+struct Request {
+    Op op = Op::list;
+    Submission submit;               // submit
+    std::vector<std::int64_t> jobs;  // cancel: one or more; show, wait, hold, release, retry, logs: one
+    bool all = false;                // list: ended jobs too
+    double grace_seconds = 10;       // cancel: SIGTERM, then SIGKILL after this
+    bool stderr_stream = false;      // logs: stderr instead of stdout
+    std::uint64_t offset = 0;        // logs: from this byte
+};
+
+std::string request_line(const Request& r);  // with its newline
+Result<Request> parse_request(std::string_view line);
+
+// Strings packed NUL-ended, then base64 (and back; an error for anything that is not base64).
+std::string pack_base64(const std::vector<std::string>& strings);
+Result<std::vector<std::string>> unpack_base64(std::string_view text);
+
+std::string base64_encode(std::string_view bytes);
+std::optional<std::string> base64_decode(std::string_view text);
+
+}  // namespace baton::queue

@@ -1,0 +1,36 @@
+// The client's end of the queue: which agent to talk to, starting the user's own agent when none
+// answers (baton submit), and one request with its answer.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/result.hpp"
+#include "queue/protocol.hpp"
+
+namespace baton::queue {
+
+// Where this user's agent listens when started with no --socket: $BATON_SOCKET, else root's
+// /run/baton/baton.sock (for root), else $XDG_RUNTIME_DIR/baton/baton.sock; an error when none applies.
+Result<std::string> own_socket_path(const std::map<std::string, std::string>& env);
+
+// A connection to the agent: $BATON_SOCKET when set, else the system agent's socket, else the
+// user's. The error names every place tried ("no baton agent answers (tried ...)").
+Result<int> connect_agent(const std::map<std::string, std::string>& env);
+
+// Starts `program serve --no-http` for this user in the background (its own session, its output in
+// `log_path`) and waits up to 10 s for it to answer. Returns the connection; `pid` gets its pid.
+Result<int> start_agent(const std::string& program, const std::vector<std::string>& extra_args,
+                        const std::map<std::string, std::string>& env, const std::string& log_path, int& pid);
+
+struct Reply {
+    std::string line;   // the answer's JSON (without the newline)
+    std::string bytes;  // what followed it (logs)
+};
+
+// Sends one request on `fd` and reads the answer; `timeout_seconds` < 0 waits without end (wait).
+Result<Reply> call(int fd, const Request& r, double timeout_seconds = 30);
+
+}  // namespace baton::queue

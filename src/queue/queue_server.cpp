@@ -1,0 +1,962 @@
+#include "queue/queue_server.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <fcntl.h>
+#include <filesystem>
+#include <grp.h>
+#include <poll.h>
+#include <pwd.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include "core/clock.hpp"
+#include "diagnose/job.hpp"
+#include "queue/job_env.hpp"
+#include "queue/job_shim.hpp"
+#include "queue/queue_socket.hpp"
+#include "run/events_socket.hpp"
+#include "store/run_owner.hpp"
+
+namespace baton::queue {
+
+namespace {
+
+constexpr std::size_t kMaxLogChunk = 256 * 1024;
+// The note a requeue after an out-of-memory death leaves: the next attempt gets BATON_OOM=1.
+constexpr const char* kOomRetryNote = "out of memory: retry ";
+
+std::string dump(const nlohmann::json& j) {
+    return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+std::string error_line(const std::string& message) {
+    return dump({{"ok", false}, {"error", message}});
+}
+
+int pidfd_open(pid_t pid) {
+#ifdef SYS_pidfd_open
+    return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+#else
+    errno = ENOSYS;
+    return -1;
+#endif
+}
+
+std::string read_file(const std::string& path, bool& ok) {
+    ok = false;
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return {};
+    std::string out;
+    char buf[16384];
+    ssize_t n;
+    while ((n = ::read(fd, buf, sizeof buf)) > 0 && out.size() < (1u << 20))
+        out.append(buf, static_cast<std::size_t>(n));
+    ok = n == 0;
+    ::close(fd);
+    return out;
+}
+
+std::string boot_id() {
+    bool ok = false;
+    std::string id = read_file("/proc/sys/kernel/random/boot_id", ok);
+    while (!id.empty() && (id.back() == '\n' || id.back() == ' ')) id.pop_back();
+    return id;
+}
+
+const char* signal_name(int sig) {
+    const char* d = sigabbrev_np(sig);
+    return d ? d : "?";
+}
+
+QueueJob queue_job(const JobRecord& r) {
+    QueueJob q;
+    q.id = r.id;
+    q.state = state_from_name(r.state).value_or(JobState::lost);
+    q.priority = r.priority;
+    Result<JobRequest> req = parse_request_json(r.request);
+    if (req.ok()) q.want = req->want;
+    q.after = r.after;
+    q.after_ok = r.after_ok;
+    q.gpus_held = r.gpus;
+    q.cpus_held = r.cpus;
+    return q;
+}
+
+}  // namespace
+
+struct QueueServer::Client {
+    int fd = -1;
+    Peer peer;
+    std::string in, out;
+    bool closing = false;                 // close once `out` is written
+    std::optional<std::int64_t> waiting;  // a `wait` answered when the job ends
+};
+
+struct QueueServer::Running {
+    pid_t pid = 0;
+    int pidfd = -1;
+    bool child = false;  // this agent started it (it must reap it)
+    std::uint64_t start_ticks = 0;
+    std::string dir;
+    bool cancelling = false;
+};
+
+// One running job's watch, driven by the sampling thread (on_tick).
+struct QueueServer::Watched {
+    std::unique_ptr<JobWatch> watch;
+    std::optional<EventsSocket> events;
+    std::string stderr_path;
+    std::uint64_t stderr_read = 0;
+    double started = 0;
+};
+
+unsigned default_cpus(const Resources& want, const Pool& pool) {
+    const unsigned cpus = static_cast<unsigned>(pool.cpus.size());
+    const unsigned gpus = want.gpu_uuids.empty() ? want.gpus : static_cast<unsigned>(want.gpu_uuids.size());
+    if (gpus == 0 || pool.gpus.empty()) return cpus ? 1 : 0;
+    const unsigned share = std::max(1u, cpus / static_cast<unsigned>(pool.gpus.size()));
+    return std::min(cpus, share * gpus);
+}
+
+Result<std::unique_ptr<QueueServer>> QueueServer::open(QueueServerOptions options, SnapshotSource latest) {
+    std::unique_ptr<QueueServer> s(new QueueServer());
+    s->options_ = std::move(options);
+    s->latest_ = std::move(latest);
+    Result<History> h = History::open(s->options_.db_path, HistoryAccess::record);
+    if (!h.ok()) return h.error();
+    s->store_.emplace(std::move(*h));
+    std::error_code ec;
+    std::filesystem::create_directories(s->options_.jobs_dir, ec);
+    if (ec) return make_error("cannot create " + s->options_.jobs_dir + ": " + ec.message());
+    // Users reach their own job's directory only through the agent; root's jobs directory is
+    // traversable (not listable) so the job's own processes can reach their directory's sockets.
+    ::chmod(s->options_.jobs_dir.c_str(), ::geteuid() == 0 ? 0711 : 0700);
+    Result<int> fd = listen_unix(s->options_.socket_path, s->options_.socket_mode);
+    if (!fd.ok()) return fd.error();
+    s->listen_fd_ = *fd;
+    if (s->options_.socket_group) {
+        if (::chown(s->options_.socket_path.c_str(), 0, *s->options_.socket_group) != 0)
+            return make_error("cannot give " + s->options_.socket_path + " to its group: " + std::strerror(errno));
+    }
+    ::fcntl(s->listen_fd_, F_SETFL, O_NONBLOCK);
+    s->wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (s->wake_fd_ < 0) return make_error(std::string("cannot make an eventfd: ") + std::strerror(errno));
+    return s;
+}
+
+QueueServer::~QueueServer() {
+    stop();
+    for (auto& [fd, c] : clients_) ::close(fd);
+    for (auto& [id, r] : running_)
+        if (r->pidfd >= 0) ::close(r->pidfd);
+    if (listen_fd_ >= 0) {
+        ::close(listen_fd_);
+        // Only our own socket: another agent may have replaced it after we stopped answering.
+        struct stat st {};
+        if (::lstat(options_.socket_path.c_str(), &st) == 0 && S_ISSOCK(st.st_mode))
+            ::unlink(options_.socket_path.c_str());
+    }
+    if (wake_fd_ >= 0) ::close(wake_fd_);
+}
+
+void QueueServer::start() {
+    recover();
+    thread_ = std::thread([this] { loop(); });
+}
+
+void QueueServer::stop() {
+    {
+        std::lock_guard lock(stop_mutex_);
+        stopping_ = true;
+    }
+    if (wake_fd_ >= 0) {
+        const std::uint64_t one = 1;
+        (void)!::write(wake_fd_, &one, sizeof one);
+    }
+    if (thread_.joinable()) thread_.join();
+}
+
+void QueueServer::on_tick(const Window& window) {
+    {
+        std::lock_guard lock(watch_mutex_);
+        for (auto& [id, w] : watched_) {
+            // The job's stderr as it grows: CUDA out of memory, NCCL errors.
+            const int fd = ::open(w->stderr_path.c_str(), O_RDONLY | O_CLOEXEC);
+            if (fd >= 0) {
+                char buf[65536];
+                ssize_t n;
+                int chunks = 0;
+                while (chunks++ < 16 && (n = ::pread(fd, buf, sizeof buf, static_cast<off_t>(w->stderr_read))) > 0) {
+                    w->watch->read_output(std::string_view(buf, static_cast<std::size_t>(n)));
+                    w->stderr_read += static_cast<std::uint64_t>(n);
+                }
+                ::close(fd);
+            }
+            if (w->events) w->watch->read_events(w->events->drain());
+            w->watch->sample(window);
+        }
+    }
+    const std::uint64_t one = 1;
+    (void)!::write(wake_fd_, &one, sizeof one);
+}
+
+std::string QueueServer::attempt_dir(std::int64_t id, int attempt) const {
+    return options_.jobs_dir + "/" + std::to_string(id) + "/attempt-" + std::to_string(attempt);
+}
+
+Pool QueueServer::current_pool(std::set<std::uint32_t>* queue_pids) {
+    std::shared_ptr<const Snapshot> snap = latest_ ? latest_() : nullptr;
+    Snapshot empty;
+    empty.gpu_status = "the agent has not read the GPUs yet";
+    const Snapshot& s = snap ? *snap : empty;
+    std::vector<std::uint32_t> roots;
+    for (const auto& [id, r] : running_) roots.push_back(static_cast<std::uint32_t>(r->pid));
+    std::set<std::uint32_t> pids;
+    for (const ProcessInfo* p : process_trees(s, roots)) pids.insert(p->pid);
+    Pool pool = make_pool(s, pids, options_.pool);
+    if (queue_pids) *queue_pids = std::move(pids);
+    return pool;
+}
+
+Result<JobRecord> QueueServer::find(std::int64_t id) {
+    auto it = open_.find(id);
+    if (it != open_.end()) return it->second;
+    return store_->job(id);
+}
+
+void QueueServer::recover() {
+    Result<std::vector<JobRecord>> jobs = store_->jobs(true);
+    if (!jobs.ok()) {
+        std::fprintf(stderr, "baton: cannot read the queue: %s\n", jobs.error().message.c_str());
+        return;
+    }
+    const std::string boot = boot_id();
+    for (JobRecord& j : *jobs) {
+        open_[j.id] = j;
+        if (j.state != "starting" && j.state != "running") continue;
+        if (!j.pid) {
+            // The agent ended between deciding the start and starting the supervisor, or before the
+            // supervisor got its go: nothing of the job ran.
+            store_->change_job_state(j.id, {"starting"}, "queued", unix_millis());
+            open_[j.id].state = "queued";
+            continue;
+        }
+        RunOwner owner{static_cast<std::int64_t>(*j.pid), j.pid_start_ticks, j.boot_id};
+        auto r = std::make_unique<Running>();
+        r->pid = static_cast<pid_t>(*j.pid);
+        r->dir = attempt_dir(j.id, j.attempt);
+        r->start_ticks = j.pid_start_ticks.value_or(0);
+        if (j.boot_id == boot && owner_alive(owner)) {
+            r->pidfd = pidfd_open(r->pid);
+            // The pid was checked before the descriptor pinned it: check again now that it cannot change.
+            if (r->pidfd >= 0 && process_start_ticks(r->pid) != j.pid_start_ticks) {
+                ::close(r->pidfd);
+                r->pidfd = -1;
+            } else {
+                std::fprintf(stderr, "baton: job %lld re-adopted (its supervisor, pid %d, still runs)\n",
+                             static_cast<long long>(j.id), r->pid);
+                running_[j.id] = std::move(r);
+                continue;
+            }
+        }
+        running_[j.id] = std::move(r);
+        ended(j.id);
+    }
+}
+
+void QueueServer::loop() {
+    double next_check = monotonic_seconds() + 1;
+    bool plan_due = true;
+    for (;;) {
+        {
+            std::lock_guard lock(stop_mutex_);
+            if (stopping_) break;
+        }
+        if (plan_due) {
+            schedule();
+            plan_due = false;
+        }
+        std::vector<pollfd> fds;
+        fds.push_back({listen_fd_, POLLIN, 0});
+        fds.push_back({wake_fd_, POLLIN, 0});
+        std::vector<int> client_fds;
+        for (auto& [fd, c] : clients_) {
+            fds.push_back({fd, static_cast<short>((c->closing ? 0 : POLLIN) | (c->out.empty() ? 0 : POLLOUT)), 0});
+            client_fds.push_back(fd);
+        }
+        std::vector<std::int64_t> job_ids;
+        for (auto& [id, r] : running_) {
+            if (r->pidfd < 0) continue;
+            fds.push_back({r->pidfd, POLLIN, 0});
+            job_ids.push_back(id);
+        }
+        const int n = ::poll(fds.data(), fds.size(), 1000);
+        if (n < 0 && errno != EINTR) break;
+        if (fds[1].revents & POLLIN) {
+            std::uint64_t v;
+            (void)!::read(wake_fd_, &v, sizeof v);
+            plan_due = true;
+        }
+        if (fds[0].revents & POLLIN) {
+            for (;;) {
+                const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+                if (fd < 0) break;
+                Result<Peer> peer = peer_of(fd);
+                if (!peer.ok() || clients_.size() >= 4096) {
+                    ::close(fd);
+                    continue;
+                }
+                auto c = std::make_unique<Client>();
+                c->fd = fd;
+                c->peer = *peer;
+                clients_[fd] = std::move(c);
+            }
+        }
+        for (std::size_t i = 0; i < client_fds.size(); ++i) {
+            const pollfd& p = fds[2 + i];
+            auto it = clients_.find(p.fd);
+            if (it == clients_.end()) continue;
+            Client& c = *it->second;
+            bool gone = (p.revents & (POLLERR | POLLNVAL)) != 0;
+            if (!gone && (p.revents & (POLLIN | POLLHUP)) && !c.closing) {
+                char buf[65536];
+                const ssize_t got = ::read(c.fd, buf, sizeof buf);
+                if (got == 0 || (got < 0 && errno != EAGAIN && errno != EINTR)) {
+                    gone = true;
+                } else if (got > 0) {
+                    c.in.append(buf, static_cast<std::size_t>(got));
+                    std::size_t nl;
+                    while (!c.closing && (nl = c.in.find('\n')) != std::string::npos) {
+                        const std::string line = c.in.substr(0, nl);
+                        c.in.erase(0, nl + 1);
+                        handle(c, line);
+                        plan_due = true;
+                    }
+                    if (!c.closing && c.in.size() > kMaxRequestBytes) {
+                        c.out +=
+                            error_line("the request is longer than " + std::to_string(kMaxRequestBytes) + " bytes");
+                        c.in.clear();
+                        c.closing = true;
+                    }
+                }
+            }
+            if (!gone && !c.out.empty()) {
+                const ssize_t put = ::send(c.fd, c.out.data(), c.out.size(), MSG_NOSIGNAL);
+                if (put > 0)
+                    c.out.erase(0, static_cast<std::size_t>(put));
+                else if (put < 0 && errno != EAGAIN && errno != EINTR)
+                    gone = true;
+            }
+            if (gone || (c.closing && c.out.empty())) {
+                ::close(c.fd);
+                clients_.erase(it);
+            }
+        }
+        for (std::size_t i = 0; i < job_ids.size(); ++i)
+            if (fds[2 + client_fds.size() + i].revents & (POLLIN | POLLHUP | POLLERR)) {
+                ended(job_ids[i]);
+                plan_due = true;
+            }
+        // Supervisors without a pidfd (an old kernel) are looked at once a second.
+        const double now = monotonic_seconds();
+        if (now >= next_check) {
+            next_check = now + 1;
+            std::vector<std::int64_t> gone;
+            for (auto& [id, r] : running_)
+                if (r->pidfd < 0 && process_start_ticks(r->pid) != std::optional<std::uint64_t>(r->start_ticks))
+                    gone.push_back(id);
+            for (std::int64_t id : gone) {
+                ended(id);
+                plan_due = true;
+            }
+        }
+    }
+}
+
+void QueueServer::schedule() {
+    std::vector<QueueJob> jobs;
+    std::set<std::int64_t> have;
+    for (const auto& [id, j] : open_) {
+        jobs.push_back(queue_job(j));
+        have.insert(id);
+    }
+    // The jobs `after` names that are no longer open: their end decides.
+    for (const auto& [id, j] : open_)
+        for (std::int64_t a : j.after)
+            if (have.insert(a).second) {
+                Result<JobRecord> r = store_->job(a);
+                if (r.ok()) jobs.push_back(queue_job(*r));
+            }
+    Pool pool = current_pool();
+    Plan p = plan(jobs, pool);
+    waiting_ = std::move(p.waiting);
+    if (p.starts.empty()) return;
+    std::vector<JobStartRecord> starts;
+    for (const Start& s : p.starts) starts.push_back({s.job, s.gpus, s.cpus});
+    Result<std::vector<std::int64_t>> moved = store_->start_jobs(starts, unix_millis());
+    if (!moved.ok()) {
+        std::fprintf(stderr, "baton: cannot start jobs: %s\n", moved.error().message.c_str());
+        return;
+    }
+    for (const Start& s : p.starts) {
+        if (std::find(moved->begin(), moved->end(), s.job) == moved->end()) continue;
+        JobRecord& j = open_[s.job];
+        j.state = "starting";
+        j.gpus = s.gpus;
+        j.cpus = s.cpus;
+        j.start_ms = unix_millis();
+        launch(s.job);
+    }
+}
+
+bool QueueServer::verify_gpus(const std::vector<std::string>& uuids, std::string& why) {
+    if (uuids.empty() || !options_.nvml) return true;
+    if (!gpus_) gpus_ = make_nvml_backend(*options_.nvml);
+    const GpuReading& reading = gpus_->read(monotonic_seconds());
+    if (reading.status != "ok") {
+        why = "the GPUs could not be read just before the start: " + reading.status;
+        return false;
+    }
+    std::set<std::uint32_t> queue_pids;
+    current_pool(&queue_pids);
+    for (const std::string& u : uuids)
+        for (const GpuInfo& g : reading.gpus) {
+            if (g.uuid != u && "index:" + std::to_string(g.index) != u) continue;
+            for (const GpuProcess& gp : g.processes)
+                if (gp.type == "compute" && !queue_pids.count(gp.our_pid()) && !queue_pids.count(gp.pid)) {
+                    why = "GPU" + std::to_string(g.index) + " got a process the queue did not start (pid " +
+                          std::to_string(gp.pid) + ") just before the start";
+                    return false;
+                }
+        }
+    return true;
+}
+
+void QueueServer::launch(std::int64_t id) {
+    JobRecord& j = open_[id];
+    auto fail = [&](const std::string& why) {
+        store_->change_job_state(id, {"starting"}, "failed", unix_millis(), std::nullopt, why);
+        j.state = "failed";
+        j.note = why;
+        job_final(j);
+    };
+    std::string why;
+    if (!verify_gpus(j.gpus, why)) {
+        // Back in the queue: the next plan sees the new process (and skips that GPU).
+        store_->change_job_state(id, {"starting"}, "queued", unix_millis(), std::nullopt, why);
+        j.state = "queued";
+        j.gpus.clear();
+        j.cpus.clear();
+        waiting_[id] = why;
+        return;
+    }
+    Result<JobRequest> req = parse_request_json(j.request);
+    const bool gpu_job = req.ok() && (req->want.gpus > 0 || !req->want.gpu_uuids.empty());
+
+    // The owner, as the passwd database knows them now.
+    std::vector<char> buf(16384);
+    passwd pw{}, *found = nullptr;
+    if (::getpwuid_r(j.owner_uid, &pw, buf.data(), buf.size(), &found) != 0 || !found)
+        return fail("no user with uid " + std::to_string(j.owner_uid) + " on this machine");
+    const std::string dir = attempt_dir(id, j.attempt);
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec) return fail("cannot create " + dir + ": " + ec.message());
+    const std::string job_dir = options_.jobs_dir + "/" + std::to_string(id);
+    for (const std::string& d : {job_dir, dir}) {
+        ::chmod(d.c_str(), 0700);
+        if (::geteuid() == 0 && (::chown(d.c_str(), pw.pw_uid, pw.pw_gid) != 0))
+            return fail("cannot give " + d + " to " + pw.pw_name + ": " + std::strerror(errno));
+    }
+
+    // The job's GPUs as CUDA_VISIBLE_DEVICES names them.
+    std::vector<std::string> visible;
+    std::shared_ptr<const Snapshot> snap = latest_ ? latest_() : nullptr;
+    for (const std::string& u : j.gpus) {
+        std::string name = u;
+        if (!options_.uuid_visible_devices && snap)
+            for (const GpuInfo& g : snap->gpus)
+                if (g.uuid == u) name = std::to_string(g.index);
+        if (name.rfind("index:", 0) == 0) name = name.substr(6);
+        visible.push_back(name);
+    }
+
+    auto watched = std::make_unique<Watched>();
+    JobEnvInput in;
+    in.submitted = j.env;
+    in.gpu_job = gpu_job;
+    in.gpus = visible;
+    in.cpus = static_cast<unsigned>(j.cpus.size());
+    in.job_id = id;
+    in.attempt = j.attempt;
+    in.after_oom = j.attempt > 0 && j.note.rfind(kOomRetryNote, 0) == 0;
+    // The Python hook's socket: the job's processes send to it as the owner.
+    Result<EventsSocket> events = EventsSocket::open_at(dir + "/events");
+    if (events.ok()) {
+        if (::geteuid() == 0) ::chown(events->path().c_str(), pw.pw_uid, pw.pw_gid);
+        in.events_path = events->path();
+        watched->events.emplace(std::move(*events));
+    }
+    std::vector<std::string> env = job_environment(in);
+    // The owner's HOME, USER, LOGNAME and SHELL, as a login would set them.
+    auto set_env = [&](const std::string& key, const std::string& value) {
+        auto it =
+            std::find_if(env.begin(), env.end(), [&](const std::string& kv) { return kv.rfind(key + "=", 0) == 0; });
+        if (it != env.end())
+            *it = key + "=" + value;
+        else
+            env.push_back(key + "=" + value);
+    };
+    set_env("HOME", pw.pw_dir);
+    set_env("USER", pw.pw_name);
+    set_env("LOGNAME", pw.pw_name);
+    if (pw.pw_shell && *pw.pw_shell) set_env("SHELL", pw.pw_shell);
+
+    ShimSpec spec;
+    spec.job = id;
+    spec.attempt = j.attempt;
+    spec.argv = j.argv;
+    spec.env = env;
+    spec.cwd = j.cwd;
+    spec.uid = pw.pw_uid;
+    spec.gid = pw.pw_gid;
+    spec.user = pw.pw_name;
+    spec.cpus = j.cpus;
+    spec.end_grace_seconds = options_.end_grace_seconds;
+    ::unlink((dir + "/status").c_str());
+    if (Status w = write_file_atomically(dir + "/spec", spec_json(spec)); !w.ok()) return fail(w.error().message);
+    if (::geteuid() == 0) ::chown((dir + "/spec").c_str(), pw.pw_uid, pw.pw_gid);
+
+    // The supervisor: its own session, the go pipe on descriptor 3, nothing else inherited.
+    int go[2];
+    if (::pipe2(go, O_CLOEXEC) != 0) return fail(std::string("cannot make a pipe: ") + std::strerror(errno));
+    const int null = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+    const std::string shim_log = dir + "/supervisor.log";
+    const int log = ::open(shim_log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+    std::string program = options_.shim_program, arg0 = "baton", arg1 = "job-shim", arg2 = dir;
+    char* argv[] = {arg0.data(), arg1.data(), arg2.data(), nullptr};
+    std::string path_env = "PATH=/usr/local/bin:/usr/bin:/bin";
+    char* envp[] = {path_env.data(), nullptr};
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+        // Only async-signal-safe calls between fork and exec: this process has other threads.
+        ::setsid();
+        ::dup2(go[0], 3);  // dup2 clears close-on-exec on the copy
+        if (null >= 0) {
+            ::dup2(null, 0);
+            ::dup2(null, 1);
+        }
+        ::dup2(log >= 0 ? log : null, 2);
+        sigset_t none;
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, nullptr);
+        ::execve(program.c_str(), argv, envp);
+        ::_exit(127);
+    }
+    const int fork_errno = errno;
+    ::close(go[0]);
+    if (null >= 0) ::close(null);
+    if (log >= 0) ::close(log);
+    if (pid < 0) {
+        ::close(go[1]);
+        return fail(std::string("cannot fork: ") + std::strerror(fork_errno));
+    }
+    auto r = std::make_unique<Running>();
+    r->pid = pid;
+    r->child = true;
+    r->dir = dir;
+    r->pidfd = pidfd_open(pid);
+    r->start_ticks = process_start_ticks(pid).value_or(0);
+    Result<bool> recorded =
+        store_->job_running(id, static_cast<std::uint32_t>(pid), r->start_ticks, boot_id(), std::nullopt);
+    if (!recorded.ok() || !*recorded) {
+        // Not written down: the supervisor must not run it (closing the pipe says so).
+        ::close(go[1]);
+        ::waitpid(pid, nullptr, 0);
+        if (r->pidfd >= 0) ::close(r->pidfd);
+        store_->change_job_state(id, {"starting"}, "queued", unix_millis(), std::nullopt,
+                                 recorded.ok() ? "" : recorded.error().message);
+        j.state = "queued";
+        return;
+    }
+    (void)!::write(go[1], "g", 1);
+    ::close(go[1]);
+    j.state = "running";
+    j.pid = static_cast<std::uint32_t>(pid);
+
+    JobWatchOptions wo;
+    wo.name = j.name;
+    wo.argv = j.argv;
+    wo.cwd = j.cwd;
+    wo.thresholds = options_.thresholds;
+    wo.db_path = options_.db_path;
+    wo.recording.say = [](const std::string&) {};
+    for (const std::string& kv : env)
+        if (kv.rfind("CUDA_VISIBLE_DEVICES=", 0) == 0) wo.cuda_visible_devices = kv.substr(21);
+    watched->watch = std::make_unique<JobWatch>(std::move(wo), pid);
+    watched->stderr_path = dir + "/stderr";
+    watched->started = monotonic_seconds();
+    {
+        std::lock_guard lock(watch_mutex_);
+        watched_[id] = std::move(watched);
+    }
+    running_[id] = std::move(r);
+}
+
+void QueueServer::ended(std::int64_t id) {
+    auto it = running_.find(id);
+    if (it == running_.end()) return;
+    std::unique_ptr<Running> r = std::move(it->second);
+    running_.erase(it);
+    if (r->child) ::waitpid(r->pid, nullptr, 0);
+    if (r->pidfd >= 0) ::close(r->pidfd);
+    std::unique_ptr<Watched> w;
+    {
+        std::lock_guard lock(watch_mutex_);
+        auto wi = watched_.find(id);
+        if (wi != watched_.end()) {
+            w = std::move(wi->second);
+            watched_.erase(wi);
+        }
+    }
+    JobRecord& j = open_[id];
+    bool ok = false;
+    const std::string text = read_file(r->dir + "/status", ok);
+    Result<ShimStatus> st = ok ? parse_status_json(text) : Result<ShimStatus>(make_error("no status"));
+    const std::int64_t now = unix_millis();
+    Result<JobRequest> req = parse_request_json(j.request);
+    const unsigned retries = req.ok() ? req->retries : 0;
+    const bool retry_oom = req.ok() && req->on_oom == OnOom::retry;
+
+    if (!st.ok()) {
+        if (w) w->watch->finish(137, SIGKILL, monotonic_seconds() - w->started, 0);
+        const std::string note = "its supervisor ended without saying how the job ended";
+        store_->change_job_state(id, {"starting", "running"}, "lost", now, std::nullopt, note);
+        j.state = "lost";
+        j.note = note;
+        if (static_cast<unsigned>(j.attempt) < retries &&
+            store_->requeue_job(id, "lost: retry " + std::to_string(j.attempt + 1)).value_or(false)) {
+            j = store_->job(id).value_or(j);
+            return;
+        }
+        return job_final(j);
+    }
+    if (!st->started && st->error == "the agent ended before the job could start") {
+        if (w) w->watch.reset();
+        store_->change_job_state(id, {"starting", "running"}, "queued", now);
+        j = store_->job(id).value_or(j);
+        return;
+    }
+    std::optional<RunStats> stats;
+    if (w) {
+        // What is left of its stderr, then the end.
+        const int fd = ::open(w->stderr_path.c_str(), O_RDONLY | O_CLOEXEC);
+        if (fd >= 0) {
+            char buf[65536];
+            ssize_t n;
+            while ((n = ::pread(fd, buf, sizeof buf, static_cast<off_t>(w->stderr_read))) > 0) {
+                w->watch->read_output(std::string_view(buf, static_cast<std::size_t>(n)));
+                w->stderr_read += static_cast<std::uint64_t>(n);
+            }
+            ::close(fd);
+        }
+        if (w->events) w->watch->read_events(w->events->drain());
+        stats = w->watch->finish(st->exit_status, st->signal, monotonic_seconds() - w->started, st->killed_after_grace);
+        if (stats->recording.run_id) {
+            store_->set_job_run(id, stats->recording.run_id);
+            j.run_id = stats->recording.run_id;
+        }
+    }
+    std::string state, note = st->error;
+    if (st->cancelled) {
+        state = "cancelled";
+        if (note.empty()) note = "cancelled";
+    } else if (st->started && st->exit_status == 0 && st->error.empty()) {
+        state = "done";
+    } else {
+        state = "failed";
+        if (note.empty())
+            note = st->signal ? std::string("killed by SIG") + signal_name(st->signal)
+                              : "exit status " + std::to_string(st->exit_status);
+    }
+    bool oom = false;
+    if (stats)
+        for (const Finding& f : stats->findings)
+            if (f.rule == "cuda_oom" || f.rule == "host_oom_kill") {
+                oom = true;
+                note += "; " + f.summary;
+                break;
+            }
+    store_->change_job_state(id, {"starting", "running"}, state, now,
+                             st->started ? std::optional<int>(st->exit_status) : std::nullopt, note);
+    j.state = state;
+    j.note = note;
+    j.end_ms = now;
+    if (st->started) j.exit_status = st->exit_status;
+    if (state == "failed" && oom && retry_oom && static_cast<unsigned>(j.attempt) < retries) {
+        const std::string again = kOomRetryNote + std::to_string(j.attempt + 1) + " of " + std::to_string(retries);
+        if (store_->requeue_job(id, again).value_or(false)) {
+            j = store_->job(id).value_or(j);
+            return;
+        }
+    }
+    job_final(j);
+}
+
+void QueueServer::job_final(const JobRecord& j) {
+    const std::int64_t id = j.id;
+    const std::string line = dump({{"ok", true}, {"job", nlohmann::json::parse(job_json(j))}});
+    for (auto& [fd, c] : clients_)
+        if (c->waiting == id) {
+            c->out += line;
+            c->waiting.reset();
+        }
+    open_.erase(id);
+    waiting_.erase(id);
+}
+
+void QueueServer::cancel_running(Running& r, double grace_seconds) {
+    r.cancelling = true;
+    sigval v{};
+    v.sival_int = static_cast<int>(std::min(grace_seconds * 1000.0, 2147483647.0));
+    ::sigqueue(r.pid, SIGTERM, v);
+}
+
+void QueueServer::handle(Client& c, const std::string& line) {
+    Result<Request> r = parse_request(line);
+    if (!r.ok()) {
+        c.out += error_line(r.error().message);
+        return;
+    }
+    std::string tail;
+    const std::string head = answer(c, *r, tail);
+    c.out += head;
+    c.out += tail;
+}
+
+std::string QueueServer::job_json(const JobRecord& j) {
+    nlohmann::json o;
+    o["id"] = j.id;
+    o["owner_uid"] = j.owner_uid;
+    o["owner"] = users_.name(j.owner_uid);
+    o["name"] = j.name;
+    o["state"] = j.state;
+    o["priority"] = j.priority;
+    o["argv"] = j.argv;
+    o["cwd"] = j.cwd;
+    Result<JobRequest> req = parse_request_json(j.request);
+    if (req.ok()) {
+        const Resources& w = req->want;
+        nlohmann::json want;
+        want["gpus"] = w.gpu_uuids.empty() ? w.gpus : static_cast<unsigned>(w.gpu_uuids.size());
+        if (!w.gpu_uuids.empty()) want["gpu_uuids"] = w.gpu_uuids;
+        if (w.gpu_memory_bytes) want["gpu_memory_bytes"] = *w.gpu_memory_bytes;
+        want["share"] = w.share;
+        want["cpus"] = w.cpus;
+        want["memory_bytes"] = w.memory_bytes;
+        o["want"] = want;
+        o["retries"] = req->retries;
+        o["on_oom"] = req->on_oom == OnOom::retry ? "retry" : "fail";
+    }
+    o["gpus"] = j.gpus;
+    std::vector<unsigned> indices;
+    if (std::shared_ptr<const Snapshot> snap = latest_ ? latest_() : nullptr)
+        for (const std::string& u : j.gpus)
+            for (const GpuInfo& g : snap->gpus)
+                if (g.uuid == u) indices.push_back(g.index);
+    o["gpu_indices"] = indices;
+    o["cpus"] = j.cpus;
+    o["after"] = j.after;
+    o["after_ok"] = j.after_ok;
+    o["attempt"] = j.attempt;
+    o["submit_ms"] = j.submit_ms;
+    if (j.start_ms) o["start_ms"] = *j.start_ms;
+    if (j.end_ms) o["end_ms"] = *j.end_ms;
+    if (j.exit_status) o["exit_status"] = *j.exit_status;
+    if (j.pid) o["pid"] = *j.pid;
+    if (j.run_id) o["run_id"] = *j.run_id;
+    if (!j.note.empty()) o["note"] = j.note;
+    auto w = waiting_.find(j.id);
+    if (j.state == "queued" && w != waiting_.end()) o["waiting"] = w->second;
+    return o.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+std::string QueueServer::answer(const Client& c, const Request& r, std::string& tail) {
+    switch (r.op) {
+        case Op::submit:
+            return submit(c, r.submit);
+        case Op::list: {
+            nlohmann::json jobs = nlohmann::json::array();
+            if (r.all) {
+                Result<std::vector<JobRecord>> all = store_->jobs(false);
+                if (!all.ok()) return error_line(all.error().message);
+                for (const JobRecord& j : *all) {
+                    auto o = open_.find(j.id);
+                    jobs.push_back(nlohmann::json::parse(job_json(o != open_.end() ? o->second : j)));
+                }
+            } else {
+                for (const auto& [id, j] : open_) jobs.push_back(nlohmann::json::parse(job_json(j)));
+            }
+            return dump({{"ok", true}, {"jobs", jobs}});
+        }
+        case Op::show:
+        case Op::wait: {
+            Result<JobRecord> j = find(r.jobs.front());
+            if (!j.ok()) return error_line(j.error().message);
+            if (r.op == Op::wait && !is_final(state_from_name(j->state).value_or(JobState::lost))) {
+                const_cast<Client&>(c).waiting = j->id;
+                return {};
+            }
+            return dump({{"ok", true}, {"job", nlohmann::json::parse(job_json(*j))}});
+        }
+        case Op::logs:
+            return logs(c, r, tail);
+        default:
+            return change(c, r);
+    }
+}
+
+std::string QueueServer::submit(const Client& c, const Submission& s) {
+    if (::geteuid() != 0 && c.peer.uid != ::geteuid())
+        return error_line("this agent runs as uid " + std::to_string(::geteuid()) + " and runs only that user's jobs");
+    JobRequest req = s.request;
+    Pool pool = current_pool();
+    if (!s.gpu_list.empty()) {
+        if (!pool.gpus_known)
+            return error_line("--gpu " + s.gpu_list + ": the GPUs cannot be read now (" + pool.gpus_problem + ")");
+        Result<std::vector<std::string>> uuids = resolve_gpus(s.gpu_list, pool);
+        if (!uuids.ok()) return error_line(uuids.error().message);
+        req.want.gpu_uuids = *uuids;
+        req.want.gpus = 0;
+    }
+    if (req.want.cpus == 0) req.want.cpus = default_cpus(req.want, pool);
+    if (const std::string why = refusal(req, pool); !why.empty()) return error_line(why);
+    for (std::int64_t a : s.after)
+        if (!find(a).ok())
+            return error_line("--after " + std::to_string(a) + ": no job " + std::to_string(a) + " in the queue");
+    JobRecord j;
+    j.owner_uid = c.peer.uid;
+    j.name = s.name.empty() ? command_name(s.argv) : s.name;
+    j.argv = s.argv;
+    j.cwd = s.cwd;
+    j.env = s.env;
+    j.request = request_json(req);
+    j.priority = s.priority;
+    j.after = s.after;
+    j.after_ok = s.after_ok;
+    j.state = s.hold ? "held" : "queued";
+    j.submit_ms = unix_millis();
+    Result<std::int64_t> id = store_->add_job(j);
+    if (!id.ok()) return error_line(id.error().message);
+    j.id = *id;
+    open_[j.id] = j;
+    return dump({{"ok", true}, {"id", j.id}, {"state", j.state}});
+}
+
+std::string QueueServer::change(const Client& c, const Request& r) {
+    nlohmann::json done = nlohmann::json::array();
+    for (std::int64_t id : r.jobs) {
+        Result<JobRecord> j = find(id);
+        if (!j.ok()) return error_line(j.error().message);
+        if (c.peer.uid != 0 && c.peer.uid != j->owner_uid)
+            return error_line("job " + std::to_string(id) + " belongs to " + users_.name(j->owner_uid) +
+                              ": only its owner or root may " + op_name(r.op) + " it");
+    }
+    const std::int64_t now = unix_millis();
+    for (std::int64_t id : r.jobs) {
+        JobRecord j = *find(id);
+        std::string outcome;
+        switch (r.op) {
+            case Op::cancel:
+                if (j.state == "queued" || j.state == "held") {
+                    if (store_
+                            ->change_job_state(id, {"queued", "held"}, "cancelled", now, std::nullopt,
+                                               "cancelled before it started")
+                            .value_or(false)) {
+                        j.state = "cancelled";
+                        j.end_ms = now;
+                        j.note = "cancelled before it started";
+                        job_final(j);
+                        outcome = "cancelled";
+                    }
+                } else if (auto it = running_.find(id); it != running_.end()) {
+                    cancel_running(*it->second, r.grace_seconds);
+                    outcome = "cancelling";
+                } else {
+                    outcome = "already " + j.state;
+                }
+                break;
+            case Op::hold:
+                if (store_->change_job_state(id, {"queued"}, "held", now).value_or(false)) {
+                    open_[id].state = "held";
+                    outcome = "held";
+                } else {
+                    return error_line("job " + std::to_string(id) + " is " + j.state +
+                                      ": only a queued job can be held");
+                }
+                break;
+            case Op::release:
+                if (store_->change_job_state(id, {"held"}, "queued", now).value_or(false)) {
+                    open_[id].state = "queued";
+                    outcome = "queued";
+                } else {
+                    return error_line("job " + std::to_string(id) + " is " + j.state +
+                                      ": only a held job can be released");
+                }
+                break;
+            case Op::retry:
+                if (store_->requeue_job(id, "retried by " + users_.name(c.peer.uid)).value_or(false)) {
+                    Result<JobRecord> again = store_->job(id);
+                    if (again.ok()) open_[id] = *again;
+                    outcome = "queued";
+                } else {
+                    return error_line("job " + std::to_string(id) + " is " + j.state +
+                                      ": only an ended job can be retried");
+                }
+                break;
+            default:
+                return error_line("not a change");
+        }
+        done.push_back({{"id", id}, {"state", outcome}});
+    }
+    return dump({{"ok", true}, {"jobs", done}});
+}
+
+std::string QueueServer::logs(const Client& c, const Request& r, std::string& tail) {
+    Result<JobRecord> j = find(r.jobs.front());
+    if (!j.ok()) return error_line(j.error().message);
+    if (c.peer.uid != 0 && c.peer.uid != j->owner_uid)
+        return error_line("job " + std::to_string(j->id) + " belongs to " + users_.name(j->owner_uid) +
+                          ": only its owner or root may read its logs");
+    const std::string path = attempt_dir(j->id, j->attempt) + (r.stderr_stream ? "/stderr" : "/stdout");
+    const bool ended = is_final(state_from_name(j->state).value_or(JobState::lost));
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    std::uint64_t size = 0;
+    if (fd >= 0) {
+        struct stat st {};
+        if (::fstat(fd, &st) == 0) size = static_cast<std::uint64_t>(st.st_size);
+        if (r.offset < size) {
+            tail.resize(static_cast<std::size_t>(std::min<std::uint64_t>(size - r.offset, kMaxLogChunk)));
+            const ssize_t n = ::pread(fd, tail.data(), tail.size(), static_cast<off_t>(r.offset));
+            tail.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
+        }
+        ::close(fd);
+    }
+    return dump({{"ok", true},
+                 {"bytes", tail.size()},
+                 {"offset", r.offset + tail.size()},
+                 {"size", size},
+                 {"state", j->state},
+                 {"ended", ended}});
+}
+
+}  // namespace baton::queue

@@ -1,0 +1,122 @@
+// The queue's half of the agent: a thread that answers clients on the Unix socket, keeps the jobs
+// in the store, decides with plan() which start, starts each through its supervisor (baton
+// job-shim), follows their ends and watches each running job the way `baton run` does (JobWatch,
+// fed from the agent's sampler on its own thread through on_tick()). docs/queue.md says what users
+// see; docs/architecture.md how it fits in the agent.
+//
+// Durability: every state change is one transaction in the store before anything is done about it;
+// a job runs only after the store names its supervisor (pid, start time, boot), and the supervisor
+// outlives the agent, so after a kill -9 and a restart each job is either re-adopted, read from the
+// status its supervisor left, or marked lost (and requeued when its retries allow): never run twice.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <sys/types.h>
+#include <thread>
+#include <vector>
+
+#include "core/result.hpp"
+#include "core/thresholds.hpp"
+#include "diagnose/series.hpp"
+#include "queue/job_request.hpp"
+#include "queue/pool.hpp"
+#include "queue/protocol.hpp"
+#include "run/job_watch.hpp"
+#include "sample/gpu/gpu_backend.hpp"
+#include "sample/linux/user_names.hpp"
+#include "sample/snapshot.hpp"
+#include "store/history.hpp"
+
+namespace baton::queue {
+
+struct QueueServerOptions {
+    std::string socket_path;
+    mode_t socket_mode = 0600;
+    std::optional<gid_t> socket_group;            // the system agent's socket: group baton
+    std::string db_path;                          // the history: jobs, and each job's run
+    std::string jobs_dir;                         // each job's directory (spec, logs, status): JOBS_DIR/ID/attempt-N
+    std::string shim_program = "/proc/self/exe";  // the program whose `job-shim` supervises a job
+    PoolOptions pool;
+    bool uuid_visible_devices = false;  // CUDA_VISIBLE_DEVICES as UUIDs instead of indices
+    std::optional<NvmlOptions> nvml;    // checked just before a GPU job starts; none: --no-gpus
+    double end_grace_seconds = 10;      // what a job leaves running when it ends: SIGTERM, then SIGKILL after this
+    Thresholds thresholds;              // for each job's findings
+};
+
+class QueueServer {
+  public:
+    // The newest snapshot the agent took (null before the first).
+    using SnapshotSource = std::function<std::shared_ptr<const Snapshot>()>;
+
+    // Listens on the socket and opens the store; an error says why ("another baton agent answers on PATH").
+    static Result<std::unique_ptr<QueueServer>> open(QueueServerOptions options, SnapshotSource latest);
+    ~QueueServer();  // stop()
+    QueueServer(const QueueServer&) = delete;
+    QueueServer& operator=(const QueueServer&) = delete;
+
+    // Re-adopts the jobs a previous agent left, then serves on its own thread.
+    void start();
+    void stop();
+
+    // Called by the agent's sampling thread after each sample: feeds every running job's watch
+    // (its figures, findings, output and the Python hook's events) and wakes the queue thread to
+    // decide again on the new snapshot.
+    void on_tick(const Window& window);
+
+    const std::string& socket_path() const { return options_.socket_path; }
+
+  private:
+    struct Client;
+    struct Running;
+    QueueServer() = default;
+    void loop();
+    void recover();
+    void schedule();
+    Pool current_pool(std::set<std::uint32_t>* queue_pids = nullptr);
+    void launch(std::int64_t id);
+    void ended(std::int64_t id);
+    void handle(Client& c, const std::string& line);
+    std::string answer(const Client& c, const Request& r, std::string& tail);
+    std::string submit(const Client& c, const Submission& s);
+    std::string change(const Client& c, const Request& r);
+    std::string logs(const Client& c, const Request& r, std::string& tail);
+    std::string job_json(const JobRecord& j);
+    void job_final(const JobRecord& j);
+    Result<JobRecord> find(std::int64_t id);
+    bool verify_gpus(const std::vector<std::string>& uuids, std::string& why);
+    std::string attempt_dir(std::int64_t id, int attempt) const;
+    void cancel_running(Running& r, double grace_seconds);
+
+    QueueServerOptions options_;
+    SnapshotSource latest_;
+    std::optional<History> store_;
+    int listen_fd_ = -1;
+    int wake_fd_ = -1;  // eventfd: stop(), on_tick()
+    bool stopping_ = false;
+    std::thread thread_;
+    std::mutex stop_mutex_;
+
+    std::map<std::int64_t, JobRecord> open_;       // the store's open jobs, kept in step with it
+    std::map<std::int64_t, std::string> waiting_;  // the last plan's reasons
+    std::map<int, std::unique_ptr<Client>> clients_;
+    std::map<std::int64_t, std::unique_ptr<Running>> running_;
+    std::unique_ptr<GpuBackend> gpus_;  // the check just before a GPU job starts
+    os::UserNames users_;
+
+    // The watches, shared with the sampling thread (on_tick).
+    std::mutex watch_mutex_;
+    struct Watched;
+    std::map<std::int64_t, std::unique_ptr<Watched>> watched_;
+};
+
+// The default CPUs of a job that did not say: 1 for a job without GPUs; for a GPU job its share of
+// the pool (the pool's CPUs / its GPUs, at least 1) times its GPUs (docs/queue.md).
+unsigned default_cpus(const Resources& want, const Pool& pool);
+
+}  // namespace baton::queue
