@@ -229,7 +229,8 @@ int run_submit(const QueueArgs& a, const std::vector<std::string>& command, cons
         if (!b) return usage_error("--mem " + a.mem + ": a size like 64G or 512M");
         q.want.memory_bytes = *b;
     }
-    q.want.cpus = a.cpus;
+    s.default_cpus = a.cpus < 0;
+    q.want.cpus = a.cpus < 0 ? 0 : static_cast<unsigned>(a.cpus);
     q.want.share = a.share;
     q.retries = a.retries;
     q.on_oom = a.on_oom == "retry" ? queue::OnOom::retry : queue::OnOom::fail;
@@ -242,7 +243,9 @@ int run_submit(const QueueArgs& a, const std::vector<std::string>& command, cons
     // Refused here already what needs no agent to know.
     queue::Pool unknown;
     unknown.gpus_known = false;
-    if (const std::string why = queue::refusal(q, unknown); !why.empty()) return usage_error(why);
+    queue::JobRequest checked = q;
+    if (!a.gpu.empty()) checked.want.gpu_uuids = {a.gpu};  // (the agent resolves them; here: GPUs are asked)
+    if (const std::string why = queue::refusal(checked, unknown); !why.empty()) return usage_error(why);
 
     Result<int> fd = queue::connect_agent(env);
     if (!fd.ok()) {
@@ -332,8 +335,9 @@ QueueCommands add_queue_commands(CLI::App& app, QueueArgs& a) {
     s->add_option("--gpu-mem", a.gpu_mem,
                   "GPU memory it needs on each GPU (20G), or auto: the peak of earlier runs of --name");
     s->add_option("--cpus", a.cpus,
-                  "CPUs pinned to it (default: 1 without GPUs, else the machine's CPUs per GPU for each GPU)")
-        ->check(CLI::Range(1u, 1u << 20));
+                  "CPUs pinned to it (default: 1 without GPUs, else the machine's CPUs per GPU for each GPU; 0: none "
+                  "reserved, not pinned)")
+        ->check(CLI::Range(0, 1 << 20));
     s->add_option("--mem", a.mem, "Host memory it needs (64G): it waits until that much is not promised to others");
     s->add_option("--priority", a.priority, "Higher starts first (default 0)")->check(CLI::Range(-1000000, 1000000));
     s->add_option("--after", a.after, "Start after these jobs end: JOB[,JOB...]; with :ok, only after each succeeded");

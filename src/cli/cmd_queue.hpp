@@ -17,7 +17,8 @@ struct QueueArgs {
     // submit
     unsigned gpus = 0;
     std::string gpu, gpu_mem, mem, after, name, cwd, on_oom = "fail";
-    unsigned cpus = 0, retries = 0;
+    int cpus = -1;  // -1: not given (the agent's default)
+    unsigned retries = 0;
     int priority = 0;
     bool share = false, hold = false;
     // the others

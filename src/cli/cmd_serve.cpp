@@ -88,15 +88,16 @@ Result<queue::QueueServerOptions> queue_options(const ServeArgs& a, const Config
         if (!place.ok()) return place.error();
         o.socket_path = *place;
     }
-    if (geteuid() == 0 && a.socket.empty() && env.count("BATON_SOCKET") == 0) {
-        // The system agent: users of group baton may submit.
-        if (const group* g = getgrnam("baton")) {
+    if (geteuid() == 0) {
+        // The system agent: the members of [queue] socket_group (baton) may submit.
+        const char* name = c.queue_socket_group.c_str();
+        if (const group* g = getgrnam(name)) {
             o.socket_mode = 0660;
             o.socket_group = g->gr_gid;
         } else {
-            std::fprintf(
-                stderr,
-                "baton: no group 'baton': only root can use the queue (groupadd baton; usermod -aG baton USER)\n");
+            std::fprintf(stderr,
+                         "baton: no group '%s': only root can use the queue (groupadd %s; usermod -aG %s USER)\n", name,
+                         name, name);
         }
     }
     o.db_path = db_path;

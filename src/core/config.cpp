@@ -107,7 +107,8 @@ bool known_key(const std::string& table, const std::string& key) {
         return key == "listen" || key == "interval" || key == "token_file" || key == "metrics_without_token" ||
                key == "process_series" || key == "dcgm_compat" || key == "retention";
     if (table == "queue")
-        return key == "free_memory_percent" || key == "share_margin_percent" || key == "visible_devices";
+        return key == "free_memory_percent" || key == "share_margin_percent" || key == "visible_devices" ||
+               key == "socket_group";
     if (table == "thresholds") return threshold_key(key) != nullptr;
     return false;
 }
@@ -267,7 +268,11 @@ Status apply_config(const std::string& text, const std::string& file, Config& c)
                 if (st.ok() && c.history_db.empty())
                     return make_error(origin + ": 'history.db' must be a path, not empty");
             } else if (table == "queue") {
-                if (key == "visible_devices") {
+                if (key == "socket_group") {
+                    st = need_string(c.queue_socket_group);
+                    if (st.ok() && c.queue_socket_group.empty())
+                        return make_error(origin + ": 'queue.socket_group' must name a group");
+                } else if (key == "visible_devices") {
                     std::string mode;
                     st = need_string(mode);
                     if (st.ok() && mode != "index" && mode != "uuid")

@@ -45,9 +45,10 @@ struct Config {
     bool serve_dcgm_compat = false;               // also dcgm-exporter's DCGM_FI_* families
     double serve_retention_seconds = 30 * 86400;  // the machine history's minutes are kept this long
     // [queue] (baton submit's queue, kept by the agent)
-    double queue_free_memory_percent = 5;     // a GPU using more than this share of its memory is not free
-    double queue_share_margin_percent = 10;   // memory a GPU shared by --share jobs keeps free
-    bool queue_visible_devices_uuid = false;  // CUDA_VISIBLE_DEVICES as UUIDs ("uuid") instead of indices ("index")
+    double queue_free_memory_percent = 5;      // a GPU using more than this share of its memory is not free
+    double queue_share_margin_percent = 10;    // memory a GPU shared by --share jobs keeps free
+    bool queue_visible_devices_uuid = false;   // CUDA_VISIBLE_DEVICES as UUIDs ("uuid") instead of indices ("index")
+    std::string queue_socket_group = "baton";  // a root agent's socket is this group's (0660): its members may submit
     // [thresholds]
     Thresholds thresholds;
 };

@@ -241,15 +241,10 @@ int run_job_shim(const std::string& dir) {
         if (::sched_setaffinity(0, sizeof set, &set) != 0)
             std::fprintf(stderr, "baton job-shim: cannot pin the job to its CPUs: %s\n", std::strerror(errno));
     }
-    if (::geteuid() == 0 && spec.uid != 0) {
-        // The owner's groups, then gid, then uid: in that order, since each needs root.
-        if (::initgroups(spec.user.c_str(), spec.gid) != 0 || ::setgid(spec.gid) != 0 || ::setuid(spec.uid) != 0 ||
-            ::getuid() != spec.uid || ::setuid(0) == 0) {
-            st.error =
-                "cannot become " + spec.user + " (uid " + std::to_string(spec.uid) + "): " + std::strerror(errno);
-            return finish();
-        }
-    } else if (::geteuid() != spec.uid) {
+    // The shim keeps its privileges (it writes the status and ends the whole tree whatever the job
+    // does to itself); the command takes the owner's groups, gid and uid between fork and exec.
+    const bool switch_user = ::geteuid() == 0 && spec.uid != 0;
+    if (!switch_user && ::geteuid() != spec.uid) {
         st.error = "the agent runs as uid " + std::to_string(::geteuid()) + " and cannot start a job of uid " +
                    std::to_string(spec.uid);
         return finish();
@@ -261,6 +256,10 @@ int run_job_shim(const std::string& dir) {
     if (out < 0 || err < 0 || null < 0) {
         st.error = "cannot open the job's logs in " + dir + ": " + std::strerror(errno);
         return finish();
+    }
+    if (switch_user) {
+        (void)!::fchown(out, spec.uid, spec.gid);
+        (void)!::fchown(err, spec.uid, spec.gid);
     }
     int report[2];
     if (::pipe2(report, O_CLOEXEC) != 0) {
@@ -289,8 +288,12 @@ int run_job_shim(const std::string& dir) {
         ::dup2(err, 2);
         for (int s : {SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGPIPE}) ::signal(s, SIG_DFL);
         sigprocmask(SIG_SETMASK, &before, nullptr);
-        int what[2] = {0, 0};  // 1: chdir, 2: exec; errno
-        if (::chdir(spec.cwd.c_str()) != 0) {
+        int what[2] = {0, 0};  // 1: chdir, 2: exec, 3: the owner's identity; errno
+        // The owner's groups, then gid, then uid: in that order, since each needs root; and no way back.
+        if (switch_user && (::initgroups(spec.user.c_str(), spec.gid) != 0 || ::setgid(spec.gid) != 0 ||
+                            ::setuid(spec.uid) != 0 || ::setuid(0) == 0)) {
+            what[0] = 3;
+        } else if (::chdir(spec.cwd.c_str()) != 0) {
             what[0] = 1;
         } else {
             ::execvpe(argv[0], argv.data(), envp.data());
@@ -298,7 +301,7 @@ int run_job_shim(const std::string& dir) {
         }
         what[1] = errno;
         (void)!::write(report[1], what, sizeof what);
-        ::_exit(what[0] == 1 ? 126 : 127);
+        ::_exit(what[0] == 2 ? 127 : 126);
     }
     ::close(report[1]);
     ::close(out);
@@ -312,8 +315,10 @@ int run_job_shim(const std::string& dir) {
     while (got < 0 && errno == EINTR);
     ::close(report[0]);
     if (got == static_cast<ssize_t>(sizeof what))
-        st.error = (what[0] == 1 ? "cannot enter " + spec.cwd : "cannot run " + spec.argv.front()) + ": " +
-                   std::strerror(what[1]);
+        st.error = (what[0] == 1   ? "cannot enter " + spec.cwd
+                    : what[0] == 2 ? "cannot run " + spec.argv.front()
+                                   : "cannot become " + spec.user + " (uid " + std::to_string(spec.uid) + ")") +
+                   ": " + std::strerror(what[1]);
 
     bool main_done = false, ending = false, killed = false;
     double deadline = 0;

@@ -4,9 +4,10 @@
 //   - it waits for the agent's "go" on descriptor 3, written once the store says the job runs
 //     under this process; end of file instead means the agent died first: it writes "not
 //     started" and exits without running anything;
-//   - it becomes the subreaper of the job's tree, pins the CPUs, takes the owner's groups and uid
-//     when started by root, and runs the command in its own process group with stdout and stderr
-//     appended to DIR/stdout and DIR/stderr;
+//   - it becomes the subreaper of the job's tree, pins the CPUs, and runs the command in its own
+//     process group with stdout and stderr appended to DIR/stdout and DIR/stderr; when started by
+//     root, the command (not the shim, which must still end the tree and write the status) takes
+//     the owner's groups, gid and uid before exec;
 //   - SIGTERM (with sigqueue's value the grace in milliseconds) cancels: SIGTERM to every process
 //     of the tree, including those that called setsid, then SIGKILL after the grace;
 //   - when the command ends, what is left of its tree gets the same, and DIR/status is written

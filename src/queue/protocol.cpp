@@ -117,6 +117,7 @@ std::string request_line(const Request& r) {
             j["after"] = s.after;
             j["after_ok"] = s.after_ok;
             j["hold"] = s.hold;
+            j["default_cpus"] = s.default_cpus;
             break;
         }
         case Op::list:
@@ -187,6 +188,7 @@ Result<Request> parse_request(std::string_view line) {
             string_of("gpu_memory", s.gpu_memory_text);
             bool_of("after_ok", s.after_ok);
             bool_of("hold", s.hold);
+            bool_of("default_cpus", s.default_cpus);
             std::string argv, cwd, env;
             string_of("argv", argv);
             string_of("cwd", cwd);

@@ -38,7 +38,8 @@ struct Submission {
     int priority = 0;
     std::vector<std::int64_t> after;
     bool after_ok = false;
-    bool hold = false;  // submitted held: it waits for `baton release`
+    bool hold = false;         // submitted held: it waits for `baton release`
+    bool default_cpus = true;  // --cpus not given: the agent decides (request.want.cpus is then 0)
 };
 
 struct Request {

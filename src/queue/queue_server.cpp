@@ -140,6 +140,13 @@ Result<std::unique_ptr<QueueServer>> QueueServer::open(QueueServerOptions option
     // Users reach their own job's directory only through the agent; root's jobs directory is
     // traversable (not listable) so the job's own processes can reach their directory's sockets.
     ::chmod(s->options_.jobs_dir.c_str(), ::geteuid() == 0 ? 0711 : 0700);
+    if (::geteuid() == 0) {
+        // So is the history's directory above it (the database itself stays 0600): a job's
+        // processes send the Python hook's events to the socket in their job's directory.
+        const std::string above = s->options_.jobs_dir.substr(0, s->options_.jobs_dir.rfind('/'));
+        struct stat st {};
+        if (!above.empty() && ::stat(above.c_str(), &st) == 0 && st.st_uid == 0) ::chmod(above.c_str(), 0711);
+    }
     Result<int> fd = listen_unix(s->options_.socket_path, s->options_.socket_mode);
     if (!fd.ok()) return fd.error();
     s->listen_fd_ = *fd;
@@ -215,9 +222,19 @@ std::string QueueServer::attempt_dir(std::int64_t id, int attempt) const {
 
 Pool QueueServer::current_pool(std::set<std::uint32_t>* queue_pids) {
     std::shared_ptr<const Snapshot> snap = latest_ ? latest_() : nullptr;
-    Snapshot empty;
-    empty.gpu_status = "the agent has not read the GPUs yet";
-    const Snapshot& s = snap ? *snap : empty;
+    Snapshot first;
+    if (!snap) {
+        // Before the agent's first sample: the GPUs as NVML says now, so that the first submits are
+        // judged and started at once (processes are not known yet: a foreign one shows as such).
+        first.gpu_status = "the agent has not read the GPUs yet";
+        if (options_.nvml) {
+            if (!gpus_) gpus_ = make_nvml_backend(*options_.nvml);
+            const GpuReading& reading = gpus_->read(monotonic_seconds());
+            first.gpu_status = reading.status;
+            first.gpus = reading.gpus;
+        }
+    }
+    const Snapshot& s = snap ? *snap : first;
     std::vector<std::uint32_t> roots;
     for (const auto& [id, r] : running_) roots.push_back(static_cast<std::uint32_t>(r->pid));
     std::set<std::uint32_t> pids;
@@ -397,6 +414,7 @@ void QueueServer::schedule() {
                 if (r.ok()) jobs.push_back(queue_job(*r));
             }
     Pool pool = current_pool();
+    last_pool_ = pool;
     Plan p = plan(jobs, pool);
     waiting_ = std::move(p.waiting);
     if (p.starts.empty()) return;
@@ -480,11 +498,10 @@ void QueueServer::launch(std::int64_t id) {
 
     // The job's GPUs as CUDA_VISIBLE_DEVICES names them.
     std::vector<std::string> visible;
-    std::shared_ptr<const Snapshot> snap = latest_ ? latest_() : nullptr;
     for (const std::string& u : j.gpus) {
         std::string name = u;
-        if (!options_.uuid_visible_devices && snap)
-            for (const GpuInfo& g : snap->gpus)
+        if (!options_.uuid_visible_devices)
+            for (const PoolGpu& g : last_pool_.gpus)
                 if (g.uuid == u) name = std::to_string(g.index);
         if (name.rfind("index:", 0) == 0) name = name.substr(6);
         visible.push_back(name);
@@ -769,10 +786,9 @@ std::string QueueServer::job_json(const JobRecord& j) {
     }
     o["gpus"] = j.gpus;
     std::vector<unsigned> indices;
-    if (std::shared_ptr<const Snapshot> snap = latest_ ? latest_() : nullptr)
-        for (const std::string& u : j.gpus)
-            for (const GpuInfo& g : snap->gpus)
-                if (g.uuid == u) indices.push_back(g.index);
+    for (const std::string& u : j.gpus)
+        for (const PoolGpu& g : last_pool_.gpus)
+            if (g.uuid == u) indices.push_back(g.index);
     o["gpu_indices"] = indices;
     o["cpus"] = j.cpus;
     o["after"] = j.after;
@@ -838,7 +854,7 @@ std::string QueueServer::submit(const Client& c, const Submission& s) {
         req.want.gpu_uuids = *uuids;
         req.want.gpus = 0;
     }
-    if (req.want.cpus == 0) req.want.cpus = default_cpus(req.want, pool);
+    if (s.default_cpus) req.want.cpus = default_cpus(req.want, pool);
     if (const std::string why = refusal(req, pool); !why.empty()) return error_line(why);
     for (std::int64_t a : s.after)
         if (!find(a).ok())

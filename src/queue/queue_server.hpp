@@ -104,6 +104,7 @@ class QueueServer {
 
     std::map<std::int64_t, JobRecord> open_;       // the store's open jobs, kept in step with it
     std::map<std::int64_t, std::string> waiting_;  // the last plan's reasons
+    Pool last_pool_;                               // the machine the last plan decided on
     std::map<int, std::unique_ptr<Client>> clients_;
     std::map<std::int64_t, std::unique_ptr<Running>> running_;
     std::unique_ptr<GpuBackend> gpus_;  // the check just before a GPU job starts

@@ -1,0 +1,32 @@
+// One line on the queue's socket (any local user who can connect may send anything): a request
+// whose fields hold what the agent relies on, or an error; and what a parsed request says is what
+// it says again once written back and parsed.
+#include <cstdint>
+#include <cstdlib>
+#include <string_view>
+
+#include "queue/protocol.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    using namespace baton::queue;
+    const std::string_view text(reinterpret_cast<const char*>(data), size);
+    baton::Result<Request> r = parse_request(text);
+    if (!r.ok()) return 0;
+    for (std::int64_t id : r->jobs)
+        if (id <= 0) std::abort();
+    if (r->op == Op::submit) {
+        const Submission& s = r->submit;
+        if (s.argv.empty() || s.argv.front().empty() || s.cwd.empty() || s.cwd.front() != '/') std::abort();
+        for (const auto& [k, v] : s.env)
+            if (k.empty() || k.find('=') != std::string::npos) std::abort();
+        for (std::int64_t id : s.after)
+            if (id <= 0) std::abort();
+    }
+    if (r->op == Op::cancel && (r->jobs.empty() || !(r->grace_seconds >= 0 && r->grace_seconds <= 86400))) std::abort();
+    baton::Result<Request> again = parse_request(request_line(*r));
+    if (!again.ok() || again->op != r->op || again->jobs != r->jobs) std::abort();
+    if (r->op == Op::submit && (again->submit.argv != r->submit.argv || again->submit.env != r->submit.env ||
+                                again->submit.cwd != r->submit.cwd))
+        std::abort();
+    return 0;
+}

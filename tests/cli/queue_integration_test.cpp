@@ -1,0 +1,464 @@
+// baton submit and the queue end to end: the real binary as the agent (`baton serve --no-http`) on
+// the fake NVML with four idle GPUs, real clients, real jobs. GPUs are never shared by exclusive jobs
+// (twenty submitted at once included), a GPU with a foreign process is skipped, --share packs what
+// fits, cancel ends whole trees, an out-of-memory death is retried, another user can neither touch
+// nor read a job and a job runs as its owner, and kill -9 of the agent loses and repeats nothing.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <csignal>
+#include <fcntl.h>
+#include <fstream>
+#include <future>
+#include <map>
+#include <random>
+#include <set>
+#include <sstream>
+#include <cstring>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include "core/clock.hpp"
+#include "test_support.hpp"
+
+using namespace baton;
+using nlohmann::json;
+
+namespace {
+
+constexpr std::uint64_t GiB = 1ull << 30;
+
+// Four idle 80 GiB GPUs (the first four of eight-busy, without their processes), written to `dir`.
+std::string four_idle_gpus(const std::string& dir) {
+    json s = json::parse(test::read_text(test::scenario_file("eight-busy")));
+    s["devices"].erase(s["devices"].begin() + 4, s["devices"].end());
+    for (json& d : s["devices"]) {
+        d["values"]["processes"] = json::array();
+        d["values"]["memory_total"] = 80 * GiB;
+        for (json& t : d["ticks"]) {
+            t["memory_used"] = 512ull << 20;
+            t["utilization_gpu"] = 0;
+        }
+    }
+    const std::string path = dir + "/four-idle.json";
+    std::ofstream(path) << s.dump();
+    return path;
+}
+
+// One agent started by the test (baton serve --no-http), on its own socket and database in a
+// temporary directory; stopped by pid. restart() after kill() keeps the directory.
+class Queue {
+  public:
+    Queue() {
+        ::chmod(dir_.path().c_str(), 0755);  // another user's client reaches the socket
+        env_ = test::fake_env("eight-busy");
+        env_["BATON_FAKE_NVML_SCENARIO"] = four_idle_gpus(dir_.path());
+        env_["BATON_FAKE_NVML_PROCESSES"] = dir_.path() + "/gpu-processes";
+        env_["BATON_SYSTEM_CONFIG"] = "/dev/null";
+        env_["XDG_CONFIG_HOME"] = dir_.path();
+        env_["XDG_STATE_HOME"] = dir_.path() + "/state";
+        env_["BATON_SOCKET"] = dir_.path() + "/baton.sock";
+        std::ofstream(dir_.path() + "/gpu-processes");
+        start();
+    }
+    ~Queue() {
+        kill(SIGKILL);
+        // The jobs' supervisors outlive the agent by design: end the ones still running.
+        test::run({"/usr/bin/pkill", "-KILL", "-f", "job-shim " + dir_.path()});
+    }
+    void start() {
+        pid_ = fork();
+        if (pid_ == 0) {
+            const int err = open((dir_.path() + "/agent.log").c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
+            dup2(err, 2);
+            dup2(err, 1);
+            for (const auto& [k, v] : env_) setenv(k.c_str(), v.c_str(), 1);
+            execl(test::baton_binary().c_str(), "baton", "serve", "--no-http", "--interval", "0.5", nullptr);
+            _exit(127);
+        }
+        const double until = monotonic_seconds() + 10;
+        while (monotonic_seconds() < until && access((dir_.path() + "/baton.sock").c_str(), F_OK) != 0)
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    void kill(int sig) {
+        if (pid_ <= 0) return;
+        ::kill(pid_, sig);
+        waitpid(pid_, nullptr, 0);
+        pid_ = -1;
+    }
+    test::CommandResult baton(std::vector<std::string> args, double timeout = 60) const {
+        args.insert(args.begin(), test::baton_binary());
+        return test::run(args, env_, timeout);
+    }
+    // baton submit ARGS -- sh -c SCRIPT: the job id (0 when refused).
+    std::int64_t submit(std::vector<std::string> args, const std::string& script) const {
+        args.insert(args.begin(), "submit");
+        for (const char* w : {"--", "sh", "-c"}) args.push_back(w);
+        args.push_back(script);
+        test::CommandResult r = baton(args);
+        EXPECT_EQ(r.exit_code, 0) << r.err;
+        return r.exit_code == 0 ? std::stoll(r.out) : 0;
+    }
+    json job(std::int64_t id) const {
+        test::CommandResult r = baton({"show", std::to_string(id), "--json"});
+        return json::parse(r.out, nullptr, false);
+    }
+    // Waits until every job given has ended; false after `seconds`.
+    bool all_ended(const std::vector<std::int64_t>& ids, double seconds) const {
+        const double until = monotonic_seconds() + seconds;
+        while (monotonic_seconds() < until) {
+            test::CommandResult r = baton({"queue", "--json"});
+            json open = json::parse(r.out, nullptr, false);
+            bool any = false;
+            if (open.is_array())
+                for (const json& j : open)
+                    any = any || std::count(ids.begin(), ids.end(), j.value("id", std::int64_t{0})) > 0;
+            if (r.exit_code == 0 && !any) return true;
+            std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        }
+        return false;
+    }
+    const std::string& dir() const { return dir_.path(); }
+    std::string log() const { return test::read_text(dir_.path() + "/agent.log"); }
+    std::map<std::string, std::string>& env() { return env_; }
+
+  private:
+    test::TempDir dir_;
+    std::map<std::string, std::string> env_;
+    pid_t pid_ = -1;
+};
+
+// A job's record line: "ID GPUS START_NS END_NS" appended to LOG when it ends.
+std::string recorded(const std::string& log, double seconds) {
+    return "s=$(date +%s%N); sleep " + std::to_string(seconds) +
+           "; echo \"$BATON_JOB_ID ${CUDA_VISIBLE_DEVICES:--} $s $(date +%s%N)\" >> " + log;
+}
+
+struct Interval {
+    std::int64_t job;
+    std::vector<std::string> gpus;
+    long double start, end;
+};
+
+std::vector<Interval> intervals(const std::string& log) {
+    std::vector<Interval> out;
+    std::istringstream in(test::read_text(log));
+    std::string gpus;
+    Interval i{};
+    while (in >> i.job >> gpus >> i.start >> i.end) {
+        i.gpus.clear();
+        std::istringstream g(gpus);
+        for (std::string x; std::getline(g, x, ',');)
+            if (x != "-") i.gpus.push_back(x);
+        out.push_back(i);
+    }
+    return out;
+}
+
+// No GPU served two of these jobs at overlapping times.
+void expect_no_gpu_shared(const std::vector<Interval>& all) {
+    for (std::size_t a = 0; a < all.size(); ++a)
+        for (std::size_t b = a + 1; b < all.size(); ++b)
+            for (const std::string& g : all[a].gpus)
+                if (std::count(all[b].gpus.begin(), all[b].gpus.end(), g)) {
+                    EXPECT_TRUE(all[a].end <= all[b].start || all[b].end <= all[a].start)
+                        << "GPU" << g << " served jobs " << all[a].job << " and " << all[b].job << " at once";
+                }
+}
+
+}  // namespace
+
+TEST(Queue, JobsRunWithTheirEnvironmentLogsAndExitStatus) {
+    Queue q;
+    const std::int64_t id = q.submit({"--gpus", "2", "--name", "envdump"}, "env; echo to-stderr >&2; exit 3");
+    ASSERT_GT(id, 0);
+    test::CommandResult w = q.baton({"wait", std::to_string(id)});
+    EXPECT_EQ(w.exit_code, 3) << w.err;
+    const std::string out = q.baton({"logs", std::to_string(id)}).out;
+    EXPECT_NE(out.find("CUDA_DEVICE_ORDER=PCI_BUS_ID\n"), std::string::npos) << out;
+    EXPECT_NE(out.find("CUDA_VISIBLE_DEVICES=0,1\n"), std::string::npos) << out;
+    EXPECT_NE(out.find("OMP_NUM_THREADS="), std::string::npos) << out;
+    EXPECT_NE(out.find("BATON_JOB_ID=" + std::to_string(id) + "\n"), std::string::npos) << out;
+    EXPECT_NE(out.find("BATON_EVENTS=/"), std::string::npos) << out;
+    EXPECT_EQ(q.baton({"logs", std::to_string(id), "--stderr"}).out, "to-stderr\n");
+    const json j = q.job(id);
+    EXPECT_EQ(j.value("state", ""), "failed");
+    EXPECT_EQ(j.value("exit_status", 0), 3);
+    EXPECT_EQ(j.value("name", ""), "envdump");
+    ASSERT_TRUE(j.contains("run_id")) << j.dump();
+    // Its run, watched as baton run watches: in the history, with its end.
+    test::CommandResult runs = q.baton({"runs", "--json"});
+    EXPECT_NE(runs.out.find("envdump"), std::string::npos) << runs.out;
+    EXPECT_EQ(q.baton({"wait", std::to_string(q.submit({}, "true"))}).exit_code, 0);
+    const std::string table = q.baton({"queue", "--all"}).out;
+    EXPECT_NE(table.find("ID  OWNER"), std::string::npos) << table;
+    EXPECT_NE(table.find("failed"), std::string::npos) << table;
+    EXPECT_NE(table.find("done"), std::string::npos) << table;
+}
+
+TEST(Queue, BadInputIsRefusedWithTheReasonAndTheAgentGoesOn) {
+    Queue q;
+    struct Case {
+        std::vector<std::string> args;
+        const char* says;
+    };
+    for (const Case& c : std::vector<Case>{
+             {{"submit", "--gpus", "99", "--", "true"}, "asks for 99 GPU(s), this machine has 4"},
+             {{"submit", "--gpu", "7", "--", "true"}, "7"},
+             {{"submit", "--after", "999", "--", "true"}, "no job 999"},
+             {{"submit", "--after", "x", "--", "true"}, "--after x"},
+             {{"submit", "--gpu-mem", "lots", "--gpus", "1", "--", "true"}, "--gpu-mem lots"},
+             {{"submit", "--share", "--gpus", "1", "--", "true"}, "--share needs"},
+             {{"submit", "--bogus", "--", "true"}, "--bogus"},
+             {{"submit"}, "no command given"},
+             {{"show", "999"}, "no job 999"},
+             {{"show", "abc"}, "not a job id"},
+             {{"cancel", "0"}, "not a job id"},
+             {{"release", "999"}, "no job 999"},
+         }) {
+        test::CommandResult r = q.baton(c.args);
+        std::string words;
+        for (const std::string& w : c.args) words += w + " ";
+        EXPECT_NE(r.exit_code, 0) << words;
+        EXPECT_NE(r.err.find(c.says), std::string::npos) << words << ": " << r.err;
+        EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    }
+    // A malformed and an oversized request straight on the socket: an error line each.
+    for (const std::string& line : {std::string("{\"op\": 12}\n"), std::string(5u << 20, 'x')}) {
+        const int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+        sockaddr_un addr{};
+        addr.sun_family = AF_UNIX;
+        const std::string path = q.dir() + "/baton.sock";
+        std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+        ASSERT_EQ(connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr), 0);
+        // (the agent stops reading past its limit: the rest of an oversized line may not go out)
+        for (std::size_t at = 0; at < line.size();) {
+            const ssize_t n = send(fd, line.data() + at, line.size() - at, MSG_NOSIGNAL);
+            if (n <= 0) break;
+            at += static_cast<std::size_t>(n);
+        }
+        std::string answer;
+        char c;
+        while (read(fd, &c, 1) == 1 && c != '\n') answer += c;
+        close(fd);
+        EXPECT_NE(answer.find("\"ok\":false"), std::string::npos) << answer;
+    }
+    EXPECT_EQ(q.baton({"wait", std::to_string(q.submit({}, "true"))}).exit_code, 0);  // still serving
+}
+
+TEST(Queue, FortyJobsNeverShareAGpuAndSkipTheForeignOne) {
+    Queue q;
+    // A process the queue did not start holds GPU2.
+    pid_t foreign = fork();
+    if (foreign == 0) {
+        execlp("sleep", "sleep", "300", nullptr);
+        _exit(127);
+    }
+    std::ofstream(q.dir() + "/gpu-processes") << "2 " << foreign << " " << (4 * GiB) << "\n";
+    std::this_thread::sleep_for(std::chrono::milliseconds(1200));  // the agent sees it
+    const std::string log = q.dir() + "/jobs.log";
+    std::mt19937 rng(7);
+    std::vector<std::int64_t> ids;
+    std::int64_t first = 0, dependent = 0;
+    for (int i = 0; i < 40; ++i) {
+        std::vector<std::string> args{"--gpus",     std::to_string(1 + rng() % 2), "--cpus", "0",
+                                      "--priority", std::to_string(rng() % 3)};
+        if (i == 10) args = {"--gpus", "0"};  // a CPU job runs beside them
+        if (i == 20) args.insert(args.end(), {"--after", std::to_string(first) + ":ok"});
+        ids.push_back(q.submit(args, recorded(log, 0.05 + 0.1 * (rng() % 4))));
+        if (i == 0) first = ids.back();
+        if (i == 20) dependent = ids.back();
+    }
+    ASSERT_TRUE(q.all_ended(ids, 90)) << q.log();
+    kill(foreign, SIGKILL);
+    waitpid(foreign, nullptr, 0);
+    const std::vector<Interval> all = intervals(log);
+    EXPECT_EQ(all.size(), 40u);
+    expect_no_gpu_shared(all);
+    for (const Interval& i : all) {
+        EXPECT_EQ(std::count(i.gpus.begin(), i.gpus.end(), "2"), 0) << "job " << i.job << " got the foreign GPU";
+    }
+    // --after ...:ok started after its dependency ended.
+    auto of = [&](std::int64_t id) {
+        return *std::find_if(all.begin(), all.end(), [&](const Interval& i) { return i.job == id; });
+    };
+    EXPECT_GE(of(dependent).start, of(first).end);
+}
+
+TEST(Queue, TwentyAtOnceOnFourFreeGpusStartExactlyFour) {
+    Queue q;
+    const std::string log = q.dir() + "/jobs.log";
+    std::vector<std::future<std::int64_t>> submits;
+    for (int i = 0; i < 20; ++i)
+        submits.push_back(std::async(std::launch::async, [&] {
+            return q.submit({"--gpus", "1", "--cpus", "0"}, recorded(log, 0.6));
+        }));
+    std::vector<std::int64_t> ids;
+    for (auto& f : submits) ids.push_back(f.get());
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    const json open = json::parse(q.baton({"queue", "--json"}).out);
+    int running = 0;
+    for (const json& j : open) running += j.value("state", "") == "running";
+    EXPECT_EQ(running, 4) << open.dump();
+    ASSERT_TRUE(q.all_ended(ids, 60));
+    const std::vector<Interval> all = intervals(log);
+    EXPECT_EQ(all.size(), 20u);
+    expect_no_gpu_shared(all);
+}
+
+TEST(Queue, ShareFitsTwoSmallJobsOnOneGpuAndRefusesAThird) {
+    Queue q;
+    const std::string log = q.dir() + "/jobs.log";
+    // On GPU0 (80 GiB, 10 % kept free): 30 + 30 fit, a third 30 does not.
+    std::vector<std::int64_t> ids;
+    for (int i = 0; i < 3; ++i)
+        ids.push_back(q.submit({"--gpu", "0", "--cpus", "0", "--share", "--gpu-mem", "30G"}, recorded(log, 1.0)));
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    EXPECT_EQ(q.job(ids[0]).value("state", ""), "running");
+    EXPECT_EQ(q.job(ids[1]).value("state", ""), "running");
+    const json third = q.job(ids[2]);
+    EXPECT_EQ(third.value("state", ""), "queued") << third.dump();
+    EXPECT_NE(third.value("waiting", "").find("GPU0"), std::string::npos) << third.dump();
+    ASSERT_TRUE(q.all_ended(ids, 30));
+    const std::vector<Interval> all = intervals(log);
+    ASSERT_EQ(all.size(), 3u);
+    auto of = [&](std::int64_t id) {
+        return *std::find_if(all.begin(), all.end(), [&](const Interval& i) { return i.job == id; });
+    };
+    EXPECT_LT(of(ids[1]).start, of(ids[0]).end);  // the two shared it
+    EXPECT_GE(of(ids[2]).start, std::min(of(ids[0]).end, of(ids[1]).end));
+}
+
+TEST(Queue, HoldReleaseCancelAndTheWholeTree) {
+    Queue q;
+    const std::int64_t held = q.submit({"--hold"}, "true");
+    EXPECT_EQ(q.job(held).value("state", ""), "held");
+    EXPECT_EQ(q.baton({"release", std::to_string(held)}).exit_code, 0);
+    EXPECT_EQ(q.baton({"wait", std::to_string(held)}).exit_code, 0);
+    const std::string pids = q.dir() + "/pids";
+    const std::int64_t id =
+        q.submit({}, "setsid sh -c 'echo $$ >> " + pids + "; exec sleep 300' & echo $$ >> " + pids + "; sleep 300");
+    std::this_thread::sleep_for(std::chrono::milliseconds(800));
+    std::vector<pid_t> tree;
+    std::istringstream in(test::read_text(pids));
+    for (pid_t p; in >> p;) tree.push_back(p);
+    ASSERT_EQ(tree.size(), 2u);
+    test::CommandResult c = q.baton({"cancel", std::to_string(id), "--grace", "1"});
+    EXPECT_EQ(c.exit_code, 0) << c.err;
+    EXPECT_EQ(q.baton({"wait", std::to_string(id)}).exit_code, 143);
+    EXPECT_EQ(q.job(id).value("state", ""), "cancelled");
+    for (pid_t p : tree) EXPECT_NE(kill(p, 0), 0) << "pid " << p << " outlived the cancel";
+    // A queued job leaves the queue at once.
+    const std::int64_t later = q.submit({"--hold"}, "true");
+    EXPECT_EQ(q.baton({"cancel", std::to_string(later)}).exit_code, 0);
+    EXPECT_EQ(q.job(later).value("state", ""), "cancelled");
+    EXPECT_NE(q.baton({"hold", std::to_string(later)}).exit_code, 0);
+    EXPECT_EQ(q.baton({"retry", std::to_string(later)}).exit_code, 0);
+    EXPECT_EQ(q.baton({"wait", std::to_string(later)}).exit_code, 0);
+    EXPECT_EQ(q.job(later).value("attempt", 0), 1);
+}
+
+TEST(Queue, CudaOutOfMemoryIsRetriedWithBatonRetry) {
+    Queue q;
+    const std::int64_t id = q.submit({"--on-oom", "retry", "--retries", "2"},
+                                     "echo \"attempt ${BATON_RETRY:-0} oom ${BATON_OOM:-0}\"; "
+                                     "if [ -z \"$BATON_RETRY\" ]; then echo 'torch.OutOfMemoryError: CUDA out of "
+                                     "memory. Tried to allocate 2.00 GiB' >&2; exit 1; fi");
+    EXPECT_EQ(q.baton({"wait", std::to_string(id)}).exit_code, 0);
+    const json j = q.job(id);
+    EXPECT_EQ(j.value("attempt", 0), 1);
+    EXPECT_EQ(j.value("state", ""), "done");
+    EXPECT_EQ(q.baton({"logs", std::to_string(id)}).out, "attempt 1 oom 1\n");
+    // Without --on-oom retry it fails for good.
+    const std::int64_t once = q.submit({}, "echo 'RuntimeError: CUDA out of memory.' >&2; exit 1");
+    EXPECT_EQ(q.baton({"wait", std::to_string(once)}).exit_code, 1);
+    const json f = q.job(once);
+    EXPECT_EQ(f.value("attempt", -1), 0);
+    EXPECT_NE(f.value("note", "").find("out of GPU memory"), std::string::npos) << f.dump();
+}
+
+TEST(Queue, AnotherUserCanNeitherTouchNorReadAJobAndJobsRunAsTheirOwner) {
+    if (geteuid() != 0) GTEST_SKIP() << "needs root to create a user";
+    const std::string user = "batontest" + std::to_string(getpid() % 100000);
+    ASSERT_EQ(test::run({"/usr/sbin/useradd", "--no-create-home", "--shell", "/bin/sh", user}).exit_code, 0);
+    struct Remove {
+        std::string user;
+        ~Remove() { test::run({"/usr/sbin/userdel", user}); }
+    } remove{user};
+    const std::string uid = test::run({"/usr/bin/id", "-u", user}).out;
+    Queue q;
+    // The system agent's socket: group-accessible to the user (here through the user's own group).
+    q.kill(SIGTERM);
+    std::ofstream(q.dir() + "/baton/baton.toml") << "";
+    ::mkdir((q.dir() + "/baton").c_str(), 0755);
+    std::ofstream(q.dir() + "/baton/baton.toml") << "[queue]\nsocket_group = \"" << user << "\"\n";
+    q.start();
+    const std::int64_t mine = q.submit({}, "sleep 30");
+    // The build tree may be out of the user's reach: the client from a copy the user can run.
+    const std::string client = q.dir() + "/baton-client";
+    ASSERT_EQ(test::run({"/bin/cp", test::baton_binary(), client}).exit_code, 0);
+    auto as_user = [&](std::vector<std::string> args) {
+        args.insert(args.begin(), {"/usr/bin/setpriv", "--reuid=" + user, "--regid=" + user, "--init-groups", client});
+        return test::run(args, q.env());
+    };
+    for (const char* op : {"cancel", "hold", "logs"}) {
+        test::CommandResult r = as_user({op, std::to_string(mine)});
+        EXPECT_NE(r.exit_code, 0) << op;
+        EXPECT_NE(r.err.find("belongs to root: only its owner or root may"), std::string::npos) << op << ": " << r.err;
+    }
+    EXPECT_EQ(q.job(mine).value("state", ""), "running");
+    test::CommandResult listed = as_user({"queue"});
+    EXPECT_EQ(listed.exit_code, 0) << listed.err;
+    EXPECT_NE(listed.out.find("root"), std::string::npos) << listed.out;
+    // The user's own job runs as the user, with the user's groups, and the user reads its logs.
+    test::CommandResult sub = as_user({"submit", "--cwd", "/tmp", "--", "sh", "-c", "id -u; id -G; echo $HOME $USER"});
+    ASSERT_EQ(sub.exit_code, 0) << sub.err;
+    const std::string theirs = sub.out.substr(0, sub.out.size() - 1);
+    EXPECT_EQ(as_user({"wait", theirs}).exit_code, 0);
+    const std::string out = as_user({"logs", theirs}).out;
+    EXPECT_EQ(out.substr(0, out.find('\n') + 1), uid) << out;
+    std::istringstream lines(out);
+    std::string line;
+    std::getline(lines, line);
+    std::getline(lines, line);  // id -G: the job's groups
+    std::istringstream groups(line);
+    for (std::string g; groups >> g;) EXPECT_NE(g, "0") << "root's group leaked into the job: " << out;
+    EXPECT_NE(out.find(" " + user + "\n"), std::string::npos) << out;
+    EXPECT_EQ(q.job(std::stoll(theirs)).value("owner", ""), user);
+    EXPECT_EQ(q.baton({"cancel", std::to_string(mine), "--grace", "0"}).exit_code, 0);  // root may
+}
+
+TEST(Queue, KillNineOfTheAgentLosesAndRepeatsNothing) {
+    Queue q;
+    const std::string ran = q.dir() + "/ran";
+    std::mt19937 rng(11);
+    std::vector<std::int64_t> ids;
+    int submitted = 0;
+    for (int round = 0; round < 20; ++round) {
+        // Jobs flow in while the agent is killed at a random moment.
+        for (int k = 0; k < 2 && submitted < 30; ++k, ++submitted)
+            ids.push_back(q.submit({}, "echo $BATON_JOB_ID >> " + ran + "; sleep 0." + std::to_string(rng() % 4)));
+        std::this_thread::sleep_for(std::chrono::milliseconds(rng() % 300));
+        q.kill(SIGKILL);
+        q.start();
+    }
+    while (submitted < 30) {
+        ids.push_back(q.submit({}, "echo $BATON_JOB_ID >> " + ran));
+        ++submitted;
+    }
+    ASSERT_TRUE(q.all_ended(ids, 60)) << q.baton({"queue"}).out;
+    std::map<std::int64_t, int> times;
+    std::istringstream in(test::read_text(ran));
+    for (std::int64_t id; in >> id;) ++times[id];
+    for (std::int64_t id : ids) {
+        EXPECT_EQ(times[id], 1) << "job " << id << " ran " << times[id] << " times";
+        EXPECT_EQ(q.job(id).value("state", ""), "done") << q.job(id).dump();
+    }
+    EXPECT_NE(q.log().find("re-adopted"), std::string::npos);
+}

@@ -1,0 +1,82 @@
+// The environment a queued job gets, rule by rule.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "queue/job_env.hpp"
+#include "queue/queue_server.hpp"
+
+using namespace baton::queue;
+
+namespace {
+
+std::string value(const std::vector<std::string>& env, const std::string& key) {
+    for (const std::string& kv : env)
+        if (kv.rfind(key + "=", 0) == 0) return kv.substr(key.size() + 1);
+    return "<unset>";
+}
+
+}  // namespace
+
+TEST(QueueJobEnv, GpuJobGetsItsGpusInNvidiaSmiOrder) {
+    JobEnvInput in;
+    in.submitted = {{"PATH", "/usr/bin"}, {"CUDA_VISIBLE_DEVICES", "0,1,2,3"}, {"CUDA_DEVICE_ORDER", "FASTEST_FIRST"}};
+    in.gpu_job = true;
+    in.gpus = {"1", "3"};
+    in.cpus = 8;
+    in.job_id = 17;
+    in.events_path = "/var/lib/baton/jobs/17/attempt-0/events";
+    const std::vector<std::string> env = job_environment(in);
+    EXPECT_EQ(value(env, "CUDA_VISIBLE_DEVICES"), "1,3");
+    EXPECT_EQ(value(env, "CUDA_DEVICE_ORDER"), "PCI_BUS_ID");
+    EXPECT_EQ(value(env, "OMP_NUM_THREADS"), "8");
+    EXPECT_EQ(value(env, "MKL_NUM_THREADS"), "8");
+    EXPECT_EQ(value(env, "BATON_JOB_ID"), "17");
+    EXPECT_EQ(value(env, "BATON_EVENTS"), in.events_path);
+    EXPECT_EQ(value(env, "BATON_RETRY"), "<unset>");
+    EXPECT_EQ(value(env, "BATON_OOM"), "<unset>");
+    EXPECT_EQ(value(env, "PATH"), "/usr/bin");
+    EXPECT_TRUE(std::is_sorted(env.begin(), env.end()));
+}
+
+TEST(QueueJobEnv, SubmitterThreadCountsWinAndQueueVariablesDoNot) {
+    JobEnvInput in;
+    in.submitted = {{"OMP_NUM_THREADS", "2"}, {"BATON_RETRY", "9"}, {"BATON_OOM", "1"}, {"BATON_JOB_ID", "1"}};
+    in.cpus = 4;
+    in.job_id = 5;
+    in.attempt = 2;
+    in.after_oom = true;
+    const std::vector<std::string> env = job_environment(in);
+    EXPECT_EQ(value(env, "OMP_NUM_THREADS"), "2");
+    EXPECT_EQ(value(env, "MKL_NUM_THREADS"), "4");
+    EXPECT_EQ(value(env, "BATON_RETRY"), "2");
+    EXPECT_EQ(value(env, "BATON_OOM"), "1");
+    EXPECT_EQ(value(env, "BATON_JOB_ID"), "5");
+    // A job without GPUs sees none: the ones in its shell's CUDA_VISIBLE_DEVICES belong to other jobs.
+    EXPECT_EQ(value(env, "CUDA_VISIBLE_DEVICES"), "");
+    in.attempt = 0;
+    in.after_oom = false;
+    const std::vector<std::string> first = job_environment(in);
+    EXPECT_EQ(value(first, "BATON_RETRY"), "<unset>");
+    EXPECT_EQ(value(first, "BATON_OOM"), "<unset>");
+}
+
+TEST(QueueJobEnv, DefaultCpusAreTheGpusShareOfTheMachine) {
+    Pool p;
+    for (unsigned c = 0; c < 64; ++c) p.cpus.push_back(c);
+    p.gpus.resize(8);
+    Resources w;
+    EXPECT_EQ(default_cpus(w, p), 1u);  // no GPUs: one CPU
+    w.gpus = 1;
+    EXPECT_EQ(default_cpus(w, p), 8u);
+    w.gpus = 3;
+    EXPECT_EQ(default_cpus(w, p), 24u);
+    w.gpus = 0;
+    w.gpu_uuids = {"GPU-a", "GPU-b"};
+    EXPECT_EQ(default_cpus(w, p), 16u);
+    p.cpus = {0, 1, 2};  // fewer CPUs than GPUs: at least one each, never more than there are
+    EXPECT_EQ(default_cpus(w, p), 2u);
+    w.gpu_uuids.clear();
+    w.gpus = 8;
+    EXPECT_EQ(default_cpus(w, p), 3u);
+}

@@ -1,0 +1,124 @@
+// What is said over the queue's socket: every request survives its round trip (arguments that are
+// not UTF-8 included), and hostile lines get one clear error each.
+#include <gtest/gtest.h>
+
+#include "queue/protocol.hpp"
+
+using namespace baton::queue;
+
+TEST(QueueProtocol, Base64RoundTripsEveryByte) {
+    std::string all;
+    for (int i = 0; i < 256; ++i) all.push_back(static_cast<char>(i));
+    for (std::size_t n = 0; n <= all.size(); n += 37) {
+        const std::string part = all.substr(0, n);
+        EXPECT_EQ(base64_decode(base64_encode(part)), part) << n;
+    }
+    EXPECT_EQ(base64_encode("hello"), "aGVsbG8=");
+    EXPECT_EQ(base64_decode("aGVsbG8="), "hello");
+    for (const char* bad : {"a", "aGVsbG8", "aGV=bG8=", "====", "aGVsbG8*", "aG=sbG8="})
+        EXPECT_FALSE(base64_decode(bad).has_value()) << bad;
+}
+
+TEST(QueueProtocol, SubmitRoundTripsArgumentsAndEnvironmentAsBytes) {
+    Request r;
+    r.op = Op::submit;
+    r.submit.name = "resnet";
+    r.submit.argv = {"python3", "train.py", "--tag", "caf\xe9", "two words", ""};
+    r.submit.cwd = "/home/ada/runs";
+    r.submit.env = {{"PATH", "/usr/bin"}, {"WEIRD", "a=b=c"}, {"EMPTY", ""}};
+    r.submit.request.want.gpus = 2;
+    r.submit.request.want.cpus = 8;
+    r.submit.request.retries = 3;
+    r.submit.request.on_oom = OnOom::retry;
+    r.submit.priority = -5;
+    r.submit.after = {3, 4};
+    r.submit.after_ok = true;
+    r.submit.hold = true;
+    const std::string line = request_line(r);
+    ASSERT_EQ(line.back(), '\n');
+    EXPECT_EQ(line.find('\n'), line.size() - 1);  // one line
+    baton::Result<Request> back = parse_request(line.substr(0, line.size() - 1));
+    ASSERT_TRUE(back.ok()) << back.error().message;
+    const Submission& s = back->submit;
+    EXPECT_EQ(back->op, Op::submit);
+    EXPECT_EQ(s.name, "resnet");
+    EXPECT_EQ(s.argv, r.submit.argv);
+    EXPECT_EQ(s.cwd, "/home/ada/runs");
+    EXPECT_EQ(s.env, r.submit.env);
+    EXPECT_EQ(s.request.want.gpus, 2u);
+    EXPECT_EQ(s.request.want.cpus, 8u);
+    EXPECT_EQ(s.request.retries, 3u);
+    EXPECT_EQ(s.request.on_oom, OnOom::retry);
+    EXPECT_EQ(s.priority, -5);
+    EXPECT_EQ(s.after, (std::vector<std::int64_t>{3, 4}));
+    EXPECT_TRUE(s.after_ok);
+    EXPECT_TRUE(s.hold);
+}
+
+TEST(QueueProtocol, EveryOtherRequestRoundTrips) {
+    for (Op op : {Op::list, Op::show, Op::cancel, Op::hold, Op::release, Op::retry, Op::wait, Op::logs}) {
+        Request r;
+        r.op = op;
+        r.jobs = {42};
+        if (op == Op::cancel) {
+            r.jobs = {42, 43};
+            r.grace_seconds = 2.5;
+        }
+        r.all = op == Op::list;
+        r.stderr_stream = op == Op::logs;
+        r.offset = op == Op::logs ? 1000 : 0;
+        baton::Result<Request> back = parse_request(request_line(r));
+        ASSERT_TRUE(back.ok()) << op_name(op) << ": " << back.error().message;
+        EXPECT_EQ(back->op, op);
+        if (op != Op::list) {
+            EXPECT_EQ(back->jobs, r.jobs) << op_name(op);
+        }
+        EXPECT_EQ(back->all, r.all);
+        EXPECT_EQ(back->stderr_stream, r.stderr_stream);
+        EXPECT_EQ(back->offset, r.offset);
+        if (op == Op::cancel) {
+            EXPECT_DOUBLE_EQ(back->grace_seconds, 2.5);
+        }
+    }
+}
+
+TEST(QueueProtocol, HostileLinesGetOneLineErrors) {
+    const std::vector<std::pair<std::string, std::string>> cases = {
+        {"", "one JSON object"},
+        {"[1,2]", "one JSON object"},
+        {"{\"op\": 7}", "no \"op\""},
+        {"{\"op\": \"format\"}", "no request \"format\""},
+        {"{\"op\": \"show\"}", "\"job\""},
+        {"{\"op\": \"show\", \"job\": -1}", "\"job\""},
+        {"{\"op\": \"show\", \"job\": \"12\"}", "\"job\""},
+        {"{\"op\": \"show\", \"job\": 1.5}", "\"job\""},
+        {"{\"op\": \"cancel\", \"jobs\": []}", "\"jobs\""},
+        {"{\"op\": \"cancel\", \"jobs\": [1, 0]}", "\"jobs\""},
+        {"{\"op\": \"cancel\", \"jobs\": [1], \"grace_seconds\": -1}", "grace_seconds"},
+        {"{\"op\": \"cancel\", \"jobs\": [1], \"grace_seconds\": 1e300}", "grace_seconds"},
+        {"{\"op\": \"logs\", \"job\": 1, \"stream\": \"stdin\"}", "stream"},
+        {"{\"op\": \"logs\", \"job\": 1, \"offset\": -5}", "offset"},
+        {"{\"op\": \"list\", \"all\": \"yes\"}", "all"},
+        {"{\"op\": \"submit\"}", "names no command"},
+        {"{\"op\": \"submit\", \"argv\": \"!!!\"}", "names no command"},
+        {"{\"op\": \"submit\", \"argv\": \"AA==\", \"cwd\": \"L3RtcA==\"}", "names no command"},  // argv [""]
+        {"{\"op\": \"submit\", \"argv\": \"dHJ1ZQA=\", \"cwd\": \"dG1w\"}", "absolute path"},     // cwd "tmp"
+        {"{\"op\": \"submit\", \"argv\": \"dHJ1ZQA=\", \"cwd\": \"L3RtcA==\", \"env\": \"$$\"}", "\"env\""},
+        {"{\"op\": \"submit\", \"argv\": \"dHJ1ZQA=\", \"cwd\": \"L3RtcA==\"}", "no \"request\""},
+        {"{\"op\": \"submit\", \"argv\": \"dHJ1ZQA=\", \"cwd\": \"L3RtcA==\", \"request\": {\"gpus\": -1}}", "gpus"},
+        {"{\"op\": \"submit\", \"argv\": \"dHJ1ZQA=\", \"cwd\": \"L3RtcA==\", \"request\": {}, \"priority\": 1e12}",
+         "priority"},
+        {"{\"op\": \"submit\", \"argv\": \"dHJ1ZQA=\", \"cwd\": \"L3RtcA==\", \"request\": {}, \"after\": [0]}",
+         "after"},
+    };
+    for (const auto& [line, says] : cases) {
+        baton::Result<Request> r = parse_request(line);
+        ASSERT_FALSE(r.ok()) << line;
+        EXPECT_NE(r.error().message.find(says), std::string::npos) << line << " -> " << r.error().message;
+        EXPECT_EQ(r.error().message.find('\n'), std::string::npos);
+    }
+    EXPECT_FALSE(parse_request(std::string(kMaxRequestBytes + 1, ' ')).ok());
+    // A good submit for contrast: the same fields, well typed.
+    EXPECT_TRUE(
+        parse_request("{\"op\": \"submit\", \"argv\": \"dHJ1ZQA=\", \"cwd\": \"L3RtcA==\", \"request\": {}}").ok());
+}
