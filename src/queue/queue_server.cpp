@@ -117,6 +117,7 @@ struct QueueServer::Watched {
     std::string stderr_path;
     std::uint64_t stderr_read = 0;
     double started = 0;
+    bool run_linked = false;  // the store names its run
 };
 
 unsigned default_cpus(const Resources& want, const Pool& pool) {
@@ -281,6 +282,20 @@ void QueueServer::recover() {
             } else {
                 std::fprintf(stderr, "baton: job %lld re-adopted (its supervisor, pid %d, still runs)\n",
                              static_cast<long long>(j.id), r->pid);
+                // Watched again from here: a new run in the history (the killed agent's is marked
+                // interrupted), the hook's socket bound again where the job's processes send.
+                auto watched = std::make_unique<Watched>();
+                bool ok = false;
+                const std::string text = read_file(r->dir + "/spec", ok);
+                Result<ShimSpec> spec = ok ? parse_spec_json(text) : Result<ShimSpec>(make_error("no spec"));
+                std::vector<std::string> env = spec.ok() ? spec->env : std::vector<std::string>{};
+                Result<EventsSocket> events = EventsSocket::open_at(r->dir + "/events");
+                if (events.ok()) {
+                    if (spec.ok() && ::geteuid() == 0) ::chown(events->path().c_str(), spec->uid, spec->gid);
+                    watched->events.emplace(std::move(*events));
+                }
+                // (its stderr is scanned again from the start: an out-of-memory line before the kill still counts)
+                watch(j, r->pid, env, std::move(watched));
                 running_[j.id] = std::move(r);
                 continue;
             }
@@ -301,6 +316,7 @@ void QueueServer::loop() {
         if (plan_due) {
             schedule();
             plan_due = false;
+            link_runs();
         }
         std::vector<pollfd> fds;
         fds.push_back({listen_fd_, POLLIN, 0});
@@ -610,6 +626,12 @@ void QueueServer::launch(std::int64_t id) {
     j.state = "running";
     j.pid = static_cast<std::uint32_t>(pid);
 
+    watch(j, pid, env, std::move(watched));
+    running_[id] = std::move(r);
+}
+
+void QueueServer::watch(const JobRecord& j, pid_t pid, const std::vector<std::string>& env,
+                        std::unique_ptr<Watched> watched) {
     JobWatchOptions wo;
     wo.name = j.name;
     wo.argv = j.argv;
@@ -620,13 +642,29 @@ void QueueServer::launch(std::int64_t id) {
     for (const std::string& kv : env)
         if (kv.rfind("CUDA_VISIBLE_DEVICES=", 0) == 0) wo.cuda_visible_devices = kv.substr(21);
     watched->watch = std::make_unique<JobWatch>(std::move(wo), pid);
+    const std::string dir = attempt_dir(j.id, j.attempt);
     watched->stderr_path = dir + "/stderr";
     watched->started = monotonic_seconds();
+    std::lock_guard lock(watch_mutex_);
+    watched_[j.id] = std::move(watched);
+}
+
+void QueueServer::link_runs() {
+    std::vector<std::pair<std::int64_t, std::int64_t>> found;
     {
         std::lock_guard lock(watch_mutex_);
-        watched_[id] = std::move(watched);
+        for (auto& [id, w] : watched_)
+            if (!w->run_linked)
+                if (const std::int64_t run = w->watch->run_id()) {
+                    w->run_linked = true;
+                    found.emplace_back(id, run);
+                }
     }
-    running_[id] = std::move(r);
+    for (const auto& [id, run] : found) {
+        store_->set_job_run(id, run);
+        auto it = open_.find(id);
+        if (it != open_.end()) it->second.run_id = run;
+    }
 }
 
 void QueueServer::ended(std::int64_t id) {

@@ -81,6 +81,9 @@ class QueueServer {
     Pool current_pool(std::set<std::uint32_t>* queue_pids = nullptr);
     void launch(std::int64_t id);
     void ended(std::int64_t id);
+    void link_runs();
+    struct Watched;
+    void watch(const JobRecord& j, pid_t pid, const std::vector<std::string>& env, std::unique_ptr<Watched> watched);
     void handle(Client& c, const std::string& line);
     std::string answer(const Client& c, const Request& r, std::string& tail);
     std::string submit(const Client& c, const Submission& s);
@@ -112,7 +115,6 @@ class QueueServer {
 
     // The watches, shared with the sampling thread (on_tick).
     std::mutex watch_mutex_;
-    struct Watched;
     std::map<std::int64_t, std::unique_ptr<Watched>> watched_;
 };
 

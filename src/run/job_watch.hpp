@@ -58,6 +58,8 @@ class JobWatch {
     RunStats finish(int exit_status, int signal, double seconds, int killed_after_grace);
 
     const RunStats& stats() const { return stats_; }
+    // The job's run in the history once it is recorded there, else 0.
+    std::int64_t run_id() const { return history_ ? history_->run_id() : 0; }
 
   private:
     // Keeps the first sighting of each (rule, subject), replaced only by a more severe one;

@@ -109,6 +109,11 @@ void HistoryWriter::add_finding(std::int64_t t_ms, Finding f) {
     push(FindingAt{t_ms, std::move(f)});
 }
 
+std::int64_t HistoryWriter::run_id() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return report_.run_id;
+}
+
 Status HistoryWriter::apply(const Write& w) {
     if (!history_) {  // (again) open the database and begin the run
         Result<History> h = History::open(path_, HistoryAccess::record);

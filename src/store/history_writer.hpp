@@ -72,6 +72,10 @@ class HistoryWriter {
     // two more failed tries when it is failing), records the end with the text `summary` makes
     // from the report (which may say what is missing), stops the thread and says what became of
     // the record. Call once.
+    // The run's id once the database has begun it, else 0 (the queue names it in `baton show`
+    // while the job runs). Any thread.
+    std::int64_t run_id() const;
+
     RecordingReport finish(std::int64_t end_ms, int exit_status,
                            const std::function<std::string(const RecordingReport&)>& summary,
                            double drain_seconds = 30);
@@ -109,7 +113,7 @@ class HistoryWriter {
     const Options options_;
     std::optional<History> history_;  // the writer thread's alone
 
-    std::mutex mutex_;
+    mutable std::mutex mutex_;
     std::condition_variable changed_;
     std::deque<Queued> queue_;
     std::size_t queued_samples_ = 0, queued_steps_ = 0;
