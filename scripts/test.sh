@@ -11,6 +11,7 @@ test_packages=(
   clang-format             # the format-check target
   clang                    # scripts/fuzz.sh: libFuzzer targets
   python3-psutil           # bench/: the psutil side of the comparison
+  task-spooler             # bench/queue_vs_task_spooler.py: the other queue of the comparison
   prometheus               # promtool, and the Prometheus that scrapes baton serve in the tests
   prometheus-alertmanager  # delivers the alerts of deploy/prometheus/ in the end-to-end test
   systemd                  # systemd-analyze verify and security on deploy/baton.service

@@ -1,6 +1,7 @@
 #include "cli/cmd_queue.hpp"
 
 #include <chrono>
+#include <filesystem>
 #include <climits>
 #include <cstdio>
 #include <thread>
@@ -258,6 +259,8 @@ int run_submit(const QueueArgs& a, const std::vector<std::string>& command, cons
         log = log.substr(0, log.rfind('/') + 1) + "agent.log";
         if (Result<Config> c = load_config(config_path); c.ok() && !c->history_db.empty())
             log = c->history_db.substr(0, c->history_db.rfind('/') + 1) + "agent.log";
+        std::error_code ec;
+        std::filesystem::create_directories(std::filesystem::path(log).parent_path(), ec);  // (a first use)
         std::vector<std::string> extra{"--socket", *place};
         if (!config_path.empty()) extra.insert(extra.end(), {"--config", config_path});
         int pid = 0;

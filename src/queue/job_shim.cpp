@@ -177,8 +177,8 @@ Status write_file_atomically(const std::string& path, const std::string& text, u
         }
         at += static_cast<std::size_t>(n);
     }
-    // The status must survive a power cut as well as a killed agent: it is what says the job ran.
-    ::fsync(fd);
+    // No fsync: the file must survive a killed agent or supervisor, which the page cache does; after a
+    // power cut the boot id differs and a job without its status is lost (and retried if allowed).
     ::close(fd);
     if (::rename(tmp.c_str(), path.c_str()) != 0) {
         const int e = errno;

@@ -20,6 +20,7 @@
 
 #include "core/clock.hpp"
 #include "diagnose/job.hpp"
+#include "queue/gpu_memory_auto.hpp"
 #include "queue/job_env.hpp"
 #include "queue/job_shim.hpp"
 #include "queue/queue_socket.hpp"
@@ -891,6 +892,11 @@ std::string QueueServer::submit(const Client& c, const Submission& s) {
         if (!uuids.ok()) return error_line(uuids.error().message);
         req.want.gpu_uuids = *uuids;
         req.want.gpus = 0;
+    }
+    if (req.gpu_memory_auto) {
+        Result<std::uint64_t> bytes = auto_gpu_memory(*store_, s.name);
+        if (!bytes.ok()) return error_line(bytes.error().message);
+        req.want.gpu_memory_bytes = *bytes;
     }
     if (s.default_cpus) req.want.cpus = default_cpus(req.want, pool);
     if (const std::string why = refusal(req, pool); !why.empty()) return error_line(why);

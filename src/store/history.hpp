@@ -212,7 +212,8 @@ class History {
     Result<bool> job_running(std::int64_t id, std::uint32_t pid, std::uint64_t pid_start_ticks,
                              const std::string& boot_id, std::optional<std::int64_t> run_id);
     // Moves a job from one of `from` to `to` (hold, release, cancel); ending it (done, failed,
-    // cancelled, lost) gives back its GPUs and CPUs and sets end_ms, exit_status and note; putting
+    // cancelled, lost) sets end_ms, exit_status and note (its GPUs and CPUs stay, as what it ran on:
+    // only starting and running jobs hold them); putting
     // it back in the queue (a start that did not happen) gives them back and forgets the start.
     // False when the job was in none of `from`.
     Result<bool> change_job_state(std::int64_t id, const std::vector<std::string>& from, const std::string& to,

@@ -214,7 +214,7 @@ Result<bool> History::change_job_state(std::int64_t id, const std::vector<std::s
     if (from.empty()) return false;
     const bool ends = is_final_state(to);
     std::string sql =
-        ends ? "UPDATE jobs SET state = ?, end_ms = ?, exit_status = ?, note = ?, gpus = '[]', cpus = '[]'"
+        ends ? "UPDATE jobs SET state = ?, end_ms = ?, exit_status = ?, note = ?"
         : to == "queued"
             ? "UPDATE jobs SET state = ?, note = ?, gpus = '[]', cpus = '[]', start_ms = NULL, pid = NULL, "
               "pid_start_ticks = NULL, boot_id = NULL"

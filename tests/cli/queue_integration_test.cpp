@@ -202,6 +202,31 @@ TEST(Queue, JobsRunWithTheirEnvironmentLogsAndExitStatus) {
     EXPECT_NE(table.find("done"), std::string::npos) << table;
 }
 
+TEST(Queue, SubmitStartsAnAgentWhenNoneAnswers) {
+    test::TempDir dir;
+    std::map<std::string, std::string> env = test::fake_env("eight-busy");
+    env["BATON_SYSTEM_CONFIG"] = "/dev/null";
+    env["XDG_CONFIG_HOME"] = dir.path();
+    env["XDG_STATE_HOME"] = dir.path() + "/state";  // not there yet: the first use makes it
+    env["BATON_SOCKET"] = dir.path() + "/baton.sock";
+    test::CommandResult r = test::run({test::baton_binary(), "submit", "--", "sh", "-c", "echo hi"}, env);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    long long pid = 0;
+    ASSERT_EQ(std::sscanf(r.err.c_str(), "baton: no agent was running: started one for you (pid %lld", &pid), 1)
+        << r.err;
+    test::CommandResult w = test::run({test::baton_binary(), "wait", r.out.substr(0, r.out.size() - 1)}, env);
+    EXPECT_EQ(w.exit_code, 0) << w.err;
+    EXPECT_EQ(test::run({test::baton_binary(), "logs", "1"}, env).out, "hi\n");
+    // The next submit finds it.
+    test::CommandResult again = test::run({test::baton_binary(), "submit", "--", "true"}, env);
+    EXPECT_EQ(again.err, "");
+    EXPECT_EQ(again.out, "2\n");
+    ASSERT_GT(pid, 1);
+    kill(static_cast<pid_t>(pid), SIGTERM);
+    for (int i = 0; i < 100 && kill(static_cast<pid_t>(pid), 0) == 0; ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+}
+
 TEST(Queue, BadInputIsRefusedWithTheReasonAndTheAgentGoesOn) {
     Queue q;
     struct Case {
@@ -333,6 +358,27 @@ TEST(Queue, ShareFitsTwoSmallJobsOnOneGpuAndRefusesAThird) {
     };
     EXPECT_LT(of(ids[1]).start, of(ids[0]).end);  // the two shared it
     EXPECT_GE(of(ids[2]).start, std::min(of(ids[0]).end, of(ids[1]).end));
+}
+
+TEST(Queue, GpuMemAutoIsThePeakOfEarlierRunsOfTheSameName) {
+    Queue q;
+    // The job shows up on its GPU the way a CUDA context does in NVML.
+    const std::int64_t first =
+        q.submit({"--gpus", "1", "--cpus", "0", "--name", "probe"},
+                 "echo \"$CUDA_VISIBLE_DEVICES $$ 1073741824\" >> " + q.dir() + "/gpu-processes; sleep 2");
+    ASSERT_EQ(q.baton({"wait", std::to_string(first)}).exit_code, 0);
+    const std::int64_t again =
+        q.submit({"--gpus", "1", "--cpus", "0", "--name", "probe", "--gpu-mem", "auto", "--hold"}, "true");
+    const json j = q.job(again);
+    // The four idle GPUs use 512 MiB each: + 10 %, rounded up to 256 MiB.
+    EXPECT_EQ(j["want"].value("gpu_memory_bytes", std::uint64_t{0}), 768ull << 20) << j.dump();
+    test::CommandResult none =
+        q.baton({"submit", "--gpus", "1", "--name", "never-ran", "--gpu-mem", "auto", "--", "true"});
+    EXPECT_EQ(none.exit_code, 2);
+    EXPECT_NE(none.err.find("no successful run named 'never-ran'"), std::string::npos) << none.err;
+    test::CommandResult nameless = q.baton({"submit", "--gpus", "1", "--gpu-mem", "auto", "--", "true"});
+    EXPECT_EQ(nameless.exit_code, 2);
+    EXPECT_NE(nameless.err.find("give --name"), std::string::npos) << nameless.err;
 }
 
 TEST(Queue, HoldReleaseCancelAndTheWholeTree) {

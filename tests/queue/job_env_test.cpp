@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "queue/gpu_memory_auto.hpp"
 #include "queue/job_env.hpp"
 #include "queue/queue_server.hpp"
 
@@ -79,4 +80,13 @@ TEST(QueueJobEnv, DefaultCpusAreTheGpusShareOfTheMachine) {
     w.gpu_uuids.clear();
     w.gpus = 8;
     EXPECT_EQ(default_cpus(w, p), 3u);
+}
+
+TEST(QueueGpuMemoryAuto, PeakPlusTenPercentInQuarterGibSteps) {
+    constexpr std::uint64_t MiB = 1ull << 20;
+    EXPECT_EQ(with_margin(0), 256 * MiB);
+    EXPECT_EQ(with_margin(512 * MiB), 768 * MiB);          // 563 MiB -> 768
+    EXPECT_EQ(with_margin(20 * 1024 * MiB), 22784 * MiB);  // 22528 MiB -> 22784 (89 steps)
+    EXPECT_EQ(with_margin(232 * MiB), 256 * MiB);          // 255.2 MiB -> 256
+    EXPECT_EQ(with_margin(233 * MiB), 512 * MiB);          // 256.3 MiB -> 512
 }

@@ -114,8 +114,8 @@ TEST(HistoryJobs, EveryChangeIsGuardedByTheStateItLeaves) {
     ja = *h->job(a);
     EXPECT_EQ(ja.state, "failed");
     EXPECT_EQ(ja.exit_status, 137);
-    EXPECT_TRUE(ja.gpus.empty()) << "an ended job holds nothing";
-    EXPECT_TRUE(ja.cpus.empty());
+    EXPECT_EQ(ja.gpus, (std::vector<std::string>{"GPU-1", "GPU-2"})) << "what it ran on";
+    EXPECT_EQ(ja.cpus, (std::vector<unsigned>{0, 1}));
     EXPECT_FALSE(*h->change_job_state(a, {"starting", "running"}, "done", 9500)) << "ended once";
 
     ASSERT_TRUE(*h->requeue_job(a, "retry 1 after CUDA out of memory"));

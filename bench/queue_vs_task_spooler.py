@@ -1,0 +1,127 @@
+#!/usr/bin/env python3
+"""baton's job queue against Debian's task-spooler (tsp), side by side in one run, each with a queue of
+its own in a temporary directory.
+
+1. Submit-to-start: LATENCY times (default 50), one job at a time on an idle queue, the time from just
+   before the client is started (`baton submit -- CMD`, `tsp CMD`) to the job's first instruction (it
+   writes `date +%s%N`). Target: baton's p50 <= 50 ms.
+2. Throughput: JOBS submissions of `true` (default 1000) as fast as one shell loop sends them, then until
+   every one has run; wall time and how many ran. Both run as many jobs at once as the box has CPUs
+   (baton: each job's default of 1 CPU; tsp: -S NCPU). Target: baton <= 5 s with every job run.
+
+usage: bench/queue_vs_task_spooler.py [JOBS] [LATENCY]   (after scripts/test.sh, which installs task-spooler)
+Prints the figures and the ratios; exit status 0 when every target is met.
+"""
+import json
+import os
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+JOBS = int(sys.argv[1]) if len(sys.argv) > 1 else 1000
+LATENCY = int(sys.argv[2]) if len(sys.argv) > 2 else 50
+BATON = os.environ.get("BATON", os.path.join(ROOT, "build/src/cli/baton"))
+TSP = shutil.which("tsp")
+NCPU = os.cpu_count()
+
+
+def wait_for(path, seconds=10):
+    until = time.monotonic() + seconds
+    while time.monotonic() < until:
+        try:
+            with open(path) as f:
+                text = f.read()
+            if text.endswith("\n"):
+                return int(text)
+        except FileNotFoundError:
+            pass
+        time.sleep(0.0005)
+    raise SystemExit("no start seen at " + path)
+
+
+def latencies(submit, tmp, name):
+    out = []
+    for i in range(LATENCY + 1):
+        mark = os.path.join(tmp, "%s-%d" % (name, i))
+        t0 = time.time_ns()
+        subprocess.run(submit + ["sh", "-c", "date +%%s%%N > %s.tmp; mv %s.tmp %s" % (mark, mark, mark)],
+                       check=True, stdout=subprocess.DEVNULL)
+        started = wait_for(mark)
+        if i:  # the first one starts tsp's server: left out for both
+            out.append((started - t0) / 1e6)
+        time.sleep(0.05)  # the job ends; the queue is idle again
+    return out
+
+
+def main():
+    if not TSP:
+        raise SystemExit("task-spooler is not installed (scripts/test.sh installs it)")
+    with tempfile.TemporaryDirectory() as tmp:
+        env = dict(os.environ, BATON_SOCKET=os.path.join(tmp, "baton.sock"), XDG_STATE_HOME=tmp,
+                   XDG_CONFIG_HOME=tmp, BATON_SYSTEM_CONFIG="/dev/null", TS_SOCKET=os.path.join(tmp, "tsp.sock"),
+                   TMPDIR=tmp)
+        os.environ.update(env)
+        agent = subprocess.Popen([BATON, "serve", "--no-http", "--no-gpus"], stderr=subprocess.DEVNULL)
+        try:
+            until = time.monotonic() + 10
+            while not os.path.exists(env["BATON_SOCKET"]) and time.monotonic() < until:
+                time.sleep(0.01)
+            subprocess.run([TSP, "-S", str(NCPU)], check=True, stdout=subprocess.DEVNULL)
+
+            b = latencies([BATON, "submit", "--"], tmp, "baton")
+            t = latencies([TSP], tmp, "tsp")
+            b50, t50 = statistics.median(b), statistics.median(t)
+            print("submit-to-start over %d jobs, one at a time on an idle queue:" % LATENCY)
+            print("  baton submit: p50 %.1f ms, p90 %.1f ms, max %.1f ms (target p50 <= 50 ms)"
+                  % (b50, statistics.quantiles(b, n=10)[8], max(b)))
+            print("  tsp:          p50 %.1f ms, p90 %.1f ms, max %.1f ms" % (t50, statistics.quantiles(t, n=10)[8], max(t)))
+            print("  ratio baton / tsp (p50): %.2f" % (b50 / t50))
+
+            # Throughput: one shell loop submits them all, then each queue runs them to the end.
+            t0 = time.monotonic()
+            subprocess.run(["sh", "-c", 'i=0; while [ $i -lt %d ]; do "$0" submit -- true >/dev/null || exit 1; '
+                                        'i=$((i+1)); done' % JOBS, BATON], check=True)
+            submitted_b = time.monotonic() - t0
+            while True:
+                jobs = json.loads(subprocess.run([BATON, "queue", "--json"], capture_output=True, check=True).stdout)
+                if not jobs:
+                    break
+                time.sleep(0.02)
+            wall_b = time.monotonic() - t0
+            ended = json.loads(subprocess.run([BATON, "queue", "--all", "--json"], capture_output=True,
+                                              check=True).stdout)
+            ran_b = sum(1 for j in ended if j["state"] == "done" and j["argv"] == ["true"])
+
+            t0 = time.monotonic()
+            subprocess.run(["sh", "-c", 'i=0; while [ $i -lt %d ]; do "$0" true >/dev/null || exit 1; '
+                                        'i=$((i+1)); done' % JOBS, TSP], check=True)
+            submitted_t = time.monotonic() - t0
+            while True:
+                listing = subprocess.run([TSP, "-l"], capture_output=True, text=True, check=True).stdout
+                if " queued " not in listing and " running " not in listing:
+                    break
+                time.sleep(0.02)
+            wall_t = time.monotonic() - t0
+            ran_t = sum(1 for line in listing.splitlines() if " finished " in line and line.rstrip().endswith("true")
+                        and " 0 " in line)
+            print("%d submissions of `true`, then until all ran (%d at a time):" % (JOBS, NCPU))
+            print("  baton: %.2f s wall (submitting %.2f s), %d of %d ran (target <= 5 s, all)"
+                  % (wall_b, submitted_b, ran_b, JOBS))
+            print("  tsp:   %.2f s wall (submitting %.2f s), %d of %d ran" % (wall_t, submitted_t, ran_t, JOBS))
+            print("  ratio baton / tsp (wall): %.2f" % (wall_b / wall_t))
+            ok = b50 <= 50 and wall_b <= 5 and ran_b == JOBS
+            print("targets met" if ok else "TARGETS MISSED")
+            return 0 if ok else 1
+        finally:
+            subprocess.run([TSP, "-K"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            agent.send_signal(signal.SIGTERM)
+            agent.wait(10)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,38 @@
+#include "queue/gpu_memory_auto.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace baton::queue {
+
+std::uint64_t with_margin(std::uint64_t peak_bytes) {
+    constexpr std::uint64_t step = 256ull << 20;
+    const long double want = static_cast<long double>(peak_bytes) * (1 + kAutoMarginPercent / 100);
+    const auto bytes = static_cast<std::uint64_t>(std::ceil(want / step)) * step;
+    return std::max(bytes, step);
+}
+
+Result<std::uint64_t> auto_gpu_memory(History& h, const std::string& name) {
+    Result<std::vector<RunRecord>> runs = h.runs();
+    if (!runs.ok()) return runs.error();
+    int used = 0;
+    double peak_gib = -1;
+    for (auto it = runs->rbegin(); it != runs->rend() && used < kAutoRuns; ++it) {
+        if (it->name != name || it->state != "finished" || it->exit_status != 0) continue;
+        Result<std::vector<RunSample>> samples = h.samples(it->id);
+        if (!samples.ok()) continue;
+        bool any = false;
+        for (const RunSample& s : *samples)
+            for (const RunSample::Gpu& g : s.gpus) {
+                peak_gib = std::max(peak_gib, static_cast<double>(g.memory_used_gib));
+                any = true;
+            }
+        used += any ? 1 : 0;
+    }
+    if (peak_gib < 0)
+        return make_error("--gpu-mem auto: no successful run named '" + name +
+                          "' that used a GPU is in the history yet: give --gpu-mem SIZE the first time");
+    return with_margin(static_cast<std::uint64_t>(peak_gib * 1073741824.0));
+}
+
+}  // namespace baton::queue
