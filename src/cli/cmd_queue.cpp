@@ -5,6 +5,7 @@
 #include <climits>
 #include <cstdio>
 #include <thread>
+#include <tuple>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -380,15 +381,14 @@ QueueCommands add_queue_commands(CLI::App& app, QueueArgs& a) {
     c.wait->add_option("job", a.jobs, "The job id")->required()->expected(1);
     c.wait->add_flag("--json", a.json, "Print the ended job as JSON");
 
-    c.hold = app.add_subcommand("hold", "Keep a queued job from starting until baton release");
-    c.hold->add_option("job", a.jobs, "The job id")->required()->expected(1);
-    c.hold->add_flag("--json", a.json, "Print the answer as JSON");
-    c.release = app.add_subcommand("release", "Let a held job start again");
-    c.release->add_option("job", a.jobs, "The job id")->required()->expected(1);
-    c.release->add_flag("--json", a.json, "Print the answer as JSON");
-    c.retry = app.add_subcommand("retry", "Queue an ended job again, as its next attempt");
-    c.retry->add_option("job", a.jobs, "The job id")->required()->expected(1);
-    c.retry->add_flag("--json", a.json, "Print the answer as JSON");
+    // The three that change one job's state.
+    for (auto [cmd, name, what] : {std::tuple{&c.hold, "hold", "Keep a queued job from starting until baton release"},
+                                   std::tuple{&c.release, "release", "Let a held job start again"},
+                                   std::tuple{&c.retry, "retry", "Queue an ended job again, as its next attempt"}}) {
+        *cmd = app.add_subcommand(name, what);
+        (*cmd)->add_option("job", a.jobs, "The job id")->required()->expected(1);
+        (*cmd)->add_flag("--json", a.json, "Print the answer as JSON");
+    }
 
     // The supervisor of one job, started by the agent (never by hand): hidden from the help.
     c.shim = app.add_subcommand("job-shim", "");

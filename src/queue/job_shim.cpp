@@ -27,26 +27,6 @@ std::string dump(const nlohmann::json& j) {
     return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
-std::string read_all(const std::string& path, bool& ok) {
-    ok = false;
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return {};
-    std::string out;
-    char buf[65536];
-    for (;;) {
-        const ssize_t n = ::read(fd, buf, sizeof buf);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) {
-            ok = n == 0;
-            break;
-        }
-        out.append(buf, static_cast<std::size_t>(n));
-        if (out.size() > (64u << 20)) break;  // no spec is that long
-    }
-    ::close(fd);
-    return out;
-}
-
 // Every descendant of `root` now, from /proc (ppid links): children before grandchildren.
 std::vector<pid_t> descendants(pid_t root) {
     std::multimap<pid_t, pid_t> children;
@@ -55,8 +35,7 @@ std::vector<pid_t> descendants(pid_t root) {
             char* end = nullptr;
             const long pid = std::strtol(e->d_name, &end, 10);
             if (pid <= 0 || *end) continue;
-            bool ok = false;
-            const std::string stat = read_all(std::string("/proc/") + e->d_name + "/stat", ok);
+            const std::string stat = read_small_file(std::string("/proc/") + e->d_name + "/stat", 4096).value_or("");
             const std::size_t paren = stat.rfind(')');  // the name may hold ')' and spaces
             if (paren == std::string::npos || paren + 4 >= stat.size()) continue;
             const long ppid = std::strtol(stat.c_str() + paren + 4, nullptr, 10);
@@ -88,6 +67,25 @@ int signal_tree(pid_t self, pid_t group, int sig) {
 }
 
 }  // namespace
+
+std::optional<std::string> read_small_file(const std::string& path, std::size_t max) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return std::nullopt;
+    std::string out;
+    char buf[16384];
+    for (;;) {
+        const ssize_t n = ::read(fd, buf, sizeof buf);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0 || out.size() + static_cast<std::size_t>(n) > max) {
+            ::close(fd);
+            return std::nullopt;
+        }
+        if (n == 0) break;
+        out.append(buf, static_cast<std::size_t>(n));
+    }
+    ::close(fd);
+    return out;
+}
 
 std::string spec_json(const ShimSpec& s) {
     nlohmann::json j;
@@ -208,9 +206,9 @@ int run_job_shim(const std::string& dir) {
         return finish();
     }
 
-    bool ok = false;
-    const std::string text = read_all(dir + "/spec", ok);
-    Result<ShimSpec> parsed = ok ? parse_spec_json(text) : Result<ShimSpec>(make_error("cannot read " + dir + "/spec"));
+    const std::optional<std::string> text = read_small_file(dir + "/spec");
+    Result<ShimSpec> parsed =
+        text ? parse_spec_json(*text) : Result<ShimSpec>(make_error("cannot read " + dir + "/spec"));
     if (!parsed.ok()) {
         st.error = parsed.error().message;
         return finish();

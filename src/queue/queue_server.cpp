@@ -52,23 +52,8 @@ int pidfd_open(pid_t pid) {
 #endif
 }
 
-std::string read_file(const std::string& path, bool& ok) {
-    ok = false;
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return {};
-    std::string out;
-    char buf[16384];
-    ssize_t n;
-    while ((n = ::read(fd, buf, sizeof buf)) > 0 && out.size() < (1u << 20))
-        out.append(buf, static_cast<std::size_t>(n));
-    ok = n == 0;
-    ::close(fd);
-    return out;
-}
-
 std::string boot_id() {
-    bool ok = false;
-    std::string id = read_file("/proc/sys/kernel/random/boot_id", ok);
+    std::string id = read_small_file("/proc/sys/kernel/random/boot_id", 4096).value_or("");
     while (!id.empty() && (id.back() == '\n' || id.back() == ' ')) id.pop_back();
     return id;
 }
@@ -286,9 +271,8 @@ void QueueServer::recover() {
                 // Watched again from here: a new run in the history (the killed agent's is marked
                 // interrupted), the hook's socket bound again where the job's processes send.
                 auto watched = std::make_unique<Watched>();
-                bool ok = false;
-                const std::string text = read_file(r->dir + "/spec", ok);
-                Result<ShimSpec> spec = ok ? parse_spec_json(text) : Result<ShimSpec>(make_error("no spec"));
+                const std::optional<std::string> text = read_small_file(r->dir + "/spec");
+                Result<ShimSpec> spec = text ? parse_spec_json(*text) : Result<ShimSpec>(make_error("no spec"));
                 std::vector<std::string> env = spec.ok() ? spec->env : std::vector<std::string>{};
                 Result<EventsSocket> events = EventsSocket::open_at(r->dir + "/events");
                 if (events.ok()) {
@@ -685,9 +669,8 @@ void QueueServer::ended(std::int64_t id) {
         }
     }
     JobRecord& j = open_[id];
-    bool ok = false;
-    const std::string text = read_file(r->dir + "/status", ok);
-    Result<ShimStatus> st = ok ? parse_status_json(text) : Result<ShimStatus>(make_error("no status"));
+    const std::optional<std::string> text = read_small_file(r->dir + "/status", 1u << 20);
+    Result<ShimStatus> st = text ? parse_status_json(*text) : Result<ShimStatus>(make_error("no status"));
     const std::int64_t now = unix_millis();
     Result<JobRequest> req = parse_request_json(j.request);
     const unsigned retries = req.ok() ? req->retries : 0;
