@@ -161,7 +161,7 @@ Result<ShimStatus> parse_status_json(const std::string& text) {
 
 Status write_file_atomically(const std::string& path, const std::string& text, unsigned mode) {
     const std::string tmp = path + ".tmp";
-    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode);
     if (fd < 0) return make_error("cannot write " + tmp + ": " + std::strerror(errno));
     std::size_t at = 0;
     while (at < text.size()) {
@@ -248,16 +248,13 @@ int run_job_shim(const std::string& dir) {
         return finish();
     }
 
-    const int out = ::open((dir + "/stdout").c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-    const int err = ::open((dir + "/stderr").c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+    // (O_NOFOLLOW: never through a link, whoever could have made one)
+    const int out = ::open((dir + "/stdout").c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
+    const int err = ::open((dir + "/stderr").c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
     const int null = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
     if (out < 0 || err < 0 || null < 0) {
         st.error = "cannot open the job's logs in " + dir + ": " + std::strerror(errno);
         return finish();
-    }
-    if (switch_user) {
-        (void)!::fchown(out, spec.uid, spec.gid);
-        (void)!::fchown(err, spec.uid, spec.gid);
     }
     int report[2];
     if (::pipe2(report, O_CLOEXEC) != 0) {

@@ -5,7 +5,8 @@
 //     under this process; end of file instead means the agent died first: it writes "not
 //     started" and exits without running anything;
 //   - it becomes the subreaper of the job's tree, pins the CPUs, and runs the command in its own
-//     process group with stdout and stderr appended to DIR/stdout and DIR/stderr; when started by
+//     process group with stdout and stderr appended to DIR/stdout and DIR/stderr (opened by the
+//     supervisor, so DIR stays out of the owner's reach); when started by
 //     root, the command (not the shim, which must still end the tree and write the status) takes
 //     the owner's groups, gid and uid before exec;
 //   - SIGTERM (with sigqueue's value the grace in milliseconds) cancels: SIGTERM to every process

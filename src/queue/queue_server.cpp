@@ -491,11 +491,11 @@ void QueueServer::launch(std::int64_t id) {
     std::filesystem::create_directories(dir, ec);
     if (ec) return fail("cannot create " + dir + ": " + ec.message());
     const std::string job_dir = options_.jobs_dir + "/" + std::to_string(id);
-    for (const std::string& d : {job_dir, dir}) {
-        ::chmod(d.c_str(), 0700);
-        if (::geteuid() == 0 && (::chown(d.c_str(), pw.pw_uid, pw.pw_gid) != 0))
-            return fail("cannot give " + d + " to " + pw.pw_name + ": " + std::strerror(errno));
-    }
+    // The directories stay the agent's: a root agent writes the spec and its supervisor the logs and
+    // the status there, and a directory the job's owner could write to would let them plant a link
+    // that turns one of those writes into root's write anywhere. Traversable (not listable) so the
+    // job's processes reach the hook's socket; the owner reads the logs through the agent.
+    for (const std::string& d : {job_dir, dir}) ::chmod(d.c_str(), ::geteuid() == 0 ? 0711 : 0700);
 
     // The job's GPUs as CUDA_VISIBLE_DEVICES names them.
     std::vector<std::string> visible;
@@ -552,7 +552,6 @@ void QueueServer::launch(std::int64_t id) {
     spec.end_grace_seconds = options_.end_grace_seconds;
     ::unlink((dir + "/status").c_str());
     if (Status w = write_file_atomically(dir + "/spec", spec_json(spec)); !w.ok()) return fail(w.error().message);
-    if (::geteuid() == 0) ::chown((dir + "/spec").c_str(), pw.pw_uid, pw.pw_gid);
 
     // The supervisor: its own session, the go pipe on descriptor 3, nothing else inherited.
     int go[2];

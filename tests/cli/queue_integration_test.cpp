@@ -477,6 +477,13 @@ TEST(Queue, AnotherUserCanNeitherTouchNorReadAJobAndJobsRunAsTheirOwner) {
     for (std::string g; groups >> g;) EXPECT_NE(g, "0") << "root's group leaked into the job: " << out;
     EXPECT_NE(out.find(" " + user + "\n"), std::string::npos) << out;
     EXPECT_EQ(q.job(std::stoll(theirs)).value("owner", ""), user);
+    // Its directory is not the user's to write in: no link planted there can redirect root's writes.
+    const std::string job_dir = q.dir() + "/state/baton/jobs/" + theirs + "/attempt-0";
+    ASSERT_EQ(access((job_dir + "/stdout").c_str(), F_OK), 0);
+    EXPECT_NE(test::run({"/usr/bin/setpriv", "--reuid=" + user, "--regid=" + user, "--init-groups", "/usr/bin/ln", "-s",
+                         "/etc/passwd", job_dir + "/planted"})
+                  .exit_code,
+              0);
     EXPECT_EQ(q.baton({"cancel", std::to_string(mine), "--grace", "0"}).exit_code, 0);  // root may
 }
 
