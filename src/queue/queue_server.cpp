@@ -827,7 +827,7 @@ std::string QueueServer::job_json(const JobRecord& j) {
     return o.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-std::string QueueServer::answer(const Client& c, const Request& r, std::string& tail) {
+std::string QueueServer::answer(Client& c, const Request& r, std::string& tail) {
     switch (r.op) {
         case Op::submit:
             return submit(c, r.submit);
@@ -850,7 +850,7 @@ std::string QueueServer::answer(const Client& c, const Request& r, std::string& 
             Result<JobRecord> j = find(r.jobs.front());
             if (!j.ok()) return error_line(j.error().message);
             if (r.op == Op::wait && !is_final(state_from_name(j->state).value_or(JobState::lost))) {
-                const_cast<Client&>(c).waiting = j->id;
+                c.waiting = j->id;
                 return {};
             }
             return dump({{"ok", true}, {"job", nlohmann::json::parse(job_json(*j))}});

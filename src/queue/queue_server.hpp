@@ -85,7 +85,7 @@ class QueueServer {
     struct Watched;
     void watch(const JobRecord& j, pid_t pid, const std::vector<std::string>& env, std::unique_ptr<Watched> watched);
     void handle(Client& c, const std::string& line);
-    std::string answer(const Client& c, const Request& r, std::string& tail);
+    std::string answer(Client& c, const Request& r, std::string& tail);
     std::string submit(const Client& c, const Submission& s);
     std::string change(const Client& c, const Request& r);
     std::string logs(const Client& c, const Request& r, std::string& tail);
