@@ -17,6 +17,8 @@
 #include "sample/linux/kept_file.hpp"
 #include "store/history.hpp"
 
+extern char** environ;
+
 namespace baton::cli {
 
 int usage_error(const std::string& message) {
@@ -120,6 +122,16 @@ Result<SamplerOptions> sampler_options(const Config& c, const std::string& proc_
         return make_error("cannot read " + path + ": " + std::strerror(errno) + " (is " + o.proc_root + " a /proc?)");
     if (stat.view().rfind("cpu ", 0) != 0) return make_error(path + " is not a /proc stat file (no cpu line)");
     return o;
+}
+
+std::map<std::string, std::string> environment_variables() {
+    std::map<std::string, std::string> env;
+    for (char** e = environ; e && *e; ++e) {
+        const std::string kv = *e;
+        const std::size_t eq = kv.find('=');
+        if (eq != std::string::npos && eq > 0) env.emplace(kv.substr(0, eq), kv.substr(eq + 1));
+    }
+    return env;
 }
 
 Result<std::string> history_path(const std::string& db_flag, const std::string& config_path) {

@@ -1,6 +1,7 @@
 // What every subcommand shares: the exit-code convention and flag error reporting.
 #pragma once
 
+#include <map>
 #include <string>
 
 #include "core/config.hpp"
@@ -47,6 +48,10 @@ Result<std::int64_t> parse_run_id(const std::string& text);
 // read as one (a mistyped --proc-root must not look like an empty, healthy machine).
 Result<SamplerOptions> sampler_options(const Config& c, const std::string& proc_root, const std::string& sys_root,
                                        bool no_gpus);
+
+// This process's environment as NAME -> value (the queue's client sends it with a job; both ends
+// look up where the agent's socket is in it).
+std::map<std::string, std::string> environment_variables();
 
 // The run history database: --db when given, else [history] db from the config layers (read
 // from `config_path` and the default files), else the default state path.

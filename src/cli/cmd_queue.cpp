@@ -20,23 +20,11 @@
 #include "queue/queue_client.hpp"
 #include "store/history.hpp"
 
-extern char** environ;
-
 namespace baton::cli {
 
 namespace {
 
 using nlohmann::json;
-
-std::map<std::string, std::string> environment() {
-    std::map<std::string, std::string> env;
-    for (char** e = environ; e && *e; ++e) {
-        const std::string kv = *e;
-        const std::size_t eq = kv.find('=');
-        if (eq != std::string::npos && eq > 0) env.emplace(kv.substr(0, eq), kv.substr(eq + 1));
-    }
-    return env;
-}
 
 // "42" -> 42; anything else is a usage error naming the word.
 Result<std::int64_t> job_id(const std::string& word) {
@@ -172,7 +160,7 @@ std::string show_text(const json& j) {
 
 // One request to the agent; the answer's JSON, or a one-line error.
 Result<json> ask(const queue::Request& r, double timeout = 30) {
-    const std::map<std::string, std::string> env = environment();
+    const std::map<std::string, std::string> env = environment_variables();
     Result<int> fd = queue::connect_agent(env);
     if (!fd.ok()) return make_error(fd.error().message + "; baton serve starts one (baton submit does it for you)");
     Result<queue::Reply> reply = queue::call(*fd, r, timeout);
@@ -208,7 +196,7 @@ int run_submit(const QueueArgs& a, const std::vector<std::string>& command, cons
         if (!::getcwd(here, sizeof here)) return runtime_error("cannot tell the current directory (give --cwd DIR)");
         s.cwd = here;
     }
-    const std::map<std::string, std::string> env = environment();
+    const std::map<std::string, std::string> env = environment_variables();
     for (const auto& kv : env) s.env.push_back(kv);
     queue::JobRequest& q = s.request;
     q.want.gpus = a.gpus;

@@ -27,8 +27,6 @@
 #define BATON_VERSION "0.0.0-dev"
 #endif
 
-extern char** environ;
-
 namespace baton::cli {
 
 namespace {
@@ -74,12 +72,7 @@ Result<Settings> settings(const ServeArgs& a, const Config& c) {
 // allocation, the allocation's). An error says why the queue cannot run.
 Result<queue::QueueServerOptions> queue_options(const ServeArgs& a, const Config& c, const std::string& db_path,
                                                 const SamplerOptions& sampler) {
-    std::map<std::string, std::string> env;
-    for (char** e = environ; e && *e; ++e) {
-        const std::string kv = *e;
-        const std::size_t eq = kv.find('=');
-        if (eq != std::string::npos) env.emplace(kv.substr(0, eq), kv.substr(eq + 1));
-    }
+    const std::map<std::string, std::string> env = environment_variables();
     queue::QueueServerOptions o;
     if (!a.socket.empty()) {
         o.socket_path = a.socket;
@@ -116,11 +109,7 @@ Result<queue::QueueServerOptions> queue_options(const ServeArgs& a, const Config
     // Inside an allocation CUDA may number the GPUs it sees from 0: UUIDs name them the same everywhere.
     o.uuid_visible_devices = c.queue_visible_devices_uuid || o.pool.allowed_gpus.has_value();
     if (!a.no_gpus) {
-        NvmlOptions n;
-        n.library_path = c.nvml_library;
-        n.deadline_ms = c.nvml_deadline_ms;
-        n.pcie_interval_seconds = c.pcie_interval_seconds;
-        o.nvml = n;
+        o.nvml = sampler.nvml;  // the sampler's, from the same config
     }
     o.thresholds = c.thresholds;
     return o;
