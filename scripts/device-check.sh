@@ -5,7 +5,8 @@
 # is importable) while a short PyTorch matmul load keeps the GPUs busy, compares every field
 # both report; then watches an input-bound PyTorch training loop with `baton run --report`
 # (scripts/device_train.py: what does baton find, and what does its report show), runs `baton
-# doctor` against the real driver and PyTorch, and records the real GPUs as a fake-NVML scenario
+# doctor` against the real driver and PyTorch, runs a job through the queue on one GPU and the
+# queue's throughput bench, and records the real GPUs as a fake-NVML scenario
 # so CI can replay them. Everything it prints is also written to OUT/device-check.log; keep that log under
 # docs/device-runs/ and the scenario under tests/fake_nvml/scenarios/.
 #
@@ -209,6 +210,39 @@ print(f"snapshot --json: parsed, the process named {names!r}")
 bad += not names
 sys.exit(1 if bad else 0)
 PY
+fi
+
+say "the queue: a job on one GPU, then the throughput bench (bench/queue_vs_task_spooler.py, issue 14)"
+# An agent of its own (socket, history and config in a temporary directory), stopped by pid.
+qdir=$(mktemp -d)
+(
+  export BATON_SOCKET=$qdir/baton.sock XDG_STATE_HOME=$qdir XDG_CONFIG_HOME=$qdir BATON_SYSTEM_CONFIG=/dev/null
+  "$baton" serve --no-http --interval 0.5 2> "$out/queue-agent.log" &
+  agent=$!
+  for _ in $(seq 100); do [ -S "$BATON_SOCKET" ] && break; sleep 0.1; done
+  if [ $fake -eq 0 ] && "$python" -c "import torch" 2>/dev/null; then
+    # The job sees exactly the GPU the queue gave it, numbered as nvidia-smi numbers it.
+    id=$("$baton" submit --gpus 1 --name device-queue -- "$python" -c \
+      "import os, torch; print(os.environ['CUDA_VISIBLE_DEVICES'], os.environ['CUDA_DEVICE_ORDER'], torch.cuda.device_count(), torch.cuda.get_device_name(0))")
+  else
+    id=$("$baton" submit --name device-queue -- sh -c 'echo "${CUDA_VISIBLE_DEVICES:-none}"')
+  fi
+  timeout 180 "$baton" wait "$id"; echo "job $id: exit status $?"
+  "$baton" show "$id"
+  echo "-- its stdout:"; "$baton" logs "$id"
+  "$baton" logs "$id" | "$python" -c "
+import sys
+w = sys.stdin.read().split()
+ok = len(w) >= 3 and w[0].isdigit() and w[1] == 'PCI_BUS_ID' and w[2] == '1' if $((1 - fake)) else w == ['none']
+print('the job saw the GPUs the queue gave it: ' + ' '.join(w) if ok else 'MISMATCH: the job saw ' + repr(w))
+sys.exit(0 if ok else 1)" || exit 1
+  kill "$agent"; wait "$agent"
+) || status=1
+rm -rf "$qdir"
+if [ $fake -eq 0 ]; then
+  BATON=$baton "$python" "$root/bench/queue_vs_task_spooler.py" 1000 50 || echo "(bench targets missed: informational)"
+else
+  BATON=$baton "$python" "$root/bench/queue_vs_task_spooler.py" 100 5 || echo "(bench targets missed: informational)"
 fi
 
 say "baton doctor (informational: its exit status does not count here)"

@@ -169,6 +169,17 @@ int run_serve(const ServeArgs& a, const std::string& config_path) {
     for (int sig : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&stop_signals, sig);
     pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
+    // The queue's job starter, forked now that this process has one thread and little memory
+    // (queue/spawner.hpp); without it the queue forks and execs each job's supervisor itself.
+    std::shared_ptr<queue::Spawner> spawner;
+    if (!a.no_db) {
+        Result<std::unique_ptr<queue::Spawner>> sp = queue::Spawner::start();
+        if (sp.ok())
+            spawner = std::move(*sp);
+        else
+            std::fprintf(stderr, "baton: %s\n", sp.error().message.c_str());
+    }
+
     // Two connections to the history: the agent's thread writes minutes, the HTTP thread reads.
     std::optional<History> writer, reader;
     std::string db_path;
@@ -207,6 +218,7 @@ int run_serve(const ServeArgs& a, const std::string& config_path) {
         std::fprintf(stderr, "baton: no job queue: it keeps its jobs in the history database (drop --no-db)\n");
     } else {
         Result<queue::QueueServerOptions> qo = queue_options(a, *cfg, db_path, *sampler);
+        if (qo.ok()) qo->spawner = spawner;
         Result<std::unique_ptr<queue::QueueServer>> q =
             qo.ok() ? queue::QueueServer::open(*qo, [&agent] { return agent.state().snapshot; })
                     : Result<std::unique_ptr<queue::QueueServer>>(qo.error());

@@ -331,9 +331,12 @@ int run_job_shim(const std::string& dir) {
                 st.exit_status = 128 + st.signal;
             }
         }
+        // No child left means no descendant left: this process is the tree's subreaper, so every
+        // orphan of it became its child. Only otherwise is /proc walked.
+        const bool childless = w < 0 && errno == ECHILD;
         const double now = monotonic_seconds();
         if (main_done) {
-            if (descendants(self).empty()) break;
+            if (childless || descendants(self).empty()) break;
             if (!ending) {
                 // The command ended and left processes behind (workers, a daemon): they would hold
                 // its GPUs and CPUs after the queue gave them to the next job.

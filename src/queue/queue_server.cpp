@@ -63,13 +63,12 @@ const char* signal_name(int sig) {
     return d ? d : "?";
 }
 
-QueueJob queue_job(const JobRecord& r) {
+QueueJob queue_job(const JobRecord& r, const JobRequest* req) {
     QueueJob q;
     q.id = r.id;
     q.state = state_from_name(r.state).value_or(JobState::lost);
     q.priority = r.priority;
-    Result<JobRequest> req = parse_request_json(r.request);
-    if (req.ok()) q.want = req->want;
+    if (req) q.want = req->want;
     q.after = r.after;
     q.after_ok = r.after_ok;
     q.gpus_held = r.gpus;
@@ -229,6 +228,21 @@ Pool QueueServer::current_pool(std::set<std::uint32_t>* queue_pids) {
     Pool pool = make_pool(s, pids, options_.pool);
     if (queue_pids) *queue_pids = std::move(pids);
     return pool;
+}
+
+const JobRequest* QueueServer::request_of(const JobRecord& j) {
+    auto it = requests_.find(j.id);
+    if (it != requests_.end() && it->second.first == j.request) return &it->second.second;
+    Result<JobRequest> req = parse_request_json(j.request);
+    if (!req.ok()) return nullptr;
+    if (!open_.count(j.id)) {
+        // An ended job (`baton queue --all`): not kept, or the cache would grow with the history.
+        scratch_request_ = std::move(*req);
+        return &scratch_request_;
+    }
+    auto& slot = requests_[j.id];
+    slot = {j.request, std::move(*req)};
+    return &slot.second;
 }
 
 Result<JobRecord> QueueServer::find(std::int64_t id) {
@@ -404,7 +418,7 @@ void QueueServer::schedule() {
     std::vector<QueueJob> jobs;
     std::set<std::int64_t> have;
     for (const auto& [id, j] : open_) {
-        jobs.push_back(queue_job(j));
+        jobs.push_back(queue_job(j, request_of(j)));
         have.insert(id);
     }
     // The jobs `after` names that are no longer open: their end decides.
@@ -412,7 +426,7 @@ void QueueServer::schedule() {
         for (std::int64_t a : j.after)
             if (have.insert(a).second) {
                 Result<JobRecord> r = store_->job(a);
-                if (r.ok()) jobs.push_back(queue_job(*r));
+                if (r.ok()) jobs.push_back(queue_job(*r, nullptr));  // (only its state counts)
             }
     Pool pool = current_pool();
     last_pool_ = pool;
@@ -478,8 +492,8 @@ void QueueServer::launch(std::int64_t id) {
         waiting_[id] = why;
         return;
     }
-    Result<JobRequest> req = parse_request_json(j.request);
-    const bool gpu_job = req.ok() && (req->want.gpus > 0 || !req->want.gpu_uuids.empty());
+    const JobRequest* req = request_of(j);
+    const bool gpu_job = req && (req->want.gpus > 0 || !req->want.gpu_uuids.empty());
 
     // The owner, as the passwd database knows them now.
     std::vector<char> buf(16384);
@@ -556,40 +570,19 @@ void QueueServer::launch(std::int64_t id) {
     // The supervisor: its own session, the go pipe on descriptor 3, nothing else inherited.
     int go[2];
     if (::pipe2(go, O_CLOEXEC) != 0) return fail(std::string("cannot make a pipe: ") + std::strerror(errno));
-    const int null = ::open("/dev/null", O_RDWR | O_CLOEXEC);
-    const std::string shim_log = dir + "/supervisor.log";
-    const int log = ::open(shim_log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-    std::string program = options_.shim_program, arg0 = "baton", arg1 = "job-shim", arg2 = dir;
-    char* argv[] = {arg0.data(), arg1.data(), arg2.data(), nullptr};
-    std::string path_env = "PATH=/usr/local/bin:/usr/bin:/bin";
-    char* envp[] = {path_env.data(), nullptr};
-    const pid_t pid = ::fork();
-    if (pid == 0) {
-        // Only async-signal-safe calls between fork and exec: this process has other threads.
-        ::setsid();
-        ::dup2(go[0], 3);  // dup2 clears close-on-exec on the copy
-        if (null >= 0) {
-            ::dup2(null, 0);
-            ::dup2(null, 1);
-        }
-        ::dup2(log >= 0 ? log : null, 2);
-        sigset_t none;
-        sigemptyset(&none);
-        sigprocmask(SIG_SETMASK, &none, nullptr);
-        ::execve(program.c_str(), argv, envp);
-        ::_exit(127);
-    }
-    const int fork_errno = errno;
+    const int log = ::open((dir + "/supervisor.log").c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+    bool own_child = false;
+    Result<pid_t> started = start_supervisor(dir, go[0], log, own_child);
     ::close(go[0]);
-    if (null >= 0) ::close(null);
     if (log >= 0) ::close(log);
-    if (pid < 0) {
+    if (!started.ok()) {
         ::close(go[1]);
-        return fail(std::string("cannot fork: ") + std::strerror(fork_errno));
+        return fail(started.error().message);
     }
+    const pid_t pid = *started;
     auto r = std::make_unique<Running>();
     r->pid = pid;
-    r->child = true;
+    r->child = own_child;
     r->dir = dir;
     r->pidfd = pidfd_open(pid);
     r->start_ticks = process_start_ticks(pid).value_or(0);
@@ -598,7 +591,7 @@ void QueueServer::launch(std::int64_t id) {
     if (!recorded.ok() || !*recorded) {
         // Not written down: the supervisor must not run it (closing the pipe says so).
         ::close(go[1]);
-        ::waitpid(pid, nullptr, 0);
+        if (own_child) ::waitpid(pid, nullptr, 0);
         if (r->pidfd >= 0) ::close(r->pidfd);
         store_->change_job_state(id, {"starting"}, "queued", unix_millis(), std::nullopt,
                                  recorded.ok() ? "" : recorded.error().message);
@@ -612,6 +605,42 @@ void QueueServer::launch(std::int64_t id) {
 
     watch(j, pid, env, std::move(watched));
     running_[id] = std::move(r);
+}
+
+Result<pid_t> QueueServer::start_supervisor(const std::string& dir, int go_fd, int log_fd, bool& own_child) {
+    own_child = false;
+    if (options_.spawner && options_.spawner->serving()) {
+        Result<pid_t> pid = options_.spawner->spawn(dir, go_fd, log_fd);
+        if (pid.ok() || options_.spawner->serving()) return pid;
+        std::fprintf(stderr, "baton: %s: the agent starts the jobs' supervisors itself from now on\n",
+                     pid.error().message.c_str());
+    }
+    own_child = true;
+    // Fork and exec: this process has other threads, so only async-signal-safe calls in between.
+    const int null = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+    std::string program = options_.shim_program, arg0 = "baton", arg1 = "job-shim", arg2 = dir;
+    char* argv[] = {arg0.data(), arg1.data(), arg2.data(), nullptr};
+    std::string path_env = "PATH=/usr/local/bin:/usr/bin:/bin";
+    char* envp[] = {path_env.data(), nullptr};
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+        ::setsid();
+        ::dup2(go_fd, 3);  // dup2 clears close-on-exec on the copy
+        if (null >= 0) {
+            ::dup2(null, 0);
+            ::dup2(null, 1);
+        }
+        ::dup2(log_fd >= 0 ? log_fd : null, 2);
+        sigset_t none;
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, nullptr);
+        ::execve(program.c_str(), argv, envp);
+        ::_exit(127);
+    }
+    const int fork_errno = errno;
+    if (null >= 0) ::close(null);
+    if (pid < 0) return make_error(std::string("cannot fork: ") + std::strerror(fork_errno));
+    return pid;
 }
 
 void QueueServer::watch(const JobRecord& j, pid_t pid, const std::vector<std::string>& env,
@@ -671,9 +700,9 @@ void QueueServer::ended(std::int64_t id) {
     const std::optional<std::string> text = read_small_file(r->dir + "/status", 1u << 20);
     Result<ShimStatus> st = text ? parse_status_json(*text) : Result<ShimStatus>(make_error("no status"));
     const std::int64_t now = unix_millis();
-    Result<JobRequest> req = parse_request_json(j.request);
-    const unsigned retries = req.ok() ? req->retries : 0;
-    const bool retry_oom = req.ok() && req->on_oom == OnOom::retry;
+    const JobRequest* req = request_of(j);
+    const unsigned retries = req ? req->retries : 0;
+    const bool retry_oom = req && req->on_oom == OnOom::retry;
 
     if (!st.ok()) {
         if (w) w->watch->finish(137, SIGKILL, monotonic_seconds() - w->started, 0);
@@ -752,7 +781,7 @@ void QueueServer::ended(std::int64_t id) {
 
 void QueueServer::job_final(const JobRecord& j) {
     const std::int64_t id = j.id;
-    const std::string line = dump({{"ok", true}, {"job", nlohmann::json::parse(job_json(j))}});
+    const std::string line = job_line(j);
     for (auto& [fd, c] : clients_)
         if (c->waiting == id) {
             c->out += line;
@@ -760,6 +789,7 @@ void QueueServer::job_final(const JobRecord& j) {
         }
     open_.erase(id);
     waiting_.erase(id);
+    requests_.erase(id);
 }
 
 void QueueServer::cancel_running(Running& r, double grace_seconds) {
@@ -791,8 +821,8 @@ std::string QueueServer::job_json(const JobRecord& j) {
     o["priority"] = j.priority;
     o["argv"] = j.argv;
     o["cwd"] = j.cwd;
-    Result<JobRequest> req = parse_request_json(j.request);
-    if (req.ok()) {
+    const JobRequest* req = request_of(j);
+    if (req) {
         const Resources& w = req->want;
         nlohmann::json want;
         want["gpus"] = w.gpu_uuids.empty() ? w.gpus : static_cast<unsigned>(w.gpu_uuids.size());
@@ -827,23 +857,30 @@ std::string QueueServer::job_json(const JobRecord& j) {
     return o.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
+std::string QueueServer::job_line(const JobRecord& j) {
+    return "{\"ok\":true,\"job\":" + job_json(j) + "}\n";
+}
+
 std::string QueueServer::answer(Client& c, const Request& r, std::string& tail) {
     switch (r.op) {
         case Op::submit:
             return submit(c, r.submit);
         case Op::list: {
-            nlohmann::json jobs = nlohmann::json::array();
+            // Each job's object as job_json() made it, not parsed and made again: a listing of
+            // thousands of queued jobs stays a few milliseconds of the queue's thread.
+            std::string jobs;
+            auto add = [&](const JobRecord& j) { jobs += (jobs.empty() ? "" : ",") + job_json(j); };
             if (r.all) {
                 Result<std::vector<JobRecord>> all = store_->jobs(false);
                 if (!all.ok()) return error_line(all.error().message);
                 for (const JobRecord& j : *all) {
                     auto o = open_.find(j.id);
-                    jobs.push_back(nlohmann::json::parse(job_json(o != open_.end() ? o->second : j)));
+                    add(o != open_.end() ? o->second : j);
                 }
             } else {
-                for (const auto& [id, j] : open_) jobs.push_back(nlohmann::json::parse(job_json(j)));
+                for (const auto& [id, j] : open_) add(j);
             }
-            return dump({{"ok", true}, {"jobs", jobs}});
+            return "{\"ok\":true,\"jobs\":[" + jobs + "]}\n";
         }
         case Op::show:
         case Op::wait: {
@@ -853,7 +890,7 @@ std::string QueueServer::answer(Client& c, const Request& r, std::string& tail) 
                 c.waiting = j->id;
                 return {};
             }
-            return dump({{"ok", true}, {"job", nlohmann::json::parse(job_json(*j))}});
+            return job_line(*j);
         }
         case Op::logs:
             return logs(c, r, tail);

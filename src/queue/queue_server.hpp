@@ -27,6 +27,7 @@
 #include "queue/job_request.hpp"
 #include "queue/pool.hpp"
 #include "queue/protocol.hpp"
+#include "queue/spawner.hpp"
 #include "run/job_watch.hpp"
 #include "sample/gpu/gpu_backend.hpp"
 #include "sample/linux/user_names.hpp"
@@ -41,7 +42,8 @@ struct QueueServerOptions {
     std::optional<gid_t> socket_group;            // the system agent's socket: group baton
     std::string db_path;                          // the history: jobs, and each job's run
     std::string jobs_dir;                         // each job's directory (spec, logs, status): JOBS_DIR/ID/attempt-N
-    std::string shim_program = "/proc/self/exe";  // the program whose `job-shim` supervises a job
+    std::shared_ptr<Spawner> spawner;             // forks the supervisors; none, or gone: fork and exec
+    std::string shim_program = "/proc/self/exe";  // ... `shim_program job-shim DIR`
     PoolOptions pool;
     bool uuid_visible_devices = false;  // CUDA_VISIBLE_DEVICES as UUIDs instead of indices
     std::optional<NvmlOptions> nvml;    // checked just before a GPU job starts; none: --no-gpus
@@ -80,6 +82,9 @@ class QueueServer {
     void schedule();
     Pool current_pool(std::set<std::uint32_t>* queue_pids = nullptr);
     void launch(std::int64_t id);
+    // The supervisor of the job in `dir`, from the spawner or, without one, forked and exec'd by
+    // this process (then `own_child`: this process reaps it).
+    Result<pid_t> start_supervisor(const std::string& dir, int go_fd, int log_fd, bool& own_child);
     void ended(std::int64_t id);
     void link_runs();
     struct Watched;
@@ -90,8 +95,12 @@ class QueueServer {
     std::string change(const Client& c, const Request& r);
     std::string logs(const Client& c, const Request& r, std::string& tail);
     std::string job_json(const JobRecord& j);
+    std::string job_line(const JobRecord& j);  // the answer naming one job: {"ok":true,"job":...}
     void job_final(const JobRecord& j);
     Result<JobRecord> find(std::int64_t id);
+    // The job's parsed request (its `request` JSON), parsed once while the job is open; null when
+    // it cannot be parsed. Valid until the next call.
+    const JobRequest* request_of(const JobRecord& j);
     bool verify_gpus(const std::vector<std::string>& uuids, std::string& why);
     std::string attempt_dir(std::int64_t id, int attempt) const;
     void cancel_running(Running& r, double grace_seconds);
@@ -107,7 +116,9 @@ class QueueServer {
 
     std::map<std::int64_t, JobRecord> open_;       // the store's open jobs, kept in step with it
     std::map<std::int64_t, std::string> waiting_;  // the last plan's reasons
-    Pool last_pool_;                               // the machine the last plan decided on
+    std::map<std::int64_t, std::pair<std::string, JobRequest>> requests_;  // request_of(): text, parsed
+    JobRequest scratch_request_;
+    Pool last_pool_;  // the machine the last plan decided on
     std::map<int, std::unique_ptr<Client>> clients_;
     std::map<std::int64_t, std::unique_ptr<Running>> running_;
     std::unique_ptr<GpuBackend> gpus_;  // the check just before a GPU job starts

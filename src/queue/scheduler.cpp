@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <set>
+#include <tuple>
 
 #include <fmt/format.h>  // header-only (fmt::fmt-header-only)
 
@@ -253,6 +254,13 @@ Plan plan(const std::vector<QueueJob>& jobs, const Pool& pool) {
         return a->priority != b->priority ? a->priority > b->priority : a->id < b->id;
     });
 
+    // Why a job that asks for exactly this did not fit: every later job asking the same gets the
+    // same answer until the machine's use changes (a start; the head's reservation), so a queue of
+    // thousands of like jobs costs one fit per kind, not one per job. Only jobs other than the head
+    // read it (the head's own reservation is free to it), and it is made only once there is a head.
+    using Kind =
+        std::tuple<unsigned, std::vector<std::string>, std::optional<std::uint64_t>, bool, unsigned, std::uint64_t>;
+    std::map<Kind, std::string> refused;
     for (const QueueJob* jp : queued) {
         const QueueJob& j = *jp;
         // Dependencies.
@@ -287,8 +295,18 @@ Plan plan(const std::vector<QueueJob>& jobs, const Pool& pool) {
                                 (pool.gpus_problem.empty() ? std::string() : ": " + pool.gpus_problem);
             continue;
         }
+        const Kind kind{j.want.gpus,  j.want.gpu_uuids, j.want.gpu_memory_bytes,
+                        j.want.share, j.want.cpus,      j.want.memory_bytes};
+        if (out.head) {
+            auto known = refused.find(kind);
+            if (known != refused.end()) {
+                out.waiting[j.id] = known->second;
+                continue;
+            }
+        }
         Fit f = try_fit(j, m);
         if (f.ok) {
+            refused.clear();
             Start s;
             s.job = j.id;
             std::sort(f.gpus.begin(), f.gpus.end(),
@@ -300,6 +318,7 @@ Plan plan(const std::vector<QueueJob>& jobs, const Pool& pool) {
             continue;
         }
         out.waiting[j.id] = f.why;
+        if (out.head) refused[kind] = f.why;
         if (!out.head) {
             // First in line and blocked: what it could take now is kept for it. Named GPUs are kept
             // whoever holds them now, so that none of them is handed on when it frees.

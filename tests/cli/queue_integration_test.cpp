@@ -125,6 +125,7 @@ class Queue {
         return false;
     }
     const std::string& dir() const { return dir_.path(); }
+    pid_t pid() const { return pid_; }
     std::string log() const { return test::read_text(dir_.path() + "/agent.log"); }
     std::map<std::string, std::string>& env() { return env_; }
 
@@ -408,6 +409,52 @@ TEST(Queue, HoldReleaseCancelAndTheWholeTree) {
     EXPECT_EQ(q.baton({"retry", std::to_string(later)}).exit_code, 0);
     EXPECT_EQ(q.baton({"wait", std::to_string(later)}).exit_code, 0);
     EXPECT_EQ(q.job(later).value("attempt", 0), 1);
+}
+
+// What /proc says of a process: its command line (NULs as spaces) and its parent.
+std::string command_line(pid_t pid) {
+    std::string text = test::read_text("/proc/" + std::to_string(pid) + "/cmdline");
+    while (!text.empty() && text.back() == '\0') text.pop_back();
+    std::replace(text.begin(), text.end(), '\0', ' ');
+    return text;
+}
+pid_t parent_of(pid_t pid) {
+    std::istringstream in(test::read_text("/proc/" + std::to_string(pid) + "/status"));
+    for (std::string line; std::getline(in, line);)
+        if (line.rfind("PPid:", 0) == 0) return static_cast<pid_t>(std::stol(line.substr(5)));
+    return 0;
+}
+
+TEST(Queue, SupervisorsComeFromTheJobStarterAndFromTheAgentWithoutIt) {
+    Queue q;
+    const std::int64_t id = q.submit({}, "sleep 300");
+    double until = monotonic_seconds() + 10;
+    while (q.job(id).value("state", "") != "running" && monotonic_seconds() < until)
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    const auto shim = static_cast<pid_t>(q.job(id).value("pid", 0));
+    ASSERT_GT(shim, 0);
+    // The supervisor shows as what it is, not as a second `baton serve`, and its parent is the
+    // starter, the agent's child.
+    EXPECT_EQ(command_line(shim),
+              "baton job-shim " + q.dir() + "/state/baton/jobs/" + std::to_string(id) + "/attempt-0");
+    const pid_t starter = parent_of(shim);
+    EXPECT_EQ(command_line(starter), "baton job-spawner");
+    EXPECT_EQ(parent_of(starter), q.pid());
+    EXPECT_EQ(q.baton({"cancel", std::to_string(id), "--grace", "1"}).exit_code, 0);
+    EXPECT_EQ(q.baton({"wait", std::to_string(id)}).exit_code, 143);
+
+    // Without its starter the agent starts supervisors itself, and says so once.
+    ASSERT_EQ(kill(starter, SIGKILL), 0);
+    until = monotonic_seconds() + 5;
+    while (kill(starter, 0) == 0 && monotonic_seconds() < until)
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    const std::int64_t next = q.submit({}, "echo after");
+    EXPECT_EQ(q.baton({"wait", std::to_string(next)}).exit_code, 0);
+    EXPECT_EQ(q.baton({"logs", std::to_string(next)}).out, "after\n");
+    EXPECT_EQ(q.baton({"wait", std::to_string(q.submit({}, "true"))}).exit_code, 0);
+    const std::string log = q.log();
+    EXPECT_NE(log.find("the agent starts the jobs' supervisors itself from now on"), std::string::npos) << log;
+    EXPECT_EQ(log.find("itself from now on"), log.rfind("itself from now on")) << log;
 }
 
 TEST(Queue, CudaOutOfMemoryIsRetriedWithBatonRetry) {

@@ -272,6 +272,32 @@ TEST(QueueScheduler, HeldAndEndedJobsTakeNothing) {
 // comes and goes on GPU3; running jobs end at random. At every step: no GPU serves an exclusive job
 // and anyone else, shared GPUs stay within their memory, no job starts on the foreign process's
 // GPU or before what it waits for, and at the end every job has run (or can never run).
+TEST(QueueScheduler, ThousandsOfLikeJobsGetTheReasonTheirKindGets) {
+    // 16 one-CPU jobs start, the 17th is the head, the rest of its kind wait for the same reason;
+    // jobs of other kinds among them are still judged on their own: a CPU-less job backfills, a
+    // GPU job is told about the CPUs its GPUs' node has left.
+    Pool p = four_gpus();
+    std::vector<QueueJob> jobs;
+    for (std::int64_t id = 1; id <= 3000; ++id) {
+        QueueJob j = job(id, 0);
+        j.want.cpus = 1;
+        if (id == 1500) j.want.cpus = 0;   // needs nothing the head keeps: starts
+        if (id == 2000) j.want.gpus = 1;   // a GPU is free, the CPUs are not
+        if (id == 2500) j.want.cpus = 32;  // more than the machine has: never
+        jobs.push_back(j);
+    }
+    const Plan plan_ = plan(jobs, p);
+    ASSERT_EQ(plan_.starts.size(), 17u);
+    EXPECT_NE(started(plan_, 1500), nullptr);
+    EXPECT_EQ(plan_.head, std::optional<std::int64_t>(17));
+    EXPECT_EQ(plan_.waiting.at(17), "needs 1 CPUs, 0 free");
+    EXPECT_EQ(plan_.waiting.at(18), "needs 1 CPUs, 0 free");
+    EXPECT_EQ(plan_.waiting.at(2999), "needs 1 CPUs, 0 free");
+    EXPECT_EQ(plan_.waiting.at(2000), "needs 1 CPUs, 0 free");  // (its GPU would be free)
+    EXPECT_EQ(plan_.waiting.at(2500), "can never run: asks for 32 CPUs, this queue has 16");
+    EXPECT_EQ(plan_.waiting.size(), 3000u - 17u);
+}
+
 TEST(QueueScheduler, FortyJobsFlowWithoutFights) {
     for (unsigned seed = 1; seed <= 25; ++seed) {
         std::mt19937 rng(seed);

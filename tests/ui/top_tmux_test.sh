@@ -102,7 +102,9 @@ pane | grep -q "PID USER" && fail "the screen was not restored after q (alternat
 # 1b. An unprivileged user cannot signal another user's process (run as nobody when we are root).
 if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null && setpriv --reuid=65534 --regid=65534 --clear-groups "$baton" --version >/dev/null 2>&1; then
   keys clear Enter
-  keys "setpriv --reuid=65534 --regid=65534 --clear-groups '$baton' top -d 0.3; echo EXIT-nobody=\$?" Enter
+  # --sort pid: the sleeper (started first) is the top row, whatever short-lived process whose
+  # command line holds the filter text (the `tmux send-keys` that typed it) the frame still shows.
+  keys "setpriv --reuid=65534 --regid=65534 --clear-groups '$baton' top -d 0.3 --sort pid; echo EXIT-nobody=\$?" Enter
   wait_for "PID USER"
   keys / "$marker-sleeper" Enter  # typed, not --filter: baton's own command line must not match
   wait_for "$marker-sleeper 300"
