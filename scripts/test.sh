@@ -12,6 +12,7 @@ test_packages=(
   clang                    # scripts/fuzz.sh: libFuzzer targets
   python3-psutil           # bench/: the psutil side of the comparison
   task-spooler             # bench/queue_vs_task_spooler.py: the other queue of the comparison
+  slurmctld slurmd slurm-client munge  # the Slurm hand-off's test runs its own controller, node and munged
   prometheus               # promtool, and the Prometheus that scrapes baton serve in the tests
   prometheus-alertmanager  # delivers the alerts of deploy/prometheus/ in the end-to-end test
   systemd                  # systemd-analyze verify and security on deploy/baton.service

@@ -13,11 +13,13 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/cli_common.hpp"
+#include "cli/cmd_slurm.hpp"
 #include "core/clock.hpp"
 #include "core/printable.hpp"
 #include "queue/job_request.hpp"
 #include "queue/job_shim.hpp"
 #include "queue/queue_client.hpp"
+#include "queue/slurm.hpp"
 #include "store/history.hpp"
 
 namespace baton::cli {
@@ -72,6 +74,8 @@ std::string join(const json& array) {
 
 // The GPUs column: the indices it holds, or how many it waits for.
 std::string gpus_cell(const json& j) {
+    if (j.contains("slurm_id"))
+        return j.value("gpus_count", 0u) ? std::to_string(j["gpus_count"].get<unsigned>()) : "-";
     if (!j.value("gpu_indices", json::array()).empty()) return join(j["gpu_indices"]);
     if (!j.value("gpus", json::array()).empty()) return std::to_string(j["gpus"].size());
     const unsigned want = j.contains("want") ? j["want"].value("gpus", 0u) : 0u;
@@ -79,6 +83,8 @@ std::string gpus_cell(const json& j) {
 }
 
 std::string cpus_cell(const json& j) {
+    if (j.contains("slurm_id"))
+        return j.value("cpus_count", 0u) ? std::to_string(j["cpus_count"].get<unsigned>()) : "-";
     if (!j.value("cpus", json::array()).empty()) return std::to_string(j["cpus"].size());
     const unsigned want = j.contains("want") ? j["want"].value("cpus", 0u) : 0u;
     return want ? "(" + std::to_string(want) + ")" : "-";
@@ -88,9 +94,9 @@ std::string table(const json& jobs) {
     std::vector<std::vector<std::string>> rows{{"ID", "OWNER", "STATE", "GPUS", "CPUS", "WAITED", "RAN", "NAME"}};
     for (const json& j : jobs) {
         const auto submit = opt_ms(j, "submit_ms"), start = opt_ms(j, "start_ms"), end = opt_ms(j, "end_ms");
-        rows.push_back({std::to_string(j.value("id", 0)), printable(j.value("owner", "")), j.value("state", ""),
-                        gpus_cell(j), cpus_cell(j), span(submit, start ? start : end), span(start, end),
-                        printable(j.value("name", ""))});
+        const std::string id = j["id"].is_string() ? j["id"].get<std::string>() : std::to_string(j.value("id", 0));
+        rows.push_back({id, printable(j.value("owner", "")), j.value("state", ""), gpus_cell(j), cpus_cell(j),
+                        span(submit, start ? start : end), span(start, end), printable(j.value("name", ""))});
     }
     std::vector<std::size_t> width(rows.front().size(), 0);
     for (const auto& r : rows)
@@ -195,6 +201,11 @@ int run_submit(const QueueArgs& a, const std::vector<std::string>& command, cons
         char here[PATH_MAX];
         if (!::getcwd(here, sizeof here)) return runtime_error("cannot tell the current directory (give --cwd DIR)");
         s.cwd = here;
+    }
+    if (a.slurm) return run_submit_slurm(a, argv, s.cwd, config_path);
+    if (a.dry_run || a.nodes) {
+        const std::string flag = a.dry_run ? "--dry-run" : "--nodes";
+        return usage_error(flag + " goes with --slurm (this machine's queue runs jobs on this machine only)");
     }
     const std::map<std::string, std::string> env = environment_variables();
     for (const auto& kv : env) s.env.push_back(kv);
@@ -342,6 +353,12 @@ QueueCommands add_queue_commands(CLI::App& app, QueueArgs& a) {
     s->add_flag("--share", a.share, "May share a GPU with other --share jobs while their --gpu-mem fit in its memory");
     s->add_flag("--hold", a.hold, "Queue it held: it starts only after baton release");
     s->add_option("--cwd", a.cwd, "Run it in this directory (default: the current one)");
+    s->add_flag("--slurm", a.slurm,
+                "Hand it to Slurm: an sbatch script that runs it under baton run, submitted with sbatch; its id is "
+                "slurm:ID");
+    s->add_option("--nodes", a.nodes, "With --slurm: how many nodes (sbatch --nodes, one task each)")
+        ->check(CLI::Range(1u, 100000u));
+    s->add_flag("--dry-run", a.dry_run, "With --slurm: print the sbatch script instead of submitting it");
     s->add_flag("--json", a.json, "Print the answer as JSON");
     s->footer("Usage: baton submit [OPTIONS] -- CMD [ARGS...]");
 
@@ -390,11 +407,31 @@ int run_queue_command(const QueueCommands& c, const QueueArgs& a, const std::vec
     CLI::App* which = c.parsed();
     if (which == c.shim) return queue::run_job_shim(a.shim_dir);
     if (which == c.submit) return run_submit(a, command, config_path);
-    std::vector<std::int64_t> ids;
+    std::vector<std::int64_t> ids, slurm_ids;
     for (const std::string& w : a.jobs) {
+        if (std::optional<std::int64_t> sid = queue::slurm_job_id(w)) {
+            slurm_ids.push_back(*sid);
+            continue;
+        }
         Result<std::int64_t> id = job_id(w);
         if (!id.ok()) return usage_error(id.error().message);
         ids.push_back(*id);
+    }
+    // Jobs handed to Slurm: its commands, not the agent.
+    if (!slurm_ids.empty()) {
+        const SlurmOp op = which == c.show      ? SlurmOp::show
+                           : which == c.logs    ? SlurmOp::logs
+                           : which == c.wait    ? SlurmOp::wait
+                           : which == c.hold    ? SlurmOp::hold
+                           : which == c.release ? SlurmOp::release
+                           : which == c.retry   ? SlurmOp::retry
+                                                : SlurmOp::cancel;
+        if (op != SlurmOp::cancel || ids.empty()) {
+            int status = kExitOk;
+            for (std::int64_t sid : slurm_ids) status = std::max(status, run_slurm_command(op, a, sid, config_path));
+            return status;
+        }
+        return usage_error("cancel: give this machine's jobs and Slurm's (slurm:ID) in two commands");
     }
     if (which == c.logs) return run_logs(a, ids.front());
     if (which == c.wait) return run_wait(a, ids.front());
@@ -403,10 +440,18 @@ int run_queue_command(const QueueCommands& c, const QueueArgs& a, const std::vec
     if (which == c.queue) {
         r.op = queue::Op::list;
         r.all = a.all;
+        std::string slurm_problem;
+        const json slurm_rows = slurm_queue_rows(a.all, config_path, slurm_problem);
         Result<json> j = ask(r);
-        if (!j.ok()) return runtime_error(j.error().message);
-        if (a.json) return print_json((*j)["jobs"]);
-        return write_stdout(table((*j)["jobs"])) ? kExitOk : kExitFailure;
+        // No agent, but jobs handed to Slurm: those alone (the agent is this machine's queue).
+        const bool no_agent = !j.ok() && j.error().message.rfind("no baton agent", 0) == 0;
+        if (!j.ok() && !(no_agent && !slurm_rows.empty())) return runtime_error(j.error().message);
+        json jobs = j.ok() ? (*j)["jobs"] : json::array();
+        for (const json& row : slurm_rows) jobs.push_back(row);
+        if (!slurm_problem.empty())
+            std::fprintf(stderr, "baton: the jobs handed to Slurm are not listed: %s\n", slurm_problem.c_str());
+        if (a.json) return print_json(jobs);
+        return write_stdout(table(jobs)) ? kExitOk : kExitFailure;
     }
     if (which == c.show) {
         r.op = queue::Op::show;

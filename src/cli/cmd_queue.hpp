@@ -21,6 +21,8 @@ struct QueueArgs {
     unsigned retries = 0;
     int priority = 0;
     bool share = false, hold = false;
+    bool slurm = false, dry_run = false;  // hand it to Slurm; print the sbatch script only
+    unsigned nodes = 0;                   // --slurm: sbatch --nodes
     // the others
     std::vector<std::string> jobs;
     bool all = false, follow = false, stderr_stream = false, json = false;

@@ -247,6 +247,13 @@ TEST(Queue, BadInputIsRefusedWithTheReasonAndTheAgentGoesOn) {
              {{"show", "abc"}, "not a job id"},
              {{"cancel", "0"}, "not a job id"},
              {{"release", "999"}, "no job 999"},
+             {{"submit", "--dry-run", "--", "true"}, "--dry-run goes with --slurm"},
+             {{"submit", "--nodes", "2", "--", "true"}, "--nodes goes with --slurm"},
+             {{"submit", "--slurm", "--gpu", "0", "--", "true"}, "--slurm with --gpu"},
+             {{"submit", "--slurm", "--gpu-mem", "2G", "--", "true"}, "--slurm with --gpu-mem"},
+             {{"submit", "--slurm", "--priority", "3", "--", "true"}, "--slurm with --priority"},
+             {{"submit", "--slurm", "--on-oom", "retry", "--", "true"}, "--slurm with --on-oom retry"},
+             {{"show", "slurm:x"}, "not a job id"},
          }) {
         test::CommandResult r = q.baton(c.args);
         std::string words;

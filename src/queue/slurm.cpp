@@ -1,0 +1,350 @@
+#include "queue/slurm.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <ctime>
+#include <fcntl.h>
+#include <filesystem>
+#include <fmt/format.h>  // header-only (fmt::fmt-header-only)
+#include <fstream>
+#include <poll.h>
+#include <sstream>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <utility>
+
+#include "core/clock.hpp"
+
+namespace baton::queue {
+
+namespace {
+
+// A word as /bin/sh reads it back: single quotes, each ' as '\''.
+std::string sh_quoted(const std::string& word) {
+    std::string out = "'";
+    for (char c : word) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return out + "'";
+}
+
+// A value as sbatch reads it from an #SBATCH line: in double quotes when it holds a space (sbatch
+// honours them there, without a shell's escapes); a double quote or a control character, which it
+// could not take, becomes '_' (names; sbatch_refusal() refuses such a directory).
+std::string directive_value(const std::string& value) {
+    std::string v = value;
+    bool space = false;
+    for (char& c : v) {
+        if (c == '"' || static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '_';
+        space = space || c == ' ';
+    }
+    return space ? "\"" + v + "\"" : v;
+}
+
+std::vector<std::string> split(const std::string& line, char sep, std::size_t fields) {
+    // The last field takes the rest of the line (a job name may hold the separator).
+    std::vector<std::string> out;
+    std::size_t at = 0;
+    while (out.size() + 1 < fields) {
+        const std::size_t next = line.find(sep, at);
+        if (next == std::string::npos) return {};
+        out.push_back(line.substr(at, next - at));
+        at = next + 1;
+    }
+    out.push_back(line.substr(at));
+    return out;
+}
+
+std::optional<std::int64_t> number(const std::string& s) {
+    if (s.empty() || s.size() > 18 || s.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+    return std::stoll(s);
+}
+
+std::string lower_first_word(const std::string& s) {
+    std::string w = s.substr(0, s.find(' '));  // sacct: "CANCELLED by 1000"
+    std::transform(w.begin(), w.end(), w.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return w;
+}
+
+// "gres:gpu:2", "gres/gpu:a100:2", "gpu:1" -> 2, 2, 1; "N/A" -> 0.
+unsigned gpu_count(const std::string& tres) {
+    const std::size_t gpu = tres.find("gpu");
+    if (gpu == std::string::npos) return 0;
+    const std::size_t colon = tres.rfind(':');
+    if (colon == std::string::npos || colon < gpu) return 1;
+    std::optional<std::int64_t> n = number(tres.substr(colon + 1, tres.find_first_of(",(", colon) - colon - 1));
+    return n ? static_cast<unsigned>(*n) : 0;
+}
+
+// squeue gives a pending job its expected start and end, and a running one its time limit as its
+// end: only a started job has a start, only an ended one an end.
+void settle(SlurmJob& j) {
+    if (j.state == "pending") j.start_ms = std::nullopt;
+    if (slurm_state_open(j.state)) j.end_ms = std::nullopt;
+}
+
+}  // namespace
+
+const char* const kSqueueFormat = "%i|%T|%u|%V|%S|%e|%b|%C|%r|%Z|%j";
+const char* const kSacctFields = "JobIDRaw,State,User,Submit,Start,End,AllocCPUS,ExitCode,WorkDir,JobName";
+
+std::string sbatch_script(const SlurmSubmit& s) {
+    std::string out = "#!/bin/sh\n# Written by baton submit --slurm (docs/queue.md, \"Handing jobs to Slurm\").\n";
+    auto directive = [&](const std::string& d) { out += "#SBATCH " + d + "\n"; };
+    directive("--job-name=" + directive_value(s.name));
+    directive("--chdir=" + directive_value(s.cwd));
+    directive("--output=baton-%j.out");
+    directive("--error=baton-%j.err");
+    if (s.nodes) {
+        directive(fmt::format("--nodes={}", s.nodes));
+        directive("--ntasks-per-node=1");
+    }
+    if (s.gpus_per_node) directive(fmt::format("--gpus-per-node={}", s.gpus_per_node));
+    if (s.cpus) directive((s.gpus_per_node ? "--cpus-per-gpu=" : "--cpus-per-task=") + std::to_string(*s.cpus));
+    // Slurm's M is a mebibyte: a size that is not a whole number of them is rounded up.
+    if (s.memory_bytes) directive(fmt::format("--mem={}M", (s.memory_bytes + (1u << 20) - 1) >> 20));
+    if (!s.after.empty()) {
+        std::string ids;
+        for (std::int64_t a : s.after) ids += ":" + std::to_string(a);
+        directive(std::string("--dependency=") + (s.after_ok ? "afterok" : "afterany") + ids);
+    }
+    if (s.requeue) directive("--requeue");
+    if (s.hold) directive("--hold");
+    // (a control character in the name would break the script's lines: '_', as in the directive)
+    std::string name = s.name;
+    for (char& c : name)
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '_';
+    out += "exec " + sh_quoted(s.baton) + " run --name " + sh_quoted(name) + " --";
+    for (const std::string& a : s.argv) out += " " + sh_quoted(a);
+    return out + "\n";
+}
+
+std::string sbatch_refusal(const SlurmSubmit& s) {
+    for (char c : s.cwd)
+        if (c == '"' || static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+            return "the directory " + s.cwd +
+                   " holds a character an #SBATCH line cannot carry (\" or a control "
+                   "character): give --cwd another";
+    return "";
+}
+
+Result<std::int64_t> parse_sbatch_id(const std::string& output) {
+    std::string first = output.substr(0, output.find('\n'));
+    first = first.substr(0, first.find(';'));
+    std::optional<std::int64_t> id = number(first);
+    if (!id || *id <= 0) return make_error("sbatch answered '" + first + "', not a job id");
+    return *id;
+}
+
+std::optional<std::int64_t> parse_slurm_time(const std::string& text) {
+    std::tm tm{};
+    if (text.size() != 19 || !strptime(text.c_str(), "%Y-%m-%dT%H:%M:%S", &tm)) return std::nullopt;
+    tm.tm_isdst = -1;
+    const std::time_t t = std::mktime(&tm);
+    if (t == static_cast<std::time_t>(-1)) return std::nullopt;
+    return static_cast<std::int64_t>(t) * 1000;
+}
+
+bool slurm_state_open(const std::string& state) {
+    for (const char* s : {"pending", "running", "configuring", "completing", "suspended", "requeued", "requeue_hold",
+                          "requeue_fed", "resizing", "signaling", "stage_out", "stopped", "resv_del_hold"})
+        if (state == s) return true;
+    return false;
+}
+
+std::vector<SlurmJob> parse_squeue(const std::string& text) {
+    std::vector<SlurmJob> out;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);) {
+        const std::vector<std::string> f = split(line, '|', 11);
+        if (f.empty()) continue;
+        std::optional<std::int64_t> id = number(f[0]);
+        if (!id) continue;
+        SlurmJob j;
+        j.id = *id;
+        j.state = lower_first_word(f[1]);
+        j.user = f[2];
+        j.submit_ms = parse_slurm_time(f[3]);
+        j.start_ms = parse_slurm_time(f[4]);
+        j.end_ms = parse_slurm_time(f[5]);
+        settle(j);
+        j.gpus = gpu_count(f[6]);
+        j.cpus = static_cast<unsigned>(number(f[7]).value_or(0));
+        j.reason = f[8] == "None" ? "" : f[8];
+        j.cwd = f[9];
+        j.name = f[10];
+        out.push_back(std::move(j));
+    }
+    return out;
+}
+
+std::vector<SlurmJob> parse_sacct(const std::string& text) {
+    std::vector<SlurmJob> out;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);) {
+        const std::vector<std::string> f = split(line, '|', 10);
+        if (f.empty()) continue;
+        std::optional<std::int64_t> id = number(f[0]);
+        if (!id) continue;  // (steps: "123.batch")
+        SlurmJob j;
+        j.id = *id;
+        j.state = lower_first_word(f[1]);
+        j.user = f[2];
+        j.submit_ms = parse_slurm_time(f[3]);
+        j.start_ms = parse_slurm_time(f[4]);
+        j.end_ms = parse_slurm_time(f[5]);
+        settle(j);
+        j.cpus = static_cast<unsigned>(number(f[6]).value_or(0));
+        // ExitCode is "CODE:SIGNAL".
+        const std::string code = f[7].substr(0, f[7].find(':'));
+        const std::string sig = f[7].find(':') == std::string::npos ? "" : f[7].substr(f[7].find(':') + 1);
+        if (std::optional<std::int64_t> c = number(code)) {
+            const std::int64_t s = number(sig).value_or(0);
+            j.exit_code = static_cast<int>(s ? 128 + s : *c);
+        }
+        j.cwd = f[8];
+        j.name = f[9];
+        out.push_back(std::move(j));
+    }
+    return out;
+}
+
+Status remember_slurm_job(const std::string& path, const RememberedJob& job) {
+    std::error_code ec;
+    std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0) return make_error("cannot write " + path + ": " + std::strerror(errno));
+    std::string line = fmt::format("{}\t{}\t{}\t{}", job.id, job.submit_ms, job.cwd, job.name);
+    for (char& c : line)
+        if (c == '\n') c = ' ';
+    line += '\n';
+    // One write of one line with O_APPEND: two submits at once each add a whole line.
+    const bool ok = ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size());
+    const int e = errno;
+    ::close(fd);
+    if (!ok) return make_error("cannot write " + path + ": " + std::strerror(e));
+    return Ok{};
+}
+
+std::vector<RememberedJob> remembered_slurm_jobs(const std::string& path) {
+    std::vector<RememberedJob> out;
+    std::ifstream in(path);
+    for (std::string line; std::getline(in, line);) {
+        const std::vector<std::string> f = split(line, '\t', 4);
+        if (f.empty()) continue;
+        std::optional<std::int64_t> id = number(f[0]), at = number(f[1]);
+        if (!id || !at) continue;
+        out.push_back({*id, *at, f[2], f[3]});
+    }
+    return out;
+}
+
+std::optional<std::int64_t> slurm_job_id(const std::string& word) {
+    if (word.rfind("slurm:", 0) != 0) return std::nullopt;
+    std::optional<std::int64_t> id = number(word.substr(6));
+    if (!id || *id <= 0) return std::nullopt;
+    return id;
+}
+
+Result<ProgramOutput> run_program(const std::vector<std::string>& argv, const std::string& input,
+                                  double timeout_seconds) {
+    if (argv.empty()) return make_error("no program");
+    int in[2], out[2], err[2];
+    if (::pipe2(in, O_CLOEXEC) != 0) return make_error(std::string("cannot make a pipe: ") + std::strerror(errno));
+    if (::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0) {
+        ::close(in[0]);
+        ::close(in[1]);
+        return make_error(std::string("cannot make a pipe: ") + std::strerror(errno));
+    }
+    std::vector<std::string> words = argv;
+    std::vector<char*> args;
+    for (std::string& w : words) args.push_back(w.data());
+    args.push_back(nullptr);
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+        ::dup2(in[0], 0);
+        ::dup2(out[1], 1);
+        ::dup2(err[1], 2);
+        ::signal(SIGPIPE, SIG_DFL);
+        ::execvp(args[0], args.data());
+        const std::string why = "cannot run " + argv[0] + ": " + std::strerror(errno) + "\n";
+        (void)!::write(2, why.data(), why.size());
+        ::_exit(127);
+    }
+    ::close(in[0]);
+    ::close(out[1]);
+    ::close(err[1]);
+    if (pid < 0) {
+        for (int fd : {in[1], out[0], err[0]}) ::close(fd);
+        return make_error(std::string("cannot fork: ") + std::strerror(errno));
+    }
+    // A program that exits without reading its input must not end this process with SIGPIPE.
+    struct sigaction ignore {
+    }, before{};
+    ignore.sa_handler = SIG_IGN;
+    ::sigaction(SIGPIPE, &ignore, &before);
+    ProgramOutput r;
+    std::size_t written = 0;
+    int to = in[1];
+    if (input.empty()) {
+        ::close(to);
+        to = -1;
+    } else {
+        ::fcntl(to, F_SETFL, O_NONBLOCK);
+    }
+    int from[2] = {out[0], err[0]};
+    const double deadline = monotonic_seconds() + timeout_seconds;
+    while (from[0] >= 0 || from[1] >= 0) {
+        const double left = deadline - monotonic_seconds();
+        if (left <= 0) {
+            r.timed_out = true;
+            ::kill(pid, SIGKILL);
+            break;
+        }
+        pollfd p[3];
+        nfds_t n = 0;
+        for (int fd : from)
+            if (fd >= 0) p[n++] = {fd, POLLIN, 0};
+        if (to >= 0) p[n++] = {to, POLLOUT, 0};
+        if (::poll(p, n, static_cast<int>(std::min(left, 1.0) * 1000) + 1) < 0 && errno != EINTR) break;
+        for (nfds_t i = 0; i < n; ++i) {
+            if (!p[i].revents) continue;
+            if (p[i].fd == to) {
+                const ssize_t w = ::write(to, input.data() + written, input.size() - written);
+                if (w > 0) written += static_cast<std::size_t>(w);
+                if (w < 0 && errno != EAGAIN) written = input.size();  // it stopped reading
+                if (written == input.size()) {
+                    ::close(to);
+                    to = -1;
+                }
+                continue;
+            }
+            char buf[8192];
+            const ssize_t got = ::read(p[i].fd, buf, sizeof buf);
+            const int which = p[i].fd == from[0] ? 0 : 1;
+            if (got > 0) {
+                (which == 0 ? r.out : r.err).append(buf, static_cast<std::size_t>(got));
+                if (r.out.size() + r.err.size() > (64u << 20)) {  // (an answer this long is not Slurm's)
+                    r.timed_out = true;
+                    ::kill(pid, SIGKILL);
+                    for (int& fd : from)
+                        if (fd >= 0) ::close(std::exchange(fd, -1));
+                    break;
+                }
+            } else if (got == 0 || errno != EINTR) {
+                ::close(from[which]);
+                from[which] = -1;
+            }
+        }
+    }
+    for (int fd : {to, from[0], from[1]})
+        if (fd >= 0) ::close(fd);
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    ::sigaction(SIGPIPE, &before, nullptr);
+    r.exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return r;
+}
+
+}  // namespace baton::queue

@@ -1,0 +1,264 @@
+// baton submit --slurm against a real Slurm: Debian's munged, slurmctld and slurmd started by the
+// test on loopback (free ports, a generated slurm.conf, state and spool in a temporary directory),
+// with four GRES GPUs when this machine lets the test make their device nodes (else CPUs only, and
+// the test says so). A job runs to completion under `baton run` (its run is in the history),
+// shows in `baton queue` with Slurm's state, its output is read by `baton logs`, `baton wait`
+// exits with its status, and `baton cancel` cancels a second one through scancel.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <functional>
+#include <csignal>
+#include <fcntl.h>
+#include <fstream>
+#include <netinet/in.h>
+#include <random>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include "core/clock.hpp"
+#include "test_support.hpp"
+
+using namespace baton;
+using nlohmann::json;
+
+namespace {
+
+int free_port() {
+    const int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+    getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+    close(fd);
+    return ntohs(a.sin_port);
+}
+
+pid_t start(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
+            const std::string& log) {
+    const pid_t pid = fork();
+    if (pid == 0) {
+        const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
+        dup2(fd, 1);
+        dup2(fd, 2);
+        for (const auto& [k, v] : env) setenv(k.c_str(), v.c_str(), 1);
+        std::vector<char*> args;
+        for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+        args.push_back(nullptr);
+        execv(args[0], args.data());
+        _exit(127);
+    }
+    return pid;
+}
+
+void stop(pid_t pid) {
+    if (pid <= 0) return;
+    kill(pid, SIGTERM);
+    const double until = monotonic_seconds() + 10;
+    while (monotonic_seconds() < until) {
+        if (waitpid(pid, nullptr, WNOHANG) == pid) return;
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, nullptr, 0);
+}
+
+// munged + slurmctld + slurmd of the test's own, stopped by pid.
+class Cluster {
+  public:
+    Cluster() {
+        if (geteuid() != 0) {
+            skip_ = "slurmd starts jobs as their users and needs root";
+            return;
+        }
+        for (const char* p : {"/usr/sbin/munged", "/usr/sbin/slurmctld", "/usr/sbin/slurmd", "/usr/bin/sbatch"})
+            if (access(p, X_OK) != 0) {
+                skip_ = std::string(p) + " is not installed (scripts/test.sh installs slurm-wlm's daemons and munge)";
+                return;
+            }
+        const std::string d = dir_.path();
+        chmod(d.c_str(), 0711);
+        for (const char* sub : {"/state", "/spool", "/work", "/dev"}) mkdir((d + sub).c_str(), 0755);
+        {
+            std::random_device rd;
+            std::string key(1024, '\0');
+            for (char& c : key) c = static_cast<char>(rd());
+            const int fd = open((d + "/munge.key").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+            EXPECT_EQ(write(fd, key.data(), key.size()), 1024);
+            close(fd);
+        }
+        munged_ = start(
+            {"/usr/sbin/munged", "-F", "-f", "--socket=" + d + "/munge.sock", "--key-file=" + d + "/munge.key",
+             "--pid-file=" + d + "/munged.pid", "--log-file=" + d + "/munged.log", "--seed-file=" + d + "/munged.seed"},
+            {}, d + "/munged.out");
+        // GRES GPUs need device files; /dev/null's numbers stand in for them (Slurm only names them).
+        gpus_ = 4;
+        for (int i = 0; i < 4; ++i)
+            if (mknod((d + "/dev/nvidia" + std::to_string(i)).c_str(), S_IFCHR | 0666, makedev(1, 3)) != 0) gpus_ = 0;
+        char host[256] = {};
+        gethostname(host, sizeof host - 1);
+        std::string name = host;
+        name = name.substr(0, name.find('.'));
+        const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        std::ofstream conf(d + "/slurm.conf");
+        conf << "ClusterName=batontest\nSlurmctldHost=" << name << "(127.0.0.1)\n"
+             << "SlurmctldPort=" << free_port() << "\nSlurmdPort=" << free_port() << "\n"
+             << "SlurmUser=root\nSlurmdUser=root\nAuthType=auth/munge\nAuthInfo=socket=" << d << "/munge.sock\n"
+             << "CredType=cred/munge\nStateSaveLocation=" << d << "/state\nSlurmdSpoolDir=" << d << "/spool\n"
+             << "SlurmctldPidFile=" << d << "/slurmctld.pid\nSlurmdPidFile=" << d << "/slurmd.pid\n"
+             << "SlurmctldLogFile=" << d << "/slurmctld.log\nSlurmdLogFile=" << d << "/slurmd.log\n"
+             << "ProctrackType=proctrack/linuxproc\nTaskPlugin=task/none\nSelectType=select/cons_tres\n"
+             << "SelectTypeParameters=CR_Core\nSchedulerType=sched/backfill\nReturnToService=2\nMpiDefault=none\n"
+             << "JobCompType=jobcomp/none\nAccountingStorageType=accounting_storage/none\n"
+             << "JobAcctGatherType=jobacct_gather/none\nSlurmdParameters=config_overrides\nMinJobAge=600\n"
+             << (gpus_ ? "GresTypes=gpu\n" : "") << "NodeName=" << name << " NodeAddr=127.0.0.1 CPUs=" << cpus
+             << " RealMemory=1000" << (gpus_ ? " Gres=gpu:4" : "") << " State=UNKNOWN\n"
+             << "PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP\n";
+        conf.close();
+        if (gpus_) std::ofstream(d + "/gres.conf") << "AutoDetect=off\nName=gpu File=" << d << "/dev/nvidia[0-3]\n";
+        env_ = {{"SLURM_CONF", d + "/slurm.conf"},
+                {"BATON_SYSTEM_CONFIG", "/dev/null"},
+                {"XDG_CONFIG_HOME", d},
+                {"XDG_STATE_HOME", d + "/state-baton"},
+                {"BATON_SOCKET", d + "/baton.sock"},
+                {"PATH", "/usr/bin:/bin:/usr/sbin:/sbin"}};
+        ctld_ = start({"/usr/sbin/slurmctld", "-D", "-f", d + "/slurm.conf"}, {}, d + "/slurmctld.out");
+        std::this_thread::sleep_for(std::chrono::milliseconds(500));
+        slurmd_ = start({"/usr/sbin/slurmd", "-D", "-f", d + "/slurm.conf"}, {}, d + "/slurmd.out");
+        const double until = monotonic_seconds() + 60;
+        while (monotonic_seconds() < until) {
+            test::CommandResult s = test::run({"/usr/bin/sinfo", "-h", "-o", "%T"}, env_, 10);
+            if (s.out.rfind("idle", 0) == 0) return;
+            std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        }
+        ADD_FAILURE() << "the node never became idle\n"
+                      << test::read_text(d + "/slurmctld.log") << test::read_text(d + "/slurmd.log");
+    }
+    ~Cluster() {
+        if (ctld_ > 0) test::run({"/usr/bin/scancel", "--full", "-u", "root"}, env_, 10);
+        stop(slurmd_);
+        stop(ctld_);
+        stop(munged_);
+    }
+    const std::string& skip() const { return skip_; }
+    int gpus() const { return gpus_; }
+    std::string work() const { return dir_.path() + "/work"; }
+    const std::string& dir() const { return dir_.path(); }
+    test::CommandResult baton(std::vector<std::string> args, double timeout = 60) const {
+        args.insert(args.begin(), test::baton_binary());
+        return test::run(args, env_, timeout);
+    }
+    // The job's row in `baton queue --all --json`, once `pred` holds of it (or the last one seen).
+    json row(const std::string& id, const std::function<bool(const json&)>& pred, double seconds = 60) const {
+        json last;
+        const double until = monotonic_seconds() + seconds;
+        while (monotonic_seconds() < until) {
+            json all = json::parse(baton({"queue", "--all", "--json"}).out, nullptr, false);
+            if (all.is_array())
+                for (const json& j : all)
+                    if (j.value("id", json()).is_string() && j["id"] == id) last = j;
+            if (!last.is_null() && pred(last)) return last;
+            std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        }
+        return last;
+    }
+
+  private:
+    test::TempDir dir_;
+    std::string skip_;
+    int gpus_ = 0;
+    std::map<std::string, std::string> env_;
+    pid_t munged_ = -1, ctld_ = -1, slurmd_ = -1;
+};
+
+}  // namespace
+
+TEST(SlurmHandOff, SubmitRunsUnderBatonRunListsWaitsReadsAndCancels) {
+    Cluster c;
+    if (!c.skip().empty()) GTEST_SKIP() << c.skip();
+    std::printf("Slurm with %s\n", c.gpus() ? "4 GRES GPUs" : "CPUs only (no device nodes could be made)");
+
+    // --dry-run: the script, nothing submitted.
+    test::CommandResult dry = c.baton({"submit", "--slurm", "--dry-run", "--cwd", c.work(), "--", "true"});
+    ASSERT_EQ(dry.exit_code, 0) << dry.err;
+    EXPECT_NE(dry.out.find("#SBATCH --chdir=" + c.work() + "\n"), std::string::npos) << dry.out;
+    EXPECT_NE(dry.out.find(" run --name 'true' -- 'true'\n"), std::string::npos) << dry.out;
+
+    std::vector<std::string> ask{"submit", "--slurm", "--name", "slurm-ok", "--cwd", c.work()};
+    if (c.gpus()) ask.insert(ask.end(), {"--gpus", "1"});
+    ask.insert(ask.end(), {"--", "sh", "-c", "echo gpus=${CUDA_VISIBLE_DEVICES:-none}; echo to-err >&2; exit 0"});
+    test::CommandResult sub = c.baton(ask);
+    ASSERT_EQ(sub.exit_code, 0) << sub.err;
+    ASSERT_EQ(sub.out.rfind("slurm:", 0), 0u) << sub.out;
+    const std::string id = sub.out.substr(0, sub.out.size() - 1);
+
+    test::CommandResult w = c.baton({"wait", id}, 90);
+    EXPECT_EQ(w.exit_code, 0) << w.out << w.err << test::read_text(c.dir() + "/slurmctld.log");
+    const json done = c.row(id, [](const json& j) { return j.value("state", "") == "completed"; });
+    EXPECT_EQ(done.value("state", ""), "completed") << done.dump();
+    EXPECT_EQ(done.value("name", ""), "slurm-ok");
+    if (c.gpus()) {
+        EXPECT_EQ(done.value("gpus_count", 0u), 1u) << done.dump();
+    }
+    EXPECT_EQ(c.baton({"logs", id}).out, c.gpus() ? "gpus=0\n" : "gpus=none\n");
+    // Its stderr holds the command's and baton run's summary; its run is in the history.
+    const std::string err = c.baton({"logs", id, "--stderr"}).out;
+    EXPECT_NE(err.find("to-err\n"), std::string::npos) << err;
+    EXPECT_NE(err.find("baton run: slurm-ok exited with 0"), std::string::npos) << err;
+    test::CommandResult runs = c.baton({"runs", "--json"});
+    EXPECT_NE(runs.out.find("\"slurm-ok\""), std::string::npos) << runs.out << runs.err;
+    const std::string table = c.baton({"queue", "--all"}).out;
+    EXPECT_NE(table.find(id), std::string::npos) << table;
+    EXPECT_NE(table.find("completed"), std::string::npos) << table;
+    test::CommandResult show = c.baton({"show", id});
+    EXPECT_NE(show.out.find("JobState=COMPLETED"), std::string::npos) << show.out << show.err;
+    const json shown = json::parse(c.baton({"show", id, "--json"}).out, nullptr, false);
+    EXPECT_EQ(shown.value("/scontrol/JobName"_json_pointer, ""), "slurm-ok") << shown.dump();
+    // Held at submit (sbatch --hold): pending until baton release.
+    test::CommandResult held = c.baton({"submit", "--slurm", "--hold", "--cwd", c.work(), "--", "true"});
+    ASSERT_EQ(held.exit_code, 0) << held.err;
+    const std::string held_id = held.out.substr(0, held.out.size() - 1);
+    const json pending = c.row(held_id, [](const json& j) { return j.value("state", "") == "pending"; });
+    EXPECT_EQ(pending.value("state", ""), "pending") << pending.dump();
+    EXPECT_NE(pending.value("waiting", "").find("Held"), std::string::npos) << pending.dump();
+    EXPECT_EQ(c.baton({"release", held_id}).out, "job " + held_id + ": released\n");
+    EXPECT_EQ(c.baton({"wait", held_id}, 90).exit_code, 0);
+    // A failing command: wait exits with its status.
+    test::CommandResult bad = c.baton({"submit", "--slurm", "--cwd", c.work(), "--", "sh", "-c", "exit 7"});
+    ASSERT_EQ(bad.exit_code, 0) << bad.err;
+    EXPECT_EQ(c.baton({"wait", bad.out.substr(0, bad.out.size() - 1)}, 90).exit_code, 7);
+
+    // A second one, cancelled while it runs: scancel.
+    test::CommandResult sleeper =
+        c.baton({"submit", "--slurm", "--name", "long", "--cwd", c.work(), "--", "sleep", "300"});
+    ASSERT_EQ(sleeper.exit_code, 0) << sleeper.err;
+    const std::string long_id = sleeper.out.substr(0, sleeper.out.size() - 1);
+    const json running = c.row(long_id, [](const json& j) { return j.value("state", "") == "running"; });
+    EXPECT_EQ(running.value("state", ""), "running") << running.dump();
+    // (a running job is listed without --all)
+    EXPECT_NE(c.baton({"queue"}).out.find(long_id), std::string::npos);
+    test::CommandResult cancel = c.baton({"cancel", long_id});
+    EXPECT_EQ(cancel.exit_code, 0) << cancel.err;
+    EXPECT_EQ(cancel.out, "job " + long_id + ": cancelling\n");
+    const json cancelled = c.row(long_id, [](const json& j) { return j.value("state", "") == "cancelled"; });
+    EXPECT_EQ(cancelled.value("state", ""), "cancelled") << cancelled.dump();
+    EXPECT_EQ(c.baton({"queue"}).out.find(long_id), std::string::npos);
+
+    // Refusals: what only this machine's queue does, and a job Slurm does not know.
+    test::CommandResult share = c.baton({"submit", "--slurm", "--share", "--", "true"});
+    EXPECT_EQ(share.exit_code, 2);
+    EXPECT_NE(share.err.find("--slurm with --share"), std::string::npos) << share.err;
+    test::CommandResult unknown = c.baton({"cancel", "slurm:999999"});
+    EXPECT_NE(unknown.exit_code, 0) << unknown.out << unknown.err;
+    EXPECT_NE(unknown.err.find("scancel slurm:999999: scancel: error: Kill job error on job id 999999"),
+              std::string::npos)
+        << unknown.err;
+}
