@@ -1,13 +1,19 @@
 #include "cli/cmd_doctor.hpp"
 
 #include <csignal>
+#include <map>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include "cli/cli_common.hpp"
 #include "core/config.hpp"
 #include "doctor/checks.hpp"
 #include "doctor/facts.hpp"
+#include "queue/job_cgroup.hpp"
+#include "queue/protocol.hpp"
+#include "queue/queue_client.hpp"
 #include "report/doctor_view.hpp"
 
 namespace baton::cli {
@@ -27,6 +33,36 @@ CLI::App* add_doctor_command(CLI::App& app, DoctorArgs& a) {
     return cmd;
 }
 
+namespace {
+
+// The queue's agent, asked over its socket; without one, what an agent started from here would get.
+QueueFacts queue_facts() {
+    QueueFacts q;
+    const std::map<std::string, std::string> env = environment_variables();
+    Result<int> fd = queue::connect_agent(env);
+    if (fd.ok()) {
+        queue::Request r;
+        r.op = queue::Op::info;
+        Result<queue::Reply> reply = queue::call(*fd, r, 10);
+        ::close(*fd);
+        const nlohmann::json j = reply.ok() ? nlohmann::json::parse(reply->line, nullptr, false) : nlohmann::json();
+        if (j.is_object() && j.value("ok", false)) {
+            q.agent = true;
+            q.socket = j.value("socket", "");
+            q.cgroups = j.value("cgroups", "");
+            q.job_cgroups = j.value("job_cgroups", false);
+            return q;
+        }
+    }
+    q.socket = queue::own_socket_path(env).value_or("");
+    Result<queue::CgroupPlace> place = queue::find_delegated_cgroup();
+    q.cgroups =
+        place.ok() ? "a cgroup per job under " + place->dir + "/jobs" : "CPU affinity only: " + place.error().message;
+    return q;
+}
+
+}  // namespace
+
 int run_doctor(const DoctorArgs& a, const std::string& config_path) {
     Result<Config> cfg = load_config(config_path);
     if (!cfg.ok()) return runtime_error(cfg.error().message);
@@ -39,7 +75,9 @@ int run_doctor(const DoctorArgs& a, const std::string& config_path) {
     o.python_asked = a.python_option->count() > 0;
     o.probe_torch = !a.no_torch;
     o.python_timeout_seconds = a.timeout;
-    const std::vector<CheckItem> items = run_checks(gather_facts(o));
+    DoctorFacts facts = gather_facts(o);
+    facts.queue = queue_facts();
+    const std::vector<CheckItem> items = run_checks(facts);
     std::string out;
     if (a.json) {
         append_doctor_json(items, out);

@@ -43,6 +43,7 @@ const std::vector<std::string>& check_ids() {
         "nccl_env",
         "harmful_env",
         "orphaned_gpu_processes",
+        "job_cgroups",
     };
     return ids;
 }
@@ -372,6 +373,27 @@ void orphan_check(const DoctorFacts& f, std::vector<CheckItem>& out) {
                    "they are not a daemon you started on purpose."));
 }
 
+// Whether the queue's jobs get limits the kernel enforces (a cgroup each) or CPU affinity only.
+void job_cgroup_check(const DoctorFacts& f, std::vector<CheckItem>& out) {
+    const QueueFacts& q = f.queue;
+    const std::string title = "Job queue: cgroups per job";
+    if (q.job_cgroups) {
+        out.push_back(
+            item("job_cgroups", CheckStatus::pass, title, "the agent on " + q.socket + " gives " + q.cgroups));
+        return;
+    }
+    const std::string fix =
+        "Run the queue's agent as the system service deploy/baton-queue.service (Delegate=yes hands it a cgroup "
+        "v2 subtree): each job then gets memory.max from --mem and cpuset.cpus from its CPUs.";
+    if (q.agent) {
+        out.push_back(
+            item("job_cgroups", CheckStatus::warn, title, "the agent on " + q.socket + " gives " + q.cgroups, fix));
+        return;
+    }
+    out.push_back(item("job_cgroups", CheckStatus::skip, title,
+                       "no queue agent answers; one started now would give " + q.cgroups, fix));
+}
+
 }  // namespace
 
 std::vector<CheckItem> run_checks(const DoctorFacts& f) {
@@ -383,6 +405,7 @@ std::vector<CheckItem> run_checks(const DoctorFacts& f) {
     host_checks(f, out);
     env_checks(f, out);
     orphan_check(f, out);
+    job_cgroup_check(f, out);
     return out;
 }
 

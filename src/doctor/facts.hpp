@@ -27,7 +27,16 @@ struct LimitFacts {
     std::optional<unsigned long long> nofile;         // soft RLIMIT_NOFILE; nullopt: unlimited
 };
 
+// The job queue's agent, as `baton doctor` finds it (gathered by the CLI, which talks to the agent).
+struct QueueFacts {
+    bool agent = false;        // an agent answered on its socket
+    std::string socket;        // where it answered, or where one would listen
+    bool job_cgroups = false;  // its jobs get cgroups of their own
+    std::string cgroups;       // what its jobs get, in words (the agent's own line, or what one started now would get)
+};
+
 struct DoctorFacts {
+    QueueFacts queue;
     Snapshot snapshot;
     std::map<std::string, std::string> env;  // only the variables the checks read, when set
     LimitFacts limits;

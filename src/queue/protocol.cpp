@@ -9,7 +9,7 @@ namespace baton::queue {
 
 namespace {
 
-constexpr const char* kOps[] = {"submit", "list", "show", "cancel", "hold", "release", "retry", "wait", "logs"};
+constexpr const char* kOps[] = {"submit", "list", "show", "cancel", "hold", "release", "retry", "wait", "logs", "info"};
 constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
 // Job ids are positive and fit in SQLite's integer; a request naming another is refused.
@@ -123,6 +123,8 @@ std::string request_line(const Request& r) {
         case Op::list:
             j["all"] = r.all;
             break;
+        case Op::info:
+            break;
         case Op::cancel:
             j["jobs"] = r.jobs;
             j["grace_seconds"] = r.grace_seconds;
@@ -154,7 +156,7 @@ Result<Request> parse_request(std::string_view line) {
         }
     if (!known)
         return make_error("no request \"" + op +
-                          "\" (known: submit, list, show, cancel, hold, release, retry, wait, logs)");
+                          "\" (known: submit, list, show, cancel, hold, release, retry, wait, logs, info)");
 
     std::string bad;  // the first field of the wrong type
     auto string_of = [&](const char* key, std::string& out) {
@@ -237,6 +239,8 @@ Result<Request> parse_request(std::string_view line) {
         }
         case Op::list:
             bool_of("all", r.all);
+            break;
+        case Op::info:
             break;
         case Op::cancel:
             if (!j.contains("jobs") || !j["jobs"].is_array() || j["jobs"].empty() || j["jobs"].size() > 100000) {

@@ -22,7 +22,8 @@ namespace baton::queue {
 
 inline constexpr std::size_t kMaxRequestBytes = 4u << 20;
 
-enum class Op { submit, list, show, cancel, hold, release, retry, wait, logs };
+// info: the agent's own state (its pid, and whether its jobs get cgroups: `baton doctor` asks).
+enum class Op { submit, list, show, cancel, hold, release, retry, wait, logs, info };
 
 const char* op_name(Op op);
 

@@ -141,6 +141,22 @@ Result<std::unique_ptr<QueueServer>> QueueServer::open(QueueServerOptions option
             return make_error("cannot give " + s->options_.socket_path + " to its group: " + std::strerror(errno));
     }
     ::fcntl(s->listen_fd_, F_SETFL, O_NONBLOCK);
+    // Per-job cgroups where the agent was handed a subtree; CPU affinity alone elsewhere.
+    if (s->options_.job_cgroups) {
+        Result<CgroupPlace> place = find_delegated_cgroup();
+        Status ready = place.ok() ? prepare_job_cgroups(*place) : Status(place.error());
+        if (ready.ok()) {
+            s->cgroups_ = *place;
+            std::string controllers;
+            for (const std::string& c : place->controllers) controllers += (controllers.empty() ? "" : ", ") + c;
+            s->cgroup_status_ = "a cgroup per job under " + place->dir + "/jobs (" + controllers + ")";
+        } else {
+            s->cgroup_status_ = "CPU affinity only: " + ready.error().message;
+        }
+    } else {
+        s->cgroup_status_ = "CPU affinity only: job cgroups are off";
+    }
+    std::fprintf(stderr, "baton: jobs get %s\n", s->cgroup_status_.c_str());
     s->wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (s->wake_fd_ < 0) return make_error(std::string("cannot make an eventfd: ") + std::strerror(errno));
     return s;
@@ -402,6 +418,7 @@ void QueueServer::loop() {
         const double now = monotonic_seconds();
         if (now >= next_check) {
             next_check = now + 1;
+            std::erase_if(stale_cgroups_, [](const std::string& dir) { return remove_job_cgroup(dir); });
             std::vector<std::int64_t> gone;
             for (auto& [id, r] : running_)
                 if (r->pidfd < 0 && process_start_ticks(r->pid) != std::optional<std::uint64_t>(r->start_ticks))
@@ -564,6 +581,16 @@ void QueueServer::launch(std::int64_t id) {
     spec.user = pw.pw_name;
     spec.cpus = j.cpus;
     spec.end_grace_seconds = options_.end_grace_seconds;
+    if (cgroups_) {
+        // (its limits: the memory it asked for, the CPUs it was given)
+        Result<std::string> cg =
+            create_job_cgroup(*cgroups_, cgroup_name(id, j.attempt), req ? req->want.memory_bytes : 0, j.cpus);
+        if (cg.ok())
+            spec.cgroup = *cg;
+        else
+            std::fprintf(stderr, "baton: job %lld runs without its cgroup: %s\n", static_cast<long long>(id),
+                         cg.error().message.c_str());
+    }
     ::unlink((dir + "/status").c_str());
     if (Status w = write_file_atomically(dir + "/spec", spec_json(spec)); !w.ok()) return fail(w.error().message);
 
@@ -687,6 +714,7 @@ void QueueServer::ended(std::int64_t id) {
     running_.erase(it);
     if (r->child) ::waitpid(r->pid, nullptr, 0);
     if (r->pidfd >= 0) ::close(r->pidfd);
+    drop_cgroup(id, open_[id].attempt);
     std::unique_ptr<Watched> w;
     {
         std::lock_guard lock(watch_mutex_);
@@ -792,6 +820,16 @@ void QueueServer::job_final(const JobRecord& j) {
     requests_.erase(id);
 }
 
+std::string QueueServer::cgroup_name(std::int64_t id, int attempt) const {
+    return std::to_string(id) + "-" + std::to_string(attempt);
+}
+
+void QueueServer::drop_cgroup(std::int64_t id, int attempt) {
+    if (!cgroups_) return;
+    const std::string dir = job_cgroup_dir(*cgroups_, cgroup_name(id, attempt));
+    if (!remove_job_cgroup(dir)) stale_cgroups_.push_back(dir);
+}
+
 void QueueServer::cancel_running(Running& r, double grace_seconds) {
     r.cancelling = true;
     sigval v{};
@@ -894,6 +932,12 @@ std::string QueueServer::answer(Client& c, const Request& r, std::string& tail) 
         }
         case Op::logs:
             return logs(c, r, tail);
+        case Op::info:
+            return dump({{"ok", true},
+                         {"pid", ::getpid()},
+                         {"socket", options_.socket_path},
+                         {"cgroups", cgroup_status_},
+                         {"job_cgroups", cgroups_.has_value()}});
         default:
             return change(c, r);
     }

@@ -24,6 +24,7 @@
 #include "core/result.hpp"
 #include "core/thresholds.hpp"
 #include "diagnose/series.hpp"
+#include "queue/job_cgroup.hpp"
 #include "queue/job_request.hpp"
 #include "queue/pool.hpp"
 #include "queue/protocol.hpp"
@@ -48,6 +49,7 @@ struct QueueServerOptions {
     bool uuid_visible_devices = false;  // CUDA_VISIBLE_DEVICES as UUIDs instead of indices
     std::optional<NvmlOptions> nvml;    // checked just before a GPU job starts; none: --no-gpus
     double end_grace_seconds = 10;      // what a job leaves running when it ends: SIGTERM, then SIGKILL after this
+    bool job_cgroups = true;            // a cgroup per job when the agent's cgroup was delegated (job_cgroup.hpp)
     Thresholds thresholds;              // for each job's findings
 };
 
@@ -104,6 +106,8 @@ class QueueServer {
     bool verify_gpus(const std::vector<std::string>& uuids, std::string& why);
     std::string attempt_dir(std::int64_t id, int attempt) const;
     void cancel_running(Running& r, double grace_seconds);
+    std::string cgroup_name(std::int64_t id, int attempt) const;
+    void drop_cgroup(std::int64_t id, int attempt);
 
     QueueServerOptions options_;
     SnapshotSource latest_;
@@ -121,7 +125,10 @@ class QueueServer {
     Pool last_pool_;  // the machine the last plan decided on
     std::map<int, std::unique_ptr<Client>> clients_;
     std::map<std::int64_t, std::unique_ptr<Running>> running_;
-    std::unique_ptr<GpuBackend> gpus_;  // the check just before a GPU job starts
+    std::unique_ptr<GpuBackend> gpus_;        // the check just before a GPU job starts
+    std::optional<CgroupPlace> cgroups_;      // the delegated subtree the jobs' cgroups go in, if any
+    std::string cgroup_status_;               // what the jobs get, in words (the agent's log, baton doctor)
+    std::vector<std::string> stale_cgroups_;  // job cgroups still emptying: removed again each second
     os::UserNames users_;
 
     // The watches, shared with the sampling thread (on_tick).

@@ -199,6 +199,21 @@ TEST(Queue, JobsRunWithTheirEnvironmentLogsAndExitStatus) {
     EXPECT_EQ(q.baton({"wait", std::to_string(q.submit({}, "true"))}).exit_code, 0);
     const std::string table = q.baton({"queue", "--all"}).out;
     EXPECT_NE(table.find("ID  OWNER"), std::string::npos) << table;
+    // What its jobs get (no delegated cgroup v2 subtree on this test's machine), said by the agent
+    // when it starts and by baton doctor, which asks it.
+    const std::string log = q.log();
+    EXPECT_NE(log.find("baton: jobs get "), std::string::npos) << log;
+    test::CommandResult doctor = q.baton({"doctor", "--no-torch", "--json"});
+    const json checks = json::parse(doctor.out, nullptr, false);
+    bool seen = false;
+    for (const json& c : checks.value("checks", json::array()))
+        if (c.value("id", "") == "job_cgroups") {
+            seen = true;
+            EXPECT_NE(c.value("detail", "").find("the agent on " + q.dir() + "/baton.sock gives "), std::string::npos)
+                << c.dump();
+            EXPECT_EQ(c.value("status", ""), log.find("a cgroup per job") != std::string::npos ? "pass" : "warn");
+        }
+    EXPECT_TRUE(seen) << doctor.out;
     EXPECT_NE(table.find("failed"), std::string::npos) << table;
     EXPECT_NE(table.find("done"), std::string::npos) << table;
 }

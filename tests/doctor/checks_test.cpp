@@ -22,6 +22,10 @@ GpuInfo gpu(unsigned index) {
 // A well set-up two-GPU box with PyTorch 2.3 for CUDA 12.1 on a 12.4 driver.
 DoctorFacts good() {
     DoctorFacts f;
+    f.queue.agent = true;
+    f.queue.socket = "/run/baton/baton.sock";
+    f.queue.job_cgroups = true;
+    f.queue.cgroups = "a cgroup per job under /sys/fs/cgroup/system.slice/baton-queue.service/jobs (cpuset, memory)";
     Snapshot& s = f.snapshot;
     s.gpu_status = "ok";
     s.gpu_driver_version = "550.54.15";
@@ -66,6 +70,24 @@ TEST(DoctorChecks, AGoodBoxPassesEveryCheckInOrder) {
         EXPECT_EQ(items[i].id, check_ids()[i]);
         EXPECT_EQ(items[i].status, CheckStatus::pass) << items[i].id << ": " << items[i].detail;
     }
+}
+
+TEST(DoctorChecks, JobCgroupsOrAffinityOnly) {
+    DoctorFacts f = good();
+    auto c = check(run_checks(f), "job_cgroups");
+    EXPECT_EQ(c.detail,
+              "the agent on /run/baton/baton.sock gives a cgroup per job under "
+              "/sys/fs/cgroup/system.slice/baton-queue.service/jobs (cpuset, memory)");
+    f.queue.job_cgroups = false;
+    f.queue.cgroups = "CPU affinity only: the agent runs in the root cgroup, not in one delegated to it";
+    c = check(run_checks(f), "job_cgroups");
+    EXPECT_EQ(c.status, CheckStatus::warn);
+    EXPECT_NE(c.fix.find("deploy/baton-queue.service"), std::string::npos);
+    f.queue.agent = false;
+    c = check(run_checks(f), "job_cgroups");
+    EXPECT_EQ(c.status, CheckStatus::skip);
+    EXPECT_EQ(c.detail.rfind("no queue agent answers; one started now would give CPU affinity only", 0), 0u)
+        << c.detail;
 }
 
 TEST(DoctorChecks, DriverAndCudaVersions) {

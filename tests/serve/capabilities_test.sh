@@ -56,6 +56,13 @@ if command -v systemd-analyze >/dev/null; then
   score=$(systemd-analyze security --offline=yes "$tmp/baton.service" 2>&1 | sed -n 's/.*Overall exposure level for baton.service: \([0-9.]*\).*/\1/p')
   echo "systemd-analyze security: exposure $score (0 best, 10 worst)"
   python3 -c "import sys; sys.exit(0 if float('$score') <= 3.0 else 1)" || { echo "exposure above 3.0"; fail=1; }
+  # The queue's unit (root, Delegate=yes, jobs outlive the agent): a unit systemd accepts.
+  queue_unit=$src/deploy/baton-queue.service
+  sed -e "s|^ExecStart=/usr/bin/baton|ExecStart=$baton|" -e '/^Documentation=/d' "$queue_unit" > "$tmp/baton-queue.service"
+  systemd-analyze verify "$tmp/baton-queue.service" || fail=1
+  for line in Delegate=yes KillMode=process RuntimeDirectory=baton; do
+    grep -qx "$line" "$queue_unit" || { echo "baton-queue.service: no $line"; fail=1; }
+  done
   rm -rf "$tmp"
 fi
 [ $fail = 0 ] && echo "PASS: the unit grants the capabilities the kernel needs, no more"
