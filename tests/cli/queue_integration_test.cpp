@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <csignal>
 #include <fcntl.h>
+#include <filesystem>
 #include <fstream>
 #include <future>
 #include <map>
@@ -55,7 +56,12 @@ std::string four_idle_gpus(const std::string& dir) {
 // temporary directory; stopped by pid. restart() after kill() keeps the directory.
 class Queue {
   public:
-    Queue() {
+    // `history`: a database file to start from (copied to where the agent keeps its history).
+    explicit Queue(const std::string& history = "") {
+        if (!history.empty()) {
+            std::filesystem::create_directories(dir_.path() + "/state/baton");
+            std::filesystem::copy_file(history, dir_.path() + "/state/baton/baton.db");
+        }
         ::chmod(dir_.path().c_str(), 0755);  // another user's client reaches the socket
         env_ = test::fake_env("eight-busy");
         env_["BATON_FAKE_NVML_SCENARIO"] = four_idle_gpus(dir_.path());
@@ -431,6 +437,35 @@ TEST(Queue, HoldReleaseCancelAndTheWholeTree) {
     EXPECT_EQ(q.baton({"retry", std::to_string(later)}).exit_code, 0);
     EXPECT_EQ(q.baton({"wait", std::to_string(later)}).exit_code, 0);
     EXPECT_EQ(q.job(later).value("attempt", 0), 1);
+}
+
+TEST(Queue, AHistoryWrittenByAnOlderBatonOpensAndTakesJobs) {
+    // tests/fixtures/history-schema5.db: written by baton at 672831d (schema 5, the release before the
+    // queue's jobs table) with `baton run` on the fake NVML and a minute of `baton serve`.
+    const std::string old = std::string(BATON_FIXTURE_DIR) + "/history-schema5.db";
+    Queue q(old);
+    // (baton runs --json: one object per line)
+    auto runs = [&] {
+        std::vector<json> out;
+        std::istringstream in(q.baton({"runs", "--json"}).out);
+        for (std::string line; std::getline(in, line);) out.push_back(json::parse(line, nullptr, false));
+        return out;
+    };
+    const std::vector<json> listed = runs();
+    ASSERT_EQ(listed.size(), 1u) << q.log();
+    EXPECT_EQ(listed[0].value("name", ""), "before-the-queue");
+    EXPECT_EQ(listed[0].value("state", ""), "finished");
+    EXPECT_EQ(listed[0].value("samples", 0), 4);
+    test::CommandResult report = q.baton({"report", "1", "--markdown"});
+    EXPECT_EQ(report.exit_code, 0) << report.err;
+    EXPECT_NE(report.out.find("before-the-queue"), std::string::npos) << report.out;
+    // The queue's table was added by the migration: jobs run and are recorded beside the old run.
+    const std::int64_t id = q.submit({"--name", "after-the-queue"}, "echo new");
+    EXPECT_EQ(q.baton({"wait", std::to_string(id)}).exit_code, 0);
+    EXPECT_EQ(q.baton({"logs", std::to_string(id)}).out, "new\n");
+    const std::vector<json> after = runs();
+    ASSERT_EQ(after.size(), 2u);
+    EXPECT_EQ(after[0].value("name", "") + " " + after[1].value("name", ""), "before-the-queue after-the-queue");
 }
 
 // What /proc says of a process: its command line (NULs as spaces) and its parent.
