@@ -600,7 +600,8 @@ TEST(Queue, KillNineOfTheAgentLosesAndRepeatsNothing) {
     for (int round = 0; round < 20; ++round) {
         // Jobs flow in while the agent is killed at a random moment.
         for (int k = 0; k < 2 && submitted < 30; ++k, ++submitted)
-            ids.push_back(q.submit({}, "echo $BATON_JOB_ID >> " + ran + "; sleep 0." + std::to_string(rng() % 4)));
+            // (0.4 to 0.9 s: long enough that some still run when the next agent starts, and are re-adopted)
+            ids.push_back(q.submit({}, "echo $BATON_JOB_ID >> " + ran + "; sleep 0." + std::to_string(4 + rng() % 6)));
         std::this_thread::sleep_for(std::chrono::milliseconds(rng() % 300));
         q.kill(SIGKILL);
         q.start();

@@ -1,0 +1,268 @@
+// The answers to the queue's requests (protocol.hpp): submit, list, show, wait, logs, info and the
+// changes (cancel, hold, release, retry), with the owner-or-root checks. Runs on the queue thread.
+#include <algorithm>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include "core/clock.hpp"
+#include "queue/gpu_memory_auto.hpp"
+#include "queue/queue_server.hpp"
+#include "queue/queue_server_parts.hpp"
+
+namespace baton::queue {
+
+namespace {
+
+constexpr std::size_t kMaxLogChunk = 256 * 1024;
+
+}  // namespace
+
+void QueueServer::handle(Client& c, const std::string& line) {
+    Result<Request> r = parse_request(line);
+    if (!r.ok()) {
+        c.out += error_line(r.error().message);
+        return;
+    }
+    std::string tail;
+    const std::string head = answer(c, *r, tail);
+    c.out += head;
+    c.out += tail;
+}
+
+std::string QueueServer::job_json(const JobRecord& j) {
+    nlohmann::json o;
+    o["id"] = j.id;
+    o["owner_uid"] = j.owner_uid;
+    o["owner"] = users_.name(j.owner_uid);
+    o["name"] = j.name;
+    o["state"] = j.state;
+    o["priority"] = j.priority;
+    o["argv"] = j.argv;
+    o["cwd"] = j.cwd;
+    const JobRequest* req = request_of(j);
+    if (req) {
+        const Resources& w = req->want;
+        nlohmann::json want;
+        want["gpus"] = w.gpu_uuids.empty() ? w.gpus : static_cast<unsigned>(w.gpu_uuids.size());
+        if (!w.gpu_uuids.empty()) want["gpu_uuids"] = w.gpu_uuids;
+        if (w.gpu_memory_bytes) want["gpu_memory_bytes"] = *w.gpu_memory_bytes;
+        want["share"] = w.share;
+        want["cpus"] = w.cpus;
+        want["memory_bytes"] = w.memory_bytes;
+        o["want"] = want;
+        o["retries"] = req->retries;
+        o["on_oom"] = req->on_oom == OnOom::retry ? "retry" : "fail";
+    }
+    o["gpus"] = j.gpus;
+    std::vector<unsigned> indices;
+    for (const std::string& u : j.gpus)
+        for (const PoolGpu& g : last_pool_.gpus)
+            if (g.uuid == u) indices.push_back(g.index);
+    o["gpu_indices"] = indices;
+    o["cpus"] = j.cpus;
+    o["after"] = j.after;
+    o["after_ok"] = j.after_ok;
+    o["attempt"] = j.attempt;
+    o["submit_ms"] = j.submit_ms;
+    if (j.start_ms) o["start_ms"] = *j.start_ms;
+    if (j.end_ms) o["end_ms"] = *j.end_ms;
+    if (j.exit_status) o["exit_status"] = *j.exit_status;
+    if (j.pid) o["pid"] = *j.pid;
+    if (j.run_id) o["run_id"] = *j.run_id;
+    if (!j.note.empty()) o["note"] = j.note;
+    auto w = waiting_.find(j.id);
+    if (j.state == "queued" && w != waiting_.end()) o["waiting"] = w->second;
+    return o.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+std::string QueueServer::job_line(const JobRecord& j) {
+    return "{\"ok\":true,\"job\":" + job_json(j) + "}\n";
+}
+
+std::string QueueServer::answer(Client& c, const Request& r, std::string& tail) {
+    switch (r.op) {
+        case Op::submit:
+            return submit(c, r.submit);
+        case Op::list: {
+            // Each job's object as job_json() made it, not parsed and made again: a listing of
+            // thousands of queued jobs stays a few milliseconds of the queue's thread.
+            std::string jobs;
+            auto add = [&](const JobRecord& j) { jobs += (jobs.empty() ? "" : ",") + job_json(j); };
+            if (r.all) {
+                Result<std::vector<JobRecord>> all = store_->jobs(false);
+                if (!all.ok()) return error_line(all.error().message);
+                for (const JobRecord& j : *all) {
+                    auto o = open_.find(j.id);
+                    add(o != open_.end() ? o->second : j);
+                }
+            } else {
+                for (const auto& [id, j] : open_) add(j);
+            }
+            return "{\"ok\":true,\"jobs\":[" + jobs + "]}\n";
+        }
+        case Op::show:
+        case Op::wait: {
+            Result<JobRecord> j = find(r.jobs.front());
+            if (!j.ok()) return error_line(j.error().message);
+            if (r.op == Op::wait && !is_final(state_from_name(j->state).value_or(JobState::lost))) {
+                c.waiting = j->id;
+                return {};
+            }
+            return job_line(*j);
+        }
+        case Op::logs:
+            return logs(c, r, tail);
+        case Op::info:
+            return dump({{"ok", true},
+                         {"pid", ::getpid()},
+                         {"socket", options_.socket_path},
+                         {"cgroups", cgroup_status_},
+                         {"job_cgroups", cgroups_.has_value()}});
+        default:
+            return change(c, r);
+    }
+}
+
+std::string QueueServer::submit(const Client& c, const Submission& s) {
+    if (::geteuid() != 0 && c.peer.uid != ::geteuid())
+        return error_line("this agent runs as uid " + std::to_string(::geteuid()) + " and runs only that user's jobs");
+    JobRequest req = s.request;
+    Pool pool = current_pool();
+    if (!s.gpu_list.empty()) {
+        if (!pool.gpus_known)
+            return error_line("--gpu " + s.gpu_list + ": the GPUs cannot be read now (" + pool.gpus_problem + ")");
+        Result<std::vector<std::string>> uuids = resolve_gpus(s.gpu_list, pool);
+        if (!uuids.ok()) return error_line(uuids.error().message);
+        req.want.gpu_uuids = *uuids;
+        req.want.gpus = 0;
+    }
+    if (req.gpu_memory_auto) {
+        Result<std::uint64_t> bytes = auto_gpu_memory(*store_, s.name);
+        if (!bytes.ok()) return error_line(bytes.error().message);
+        req.want.gpu_memory_bytes = *bytes;
+    }
+    if (s.default_cpus) req.want.cpus = default_cpus(req.want, pool);
+    if (const std::string why = refusal(req, pool); !why.empty()) return error_line(why);
+    for (std::int64_t a : s.after)
+        if (!find(a).ok())
+            return error_line("--after " + std::to_string(a) + ": no job " + std::to_string(a) + " in the queue");
+    JobRecord j;
+    j.owner_uid = c.peer.uid;
+    j.name = s.name.empty() ? command_name(s.argv) : s.name;
+    j.argv = s.argv;
+    j.cwd = s.cwd;
+    j.env = s.env;
+    j.request = request_json(req);
+    j.priority = s.priority;
+    j.after = s.after;
+    j.after_ok = s.after_ok;
+    j.state = s.hold ? "held" : "queued";
+    j.submit_ms = unix_millis();
+    Result<std::int64_t> id = store_->add_job(j);
+    if (!id.ok()) return error_line(id.error().message);
+    j.id = *id;
+    open_[j.id] = j;
+    return dump({{"ok", true}, {"id", j.id}, {"state", j.state}});
+}
+
+std::string QueueServer::change(const Client& c, const Request& r) {
+    nlohmann::json done = nlohmann::json::array();
+    for (std::int64_t id : r.jobs) {
+        Result<JobRecord> j = find(id);
+        if (!j.ok()) return error_line(j.error().message);
+        if (c.peer.uid != 0 && c.peer.uid != j->owner_uid)
+            return error_line("job " + std::to_string(id) + " belongs to " + users_.name(j->owner_uid) +
+                              ": only its owner or root may " + op_name(r.op) + " it");
+    }
+    const std::int64_t now = unix_millis();
+    for (std::int64_t id : r.jobs) {
+        JobRecord j = *find(id);
+        std::string outcome;
+        switch (r.op) {
+            case Op::cancel:
+                if (j.state == "queued" || j.state == "held") {
+                    if (store_
+                            ->change_job_state(id, {"queued", "held"}, "cancelled", now, std::nullopt,
+                                               "cancelled before it started")
+                            .value_or(false)) {
+                        j.state = "cancelled";
+                        j.end_ms = now;
+                        j.note = "cancelled before it started";
+                        job_final(j);
+                        outcome = "cancelled";
+                    }
+                } else if (auto it = running_.find(id); it != running_.end()) {
+                    cancel_running(*it->second, r.grace_seconds);
+                    outcome = "cancelling";
+                } else {
+                    outcome = "already " + j.state;
+                }
+                break;
+            case Op::hold:
+                if (store_->change_job_state(id, {"queued"}, "held", now).value_or(false)) {
+                    open_[id].state = "held";
+                    outcome = "held";
+                } else {
+                    return error_line("job " + std::to_string(id) + " is " + j.state +
+                                      ": only a queued job can be held");
+                }
+                break;
+            case Op::release:
+                if (store_->change_job_state(id, {"held"}, "queued", now).value_or(false)) {
+                    open_[id].state = "queued";
+                    outcome = "queued";
+                } else {
+                    return error_line("job " + std::to_string(id) + " is " + j.state +
+                                      ": only a held job can be released");
+                }
+                break;
+            case Op::retry:
+                if (store_->requeue_job(id, "retried by " + users_.name(c.peer.uid)).value_or(false)) {
+                    Result<JobRecord> again = store_->job(id);
+                    if (again.ok()) open_[id] = *again;
+                    outcome = "queued";
+                } else {
+                    return error_line("job " + std::to_string(id) + " is " + j.state +
+                                      ": only an ended job can be retried");
+                }
+                break;
+            default:
+                return error_line("not a change");
+        }
+        done.push_back({{"id", id}, {"state", outcome}});
+    }
+    return dump({{"ok", true}, {"jobs", done}});
+}
+
+std::string QueueServer::logs(const Client& c, const Request& r, std::string& tail) {
+    Result<JobRecord> j = find(r.jobs.front());
+    if (!j.ok()) return error_line(j.error().message);
+    if (c.peer.uid != 0 && c.peer.uid != j->owner_uid)
+        return error_line("job " + std::to_string(j->id) + " belongs to " + users_.name(j->owner_uid) +
+                          ": only its owner or root may read its logs");
+    const std::string path = attempt_dir(j->id, j->attempt) + (r.stderr_stream ? "/stderr" : "/stdout");
+    const bool ended = is_final(state_from_name(j->state).value_or(JobState::lost));
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    std::uint64_t size = 0;
+    if (fd >= 0) {
+        struct stat st {};
+        if (::fstat(fd, &st) == 0) size = static_cast<std::uint64_t>(st.st_size);
+        if (r.offset < size) {
+            tail.resize(static_cast<std::size_t>(std::min<std::uint64_t>(size - r.offset, kMaxLogChunk)));
+            const ssize_t n = ::pread(fd, tail.data(), tail.size(), static_cast<off_t>(r.offset));
+            tail.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
+        }
+        ::close(fd);
+    }
+    return dump({{"ok", true},
+                 {"bytes", tail.size()},
+                 {"offset", r.offset + tail.size()},
+                 {"size", size},
+                 {"state", j->state},
+                 {"ended", ended}});
+}
+
+}  // namespace baton::queue

@@ -1,0 +1,56 @@
+// The queue server's inside, shared by its two files: queue_server.cpp (the thread, the plan, starts,
+// ends, re-adoption) and queue_requests.cpp (what each client request gets). Not for other modules.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <sys/types.h>
+
+#include <nlohmann/json.hpp>
+
+#include "queue/queue_server.hpp"
+#include "queue/queue_socket.hpp"
+#include "run/events_socket.hpp"
+#include "run/job_watch.hpp"
+
+namespace baton::queue {
+
+// One answer line: compact JSON, invalid UTF-8 replaced, newline-ended.
+inline std::string dump(const nlohmann::json& j) {
+    return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+inline std::string error_line(const std::string& message) {
+    return dump({{"ok", false}, {"error", message}});
+}
+
+struct QueueServer::Client {
+    int fd = -1;
+    Peer peer;
+    std::string in, out;
+    bool closing = false;                 // close once `out` is written
+    std::optional<std::int64_t> waiting;  // a `wait` answered when the job ends
+};
+
+struct QueueServer::Running {
+    pid_t pid = 0;
+    int pidfd = -1;
+    bool child = false;  // this agent started it (it must reap it)
+    std::uint64_t start_ticks = 0;
+    std::string dir;
+    bool cancelling = false;
+};
+
+// One running job's watch, driven by the sampling thread (on_tick).
+struct QueueServer::Watched {
+    std::unique_ptr<JobWatch> watch;
+    std::optional<EventsSocket> events;
+    std::string stderr_path;
+    std::uint64_t stderr_read = 0;
+    double started = 0;
+    bool run_linked = false;  // the store names its run
+};
+
+}  // namespace baton::queue
