@@ -63,36 +63,36 @@ def latencies(submit, tmp, name):
     return out
 
 
-def throughput_baton():
-    """JOBS submissions of `true` from one shell loop, then until the queue is empty: (wall, submitting, ran)."""
+def throughput(submit, pending, ran):
+    """JOBS submissions of `true` from one shell loop (`submit`: the words before the command), then until
+    pending() says none is left: (wall, submitting, how many ran)."""
     t0 = time.monotonic()
-    subprocess.run(["sh", "-c", 'i=0; while [ $i -lt %d ]; do "$0" submit -- true >/dev/null || exit 1; '
-                                'i=$((i+1)); done' % JOBS, BATON], check=True)
+    subprocess.run(["sh", "-c", 'i=0; while [ $i -lt %d ]; do "$@" true >/dev/null || exit 1; i=$((i+1)); done'
+                    % JOBS, "sh"] + submit, check=True)
     submitted = time.monotonic() - t0
-    while True:
-        jobs = json.loads(subprocess.run([BATON, "queue", "--json"], capture_output=True, check=True).stdout)
-        if not jobs:
-            break
+    while pending():
         time.sleep(0.02)
-    wall = time.monotonic() - t0
-    ended = json.loads(subprocess.run([BATON, "queue", "--all", "--json"], capture_output=True, check=True).stdout)
-    return wall, submitted, sum(1 for j in ended if j["state"] == "done" and j["argv"] == ["true"])
+    return time.monotonic() - t0, submitted, ran()
+
+
+def baton_json(*args):
+    return json.loads(subprocess.run([BATON] + list(args), capture_output=True, check=True).stdout)
+
+
+def throughput_baton():
+    return throughput([BATON, "submit", "--"], lambda: baton_json("queue", "--json"),
+                      lambda: sum(1 for j in baton_json("queue", "--all", "--json")
+                                  if j["state"] == "done" and j["argv"] == ["true"]))
+
+
+def tsp_listing():
+    return subprocess.run([TSP, "-l"], capture_output=True, text=True, check=True).stdout
 
 
 def throughput_tsp():
-    t0 = time.monotonic()
-    subprocess.run(["sh", "-c", 'i=0; while [ $i -lt %d ]; do "$0" true >/dev/null || exit 1; '
-                                'i=$((i+1)); done' % JOBS, TSP], check=True)
-    submitted = time.monotonic() - t0
-    while True:
-        listing = subprocess.run([TSP, "-l"], capture_output=True, text=True, check=True).stdout
-        if " queued " not in listing and " running " not in listing:
-            break
-        time.sleep(0.02)
-    wall = time.monotonic() - t0
-    ran = sum(1 for line in listing.splitlines() if " finished " in line and line.rstrip().endswith("true")
-              and " 0 " in line)
-    return wall, submitted, ran
+    return throughput([TSP], lambda: any(s in tsp_listing() for s in (" queued ", " running ")),
+                      lambda: sum(1 for line in tsp_listing().splitlines()
+                                  if " finished " in line and line.rstrip().endswith("true") and " 0 " in line))
 
 
 def main():

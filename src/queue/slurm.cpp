@@ -152,11 +152,17 @@ bool slurm_state_open(const std::string& state) {
     return false;
 }
 
-std::vector<SlurmJob> parse_squeue(const std::string& text) {
+namespace {
+
+// The jobs in `text`, one per line split at '|' into `fields`: the first six are the id, state,
+// user, submit, start and end (kSqueueFormat and kSacctFields both begin so), `rest` reads the
+// others. Lines that are not a job's (a step's "123.batch", noise) are skipped.
+template <typename Rest>
+std::vector<SlurmJob> parse_jobs(const std::string& text, std::size_t fields, Rest rest) {
     std::vector<SlurmJob> out;
     std::istringstream in(text);
     for (std::string line; std::getline(in, line);) {
-        const std::vector<std::string> f = split(line, '|', 11);
+        const std::vector<std::string> f = split(line, '|', fields);
         if (f.empty()) continue;
         std::optional<std::int64_t> id = number(f[0]);
         if (!id) continue;
@@ -168,45 +174,36 @@ std::vector<SlurmJob> parse_squeue(const std::string& text) {
         j.start_ms = parse_slurm_time(f[4]);
         j.end_ms = parse_slurm_time(f[5]);
         settle(j);
-        j.gpus = gpu_count(f[6]);
-        j.cpus = static_cast<unsigned>(number(f[7]).value_or(0));
-        j.reason = f[8] == "None" ? "" : f[8];
-        j.cwd = f[9];
-        j.name = f[10];
+        rest(f, j);
         out.push_back(std::move(j));
     }
     return out;
 }
 
+}  // namespace
+
+std::vector<SlurmJob> parse_squeue(const std::string& text) {
+    return parse_jobs(text, 11, [](const std::vector<std::string>& f, SlurmJob& j) {
+        j.gpus = gpu_count(f[6]);
+        j.cpus = static_cast<unsigned>(number(f[7]).value_or(0));
+        j.reason = f[8] == "None" ? "" : f[8];
+        j.cwd = f[9];
+        j.name = f[10];
+    });
+}
+
 std::vector<SlurmJob> parse_sacct(const std::string& text) {
-    std::vector<SlurmJob> out;
-    std::istringstream in(text);
-    for (std::string line; std::getline(in, line);) {
-        const std::vector<std::string> f = split(line, '|', 10);
-        if (f.empty()) continue;
-        std::optional<std::int64_t> id = number(f[0]);
-        if (!id) continue;  // (steps: "123.batch")
-        SlurmJob j;
-        j.id = *id;
-        j.state = lower_first_word(f[1]);
-        j.user = f[2];
-        j.submit_ms = parse_slurm_time(f[3]);
-        j.start_ms = parse_slurm_time(f[4]);
-        j.end_ms = parse_slurm_time(f[5]);
-        settle(j);
+    return parse_jobs(text, 10, [](const std::vector<std::string>& f, SlurmJob& j) {
         j.cpus = static_cast<unsigned>(number(f[6]).value_or(0));
         // ExitCode is "CODE:SIGNAL".
-        const std::string code = f[7].substr(0, f[7].find(':'));
-        const std::string sig = f[7].find(':') == std::string::npos ? "" : f[7].substr(f[7].find(':') + 1);
-        if (std::optional<std::int64_t> c = number(code)) {
-            const std::int64_t s = number(sig).value_or(0);
-            j.exit_code = static_cast<int>(s ? 128 + s : *c);
+        const std::size_t colon = f[7].find(':');
+        if (std::optional<std::int64_t> code = number(f[7].substr(0, colon))) {
+            const std::int64_t sig = colon == std::string::npos ? 0 : number(f[7].substr(colon + 1)).value_or(0);
+            j.exit_code = static_cast<int>(sig ? 128 + sig : *code);
         }
         j.cwd = f[8];
         j.name = f[9];
-        out.push_back(std::move(j));
-    }
-    return out;
+    });
 }
 
 Status remember_slurm_job(const std::string& path, const RememberedJob& job) {
