@@ -165,7 +165,7 @@ std::vector<SlurmJob> parse_jobs(const std::string& text, std::size_t fields, Re
         const std::vector<std::string> f = split(line, '|', fields);
         if (f.empty()) continue;
         std::optional<std::int64_t> id = number(f[0]);
-        if (!id) continue;
+        if (!id || *id <= 0) continue;  // (Slurm's job ids start at 1)
         SlurmJob j;
         j.id = *id;
         j.state = lower_first_word(f[1]);

@@ -94,7 +94,8 @@ TEST(SlurmAnswers, SqueueLines) {
         "a|name|with|bars\n"
         "43|COMPLETED|alice|2026-12-01T09:00:00|2026-12-01T09:00:01|2026-12-01T09:30:00|N/A|1|None|/h|done\n"
         "garbage line\n"
-        "x|RUNNING|a|b|c|d|e|f|g|h|i\n";
+        "x|RUNNING|a|b|c|d|e|f|g|h|i\n"
+        "0|CANCELLED by 1|a|b|c|d|e|f|g|h|i\n";  // (no job has id 0: found by fuzz_slurm_answers)
     const std::vector<SlurmJob> jobs = parse_squeue(text);
     ASSERT_EQ(jobs.size(), 3u);
     EXPECT_EQ(jobs[0].id, 41);
@@ -120,7 +121,8 @@ TEST(SlurmAnswers, SacctLinesTimesAndStates) {
     const std::string text =
         "50|CANCELLED by 1000|alice|2026-12-01T10:00:00|2026-12-01T10:00:01|2026-12-01T10:05:00|4|0:15|/h|x\n"
         "50.batch|CANCELLED|||||4|0:15|/h|batch\n"
-        "51|FAILED|alice|2026-12-01T10:00:00|Unknown|Unknown|2|3:0|/h|y\n";
+        "51|FAILED|alice|2026-12-01T10:00:00|Unknown|Unknown|2|3:0|/h|y\n"
+        "0|CANCELLED by 1|alice|||||0:15|/h|zero\n";
     const std::vector<SlurmJob> jobs = parse_sacct(text);
     ASSERT_EQ(jobs.size(), 2u);
     EXPECT_EQ(jobs[0].state, "cancelled");
