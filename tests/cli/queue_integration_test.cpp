@@ -75,8 +75,10 @@ class Queue {
     }
     ~Queue() {
         kill(SIGKILL);
-        // The jobs' supervisors outlive the agent by design: end the ones still running.
+        // The jobs' supervisors outlive the agent by design: end the ones still running, and any
+        // agent a submit started on this queue's socket while the test's own was down.
         test::run({"/usr/bin/pkill", "-KILL", "-f", "job-shim " + dir_.path()});
+        test::run({"/usr/bin/pkill", "-KILL", "-f", "serve --no-http --socket " + dir_.path() + "/"});
     }
     void start() {
         pid_ = fork();
@@ -88,9 +90,19 @@ class Queue {
             execl(test::baton_binary().c_str(), "baton", "serve", "--no-http", "--interval", "0.5", nullptr);
             _exit(127);
         }
+        // Until it answers: a killed agent's socket file is still there, and a submit that found it
+        // dead would start an agent of its own.
         const double until = monotonic_seconds() + 10;
-        while (monotonic_seconds() < until && access((dir_.path() + "/baton.sock").c_str(), F_OK) != 0)
-            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        while (monotonic_seconds() < until && !answers()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    bool answers() const {
+        const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        sockaddr_un a{};
+        a.sun_family = AF_UNIX;
+        std::snprintf(a.sun_path, sizeof a.sun_path, "%s/baton.sock", dir_.path().c_str());
+        const bool ok = connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+        close(fd);
+        return ok;
     }
     void kill(int sig) {
         if (pid_ <= 0) return;
