@@ -42,7 +42,8 @@ std::size_t split_run_command(const CLI::App& app, const std::vector<std::string
         if (word.find('=') != std::string::npos) return false;
         for (const CLI::App* c : {cmd, &app}) {
             if (!c) continue;
-            if (const CLI::Option* o = c->get_option_no_throw(word)) return o->get_expected_max() > 0;  // flags: 0
+            // Flags take none; an option whose value is optional (launch's --nccl-debug) takes one only as --opt=VALUE.
+            if (const CLI::Option* o = c->get_option_no_throw(word)) return o->get_expected_min() > 0;
         }
         return false;
     };
@@ -52,7 +53,7 @@ std::size_t split_run_command(const CLI::App& app, const std::vector<std::string
         if (args[i].rfind("-", 0) != 0) break;
         if (takes_value(nullptr, args[i])) ++i;
     }
-    if (i >= args.size() || (args[i] != "run" && args[i] != "submit")) return args.size();
+    if (i >= args.size() || (args[i] != "run" && args[i] != "submit" && args[i] != "launch")) return args.size();
     const CLI::App* run = app.get_subcommand(args[i]);
     for (++i; i < args.size(); ++i) {
         const std::string& a = args[i];

@@ -15,6 +15,7 @@
 #include "cli/cmd_explain.hpp"
 #include "cli/cmd_queue.hpp"
 #include "cli/cmd_report.hpp"
+#include "cli/cmd_launch.hpp"
 #include "cli/cmd_run.hpp"
 #include "cli/cmd_runs.hpp"
 #include "cli/cmd_serve.hpp"
@@ -83,6 +84,8 @@ int run_main(int argc, char** argv) {
     CLI::App* doctor = add_doctor_command(app, doctor_args);
     RunArgs run_args;
     CLI::App* run = add_run_command(app, run_args);
+    LaunchArgs launch_args;
+    CLI::App* launch = add_launch_command(app, launch_args);
     RunsArgs runs_args;
     CLI::App* runs = add_runs_command(app, runs_args);
     CompareArgs compare_args;
@@ -154,6 +157,7 @@ int run_main(int argc, char** argv) {
     if (diagnose->parsed()) return run_diagnose(diagnose_args, config_path);
     if (doctor->parsed()) return run_doctor(doctor_args, config_path);
     if (run->parsed()) return run_run(run_args, run_command_words, config_path);
+    if (launch->parsed()) return run_launch_command(launch_args, run_command_words, config_path);
     if (runs->parsed()) return run_runs(runs_args, config_path);
     if (compare->parsed()) return run_compare(compare_args, config_path);
     if (report->parsed()) return run_report(report_args, config_path);

@@ -316,17 +316,9 @@ void env_checks(const DoctorFacts& f, std::vector<CheckItem>& out) {
         issues.push_back("NCCL_IB_DISABLE=1 (InfiniBand off: multi-node runs use TCP)");
     if (env(f, "NCCL_DEBUG") == "TRACE") issues.push_back("NCCL_DEBUG=TRACE (logs every call: slow)");
     if (has_env(f, "NCCL_SOCKET_IFNAME")) {
-        // NCCL's syntax: comma-separated prefixes; '^' excludes; '=' matches exactly.
-        std::string v = env(f, "NCCL_SOCKET_IFNAME");
-        const bool exclude = !v.empty() && v[0] == '^';
-        if (exclude) v.erase(0, 1);
-        const bool exact = !v.empty() && v[0] == '=';
-        if (exact) v.erase(0, 1);
-        bool any = false;
-        for (const std::string& want : split(v, ','))
-            for (const NetworkStats& n : f.snapshot.networks)
-                any |= exact ? n.name == want : n.name.rfind(want, 0) == 0;
-        if (!exclude && !any)
+        std::vector<std::string> names;
+        for (const NetworkStats& n : f.snapshot.networks) names.push_back(n.name);
+        if (nccl_socket_interfaces(env(f, "NCCL_SOCKET_IFNAME"), names).empty())
             issues.push_back("NCCL_SOCKET_IFNAME=" + env(f, "NCCL_SOCKET_IFNAME") +
                              " names no interface of this machine");
     }
@@ -406,6 +398,22 @@ std::vector<CheckItem> run_checks(const DoctorFacts& f) {
     env_checks(f, out);
     orphan_check(f, out);
     job_cgroup_check(f, out);
+    return out;
+}
+
+std::vector<std::string> nccl_socket_interfaces(const std::string& value, const std::vector<std::string>& names) {
+    std::string v = value;
+    const bool exclude = !v.empty() && v[0] == '^';
+    if (exclude) v.erase(0, 1);
+    const bool exact = !v.empty() && v[0] == '=';
+    if (exact) v.erase(0, 1);
+    const std::vector<std::string> wanted = split(v, ',');
+    std::vector<std::string> out;
+    for (const std::string& name : names) {
+        bool named = false;
+        for (const std::string& w : wanted) named |= !w.empty() && (exact ? name == w : name.rfind(w, 0) == 0);
+        if (named != exclude) out.push_back(name);
+    }
     return out;
 }
 

@@ -27,4 +27,8 @@ std::vector<CheckItem> run_checks(const DoctorFacts& f);
 // Every check id, in output order.
 const std::vector<std::string>& check_ids();
 
+// The interfaces among `names` that NCCL_SOCKET_IFNAME=`value` lets NCCL use, with NCCL's syntax:
+// comma-separated prefixes; a leading '^' excludes them instead; a leading '=' matches names exactly.
+std::vector<std::string> nccl_socket_interfaces(const std::string& value, const std::vector<std::string>& names);
+
 }  // namespace baton

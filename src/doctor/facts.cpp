@@ -70,6 +70,8 @@ std::string read_all_with_deadline(int fd, pid_t pid, double timeout, bool& time
     return out;
 }
 
+}  // namespace
+
 TorchFacts probe_torch(const std::string& python, double timeout) {
     TorchFacts t;
     t.python = python;
@@ -116,8 +118,6 @@ TorchFacts probe_torch(const std::string& python, double timeout) {
     }
     return t;
 }
-
-}  // namespace
 
 const std::vector<std::string>& doctor_env_names() {
     static const std::vector<std::string> names = {

@@ -56,6 +56,10 @@ struct GatherOptions {
 
 DoctorFacts gather_facts(const GatherOptions& o);
 
+// Asks `python` (looked up on PATH unless it contains a '/') what PyTorch it imports, killing it
+// after `timeout` seconds.
+TorchFacts probe_torch(const std::string& python, double timeout);
+
 // Parses the probe script's JSON answer into `t` (exposed for tests); false when malformed.
 bool parse_torch_probe(const std::string& json_text, TorchFacts& t);
 

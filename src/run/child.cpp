@@ -161,8 +161,6 @@ bool Child::poll_exit() {
     return exited_;
 }
 
-namespace {
-
 // Processes whose parent is baton (the subreaper collects the tree's orphans).
 std::vector<pid_t> own_children() {
     std::vector<pid_t> out;
@@ -174,8 +172,6 @@ std::vector<pid_t> own_children() {
     std::fclose(f);
     return out;
 }
-
-}  // namespace
 
 int Child::end_tree(double grace_seconds) {
     auto alive = [&] {

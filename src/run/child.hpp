@@ -59,4 +59,7 @@ class Child {
 // Makes this process the subreaper of its descendants (PR_SET_CHILD_SUBREAPER).
 void become_subreaper();
 
+// This process's children (those it started, and the orphans a subreaper collected).
+std::vector<pid_t> own_children();
+
 }  // namespace baton

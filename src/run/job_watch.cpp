@@ -26,9 +26,10 @@ struct JobTotals {
     std::set<std::uint32_t> pids;  // in baton's pid namespace
 };
 
-JobTotals job_totals(const Snapshot& snap, pid_t root) {
+JobTotals job_totals(const Snapshot& snap, const std::vector<pid_t>& roots) {
     JobTotals j;
-    for (const ProcessInfo* p : process_and_descendants(snap, static_cast<std::uint32_t>(root))) {
+    const std::vector<std::uint32_t> pids(roots.begin(), roots.end());
+    for (const ProcessInfo* p : process_trees(snap, pids)) {
         j.cpu_percent += p->cpu_percent.value_or(0);
         j.rss_bytes += p->rss_bytes;
         ++j.processes;
@@ -153,7 +154,10 @@ std::vector<RunGpu> run_gpus(const Snapshot& snap, const std::set<unsigned>& job
 
 }  // namespace
 
-JobWatch::JobWatch(JobWatchOptions options, pid_t root) : options_(std::move(options)), root_(root) {
+JobWatch::JobWatch(JobWatchOptions options, pid_t root) : JobWatch(std::move(options), std::vector<pid_t>{root}) {}
+
+JobWatch::JobWatch(JobWatchOptions options, std::vector<pid_t> roots)
+    : options_(std::move(options)), roots_(std::move(roots)) {
     stats_.argv = options_.argv;
     stats_.name = options_.name;
     stats_.cuda_visible_devices = options_.cuda_visible_devices;
@@ -225,7 +229,7 @@ void JobWatch::read_events(const std::vector<std::string>& datagrams) {
 std::vector<Finding> JobWatch::sample(const Window& window) {
     if (window.empty()) return {};
     const Snapshot& snap = window.back();
-    const JobTotals job = job_totals(snap, root_);
+    const JobTotals job = job_totals(snap, roots_);
     const std::size_t gpus_before = job_gpus_.size();
     note_job_gpus(snap, job, job_gpus_);
     account(stats_, snap, job, snap.interval_seconds, job_gpus_);

@@ -40,6 +40,11 @@ class JobWatch {
   public:
     // `root`: the job's first process; the job is it and all its descendants.
     JobWatch(JobWatchOptions options, pid_t root);
+    // A job of several processes started side by side (`baton launch`'s ranks): each root and its
+    // descendants.
+    JobWatch(JobWatchOptions options, std::vector<pid_t> roots);
+    // The job's processes were started again (a restart): the new roots replace the old.
+    void set_roots(std::vector<pid_t> roots) { roots_ = std::move(roots); }
 
     // The job's output (stderr) as it comes: read for failures (CUDA out of memory, NCCL errors).
     // Returns the findings seen for the first time.
@@ -67,7 +72,7 @@ class JobWatch {
     std::vector<Finding> merge(const std::vector<Finding>& found);
 
     JobWatchOptions options_;
-    pid_t root_;
+    std::vector<pid_t> roots_;
     RunStats stats_;
     std::optional<HistoryWriter> history_;
     std::set<unsigned> job_gpus_;  // the GPUs the job used so far

@@ -211,11 +211,11 @@ RunStats run_command(const RunOptions& o, std::string& error) {
     return watch.finish(child.exit_status(), child.terminating_signal(), ran, killed_after_grace);
 }
 
-std::string run_summary_text(const RunStats& s) {
+std::string run_summary_text(const RunStats& s, std::string_view who) {
     std::string out;
     auto line = [&](const std::string& l) { out.append(l).push_back('\n'); };
     line(fmt::format(
-        "baton run: {} {} after {:.1f} s ({} samples)", s.name,
+        "{}: {} {} after {:.1f} s ({} samples)", who, s.name,
         s.signal ? fmt::format("was killed by signal {}", s.signal) : fmt::format("exited with {}", s.exit_status),
         s.seconds, s.samples));
     for (const GpuRunStats& g : s.gpus) {

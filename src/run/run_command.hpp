@@ -5,6 +5,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/thresholds.hpp"
@@ -77,8 +78,8 @@ std::string command_name(const std::vector<std::string>& argv);
 // command cannot be started.
 RunStats run_command(const RunOptions& o, std::string& error);
 
-// The end-of-run summary (several lines, for stderr).
-std::string run_summary_text(const RunStats& s);
+// The end-of-run summary (several lines, for stderr); `who` begins its first line.
+std::string run_summary_text(const RunStats& s, std::string_view who = "baton run");
 
 // The same as one JSON object with a trailing newline (baton run --summary-json FILE; keys in
 // docs/cli.md). Absent figures (no sample taken, no GPU used) are absent keys, never 0.

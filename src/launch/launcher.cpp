@@ -1,0 +1,311 @@
+#include "launch/launcher.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <deque>
+#include <poll.h>
+#include <unistd.h>
+
+#include <fmt/format.h>  // header-only (fmt::fmt-header-only)
+
+#include "core/clock.hpp"
+#include "core/printable.hpp"
+#include "launch/rank_output.hpp"
+#include "run/child.hpp"
+#include "run/events_socket.hpp"
+#include "run/job_watch.hpp"
+#include "store/run_owner.hpp"
+
+namespace baton {
+
+namespace {
+
+volatile std::sig_atomic_t g_stop_signal = 0;
+
+void on_stop(int sig) {
+    g_stop_signal = sig;
+}
+
+std::optional<std::string> inherited(const std::string& name) {
+    const char* v = std::getenv(name.c_str());
+    return v ? std::optional<std::string>(v) : std::nullopt;
+}
+
+std::string clock_text(std::int64_t unix_ms) {
+    const std::time_t t = static_cast<std::time_t>(unix_ms / 1000);
+    std::tm tm{};
+    localtime_r(&t, &tm);
+    char buf[64];
+    std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", &tm);
+    return fmt::format("{}.{:03d}", buf, static_cast<int>(unix_ms % 1000));
+}
+
+// One attempt's local ranks: their processes and their output.
+struct Attempt {
+    std::vector<RankStream> out, err;  // by local rank
+    std::vector<std::string> error_files;
+};
+
+// Reads what is waiting on every open output pipe; true when a pipe gave bytes.
+bool read_outputs(WorkerGroup& group, Attempt& a, JobWatch& watch, std::deque<std::string>& notes, bool quiet) {
+    bool got = false;
+    char buf[16384];
+    const double now = monotonic_seconds();
+    for (std::size_t i = 0; i < group.workers().size(); ++i) {
+        Worker& w = group.workers()[i];
+        for (int* fd : {&w.stdout_fd, &w.stderr_fd}) {
+            if (*fd < 0) continue;
+            for (int rounds = 0; rounds < 8; ++rounds) {
+                const ssize_t n = read(*fd, buf, sizeof buf);
+                if (n < 0 && errno == EINTR) continue;
+                if (n == 0 || (n < 0 && errno != EAGAIN)) {  // the rank (and its children) closed it
+                    close(*fd);
+                    *fd = -1;
+                    (fd == &w.stdout_fd ? a.out : a.err)[i].finish();
+                    break;
+                }
+                if (n < 0) break;
+                got = true;
+                const std::string_view bytes(buf, static_cast<std::size_t>(n));
+                if (fd == &w.stdout_fd) {
+                    a.out[i].feed(bytes, now);
+                } else {
+                    a.err[i].feed(bytes, now);
+                    for (const Finding& f : watch.read_output(bytes))
+                        if (!quiet)
+                            notes.push_front(fmt::format("baton: {} {} [{}]: {}", severity_name(f.severity), f.rule,
+                                                         f.subject, f.summary));
+                }
+            }
+        }
+    }
+    for (RankStream& s : a.out) s.flush_stale(now);
+    for (RankStream& s : a.err) s.flush_stale(now);
+    return got;
+}
+
+// Waits until an output pipe has bytes or `seconds` passed.
+void wait_for_output(const WorkerGroup& group, double seconds) {
+    std::vector<pollfd> fds;
+    for (const Worker& w : group.workers())
+        for (int fd : {w.stdout_fd, w.stderr_fd, w.pidfd})
+            if (fd >= 0) fds.push_back({fd, POLLIN, 0});
+    const int ms = std::max(0, static_cast<int>(seconds * 1000));
+    if (fds.empty()) {
+        sleep_seconds(ms / 1000.0);
+        return;
+    }
+    ::poll(fds.data(), fds.size(), ms);
+}
+
+}  // namespace
+
+std::string signal_name(int sig) {
+    if (const char* abbrev = sigabbrev_np(sig)) return std::string("SIG") + abbrev;
+    return "signal " + std::to_string(sig);
+}
+
+std::string root_cause_text(const RankFailure& f) {
+    std::string out =
+        fmt::format("baton launch: rank {} failed first (local rank {}, pid {}, attempt {}): {} at {}\n", f.rank,
+                    f.local_rank, f.pid, f.attempt,
+                    f.signal ? "killed by " + signal_name(f.signal) + fmt::format(" (exit status {})", f.exit_status)
+                             : fmt::format("exited with {}", f.exit_status),
+                    clock_text(f.at_unix_ms));
+    if (f.stderr_tail.empty()) {
+        out += "  it wrote nothing on stderr (" + f.stderr_log + ")\n";
+    } else {
+        out += fmt::format("  its last {} stderr line{} ({}):\n", f.stderr_tail.size(),
+                           f.stderr_tail.size() == 1 ? "" : "s", f.stderr_log);
+        for (const std::string& l : f.stderr_tail) out += "  | " + escaped_line(l) + "\n";
+    }
+    if (!f.error_file.empty()) out += "  the script's error record (torch's @record): " + f.error_file + "\n";
+    return out;
+}
+
+LaunchResult run_launch(const LaunchOptions& o, std::string& error) {
+    LaunchResult result;
+    become_subreaper();
+    struct sigaction sa {};
+    sa.sa_handler = on_stop;
+    sigemptyset(&sa.sa_mask);
+    for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaction(sig, &sa, nullptr);
+    std::signal(SIGPIPE, SIG_IGN);  // a console that went away must not end the launcher
+
+    WorkerExtras extras = o.extras;
+    std::optional<EventsSocket> events;
+    if (Result<EventsSocket> s = EventsSocket::open(); s.ok()) {
+        events.emplace(std::move(*s));
+        extras.events_socket = events->path();
+    } else {
+        std::fprintf(stderr, "baton: the Python hook's step events will not be recorded: %s\n",
+                     escaped_line(s.error().message).c_str());
+    }
+    const RunOwner me = current_owner();
+    extras.owner = fmt::format("{}:{}", me.pid, me.start_ticks.value_or(0));
+    result.run_dir = o.log_dir + "/" + o.topology.run_id;
+
+    JobWatchOptions wo;
+    wo.name = o.name.empty() ? command_name(o.argv) : o.name;
+    wo.argv = o.argv;
+    char cwd[4096] = "";
+    if (getcwd(cwd, sizeof cwd)) wo.cwd = cwd;
+    wo.thresholds = o.thresholds;
+    if (!extras.gpus.empty()) {
+        std::string all;
+        for (const std::string& g : extras.gpus) all += (all.empty() ? "" : ",") + g;
+        wo.cuda_visible_devices = all;
+    } else if (const char* v = std::getenv("CUDA_VISIBLE_DEVICES")) {
+        wo.cuda_visible_devices = v;
+    }
+    wo.db_path = o.db_path;
+    wo.recording = o.recording;
+    JobWatch watch(std::move(wo), std::vector<pid_t>{});
+
+    SamplerOptions so = o.sampler;
+    so.priming_seconds = std::min(0.1, o.interval_seconds);
+    Sampler sampler(so);
+    Window window;
+    SampleSchedule schedule(o.interval_seconds);
+    std::deque<std::string> notes;  // new findings waiting for the rate limit
+    double last_note = -1e9;
+    int killed = 0;
+    const double started = monotonic_seconds();
+    const int local = o.topology.nproc_per_node;
+
+    for (int attempt = 0;; ++attempt) {
+        result.attempts = attempt + 1;
+        const std::string dir = result.run_dir + "/attempt_" + std::to_string(attempt);
+        Attempt a;
+        std::vector<WorkerSpec> specs;
+        for (int lr = 0; lr < local; ++lr) {
+            const std::string rank_dir = dir + "/" + std::to_string(lr);
+            const int rank = o.topology.global_rank(lr);
+            const bool shown = !o.console_ranks || o.console_ranks->count(lr);
+            a.out.emplace_back(rank, shown ? STDOUT_FILENO : -1, o.tee, rank_dir + "/stdout.log", 0);
+            a.err.emplace_back(rank, shown ? STDERR_FILENO : -1, o.tee, rank_dir + "/stderr.log", 20);
+            for (RankStream* s : {&a.out.back(), &a.err.back()})
+                if (Status st = s->open(); !st.ok()) {
+                    error = st.error().message;
+                    return result;
+                }
+            WorkerExtras x = extras;
+            x.error_file = rank_dir + "/error.json";
+            x.nccl_debug_file = rank_dir + "/nccl.%h.%p.log";
+            a.error_files.push_back(x.error_file);
+            specs.push_back({o.argv, worker_environment(o.topology, lr, attempt, x, inherited)});
+        }
+        Result<WorkerGroup> started_group = WorkerGroup::start(specs, &result.start_errno);
+        if (!started_group.ok()) {
+            error = started_group.error().message;
+            result.exit_status = result.start_errno == ENOENT ? 127 : 126;
+            return result;
+        }
+        WorkerGroup group = std::move(*started_group);
+        std::vector<pid_t> pids;
+        for (const Worker& w : group.workers()) pids.push_back(w.pid);
+        watch.set_roots(pids);
+
+        std::optional<RankFailure> failure;
+        double kill_at = -1, give_up_at = -1;
+        while (!group.all_exited()) {
+            const double now = monotonic_seconds();
+            read_outputs(group, a, watch, notes, o.quiet);
+            if (events) watch.read_events(events->drain());
+            for (std::size_t i : group.poll()) {
+                const Worker& w = group.workers()[i];
+                if (w.exit_status == 0 || failure) continue;
+                RankFailure f;
+                f.local_rank = static_cast<int>(i);
+                f.rank = o.topology.global_rank(f.local_rank);
+                f.pid = w.pid;
+                f.exit_status = w.exit_status;
+                f.signal = w.signal;
+                f.at_unix_ms = unix_millis();
+                f.attempt = attempt;
+                failure = f;
+                if (!result.stop_signal) {
+                    // The others cannot finish without it (their collectives would wait forever).
+                    group.signal_all(SIGTERM);
+                    if (kill_at < 0) kill_at = now + o.grace_seconds;
+                }
+            }
+            if (g_stop_signal) {
+                const int sig = g_stop_signal;
+                g_stop_signal = 0;
+                result.stop_signal = sig;
+                group.signal_all(sig);
+                if (kill_at < 0) kill_at = now + o.grace_seconds;
+            }
+            if (kill_at >= 0 && now >= kill_at) {
+                killed += group.kill_all();
+                kill_at = -1;
+                give_up_at = now + o.last_wait_seconds;
+            }
+            if (give_up_at >= 0 && now >= give_up_at) {
+                result.stuck = group.wait_gone(0);
+                break;
+            }
+            if (now >= schedule.next()) {
+                Snapshot snap;
+                sampler.take(snap);
+                schedule.taken(monotonic_seconds());
+                window.push_back(std::move(snap));
+                const double oldest = seconds(window.back()) - o.thresholds.window_seconds;
+                window.erase(window.begin(), std::find_if(window.begin(), window.end(),
+                                                          [&](const Snapshot& x) { return seconds(x) >= oldest; }));
+                for (const Finding& f : watch.sample(window))
+                    if (!o.quiet && f.severity != Severity::info)
+                        notes.push_back(fmt::format("baton: {} {} [{}]: {}", severity_name(f.severity), f.rule,
+                                                    f.subject, f.summary));
+            }
+            if (!notes.empty() && now - last_note >= 5) {
+                std::fprintf(stderr, "%s\n", printable(notes.front()).c_str());
+                notes.pop_front();
+                last_note = now;
+            }
+            wait_for_output(group, std::min(0.02, std::max(0.0, schedule.next() - monotonic_seconds())));
+        }
+        // What the ranks wrote last (a traceback) may still be in the pipes; a pipe a leftover
+        // child still holds open is not waited for long.
+        for (int i = 0; i < 100 && read_outputs(group, a, watch, notes, o.quiet); ++i) sleep_seconds(0.002);
+        if (events) watch.read_events(events->drain());
+        // DataLoader workers and other leftovers of the ranks end with the attempt.
+        if (result.stuck.empty()) {
+            const TeardownReport left = group.end(std::min(o.grace_seconds, 2.0), o.last_wait_seconds);
+            killed += left.killed;
+            result.stuck = left.stuck;
+        }
+        read_outputs(group, a, watch, notes, o.quiet);
+        for (RankStream& s : a.out) s.finish();
+        for (RankStream& s : a.err) s.finish();
+        if (failure) {
+            const auto i = static_cast<std::size_t>(failure->local_rank);
+            failure->stderr_tail.assign(a.err[i].tail().begin(), a.err[i].tail().end());
+            failure->stderr_log = a.err[i].log_path();
+            if (access(a.error_files[i].c_str(), R_OK) == 0) failure->error_file = a.error_files[i];
+        }
+        result.failure = failure;
+        if (failure && !result.stop_signal && result.stuck.empty() && attempt < o.topology.max_restarts) {
+            std::fputs(printable_text(root_cause_text(*failure)).c_str(), stderr);
+            std::fprintf(stderr, "baton launch: restarting the %d local rank(s): attempt %d of %d\n", local,
+                         attempt + 1, o.topology.max_restarts);
+            continue;
+        }
+        break;
+    }
+    for (const std::string& n : notes) std::fprintf(stderr, "%s\n", printable(n).c_str());
+    if (result.stop_signal)
+        result.exit_status = 128 + result.stop_signal;
+    else if (result.failure)
+        result.exit_status = result.failure->exit_status;
+    const int signal = result.failure && !result.stop_signal ? result.failure->signal : 0;
+    result.stats = watch.finish(result.exit_status, signal, monotonic_seconds() - started, killed);
+    return result;
+}
+
+}  // namespace baton

@@ -1,0 +1,71 @@
+// `baton launch`: start the local ranks of a distributed training (torchrun's environment), pass
+// their output on and into per-rank logs, watch them as `baton run` watches a command (samples,
+// findings, the hook's steps per rank, one run in the history), and stop them all when one
+// fails: SIGTERM to every rank's group, a grace, SIGKILL, a bounded last wait. `--max-restarts`
+// starts the whole local group again. The exit status is the first failed rank's own.
+#pragma once
+
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/thresholds.hpp"
+#include "launch/worker_env.hpp"
+#include "launch/workers.hpp"
+#include "run/run_command.hpp"
+#include "sample/sampler.hpp"
+
+namespace baton {
+
+struct LaunchOptions {
+    LaunchTopology topology;                     // complete: the port is chosen, the run id set
+    std::vector<std::string> argv;               // one worker's command (python3 -u train.py ...)
+    WorkerExtras extras;                         // bound GPUs, seed, NCCL debug, CPUs (the rest is filled here)
+    std::string log_dir;                         // the run's logs go to log_dir/run_id/attempt_K/LOCAL_RANK/
+    bool tee = false;                            // console lines prefixed "[rank N]:"
+    std::optional<std::set<int>> console_ranks;  // --local-ranks-filter: only these local ranks on the console
+    double grace_seconds = 10;
+    double last_wait_seconds = 5;  // after SIGKILL: what is still there then is reported, not waited for
+    std::string name;
+    double interval_seconds = 0.5;
+    bool quiet = false;
+    SamplerOptions sampler;
+    Thresholds thresholds;
+    std::string db_path;  // empty: not recorded
+    HistoryWriter::Options recording;
+};
+
+// The rank that failed first.
+struct RankFailure {
+    int rank = 0, local_rank = 0;
+    pid_t pid = 0;
+    int exit_status = 0, signal = 0;
+    std::int64_t at_unix_ms = 0;
+    int attempt = 0;
+    std::vector<std::string> stderr_tail;  // its last stderr lines
+    std::string stderr_log;
+    std::string error_file;  // TORCHELASTIC_ERROR_FILE, when the script's @record wrote it
+};
+
+struct LaunchResult {
+    RunStats stats;  // the whole launch as one run
+    int exit_status = 0;
+    int attempts = 0;
+    int stop_signal = 0;                 // a stop signal the launcher forwarded (Ctrl-C, SIGTERM)
+    std::optional<RankFailure> failure;  // of the last attempt
+    std::vector<StuckProcess> stuck;     // left after SIGKILL and the last wait
+    std::string run_dir;                 // log_dir/run_id
+    int start_errno = 0;                 // a worker's program could not be started
+};
+
+// Runs the launch to its end. `error` is set when the workers could not be started.
+LaunchResult run_launch(const LaunchOptions& o, std::string& error);
+
+// The root-cause block printed on stderr when a rank failed.
+std::string root_cause_text(const RankFailure& f);
+
+// "SIGSEGV" for 11; "signal 77" for what has no name.
+std::string signal_name(int sig);
+
+}  // namespace baton

@@ -1,0 +1,57 @@
+// One output stream of one rank: written whole to its log file as it comes, passed to the
+// console in whole lines (so ranks' lines never mix mid-line; `[rank N]:` in front with --tee),
+// and, for stderr, its last lines kept for the root-cause block.
+#pragma once
+
+#include <cstddef>
+#include <deque>
+#include <string>
+#include <string_view>
+
+#include "core/result.hpp"
+
+namespace baton {
+
+class RankStream {
+  public:
+    // `console_fd`: where lines go (1 or 2), -1 for none (--local-ranks-filter). `keep_lines`: how
+    // many last lines to keep (0: none).
+    RankStream(int rank, int console_fd, bool prefix, std::string log_path, std::size_t keep_lines);
+    RankStream(RankStream&& o) noexcept;
+    RankStream& operator=(RankStream&&) = delete;
+    ~RankStream();
+
+    // Creates (truncates) the log file, and the directories above it.
+    Status open();
+    void feed(std::string_view bytes, double now);
+    // A line left unfinished for `after_seconds` (a progress bar, a prompt) goes to the console.
+    void flush_stale(double now, double after_seconds = 0.3);
+    // The end of the stream: the unfinished line goes out.
+    void finish();
+
+    const std::deque<std::string>& tail() const { return tail_; }
+    const std::string& log_path() const { return log_path_; }
+    std::size_t bytes() const { return bytes_; }
+
+  private:
+    void to_console(std::string_view text, bool ends_line);
+    void keep(std::string_view line);
+
+    int rank_;
+    int console_fd_;
+    bool prefix_;
+    std::string log_path_;
+    std::size_t keep_lines_;
+    int log_fd_ = -1;
+    std::string partial_;  // the console's unfinished line
+    double partial_since_ = 0;
+    bool mid_line_ = false;     // the console got part of a line already (its prefix too)
+    std::string tail_partial_;  // the tail's unfinished line
+    std::deque<std::string> tail_;
+    std::size_t bytes_ = 0;
+};
+
+// Creates `path` and its missing parents (mode 0755).
+Status make_directories(const std::string& path);
+
+}  // namespace baton
