@@ -171,9 +171,8 @@ int run_launch_command(const LaunchArgs& a, const std::vector<std::string>& comm
     if (t.node_rank < 0 || t.node_rank >= t.nnodes)
         return usage_error(
             fmt::format("launch: --node-rank {} is not a node of {} (0 to {})", t.node_rank, t.nnodes, t.nnodes - 1));
-    if (t.nnodes > 1 && t.master_addr.empty() && !slurm_fills)
+    if (t.nnodes > 1 && a.master_addr.empty() && !slurm_fills)
         return usage_error("launch: several nodes need --master-addr (the address of node 0)");
-    if (t.master_addr.empty()) t.master_addr = "127.0.0.1";
     t.max_restarts = a.max_restarts;
     if (!a.run_id.empty()) {
         if (a.run_id.size() > 64 ||
