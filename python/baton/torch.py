@@ -24,6 +24,7 @@ A step is measured on the host: the time from asking for one batch to asking for
 within it, the time the loader took to hand the batch over (the data wait). CUDA work runs
 asynchronously, so single steps can be uneven while the host runs ahead; their sums are exact.
 """
+import os
 import sys
 import time
 
@@ -73,10 +74,15 @@ def _memory():
 
 
 def _rank():
+    """torch.distributed's rank once initialised; before that the launcher's RANK (torchrun and
+    baton launch set it), so steps taken before init_process_group are not all rank 0."""
     dist = getattr(torch, "distributed", None)
     if dist is not None and dist.is_available() and dist.is_initialized():
         return dist.get_rank()
-    return 0
+    try:
+        return int(os.environ.get("RANK", "0"))
+    except ValueError:
+        return 0
 
 
 class _Steps:

@@ -96,6 +96,17 @@ class HookTest(unittest.TestCase):
             self.assertLess(e["step_ms"], 500)
             self.assertLess(abs(e["t"] / 1000 - time.time()), 120)
 
+    def test_steps_before_init_process_group_carry_the_launchers_rank(self):
+        code = """
+import os
+os.environ["RANK"] = "3"
+import baton.torch
+for i in baton.torch.watch(range(3)):
+    pass
+"""
+        steps = self.steps_of(code)[1]
+        self.assertEqual([e["rank"] for e in steps], [3, 3, 3])
+
     def test_a_loop_that_breaks_still_reports_its_last_step(self):
         code = """
 import baton.torch

@@ -63,6 +63,7 @@ constexpr ThresholdKey kThresholdKeys[] = {
     {"gpu_memory_leak_bytes", &Thresholds::gpu_memory_leak_bytes, 0, 1e15},
     {"data_wait_percent", &Thresholds::data_wait_percent, 0, 100},
     {"step_time_unstable_ratio", &Thresholds::step_time_unstable_ratio, 1, 1000},
+    {"rank_straggler_ratio", &Thresholds::rank_straggler_ratio, 1, 1000},
 };
 
 std::string number(double v) {

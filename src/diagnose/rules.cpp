@@ -12,7 +12,7 @@ const std::vector<std::string>& rule_ids() {
         "gpu_contention",      "swap_thrash",     "host_memory_pressure",
         "cpu_oversubscribed",  "shm_low",         "gpu_throttled",
         "pcie_degraded",       "gpu_memory_leak", "gpu_hardware_errors",
-        "step_time_unstable",  "gpu_lost",
+        "step_time_unstable",  "gpu_lost",        "rank_straggler",
     };
     return ids;
 }
@@ -35,6 +35,7 @@ std::vector<Finding> diagnose(const Window& w, const Thresholds& t, const StepWi
     host_rules(w, t, out);
     gpu_rules(w, t, out);
     pipeline_rules(w, t, steps, out);
+    rank_rules(w, t, steps, out);
     std::stable_sort(out.begin(), out.end(), [](const Finding& a, const Finding& b) {
         if (a.severity != b.severity) return a.severity > b.severity;
         if (a.rule != b.rule) return a.rule < b.rule;

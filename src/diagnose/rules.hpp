@@ -23,6 +23,8 @@ const std::vector<std::string>& rule_ids();
 void host_rules(const Window& w, const Thresholds& t, std::vector<Finding>& out);
 void gpu_rules(const Window& w, const Thresholds& t, std::vector<Finding>& out);
 void pipeline_rules(const Window& w, const Thresholds& t, const StepWindow& steps, std::vector<Finding>& out);
+// rank_straggler (rules_ranks.cpp): one rank, or one GPU of a job, far from the others.
+void rank_rules(const Window& w, const Thresholds& t, const StepWindow& steps, std::vector<Finding>& out);
 // The rules on the hook's step events (rules_steps.cpp), called by pipeline_rules.
 void step_rules(const Window& w, const Thresholds& t, const StepWindow& steps, std::vector<Finding>& out);
 

@@ -552,6 +552,96 @@ TEST(Rules, StepTimeUnstable) {
 }
 
 TEST(Rules, EveryRuleIdIsKnown) {
-    EXPECT_EQ(rule_ids().size(), 20u);
+    EXPECT_EQ(rule_ids().size(), 21u);
     for (const std::string& id : rule_ids()) EXPECT_FALSE(id.empty());
+}
+
+namespace {
+
+// Four ranks' steps over the window; `edit` changes rank r's step i.
+StepWindow rank_steps(const std::function<void(StepSample&, int rank, std::size_t i)>& edit) {
+    StepWindow out;
+    for (int rank = 0; rank < 4; ++rank) {
+        StepWindow mine = steps_of(40, 100, 5, 100 + static_cast<std::uint32_t>(rank));
+        for (std::size_t i = 0; i < mine.size(); ++i) {
+            mine[i].rank = rank;
+            edit(mine[i], rank, i);
+            out.push_back(mine[i]);
+        }
+    }
+    std::sort(out.begin(), out.end(), [](const StepSample& a, const StepSample& b) { return a.t_ms < b.t_ms; });
+    return out;
+}
+
+}  // namespace
+
+TEST(Rules, RankStragglerBySlowSteps) {
+    auto f = diagnose(window(), kT, rank_steps([](StepSample& s, int rank, std::size_t) {
+                          if (rank == 2) s.step_ms = 180;
+                      }));
+    const Finding* x = find_rule(f, "rank_straggler");
+    ASSERT_NE(x, nullptr) << ::testing::PrintToString(rules_of(f));
+    EXPECT_EQ(x->subject, "rank:2");
+    EXPECT_NE(x->summary.find("its median step takes 180.0 ms, 1.8 x the other ranks' 100.0 ms (over 4 ranks)"),
+              std::string::npos)
+        << x->summary;
+    ASSERT_EQ(x->evidence.size(), 8u);  // each rank's step time and data wait
+    EXPECT_EQ(x->evidence[4].metric, "steps.rank2.step_time_ms");
+    EXPECT_EQ(x->evidence[4].average, 180.0);
+    EXPECT_EQ(x->evidence[4].samples, 40u);
+    // 1.4 x is within the ratio (1.5): no finding.
+    f = diagnose(window(), kT, rank_steps([](StepSample& s, int rank, std::size_t) {
+                     if (rank == 2) s.step_ms = 140;
+                 }));
+    EXPECT_EQ(find_rule(f, "rank_straggler"), nullptr);
+}
+
+TEST(Rules, RankStragglerByDataWaitWhenDdpEvensTheSteps) {
+    // Every rank's step is 100 ms (the all-reduce waits for the slowest), but rank 1 waits 60 ms for data.
+    auto f = diagnose(window(), kT, rank_steps([](StepSample& s, int rank, std::size_t) {
+                          if (rank == 1) s.wait_ms = 60;
+                      }));
+    const Finding* x = find_rule(f, "rank_straggler");
+    ASSERT_NE(x, nullptr) << ::testing::PrintToString(rules_of(f));
+    EXPECT_EQ(x->subject, "rank:1");
+    EXPECT_NE(x->summary.find("it waits 60.0 ms for each batch against the other ranks' 5.0 ms"), std::string::npos)
+        << x->summary;
+    // One rank alone, or too few steps: nothing to compare.
+    EXPECT_EQ(find_rule(diagnose(window(), kT, steps_of(40, 100, 60)), "rank_straggler"), nullptr);
+    StepWindow few = rank_steps([](StepSample& s, int rank, std::size_t) {
+        if (rank == 1) s.wait_ms = 60;
+    });
+    few.resize(12);
+    EXPECT_EQ(find_rule(diagnose(window(), kT, few), "rank_straggler"), nullptr);
+}
+
+TEST(Rules, RankStragglerByAnIdleGpuOfTheJob) {
+    // Trainer 100's ranks on GPU0..3 (ranks 110..113, children of 100); GPU2 is 30 % busy, the others 95 %.
+    auto edit = [](Snapshot& s, int) {
+        s.gpus.clear();
+        for (unsigned i = 0; i < 4; ++i) {
+            const auto rank_pid = 110 + i;
+            s.processes.push_back(proc(rank_pid, 100, "python", 90));
+            GpuInfo g = gpu(i, i == 2 ? 30 : 95, 60);
+            GpuProcess gp;
+            gp.pid = rank_pid;
+            gp.used_memory_bytes = 40ull << 30;
+            g.processes.push_back(gp);
+            s.gpus.push_back(g);
+        }
+    };
+    auto f = diagnose(window(edit), kT);
+    const Finding* x = find_rule(f, "rank_straggler");
+    ASSERT_NE(x, nullptr) << ::testing::PrintToString(rules_of(f));
+    EXPECT_EQ(x->subject, "gpu:2");
+    EXPECT_NE(x->summary.find("GPU2 of a job on 4 GPUs is 30 % busy while the job's other GPUs are 95 %"),
+              std::string::npos)
+        << x->summary;
+    EXPECT_EQ(x->evidence.size(), 4u);
+    // Evenly busy GPUs: none.
+    auto even = [&](Snapshot& s, int i) {
+        edit(s, i);
+        s.gpus[2].utilization_percent = 90;
+    };
+    EXPECT_EQ(find_rule(diagnose(window(even), kT), "rank_straggler"), nullptr);
 }
