@@ -275,6 +275,24 @@ class LaunchTest(unittest.TestCase):
         self.assertIn("--nproc-per-node gpu, but no GPU is visible",
                       refused(["--nproc-per-node", "gpu", script], env=self.fake_gpus("no-gpu")))
 
+    def test_every_ranks_steps_reach_the_launcher_and_a_straggler_is_named(self):
+        config = os.path.join(self.dir, "baton.toml")
+        with open(config, "w") as f:
+            f.write("[thresholds]\nwindow_seconds = 4\n")  # the rules judge steps spanning most of it
+        db = os.path.join(self.dir, "baton.db")
+        e = dict(os.environ, PYTHONPATH=os.path.join(HERE, "..", "..", "..", "python"))
+        r = subprocess.run([BATON, "--config", config, "launch", "--python", PYTHON, "--db", db, "--interval",
+                            "0.25", "--nproc-per-node", "3", "--log-dir", self.logs, "--name", "straggle",
+                            os.path.join(HERE, "straggler.py"), "7"],
+                           env=e, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("  steps (baton hook): ", r.stderr)
+        self.assertIn("warning rank_straggler [rank:1]: rank 1 is a straggler: its median step takes", r.stderr)
+        self.assertIn("recorded as run 1 in " + db, r.stderr)
+        runs = subprocess.run([BATON, "runs", "--db", db, "--json"], capture_output=True, text=True, timeout=60)
+        self.assertEqual(runs.returncode, 0, runs.stderr)
+        self.assertIn('"name": "straggle"', runs.stdout.replace('":"', '": "'))
+
     def test_console_filter_and_prefix(self):
         r = launch(["--nproc-per-node", "3", "--local-ranks-filter", "0,2", "--tee", "--log-dir", self.logs,
                     "--run-id", "filter", "--no-python", os.path.join(HERE, "show_env.sh")])
