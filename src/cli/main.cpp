@@ -9,6 +9,7 @@
 
 #include "cli/cli_common.hpp"
 #include "cli/cli_docs.hpp"
+#include "cli/cmd_clean.hpp"
 #include "cli/cmd_compare.hpp"
 #include "cli/cmd_diagnose.hpp"
 #include "cli/cmd_doctor.hpp"
@@ -86,6 +87,8 @@ int run_main(int argc, char** argv) {
     CLI::App* run = add_run_command(app, run_args);
     LaunchArgs launch_args;
     CLI::App* launch = add_launch_command(app, launch_args);
+    CleanArgs clean_args;
+    CLI::App* clean = add_clean_command(app, clean_args);
     RunsArgs runs_args;
     CLI::App* runs = add_runs_command(app, runs_args);
     CompareArgs compare_args;
@@ -158,6 +161,7 @@ int run_main(int argc, char** argv) {
     if (doctor->parsed()) return run_doctor(doctor_args, config_path);
     if (run->parsed()) return run_run(run_args, run_command_words, config_path);
     if (launch->parsed()) return run_launch_command(launch_args, run_command_words, config_path);
+    if (clean->parsed()) return run_clean(clean_args, config_path);
     if (runs->parsed()) return run_runs(runs_args, config_path);
     if (compare->parsed()) return run_compare(compare_args, config_path);
     if (report->parsed()) return run_report(report_args, config_path);

@@ -45,7 +45,8 @@ struct Thresholds {
     // With step events from the Python hook:
     double data_wait_percent = 5;         // input_bound: the loop waits for data above this share of step time
     double step_time_unstable_ratio = 2;  // step_time_unstable: p95 step time above this many medians
-    double rank_straggler_ratio = 1.5;    // rank_straggler: a rank's median step (or GPU idleness) this far off the others'
+    double rank_straggler_ratio =
+        1.5;  // rank_straggler: a rank's median step (or GPU idleness) this far off the others'
 };
 
 }  // namespace baton

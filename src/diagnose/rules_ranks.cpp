@@ -80,9 +80,10 @@ void straggler_by_steps(const Window& w, const Thresholds& t, const StepWindow& 
                               worst_gap, others_step);
         } else if (worst < 0 && r.step_median > 0 && r.wait_median - others_wait > kWaitGapShare * r.step_median) {
             worst = rank;
-            why = fmt::format("it waits {:.1f} ms for each batch against the other ranks' {:.1f} ms (of a {:.1f} ms "
-                              "step): the others wait for it",
-                              r.wait_median, others_wait, r.step_median);
+            why = fmt::format(
+                "it waits {:.1f} ms for each batch against the other ranks' {:.1f} ms (of a {:.1f} ms "
+                "step): the others wait for it",
+                r.wait_median, others_wait, r.step_median);
         }
     }
     if (worst < 0) return;

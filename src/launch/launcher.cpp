@@ -146,7 +146,7 @@ LaunchResult run_launch(const LaunchOptions& o, std::string& error) {
                      escaped_line(s.error().message).c_str());
     }
     const RunOwner me = current_owner();
-    extras.owner = fmt::format("{}:{}", me.pid, me.start_ticks.value_or(0));
+    extras.owner = owner_token(me);
     result.run_dir = o.log_dir + "/" + o.topology.run_id;
 
     JobWatchOptions wo;

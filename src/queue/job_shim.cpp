@@ -18,6 +18,7 @@
 
 #include "core/clock.hpp"
 #include "queue/protocol.hpp"
+#include "store/run_owner.hpp"
 
 namespace baton::queue {
 
@@ -265,7 +266,11 @@ int run_job_shim(const std::string& dir) {
     for (const std::string& kv : spec.env)
         if (kv.rfind("PATH=", 0) == 0) ::setenv("PATH", kv.c_str() + 5, 1);
     std::vector<char*> argv, envp;
-    std::vector<std::string> args = spec.argv, env = spec.env;
+    std::vector<std::string> args = spec.argv, env;
+    // The job's processes say whose they are: this supervisor's (baton clean lists them once it is gone).
+    for (const std::string& kv : spec.env)
+        if (kv.rfind(std::string(kOwnerVariable) + "=", 0) != 0) env.push_back(kv);
+    env.push_back(std::string(kOwnerVariable) + "=" + owner_token(current_owner()));
     for (std::string& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
     for (std::string& e : env) envp.push_back(e.data());

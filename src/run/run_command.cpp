@@ -19,6 +19,7 @@
 #include "run/events_socket.hpp"
 #include "run/job_watch.hpp"
 #include "store/finding_json.hpp"
+#include "store/run_owner.hpp"
 
 namespace baton {
 
@@ -108,6 +109,8 @@ RunStats run_command(const RunOptions& o, std::string& error) {
         std::fprintf(stderr, "baton: the Python hook's step events will not be recorded: %s\n",
                      escaped_line(s.error().message).c_str());
     }
+    // Its processes say whose they are (baton clean lists them once this baton is gone).
+    setenv(kOwnerVariable, owner_token(current_owner()).c_str(), 1);
     int start_errno = 0;
     Result<Child> started = Child::start(o.argv, &start_errno, /*capture_stderr=*/true);
     if (!started.ok()) {

@@ -39,6 +39,31 @@ RunOwner current_owner() {
     return o;
 }
 
+std::string owner_token(const RunOwner& owner) {
+    return std::to_string(owner.pid) + ":" + std::to_string(owner.start_ticks.value_or(0));
+}
+
+std::optional<RunOwner> parse_owner_token(std::string_view token) {
+    const std::size_t colon = token.find(':');
+    if (colon == std::string_view::npos || colon == 0 || colon + 1 >= token.size() || colon > 10 ||
+        token.size() - colon - 1 > 20)
+        return std::nullopt;
+    RunOwner o;
+    std::uint64_t pid = 0, ticks = 0;
+    for (char c : token.substr(0, colon)) {
+        if (c < '0' || c > '9') return std::nullopt;
+        pid = pid * 10 + static_cast<std::uint64_t>(c - '0');
+    }
+    for (char c : token.substr(colon + 1)) {
+        if (c < '0' || c > '9') return std::nullopt;
+        ticks = ticks * 10 + static_cast<std::uint64_t>(c - '0');
+    }
+    if (pid == 0 || pid > static_cast<std::uint64_t>(std::numeric_limits<pid_t>::max())) return std::nullopt;
+    o.pid = static_cast<std::int64_t>(pid);
+    if (ticks) o.start_ticks = ticks;
+    return o;
+}
+
 bool owner_alive(const RunOwner& owner) {
     // (a hostile file's pid must not become kill(-1, 0) or a process group)
     if (owner.pid <= 0 || owner.pid > std::numeric_limits<pid_t>::max()) return false;

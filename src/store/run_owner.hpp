@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace baton {
 
@@ -24,6 +25,14 @@ RunOwner current_owner();
 // a pid in another pid namespace that happens to exist here counts as alive unless its start
 // time differs).
 bool owner_alive(const RunOwner& owner);
+
+// BATON_OWNER, the variable baton puts in the environment of every process it starts (baton run's
+// command, baton launch's ranks, a queued job): "PID:START_TICKS" of the baton process that owns
+// it, so that `baton clean` can tell a leftover (its owner is gone) from a live job's process.
+inline constexpr const char* kOwnerVariable = "BATON_OWNER";
+std::string owner_token(const RunOwner& owner);
+// nullopt when malformed (the variable is anyone's to set: a bad value is no owner).
+std::optional<RunOwner> parse_owner_token(std::string_view token);
 
 // The start time of `pid` in clock ticks after boot, from `proc_root`/PID/stat.
 std::optional<std::uint64_t> process_start_ticks(std::int64_t pid, const std::string& proc_root = "/proc");

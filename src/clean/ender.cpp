@@ -1,0 +1,103 @@
+#include "clean/ender.hpp"
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+
+#include "core/clock.hpp"
+#include "store/run_owner.hpp"
+
+namespace baton {
+
+namespace {
+
+// The same process as listed: the pid exists and started when it did then (zombies count as gone).
+enum class Still { same, gone, other };
+
+Still check(const EndTarget& t, const std::string& proc_root) {
+    const std::optional<std::uint64_t> ticks = process_start_ticks(t.pid, proc_root);
+    if (!ticks) return Still::gone;
+    if (*ticks != t.start_ticks) return Still::other;
+    // A defunct process has ended; it waits for its parent only.
+    const std::string path = proc_root + "/" + std::to_string(t.pid) + "/stat";
+    if (FILE* f = std::fopen(path.c_str(), "r")) {
+        char buf[1024] = "";
+        const std::size_t n = std::fread(buf, 1, sizeof buf - 1, f);
+        std::fclose(f);
+        const std::string_view s(buf, n);
+        const std::size_t close = s.rfind(')');
+        if (close != std::string_view::npos && close + 2 < s.size() && s[close + 2] == 'Z') return Still::gone;
+    }
+    return Still::same;
+}
+
+}  // namespace
+
+const char* end_outcome_name(EndOutcome o) {
+    switch (o) {
+        case EndOutcome::ended:
+            return "ended";
+        case EndOutcome::killed:
+            return "killed";
+        case EndOutcome::gone_before:
+            return "gone_before";
+        case EndOutcome::reused:
+            return "reused";
+        case EndOutcome::refused:
+            return "refused";
+        case EndOutcome::survived:
+            return "survived";
+    }
+    return "?";
+}
+
+std::vector<EndResult> end_processes(const std::vector<EndTarget>& targets, double grace_seconds,
+                                     const std::string& proc_root) {
+    std::vector<EndResult> results;
+    std::vector<std::size_t> waiting;  // signalled, not gone yet
+    for (const EndTarget& t : targets) {
+        EndResult r;
+        r.pid = t.pid;
+        r.gpu_memory_bytes = t.gpu_memory_bytes;
+        const Still s = check(t, proc_root);
+        if (s == Still::gone) {
+            r.outcome = EndOutcome::gone_before;
+        } else if (s == Still::other) {
+            r.outcome = EndOutcome::reused;
+        } else if (kill(static_cast<pid_t>(t.pid), SIGTERM) != 0) {
+            r.outcome = errno == ESRCH ? EndOutcome::gone_before : EndOutcome::refused;
+            if (r.outcome == EndOutcome::refused) r.detail = std::strerror(errno);
+        } else {
+            waiting.push_back(results.size());
+        }
+        results.push_back(r);
+    }
+    const double deadline = monotonic_seconds() + grace_seconds;
+    auto still_there = [&](std::size_t i) { return check(targets[i], proc_root) == Still::same; };
+    while (!waiting.empty() && monotonic_seconds() < deadline) {
+        std::vector<std::size_t> left;
+        for (std::size_t i : waiting)
+            if (still_there(i)) left.push_back(i);
+        waiting = left;
+        if (!waiting.empty()) sleep_seconds(0.02);
+    }
+    for (std::size_t i : waiting) {
+        // Checked again just before the signal: the grace is long enough for a pid to be reused.
+        if (!still_there(i)) continue;
+        if (kill(static_cast<pid_t>(targets[i].pid), SIGKILL) != 0) {
+            results[i].outcome = errno == ESRCH ? EndOutcome::ended : EndOutcome::refused;
+            continue;
+        }
+        results[i].outcome = EndOutcome::killed;
+    }
+    // SIGKILL takes effect at once unless the process waits in the kernel (state D).
+    const double kill_deadline = monotonic_seconds() + 2;
+    for (std::size_t i : waiting)
+        while (results[i].outcome == EndOutcome::killed && still_there(i) && monotonic_seconds() < kill_deadline)
+            sleep_seconds(0.02);
+    for (std::size_t i : waiting)
+        if (results[i].outcome == EndOutcome::killed && still_there(i)) results[i].outcome = EndOutcome::survived;
+    return results;
+}
+
+}  // namespace baton
