@@ -6,7 +6,8 @@
 # both report; then watches an input-bound PyTorch training loop with `baton run --report`
 # (scripts/device_train.py: what does baton find, and what does its report show), runs `baton
 # doctor` against the real driver and PyTorch, runs a job through the queue on one GPU and the
-# queue's throughput bench, and records the real GPUs as a fake-NVML scenario
+# queue's throughput bench, `baton launch` with one rank per GPU and its start-up bench against
+# torchrun, and records the real GPUs as a fake-NVML scenario
 # so CI can replay them. Everything it prints is also written to OUT/device-check.log; keep that log under
 # docs/device-runs/ and the scenario under tests/fake_nvml/scenarios/.
 #
@@ -244,6 +245,28 @@ if [ $fake -eq 0 ]; then
 else
   BATON=$baton "$python" "$root/bench/queue_vs_task_spooler.py" 100 5 || echo "(bench targets missed: informational)"
 fi
+
+say "baton launch: one rank per GPU (--bind-gpus), an all_reduce over NCCL (gloo against the fake), issue 15"
+ldir=$(mktemp -d)
+if [ $fake -eq 0 ] && "$python" -c "import torch,sys; sys.exit(0 if torch.cuda.is_available() else 1)" 2>/dev/null; then
+  cat > "$ldir/rank.py" <<'PY'
+import os, torch, torch.distributed as dist
+dist.init_process_group("nccl")
+assert torch.cuda.device_count() == 1, torch.cuda.device_count()  # exactly its own GPU
+t = torch.ones(1, device="cuda:0") * (dist.get_rank() + 1)
+dist.all_reduce(t)
+print(f"rank {dist.get_rank()} of {dist.get_world_size()}: CUDA_VISIBLE_DEVICES={os.environ['CUDA_VISIBLE_DEVICES']} "
+      f"{torch.cuda.get_device_name(0)} sum {t.item():.0f}")
+dist.destroy_process_group()
+PY
+  "$baton" launch --no-db --python "$python" --nproc-per-node gpu --bind-gpus --tee --log-dir "$ldir/logs" \
+    "$ldir/rank.py" || status=1
+else
+  "$baton" launch --no-db --nproc-per-node gpu --bind-gpus --tee --log-dir "$ldir/logs" --no-python \
+    sh -c 'echo "local rank $LOCAL_RANK of $LOCAL_WORLD_SIZE: CUDA_VISIBLE_DEVICES=$CUDA_VISIBLE_DEVICES"' || status=1
+fi
+rm -rf "$ldir"
+BATON=$baton "$python" "$root/bench/launch_vs_torchrun.py" 3 4 || echo "(bench target missed or torchrun absent: informational)"
 
 say "baton doctor (informational: its exit status does not count here)"
 "$baton" doctor --python "$python" --timeout 120

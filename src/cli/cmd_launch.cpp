@@ -304,8 +304,9 @@ int run_launch_command(const LaunchArgs& a, const std::vector<std::string>& comm
     }
     std::vector<PreflightNote> notes = check_launch_environment(env_var, read_interfaces());
     if (!a.no_python && !machine.gpus.empty()) {
-        const std::vector<PreflightNote> torch =
-            check_torch_against_driver(machine, probe_torch(a.python, 20), t.nproc_per_node);
+        const std::vector<PreflightNote> torch = check_torch_against_driver(
+            machine, cached_torch_probe(a.python, machine.gpu_driver_version.value_or(""), default_cache_dir(), 20),
+            t.nproc_per_node);
         notes.insert(notes.end(), torch.begin(), torch.end());
     }
     print_notes(notes);

@@ -72,49 +72,59 @@ std::string read_all_with_deadline(int fd, pid_t pid, double timeout, bool& time
 
 }  // namespace
 
-TorchFacts probe_torch(const std::string& python, double timeout) {
-    TorchFacts t;
-    t.python = python;
+PythonAnswer run_python(const std::string& python, const std::string& code, double timeout) {
+    PythonAnswer a;
     // A path that cannot be executed: say why (execlp's errno is lost in the child).
     if (python.find('/') != std::string::npos && access(python.c_str(), X_OK) != 0) {
-        t.probed = true;
-        t.error = "cannot run " + python + ": " + std::strerror(errno);
-        return t;
+        a.error = "cannot run " + python + ": " + std::strerror(errno);
+        return a;
     }
     int pipefd[2];
     if (pipe2(pipefd, O_CLOEXEC) != 0) {
-        t.error = "cannot create a pipe";
-        return t;
+        a.error = "cannot create a pipe";
+        return a;
     }
     const pid_t pid = fork();
     if (pid < 0) {
-        t.error = "cannot start " + python;
+        a.error = "cannot start " + python;
         close(pipefd[0]);
         close(pipefd[1]);
-        return t;
+        return a;
     }
     if (pid == 0) {
         const int devnull = open("/dev/null", O_RDWR);
         dup2(devnull, 0);
         dup2(pipefd[1], 1);
         dup2(devnull, 2);
-        execlp(python.c_str(), python.c_str(), "-c", kProbe, static_cast<char*>(nullptr));
+        execlp(python.c_str(), python.c_str(), "-c", code.c_str(), static_cast<char*>(nullptr));
         _exit(127);
     }
     close(pipefd[1]);
-    bool timed_out = false;
-    const std::string out = read_all_with_deadline(pipefd[0], pid, timeout, timed_out);
+    a.out = read_all_with_deadline(pipefd[0], pid, timeout, a.timed_out);
     close(pipefd[0]);
     int status = 0;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
-    t.probed = true;
-    if (timed_out) {
-        t.error = python + " did not answer within " + std::to_string(static_cast<int>(timeout)) + " s";
-    } else if (WIFEXITED(status) && WEXITSTATUS(status) == 127) {
-        t.error = python + " not found";
-    } else if (!parse_torch_probe(out, t)) {
+    a.ran = true;
+    a.exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    if (a.timed_out)
+        a.error = python + " did not answer within " + std::to_string(static_cast<int>(timeout)) + " s";
+    else if (a.exit_status == 127)
+        a.error = python + " not found";
+    return a;
+}
+
+TorchFacts probe_torch(const std::string& python, double timeout, std::string* answer) {
+    TorchFacts t;
+    t.python = python;
+    const PythonAnswer a = run_python(python, kProbe, timeout);
+    t.probed = a.ran || !a.error.empty();
+    if (!a.error.empty()) {
+        t.error = a.error;
+    } else if (!parse_torch_probe(a.out, t)) {
         t.error = python + " gave no usable answer";
+    } else if (answer) {
+        *answer = a.out;
     }
     return t;
 }

@@ -56,9 +56,21 @@ struct GatherOptions {
 
 DoctorFacts gather_facts(const GatherOptions& o);
 
-// Asks `python` (looked up on PATH unless it contains a '/') what PyTorch it imports, killing it
-// after `timeout` seconds.
-TorchFacts probe_torch(const std::string& python, double timeout);
+// What `python -c CODE` printed on stdout (at most 1 MiB; stderr is dropped), `python` looked up on
+// PATH unless it contains a '/', killed after `timeout` seconds.
+struct PythonAnswer {
+    std::string out;
+    bool ran = false;  // it was started
+    bool timed_out = false;
+    int exit_status = -1;  // the shell's convention
+    std::string error;     // not found, not executable, timed out ("" otherwise)
+};
+PythonAnswer run_python(const std::string& python, const std::string& code, double timeout);
+
+// Asks `python` what PyTorch it imports (versions of torch, CUDA, cuDNN, NCCL; the devices it
+// sees), killing it after `timeout` seconds. `answer`, when given, receives the probe's JSON line
+// (for a cache: parse_torch_probe reads it back).
+TorchFacts probe_torch(const std::string& python, double timeout, std::string* answer = nullptr);
 
 // Parses the probe script's JSON answer into `t` (exposed for tests); false when malformed.
 bool parse_torch_probe(const std::string& json_text, TorchFacts& t);

@@ -5,11 +5,15 @@
 #include <dirent.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 
+#include <fmt/format.h>  // header-only (fmt::fmt-header-only)
+
 #include "doctor/checks.hpp"
+#include "launch/rank_output.hpp"
 
 namespace baton {
 
@@ -151,6 +155,61 @@ std::vector<PreflightNote> check_torch_against_driver(const Snapshot& machine, c
             out.push_back({false, "NCCL: " + c.detail + " (ranks on GPUs will need another backend, such as gloo)"});
     }
     return out;
+}
+
+std::string default_cache_dir() {
+    if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/baton";
+    if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/baton";
+    return "";
+}
+
+TorchFacts cached_torch_probe(const std::string& python, const std::string& driver_version,
+                              const std::string& cache_dir, double timeout) {
+    TorchFacts none;
+    none.python = python;
+    none.probed = true;
+    const PythonAnswer where = run_python(
+        python, "import importlib.util as u\ns = u.find_spec('torch')\nprint(s.origin if s and s.origin else '')",
+        timeout);
+    std::string origin = where.out;
+    while (!origin.empty() && (origin.back() == '\n' || origin.back() == ' ')) origin.pop_back();
+    if (!where.error.empty() || where.exit_status != 0 || origin.empty()) {
+        none.error = where.error.empty() ? "no torch module" : where.error;
+        return none;
+    }
+    const std::string version_file = origin.substr(0, origin.rfind('/') + 1) + "version.py";
+    struct stat st {};
+    if (cache_dir.empty() || stat(version_file.c_str(), &st) != 0) return probe_torch(python, timeout);
+    const std::string key = fmt::format("v1|{}|{}|{}.{}|{}|{}", python, origin, st.st_mtim.tv_sec, st.st_mtim.tv_nsec,
+                                        st.st_size, driver_version);
+    std::uint64_t h = 1469598103934665603ULL;  // FNV-1a: a file name per key
+    for (unsigned char c : key) h = (h ^ c) * 1099511628211ULL;
+    const std::string path = fmt::format("{}/torch-probe-{:016x}.json", cache_dir, h);
+    if (FILE* f = std::fopen(path.c_str(), "r")) {
+        std::string text;
+        char buf[4096];
+        std::size_t n;
+        while ((n = std::fread(buf, 1, sizeof buf, f)) > 0 && text.size() < (1 << 16)) text.append(buf, n);
+        std::fclose(f);
+        const std::size_t nl = text.find('\n');
+        TorchFacts t;
+        t.python = python;
+        t.probed = true;
+        if (nl != std::string::npos && text.substr(0, nl) == key && parse_torch_probe(text.substr(nl + 1), t)) return t;
+    }
+    std::string answer;
+    TorchFacts t = probe_torch(python, timeout, &answer);
+    if (!answer.empty() && make_directories(cache_dir).ok()) {
+        // Written whole under a temporary name, then renamed: a reader never sees half an answer.
+        const std::string tmp = path + "." + std::to_string(getpid());
+        if (FILE* f = std::fopen(tmp.c_str(), "w")) {
+            const std::string text = key + "\n" + answer;
+            const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+            if (std::fclose(f) == 0 && ok) std::rename(tmp.c_str(), path.c_str());
+            std::remove(tmp.c_str());
+        }
+    }
+    return t;
 }
 
 Status check_port_free(int port) {

@@ -40,6 +40,15 @@ std::vector<std::string> visible_gpus(const EnvLookup& env, const Snapshot& mach
 std::vector<PreflightNote> check_torch_against_driver(const Snapshot& machine, const TorchFacts& torch,
                                                       int local_ranks);
 
+// The doctor's PyTorch probe for `python`, kept in `cache_dir` (torch-probe-*.json) and asked again
+// only when torch's files (its version.py), the interpreter or the driver changed: importing torch
+// takes 1 to 2 s, which would double a launch's start-up. Finding torch costs one short Python
+// start. No torch: a fact with an error (the checks then say nothing).
+TorchFacts cached_torch_probe(const std::string& python, const std::string& driver_version,
+                              const std::string& cache_dir, double timeout);
+// $XDG_CACHE_HOME/baton, else ~/.cache/baton.
+std::string default_cache_dir();
+
 // Whether a TCP port can be bound on every address (as rank 0's TCPStore will); errors name what holds it.
 Status check_port_free(int port);
 // A port free now, chosen by the kernel.

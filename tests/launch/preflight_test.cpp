@@ -4,6 +4,7 @@
 
 #include <map>
 #include <netinet/in.h>
+#include <sys/stat.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -128,4 +129,40 @@ TEST(Preflight, InterfacesAreReadFromSysfs) {
     EXPECT_EQ(ifs[1].name, "eth9");
     EXPECT_FALSE(ifs[1].up);
     EXPECT_TRUE(ifs[2].up);  // loopback says "unknown"
+}
+
+TEST(Preflight, TheTorchProbeIsAskedAgainOnlyWhenTorchOrTheDriverChanged) {
+    test::TempDir d;
+    // A stand-in interpreter: finds "torch" in the temporary directory, and answers the probe
+    // (counting how often it was asked).
+    d.write("torch/__init__.py", "");
+    d.write("torch/version.py", "__version__ = '2.4.0'\n");
+    d.write("python",
+            "#!/bin/sh\ncase \"$2\" in\n*find_spec*) echo '" + d.path() + "/torch/__init__.py' ;;\n*) echo x >> '" +
+                d.path() +
+                "/probes'; echo '{\"python\": \"3.11.2\", \"torch\": \"2.4.0\", \"cuda\": \"12.4\", \"nccl\": "
+                "\"2.20.5\", \"cuda_available\": true, \"device_count\": 1}' ;;\nesac\n");
+    chmod((d.path() + "/python").c_str(), 0755);
+    const std::string python = d.path() + "/python", cache = d.path() + "/cache";
+    auto probes = [&] { return test::read_text(d.path() + "/probes").size() / 2; };
+    TorchFacts t = cached_torch_probe(python, "550.54", cache, 10);
+    EXPECT_EQ(t.torch_version, std::optional<std::string>("2.4.0"));
+    EXPECT_EQ(t.nccl_version, std::optional<std::string>("2.20.5"));
+    EXPECT_EQ(probes(), 1u);
+    t = cached_torch_probe(python, "550.54", cache, 10);  // from the cache
+    EXPECT_EQ(t.cuda_version, std::optional<std::string>("12.4"));
+    EXPECT_TRUE(t.cuda_available);
+    EXPECT_EQ(probes(), 1u);
+    cached_torch_probe(python, "560.10", cache, 10);  // another driver
+    EXPECT_EQ(probes(), 2u);
+    d.write("torch/version.py", "__version__ = '2.5.0'\n# upgraded\n");  // pip install -U torch
+    cached_torch_probe(python, "560.10", cache, 10);
+    EXPECT_EQ(probes(), 3u);
+    // No torch: an error, no probe.
+    d.write("python2", "#!/bin/sh\necho\n");
+    chmod((d.path() + "/python2").c_str(), 0755);
+    t = cached_torch_probe(d.path() + "/python2", "550.54", cache, 10);
+    EXPECT_FALSE(t.torch_version);
+    EXPECT_EQ(t.error, "no torch module");
+    EXPECT_EQ(probes(), 3u);
 }
