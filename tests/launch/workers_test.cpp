@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <csignal>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -109,4 +110,39 @@ TEST(Workers, OrphansOfAWorkerEndWithTheGroup) {
     const TeardownReport r = g->end(0.2, 2);
     EXPECT_TRUE(r.stuck.empty());
     EXPECT_EQ(kill(orphan, 0), -1);  // ended and reaped
+}
+
+TEST(Workers, AProcessThatCannotDieIsReportedNotWaitedFor) {
+    // A task frozen by the cgroup v1 freezer cannot act on SIGKILL until thawed: it stays, in state
+    // D, as a rank stuck in a driver call does.
+    const std::string freezer = "/sys/fs/cgroup/freezer";
+    if (geteuid() != 0 || access((freezer + "/cgroup.procs").c_str(), W_OK) != 0)
+        GTEST_SKIP() << "needs root and the cgroup v1 freezer";
+    const std::string cg = freezer + "/baton-test-" + std::to_string(getpid());
+    ASSERT_EQ(mkdir(cg.c_str(), 0755), 0);
+    auto write = [](const std::string& path, const std::string& text) {
+        FILE* f = std::fopen(path.c_str(), "w");
+        if (!f) return false;
+        const bool ok = std::fputs(text.c_str(), f) >= 0;
+        return std::fclose(f) == 0 && ok;
+    };
+    become_subreaper();
+    Result<WorkerGroup> g = WorkerGroup::start({{{"/bin/sleep", "30"}, {}}});
+    ASSERT_TRUE(g.ok());
+    const pid_t pid = g->workers()[0].pid;
+    ASSERT_TRUE(write(cg + "/cgroup.procs", std::to_string(pid)));
+    ASSERT_TRUE(write(cg + "/freezer.state", "FROZEN"));
+    sleep_seconds(0.2);
+    const double t0 = monotonic_seconds();
+    const TeardownReport r = g->end(0.2, 0.5);
+    const double took = monotonic_seconds() - t0;
+    write(cg + "/freezer.state", "THAWED");  // now SIGKILL lands
+    wait_all(*g);
+    rmdir(cg.c_str());
+    EXPECT_LT(took, 2.0);  // bounded: grace + last wait, not forever
+    ASSERT_EQ(r.stuck.size(), 1u);
+    EXPECT_EQ(r.stuck[0].pid, pid);
+    EXPECT_EQ(r.stuck[0].state, 'D');
+    EXPECT_EQ(r.stuck[0].name, "sleep");
+    EXPECT_TRUE(g->all_exited());
 }

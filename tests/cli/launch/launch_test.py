@@ -162,6 +162,27 @@ class LaunchTest(unittest.TestCase):
             time.sleep(0.02)
         self.assertEqual([pid for pid in pids if alive(pid)], [])
 
+    def test_ctrl_c_and_sigterm_reach_every_rank(self):
+        for sig, name in ((signal.SIGINT, "INT"), (signal.SIGTERM, "TERM")):
+            out = os.path.join(self.dir, name)
+            os.makedirs(out)
+            p = subprocess.Popen([BATON, "launch", "--no-db", "--log-dir", self.logs, "--nproc-per-node", "2",
+                                  "--max-restarts", "3", "--no-python", "/bin/sh", "-c",
+                                  f"trap 'echo got {name} >> {out}/$RANK; exit 5' {name}; touch {out}/ready.$RANK; "
+                                  "while :; do sleep 0.05; done"],
+                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            deadline = time.time() + 30
+            while len([n for n in os.listdir(out) if n.startswith("ready.")]) < 2 and time.time() < deadline:
+                time.sleep(0.02)
+            p.send_signal(sig)
+            err = p.communicate(timeout=30)[1]
+            # The launcher's own exit status says it was stopped; no restart after a stop.
+            self.assertEqual(p.returncode, 128 + sig, err)
+            self.assertNotIn("restarting", err)
+            for rank in (0, 1):
+                with open(os.path.join(out, str(rank))) as f:
+                    self.assertEqual(f.read(), f"got {name}\n")
+
     def test_max_restarts_starts_the_group_again(self):
         r = launch(["--nproc-per-node", "2", "--max-restarts", "2", "--tee", "--log-dir", self.logs, "--run-id",
                     "again", os.path.join(HERE, "restart_once.py")])
