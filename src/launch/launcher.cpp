@@ -168,7 +168,8 @@ LaunchResult run_launch(const LaunchOptions& o, std::string& error) {
 
     SamplerOptions so = o.sampler;
     so.priming_seconds = std::min(0.1, o.interval_seconds);
-    Sampler sampler(so);
+    // Made at the first sample, once the ranks run: loading NVML does not delay their start.
+    std::optional<Sampler> sampler;
     Window window;
     SampleSchedule schedule(o.interval_seconds);
     std::deque<std::string> notes;  // new findings waiting for the rate limit
@@ -252,7 +253,8 @@ LaunchResult run_launch(const LaunchOptions& o, std::string& error) {
             }
             if (now >= schedule.next()) {
                 Snapshot snap;
-                sampler.take(snap);
+                if (!sampler) sampler.emplace(so);
+                sampler->take(snap);
                 schedule.taken(monotonic_seconds());
                 window.push_back(std::move(snap));
                 const double oldest = seconds(window.back()) - o.thresholds.window_seconds;

@@ -304,6 +304,7 @@ class LaunchTest(unittest.TestCase):
         e = dict(os.environ, PYTHONPATH=os.path.join(HERE, "..", "..", "..", "python"))
         r = subprocess.run([BATON, "--config", config, "launch", "--python", PYTHON, "--db", db, "--interval",
                             "0.25", "--nproc-per-node", "3", "--log-dir", self.logs, "--name", "straggle",
+                            "--report", os.path.join(self.dir, "report.html"),
                             os.path.join(HERE, "straggler.py"), "7"],
                            env=e, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120)
         self.assertEqual(r.returncode, 0, r.stderr)
@@ -313,6 +314,9 @@ class LaunchTest(unittest.TestCase):
         runs = subprocess.run([BATON, "runs", "--db", db, "--json"], capture_output=True, text=True, timeout=60)
         self.assertEqual(runs.returncode, 0, runs.stderr)
         self.assertIn('"name": "straggle"', runs.stdout.replace('":"', '": "'))
+        self.assertIn("  report: " + os.path.join(self.dir, "report.html"), r.stderr)
+        with open(os.path.join(self.dir, "report.html")) as f:
+            self.assertIn("rank_straggler", f.read())
 
     def test_console_filter_and_prefix(self):
         r = launch(["--nproc-per-node", "3", "--local-ranks-filter", "0,2", "--tee", "--log-dir", self.logs,
