@@ -88,7 +88,8 @@ std::vector<Leftover> find_leftovers(const Snapshot& snap, const std::map<std::u
         }
         if (pf.owner_pid && !pf.owner_alive) {
             l.kind = LeftoverKind::baton_leftover;
-            l.reason = fmt::format("left by baton (pid {}), which ended{}", *pf.owner_pid,
+            l.reason = fmt::format("left by baton (pid {}{}), which ended{}", *pf.owner_pid,
+                                   pf.owner_label.empty() ? std::string() : ": " + pf.owner_label,
                                    holds_gpu ? "; " + gpu_text : std::string());
         } else if (holds_gpu && adopted(snap, p) && (group_gone || pf.launched_rank)) {
             l.kind = LeftoverKind::gpu_orphan;

@@ -19,8 +19,10 @@ struct ProcessFacts {
     std::uint32_t pgid = 0, sid = 0;
     std::uint64_t start_ticks = 0;
     std::optional<std::int64_t> owner_pid;  // BATON_OWNER in its environment (a baton run, launch or queue job)
-    bool owner_alive = true;                // that owner still runs
-    bool launched_rank = false;             // torchrun's or baton launch's variables (TORCHELASTIC_RUN_ID)
+    std::uint64_t owner_start_ticks = 0;
+    bool owner_alive = true;     // that owner still runs
+    std::string owner_label;     // what the history says the owner was: "run 12 (resnet)"
+    bool launched_rank = false;  // torchrun's or baton launch's variables (TORCHELASTIC_RUN_ID)
 };
 
 enum class LeftoverKind { gpu_orphan, baton_leftover, defunct, not_reaping };

@@ -73,6 +73,7 @@ std::map<std::uint32_t, ProcessFacts> gather_process_facts(const Snapshot& snap,
             if (kv.rfind(owner_prefix, 0) == 0) {
                 if (const std::optional<RunOwner> o = parse_owner_token(kv.substr(owner_prefix.size()))) {
                     f.owner_pid = o->pid;
+                    f.owner_start_ticks = o->start_ticks.value_or(0);
                     const std::pair<std::int64_t, std::uint64_t> key{o->pid, o->start_ticks.value_or(0)};
                     auto known = owners.find(key);
                     if (known == owners.end()) known = owners.emplace(key, owner_alive(*o)).first;

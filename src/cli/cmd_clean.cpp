@@ -15,6 +15,7 @@
 #include "core/json_writer.hpp"
 #include "core/printable.hpp"
 #include "sample/sampler.hpp"
+#include "store/history.hpp"
 
 namespace baton::cli {
 
@@ -87,6 +88,9 @@ CLI::App* add_clean_command(CLI::App& app, CleanArgs& a) {
     cmd->add_flag("--json", a.json, "One JSON object (docs/cli.md); ends processes only with --yes");
     add_duration_option(cmd, "--grace", a.grace, "Time between SIGTERM and SIGKILL, 0 to 10m (default 5s)", 0, 600);
     cmd->add_flag("--no-gpus", a.no_gpus, "Do not load NVML (no GPU memory: leftovers of baton only)");
+    cmd->add_option("--db", a.db,
+                    "History database that names an ended baton's run or job (default: [history] db in the config, "
+                    "else $XDG_STATE_HOME/baton/baton.db)");
     return cmd;
 }
 
@@ -103,7 +107,15 @@ int run_clean(const CleanArgs& a, const std::string& config_path) {
     filter.caller_pid = static_cast<std::uint32_t>(getpid());
     if (a.gpu >= 0) filter.gpu = static_cast<unsigned>(a.gpu);
     filter.older_than_seconds = a.older_than;
-    const std::vector<Leftover> list = find_leftovers(snap, gather_process_facts(snap), filter);
+    std::map<std::uint32_t, ProcessFacts> facts = gather_process_facts(snap);
+    // The history names what an ended owner was (its run or queued job), when it recorded one.
+    if (Result<std::string> db = history_path(a.db, config_path); db.ok() && access(db->c_str(), R_OK) == 0) {
+        if (Result<History> h = History::open(*db, HistoryAccess::read); h.ok())
+            for (auto& [pid, f] : facts)
+                if (f.owner_pid && !f.owner_alive)
+                    f.owner_label = h->owner_label(*f.owner_pid, f.owner_start_ticks).value_or("");
+    }
+    const std::vector<Leftover> list = find_leftovers(snap, facts, filter);
     std::vector<EndTarget> targets;
     for (const Leftover& l : list)
         if (l.endable) targets.push_back({l.pid, l.start_ticks, l.gpu_memory_bytes});

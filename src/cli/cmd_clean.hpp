@@ -20,6 +20,7 @@ struct CleanArgs {
     bool json = false;
     double grace = 5;
     bool no_gpus = false;
+    std::string db;  // the history that names an ended owner's run or job
 };
 
 CLI::App* add_clean_command(CLI::App& app, CleanArgs& args);

@@ -530,6 +530,30 @@ Status History::finish_run(std::int64_t run, std::int64_t end_ms, int exit_statu
     return Ok{};
 }
 
+Result<std::string> History::owner_label(std::int64_t pid, std::uint64_t start_ticks) {
+    struct Query {
+        const char* sql;
+        const char* what;
+    };
+    for (const Query& q : {Query{"SELECT id, name FROM runs WHERE owner_pid = ?1 AND owner_start_ticks = ?2 "
+                                 "ORDER BY id DESC LIMIT 1",
+                                 "run"},
+                           Query{"SELECT id, name FROM jobs WHERE pid = ?1 AND pid_start_ticks = ?2 "
+                                 "ORDER BY id DESC LIMIT 1",
+                                 "queued job"}}) {
+        Statement st(db_, q.sql);
+        if (!st.ok()) return read_error("cannot look up an owner");
+        sqlite3_bind_int64(st.get(), 1, pid);
+        sqlite3_bind_int64(st.get(), 2, static_cast<sqlite3_int64>(start_ticks));
+        const int rc = sqlite3_step(st.get());
+        if (rc == SQLITE_ROW)
+            return std::string(q.what) + " " + std::to_string(sqlite3_column_int64(st.get(), 0)) + " (" +
+                   text(st.get(), 1) + ")";
+        if (rc != SQLITE_DONE) return read_error("cannot look up an owner");
+    }
+    return std::string();
+}
+
 Result<std::vector<RunRecord>> History::runs() {
     Statement st(
         db_,

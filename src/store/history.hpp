@@ -172,6 +172,9 @@ class History {
     Status finish_run(std::int64_t run, std::int64_t end_ms, int exit_status, const std::string& summary);
 
     Result<std::vector<RunRecord>> runs();
+    // What a baton process with this pid and start time recorded: "run 12 (resnet)" or
+    // "queued job 7 (resnet)"; "" when nothing (baton clean names a leftover's owner with it).
+    Result<std::string> owner_label(std::int64_t pid, std::uint64_t start_ticks);
     // One run's record; an error "no run N in the history" when there is none.
     Result<RunRecord> run(std::int64_t id);
     // One run with its samples, findings and steps.

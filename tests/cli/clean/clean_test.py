@@ -132,22 +132,28 @@ class CleanTest(unittest.TestCase):
 
     def test_the_leftover_of_a_sigkilled_launch(self):
         marker = os.path.join(self.dir, "bg")
-        launcher = subprocess.Popen([BATON, "launch", "--no-db", "--no-gpus", "--log-dir", os.path.join(self.dir, "logs"),
+        db = os.path.join(self.dir, "baton.db")
+        launcher = subprocess.Popen([BATON, "launch", "--db", db, "--name", "crashy", "--no-gpus",
+                                     "--log-dir", os.path.join(self.dir, "logs"),
                                      "--no-python", "/bin/sh", "-c", f"sleep 300 & echo $! > {marker}; wait"],
                                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         self.assertTrue(wait_for(lambda: os.path.exists(marker) and os.path.getsize(marker) > 0))
         with open(marker) as f:
             left = int(f.read())
         self.started.append(left)
+        # The launch's run is written to the history by its own thread: killed before that, there
+        # would be no run to name.
+        self.assertTrue(wait_for(lambda: "crashy" in subprocess.run([BATON, "runs", "--db", db], capture_output=True,
+                                                                    text=True).stdout))
         launcher.kill()
         launcher.wait()
         # The rank died with its launcher (parent-death signal); its background child did not.
         time.sleep(0.3)
         self.assertTrue(alive(left))
-        r = self.clean("--yes", "--no-gpus")
+        r = self.clean("--yes", "--no-gpus", "--db", db)
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         self.assertRegex(r.stdout, rf"\n +{left} .* baton_leftover +sleep 300\n")
-        self.assertIn(f"left by baton (pid {launcher.pid}), which ended", r.stdout)
+        self.assertIn(f"left by baton (pid {launcher.pid}: run 1 (crashy)), which ended", r.stdout)
         self.assertIn(f"pid {left}: ended (SIGTERM)", r.stdout)
         self.assertFalse(alive(left))
 
