@@ -76,9 +76,7 @@ bool read_outputs(WorkerGroup& group, Attempt& a, JobWatch& watch, std::deque<st
                 } else {
                     a.err[i].feed(bytes, now);
                     for (const Finding& f : watch.read_output(bytes))
-                        if (!quiet)
-                            notes.push_front(fmt::format("baton: {} {} [{}]: {}", severity_name(f.severity), f.rule,
-                                                         f.subject, f.summary));
+                        if (!quiet) notes.push_front(finding_note(f));
                 }
             }
         }
@@ -149,21 +147,12 @@ LaunchResult run_launch(const LaunchOptions& o, std::string& error) {
     extras.owner = owner_token(me);
     result.run_dir = o.log_dir + "/" + o.topology.run_id;
 
-    JobWatchOptions wo;
-    wo.name = o.name.empty() ? command_name(o.argv) : o.name;
-    wo.argv = o.argv;
-    char cwd[4096] = "";
-    if (getcwd(cwd, sizeof cwd)) wo.cwd = cwd;
-    wo.thresholds = o.thresholds;
-    if (!extras.gpus.empty()) {
+    JobWatchOptions wo = local_job_options(o.name, o.argv, o.thresholds, o.db_path, o.recording);
+    if (!extras.gpus.empty()) {  // the ranks' GPUs together, as bound
         std::string all;
         for (const std::string& g : extras.gpus) all += (all.empty() ? "" : ",") + g;
         wo.cuda_visible_devices = all;
-    } else if (const char* v = std::getenv("CUDA_VISIBLE_DEVICES")) {
-        wo.cuda_visible_devices = v;
     }
-    wo.db_path = o.db_path;
-    wo.recording = o.recording;
     JobWatch watch(std::move(wo), std::vector<pid_t>{});
 
     SamplerOptions so = o.sampler;
@@ -256,14 +245,9 @@ LaunchResult run_launch(const LaunchOptions& o, std::string& error) {
                 if (!sampler) sampler.emplace(so);
                 sampler->take(snap);
                 schedule.taken(monotonic_seconds());
-                window.push_back(std::move(snap));
-                const double oldest = seconds(window.back()) - o.thresholds.window_seconds;
-                window.erase(window.begin(), std::find_if(window.begin(), window.end(),
-                                                          [&](const Snapshot& x) { return seconds(x) >= oldest; }));
+                push_to_window(window, std::move(snap), o.thresholds.window_seconds);
                 for (const Finding& f : watch.sample(window))
-                    if (!o.quiet && f.severity != Severity::info)
-                        notes.push_back(fmt::format("baton: {} {} [{}]: {}", severity_name(f.severity), f.rule,
-                                                    f.subject, f.summary));
+                    if (!o.quiet && f.severity != Severity::info) notes.push_back(finding_note(f));
             }
             if (!notes.empty() && now - last_note >= 5) {
                 std::fprintf(stderr, "%s\n", printable(notes.front()).c_str());

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <unistd.h>
 
 #include <fmt/format.h>  // header-only (fmt::fmt-header-only)
@@ -153,6 +154,32 @@ std::vector<RunGpu> run_gpus(const Snapshot& snap, const std::set<unsigned>& job
 }
 
 }  // namespace
+
+JobWatchOptions local_job_options(const std::string& name, const std::vector<std::string>& argv,
+                                  const Thresholds& thresholds, const std::string& db_path,
+                                  const HistoryWriter::Options& recording) {
+    JobWatchOptions wo;
+    wo.name = name.empty() ? command_name(argv) : name;
+    wo.argv = argv;
+    char cwd[4096] = "";
+    if (getcwd(cwd, sizeof cwd)) wo.cwd = cwd;
+    wo.thresholds = thresholds;
+    if (const char* v = std::getenv("CUDA_VISIBLE_DEVICES")) wo.cuda_visible_devices = v;
+    wo.db_path = db_path;
+    wo.recording = recording;
+    return wo;
+}
+
+void push_to_window(Window& window, Snapshot snap, double window_seconds) {
+    window.push_back(std::move(snap));
+    const double oldest = seconds(window.back()) - window_seconds;
+    window.erase(window.begin(),
+                 std::find_if(window.begin(), window.end(), [&](const Snapshot& x) { return seconds(x) >= oldest; }));
+}
+
+std::string finding_note(const Finding& f) {
+    return fmt::format("baton: {} {} [{}]: {}", severity_name(f.severity), f.rule, f.subject, f.summary);
+}
 
 JobWatch::JobWatch(JobWatchOptions options, pid_t root) : JobWatch(std::move(options), std::vector<pid_t>{root}) {}
 

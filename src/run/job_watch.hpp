@@ -36,6 +36,18 @@ struct JobWatchOptions {
     HistoryWriter::Options recording;
 };
 
+// The options of a job watched from this process's point of view: its name (the command's when
+// empty), its command, this process's working directory and CUDA_VISIBLE_DEVICES.
+JobWatchOptions local_job_options(const std::string& name, const std::vector<std::string>& argv,
+                                  const Thresholds& thresholds, const std::string& db_path,
+                                  const HistoryWriter::Options& recording);
+
+// Adds `snap` to the window and drops what is older than `window_seconds` before it.
+void push_to_window(Window& window, Snapshot snap, double window_seconds);
+
+// "baton: warning rule [subject]: summary", the line printed when a finding first appears.
+std::string finding_note(const Finding& f);
+
 class JobWatch {
   public:
     // `root`: the job's first process; the job is it and all its descendants.

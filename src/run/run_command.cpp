@@ -123,16 +123,7 @@ RunStats run_command(const RunOptions& o, std::string& error) {
     }
     Child child = std::move(*started);
     const double start = monotonic_seconds();
-    JobWatchOptions wo;
-    wo.name = o.name.empty() ? command_name(o.argv) : o.name;
-    wo.argv = o.argv;
-    char cwd[4096] = "";
-    if (getcwd(cwd, sizeof cwd)) wo.cwd = cwd;
-    wo.thresholds = o.thresholds;
-    if (const char* v = std::getenv("CUDA_VISIBLE_DEVICES")) wo.cuda_visible_devices = v;
-    wo.db_path = o.db_path;
-    wo.recording = o.recording;
-    JobWatch watch(std::move(wo), child.pid());
+    JobWatch watch(local_job_options(o.name, o.argv, o.thresholds, o.db_path, o.recording), child.pid());
 
     SamplerOptions so = o.sampler;
     so.priming_seconds = std::min(0.1, o.interval_seconds);
@@ -143,9 +134,6 @@ RunStats run_command(const RunOptions& o, std::string& error) {
     double last_note = -1e9;
     int killed_after_grace = 0;
     std::deque<std::string> pending;  // notes waiting for the rate limit
-    auto note = [](const Finding& f) {
-        return fmt::format("baton: {} {} [{}]: {}", severity_name(f.severity), f.rule, f.subject, f.summary);
-    };
     // Passes the command's stderr on unchanged and reads along (failures found go first in line);
     // true while it may have more.
     auto pump = [&] {
@@ -159,7 +147,7 @@ RunStats run_command(const RunOptions& o, std::string& error) {
                 off += w;
             }
             for (const Finding& f : watch.read_output(std::string_view(buf, static_cast<std::size_t>(n))))
-                if (!o.quiet) pending.push_front(note(f));
+                if (!o.quiet) pending.push_front(finding_note(f));
         }
     };
     auto take_events = [&] {
@@ -188,12 +176,9 @@ RunStats run_command(const RunOptions& o, std::string& error) {
             // (`baton run -- true`) was never seen running, and its sample would be the machine
             // after it.
             if (watch.stats().samples == 0 && child.poll_exit()) break;
-            window.push_back(std::move(snap));
-            const double oldest = seconds(window.back()) - o.thresholds.window_seconds;
-            window.erase(window.begin(), std::find_if(window.begin(), window.end(),
-                                                      [&](const Snapshot& x) { return seconds(x) >= oldest; }));
+            push_to_window(window, std::move(snap), o.thresholds.window_seconds);
             for (const Finding& f : watch.sample(window))
-                if (!o.quiet && f.severity != Severity::info) pending.push_back(note(f));
+                if (!o.quiet && f.severity != Severity::info) pending.push_back(finding_note(f));
         }
         // At most one new-finding line every 5 s on the command's terminal.
         if (!pending.empty() && now - last_note >= 5) {
