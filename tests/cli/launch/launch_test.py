@@ -319,9 +319,18 @@ class LaunchTest(unittest.TestCase):
             self.assertIn("rank_straggler", f.read())
 
     def test_console_filter_and_prefix(self):
+        # torchrun's default port taken by someone else changes nothing on one node: baton picks a free one.
+        blocker = socket.socket()
+        try:
+            blocker.bind(("0.0.0.0", 29500))
+            blocker.listen()
+        except OSError:
+            pass  # already taken: all the better
+        self.addCleanup(blocker.close)
         r = launch(["--nproc-per-node", "3", "--local-ranks-filter", "0,2", "--tee", "--log-dir", self.logs,
                     "--run-id", "filter", "--no-python", os.path.join(HERE, "show_env.sh")])
         self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertNotIn("port=29500 ", r.stdout)
         shown = sorted(l.split("]:")[0] for l in r.stdout.splitlines())
         self.assertEqual(shown, ["[rank 0", "[rank 2"])
         with open(os.path.join(self.logs, "filter", "attempt_0", "1", "stdout.log")) as f:
