@@ -5,7 +5,8 @@
 #include <cstring>
 
 #include "core/clock.hpp"
-#include "store/run_owner.hpp"
+#include "sample/linux/kept_file.hpp"
+#include "sample/linux/proc_pid_stat.hpp"
 
 namespace baton {
 
@@ -15,20 +16,12 @@ namespace {
 enum class Still { same, gone, other };
 
 Still check(const EndTarget& t, const std::string& proc_root) {
-    const std::optional<std::uint64_t> ticks = process_start_ticks(t.pid, proc_root);
-    if (!ticks) return Still::gone;
-    if (*ticks != t.start_ticks) return Still::other;
-    // A defunct process has ended; it waits for its parent only.
-    const std::string path = proc_root + "/" + std::to_string(t.pid) + "/stat";
-    if (FILE* f = std::fopen(path.c_str(), "r")) {
-        char buf[1024] = "";
-        const std::size_t n = std::fread(buf, 1, sizeof buf - 1, f);
-        std::fclose(f);
-        const std::string_view s(buf, n);
-        const std::size_t close = s.rfind(')');
-        if (close != std::string_view::npos && close + 2 < s.size() && s[close + 2] == 'Z') return Still::gone;
-    }
-    return Still::same;
+    os::ReadBuffer buf;
+    os::PidStat st;
+    if (!os::read_file(proc_root + "/" + std::to_string(t.pid) + "/stat", buf) || !os::parse_pid_stat(buf.view(), st))
+        return Still::gone;
+    if (st.starttime != t.start_ticks) return Still::other;
+    return st.state == 'Z' ? Still::gone : Still::same;  // a defunct process has ended: it waits for its parent only
 }
 
 }  // namespace

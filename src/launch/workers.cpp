@@ -13,6 +13,8 @@
 
 #include "core/clock.hpp"
 #include "run/child.hpp"
+#include "sample/linux/kept_file.hpp"
+#include "sample/linux/proc_pid_stat.hpp"
 
 extern char** environ;
 
@@ -44,17 +46,11 @@ void close_fd(int& fd) {
 StuckProcess describe(pid_t pid) {
     StuckProcess s;
     s.pid = pid;
-    const std::string path = "/proc/" + std::to_string(pid) + "/stat";
-    if (FILE* f = std::fopen(path.c_str(), "r")) {
-        char buf[512] = "";
-        const std::size_t n = std::fread(buf, 1, sizeof buf - 1, f);
-        std::fclose(f);
-        const std::string_view text(buf, n);
-        const std::size_t open = text.find('('), close = text.rfind(')');
-        if (open != std::string_view::npos && close != std::string_view::npos && close > open) {
-            s.name = std::string(text.substr(open + 1, close - open - 1));
-            if (close + 2 < text.size()) s.state = text[close + 2];
-        }
+    os::ReadBuffer buf;
+    os::PidStat st;
+    if (os::read_file("/proc/" + std::to_string(pid) + "/stat", buf) && os::parse_pid_stat(buf.view(), st)) {
+        s.name = std::string(st.comm);
+        s.state = st.state;
     }
     return s;
 }
