@@ -7,7 +7,8 @@
 # (scripts/device_train.py: what does baton find, and what does its report show), runs `baton
 # doctor` against the real driver and PyTorch, runs a job through the queue on one GPU and the
 # queue's throughput bench, `baton launch` with one rank per GPU and its start-up bench against
-# torchrun, and records the real GPUs as a fake-NVML scenario
+# torchrun, `baton bench h2d` against PyTorch's own copy bandwidth (and allreduce, and the summary's time),
+# and records the real GPUs as a fake-NVML scenario
 # so CI can replay them. Everything it prints is also written to OUT/device-check.log; keep that log under
 # docs/device-runs/ and the scenario under tests/fake_nvml/scenarios/.
 #
@@ -267,6 +268,34 @@ else
 fi
 rm -rf "$ldir"
 BATON=$baton "$python" "$root/bench/launch_vs_torchrun.py" 3 4 || echo "(bench target missed or torchrun absent: informational)"
+
+say "baton bench: h2d against PyTorch's own copies, allreduce with 2+ GPUs, the summary's time (issue 16)"
+if [ $fake -eq 0 ] && "$python" -c "import torch,sys; sys.exit(0 if torch.cuda.is_available() else 1)" 2>/dev/null; then
+  "$baton" bench h2d --no-db --json > "$out/bench-h2d.json" || status=1
+  "$baton" bench h2d --no-db --max-size 64M | tail -8
+  CUDA_DEVICE_ORDER=PCI_BUS_ID "$python" "$root/scripts/device_bench_check.py" < "$out/bench-h2d.json" || status=1
+  if [ "$("$python" -c 'import torch; print(torch.cuda.device_count())')" -ge 2 ]; then
+    "$baton" bench allreduce --no-db --python "$python" || status=1
+  else
+    echo "one GPU: no allreduce (bench allreduce needs 2 or more)"
+  fi
+else
+  # The same commands against the fake CUDA driver and NCCL, on the fake NVML's GPUs.
+  fake_cuda=$build/tests/fake_cuda
+  buses=$("$python" -c "import json,sys; print(','.join(sorted(d['values']['pci_bus_id'][4:].upper() for d in json.load(open(sys.argv[1]))['devices'])))" "$BATON_FAKE_NVML_SCENARIO")
+  gpus=$(echo "$buses" | tr ',' '\n' | wc -l)
+  export BATON_CUDA_LIBRARY=$fake_cuda/libcuda.so.1 BATON_NCCL_LIBRARY=$fake_cuda/libnccl.so.2 \
+    BATON_FAKE_CUDA_BUS_IDS=$buses BATON_FAKE_CUDA_DEVICES=$gpus BATON_FAKE_CUDA_GBPS=2 BATON_FAKE_NCCL_ALGBW_GBPS=4
+  "$baton" bench h2d --no-db --max-size 4M | tail -6 || status=1
+  if [ "$gpus" -ge 2 ]; then
+    "$baton" bench allreduce --no-db --max-size 1M --iters 2 || status=1
+  else
+    echo "one GPU: no allreduce (bench allreduce needs 2 or more)"
+  fi
+fi
+SECONDS=0
+"$baton" bench --no-db --path "${TMPDIR:-/tmp}" || status=1
+echo "baton bench (no subcommand) took about $SECONDS s (target: at most 60 s)"
 
 say "baton doctor (informational: its exit status does not count here)"
 "$baton" doctor --python "$python" --timeout 120

@@ -7,6 +7,7 @@
 
 #include "cli/cli_common.hpp"
 #include "core/json_writer.hpp"
+#include "core/units.hpp"
 #include "report/run_comparison.hpp"
 #include "report/run_figures.hpp"
 #include "store/history.hpp"
@@ -14,7 +15,7 @@
 namespace baton::cli {
 
 CLI::App* add_compare_command(CLI::App& app, CompareArgs& a) {
-    CLI::App* cmd = app.add_subcommand("compare", "Two recorded runs side by side: what changed");
+    CLI::App* cmd = app.add_subcommand("compare", "Two recorded runs (or two benches) side by side: what changed");
     cmd->add_option("run_a", a.a, "The first run's id")->required();
     cmd->add_option("run_b", a.b, "The second run's id")->required();
     cmd->add_flag("--json", a.json, "One JSON object: both runs, the figures with their changes, the findings matched");
@@ -38,6 +39,85 @@ std::string delta(double a, double b, const char* unit) {
     return s;
 }
 
+// Two benches link by link (matched by bench and link name): before and after a driver update or
+// a BIOS change.
+int compare_benches(const CompareArgs& a, History& h, const RunRecord& ra, const RunRecord& rb) {
+    Result<std::vector<BenchLinkRecord>> la = h.bench_links(ra.id);
+    if (!la.ok()) return runtime_error(la.error().message);
+    Result<std::vector<BenchLinkRecord>> lb = h.bench_links(rb.id);
+    if (!lb.ok()) return runtime_error(lb.error().message);
+    struct Pair {
+        std::string bench, link;
+        const BenchLinkRecord *a = nullptr, *b = nullptr;
+    };
+    std::vector<Pair> pairs;
+    auto slot = [&](const BenchLinkRecord& l) -> Pair& {
+        for (Pair& p : pairs)
+            if (p.bench == l.bench && p.link == l.link) return p;
+        pairs.push_back({l.bench, l.link});
+        return pairs.back();
+    };
+    for (const BenchLinkRecord& l : *la) slot(l).a = &l;
+    for (const BenchLinkRecord& l : *lb) slot(l).b = &l;
+    std::string out;
+    if (a.json) {
+        JsonWriter w(out);
+        w.begin_object();
+        w.key("runs");
+        w.begin_array();
+        for (const RunRecord* r : {&ra, &rb}) {
+            w.begin_object();
+            w.field("id", r->id);
+            w.field("name", r->name);
+            w.field("kind", r->kind);
+            w.end_object();
+        }
+        w.end_array();
+        w.key("links");
+        w.begin_array();
+        for (const Pair& p : pairs) {
+            w.begin_object();
+            w.field("bench", p.bench);
+            w.field("link", p.link);
+            for (const auto& [key, l] : {std::pair{"a", p.a}, std::pair{"b", p.b}}) {
+                w.key(key);
+                if (!l) {
+                    w.null();
+                    continue;
+                }
+                w.begin_object();
+                w.field("unit", l->unit);
+                w.field("measured", l->measured);
+                w.optional_field("peak", l->peak);
+                w.field("verdict", l->verdict);
+                w.end_object();
+            }
+            if (p.a && p.b && p.a->measured > 0) w.field("change", p.b->measured / p.a->measured - 1);
+            w.end_object();
+        }
+        w.end_array();
+        w.end_object();
+        w.finish();
+        out.push_back('\n');
+        return write_stdout(out) ? kExitOk : kExitFailure;
+    }
+    auto cell = [](const BenchLinkRecord* l) -> std::string {
+        if (!l) return "-";
+        if (l->verdict == "skipped") return "skipped";
+        return (l->unit == "B/s" ? format_rate(l->measured) : fmt::format("{:.4g} {}", l->measured, l->unit)) + " " +
+               l->verdict;
+    };
+    out += fmt::format("{:<28} {:>22} {:>22}   {}\n", "", fmt::format("bench {}", ra.id),
+                       fmt::format("bench {}", rb.id), "change");
+    for (const Pair& p : pairs) {
+        std::string change;
+        if (p.a && p.b && p.a->measured > 0 && p.b->measured > 0)
+            change = fmt::format("{:+.0f} %", 100 * (p.b->measured / p.a->measured - 1));
+        out += fmt::format("{:<28} {:>22} {:>22}   {}\n", p.link, cell(p.a), cell(p.b), change);
+    }
+    return write_stdout(out) ? kExitOk : kExitFailure;
+}
+
 }  // namespace
 
 int run_compare(const CompareArgs& a, const std::string& config_path) {
@@ -53,6 +133,11 @@ int run_compare(const CompareArgs& a, const std::string& config_path) {
     if (!db.ok()) return runtime_error(db.error().message);
     const RunRecord& ra = da->run;
     const RunRecord& rb = db->run;
+    if (ra.kind != rb.kind)
+        return runtime_error(fmt::format("run {} is a {} and run {} a {}: only two runs or two benches compare", ra.id,
+                                         ra.kind == "bench" ? "bench" : "run", rb.id,
+                                         rb.kind == "bench" ? "bench" : "run"));
+    if (ra.kind == "bench") return compare_benches(a, *h, ra, rb);
     const RunFigures fa = run_figures(ra, da->samples, da->findings, da->steps);
     const RunFigures fb = run_figures(rb, db->samples, db->findings, db->steps);
     const std::vector<FindingChange> changes = compare_findings(*da, *db);

@@ -53,13 +53,24 @@ std::size_t split_run_command(const CLI::App& app, const std::vector<std::string
         if (args[i].rfind("-", 0) != 0) break;
         if (takes_value(nullptr, args[i])) ++i;
     }
-    if (i >= args.size() || (args[i] != "run" && args[i] != "submit" && args[i] != "launch")) return args.size();
-    const CLI::App* run = app.get_subcommand(args[i]);
+    // `bench scaling ... -- CMD`: its options, and bench's own, may come before the command.
+    const CLI::App* parent = nullptr;
+    if (i + 1 < args.size() && args[i] == "bench") {
+        std::size_t k = i + 1;  // bench's options may stand before "scaling"
+        while (k < args.size() && args[k].rfind("-", 0) == 0)
+            k += takes_value(app.get_subcommand("bench"), args[k]) ? 2 : 1;
+        if (k >= args.size() || args[k] != "scaling") return args.size();
+        parent = app.get_subcommand("bench");
+        i = k;
+    } else if (i >= args.size() || (args[i] != "run" && args[i] != "submit" && args[i] != "launch")) {
+        return args.size();
+    }
+    const CLI::App* run = parent ? parent->get_subcommand(args[i]) : app.get_subcommand(args[i]);
     for (++i; i < args.size(); ++i) {
         const std::string& a = args[i];
         if (a == "--") return i;
-        if (a.rfind("-", 0) != 0) return i;  // the command's first word
-        if (takes_value(run, a)) ++i;        // unknown options are left to the parser to report
+        if (a.rfind("-", 0) != 0) return i;                                  // the command's first word
+        if (takes_value(run, a) || (parent && takes_value(parent, a))) ++i;  // unknown options: the parser's to report
     }
     // (a value-taking option at the end leaves i past the end: no command)
     return args.size();

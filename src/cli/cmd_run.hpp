@@ -23,8 +23,8 @@ struct RunArgs {
 };
 
 // Where the command begins in baton's arguments (argv without argv[0]): the word after "--",
-// or the first word after `run` (or `submit`, `launch`) that is not one of its options (or a global one: they fall
-// through); args.size() when none. The words from there on are the command's own and are not
+// or the first word after `run` (or `submit`, `launch`, `bench scaling`) that is not one of its options (or a
+// global one: they fall through); args.size() when none. The words from there on are the command's own and are not
 // given to the option parser. Which options take a value is read from `app`'s definitions.
 std::size_t split_run_command(const CLI::App& app, const std::vector<std::string>& args);
 

@@ -46,15 +46,15 @@ namespace {
 std::string list(const std::vector<RunRecord>& runs, bool json) {
     std::string out;
     if (!json)
-        out += fmt::format("{:>4}  {:<11}  {:<20}  {:>9}  {:>4}  {:>7}  {:>8}  {}\n", "ID", "STATE", "STARTED (UTC)",
-                           "DURATION", "EXIT", "SAMPLES", "FINDINGS", "NAME");
+        out += fmt::format("{:>4}  {:<5}  {:<11}  {:<20}  {:>9}  {:>4}  {:>7}  {:>8}  {}\n", "ID", "KIND", "STATE",
+                           "STARTED (UTC)", "DURATION", "EXIT", "SAMPLES", "FINDINGS", "NAME");
     for (const RunRecord& r : runs) {
         const double seconds = r.end_ms ? static_cast<double>(*r.end_ms - r.start_ms) / 1000.0 : -1;
         if (json) {
             append_run_json(r, out);
             out.push_back('\n');
         } else {
-            out += fmt::format("{:>4}  {:<11}  {:<20}  {:>9}  {:>4}  {:>7}  {:>8}  {}\n", r.id, r.state,
+            out += fmt::format("{:>4}  {:<5}  {:<11}  {:<20}  {:>9}  {:>4}  {:>7}  {:>8}  {}\n", r.id, r.kind, r.state,
                                rfc3339_utc(r.start_ms).substr(0, 19),
                                seconds >= 0 ? fmt::format("{:.1f} s", seconds) : "-",
                                r.exit_status ? std::to_string(*r.exit_status) : "-", r.samples, r.findings, r.name);

@@ -18,7 +18,7 @@
 #include "serve/agent.hpp"
 #include "serve/auth.hpp"
 #include "serve/http_server.hpp"
-#include "serve/listen_address.hpp"
+#include "core/listen_address.hpp"
 #include "serve/service.hpp"
 
 #include "baton_git_commit.hpp"  // generated at build time: BATON_GIT_COMMIT
@@ -34,7 +34,7 @@ namespace {
 // The settings a SIGHUP may change: everything but the listen address, the interval and the
 // sampler's roots (those need a restart, which the reload message says).
 struct Settings {
-    serve::ListenAddress listen;
+    ListenAddress listen;
     double interval = 1;
     serve::ServiceOptions service;
     Thresholds thresholds;
@@ -43,7 +43,7 @@ struct Settings {
 // The settings from the config layers with the flags over them; an error is one line.
 Result<Settings> settings(const ServeArgs& a, const Config& c) {
     Settings s;
-    Result<serve::ListenAddress> listen = serve::parse_listen_address(a.listen.empty() ? c.serve_listen : a.listen);
+    Result<ListenAddress> listen = parse_listen_address(a.listen.empty() ? c.serve_listen : a.listen);
     if (!listen.ok()) return listen.error();
     s.listen = *listen;
     s.interval = a.interval > 0 ? a.interval : c.serve_interval_seconds;
@@ -248,7 +248,7 @@ int run_serve(const ServeArgs& a, const std::string& config_path) {
         std::fprintf(stderr, "baton: job queue on %s\n", queue->socket_path().c_str());
     }
     if (http) {
-        serve::ListenAddress bound = s->listen;
+        ListenAddress bound = s->listen;
         bound.port = http->port();
         std::fprintf(stderr, "baton: serving on http://%s (metrics at /metrics)%s\n", bound.text().c_str(),
                      s->service.token.empty() ? "" : "; clients send the token");

@@ -9,6 +9,7 @@
 
 #include "cli/cli_common.hpp"
 #include "cli/cli_docs.hpp"
+#include "cli/cmd_bench.hpp"
 #include "cli/cmd_clean.hpp"
 #include "cli/cmd_compare.hpp"
 #include "cli/cmd_diagnose.hpp"
@@ -89,6 +90,8 @@ int run_main(int argc, char** argv) {
     CLI::App* launch = add_launch_command(app, launch_args);
     CleanArgs clean_args;
     CLI::App* clean = add_clean_command(app, clean_args);
+    BenchArgs bench_args;
+    CLI::App* bench = add_bench_command(app, bench_args);
     RunsArgs runs_args;
     CLI::App* runs = add_runs_command(app, runs_args);
     CompareArgs compare_args;
@@ -162,6 +165,7 @@ int run_main(int argc, char** argv) {
     if (run->parsed()) return run_run(run_args, run_command_words, config_path);
     if (launch->parsed()) return run_launch_command(launch_args, run_command_words, config_path);
     if (clean->parsed()) return run_clean(clean_args, config_path);
+    if (bench->parsed()) return run_bench(bench_args, run_command_words, config_path);
     if (runs->parsed()) return run_runs(runs_args, config_path);
     if (compare->parsed()) return run_compare(compare_args, config_path);
     if (report->parsed()) return run_report(report_args, config_path);

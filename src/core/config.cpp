@@ -111,6 +111,7 @@ bool known_key(const std::string& table, const std::string& key) {
         return key == "free_memory_percent" || key == "share_margin_percent" || key == "visible_devices" ||
                key == "socket_group";
     if (table == "thresholds") return threshold_key(key) != nullptr;
+    if (table == "bench") return key == "ok_share" || key == "memory_ok_share" || key == "scaling_alarm";
     return false;
 }
 
@@ -221,9 +222,9 @@ Status apply_config(const std::string& text, const std::string& file, Config& c)
         const toml::table* sub = tv.as_table();
         const std::string at = file + ":" + std::to_string(tv.source().begin.line);
         if (!sub || (table != "sample" && table != "gpu" && table != "history" && table != "serve" &&
-                     table != "queue" && table != "thresholds"))
+                     table != "queue" && table != "thresholds" && table != "bench"))
             return make_error(at + ": unknown section '" + table +
-                              "' (known: [sample], [gpu], [history], [serve], [queue], [thresholds])");
+                              "' (known: [sample], [gpu], [history], [serve], [queue], [thresholds], [bench])");
         for (auto&& [k, v] : *sub) {
             std::string key(k.str());
             // Errors name the file and the line of the value, then the key.
@@ -268,6 +269,14 @@ Status apply_config(const std::string& text, const std::string& file, Config& c)
                 st = need_string(c.history_db);
                 if (st.ok() && c.history_db.empty())
                     return make_error(origin + ": 'history.db' must be a path, not empty");
+            } else if (table == "bench") {
+                const std::optional<double> d = v.is_number() ? v.value<double>() : std::nullopt;
+                if (!d || !(*d > 0 && *d <= 1))
+                    return make_error(origin + ": 'bench." + key +
+                                      "' must be a share above 0 and at most 1, e.g. 0.85");
+                (key == "ok_share"          ? c.bench_ok_share
+                 : key == "memory_ok_share" ? c.bench_memory_ok_share
+                                            : c.bench_scaling_alarm) = *d;
             } else if (table == "queue") {
                 if (key == "socket_group") {
                     st = need_string(c.queue_socket_group);

@@ -49,6 +49,10 @@ struct Config {
     double queue_share_margin_percent = 10;    // memory a GPU shared by --share jobs keeps free
     bool queue_visible_devices_uuid = false;   // CUDA_VISIBLE_DEVICES as UUIDs ("uuid") instead of indices ("index")
     std::string queue_socket_group = "baton";  // a root agent's socket is this group's (0660): its members may submit
+    // [bench] (docs/bench.md)
+    double bench_ok_share = 0.85;        // a link measuring at least this share of its peak is ok (the seed's 85 %)
+    double bench_memory_ok_share = 0.6;  // the same for host memory: STREAM seldom passes 80 % of the DIMMs' peak
+    double bench_scaling_alarm = 0.7;    // bench scaling flags a size whose weak-scaling efficiency is below
     // [thresholds]
     Thresholds thresholds;
 };

@@ -1,5 +1,7 @@
 #include "core/text_parse.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <charconv>
 
 namespace baton::text {
@@ -70,6 +72,41 @@ std::optional<std::string_view> value_after_key(std::string_view line, std::stri
     skip_blanks(v);
     while (!v.empty() && (v.back() == ' ' || v.back() == '\t' || v.back() == '\n')) v.remove_suffix(1);
     return v;
+}
+
+namespace {
+
+constexpr unsigned kMaxCpu = 65535;
+
+std::optional<unsigned> parse_cpu(std::string_view s) {
+    if (s.empty() || s.size() > 5) return std::nullopt;
+    unsigned v = 0;
+    for (char c : s) {
+        if (c < '0' || c > '9') return std::nullopt;
+        v = v * 10 + static_cast<unsigned>(c - '0');
+    }
+    return v <= kMaxCpu ? std::optional<unsigned>(v) : std::nullopt;
+}
+
+}  // namespace
+
+std::vector<unsigned> parse_cpu_list(std::string_view text) {
+    std::vector<unsigned> out;
+    while (!text.empty()) {
+        const std::size_t comma = text.find(',');
+        std::string_view part = text.substr(0, comma);
+        text = comma == std::string_view::npos ? std::string_view() : text.substr(comma + 1);
+        while (!part.empty() && std::isspace(static_cast<unsigned char>(part.back()))) part.remove_suffix(1);
+        while (!part.empty() && std::isspace(static_cast<unsigned char>(part.front()))) part.remove_prefix(1);
+        const std::size_t dash = part.find('-');
+        const auto lo = parse_cpu(part.substr(0, dash));
+        const auto hi = dash == std::string_view::npos ? lo : parse_cpu(part.substr(dash + 1));
+        if (!lo || !hi || *hi < *lo) continue;
+        for (unsigned c = *lo; c <= *hi; ++c) out.push_back(c);
+    }
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    return out;
 }
 
 }  // namespace baton::text

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string_view>
+#include <vector>
 
 namespace baton::text {
 
@@ -35,5 +36,9 @@ std::optional<std::uint64_t> parse_u64(std::string_view s);
 // with `key` followed by ':'; nullopt otherwise. The value is the text after the colon,
 // blanks trimmed.
 std::optional<std::string_view> value_after_key(std::string_view line, std::string_view key);
+
+// "0-3,8,10-11" -> 0 1 2 3 8 10 11 (sysfs cpulist format), sorted, each once. Malformed parts are
+// skipped; ranges are capped at CPU 65535.
+std::vector<unsigned> parse_cpu_list(std::string_view text);
 
 }  // namespace baton::text

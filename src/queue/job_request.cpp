@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cmath>
 
 #include <nlohmann/json.hpp>
 
@@ -31,28 +30,6 @@ bool all_digits(std::string_view s) {
 }
 
 }  // namespace
-
-std::optional<std::uint64_t> parse_size(std::string_view text) {
-    text = trim(text);
-    std::size_t i = 0;
-    while (i < text.size() && ((text[i] >= '0' && text[i] <= '9') || text[i] == '.')) ++i;
-    const std::string number(text.substr(0, i));
-    if (number.empty() || number == "." || std::count(number.begin(), number.end(), '.') > 1) return std::nullopt;
-    std::string unit(text.substr(i));
-    for (char& c : unit) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    double scale = 1;
-    if (!unit.empty() && unit != "b") {
-        const std::string_view units = "kmgtp";
-        const std::size_t u = units.find(unit[0]);
-        const std::string rest = unit.substr(1);
-        if (u == std::string_view::npos || !(rest.empty() || rest == "b" || rest == "i" || rest == "ib"))
-            return std::nullopt;
-        scale = std::pow(1024.0, static_cast<double>(u + 1));
-    }
-    const double bytes = std::stod(number) * scale;
-    if (!(bytes >= 1) || bytes > 9.2e18) return std::nullopt;
-    return static_cast<std::uint64_t>(std::llround(bytes));
-}
 
 Result<After> parse_after(std::string_view text) {
     After a;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/result.hpp"
+#include "core/units.hpp"
 #include "queue/scheduler.hpp"
 
 namespace baton::queue {
@@ -26,9 +27,8 @@ struct JobRequest {
     bool slurm = false;  // handed to Slurm instead of this box's queue
 };
 
-// "20G", "20GiB", "1.5T", "512m", "4096" (bytes): binary units (G = 2^30, as nvidia-smi and
-// Slurm's --mem count). None for anything else, 0, or more than 2^63.
-std::optional<std::uint64_t> parse_size(std::string_view text);
+// Sizes ("20G") as core/units.hpp reads them, under the name the queue's callers use.
+using baton::parse_size;
 
 // --after "3,4" (each must end) or "3,4:ok" (each must succeed).
 struct After {

@@ -9,8 +9,6 @@ namespace baton::queue {
 
 namespace {
 
-constexpr unsigned kMaxCpu = 65535;
-
 std::vector<std::string> split_commas(const std::string& s) {
     std::vector<std::string> out;
     std::string part;
@@ -18,16 +16,6 @@ std::vector<std::string> split_commas(const std::string& s) {
     while (std::getline(in, part, ','))
         if (!part.empty()) out.push_back(part);
     return out;
-}
-
-std::optional<unsigned> parse_cpu(std::string_view s) {
-    if (s.empty() || s.size() > 5) return std::nullopt;
-    unsigned v = 0;
-    for (char c : s) {
-        if (c < '0' || c > '9') return std::nullopt;
-        v = v * 10 + static_cast<unsigned>(c - '0');
-    }
-    return v <= kMaxCpu ? std::optional<unsigned>(v) : std::nullopt;
 }
 
 // sysfs names a PCI device "0000:3b:00.0"; NVML "00000000:3B:00.0" (a domain of 8 digits).
@@ -65,25 +53,6 @@ std::optional<std::vector<std::string>> allocation_gpus(const std::map<std::stri
         return split_commas(it->second);
     }
     return std::vector<std::string>{};
-}
-
-std::vector<unsigned> parse_cpu_list(std::string_view text) {
-    std::vector<unsigned> out;
-    while (!text.empty()) {
-        const std::size_t comma = text.find(',');
-        std::string_view part = text.substr(0, comma);
-        text = comma == std::string_view::npos ? std::string_view() : text.substr(comma + 1);
-        while (!part.empty() && std::isspace(static_cast<unsigned char>(part.back()))) part.remove_suffix(1);
-        while (!part.empty() && std::isspace(static_cast<unsigned char>(part.front()))) part.remove_prefix(1);
-        const std::size_t dash = part.find('-');
-        const auto lo = parse_cpu(part.substr(0, dash));
-        const auto hi = dash == std::string_view::npos ? lo : parse_cpu(part.substr(dash + 1));
-        if (!lo || !hi || *hi < *lo) continue;
-        for (unsigned c = *lo; c <= *hi; ++c) out.push_back(c);
-    }
-    std::sort(out.begin(), out.end());
-    out.erase(std::unique(out.begin(), out.end()), out.end());
-    return out;
 }
 
 Pool make_pool(const Snapshot& s, const std::set<std::uint32_t>& queue_pids, const PoolOptions& o) {

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/text_parse.hpp"
 #include "queue/scheduler.hpp"
 #include "sample/snapshot.hpp"
 
@@ -32,9 +33,8 @@ struct PoolOptions {
 // gives an empty list. Outside one: none (every GPU). `env` holds the variables that are set.
 std::optional<std::vector<std::string>> allocation_gpus(const std::map<std::string, std::string>& env);
 
-// "0-3,8,10-11" -> 0 1 2 3 8 10 11 (sysfs cpulist format). Malformed parts are skipped; ranges are
-// capped at CPU 65535.
-std::vector<unsigned> parse_cpu_list(std::string_view text);
+// sysfs cpulists ("0-3,8"), as core/text_parse.hpp reads them.
+using text::parse_cpu_list;
 
 // The pool the scheduler decides on. `queue_pids`: the processes the queue started and their
 // descendants (a GPU process among them is the queue's own, not foreign).

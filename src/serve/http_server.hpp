@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "core/result.hpp"
-#include "serve/listen_address.hpp"
+#include "core/listen_address.hpp"
 
 struct event_base;
 struct evhttp;

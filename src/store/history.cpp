@@ -85,6 +85,15 @@ constexpr const char* kMigrations[] = {
     "  pid INTEGER, pid_start_ticks INTEGER, boot_id TEXT,"
     "  run_id INTEGER, note TEXT NOT NULL DEFAULT '');"
     "CREATE INDEX jobs_open ON jobs(state) WHERE state IN ('queued', 'held', 'starting', 'running');",
+    // 7: what a run is ('run': a command baton watched; 'bench': a baton bench), and each bench's
+    // links with their figures and verdicts (history_bench.cpp).
+    "ALTER TABLE runs ADD COLUMN kind TEXT NOT NULL DEFAULT 'run';"
+    "CREATE TABLE bench_links ("
+    "  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+    "  seq INTEGER NOT NULL, bench TEXT NOT NULL, link TEXT NOT NULL, measured REAL NOT NULL,"
+    "  peak REAL, peak_source TEXT NOT NULL, need REAL, verdict TEXT NOT NULL, detail TEXT NOT NULL,"
+    "  unit TEXT NOT NULL DEFAULT 'B/s',"
+    "  PRIMARY KEY (run_id, seq)) WITHOUT ROWID;",
 };
 
 using sqlite::db_error;
@@ -560,7 +569,7 @@ Result<std::vector<RunRecord>> History::runs() {
         "SELECT id, name, command, cwd, host, start_ms, end_ms, exit_status, state,"
         " (SELECT COUNT(*) FROM samples WHERE run_id = runs.id),"
         " (SELECT COUNT(*) FROM findings WHERE run_id = runs.id), COALESCE(summary, ''), cpu_count,"
-        " memory_total_bytes, owner_pid, owner_start_ticks, COALESCE(owner_boot_id, '') FROM runs ORDER BY id");
+        " memory_total_bytes, owner_pid, owner_start_ticks, COALESCE(owner_boot_id, ''), kind FROM runs ORDER BY id");
     if (!st.ok()) return read_error("cannot list runs");
     std::vector<RunRecord> out;
     int rc;
@@ -582,6 +591,7 @@ Result<std::vector<RunRecord>> History::runs() {
             r.cpu_count = static_cast<unsigned>(sqlite3_column_int64(st.get(), 12));
         if (sqlite3_column_type(st.get(), 13) != SQLITE_NULL)
             r.memory_total_bytes = static_cast<std::uint64_t>(sqlite3_column_int64(st.get(), 13));
+        r.kind = text(st.get(), 17);
         if (r.state == "running") {  // a reader judges the owner itself: it does not write
             RunOwner o;
             o.pid = sqlite3_column_int64(st.get(), 14);

@@ -42,7 +42,17 @@ struct RunRecord {
     std::string state;  // "running", "finished", "interrupted"
     std::int64_t samples = 0;
     std::int64_t findings = 0;
-    std::string summary;  // the end-of-run summary text, once finished
+    std::string summary;       // the end-of-run summary text, once finished (a bench: its report)
+    std::string kind = "run";  // "run" (baton run, launch, a queued job) or "bench" (baton bench)
+};
+
+// One link a bench measured (bench/bench_report.hpp's LinkResult, as stored).
+struct BenchLinkRecord {
+    std::string bench, link;  // "h2d", "h2d gpu0 pinned"
+    double measured = 0;      // in `unit`
+    std::optional<double> peak, need;
+    std::string peak_source, verdict, detail;
+    std::string unit = "B/s";  // "B/s", or scaling's "samples/s" and "steps/s"
 };
 
 struct RecordedFinding {
@@ -170,6 +180,14 @@ class History {
     Status add_steps(std::int64_t run, const std::vector<StepEvent>& steps);
     Status add_finding(std::int64_t run, std::int64_t t_ms, const Finding& f);
     Status finish_run(std::int64_t run, std::int64_t end_ms, int exit_status, const std::string& summary);
+
+    // A bench, recorded whole once it is done (history_bench.cpp): a finished run of kind "bench"
+    // with exit status 0, its report text as the summary, and its links, in one transaction.
+    Result<std::int64_t> record_bench(const std::string& name, const std::string& command, const std::string& cwd,
+                                      const std::string& host, std::int64_t start_ms, std::int64_t end_ms,
+                                      const std::string& report, const std::vector<BenchLinkRecord>& links);
+    // A bench run's links, in the order measured (empty for other runs).
+    Result<std::vector<BenchLinkRecord>> bench_links(std::int64_t run);
 
     Result<std::vector<RunRecord>> runs();
     // What a baton process with this pid and start time recorded: "run 12 (resnet)" or

@@ -10,17 +10,9 @@
 
 namespace baton {
 
+using sqlite::column_text;
 using sqlite::db_error;
 using sqlite::Statement;
-
-namespace {
-
-std::string column_text(sqlite3_stmt* s, int col) {
-    const unsigned char* t = sqlite3_column_text(s, col);
-    return t ? reinterpret_cast<const char*>(t) : "";
-}
-
-}  // namespace
 
 Status History::add_metric_minutes(const std::vector<MetricMinute>& rows) {
     if (rows.empty()) return Ok{};

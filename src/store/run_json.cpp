@@ -10,6 +10,7 @@ void append_run_json(const RunRecord& r, std::string& out, const std::vector<Rec
     w.begin_object();
     w.field("id", r.id);
     w.field("name", r.name);
+    w.field("kind", r.kind);
     w.field("command", r.command);
     w.field("cwd", r.cwd);
     w.field("host", r.host);

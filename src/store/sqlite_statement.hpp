@@ -27,4 +27,10 @@ inline Error db_error(sqlite3* db, const std::string& what) {
     return make_error(what + ": " + sqlite3_errmsg(db));
 }
 
+// A text column, "" for NULL.
+inline std::string column_text(sqlite3_stmt* s, int col) {
+    const unsigned char* t = sqlite3_column_text(s, col);
+    return t ? reinterpret_cast<const char*>(t) : "";
+}
+
 }  // namespace baton::sqlite

@@ -4,6 +4,7 @@
 // (tests/fake_nvml/CMakeLists.txt builds one library per scenario).
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -547,6 +548,39 @@ FAKE_API nvmlReturn_t nvmlGpmMetricsGet(nvmlGpmMetricsGet_t* m) {
         m->metrics[i].nvmlReturn = v.is_null() ? NVML_ERROR_NOT_SUPPORTED : NVML_SUCCESS;
         m->metrics[i].value = v.is_null() ? 0.0 : v.get<double>();
     }
+    return NVML_SUCCESS;
+}
+
+// The topology: each device's "topology_levels" (NVML's common-ancestor level towards each device,
+// by scenario index) and "nvlink_remotes" (the PCI bus id at the far end of each active NVLink).
+FAKE_API nvmlReturn_t nvmlDeviceGetTopologyCommonAncestor(nvmlDevice_t a, nvmlDevice_t b, int* level) {
+    std::lock_guard lock(g_mutex);
+    Device* da = device(a);
+    Device* db = device(b);
+    if (!da || !db || !level) return NVML_ERROR_INVALID_ARGUMENT;
+    if (nvmlReturn_t rc = injected("nvmlDeviceGetTopologyCommonAncestor", da->id)) return rc;
+    const json& levels = value(*da, "topology_levels");
+    if (!levels.is_array() || static_cast<std::size_t>(db->id) >= levels.size()) return NVML_ERROR_NOT_SUPPORTED;
+    *level = levels[static_cast<std::size_t>(db->id)].get<int>();
+    return NVML_SUCCESS;
+}
+FAKE_API nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t h, unsigned link, unsigned* active) {
+    std::lock_guard lock(g_mutex);
+    Device* d = device(h);
+    if (!d || !active) return NVML_ERROR_INVALID_ARGUMENT;
+    const json& remotes = value(*d, "nvlink_remotes");
+    if (!remotes.is_array() || link >= remotes.size()) return NVML_ERROR_NOT_SUPPORTED;
+    *active = 1;
+    return NVML_SUCCESS;
+}
+FAKE_API nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t h, unsigned link, nvmlPciInfo_t* pci) {
+    std::lock_guard lock(g_mutex);
+    Device* d = device(h);
+    if (!d || !pci) return NVML_ERROR_INVALID_ARGUMENT;
+    const json& remotes = value(*d, "nvlink_remotes");
+    if (!remotes.is_array() || link >= remotes.size()) return NVML_ERROR_NOT_SUPPORTED;
+    std::memset(pci, 0, sizeof *pci);
+    std::snprintf(pci->busId, sizeof pci->busId, "%s", remotes[link].get<std::string>().c_str());
     return NVML_SUCCESS;
 }
 

@@ -582,4 +582,8 @@ bool gpu_worker_abandoned() {
     return g_worker_abandoned.load();
 }
 
+void note_gpu_worker_abandoned() {
+    g_worker_abandoned.store(true);
+}
+
 }  // namespace baton

@@ -91,6 +91,9 @@ Result<NvmlLibrary> load_nvml_library(const std::string& path) {
     resolve(h, L.gpm_sample_free, {"nvmlGpmSampleFree"});
     resolve(h, L.gpm_sample_get, {"nvmlGpmSampleGet"});
     resolve(h, L.gpm_metrics_get, {"nvmlGpmMetricsGet"});
+    resolve(h, L.topology_common_ancestor, {"nvmlDeviceGetTopologyCommonAncestor"});
+    resolve(h, L.nvlink_state, {"nvmlDeviceGetNvLinkState"});
+    resolve(h, L.nvlink_remote_pci, {"nvmlDeviceGetNvLinkRemotePciInfo_v2"});
     return L;
 }
 

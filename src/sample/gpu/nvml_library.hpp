@@ -58,6 +58,10 @@ struct NvmlLibrary {
     nvmlReturn_t (*gpm_sample_free)(nvmlGpmSample_t) = nullptr;
     nvmlReturn_t (*gpm_sample_get)(nvmlDevice_t, nvmlGpmSample_t) = nullptr;
     nvmlReturn_t (*gpm_metrics_get)(nvmlGpmMetricsGet_t*) = nullptr;
+    // The topology between GPUs (bench allreduce prints it, like nvidia-smi topo -m).
+    nvmlReturn_t (*topology_common_ancestor)(nvmlDevice_t, nvmlDevice_t, int*) = nullptr;
+    nvmlReturn_t (*nvlink_state)(nvmlDevice_t, unsigned, unsigned*) = nullptr;
+    nvmlReturn_t (*nvlink_remote_pci)(nvmlDevice_t, unsigned, nvmlPciInfo_t*) = nullptr;  // _v2
 
     // An error string for a return code, from the library when it has one.
     std::string describe(nvmlReturn_t rc) const;

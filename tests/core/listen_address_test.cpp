@@ -1,9 +1,9 @@
 // --listen parsing, hostile input included, and the loopback rule the token depends on.
 #include <gtest/gtest.h>
 
-#include "serve/listen_address.hpp"
+#include "core/listen_address.hpp"
 
-using namespace baton::serve;
+using namespace baton;
 
 TEST(ListenAddress, ParsesIpv4Ipv6AndPortAlone) {
     auto a = parse_listen_address("127.0.0.1:9835");

@@ -1,4 +1,4 @@
-// `--listen ADDRESS:PORT` as baton serve takes it: an IPv4 address ("127.0.0.1:9835"), an IPv6
+// `--listen ADDRESS:PORT` as baton serve and baton bench net take it: an IPv4 address ("127.0.0.1:9835"), an IPv6
 // address in brackets ("[::1]:9835"), or a port alone (":9835", meaning every interface). Host
 // names are refused: which interfaces a name binds is not obvious, and the token rule depends on it.
 #pragma once
@@ -7,7 +7,7 @@
 
 #include "core/result.hpp"
 
-namespace baton::serve {
+namespace baton {
 
 struct ListenAddress {
     std::string host;  // numeric, without brackets; "0.0.0.0" for ":PORT"
@@ -20,4 +20,4 @@ struct ListenAddress {
 
 Result<ListenAddress> parse_listen_address(const std::string& text);
 
-}  // namespace baton::serve
+}  // namespace baton

@@ -1,10 +1,10 @@
-#include "serve/listen_address.hpp"
+#include "core/listen_address.hpp"
 
 #include <arpa/inet.h>
 
 #include "core/text_parse.hpp"
 
-namespace baton::serve {
+namespace baton {
 
 bool ListenAddress::loopback() const {
     if (ipv6) {
@@ -53,4 +53,4 @@ Result<ListenAddress> parse_listen_address(const std::string& text) {
     return a;
 }
 
-}  // namespace baton::serve
+}  // namespace baton

@@ -1,0 +1,28 @@
+// Sizes and rates as users type them on the command line, and rates as baton prints them.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace baton {
+
+// "20G", "20GiB", "1.5T", "512m", "4096" (bytes): binary units (G = 2^30, as nvidia-smi, Slurm's
+// --mem and fio's --size count). None for anything else, 0, or more than 2^63.
+std::optional<std::uint64_t> parse_size(std::string_view text);
+
+// A transfer rate in bytes per second: "2GB/s", "500MB/s", "1.5G" (the "/s" may be left out).
+// Decimal units (G = 1e9, as disks, networks and nccl-tests count), binary ones with "iB"
+// ("2GiB/s"). None for anything else, 0, or more than 1e18.
+std::optional<double> parse_rate(std::string_view text);
+
+// A rate for people, in decimal units with three significant digits: "54.8 GB/s", "912 MB/s",
+// "12.0 kB/s", "800 B/s".
+std::string format_rate(double bytes_per_second);
+
+// A size for people, in the largest binary unit it fills: "4 KiB", "1 GiB", "512 B", "3.2 GiB"
+// (whole numbers when exact, else one decimal).
+std::string format_size(std::uint64_t bytes);
+
+}  // namespace baton
