@@ -11,9 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <random>
-#include <sstream>
 #include <thread>
 #include <vector>
 
@@ -21,6 +19,7 @@
 
 #include "bench/bench_math.hpp"
 #include "bench/contention.hpp"
+#include "bench/file_text.hpp"
 #include "core/clock.hpp"
 #include "core/text_parse.hpp"
 #include "core/units.hpp"
@@ -34,15 +33,6 @@ namespace fs = std::filesystem;
 constexpr std::size_t kSeqBlock = 1 << 20;     // 1 MiB
 constexpr std::size_t kRandBlock = 128 << 10;  // 128 KiB
 constexpr std::size_t kAlign = 4096;           // O_DIRECT's alignment on every block size in use
-
-std::string read_text(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::ostringstream s;
-    s << in.rdbuf();
-    std::string t = s.str();
-    while (!t.empty() && (t.back() == '\n' || t.back() == ' ')) t.pop_back();
-    return t;
-}
 
 struct Fd {
     int fd = -1;
@@ -167,8 +157,8 @@ std::optional<double> disk_link_peak(const std::string& sys_root, const std::str
     if (disk.rfind("nvme", 0) == 0) {
         // The NVMe controller's PCI function is the nearest ancestor with a link speed.
         for (fs::path p = dev; p.has_relative_path() && p != p.root_path(); p = p.parent_path()) {
-            const std::string speed = read_text((p / "current_link_speed").string());
-            const std::string width = read_text((p / "current_link_width").string());
+            const std::string speed = file_value((p / "current_link_speed").string());
+            const std::string width = file_value((p / "current_link_width").string());
             if (speed.empty() || width.empty()) continue;
             const std::optional<unsigned> gen = pcie_gen_from_speed(speed);
             const std::optional<std::uint64_t> lanes = text::parse_u64(width);
@@ -183,7 +173,7 @@ std::optional<double> disk_link_peak(const std::string& sys_root, const std::str
     for (const fs::path& part : dev) {
         const std::string s = part.string();
         if (s.rfind("ata", 0) != 0 || !text::parse_u64(s.substr(3))) continue;
-        const std::string spd = read_text(sys_root + "/class/ata_link/link" + s.substr(3) + "/sata_spd");
+        const std::string spd = file_value(sys_root + "/class/ata_link/link" + s.substr(3) + "/sata_spd");
         const std::optional<double> rate = sata_link_bytes_per_second(spd);
         if (rate) source = "SATA " + spd + " link (sysfs; the drive itself may be slower)";
         return rate;

@@ -8,9 +8,7 @@
 #include <barrier>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <set>
-#include <sstream>
 #include <thread>
 #include <vector>
 
@@ -18,6 +16,7 @@
 
 #include "bench/bench_math.hpp"
 #include "bench/contention.hpp"
+#include "bench/file_text.hpp"
 #include "core/clock.hpp"
 #include "core/text_parse.hpp"
 #include "core/units.hpp"
@@ -27,13 +26,6 @@ namespace baton::bench {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string read_text(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
 
 // The CPUs this process may run on (a container's cpuset, taskset).
 std::vector<unsigned> allowed_cpus() {
@@ -59,7 +51,7 @@ std::vector<std::pair<unsigned, std::vector<unsigned>>> numa_nodes(const std::st
         const std::optional<std::uint64_t> id = text::parse_u64(name.substr(4));
         if (!id) continue;
         std::vector<unsigned> cpus;
-        for (unsigned c : text::parse_cpu_list(read_text(e.path().string() + "/cpulist")))
+        for (unsigned c : text::parse_cpu_list(file_text(e.path().string() + "/cpulist")))
             if (std::find(allowed.begin(), allowed.end(), c) != allowed.end()) cpus.push_back(c);
         if (!cpus.empty()) out.emplace_back(static_cast<unsigned>(*id), cpus);
     }
@@ -80,16 +72,16 @@ std::size_t last_level_cache_bytes(const std::string& sys_root) {
         std::error_code ec2;
         for (const fs::directory_entry& idx : fs::directory_iterator(cpu.path() / "cache", ec2)) {
             const std::string dir = idx.path().string();
-            const std::optional<std::uint64_t> level = text::parse_u64(read_text(dir + "/level"));
-            const std::string type = read_text(dir + "/type");
+            const std::optional<std::uint64_t> level = text::parse_u64(file_text(dir + "/level"));
+            const std::string type = file_text(dir + "/type");
             if (!level || type.rfind("Instruction", 0) == 0 || *level < best_level) continue;
-            std::string size = read_text(dir + "/size");  // "107520K"
+            std::string size = file_text(dir + "/size");  // "107520K"
             while (!size.empty() && (size.back() == '\n' || size.back() == 'K')) size.pop_back();
             const std::optional<std::uint64_t> kib = text::parse_u64(size);
             if (!kib) continue;
             best_level = *level;
             best_size = *kib * 1024;
-            best_shared = std::to_string(*level) + ":" + read_text(dir + "/shared_cpu_list");
+            best_shared = std::to_string(*level) + ":" + file_text(dir + "/shared_cpu_list");
         }
         if (best_size && seen.insert(best_shared).second) total += best_size;
     }
@@ -102,7 +94,7 @@ std::vector<MemoryDevice> memory_devices(const std::string& sys_root) {
     std::error_code ec;
     for (const fs::directory_entry& e : fs::directory_iterator(sys_root + "/firmware/dmi/entries", ec)) {
         if (e.path().filename().string().rfind("17-", 0) != 0) continue;
-        if (std::optional<MemoryDevice> d = parse_smbios_memory_device(read_text(e.path().string() + "/raw")))
+        if (std::optional<MemoryDevice> d = parse_smbios_memory_device(file_text(e.path().string() + "/raw")))
             out.push_back(*d);
     }
     return out;

@@ -13,11 +13,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <map>
 #include <memory>
 #include <random>
-#include <sstream>
 #include <thread>
 #include <vector>
 
@@ -25,6 +23,7 @@
 
 #include "bench/bench_math.hpp"
 #include "bench/contention.hpp"
+#include "bench/file_text.hpp"
 #include "core/clock.hpp"
 #include "core/text_parse.hpp"
 #include "core/units.hpp"
@@ -103,11 +102,12 @@ struct Conn {
     std::string peer;
 };
 
-std::string peer_name(int fd) {
+// The numeric address of a socket's far end (getpeername) or near end (getsockname); "" when unknown.
+std::string socket_address(int fd, bool peer) {
     sockaddr_storage a{};
     socklen_t len = sizeof a;
-    if (::getpeername(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0) return "?";
-    char host[INET6_ADDRSTRLEN] = "?";
+    if ((peer ? ::getpeername : ::getsockname)(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0) return "";
+    char host[INET6_ADDRSTRLEN] = "";
     if (a.ss_family == AF_INET)
         ::inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(&a)->sin_addr, host, sizeof host);
     else if (a.ss_family == AF_INET6)
@@ -178,7 +178,7 @@ Status run_net_server(const NetServerOptions& o) {
                 auto c = std::make_unique<Conn>();
                 c->sock = Socket(fd);
                 c->since = now;
-                c->peer = peer_name(fd);
+                c->peer = socket_address(fd, true);
                 if (conns.size() < 2 * kMaxStreams) conns.push_back(std::move(c));  // else closed at once
             }
         }
@@ -358,25 +358,6 @@ Result<Socket> connect_to(const std::string& host, int port) {
         fmt::format("cannot connect to {}:{}: {} (is baton bench net --listen running there?)", host, port, last));
 }
 
-std::string local_address(int fd) {
-    sockaddr_storage a{};
-    socklen_t len = sizeof a;
-    if (::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0) return "";
-    char host[INET6_ADDRSTRLEN] = "";
-    if (a.ss_family == AF_INET)
-        ::inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(&a)->sin_addr, host, sizeof host);
-    else if (a.ss_family == AF_INET6)
-        ::inet_ntop(AF_INET6, &reinterpret_cast<sockaddr_in6*>(&a)->sin6_addr, host, sizeof host);
-    return host;
-}
-
-std::string read_text(const std::string& path) {
-    std::ifstream in(path);
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
-
 }  // namespace
 
 Result<BenchReport> run_net_client(const NetClientOptions& o) {
@@ -394,7 +375,7 @@ Result<BenchReport> run_net_client(const NetClientOptions& o) {
     if (*answer != "OK")
         return make_error(fmt::format("{}:{} refused the test: {}", o.host, o.port,
                                       answer->rfind("ERR ", 0) == 0 ? answer->substr(4) : *answer));
-    const std::string local = local_address(control->fd);
+    const std::string local = socket_address(control->fd, false);
     const std::string interface = interface_with_address(local);
 
     ContentionWatch watch(o.sampler);
@@ -464,7 +445,7 @@ Result<BenchReport> run_net_client(const NetClientOptions& o) {
     l.measured = rate;
     l.ok_share = o.ok_share;
     if (!interface.empty()) {
-        l.peak = net_speed_bytes_per_second(read_text(o.sys_root + "/class/net/" + interface + "/speed"));
+        l.peak = net_speed_bytes_per_second(file_text(o.sys_root + "/class/net/" + interface + "/speed"));
         l.peak_source = l.peak ? fmt::format("{} link speed (/sys/class/net/{}/speed)", interface, interface)
                                : fmt::format("{} reports no link speed (loopback or virtual)", interface);
     } else {

@@ -10,12 +10,12 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <sstream>
 
 #include <fmt/format.h>  // header-only (fmt::fmt-header-only)
 
+#include "bench/file_text.hpp"
 #include "core/clock.hpp"
 #include "core/percentile.hpp"
 
@@ -26,13 +26,6 @@ namespace baton::bench {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string read_text(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
 
 // Runs one launch for `seconds`, its console to `log`, then ends it (SIGTERM: the launcher ends its
 // ranks; SIGKILL 30 s later if it has not). The exit status, 0 when it was ended on time.
@@ -216,7 +209,7 @@ Result<BenchReport> run_scaling_bench(const ScalingOptions& o) {
             std::vector<std::string> outputs;
             for (int r = 0; r < n; ++r) {
                 const std::string dir = fmt::format("{}/{}/attempt_0/{}", logs, run_id, r);
-                outputs.push_back(read_text(dir + "/stdout.log") + read_text(dir + "/stderr.log"));
+                outputs.push_back(file_text(dir + "/stdout.log") + file_text(dir + "/stderr.log"));
             }
             std::string note;
             throughput = regex_throughput(outputs, *re, o.warmup_seconds / o.seconds, n, note);

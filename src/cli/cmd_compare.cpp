@@ -39,6 +39,22 @@ std::string delta(double a, double b, const char* unit) {
     return s;
 }
 
+// The two records compared, as the JSON's "runs".
+void runs_json(JsonWriter& w, const RunRecord& ra, const RunRecord& rb) {
+    w.key("runs");
+    w.begin_array();
+    for (const RunRecord* r : {&ra, &rb}) {
+        w.begin_object();
+        w.field("id", r->id);
+        w.field("name", r->name);
+        w.field("kind", r->kind);
+        w.field("state", r->state);
+        w.optional_field("exit_status", r->exit_status);
+        w.end_object();
+    }
+    w.end_array();
+}
+
 // Two benches link by link (matched by bench and link name): before and after a driver update or
 // a BIOS change.
 int compare_benches(const CompareArgs& a, History& h, const RunRecord& ra, const RunRecord& rb) {
@@ -63,16 +79,7 @@ int compare_benches(const CompareArgs& a, History& h, const RunRecord& ra, const
     if (a.json) {
         JsonWriter w(out);
         w.begin_object();
-        w.key("runs");
-        w.begin_array();
-        for (const RunRecord* r : {&ra, &rb}) {
-            w.begin_object();
-            w.field("id", r->id);
-            w.field("name", r->name);
-            w.field("kind", r->kind);
-            w.end_object();
-        }
-        w.end_array();
+        runs_json(w, ra, rb);
         w.key("links");
         w.begin_array();
         for (const Pair& p : pairs) {
@@ -167,17 +174,7 @@ int run_compare(const CompareArgs& a, const std::string& config_path) {
     if (a.json) {
         JsonWriter w(out);
         w.begin_object();
-        w.key("runs");
-        w.begin_array();
-        for (const RunRecord* r : {&ra, &rb}) {
-            w.begin_object();
-            w.field("id", r->id);
-            w.field("name", r->name);
-            w.field("state", r->state);
-            w.optional_field("exit_status", r->exit_status);
-            w.end_object();
-        }
-        w.end_array();
+        runs_json(w, ra, rb);
         w.key("figures");
         w.begin_array();
         for (const Row& row : rows) {

@@ -17,58 +17,41 @@ std::string_view trim(std::string_view s) {
 
 // Splits "1.5GiB" into its number and its lower-cased unit; the number as a double, or none when
 // it is not plain digits with at most one point.
-std::optional<double> split_number(std::string_view text, std::string& unit) {
+// "1.5GiB" -> 1.5 x 2^30: a number (digits, at most one point) and a unit of k, m, g, t or p (any
+// case) followed by nothing, "b", "i" or "ib". `decimal`: k = 1000 unless the unit says "i" (rates);
+// else k = 1024 always (sizes, as nvidia-smi and Slurm count). None for anything else.
+std::optional<double> number_with_unit(std::string_view text, bool decimal) {
     std::size_t i = 0;
     while (i < text.size() && ((text[i] >= '0' && text[i] <= '9') || text[i] == '.')) ++i;
     const std::string number(text.substr(0, i));
     if (number.empty() || number == "." || std::count(number.begin(), number.end(), '.') > 1) return std::nullopt;
-    unit.assign(text.substr(i));
+    std::string unit(text.substr(i));
     for (char& c : unit) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return std::stod(number);
+    double scale = 1;
+    if (!unit.empty() && unit != "b") {
+        const std::size_t u = std::string_view("kmgtp").find(unit[0]);
+        const std::string rest = unit.substr(1);
+        const bool binary = rest == "i" || rest == "ib";
+        if (u == std::string_view::npos || !(rest.empty() || rest == "b" || binary)) return std::nullopt;
+        scale = std::pow(decimal && !binary ? 1000.0 : 1024.0, static_cast<double>(u + 1));
+    }
+    return std::stod(number) * scale;
 }
 
 }  // namespace
 
 std::optional<std::uint64_t> parse_size(std::string_view text) {
-    std::string unit;
-    const std::optional<double> number = split_number(trim(text), unit);
-    if (!number) return std::nullopt;
-    double scale = 1;
-    if (!unit.empty() && unit != "b") {
-        const std::string_view units = "kmgtp";
-        const std::size_t u = units.find(unit[0]);
-        const std::string rest = unit.substr(1);
-        if (u == std::string_view::npos || !(rest.empty() || rest == "b" || rest == "i" || rest == "ib"))
-            return std::nullopt;
-        scale = std::pow(1024.0, static_cast<double>(u + 1));
-    }
-    const double bytes = *number * scale;
-    if (!(bytes >= 1) || bytes > 9.2e18) return std::nullopt;
-    return static_cast<std::uint64_t>(std::llround(bytes));
+    const std::optional<double> bytes = number_with_unit(trim(text), false);
+    if (!bytes || !(*bytes >= 1) || *bytes > 9.2e18) return std::nullopt;
+    return static_cast<std::uint64_t>(std::llround(*bytes));
 }
 
 std::optional<double> parse_rate(std::string_view text) {
     text = trim(text);
     if (text.size() > 2 && (text.substr(text.size() - 2) == "/s" || text.substr(text.size() - 2) == "/S"))
         text.remove_suffix(2);
-    std::string unit;
-    const std::optional<double> number = split_number(trim(text), unit);
-    if (!number) return std::nullopt;
-    double scale = 1;
-    if (!unit.empty() && unit != "b") {
-        const std::string_view units = "kmgtp";
-        const std::size_t u = units.find(unit[0]);
-        const std::string rest = unit.substr(1);
-        if (u == std::string_view::npos) return std::nullopt;
-        if (rest.empty() || rest == "b")
-            scale = std::pow(1000.0, static_cast<double>(u + 1));
-        else if (rest == "ib")
-            scale = std::pow(1024.0, static_cast<double>(u + 1));
-        else
-            return std::nullopt;
-    }
-    const double rate = *number * scale;
-    if (!(rate >= 1) || rate > 1e18) return std::nullopt;
+    const std::optional<double> rate = number_with_unit(trim(text), true);
+    if (!rate || !(*rate >= 1) || *rate > 1e18) return std::nullopt;
     return rate;
 }
 
