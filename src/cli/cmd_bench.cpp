@@ -191,6 +191,7 @@ Result<std::optional<double>> disk_need(const BenchArgs& a, const std::string& c
     if (!id.ok()) return id.error();
     Result<History> h = open_history(a.db, config_path);
     if (!h.ok()) return h.error();
+    if (Result<RunRecord> run = h->run(*id); !run.ok()) return run.error();
     Result<std::vector<RunSample>> samples = h->samples(*id);
     if (!samples.ok()) return samples.error();
     std::vector<double> reads;

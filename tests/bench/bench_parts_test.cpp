@@ -4,13 +4,17 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <sched.h>
+
 #include <filesystem>
 
 #include <nlohmann/json.hpp>
 
+#include "bench/bench_math.hpp"
 #include "bench/bench_report.hpp"
 #include "bench/contention.hpp"
 #include "bench/disk_bench.hpp"
+#include "bench/memory_bench.hpp"
 #include "bench/net_bench.hpp"
 #include "store/history.hpp"
 #include "test_support.hpp"
@@ -189,4 +193,45 @@ TEST(BenchParts, ABenchIsARunOfKindBenchWithItsLinks) {
     Result<std::int64_t> run = h->begin_run("train", "python train.py", "/tmp", "box", 2000);
     ASSERT_TRUE(run.ok());
     EXPECT_EQ(h->run(*run)->kind, "run");
+}
+
+TEST(BenchParts, MemoryBenchPerNumaNodeAgainstTheDimmsPeak) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof set, &set) != 0 || !CPU_ISSET(0, &set) || !CPU_ISSET(1, &set))
+        GTEST_SKIP() << "needs CPUs 0 and 1";
+    // Two NUMA nodes of one CPU each, and two DDR5-4800 DIMMs in SMBIOS: 2 x 4800e6 x 8 B = 76.8 GB/s.
+    TempDir d;
+    d.write("devices/system/node/node0/cpulist", "0\n");
+    d.write("devices/system/node/node1/cpulist", "1\n");
+    d.write("devices/system/node/possible", "0-1\n");  // not a node: ignored
+    std::string raw(0x5C, '\0');
+    raw[0] = 17;
+    raw[1] = 0x5C;
+    raw[0x0A] = 64;                                                                        // data width
+    raw[0x0C] = 0x00, raw[0x0D] = 0x40;                                                    // 16384 MiB
+    raw[0x12] = 0x22;                                                                      // DDR5
+    raw[0x20] = static_cast<char>(4800 & 0xFF), raw[0x21] = static_cast<char>(4800 >> 8);  // configured speed
+    d.write("firmware/dmi/entries/17-0/raw", raw);
+    d.write("firmware/dmi/entries/17-1/raw", raw);
+    d.write("firmware/dmi/entries/16-0/raw", raw);  // another type's directory: not a module
+    MemoryBenchOptions o;
+    o.sys_root = d.path();
+    o.array_bytes = 1 << 20;
+    o.repeats = 1;
+    o.sampler.processes = false;
+    o.sampler.gpus = false;
+    const BenchReport r = run_memory_bench(o);
+    ASSERT_EQ(r.tables.size(), 2u) << "the threads table and the NUMA table";
+    ASSERT_EQ(r.tables[1].rows.size(), 2u);
+    EXPECT_EQ(r.tables[1].rows[0][0].value, 0);
+    EXPECT_EQ(r.tables[1].rows[1][0].value, 1);
+    ASSERT_EQ(r.links.size(), 2u);
+    for (const LinkResult& l : r.links) {
+        ASSERT_TRUE(l.peak) << l.peak_source;
+        EXPECT_DOUBLE_EQ(*l.peak, 76.8e9);
+        EXPECT_EQ(l.peak_source, "2 x DDR5-4800 x 64 bit (SMBIOS; one module per channel assumed)");
+        EXPECT_GT(l.measured, 1e8);
+        EXPECT_EQ(l.verdict, link_verdict(l.share(), 0.6, l.detail)) << l.verdict;
+    }
 }

@@ -426,6 +426,9 @@ class BenchTest(unittest.TestCase):
             self.assertEqual(len(r.stderr.strip().splitlines()), 1, (args, r.stderr))
         # A run with no samples has nothing to need.
         subprocess.run([BATON, "run", "--db", self.db, "--", "true"], capture_output=True, check=True)
+        r = bench(["disk", self.dir, "--need-from-run", "7", "--db", self.db])
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("no run 7 in the history", r.stderr)
         r = bench(["disk", self.dir, "--need-from-run", "1", "--db", self.db, "--no-db"])
         self.assertEqual(r.returncode, 2, r.stderr)
         self.assertRegex(r.stderr, r"run 1 (recorded no disk reads|read nothing from disk)")
