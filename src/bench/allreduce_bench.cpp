@@ -267,6 +267,12 @@ Result<BenchReport> run_allreduce_bench(const AllreduceOptions& o) {
         }
         l.peak = slowest;
         l.peak_source = slowest ? which : "NVML reports no PCIe link for these GPUs";
+        if (slowest && l.measured > 1.1 * *slowest) {  // faster than PCIe can carry: another fabric
+            l.peak.reset();
+            l.peak_source =
+                "busbw above the PCIe link: the GPUs talk over NVLink or NVSwitch, which NVML did not "
+                "report";
+        }
     }
     std::string contention;
     for (int i = 0; i < n && contention.empty(); ++i)

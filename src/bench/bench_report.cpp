@@ -115,27 +115,44 @@ void report_members(JsonWriter& w, const BenchReport& r) {
     w.end_array();
 }
 
-// What to look at next, from the worst verdicts: one line per kind of trouble.
+// What to look at next, from the worst verdicts: one line per kind of trouble and cause (the links
+// it concerns listed together: "h2d gpu0 pinned, d2h gpu0 pinned: ...").
 std::vector<std::string> next_steps(const std::vector<BenchReport>& reports) {
-    std::vector<std::string> out;
+    struct Trouble {
+        std::string verdict, detail, bench, links;
+        double ok_share = 0.85;
+    };
+    std::vector<Trouble> troubles;
     for (const BenchReport& r : reports)
         for (const LinkResult& l : r.links) {
-            if (l.verdict == "saturated")
-                out.push_back(
-                    fmt::format("{}: something else was using it ({}); run the bench again when it is "
-                                "idle, or look at it with baton top",
-                                l.link, l.detail));
-            else if (l.verdict == "degraded")
-                out.push_back(
-                    fmt::format("{}: below {:.0f} % of its peak with nothing else running; baton bench {} "
-                                "shows the detail",
-                                l.link, 100 * l.ok_share, r.bench));
-            else if (l.verdict == "too_slow")
-                out.push_back(
-                    fmt::format("{}: slower than the job needs; move the data to a faster disk or cache it "
-                                "in memory (docs/bench.md)",
-                                l.link));
+            if (l.verdict != "saturated" && l.verdict != "degraded" && l.verdict != "too_slow") continue;
+            auto same = [&](const Trouble& t) {
+                return t.verdict == l.verdict && t.detail == l.detail && t.bench == r.bench;
+            };
+            auto it = std::find_if(troubles.begin(), troubles.end(), same);
+            if (it == troubles.end())
+                troubles.push_back({l.verdict, l.detail, r.bench, l.link, l.ok_share});
+            else
+                it->links += ", " + l.link;
         }
+    std::vector<std::string> out;
+    for (const Trouble& t : troubles) {
+        if (t.verdict == "saturated")
+            out.push_back(
+                fmt::format("{}: something else was using it ({}); run the bench again when it is idle, or "
+                            "look at it with baton top",
+                            t.links, t.detail));
+        else if (t.verdict == "degraded")
+            out.push_back(
+                fmt::format("{}: below {:.0f} % of its peak with nothing else running{}; baton bench {} "
+                            "shows the detail",
+                            t.links, 100 * t.ok_share, t.detail.empty() ? "" : " (" + t.detail + ")", t.bench));
+        else
+            out.push_back(
+                fmt::format("{}: slower than the job needs; move the data to a faster disk or cache it in "
+                            "memory (docs/bench.md)",
+                            t.links));
+    }
     return out;
 }
 

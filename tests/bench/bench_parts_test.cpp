@@ -157,6 +157,16 @@ TEST(BenchParts, ReportAsTextAndJson) {
     const nlohmann::json sj = nlohmann::json::parse(summary_json({r}));
     EXPECT_EQ(sj["benches"].size(), 1u);
     EXPECT_EQ(sj["next"].size(), 1u);
+    // Links with the same trouble and cause make one line.
+    LinkResult busy{"h2d gpu2 pinned", 9e9,         63.015e9,    "PCIe 5.0 x16 (NVML)",
+                    std::nullopt,      "saturated", "pid 7 (x)", 0.85};
+    LinkResult busy_back = busy;
+    busy_back.link = "d2h gpu2 pinned";
+    r.links = {busy, busy_back};
+    const nlohmann::json grouped = nlohmann::json::parse(summary_json({r}));
+    ASSERT_EQ(grouped["next"].size(), 1u);
+    EXPECT_EQ(grouped["next"][0].get<std::string>().rfind("h2d gpu2 pinned, d2h gpu2 pinned: something else", 0), 0u)
+        << grouped["next"][0];
 }
 
 TEST(BenchParts, ABenchIsARunOfKindBenchWithItsLinks) {

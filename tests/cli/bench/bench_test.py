@@ -324,6 +324,15 @@ class BenchTest(unittest.TestCase):
         link = j["links"][0]
         self.assertAlmostEqual(link["peak"] / 1e9, 31.508, places=2)
         self.assertEqual(link["verdict"], "degraded")
+        # Faster than the PCIe links can carry: the GPUs talk over a fabric NVML did not report.
+        fast = bench(["allreduce", "--max-size", "64M", "--iters", "2", "--warmup", "0", "--json", "--no-db"],
+                     env=dict(env, BATON_FAKE_NCCL_ALGBW_GBPS="200"))
+        self.assertEqual(fast.returncode, 0, fast.stderr)
+        link = json.loads(fast.stdout)["links"][0]
+        self.assertGreater(link["measured"], 1.1 * 31.508e9)
+        self.assertEqual(link["verdict"], "measured")
+        self.assertNotIn("peak", link)
+        self.assertIn("NVLink or NVSwitch, which NVML did not report", link["peak_source"])
         text = bench(["allreduce", "--max-size", "1M", "--iters", "1", "--no-db"], env=env)
         self.assertRegex(text.stdout, r"size +count +type +redop +root +time +algbw +busbw +time +algbw +busbw")
 
