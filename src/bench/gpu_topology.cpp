@@ -75,10 +75,11 @@ GpuTopology read_gpu_topology(const std::string& given, CallWatch& w) {
     const std::size_t n = gpus.size();
     t.matrix.assign(n, std::vector<std::string>(n, "?"));
     t.nvlinks.assign(n, 0);
+    // NVLinks per pair (far end another GPU), and per GPU those to an NVSwitch (far end not a GPU).
+    std::vector<std::vector<unsigned>> to(n, std::vector<unsigned>(n, 0));
+    std::vector<unsigned> switched(n, 0);
     for (std::size_t i = 0; i < n; ++i) {
         t.bus_ids.push_back(gpus[i].bus);
-        // NVLinks: count the active ones, and those whose far end is another GPU.
-        std::vector<unsigned> to(n, 0);
         for (unsigned link = 0; link < kMaxNvLinks && L.nvlink_state && L.nvlink_remote_pci; ++link) {
             unsigned active = 0;
             if (timed_call(w, "nvmlDeviceGetNvLinkState", L.nvlink_state, gpus[i].handle, link, &active) != 0 ||
@@ -89,14 +90,24 @@ GpuTopology read_gpu_topology(const std::string& given, CallWatch& w) {
             if (timed_call(w, "nvmlDeviceGetNvLinkRemotePciInfo_v2", L.nvlink_remote_pci, gpus[i].handle, link,
                            &remote) != 0)
                 continue;
+            bool to_gpu = false;
             for (std::size_t j = 0; j < n; ++j)
-                if (normal_bus_id(remote.busId) == gpus[j].bus) ++to[j];
+                if (normal_bus_id(remote.busId) == gpus[j].bus) {
+                    ++to[i][j];
+                    to_gpu = true;
+                }
+            if (!to_gpu) ++switched[i];
         }
+    }
+    for (std::size_t i = 0; i < n; ++i) {
         for (std::size_t j = 0; j < n; ++j) {
+            // Through NVSwitches every pair is NVLink-connected with the fewer of the two's switch
+            // links, as nvidia-smi prints it (NV18 on an HGX H100/H200).
+            const unsigned links = to[i][j] + std::min(switched[i], switched[j]);
             if (i == j) {
                 t.matrix[i][j] = "X";
-            } else if (to[j] > 0) {
-                t.matrix[i][j] = fmt::format("NV{}", to[j]);
+            } else if (links > 0) {
+                t.matrix[i][j] = fmt::format("NV{}", links);
             } else if (L.topology_common_ancestor) {
                 int level = -1;
                 if (timed_call(w, "nvmlDeviceGetTopologyCommonAncestor", L.topology_common_ancestor, gpus[i].handle,
@@ -119,8 +130,8 @@ std::string topology_text(const GpuTopology& t) {
         out += fmt::format("  {:>7}\n", t.nvlinks[i]);
     }
     out +=
-        "  NV#: that many NVLinks; PIX: one PCIe switch; PXB: several; PHB: the host bridge; NODE: across host\n"
-        "  bridges of one NUMA node; SYS: across sockets. NVLinks to an NVSwitch count in the last column only.\n";
+        "  NV#: that many NVLinks (directly or through NVSwitches); PIX: one PCIe switch; PXB: several; PHB: the\n"
+        "  host bridge; NODE: across host bridges of one NUMA node; SYS: across sockets.\n";
     return out;
 }
 

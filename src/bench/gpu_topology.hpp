@@ -1,7 +1,7 @@
 // The links between the GPUs, as `nvidia-smi topo -m` shows them: NV<n> for n NVLinks between two
-// GPUs, else the nearest common PCIe ancestor (PIX one switch, PXB several, PHB the host bridge,
-// NODE the NUMA node's bridges, SYS across sockets). Read from NVML for bench allreduce, which
-// prints it above its table and judges a PCIe-only box against its slowest GPU link.
+// GPUs (through NVSwitches: the fewer of the two GPUs' links to switches), else the nearest common PCIe ancestor (PIX
+// one switch, PXB several, PHB the host bridge, NODE the NUMA node's bridges, SYS across sockets). Read from NVML for
+// bench allreduce, which prints it above its table and judges a PCIe-only box against its slowest GPU link.
 #pragma once
 
 #include <string>

@@ -336,6 +336,15 @@ class BenchTest(unittest.TestCase):
         text = bench(["allreduce", "--max-size", "1M", "--iters", "1", "--no-db"], env=env)
         self.assertRegex(text.stdout, r"size +count +type +redop +root +time +algbw +busbw +time +algbw +busbw")
 
+    def test_allreduce_on_an_nvswitch_board(self):
+        env = fake_gpu_env("eight-busy", BATON_FAKE_NCCL_ALGBW_GBPS=100)
+        r = bench(["allreduce", "--max-size", "1M", "--iters", "2", "--warmup", "0", "--no-db"], env=env)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        # Every pair through the switches: NV18, as nvidia-smi topo -m prints an HGX board.
+        for i in range(8):
+            self.assertRegex(r.stdout, rf"GPU{i}" + "".join(" +X" if k == i else " +NV18" for k in range(8)) + " +18")
+        self.assertRegex(r.stdout, r"nccl all_reduce 8 GPUs: .*NVML gives no dependable NVLink rate.*: measured")
+
     def test_allreduce_failures_are_one_line(self):
         env = fake_gpu_env("four-idle")
         cases = [({"BATON_NCCL_LIBRARY": "/nonexistent/libnccl.so.2"}, [], "bench allreduce: no NCCL: "),
