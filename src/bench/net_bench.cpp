@@ -298,7 +298,7 @@ Result<std::pair<std::string, int>> parse_host_port(const std::string& text) {
         port_text = host.substr(host.find(':') + 1);
         host = host.substr(0, host.find(':'));
     }
-    if (!port_text.empty() || text.back() == ':') {
+    if (!port_text.empty() || (!text.empty() && text.back() == ':')) {
         const std::optional<std::uint64_t> p = text::parse_u64(port_text);
         if (!p || *p == 0 || *p > 65535) return make_error("--connect " + text + ": the port must be 1 to 65535");
         port = static_cast<int>(*p);
