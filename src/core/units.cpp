@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 
 namespace baton {
 
@@ -35,7 +36,8 @@ std::optional<double> number_with_unit(std::string_view text, bool decimal) {
         if (u == std::string_view::npos || !(rest.empty() || rest == "b" || binary)) return std::nullopt;
         scale = std::pow(decimal && !binary ? 1000.0 : 1024.0, static_cast<double>(u + 1));
     }
-    return std::stod(number) * scale;
+    return std::strtod(number.c_str(), nullptr) *
+           scale;  // no exception: an overflow is HUGE_VAL, refused by the callers
 }
 
 }  // namespace

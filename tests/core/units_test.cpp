@@ -15,6 +15,9 @@ TEST(Units, RatesAreDecimalUnlessBinary) {
     for (const char* bad : {"", "/s", "GB/s", "-1GB/s", "0", "2 GB/s", "2GB/h", "2Gb/sx", "1e9", "nan", "2XB/s",
                             "9999999999999999999999PB/s", "."})
         EXPECT_FALSE(parse_rate(bad).has_value()) << bad;
+    // A number past a double's range is refused, not thrown (found by fuzz_bench_inputs).
+    EXPECT_FALSE(parse_rate(std::string(400, '5')).has_value());
+    EXPECT_FALSE(parse_size(std::string(400, '5') + "G").has_value());
 }
 
 TEST(Units, RatesAndSizesForPeople) {
