@@ -187,7 +187,7 @@ std::optional<double> net_speed_bytes_per_second(std::string_view sysfs_speed) {
 std::optional<double> sata_link_bytes_per_second(std::string_view sata_spd) {
     std::string_view rest = sata_spd;
     const std::optional<double> gbps = text::take_double(rest);
-    if (!gbps || *gbps <= 0 || *gbps > 100) return std::nullopt;
+    if (!gbps || !(*gbps > 0 && *gbps <= 100)) return std::nullopt;  // NaN fails too
     return *gbps * 1e9 * 8 / 10 / 8;
 }
 

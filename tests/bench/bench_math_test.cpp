@@ -157,4 +157,6 @@ TEST(BenchMath, NetworkAndSataLinkRates) {
     EXPECT_DOUBLE_EQ(*sata_link_bytes_per_second("6.0 Gbps"), 600e6);
     EXPECT_DOUBLE_EQ(*sata_link_bytes_per_second("3.0 Gbps\n"), 300e6);
     EXPECT_FALSE(sata_link_bytes_per_second("<unknown>"));
+    EXPECT_FALSE(sata_link_bytes_per_second("NAN Gbps")) << "found by fuzz_bench_inputs";
+    EXPECT_FALSE(pcie_gen_from_speed("nan GT/s"));
 }
