@@ -7,7 +7,7 @@
 # Usage: scripts/sanitize.sh [CTEST_ARGS...]   (e.g. -R History)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-./scripts/sanitizer-build.sh fake_nvml_all core_test sample_test diagnose_test store_test report_test run_test doctor_test serve_test queue_test launch_test clean_test bench_test
+./scripts/sanitizer-build.sh fake_nvml_all core_test sample_test diagnose_test ui_unit_test store_test report_test run_test doctor_test serve_test queue_test launch_test clean_test bench_test
 export ASAN_OPTIONS=detect_leaks=1:halt_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 cd build-sanitize
 ctest --output-on-failure -j "$(nproc)" --timeout 300 -L unit "$@"

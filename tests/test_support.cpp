@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <gtest/gtest.h>
 #include <sqlite3.h>
 
 namespace fs = std::filesystem;
@@ -50,6 +51,18 @@ std::string read_text(const std::string& path) {
     std::ostringstream ss;
     ss << in.rdbuf();
     return ss.str();
+}
+
+void expect_golden(const std::string& name, const std::string& actual) {
+    const std::string path = std::string(BATON_SOURCE_DIR) + "/tests/ui/golden/" + name + ".txt";
+    if (std::getenv("BATON_UPDATE_GOLDEN")) {
+        std::ofstream(path, std::ios::binary) << actual;
+        return;
+    }
+    std::ifstream in(path, std::ios::binary);
+    ASSERT_TRUE(in) << "missing golden file " << path << " (run with BATON_UPDATE_GOLDEN=1)";
+    std::string expected((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    EXPECT_EQ(actual, expected) << "frame differs from " << path << "; actual:\n" << actual;
 }
 
 bool corrupt_table_root(const std::string& path, const std::string& table) {

@@ -29,6 +29,10 @@ void copy_fixture(const std::string& name, const std::string& into);
 
 std::string read_text(const std::string& path);
 
+// Compares `actual` with tests/ui/golden/NAME.txt (a gtest failure showing the frame when they
+// differ). With BATON_UPDATE_GOLDEN=1 in the environment it writes the file instead: review the diff.
+void expect_golden(const std::string& name, const std::string& actual);
+
 // <build>/tests/fake_nvml/SCENARIO/libnvidia-ml.so.1 and tests/fake_nvml/scenarios/SCENARIO.json.
 std::string fake_nvml_library(const std::string& scenario);
 std::string scenario_file(const std::string& scenario);

@@ -78,6 +78,9 @@ int run_top(const TopArgs& a, const std::string& config_path) {
     o.count = a.count;
     o.color = !env_set("NO_COLOR");  // https://no-color.org
     o.view.ascii = a.ascii;
+    o.view.graphs = cfg->top_graphs;
+    o.view.graph_glyphs = cfg->top_graph_symbols == "block" ? ui::GraphGlyphs::blocks : ui::GraphGlyphs::braille;
+    o.history_seconds = cfg->top_history_seconds;
     o.view.tree = a.tree;
     o.view.gpu_only = a.gpu_only;
     o.view.kernel_threads = a.kernel_threads;

@@ -112,6 +112,7 @@ bool known_key(const std::string& table, const std::string& key) {
                key == "socket_group";
     if (table == "thresholds") return threshold_key(key) != nullptr;
     if (table == "bench") return key == "ok_share" || key == "memory_ok_share" || key == "scaling_alarm";
+    if (table == "top") return key == "graphs" || key == "graph_symbols" || key == "history";
     return false;
 }
 
@@ -222,9 +223,9 @@ Status apply_config(const std::string& text, const std::string& file, Config& c)
         const toml::table* sub = tv.as_table();
         const std::string at = file + ":" + std::to_string(tv.source().begin.line);
         if (!sub || (table != "sample" && table != "gpu" && table != "history" && table != "serve" &&
-                     table != "queue" && table != "thresholds" && table != "bench"))
+                     table != "queue" && table != "thresholds" && table != "bench" && table != "top"))
             return make_error(at + ": unknown section '" + table +
-                              "' (known: [sample], [gpu], [history], [serve], [queue], [thresholds], [bench])");
+                              "' (known: [sample], [gpu], [history], [serve], [queue], [thresholds], [bench], [top])");
         for (auto&& [k, v] : *sub) {
             std::string key(k.str());
             // Errors name the file and the line of the value, then the key.
@@ -277,6 +278,20 @@ Status apply_config(const std::string& text, const std::string& file, Config& c)
                 (key == "ok_share"          ? c.bench_ok_share
                  : key == "memory_ok_share" ? c.bench_memory_ok_share
                                             : c.bench_scaling_alarm) = *d;
+            } else if (table == "top") {
+                if (key == "graphs") {
+                    st = need_bool(c.top_graphs);
+                } else if (key == "graph_symbols") {
+                    st = need_string(c.top_graph_symbols);
+                    if (st.ok() && c.top_graph_symbols != "braille" && c.top_graph_symbols != "block")
+                        return make_error(origin + ": 'top.graph_symbols' must be \"braille\" or \"block\"");
+                } else {
+                    const std::optional<double> d =
+                        v.is_string() ? parse_duration(*v.value<std::string>()) : std::optional<double>();
+                    if (!d || !(*d >= 60 && *d <= 3600))
+                        return make_error(origin + ": 'top.history' must be a duration from 1m to 1h, e.g. \"10m\"");
+                    c.top_history_seconds = *d;
+                }
             } else if (table == "queue") {
                 if (key == "socket_group") {
                     st = need_string(c.queue_socket_group);

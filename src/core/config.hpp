@@ -53,6 +53,10 @@ struct Config {
     double bench_ok_share = 0.85;        // a link measuring at least this share of its peak is ok (the seed's 85 %)
     double bench_memory_ok_share = 0.6;  // the same for host memory: STREAM seldom passes 80 % of the DIMMs' peak
     double bench_scaling_alarm = 0.7;    // bench scaling flags a size whose weak-scaling efficiency is below
+    // [top] (baton top; flags and keys win)
+    bool top_graphs = true;                     // history graphs where the terminal has room (G toggles)
+    std::string top_graph_symbols = "braille";  // "braille" or "block" (--ascii: ASCII)
+    double top_history_seconds = 600;           // what the graphs keep, 1 minute to 1 hour
     // [thresholds]
     Thresholds thresholds;
 };

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <csignal>
 #include <cstring>
@@ -41,10 +42,17 @@ void catch_stop_signals() {
     for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaction(sig, &sa, nullptr);
 }
 
-// Samples on its own thread every `delay` seconds and keeps the newest snapshot.
+// Samples the graphs keep: `history_seconds` at one sample per delay.
+std::size_t history_capacity(const TopOptions& o) {
+    return static_cast<std::size_t>(std::clamp(std::ceil(o.history_seconds / o.delay_seconds) + 1, 2.0, 100000.0));
+}
+
+// Samples on its own thread every `delay` seconds, keeps the newest snapshot and feeds the
+// graphs' history (whether they are shown or not: G shows the past at once).
 class Collector {
   public:
-    Collector(SamplerOptions options, double delay) : options_(std::move(options)), delay_(delay) {
+    Collector(SamplerOptions options, double delay, std::size_t history_samples)
+        : options_(std::move(options)), delay_(delay), history_(history_samples) {
         thread_ = std::thread([this] { loop(); });
     }
     ~Collector() {
@@ -58,11 +66,12 @@ class Collector {
     Collector(const Collector&) = delete;
     Collector& operator=(const Collector&) = delete;
 
-    // Copies the newest snapshot into `out` when it is newer than `seen`.
-    bool latest(std::uint64_t& seen, Snapshot& out) {
+    // Copies the newest snapshot into `out`, and the history, when it is newer than `seen`.
+    bool latest(std::uint64_t& seen, Snapshot& out, GraphHistory& history) {
         std::lock_guard<std::mutex> lock(mutex_);
         if (generation_ == seen) return false;
         out = shared_;
+        history = history_;
         seen = generation_;
         return true;
     }
@@ -80,6 +89,7 @@ class Collector {
             {
                 std::unique_lock<std::mutex> lock(mutex_);
                 shared_ = snap;
+                history_.add(snap);
                 ++generation_;
                 const auto wait = std::chrono::duration<double>(std::max(0.0, schedule.next() - monotonic_seconds()));
                 if (wake_.wait_for(lock, wait, [this] { return stop_; })) return;
@@ -93,6 +103,7 @@ class Collector {
     std::condition_variable wake_;
     bool stop_ = false;
     Snapshot shared_;
+    GraphHistory history_;
     std::uint64_t generation_ = 0;
     std::thread thread_;
 };
@@ -168,10 +179,11 @@ int run_top_interactive(const TopOptions& o, std::string& error) {
     std::unique_ptr<Terminal> term = std::move(*opened);
     restore_terminal_on_crash();
     catch_stop_signals();
-    auto collector = std::make_unique<Collector>(o.sampler, o.delay_seconds);
+    auto collector = std::make_unique<Collector>(o.sampler, o.delay_seconds, history_capacity(o));
     ViewState view = o.view;
     IndicatorWindow window(o.thresholds);
     Snapshot shown;
+    GraphHistory history(history_capacity(o));
     std::uint64_t seen = 0;
     LayoutResult last;
     TopInput input;
@@ -180,11 +192,12 @@ int run_top_interactive(const TopOptions& o, std::string& error) {
     // Poll for new snapshots this often; keys wake the loop at once.
     const int poll_ms = std::clamp(static_cast<int>(o.delay_seconds * 1000 / 2), 20, 100);
     while (!g_stop) {
-        if (!view.paused && collector->latest(seen, shown)) {
+        if (!view.paused && collector->latest(seen, shown, history)) {
             window.add(shown);
             input.breaches = window.breaches();
             input.self = self_usage(shown, o.local_proc);
             input.snapshot = &shown;
+            input.history = &history;
             dirty = true;
         }
         if (dirty) {
@@ -222,8 +235,10 @@ int run_top_batch(const TopOptions& options) {
     Sampler sampler(o.sampler);
     IndicatorWindow window(o.thresholds);
     Snapshot snap;
+    GraphHistory history(history_capacity(o));
     TopInput input;
     input.thresholds = o.thresholds;
+    input.history = &history;
     SampleSchedule schedule(o.delay_seconds);
     for (int i = 0; !g_stop && (o.count == 0 || i < o.count); ++i) {
         if (i > 0) {
@@ -233,6 +248,7 @@ int run_top_batch(const TopOptions& options) {
         sampler.take(snap);
         schedule.taken(monotonic_seconds());
         window.add(snap);
+        history.add(snap);
         input.snapshot = &snap;
         input.breaches = window.breaches();
         input.self = self_usage(snap, o.local_proc);

@@ -15,8 +15,9 @@ struct TopOptions {
     SamplerOptions sampler;
     Thresholds thresholds;
     double delay_seconds = 1.0;
-    ViewState view;     // the initial view (sort, tree, filter, ascii)
-    bool color = true;  // false with NO_COLOR
+    double history_seconds = 600;  // what the graphs keep ([top] history_minutes)
+    ViewState view;                // the initial view (sort, tree, filter, ascii)
+    bool color = true;             // false with NO_COLOR
     // The rows are this machine's /proc (not a --proc-root elsewhere): baton's own CPU and RSS come
     // from the process table, and k may signal a row's pid (elsewhere that pid is another process).
     bool local_proc = true;

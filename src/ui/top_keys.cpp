@@ -139,6 +139,9 @@ KeyOutcome handle_key(const Key& key, const LayoutResult& last, ViewState& v) {
         case 'p':
             v.paused = !v.paused;
             break;
+        case 'G':
+            v.graphs = !v.graphs;
+            break;
         case 'K':
             v.kernel_threads = !v.kernel_threads;
             break;

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>  // header-only (fmt::fmt-header-only)
 
+#include "ui/graph.hpp"
 #include "ui/line_fit.hpp"
 
 namespace baton::ui {
@@ -87,6 +88,7 @@ class Layout {
     Line swap() const;
     Line disks() const;
     Line networks() const;
+    std::vector<Line> graphs(int budget) const;
     Line table_header() const;
     Line process_line(const ProcessRow& r, bool selected) const;
     Line status() const;
@@ -341,6 +343,90 @@ Line Layout::networks() const {
     return l;
 }
 
+// One graph of a strip: its label, the series it draws, the newest value and its style.
+struct GraphCell {
+    const char* label;
+    GraphSeries series;
+    std::optional<double> now;
+    Style style;
+};
+
+// "45s", "10m": how far back the left edge of a graph reaches.
+std::string span_text(double seconds) {
+    return seconds < 120 ? fmt::format("{:.0f}s", seconds) : fmt::format("{:.0f}m", seconds / 60);
+}
+
+// History graphs: a strip for the host (CPU, memory), then one per GPU (utilisation, SM activity
+// when GPM reports it, memory), each as high as `budget` lines allow (1 to 4). None when the
+// history has fewer than two samples, when `budget` cannot give every strip a line, or when the
+// frame is too narrow for graphs worth reading: graphs are the first thing a small terminal drops.
+std::vector<Line> Layout::graphs(int budget) const {
+    std::vector<Line> out;
+    const GraphHistory* h = in_.history;
+    if (!v_.graphs || !h || h->size() < 2) return out;
+    std::vector<const GpuInfo*> gpus;
+    for (const GpuInfo& g : s_.gpus)
+        if (!g.error) gpus.push_back(&g);
+    const int strips = 1 + static_cast<int>(gpus.size());
+    if (budget < strips) return out;
+    const int rows = std::min(4, budget / strips);
+    const GraphGlyphs glyphs = v_.ascii ? GraphGlyphs::ascii : v_.graph_glyphs;
+    int prefix = 5;  // "Host ", "GPU0 "; wider for GPU10 and up
+    for (const GpuInfo* g : gpus) prefix = std::max(prefix, display_width(fmt::format("GPU{} ", g->index)));
+    const bool any_sm =
+        std::any_of(gpus.begin(), gpus.end(), [](const GpuInfo* g) { return g->sm_activity_percent.has_value(); });
+    const int cells = any_sm ? 3 : 2;  // the same cell width in every strip, so the graphs line up
+    const int cell = (w_ - prefix - 2 * (cells - 1)) / cells;
+    const int graph_width = cell - 5 /* label */ - 5 /* value */;
+    if (graph_width < 8) return out;
+    const double span = graph_width * samples_per_column(glyphs) * s_.interval_seconds;
+
+    std::vector<float> values;
+    auto strip = [&](const std::string& name, const std::string& uuid, const std::vector<GraphCell>& row_cells,
+                     bool first) {
+        std::vector<Line> lines(static_cast<std::size_t>(rows));
+        for (int r = 0; r < rows; ++r) {
+            std::string label = r == 0 ? name : "";
+            if (first && r == rows - 1 && rows > 1 && span > 0) label = span_text(span);
+            lines[static_cast<std::size_t>(r)].add(pad_right(label, prefix), r == 0 ? Style::title : Style::dim);
+        }
+        for (std::size_t c = 0; c < row_cells.size(); ++c) {
+            const GraphCell& gc = row_cells[c];
+            h->recent(gc.series, uuid, static_cast<std::size_t>(graph_width * samples_per_column(glyphs)), values);
+            const std::vector<std::string> g = graph_lines(values, 100, graph_width, rows, glyphs);
+            for (int r = 0; r < rows; ++r) {
+                Line& l = lines[static_cast<std::size_t>(r)];
+                if (c > 0) l.add("  ");
+                l.add(pad_right(r == 0 ? gc.label : "", 5), Style::dim);
+                l.add(g[static_cast<std::size_t>(r)], gc.now ? gc.style : Style::dim);
+                l.add(r == 0 ? pad_left(percent_text(gc.now), 5) : std::string(5, ' '), gc.style);
+            }
+        }
+        for (Line& l : lines) out.push_back(std::move(l));
+    };
+
+    const CpuTimes& t = s_.cpu.total;
+    const std::optional<double> mem_now =
+        s_.memory.total_bytes ? std::optional<double>(100.0 * static_cast<double>(s_.memory.used_bytes) /
+                                                      static_cast<double>(s_.memory.total_bytes))
+                              : std::nullopt;
+    strip("Host", "",
+          {{"cpu", GraphSeries::cpu, t.utilization_percent,
+            t.utilization_percent ? style_for(cpu_level(in_.thresholds, *t.utilization_percent)) : Style::plain},
+           {"mem", GraphSeries::memory, mem_now, Style::plain}},
+          true);
+    for (const GpuInfo* g : gpus) {
+        const Style util_style = g->stale ? Style::dim : Style::plain;
+        const auto mem = gpu_memory_percent(*g);
+        std::vector<GraphCell> row_cells{{"util", GraphSeries::gpu_utilization, g->utilization_percent, util_style}};
+        if (any_sm) row_cells.push_back({"SM", GraphSeries::gpu_sm_activity, g->sm_activity_percent, util_style});
+        row_cells.push_back({"mem", GraphSeries::gpu_memory, mem,
+                             g->stale || !mem ? Style::dim : style_for(gpu_memory_level(in_.thresholds, *mem))});
+        strip(fmt::format("GPU{}", g->index), g->uuid, row_cells, false);
+    }
+    return out;
+}
+
 // Process table columns: PID USER GPU GMEM SM% CPU% RSS IO/s (TREE% in tree mode) COMMAND.
 constexpr int kPid = 7, kUser = 8, kGpu = 3, kGmem = 5, kSm = 4, kCpu = 5, kRss = 5, kIo = 6;
 
@@ -452,6 +538,7 @@ std::vector<Line> Layout::help() const {
         "  k          send SIGTERM or SIGKILL to the selected process (asks first)",
         "  Up Down    move the selection; PgUp PgDn Home End",
         "  p          pause: keep this picture",
+        "  G          history graphs on or off (shown where the terminal has room)",
         "Colours follow the indicator table (config [thresholds]):",
         "  GPU memory best 60-85 %, alarm > 90 %; CPU best <= 70 %, alarm > 80 % sustained;",
         "  swap best ~0, alarm > 1 MB/s sustained; I/O wait best <= 2 %, alarm > 5 %.",
@@ -494,6 +581,10 @@ LayoutResult Layout::build() {
     }
     if (static_cast<int>(top.size()) > h_ - 1) top.resize(static_cast<std::size_t>(std::max(0, h_ - 1)));
     for (Line& l : top) out.push_back(std::move(l));
+    // Graphs take what the sections left, less the table's share: half of it, 8 lines at least.
+    const int room = h_ - static_cast<int>(out.size()) - 1;
+    const int table_share = s_.processes_collected ? std::max(8, room / 2) : 0;
+    for (Line& l : graphs(room - table_share)) out.push_back(std::move(l));
 
     const int table_rows = h_ - static_cast<int>(out.size()) - 1;  // less the status line
     if (v_.help) {

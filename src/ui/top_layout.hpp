@@ -11,6 +11,7 @@
 #include "diagnose/indicators.hpp"
 #include "sample/snapshot.hpp"
 #include "ui/frame.hpp"
+#include "ui/graph_history.hpp"
 #include "ui/process_rows.hpp"
 #include "ui/view_state.hpp"
 
@@ -27,6 +28,7 @@ struct TopInput {
     std::vector<Breach> breaches;
     Thresholds thresholds;
     SelfUsage self;
+    const GraphHistory* history = nullptr;  // the graphs' past; none: no graphs
 };
 
 // What the layout decided that the key handling needs: the rows in display order and which of

@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <string>
 
+#include "ui/graph.hpp"
+
 namespace baton::ui {
 
 enum class SortKey {
@@ -35,11 +37,13 @@ struct ViewState {
     bool kernel_threads = false;  // show kernel threads (kthreadd and its children): noise on a training box
     bool paused = false;          // keep showing the last snapshot
     bool help = false;
-    bool ascii = false;              // bars and tree lines in ASCII
-    std::string filter;              // case-insensitive substring of command, user or pid; empty: all
-    std::uint32_t selected_pid = 0;  // 0: the first row
-    bool show_selection = true;      // false for printed frames (--once, batch): no cursor there
-    int scroll = 0;                  // first process row shown
+    bool ascii = false;                               // bars, graphs and tree lines in ASCII
+    bool graphs = true;                               // history graphs where the terminal has room (G toggles)
+    GraphGlyphs graph_glyphs = GraphGlyphs::braille;  // braille or blocks ([top] graph_symbols); ascii wins
+    std::string filter;                               // case-insensitive substring of command, user or pid; empty: all
+    std::uint32_t selected_pid = 0;                   // 0: the first row
+    bool show_selection = true;                       // false for printed frames (--once, batch): no cursor there
+    int scroll = 0;                                   // first process row shown
     Prompt prompt = Prompt::none;
     std::string edit;     // the filter being typed
     std::string message;  // one-off notice for the status line (cleared by the next key)

@@ -153,3 +153,21 @@ TEST(Config, BadThresholdsNameTheKey) {
     expect_error("[thresholds]\ncpu_best_max_percent = 90\n", "thresholds.cpu_best_max_percent must not exceed");
     expect_error("[thresholds]\ngpu_memory_best_min_percent = 88\n", "gpu_memory_best_min_percent");
 }
+
+TEST(Config, TopGraphsSymbolsAndHistory) {
+    Config d = *parse_config("", "t");
+    EXPECT_TRUE(d.top_graphs);
+    EXPECT_EQ(d.top_graph_symbols, "braille");
+    EXPECT_EQ(d.top_history_seconds, 600);
+    Config c = *parse_config("[top]\ngraphs = false\ngraph_symbols = \"block\"\nhistory = \"30m\"\n", "t");
+    EXPECT_FALSE(c.top_graphs);
+    EXPECT_EQ(c.top_graph_symbols, "block");
+    EXPECT_EQ(c.top_history_seconds, 1800);
+    EXPECT_EQ(parse_config("[top]\ngraph_symbols = \"dots\"\n", "t").error().message,
+              "t:2: 'top.graph_symbols' must be \"braille\" or \"block\"");
+    EXPECT_EQ(parse_config("[top]\nhistory = \"2h\"\n", "t").error().message,
+              "t:2: 'top.history' must be a duration from 1m to 1h, e.g. \"10m\"");
+    EXPECT_FALSE(parse_config("[top]\nhistory = 600\n", "t").ok());
+    EXPECT_FALSE(parse_config("[top]\ngraphs = \"yes\"\n", "t").ok());
+    EXPECT_EQ(parse_config("[top]\ngraph = true\n", "t").error().message, "t:2: unknown key 'top.graph'");
+}

@@ -47,18 +47,6 @@ std::string frame(const std::string& scenario, const std::vector<std::string>& e
     return normalise_users(r.out);
 }
 
-void expect_golden(const std::string& name, const std::string& actual) {
-    const std::string path = std::string(BATON_SOURCE_DIR) + "/tests/ui/golden/" + name + ".txt";
-    if (std::getenv("BATON_UPDATE_GOLDEN")) {
-        std::ofstream(path, std::ios::binary) << actual;
-        return;
-    }
-    std::ifstream in(path, std::ios::binary);
-    ASSERT_TRUE(in) << "missing golden file " << path << " (run with BATON_UPDATE_GOLDEN=1)";
-    std::string expected((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    EXPECT_EQ(actual, expected) << "frame differs from " << path << "; actual:\n" << actual;
-}
-
 int count_lines(const std::string& s) {
     return static_cast<int>(std::count(s.begin(), s.end(), '\n'));
 }

@@ -49,6 +49,12 @@ run_top q
 wait_for "PID USER"
 wait_for "GPU7 H200"
 pane | grep -q "▼PID" || fail "initial sort should be pid (--sort pid)"
+# History graphs: shown where there is room once two samples are in, G hides and shows them.
+wait_for "GPU7 util"
+keys G
+wait_without "GPU7 util"
+keys G
+wait_for "GPU7 util"
 keys s
 wait_for "Sort by:"
 keys c
