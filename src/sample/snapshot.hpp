@@ -109,6 +109,17 @@ struct GpuProcess {
     std::optional<std::uint64_t> used_memory_bytes;
     std::optional<double> sm_utilization_percent;
     std::string type = "compute";  // "compute" or "graphics"
+    // The MIG instance it runs in (GPU instance, compute instance); absent outside MIG.
+    std::optional<unsigned> gpu_instance_id, compute_instance_id;
+};
+
+// One MIG device of a GPU in MIG mode: a GPU instance (its memory and SMs) with a compute instance.
+struct MigInstance {
+    unsigned gpu_instance_id = 0, compute_instance_id = 0;
+    std::string uuid;  // "MIG-..."
+    std::string name;  // e.g. "NVIDIA H100 80GB HBM3 MIG 3g.40gb"
+    std::optional<std::uint64_t> memory_total_bytes, memory_used_bytes;
+    std::vector<std::uint32_t> pids;  // the compute processes on it, as NVML reports them (host pids)
 };
 
 struct GpuInfo {
@@ -123,7 +134,17 @@ struct GpuInfo {
     std::optional<std::vector<std::string>> throttle_reasons;  // decoded clock-event reasons
     std::optional<unsigned> pcie_generation, pcie_generation_max, pcie_width, pcie_width_max;
     std::optional<double> pcie_rx_bytes_per_second, pcie_tx_bytes_per_second;
-    std::optional<std::uint64_t> ecc_uncorrected_volatile;
+    std::optional<std::uint64_t> ecc_uncorrected_volatile, ecc_corrected_volatile;  // since the driver loaded
+    // Memory health: pages retired for ECC errors (before Ampere), rows remapped (Ampere and newer),
+    // a remapping waiting for a GPU reset, a remapping that failed (the GPU needs service).
+    std::optional<std::uint64_t> retired_pages;
+    std::optional<unsigned> remapped_rows_corrected, remapped_rows_uncorrected;
+    std::optional<bool> remapping_pending, remapping_failed;
+    std::optional<double> fan_speed_percent;  // intended fan speed, share of its maximum; absent: no fan (SXM)
+    std::optional<double> encoder_utilization_percent, decoder_utilization_percent;  // NVENC, NVDEC
+    // NVLink: links up (absent: the GPU has none) and data moved over all of them, both ways.
+    std::optional<unsigned> nvlink_links_active;
+    std::optional<double> nvlink_rx_bytes_per_second, nvlink_tx_bytes_per_second;
     // Since the driver loaded: energy (nvmlDeviceGetTotalEnergyConsumption, Volta and newer) and
     // PCIe replays (link errors the GPU retried).
     std::optional<double> energy_joules_total;
@@ -131,6 +152,7 @@ struct GpuInfo {
     std::optional<bool> persistence_mode;
     std::optional<std::string> compute_mode;  // "default", "exclusive_process", "prohibited"
     std::optional<bool> mig_mode;
+    std::vector<MigInstance> mig_instances;  // with mig_mode: its MIG devices, by GPU then compute instance
     std::optional<double> sm_activity_percent, tensor_activity_percent;  // GPM (Hopper+)
     std::vector<GpuProcess> processes;
     bool stale = false;                // the values are from an earlier tick: NVML stopped answering

@@ -85,11 +85,42 @@ void write_gpu(JsonWriter& w, const GpuInfo& g) {
     w.optional_field("pcie_rx_bytes_per_second", g.pcie_rx_bytes_per_second);
     w.optional_field("pcie_tx_bytes_per_second", g.pcie_tx_bytes_per_second);
     w.optional_field("ecc_uncorrected_volatile", g.ecc_uncorrected_volatile);
+    w.optional_field("ecc_corrected_volatile", g.ecc_corrected_volatile);
+    w.optional_field("retired_pages", g.retired_pages);
+    w.optional_field("remapped_rows_corrected", g.remapped_rows_corrected);
+    w.optional_field("remapped_rows_uncorrected", g.remapped_rows_uncorrected);
+    w.optional_field("remapping_pending", g.remapping_pending);
+    w.optional_field("remapping_failed", g.remapping_failed);
+    w.optional_field("fan_speed_percent", g.fan_speed_percent);
+    w.optional_field("encoder_utilization_percent", g.encoder_utilization_percent);
+    w.optional_field("decoder_utilization_percent", g.decoder_utilization_percent);
+    w.optional_field("nvlink_links_active", g.nvlink_links_active);
+    w.optional_field("nvlink_rx_bytes_per_second", g.nvlink_rx_bytes_per_second);
+    w.optional_field("nvlink_tx_bytes_per_second", g.nvlink_tx_bytes_per_second);
     w.optional_field("energy_joules_total", g.energy_joules_total);
     w.optional_field("pcie_replay_total", g.pcie_replay_total);
     w.optional_field("persistence_mode", g.persistence_mode);
     w.optional_field("compute_mode", g.compute_mode);
     w.optional_field("mig_mode", g.mig_mode);
+    if (g.mig_mode.value_or(false)) {
+        w.key("mig_instances");
+        w.begin_array();
+        for (const MigInstance& m : g.mig_instances) {
+            w.begin_object();
+            w.field("gpu_instance_id", m.gpu_instance_id);
+            w.field("compute_instance_id", m.compute_instance_id);
+            w.field("uuid", m.uuid);
+            w.field("name", m.name);
+            w.optional_field("memory_total_bytes", m.memory_total_bytes);
+            w.optional_field("memory_used_bytes", m.memory_used_bytes);
+            w.key("pids");
+            w.begin_array();
+            for (std::uint32_t pid : m.pids) w.value(pid);
+            w.end_array();
+            w.end_object();
+        }
+        w.end_array();
+    }
     w.optional_field("sm_activity_percent", g.sm_activity_percent);
     w.optional_field("tensor_activity_percent", g.tensor_activity_percent);
     w.key("processes");
@@ -102,6 +133,8 @@ void write_gpu(JsonWriter& w, const GpuInfo& g) {
         w.field("type", p.type);
         w.optional_field("used_memory_bytes", p.used_memory_bytes);
         w.optional_field("sm_utilization_percent", p.sm_utilization_percent);
+        w.optional_field("gpu_instance_id", p.gpu_instance_id);
+        w.optional_field("compute_instance_id", p.compute_instance_id);
         w.end_object();
     }
     w.end_array();

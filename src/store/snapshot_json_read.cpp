@@ -169,11 +169,43 @@ GpuInfo read_gpu(const Reader& r) {
     g.pcie_rx_bytes_per_second = r.opt_number("pcie_rx_bytes_per_second");
     g.pcie_tx_bytes_per_second = r.opt_number("pcie_tx_bytes_per_second");
     g.ecc_uncorrected_volatile = r.opt_unsigned<std::uint64_t>("ecc_uncorrected_volatile");
+    g.ecc_corrected_volatile = r.opt_unsigned<std::uint64_t>("ecc_corrected_volatile");
+    g.retired_pages = r.opt_unsigned<std::uint64_t>("retired_pages");
+    g.remapped_rows_corrected = r.opt_unsigned<unsigned>("remapped_rows_corrected");
+    g.remapped_rows_uncorrected = r.opt_unsigned<unsigned>("remapped_rows_uncorrected");
+    g.remapping_pending = r.opt_boolean("remapping_pending");
+    g.remapping_failed = r.opt_boolean("remapping_failed");
+    g.fan_speed_percent = r.opt_number("fan_speed_percent");
+    g.encoder_utilization_percent = r.opt_number("encoder_utilization_percent");
+    g.decoder_utilization_percent = r.opt_number("decoder_utilization_percent");
+    g.nvlink_links_active = r.opt_unsigned<unsigned>("nvlink_links_active");
+    g.nvlink_rx_bytes_per_second = r.opt_number("nvlink_rx_bytes_per_second");
+    g.nvlink_tx_bytes_per_second = r.opt_number("nvlink_tx_bytes_per_second");
     g.energy_joules_total = r.opt_number("energy_joules_total");
     g.pcie_replay_total = r.opt_unsigned<std::uint64_t>("pcie_replay_total");
     g.persistence_mode = r.opt_boolean("persistence_mode");
     g.compute_mode = r.opt_string("compute_mode");
     g.mig_mode = r.opt_boolean("mig_mode");
+    if (r.has("mig_instances")) {
+        const json& migs = r.array("mig_instances");
+        for (std::size_t i = 0; i < migs.size(); ++i) {
+            Reader m(migs[i], r.item("mig_instances", i));
+            MigInstance mi;
+            mi.gpu_instance_id = m.unsigned_value<unsigned>("gpu_instance_id");
+            mi.compute_instance_id = m.unsigned_value<unsigned>("compute_instance_id");
+            mi.uuid = m.string("uuid");
+            mi.name = m.string("name");
+            mi.memory_total_bytes = m.opt_unsigned<std::uint64_t>("memory_total_bytes");
+            mi.memory_used_bytes = m.opt_unsigned<std::uint64_t>("memory_used_bytes");
+            const json& pids = m.array("pids");
+            for (std::size_t j = 0; j < pids.size(); ++j) {
+                if (!pids[j].is_number_unsigned() || pids[j].get<std::uint64_t>() > 0xFFFFFFFFu)
+                    m.fail("pids", "an array of pids");
+                mi.pids.push_back(pids[j].get<std::uint32_t>());
+            }
+            g.mig_instances.push_back(std::move(mi));
+        }
+    }
     g.sm_activity_percent = r.opt_number("sm_activity_percent");
     g.tensor_activity_percent = r.opt_number("tensor_activity_percent");
     const json& procs = r.array("processes");
@@ -186,6 +218,8 @@ GpuInfo read_gpu(const Reader& r) {
         gp.type = p.string("type");
         gp.used_memory_bytes = p.opt_unsigned<std::uint64_t>("used_memory_bytes");
         gp.sm_utilization_percent = p.opt_number("sm_utilization_percent");
+        gp.gpu_instance_id = p.opt_unsigned<unsigned>("gpu_instance_id");
+        gp.compute_instance_id = p.opt_unsigned<unsigned>("compute_instance_id");
         g.processes.push_back(std::move(gp));
     }
     return g;

@@ -173,8 +173,25 @@ void gpu_metrics(const Snapshot& s, Exposition& e) {
     e.family("baton_gpu_pcie_replays_total", "counter", "PCIe transfers the GPU had to replay (link errors).");
     e.family("baton_gpu_ecc_uncorrected_errors_total", "counter",
              "Uncorrected ECC errors since the driver loaded (volatile count).");
+    e.family("baton_gpu_ecc_corrected_errors_total", "counter",
+             "Corrected ECC errors since the driver loaded (volatile count).");
+    e.family("baton_gpu_retired_pages", "gauge", "Memory pages retired for ECC errors (GPUs before Ampere).");
+    e.family("baton_gpu_remapped_rows", "gauge",
+             "Memory rows remapped for ECC errors (Ampere and newer), by the kind of error that caused it.");
+    e.family("baton_gpu_remapping_pending", "gauge", "1 when a row remapping waits for a GPU reset.");
+    e.family("baton_gpu_remapping_failed", "gauge", "1 when a row remapping failed: the GPU needs service.");
+    e.family("baton_gpu_fan_speed_ratio", "gauge", "Intended fan speed, share of its maximum (absent without a fan).");
+    e.family("baton_gpu_encoder_utilization_ratio", "gauge", "Video encoder (NVENC) utilisation.");
+    e.family("baton_gpu_decoder_utilization_ratio", "gauge", "Video decoder (NVDEC) utilisation.");
+    e.family("baton_gpu_nvlink_links_active", "gauge", "NVLinks up (absent on a GPU without NVLink).");
+    e.family("baton_gpu_nvlink_receive_bytes_per_second", "gauge", "NVLink data received, over all links.");
+    e.family("baton_gpu_nvlink_transmit_bytes_per_second", "gauge", "NVLink data sent, over all links.");
     e.family("baton_gpu_persistence_mode", "gauge", "1 when persistence mode is on.");
     e.family("baton_gpu_mig_mode", "gauge", "1 when MIG mode is on.");
+    e.family("baton_gpu_mig_instance_info", "gauge", "One series per MIG device of a GPU in MIG mode, value 1.");
+    e.family("baton_gpu_mig_instance_memory_total_bytes", "gauge", "Memory of one MIG device.");
+    e.family("baton_gpu_mig_instance_memory_used_bytes", "gauge", "Memory in use on one MIG device.");
+    e.family("baton_gpu_mig_instance_processes", "gauge", "Compute processes on one MIG device.");
     const std::vector<std::string_view> reasons = known_throttle_reasons();
     for (const GpuInfo& g : s.gpus) {
         const std::string index = std::to_string(g.index);
@@ -220,8 +237,35 @@ void gpu_metrics(const Snapshot& s, Exposition& e) {
         e.sample("baton_gpu_pcie_transmit_bytes_per_second", l, g.pcie_tx_bytes_per_second);
         e.sample("baton_gpu_pcie_replays_total", l, g.pcie_replay_total);
         e.sample("baton_gpu_ecc_uncorrected_errors_total", l, g.ecc_uncorrected_volatile);
+        e.sample("baton_gpu_ecc_corrected_errors_total", l, g.ecc_corrected_volatile);
+        e.sample("baton_gpu_retired_pages", l, g.retired_pages);
+        e.sample("baton_gpu_remapped_rows", {{"gpu", index}, {"uuid", g.uuid}, {"cause", "corrected"}},
+                 g.remapped_rows_corrected);
+        e.sample("baton_gpu_remapped_rows", {{"gpu", index}, {"uuid", g.uuid}, {"cause", "uncorrected"}},
+                 g.remapped_rows_uncorrected);
+        if (g.remapping_pending) e.sample("baton_gpu_remapping_pending", l, *g.remapping_pending ? 1.0 : 0.0);
+        if (g.remapping_failed) e.sample("baton_gpu_remapping_failed", l, *g.remapping_failed ? 1.0 : 0.0);
+        e.sample("baton_gpu_fan_speed_ratio", l, g.fan_speed_percent, 0.01);
+        e.sample("baton_gpu_encoder_utilization_ratio", l, g.encoder_utilization_percent, 0.01);
+        e.sample("baton_gpu_decoder_utilization_ratio", l, g.decoder_utilization_percent, 0.01);
+        e.sample("baton_gpu_nvlink_links_active", l, g.nvlink_links_active);
+        e.sample("baton_gpu_nvlink_receive_bytes_per_second", l, g.nvlink_rx_bytes_per_second);
+        e.sample("baton_gpu_nvlink_transmit_bytes_per_second", l, g.nvlink_tx_bytes_per_second);
         if (g.persistence_mode) e.sample("baton_gpu_persistence_mode", l, *g.persistence_mode ? 1.0 : 0.0);
         if (g.mig_mode) e.sample("baton_gpu_mig_mode", l, *g.mig_mode ? 1.0 : 0.0);
+        for (const MigInstance& m : g.mig_instances) {
+            const Labels ml{{"gpu", index},
+                            {"uuid", g.uuid},
+                            {"gpu_instance", std::to_string(m.gpu_instance_id)},
+                            {"compute_instance", std::to_string(m.compute_instance_id)}};
+            Labels info = ml;
+            info.push_back({"mig_uuid", m.uuid});
+            info.push_back({"name", m.name});
+            e.sample("baton_gpu_mig_instance_info", info, 1.0);
+            e.sample("baton_gpu_mig_instance_memory_total_bytes", ml, m.memory_total_bytes);
+            e.sample("baton_gpu_mig_instance_memory_used_bytes", ml, m.memory_used_bytes);
+            e.sample("baton_gpu_mig_instance_processes", ml, static_cast<double>(m.pids.size()));
+        }
     }
 }
 

@@ -142,6 +142,9 @@ KeyOutcome handle_key(const Key& key, const LayoutResult& last, ViewState& v) {
         case 'G':
             v.graphs = !v.graphs;
             break;
+        case 'e':
+            v.gpu_details = !last.gpu_details_shown;
+            break;
         case 'K':
             v.kernel_threads = !v.kernel_threads;
             break;

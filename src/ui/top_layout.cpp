@@ -82,6 +82,7 @@ class Layout {
   private:
     Line header() const;
     std::vector<Line> gpus() const;
+    std::vector<Line> gpu_details(const GpuInfo& g) const;
     Line cpu_total() const;
     std::vector<Line> cpu_cores(int max_rows) const;
     Line memory() const;
@@ -93,6 +94,11 @@ class Layout {
     Line process_line(const ProcessRow& r, bool selected) const;
     Line status() const;
     std::vector<Line> help() const;
+    const ProcessInfo* find_process(std::uint32_t pid) const {
+        auto it = std::lower_bound(s_.processes.begin(), s_.processes.end(), pid,
+                                   [](const ProcessInfo& p, std::uint32_t v) { return p.pid < v; });
+        return it != s_.processes.end() && it->pid == pid ? &*it : nullptr;
+    }
 
     const TopInput& in_;
     const Snapshot& s_;
@@ -177,6 +183,136 @@ std::vector<Line> Layout::gpus() const {
                                                    *g.pcie_generation_max, *g.pcie_width_max),
                                        Style::elevated, 8));
         }
+        out.push_back(fit_pieces(std::move(p), w_, v_.ascii));
+    }
+    return out;
+}
+
+// "1.5G/s"; "-" when unknown.
+std::string rate_or_dash(const std::optional<double>& v) {
+    return v ? rate_text(v) : "-";
+}
+
+// "3g.40gb" from "NVIDIA H100 80GB HBM3 MIG 3g.40gb": the MIG profile, else the whole name.
+std::string mig_profile(const std::string& name) {
+    const std::size_t at = name.rfind("MIG ");
+    return printable(at == std::string::npos ? name : name.substr(at + 4));
+}
+
+// The expanded panel of one GPU: what nvidia-smi -q shows that a training user checks. A field the
+// GPU or driver does not report is left out (never shown as 0).
+std::vector<Line> Layout::gpu_details(const GpuInfo& g) const {
+    std::vector<Line> out;
+    if (g.error) return out;
+    const std::string indent = "    ";
+    auto mhz = [](const std::optional<unsigned>& now, const std::optional<unsigned>& max) -> std::string {
+        if (!now) return "";
+        return max ? fmt::format("{}/{}MHz", *now, *max) : fmt::format("{}MHz", *now);
+    };
+    // Clocks, fan, video engines.
+    {
+        std::vector<Piece> p;
+        p.push_back(text_piece(indent + "clk", Style::dim, 0, false));
+        if (g.sm_clock_mhz) p.push_back(text_piece("SM " + mhz(g.sm_clock_mhz, g.sm_clock_max_mhz), Style::plain, 5));
+        if (g.memory_clock_mhz)
+            p.push_back(text_piece("mem " + mhz(g.memory_clock_mhz, g.memory_clock_max_mhz), Style::plain, 4));
+        if (g.fan_speed_percent)
+            p.push_back(text_piece(fmt::format("fan {:.0f}%", *g.fan_speed_percent), Style::plain, 3));
+        if (g.encoder_utilization_percent)
+            p.push_back(text_piece(fmt::format("enc {:.0f}%", *g.encoder_utilization_percent), Style::plain, 2));
+        if (g.decoder_utilization_percent)
+            p.push_back(text_piece(fmt::format("dec {:.0f}%", *g.decoder_utilization_percent), Style::plain, 2));
+        if (g.power_watts && g.power_limit_watts)
+            p.push_back(
+                text_piece(fmt::format("power {:.0f}/{:.0f}W", *g.power_watts, *g.power_limit_watts), Style::plain, 1));
+        if (p.size() > 1) out.push_back(fit_pieces(std::move(p), w_, v_.ascii));
+    }
+    // Links: PCIe now against the slot's best, NVLink.
+    {
+        std::vector<Piece> p;
+        p.push_back(text_piece(indent + "io ", Style::dim, 0, false));
+        if (g.pcie_generation && g.pcie_width) {
+            std::string link = fmt::format("PCIe {}x{}", *g.pcie_generation, *g.pcie_width);
+            if (g.pcie_generation_max && g.pcie_width_max)
+                link += fmt::format("/{}x{}", *g.pcie_generation_max, *g.pcie_width_max);
+            const bool narrow = g.pcie_width_max && *g.pcie_width < *g.pcie_width_max;
+            p.push_back(text_piece(link, narrow ? Style::elevated : Style::plain, 0));
+        }
+        if (g.pcie_rx_bytes_per_second || g.pcie_tx_bytes_per_second)
+            p.push_back(text_piece(
+                "rx " + rate_or_dash(g.pcie_rx_bytes_per_second) + " tx " + rate_or_dash(g.pcie_tx_bytes_per_second),
+                Style::plain, 4));
+        if (g.nvlink_links_active) {
+            p.push_back(text_piece(fmt::format("NVLink {} up", *g.nvlink_links_active), Style::plain, 0));
+            if (*g.nvlink_links_active > 0)
+                p.push_back(text_piece("rx " + rate_or_dash(g.nvlink_rx_bytes_per_second) + " tx " +
+                                           rate_or_dash(g.nvlink_tx_bytes_per_second),
+                                       Style::plain, 3));
+        }
+        if (g.pcie_replay_total && *g.pcie_replay_total > 0)
+            p.push_back(text_piece(fmt::format("replays {}", *g.pcie_replay_total), Style::elevated, 2));
+        if (p.size() > 1) out.push_back(fit_pieces(std::move(p), w_, v_.ascii));
+    }
+    // Memory health and modes.
+    {
+        std::vector<Piece> p;
+        p.push_back(text_piece(indent + "mem", Style::dim, 0, false));
+        if (g.ecc_uncorrected_volatile || g.ecc_corrected_volatile) {
+            std::string ecc = "ECC";
+            if (g.ecc_corrected_volatile) ecc += fmt::format(" corr {}", *g.ecc_corrected_volatile);
+            if (g.ecc_uncorrected_volatile) ecc += fmt::format(" unc {}", *g.ecc_uncorrected_volatile);
+            p.push_back(text_piece(ecc, g.ecc_uncorrected_volatile.value_or(0) > 0 ? Style::alarm : Style::plain, 0));
+        }
+        if (g.remapped_rows_corrected || g.remapped_rows_uncorrected) {
+            std::string rows = fmt::format("rows remapped {}+{}", g.remapped_rows_corrected.value_or(0),
+                                           g.remapped_rows_uncorrected.value_or(0));
+            Style st = g.remapped_rows_uncorrected.value_or(0) > 0 ? Style::elevated : Style::plain;
+            if (g.remapping_pending.value_or(false)) {
+                rows += " reset pending";
+                st = Style::elevated;
+            }
+            if (g.remapping_failed.value_or(false)) {
+                rows += " FAILED";
+                st = Style::alarm;
+            }
+            p.push_back(text_piece(rows, st, 0));
+        }
+        if (g.retired_pages)
+            p.push_back(text_piece(fmt::format("retired pages {}", *g.retired_pages),
+                                   *g.retired_pages > 0 ? Style::elevated : Style::plain, 0));
+        if (g.persistence_mode)
+            p.push_back(text_piece(*g.persistence_mode ? "persistence on" : "persistence off", Style::plain, 3));
+        if (g.compute_mode) p.push_back(text_piece("compute " + printable(*g.compute_mode), Style::plain, 2));
+        if (g.mig_mode) p.push_back(text_piece(*g.mig_mode ? "MIG on" : "MIG off", Style::plain, 4));
+        if (p.size() > 1) out.push_back(fit_pieces(std::move(p), w_, v_.ascii));
+    }
+    // MIG devices: profile, ids, memory, the processes on each.
+    for (const MigInstance& m : g.mig_instances) {
+        std::vector<Piece> p;
+        p.push_back(text_piece(indent + "MIG", Style::dim, 0, false));
+        p.push_back(text_piece(pad_right(mig_profile(m.name), 8), Style::title));
+        p.push_back(text_piece(fmt::format("GI {} CI {}", m.gpu_instance_id, m.compute_instance_id), Style::plain, 0));
+        std::optional<double> used;
+        if (m.memory_used_bytes && m.memory_total_bytes && *m.memory_total_bytes > 0)
+            used = 100.0 * static_cast<double>(*m.memory_used_bytes) / static_cast<double>(*m.memory_total_bytes);
+        const Style mem_style = used ? style_for(gpu_memory_level(in_.thresholds, *used)) : Style::dim;
+        p.push_back(bar_piece(used.value_or(0), mem_style, 3, 12, 3));
+        p.push_back(text_piece(m.memory_used_bytes && m.memory_total_bytes
+                                   ? compact_bytes(static_cast<double>(*m.memory_used_bytes)) + "/" +
+                                         compact_bytes(static_cast<double>(*m.memory_total_bytes))
+                                   : "-",
+                               mem_style, 0));
+        std::string procs;
+        for (std::uint32_t pid : m.pids) {
+            std::string name;
+            for (const GpuProcess& gp : g.processes)
+                if (gp.pid == pid)
+                    if (const ProcessInfo* info = find_process(gp.our_pid())) name = printable(info->name);
+            procs += fmt::format(" {}{}", pid, name.empty() ? "" : "(" + name + ")");
+        }
+        p.push_back(text_piece(
+            m.pids.empty() ? "idle" : fmt::format("{} proc{}:{}", m.pids.size(), m.pids.size() == 1 ? "" : "s", procs),
+            m.pids.empty() ? Style::dim : Style::plain, 2));
         out.push_back(fit_pieces(std::move(p), w_, v_.ascii));
     }
     return out;
@@ -539,6 +675,7 @@ std::vector<Line> Layout::help() const {
         "  Up Down    move the selection; PgUp PgDn Home End",
         "  p          pause: keep this picture",
         "  G          history graphs on or off (shown where the terminal has room)",
+        "  e          expanded GPU panel on or off: clocks, fan, links, ECC, modes, MIG",
         "Colours follow the indicator table (config [thresholds]):",
         "  GPU memory best 60-85 %, alarm > 90 %; CPU best <= 70 %, alarm > 80 % sustained;",
         "  swap best ~0, alarm > 1 MB/s sustained; I/O wait best <= 2 %, alarm > 5 %.",
@@ -581,10 +718,39 @@ LayoutResult Layout::build() {
     }
     if (static_cast<int>(top.size()) > h_ - 1) top.resize(static_cast<std::size_t>(std::max(0, h_ - 1)));
     for (Line& l : top) out.push_back(std::move(l));
-    // Graphs take what the sections left, less the table's share: half of it, 8 lines at least.
+    // The expanded GPU panel and the graphs take what the sections left, less the table's share
+    // (half of it, 8 lines at least): the panel first, under each GPU's line, when all of it fits
+    // (or whatever fits when `e` asked for it), then the graphs.
     const int room = h_ - static_cast<int>(out.size()) - 1;
     const int table_share = s_.processes_collected ? std::max(8, room / 2) : 0;
-    for (Line& l : graphs(room - table_share)) out.push_back(std::move(l));
+    int budget = room - table_share;
+    if (v_.gpu_details.value_or(true)) {
+        std::vector<std::vector<Line>> details;
+        int wanted = 0;
+        for (const GpuInfo& g : s_.gpus) {
+            details.push_back(gpu_details(g));
+            wanted += static_cast<int>(details.back().size());
+        }
+        const bool asked = v_.gpu_details.has_value();
+        int limit = asked ? room - (s_.processes_collected ? 4 : 0) : (wanted <= budget ? wanted : 0);
+        // GPU i's line is out[1 + i] (after the header); insert from the last so indices hold.
+        std::vector<int> take(details.size(), 0);
+        int used = 0;
+        for (std::size_t i = 0; i < details.size(); ++i) {
+            const int n = static_cast<int>(details[i].size());
+            if (used + n > limit || 1 + i >= out.size()) break;
+            take[i] = n;
+            used += n;
+        }
+        for (std::size_t i = details.size(); i-- > 0;) {
+            if (!take[i]) continue;
+            out.insert(out.begin() + static_cast<long>(2 + i), std::make_move_iterator(details[i].begin()),
+                       std::make_move_iterator(details[i].end()));
+        }
+        r.gpu_details_shown = used > 0;
+        budget -= used;
+    }
+    for (Line& l : graphs(budget)) out.push_back(std::move(l));
 
     const int table_rows = h_ - static_cast<int>(out.size()) - 1;  // less the status line
     if (v_.help) {

@@ -38,6 +38,7 @@ struct LayoutResult {
     std::vector<std::uint32_t> row_pids;  // every row after filter and sort, in order
     int scroll = 0;                       // first row shown
     int visible_rows = 0;                 // rows the table had room for
+    bool gpu_details_shown = false;       // the expanded GPU panel is on screen (what `e` turns off)
 };
 
 LayoutResult layout_top(const TopInput& in, const ViewState& v, int width, int height);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "ui/graph.hpp"
@@ -40,10 +41,13 @@ struct ViewState {
     bool ascii = false;                               // bars, graphs and tree lines in ASCII
     bool graphs = true;                               // history graphs where the terminal has room (G toggles)
     GraphGlyphs graph_glyphs = GraphGlyphs::braille;  // braille or blocks ([top] graph_symbols); ascii wins
-    std::string filter;                               // case-insensitive substring of command, user or pid; empty: all
-    std::uint32_t selected_pid = 0;                   // 0: the first row
-    bool show_selection = true;                       // false for printed frames (--once, batch): no cursor there
-    int scroll = 0;                                   // first process row shown
+    // The expanded GPU panel (clocks, links, memory health, MIG) under each GPU's line: absent =
+    // where the terminal has room; `e` sets it on or off.
+    std::optional<bool> gpu_details;
+    std::string filter;              // case-insensitive substring of command, user or pid; empty: all
+    std::uint32_t selected_pid = 0;  // 0: the first row
+    bool show_selection = true;      // false for printed frames (--once, batch): no cursor there
+    int scroll = 0;                  // first process row shown
     Prompt prompt = Prompt::none;
     std::string edit;     // the filter being typed
     std::string message;  // one-off notice for the status line (cleared by the next key)

@@ -125,6 +125,33 @@ const json& value(const Device& dev, const char* key) {
     return it == at.end() ? null_value : *it;
 }
 
+// MIG device handles: (GPU's scenario index + 1) | (slot + 1) << 16, slot being the position in the
+// GPU's "mig_instances". The instance's own keys answer the calls on it (uuid, name, memory_total,
+// memory_used, processes, gpu_instance_id, compute_instance_id).
+constexpr std::uintptr_t kMigShift = 16;
+
+nvmlDevice_t mig_handle(int dev, std::size_t slot) {
+    return reinterpret_cast<nvmlDevice_t>(static_cast<std::uintptr_t>(dev + 1) | ((slot + 1) << kMigShift));
+}
+
+// The value of `key` for a GPU or MIG handle (null when unset), and the GPU it belongs to in
+// `owner`; false for a handle that names nothing.
+bool lookup(nvmlDevice_t h, const char* key, Device*& owner, json& out) {
+    const auto raw = reinterpret_cast<std::uintptr_t>(h);
+    const std::uintptr_t slot = raw >> kMigShift;
+    owner = device(reinterpret_cast<nvmlDevice_t>(raw & ((1u << kMigShift) - 1)));
+    if (!owner) return false;
+    if (slot == 0) {
+        out = value(*owner, key);
+        return true;
+    }
+    const json& instances = value(*owner, "mig_instances");
+    if (!instances.is_array() || slot > instances.size()) return false;
+    const json& m = instances[slot - 1];
+    out = m.contains(key) ? m[key] : json();
+    return true;
+}
+
 // Scenario-injected failures and hangs for a call on a device (-1: not device-bound).
 nvmlReturn_t injected(const char* call, int dev) {
     if (!g.has_injections) return NVML_SUCCESS;
@@ -154,10 +181,10 @@ nvmlReturn_t injected(const char* call, int dev) {
 template <typename T>
 nvmlReturn_t number(nvmlDevice_t h, const char* call, const char* key, T* out) {
     std::lock_guard lock(g_mutex);
-    Device* d = device(h);
-    if (!d || !out) return NVML_ERROR_INVALID_ARGUMENT;
+    Device* d = nullptr;
+    json v;
+    if (!lookup(h, key, d, v) || !out) return NVML_ERROR_INVALID_ARGUMENT;
     if (nvmlReturn_t rc = injected(call, d->id)) return rc;
-    const json& v = value(*d, key);
     if (v.is_null()) return NVML_ERROR_NOT_SUPPORTED;
     *out = v.get<T>();
     return NVML_SUCCESS;
@@ -165,10 +192,10 @@ nvmlReturn_t number(nvmlDevice_t h, const char* call, const char* key, T* out) {
 
 nvmlReturn_t string_value(nvmlDevice_t h, const char* call, const char* key, char* buf, unsigned len) {
     std::lock_guard lock(g_mutex);
-    Device* d = device(h);
-    if (!d || !buf) return NVML_ERROR_INVALID_ARGUMENT;
+    Device* d = nullptr;
+    json v;
+    if (!lookup(h, key, d, v) || !buf) return NVML_ERROR_INVALID_ARGUMENT;
     if (nvmlReturn_t rc = injected(call, d->id)) return rc;
-    const json& v = value(*d, key);
     if (v.is_null()) return NVML_ERROR_NOT_SUPPORTED;
     const auto& s = v.get_ref<const std::string&>();
     if (s.size() + 1 > len) return NVML_ERROR_INSUFFICIENT_SIZE;
@@ -202,15 +229,16 @@ std::vector<json> added_processes(const Device& dev) {
 nvmlReturn_t processes(nvmlDevice_t h, const char* call, const char* type, unsigned* count, void* infos,
                        int record_bytes) {
     std::lock_guard lock(g_mutex);
-    Device* d = device(h);
-    if (!d || !count) return NVML_ERROR_INVALID_ARGUMENT;
+    Device* d = nullptr;
+    json list;
+    if (!lookup(h, "processes", d, list) || !count) return NVML_ERROR_INVALID_ARGUMENT;
     if (nvmlReturn_t rc = injected(call, d->id)) return rc;
-    const json& list = value(*d, "processes");
+    const bool on_mig = reinterpret_cast<std::uintptr_t>(h) >> kMigShift;
     std::vector<json> mine;
     if (list.is_array())
         for (const json& p : list)
             if (p.value("type", "compute") == type) mine.push_back(p);
-    if (std::string(type) == "compute")
+    if (std::string(type) == "compute" && !on_mig)
         for (json& p : added_processes(*d)) mine.push_back(std::move(p));
     unsigned capacity = *count;
     *count = static_cast<unsigned>(mine.size());
@@ -224,10 +252,11 @@ nvmlReturn_t processes(nvmlDevice_t h, const char* call, const char* type, unsig
                                                                  : NVML_VALUE_NOT_AVAILABLE;
         std::memcpy(r, &pid, 4);
         std::memcpy(r + 8, &mem, 8);
-        if (record_bytes >= 24) {
-            unsigned none = 0xFFFFFFFFu;
-            std::memcpy(r + 16, &none, 4);
-            std::memcpy(r + 20, &none, 4);
+        if (record_bytes >= 24) {  // the instance ids: 0xFFFFFFFF outside MIG
+            const unsigned gi = mine[i].value("gpu_instance_id", 0xFFFFFFFFu);
+            const unsigned ci = mine[i].value("compute_instance_id", 0xFFFFFFFFu);
+            std::memcpy(r + 16, &gi, 4);
+            std::memcpy(r + 20, &ci, 4);
         }
         if (record_bytes >= 32) {
             unsigned long long protected_mem = 0;
@@ -420,8 +449,10 @@ FAKE_API nvmlReturn_t nvmlDeviceGetPcieThroughput(nvmlDevice_t h, unsigned count
 }
 FAKE_API nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t h, unsigned type, unsigned counter,
                                                   unsigned long long* n) {
-    if (type != NVML_MEMORY_ERROR_TYPE_UNCORRECTED || counter != NVML_VOLATILE_ECC) return NVML_ERROR_NOT_SUPPORTED;
-    return number(h, "nvmlDeviceGetTotalEccErrors", "ecc_uncorrected_volatile", n);
+    if (counter != NVML_VOLATILE_ECC) return NVML_ERROR_NOT_SUPPORTED;
+    return number(h, "nvmlDeviceGetTotalEccErrors",
+                  type == NVML_MEMORY_ERROR_TYPE_UNCORRECTED ? "ecc_uncorrected_volatile" : "ecc_corrected_volatile",
+                  n);
 }
 // The energy counter grows as if each tick lasted a second at that tick's power: "energy_mj" is
 // where it starts.
@@ -460,6 +491,96 @@ FAKE_API nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t h, unsigned* current, un
     nvmlReturn_t rc = number(h, "nvmlDeviceGetMigMode", "mig_mode", current);
     if (rc == NVML_SUCCESS && pending) *pending = *current;
     return rc;
+}
+
+FAKE_API nvmlReturn_t nvmlDeviceGetFanSpeed(nvmlDevice_t h, unsigned* percent) {
+    return number(h, "nvmlDeviceGetFanSpeed", "fan_speed", percent);
+}
+FAKE_API nvmlReturn_t nvmlDeviceGetEncoderUtilization(nvmlDevice_t h, unsigned* percent, unsigned* period_us) {
+    if (period_us) *period_us = 167000;
+    return number(h, "nvmlDeviceGetEncoderUtilization", "encoder_util", percent);
+}
+FAKE_API nvmlReturn_t nvmlDeviceGetDecoderUtilization(nvmlDevice_t h, unsigned* percent, unsigned* period_us) {
+    if (period_us) *period_us = 167000;
+    return number(h, "nvmlDeviceGetDecoderUtilization", "decoder_util", percent);
+}
+// Retired pages: "retired_pages_sbe" (multiple single-bit errors) and "retired_pages_dbe"; the count
+// alone when no buffer is given, as the real call allows.
+FAKE_API nvmlReturn_t nvmlDeviceGetRetiredPages(nvmlDevice_t h, unsigned cause, unsigned* count,
+                                                unsigned long long* addresses) {
+    unsigned n = 0;
+    if (!count) return NVML_ERROR_INVALID_ARGUMENT;
+    const char* key =
+        cause == NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR ? "retired_pages_dbe" : "retired_pages_sbe";
+    if (nvmlReturn_t rc = number(h, "nvmlDeviceGetRetiredPages", key, &n)) return rc;
+    const unsigned room = *count;
+    *count = n;
+    if (!addresses || room < n) return n == 0 ? NVML_SUCCESS : NVML_ERROR_INSUFFICIENT_SIZE;
+    for (unsigned i = 0; i < n; ++i) addresses[i] = 0x1000ULL * (i + 1);
+    return NVML_SUCCESS;
+}
+FAKE_API nvmlReturn_t nvmlDeviceGetRemappedRows(nvmlDevice_t h, unsigned* corrected, unsigned* uncorrected,
+                                                unsigned* pending, unsigned* failed) {
+    if (!corrected || !uncorrected || !pending || !failed) return NVML_ERROR_INVALID_ARGUMENT;
+    if (nvmlReturn_t rc = number(h, "nvmlDeviceGetRemappedRows", "remapped_rows_corrected", corrected)) return rc;
+    if (nvmlReturn_t rc = number(h, "nvmlDeviceGetRemappedRows", "remapped_rows_uncorrected", uncorrected)) return rc;
+    *pending = *failed = 0;
+    number(h, "nvmlDeviceGetRemappedRows", "remapping_pending", pending);
+    number(h, "nvmlDeviceGetRemappedRows", "remapping_failed", failed);
+    return NVML_SUCCESS;
+}
+// NVLink data counters, per active link (see "nvlink_remotes"): each tick adds "nvlink_rx_kib" and
+// "nvlink_tx_kib" (that tick's values) to every link's counter, as if a tick lasted a second.
+FAKE_API nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t h, int count, nvmlFieldValue_t* values) {
+    std::lock_guard lock(g_mutex);
+    Device* d = device(h);
+    if (!d || count < 0 || (count > 0 && !values)) return NVML_ERROR_INVALID_ARGUMENT;
+    if (nvmlReturn_t rc = injected("nvmlDeviceGetFieldValues", d->id)) return rc;
+    const json& remotes = value(*d, "nvlink_remotes");
+    const auto now = static_cast<std::size_t>(current_tick(d->id));
+    for (int i = 0; i < count; ++i) {
+        nvmlFieldValue_t& f = values[i];
+        const char* key = f.fieldId == NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX   ? "nvlink_rx_kib"
+                          : f.fieldId == NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX ? "nvlink_tx_kib"
+                                                                               : nullptr;
+        f.timestamp = static_cast<long long>(now + 1) * 1000000LL;
+        f.latencyUsec = 0;
+        if (!key || !remotes.is_array() || f.scopeId >= remotes.size() || value(*d, key).is_null()) {
+            f.nvmlReturn = NVML_ERROR_NOT_SUPPORTED;
+            continue;
+        }
+        unsigned long long sum = 0;
+        for (std::size_t t = 0; t <= now; ++t) sum += d->resolved[std::min(t, d->resolved.size() - 1)].value(key, 0ULL);
+        f.nvmlReturn = NVML_SUCCESS;
+        f.valueType = NVML_VALUE_TYPE_UNSIGNED_LONG_LONG;
+        f.value.ullVal = sum;
+    }
+    return NVML_SUCCESS;
+}
+FAKE_API nvmlReturn_t nvmlDeviceGetMaxMigDeviceCount(nvmlDevice_t h, unsigned* count) {
+    std::lock_guard lock(g_mutex);
+    Device* d = device(h);
+    if (!d || !count) return NVML_ERROR_INVALID_ARGUMENT;
+    if (nvmlReturn_t rc = injected("nvmlDeviceGetMaxMigDeviceCount", d->id)) return rc;
+    if (value(*d, "mig_mode").is_null()) return NVML_ERROR_NOT_SUPPORTED;
+    *count = 7;  // an H100's most
+    return NVML_SUCCESS;
+}
+FAKE_API nvmlReturn_t nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t h, unsigned index, nvmlDevice_t* mig) {
+    std::lock_guard lock(g_mutex);
+    Device* d = device(h);
+    if (!d || !mig || index >= 7) return NVML_ERROR_INVALID_ARGUMENT;
+    if (nvmlReturn_t rc = injected("nvmlDeviceGetMigDeviceHandleByIndex", d->id)) return rc;
+    const json& instances = value(*d, "mig_instances");
+    if (value(*d, "mig_mode") != 1 || !instances.is_array() || index >= instances.size()) return NVML_ERROR_NOT_FOUND;
+    *mig = mig_handle(d->id, index);
+    return NVML_SUCCESS;
+}
+FAKE_API nvmlReturn_t nvmlDeviceGetGpuInstanceId(nvmlDevice_t h, unsigned* id) {
+    return number(h, "nvmlDeviceGetGpuInstanceId", "gpu_instance_id", id);
+}
+FAKE_API nvmlReturn_t nvmlDeviceGetComputeInstanceId(nvmlDevice_t h, unsigned* id) {
+    return number(h, "nvmlDeviceGetComputeInstanceId", "compute_instance_id", id);
 }
 
 FAKE_API nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t h, unsigned* count, void* infos) {

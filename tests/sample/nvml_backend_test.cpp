@@ -256,3 +256,85 @@ TEST(NvmlBackend, JoinsGpuProcessesToTheProcessTable) {
     EXPECT_FALSE(s.processes[1].gpu_memory_bytes.has_value());
     EXPECT_FALSE(s.gpus[0].processes[1].container_pid.has_value());
 }
+
+TEST(NvmlBackend, PanelFieldsAbsentWhereUnsupported) {
+    auto b = backend_for("one-idle");
+    const GpuInfo g = b->read(0).gpus.at(0);
+    EXPECT_FALSE(g.fan_speed_percent.has_value());  // an H100 PCIe has no fan of its own
+    EXPECT_EQ(g.encoder_utilization_percent, 0.0);
+    EXPECT_EQ(g.decoder_utilization_percent, 0.0);
+    EXPECT_EQ(g.ecc_corrected_volatile, 0u);
+    EXPECT_EQ(g.remapped_rows_corrected, 0u);
+    EXPECT_EQ(g.remapping_pending, false);
+    EXPECT_FALSE(g.retired_pages.has_value());        // not set by the scenario: not supported
+    EXPECT_FALSE(g.nvlink_links_active.has_value());  // no NVLink at all: absent, not 0
+    EXPECT_FALSE(g.nvlink_rx_bytes_per_second.has_value());
+    EXPECT_TRUE(g.mig_instances.empty());
+}
+
+TEST(NvmlBackend, FanVideoEnginesAndRowRemapping) {
+    auto b = backend_for("throttled");
+    const GpuInfo g = b->read(0).gpus.at(0);
+    EXPECT_EQ(g.fan_speed_percent, 100.0);
+    EXPECT_EQ(g.encoder_utilization_percent, 0.0);
+    EXPECT_EQ(g.decoder_utilization_percent, 12.0);
+    EXPECT_EQ(g.ecc_corrected_volatile, 3u);
+    EXPECT_EQ(g.remapped_rows_corrected, 1u);
+    EXPECT_EQ(g.remapped_rows_uncorrected, 0u);
+    EXPECT_EQ(g.remapping_pending, true);
+    EXPECT_EQ(g.remapping_failed, false);
+}
+
+TEST(NvmlBackend, NvlinkLinksAndTrafficFromTheCounters) {
+    auto b = backend_for("eight-busy");
+    auto r0 = b->read(100.0);
+    const GpuInfo& g0 = r0.gpus.at(0);
+    EXPECT_EQ(g0.nvlink_links_active, 18u);
+    EXPECT_FALSE(g0.nvlink_rx_bytes_per_second.has_value());  // a rate needs two readings
+    // One tick later (5000000 KiB per link per tick), 2 s of our clock, but 1 s between the driver's
+    // timestamps of the counters: the driver's time wins.
+    auto r1 = b->read(102.0);
+    const GpuInfo& g1 = r1.gpus.at(0);
+    ASSERT_TRUE(g1.nvlink_rx_bytes_per_second.has_value());
+    EXPECT_DOUBLE_EQ(*g1.nvlink_rx_bytes_per_second, 18 * 5000000.0 * 1024);
+    EXPECT_DOUBLE_EQ(*g1.nvlink_tx_bytes_per_second, 18 * 5000000.0 * 1024);
+    EXPECT_EQ(
+        r1.gpus.at(3).remapped_rows_corrected.value_or(0) + r1.gpus.at(0).remapped_rows_corrected.value_or(0) +
+            r1.gpus.at(1).remapped_rows_corrected.value_or(0) + r1.gpus.at(2).remapped_rows_corrected.value_or(0) +
+            r1.gpus.at(4).remapped_rows_corrected.value_or(0) + r1.gpus.at(5).remapped_rows_corrected.value_or(0) +
+            r1.gpus.at(6).remapped_rows_corrected.value_or(0) + r1.gpus.at(7).remapped_rows_corrected.value_or(0),
+        2u);
+}
+
+TEST(NvmlBackend, MigInstancesWithTheirMemoryAndProcesses) {
+    auto b = backend_for("mig");
+    auto r = b->read(0);
+    ASSERT_EQ(r.gpus.size(), 2u);
+    const GpuInfo& g = r.gpus[0];
+    EXPECT_EQ(g.mig_mode, true);
+    EXPECT_FALSE(g.utilization_percent.has_value());  // not supported in MIG mode: absent, not 0
+    ASSERT_EQ(g.mig_instances.size(), 4u);
+    const MigInstance& big = g.mig_instances[0];
+    EXPECT_EQ(big.gpu_instance_id, 2u);
+    EXPECT_EQ(big.compute_instance_id, 0u);
+    EXPECT_EQ(big.uuid, "MIG-8a1f5e2c-3d4b-5a6c-9e8f-7a6b5c4d3e2f");
+    EXPECT_EQ(big.name, "NVIDIA H100 80GB HBM3 MIG 3g.40gb");
+    EXPECT_EQ(big.memory_total_bytes, 42580574208u);
+    EXPECT_EQ(big.memory_used_bytes, 35433480192u);
+    EXPECT_EQ(big.pids, std::vector<std::uint32_t>{52100});
+    EXPECT_EQ(g.mig_instances[2].gpu_instance_id, 9u);
+    EXPECT_TRUE(g.mig_instances[3].pids.empty());
+    // The GPU's own list is empty to an unprivileged caller: the MIG devices' processes join it.
+    ASSERT_EQ(g.processes.size(), 3u);
+    EXPECT_EQ(g.processes[0].pid, 52100u);
+    EXPECT_EQ(g.processes[0].gpu_instance_id, 2u);
+    EXPECT_EQ(g.processes[0].compute_instance_id, 0u);
+    EXPECT_EQ(g.processes[0].used_memory_bytes, 34359738368u);
+    // The GPU without MIG: no instances, no instance ids on its processes (0xFFFFFFFF in the records).
+    const GpuInfo& plain = r.gpus[1];
+    EXPECT_EQ(plain.mig_mode, false);
+    EXPECT_TRUE(plain.mig_instances.empty());
+    ASSERT_EQ(plain.processes.size(), 1u);
+    EXPECT_FALSE(plain.processes[0].gpu_instance_id.has_value());
+    EXPECT_EQ(plain.nvlink_links_active, 4u);
+}

@@ -11,16 +11,16 @@ using namespace baton;
 
 namespace {
 
-std::string snapshot_text(bool fixture) {
+std::string snapshot_text(bool fixture, const std::string& scenario = "throttled") {
     test::TempDir d;
     test::copy_fixture("machine", d.path());
-    test::use_scenario("throttled");
+    test::use_scenario(scenario);
     SamplerOptions o;
     if (fixture) {
         o.proc_root = d.path() + "/proc";
         o.sys_root = d.path() + "/sys";
     }
-    o.nvml.library_path = test::fake_nvml_library("throttled");
+    o.nvml.library_path = test::fake_nvml_library(scenario);
     o.priming_seconds = 0.1;
     Sampler s(o);
     Snapshot snap;
@@ -44,6 +44,26 @@ TEST(SnapshotJsonRead, RoundTripIsExact) {
         ASSERT_EQ(s->gpus.size(), 1u);
         EXPECT_EQ(s->gpus[0].processes.size(), 2u);
     }
+}
+
+TEST(SnapshotJsonRead, MigInstancesAndNvlinkRoundTrip) {
+    const std::string text = snapshot_text(true, "mig");
+    Result<Snapshot> s = parse_snapshot_json(text);
+    ASSERT_TRUE(s.ok()) << s.error().message;
+    std::string again;
+    append_snapshot_json(*s, again);
+    EXPECT_EQ(again, text);
+    ASSERT_EQ(s->gpus.size(), 2u);
+    ASSERT_EQ(s->gpus[0].mig_instances.size(), 4u);
+    EXPECT_EQ(s->gpus[0].mig_instances[1].pids, std::vector<std::uint32_t>{52200});
+    EXPECT_EQ(s->gpus[0].processes.at(1).gpu_instance_id, 3u);
+    EXPECT_EQ(s->gpus[1].nvlink_links_active, 4u);
+    // A MIG instance that is not an object, or pids that are not pids, is a clear error.
+    std::string bad = text;
+    const std::size_t at = bad.find("\"pids\":[52100]");
+    ASSERT_NE(at, std::string::npos);
+    bad.replace(at, 15, "\"pids\":[-1]");
+    EXPECT_FALSE(parse_snapshot_json(bad).ok());
 }
 
 TEST(SnapshotJsonRead, HostileLinesAreOneLineErrors) {

@@ -61,17 +61,17 @@ void collect(const json& v, const std::string& path, std::map<std::string, std::
 
 // A snapshot with every part filled: the real /proc (whose counters move, so rates exist)
 // or a fixture tree (exact, with a container pid), and eight fake GPUs.
-json full_snapshot(bool fixture = true) {
+json full_snapshot(bool fixture = true, const std::string& scenario = "eight-busy") {
     test::TempDir d;
     test::copy_fixture("machine", d.path());
-    test::use_scenario("eight-busy");
+    test::use_scenario(scenario);
     SamplerOptions o;
     if (fixture) {
         o.proc_root = d.path() + "/proc";
         o.sys_root = d.path() + "/sys";
         o.shm_path = d.path();
     }
-    o.nvml.library_path = test::fake_nvml_library("eight-busy");
+    o.nvml.library_path = test::fake_nvml_library(scenario);
     o.priming_seconds = 0.1;  // long enough for /proc/stat's jiffies to move
     Sampler s(o);
     Snapshot snap;
@@ -90,6 +90,14 @@ TEST(SnapshotJson, EveryKeyIsDocumentedWithItsType) {
     json fixture = full_snapshot(true), real = full_snapshot(false);
     collect(fixture, "", seen);
     collect(real, "", seen);
+    // MIG instances and the panel's fields of another GPU kind (fan, remapping pending).
+    json mig = full_snapshot(true, "mig"), fan = full_snapshot(true, "throttled");
+    collect(mig, "", seen);
+    collect(fan, "", seen);
+    for (const char* key : {"gpus[].mig_instances", "gpus[].mig_instances[].pids", "gpus[].processes[].gpu_instance_id",
+                            "gpus[].fan_speed_percent", "gpus[].nvlink_rx_bytes_per_second", "gpus[].remapping_pending",
+                            "gpus[].remapped_rows_corrected"})
+        EXPECT_TRUE(seen.count(key)) << key << " never written";
     for (const auto& [path, values] : seen) {
         auto it = doc.find(path);
         ASSERT_NE(it, doc.end()) << "undocumented key " << path;
@@ -100,6 +108,7 @@ TEST(SnapshotJson, EveryKeyIsDocumentedWithItsType) {
 TEST(SnapshotJson, EveryAlwaysKeyIsPresent) {
     std::map<std::string, std::vector<const json*>> seen;
     collect(full_snapshot(), "", seen);
+    collect(full_snapshot(true, "mig"), "", seen);  // the keys inside mig_instances[]
     for (const auto& [path, field] : documented_fields())
         if (field.always) {
             EXPECT_TRUE(seen.count(path)) << "missing key " << path;

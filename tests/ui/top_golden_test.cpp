@@ -9,6 +9,7 @@
 #include "test_support.hpp"
 
 using namespace baton::test;
+using baton::test::expect_golden;
 
 namespace {
 
@@ -91,17 +92,54 @@ TEST(TopGolden, NearOomIsColouredAsAlarm) {
     EXPECT_NE(idle.find("{low}"), std::string::npos) << idle;
 }
 
+// Every line of `text` fits `w` columns.
+void expect_fits(const std::string& text, int w, const std::string& what) {
+    std::size_t start = 0;
+    for (std::size_t end; (end = text.find('\n', start)) != std::string::npos; start = end + 1) {
+        std::string line = text.substr(start, end - start);
+        int cols = 0;
+        for (unsigned char c : line) cols += (c & 0xC0) != 0x80;
+        EXPECT_LE(cols, w) << what << ": " << line;
+    }
+}
+
 TEST(TopGolden, EveryWidthAndHeightFits) {
     for (int w : {20, 40, 80, 132, 250})
         for (int h : {5, 10, 24, 60}) {
             std::string f = frame("eight-busy", {}, w, h);
             ASSERT_EQ(count_lines(f), h) << w << "x" << h;
-            std::size_t start = 0;
-            for (std::size_t end; (end = f.find('\n', start)) != std::string::npos; start = end + 1) {
-                std::string line = f.substr(start, end - start);
-                int cols = 0;
-                for (unsigned char c : line) cols += (c & 0xC0) != 0x80;
-                EXPECT_LE(cols, w) << w << "x" << h << ": " << line;
-            }
+            expect_fits(f, w, std::to_string(w) + "x" + std::to_string(h));
         }
+}
+
+// The same with history graphs and the expanded GPU panel: batch frames (the third has three
+// samples of history), on the busiest scenario and the MIG one.
+TEST(TopGolden, EverySizeFitsWithGraphsAndPanel) {
+    for (const char* scenario : {"eight-busy", "mig"})
+        for (int w : {20, 40, 80, 132, 250})
+            for (int h : {5, 10, 24, 60}) {
+                const std::string what = std::string(scenario) + " " + std::to_string(w) + "x" + std::to_string(h);
+                TempDir d;
+                d.write("baton.toml", "[sample]\nshm_path = \"\"\n");
+                auto r = run({baton_binary(), "--config", d.path() + "/baton.toml", "top", "--count", "3", "-d", "0.1",
+                              "--width", std::to_string(w), "--height", std::to_string(h), "--proc-root",
+                              std::string(BATON_FIXTURE_DIR) + "/machine/proc", "--sys-root",
+                              std::string(BATON_FIXTURE_DIR) + "/machine/sys"},
+                             fake_env(scenario));
+                ASSERT_EQ(r.exit_code, 0) << what << r.err;
+                EXPECT_EQ(count_lines(r.out), 3 * h + 2) << what;  // three frames, a blank line between
+                expect_fits(r.out, w, what);
+            }
+}
+
+// The expanded GPU panel on every fake scenario a GPU answers in: a tall terminal shows it.
+TEST(TopGolden, ExpandedPanelOnEveryScenario) {
+    for (const char* scenario : {"one-idle", "throttled", "eight-busy", "mig", "two-pcie", "four-idle", "gpu-lost",
+                                 "no-v3", "h200-recorded", "near-oom", "r535-records"})
+        expect_golden(std::string("panel-") + scenario, frame(scenario, {}, 132, 80));
+    // Absent means absent: no fan on the H100s, no NVLink on the PCIe A100s.
+    const std::string mig = frame("mig", {}, 132, 60);
+    EXPECT_EQ(mig.find("fan "), std::string::npos) << mig;
+    EXPECT_NE(mig.find("3g.40gb"), std::string::npos) << mig;
+    EXPECT_EQ(frame("two-pcie", {}, 132, 60).find("NVLink"), std::string::npos);
 }

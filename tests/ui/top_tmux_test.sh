@@ -55,6 +55,13 @@ keys G
 wait_without "GPU7 util"
 keys G
 wait_for "GPU7 util"
+# The expanded GPU panel: eight GPUs' worth does not fit 40 lines by itself; e shows what fits, e hides it.
+pane | grep -q "NVLink 18 up" && fail "the expanded panel should not fit by itself here"
+keys e
+wait_for "NVLink 18 up"
+wait_for "rows remapped"
+keys e
+wait_without "NVLink 18 up"
 keys s
 wait_for "Sort by:"
 keys c

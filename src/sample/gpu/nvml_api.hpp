@@ -31,7 +31,13 @@ enum : int {
 enum : unsigned { NVML_TEMPERATURE_GPU = 0 };
 enum : unsigned { NVML_CLOCK_GRAPHICS = 0, NVML_CLOCK_SM = 1, NVML_CLOCK_MEM = 2 };
 enum : unsigned { NVML_PCIE_UTIL_TX_BYTES = 0, NVML_PCIE_UTIL_RX_BYTES = 1 };
-enum : unsigned { NVML_MEMORY_ERROR_TYPE_UNCORRECTED = 1 };
+enum : unsigned { NVML_MEMORY_ERROR_TYPE_CORRECTED = 0, NVML_MEMORY_ERROR_TYPE_UNCORRECTED = 1 };
+enum : unsigned {
+    NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS = 0,
+    NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR = 1
+};
+// NVLinks a GPU may have (NVML_NVLINK_MAX_LINKS: 18 on Hopper).
+constexpr unsigned NVML_NVLINK_MAX_LINKS = 18;
 enum : unsigned { NVML_VOLATILE_ECC = 0 };
 enum : unsigned {
     NVML_COMPUTEMODE_DEFAULT = 0,
@@ -106,6 +112,36 @@ struct nvmlProcessUtilizationSample_t {
     unsigned long long timeStamp;  // CPU timestamp in microseconds
     unsigned int smUtil, memUtil, encUtil, decUtil;
 };
+
+// nvmlDeviceGetFieldValues: one request and its answer per entry. NVLink data throughput fields
+// are per link (scopeId = the link) and count KiB since the driver loaded.
+enum : unsigned { NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX = 138, NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX = 139 };
+enum : unsigned {
+    NVML_VALUE_TYPE_DOUBLE = 0,
+    NVML_VALUE_TYPE_UNSIGNED_INT = 1,
+    NVML_VALUE_TYPE_UNSIGNED_LONG = 2,
+    NVML_VALUE_TYPE_UNSIGNED_LONG_LONG = 3,
+    NVML_VALUE_TYPE_SIGNED_LONG_LONG = 4,
+    NVML_VALUE_TYPE_SIGNED_INT = 5,
+};
+union nvmlValue_t {
+    double dVal;
+    int siVal;
+    unsigned int uiVal;
+    unsigned long ulVal;
+    unsigned long long ullVal;
+    long long sllVal;
+};
+struct nvmlFieldValue_t {
+    unsigned int fieldId;
+    unsigned int scopeId;
+    long long timestamp;  // microseconds since the epoch
+    long long latencyUsec;
+    unsigned int valueType;  // NVML_VALUE_TYPE_*
+    nvmlReturn_t nvmlReturn;
+    nvmlValue_t value;
+};
+static_assert(sizeof(nvmlFieldValue_t) == 40);
 
 // GPU Performance Monitoring (Hopper and newer).
 enum : unsigned { NVML_GPM_METRIC_SM_UTIL = 2, NVML_GPM_METRIC_ANY_TENSOR_UTIL = 5 };

@@ -42,6 +42,13 @@ struct Device {
     int gpm_current = 0;
     bool gpm_have_previous = false;
     bool lost = false;
+    // Read every pcie_interval_seconds: memory health, which NVLinks are up, the MIG devices.
+    double slow_read_at = -1e18;
+    std::vector<unsigned> nvlinks;                       // the active links
+    std::optional<double> nvlink_rx_kib, nvlink_tx_kib;  // the counters at nvlink_read_at
+    double nvlink_read_at = 0;
+    long long nvlink_stamp_us = 0;  // the driver's time of those counters (0: none given)
+    std::vector<std::pair<nvmlDevice_t, MigInstance>> migs;
 };
 
 // Everything the worker thread touches lives here, shared with the backend object, so a
@@ -184,32 +191,263 @@ bool initialize(Shared& s) {
     return true;
 }
 
-// Reads the process list of one kind (compute or graphics) into `out`.
-void read_processes(Shared& s, Device& d, nvmlReturn_t (*fn)(nvmlDevice_t, unsigned*, void*), const char* name,
-                    const char* type, std::vector<GpuProcess>& out) {
+// Reads the process list of one kind (compute or graphics) of `handle` (a GPU or a MIG device)
+// into `out`. `memory_total` bounds plausible records (0: unknown).
+void read_processes(Shared& s, nvmlDevice_t handle, std::uint64_t memory_total,
+                    nvmlReturn_t (*fn)(nvmlDevice_t, unsigned*, void*), const char* name, const char* type,
+                    std::vector<GpuProcess>& out) {
     Caller call(s);
     NvmlLibrary& L = s.lib;
     // Room for 32-byte records whatever the symbol claims (R535 guard).
     for (int attempt = 0; attempt < 3; ++attempt) {
         unsigned count = static_cast<unsigned>(s.process_buffer.size() / 32);
         std::fill(s.process_buffer.begin(), s.process_buffer.end(), 0);
-        nvmlReturn_t rc = call(name, [&] { return fn(d.handle, &count, s.process_buffer.data()); });
+        nvmlReturn_t rc = call(name, [&] { return fn(handle, &count, s.process_buffer.data()); });
         if (rc == NVML_ERROR_INSUFFICIENT_SIZE) {
             s.process_buffer.resize(std::max<std::size_t>(count + 8, 64) * 32);
             continue;
         }
         if (rc != NVML_SUCCESS) return;
         auto raw = decode_process_records(s.process_buffer.data(), s.process_buffer.size(), count, L.process_stride,
-                                          d.info.memory_total_bytes.value_or(0));
+                                          memory_total);
         for (const auto& r : raw) {
             GpuProcess p;
             p.pid = r.pid;
             p.used_memory_bytes = r.used_memory_bytes;
             p.type = type;
+            p.gpu_instance_id = r.gpu_instance_id;
+            p.compute_instance_id = r.compute_instance_id;
             out.push_back(p);
         }
         return;
     }
+}
+
+// The values that change seldom and cost a dozen calls: ECC corrections, retired pages and
+// remapped rows, which NVLinks are up, the MIG devices. False when the GPU fell off the bus.
+bool read_slow(Shared& s, Device& d) {
+    Caller call(s);
+    NvmlLibrary& L = s.lib;
+    GpuInfo& g = d.info;
+    nvmlReturn_t rc;
+    auto gone = [&](nvmlReturn_t r) { return r == NVML_ERROR_GPU_IS_LOST; };
+
+    g.ecc_corrected_volatile.reset();
+    if (L.ecc_total) {
+        unsigned long long e = 0;
+        rc = call("nvmlDeviceGetTotalEccErrors",
+                  [&] { return L.ecc_total(d.handle, NVML_MEMORY_ERROR_TYPE_CORRECTED, NVML_VOLATILE_ECC, &e); });
+        if (gone(rc)) return false;
+        if (rc == NVML_SUCCESS) g.ecc_corrected_volatile = e;
+    }
+    g.retired_pages.reset();
+    if (L.retired_pages) {
+        std::uint64_t pages = 0;
+        bool known = true;
+        for (unsigned cause : {NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS,
+                               NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR}) {
+            unsigned n = 0;  // 0 with no buffer: only the count is asked for
+            rc = call("nvmlDeviceGetRetiredPages", [&] { return L.retired_pages(d.handle, cause, &n, nullptr); });
+            if (gone(rc)) return false;
+            if (rc == NVML_SUCCESS || rc == NVML_ERROR_INSUFFICIENT_SIZE)
+                pages += n;
+            else
+                known = false;
+        }
+        if (known) g.retired_pages = pages;
+    }
+    g.remapped_rows_corrected.reset();
+    g.remapped_rows_uncorrected.reset();
+    g.remapping_pending.reset();
+    g.remapping_failed.reset();
+    if (L.remapped_rows) {
+        unsigned corrected = 0, uncorrected = 0, pending = 0, failed = 0;
+        rc = call("nvmlDeviceGetRemappedRows",
+                  [&] { return L.remapped_rows(d.handle, &corrected, &uncorrected, &pending, &failed); });
+        if (gone(rc)) return false;
+        if (rc == NVML_SUCCESS) {
+            g.remapped_rows_corrected = corrected;
+            g.remapped_rows_uncorrected = uncorrected;
+            g.remapping_pending = pending != 0;
+            g.remapping_failed = failed != 0;
+        }
+    }
+    // NVLinks: a link NVML does not answer for does not exist on this GPU; no answer at all, no NVLink.
+    d.nvlinks.clear();
+    g.nvlink_links_active.reset();
+    if (L.nvlink_state) {
+        bool any = false;
+        for (unsigned link = 0; link < NVML_NVLINK_MAX_LINKS; ++link) {
+            unsigned active = 0;
+            rc = call("nvmlDeviceGetNvLinkState", [&] { return L.nvlink_state(d.handle, link, &active); });
+            if (gone(rc)) return false;
+            if (rc != NVML_SUCCESS) continue;
+            any = true;
+            if (active) d.nvlinks.push_back(link);
+        }
+        if (any) g.nvlink_links_active = static_cast<unsigned>(d.nvlinks.size());
+    }
+    // MIG devices: their handles stay valid until the instances are reconfigured, which needs an
+    // administrator and an idle GPU; reading them this seldom is enough.
+    std::vector<std::pair<nvmlDevice_t, MigInstance>> migs;
+    unsigned max = 0;
+    if (g.mig_mode.value_or(false) && L.max_mig_devices && L.mig_device_by_index && L.gpu_instance_id &&
+        L.compute_instance_id) {
+        rc = call("nvmlDeviceGetMaxMigDeviceCount", [&] { return L.max_mig_devices(d.handle, &max); });
+        if (gone(rc)) return false;
+        if (rc != NVML_SUCCESS) max = 0;
+    }
+    for (unsigned i = 0; i < std::min(max, 64u); ++i) {
+        nvmlDevice_t h = nullptr;
+        rc = call("nvmlDeviceGetMigDeviceHandleByIndex", [&] { return L.mig_device_by_index(d.handle, i, &h); });
+        if (gone(rc)) return false;
+        if (rc != NVML_SUCCESS) continue;  // NOT_FOUND: no MIG device in this slot
+        MigInstance m;
+        unsigned id = 0;
+        if (call("nvmlDeviceGetGpuInstanceId", [&] { return L.gpu_instance_id(h, &id); }) != NVML_SUCCESS) continue;
+        m.gpu_instance_id = id;
+        if (call("nvmlDeviceGetComputeInstanceId", [&] { return L.compute_instance_id(h, &id); }) != NVML_SUCCESS)
+            continue;
+        m.compute_instance_id = id;
+        char buf[128];
+        if (L.uuid && call("nvmlDeviceGetUUID", [&] { return L.uuid(h, buf, sizeof buf); }) == NVML_SUCCESS)
+            m.uuid = buf;
+        if (L.name && call("nvmlDeviceGetName", [&] { return L.name(h, buf, sizeof buf); }) == NVML_SUCCESS)
+            m.name = buf;
+        migs.emplace_back(h, std::move(m));
+    }
+    std::sort(migs.begin(), migs.end(), [](const auto& a, const auto& b) {
+        return std::pair(a.second.gpu_instance_id, a.second.compute_instance_id) <
+               std::pair(b.second.gpu_instance_id, b.second.compute_instance_id);
+    });
+    d.migs = std::move(migs);
+    return true;
+}
+
+// NVLink data moved since the last tick, both ways, over the active links: NVML counts KiB per
+// link since the driver loaded. Absent on the first reading and when a counter went back.
+bool read_nvlink_traffic(Shared& s, Device& d, double now) {
+    Caller call(s);
+    NvmlLibrary& L = s.lib;
+    GpuInfo& g = d.info;
+    g.nvlink_rx_bytes_per_second.reset();
+    g.nvlink_tx_bytes_per_second.reset();
+    if (!L.field_values || d.nvlinks.empty()) {
+        d.nvlink_rx_kib.reset();
+        d.nvlink_tx_kib.reset();
+        return true;
+    }
+    std::vector<nvmlFieldValue_t> f(2 * d.nvlinks.size());
+    for (std::size_t i = 0; i < d.nvlinks.size(); ++i) {
+        f[2 * i].fieldId = NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX;
+        f[2 * i + 1].fieldId = NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX;
+        f[2 * i].scopeId = f[2 * i + 1].scopeId = d.nvlinks[i];
+    }
+    nvmlReturn_t rc = call("nvmlDeviceGetFieldValues",
+                           [&] { return L.field_values(d.handle, static_cast<int>(f.size()), f.data()); });
+    if (rc == NVML_ERROR_GPU_IS_LOST) return false;
+    std::optional<double> rx = 0.0, tx = 0.0;
+    long long stamp = 0;
+    for (std::size_t i = 0; i < f.size(); ++i) {
+        std::optional<double>& sum = i % 2 ? tx : rx;
+        const nvmlFieldValue_t& v = f[i];
+        if (rc != NVML_SUCCESS || v.nvmlReturn != NVML_SUCCESS) {
+            sum.reset();
+            continue;
+        }
+        stamp = std::max(stamp, v.timestamp);
+        double x = 0;
+        switch (v.valueType) {
+            case NVML_VALUE_TYPE_UNSIGNED_LONG_LONG:
+                x = static_cast<double>(v.value.ullVal);
+                break;
+            case NVML_VALUE_TYPE_UNSIGNED_LONG:
+                x = static_cast<double>(v.value.ulVal);
+                break;
+            case NVML_VALUE_TYPE_UNSIGNED_INT:
+                x = v.value.uiVal;
+                break;
+            case NVML_VALUE_TYPE_SIGNED_LONG_LONG:
+                x = static_cast<double>(v.value.sllVal);
+                break;
+            default:
+                sum.reset();
+                continue;
+        }
+        if (sum) *sum += x;
+    }
+    // Over the driver's own sampling times when it gives them (our clock also counts the wait for
+    // the call), else over ours.
+    const double dt = stamp > 0 && d.nvlink_stamp_us > 0 && stamp > d.nvlink_stamp_us
+                          ? static_cast<double>(stamp - d.nvlink_stamp_us) / 1e6
+                          : now - d.nvlink_read_at;
+    auto rate = [&](const std::optional<double>& before, const std::optional<double>& after) -> std::optional<double> {
+        if (!before || !after || *after < *before || !(dt > 0)) return std::nullopt;
+        return (*after - *before) * 1024.0 / dt;
+    };
+    g.nvlink_rx_bytes_per_second = rate(d.nvlink_rx_kib, rx);
+    g.nvlink_tx_bytes_per_second = rate(d.nvlink_tx_kib, tx);
+    d.nvlink_rx_kib = rx;
+    d.nvlink_tx_kib = tx;
+    d.nvlink_read_at = now;
+    d.nvlink_stamp_us = stamp;
+    return true;
+}
+
+// Each MIG device's memory and compute processes. NVML lists a MIG device's processes on its own
+// handle; the GPU's handle lists them only to privileged callers, so the ones it left out join
+// the GPU's list here, with their instance.
+bool read_mig_instances(Shared& s, Device& d) {
+    Caller call(s);
+    NvmlLibrary& L = s.lib;
+    GpuInfo& g = d.info;
+    g.mig_instances.clear();
+    if (!g.mig_mode.value_or(false)) return true;
+    std::vector<GpuProcess> on_mig;
+    for (auto& [h, m] : d.migs) {
+        m.memory_total_bytes.reset();
+        m.memory_used_bytes.reset();
+        nvmlReturn_t rc = NVML_ERROR_FUNCTION_NOT_FOUND;
+        if (L.memory_v2) {
+            nvmlMemory_v2_t mem{};
+            mem.version = nvmlMemory_v2;
+            rc = call("nvmlDeviceGetMemoryInfo_v2", [&, h = h] { return L.memory_v2(h, &mem); });
+            if (rc == NVML_SUCCESS) {
+                m.memory_total_bytes = mem.total;
+                m.memory_used_bytes = mem.used;
+            }
+        }
+        if (rc != NVML_SUCCESS && L.memory_v1) {
+            nvmlMemory_t mem{};
+            rc = call("nvmlDeviceGetMemoryInfo", [&, h = h] { return L.memory_v1(h, &mem); });
+            if (rc == NVML_SUCCESS) {
+                m.memory_total_bytes = mem.total;
+                m.memory_used_bytes = mem.used;
+            }
+        }
+        if (rc == NVML_ERROR_GPU_IS_LOST) return false;
+        m.pids.clear();
+        on_mig.clear();
+        if (L.compute_processes)
+            read_processes(s, h, m.memory_total_bytes.value_or(0), L.compute_processes, L.process_symbol.c_str(),
+                           "compute", on_mig);
+        for (GpuProcess& p : on_mig) {
+            m.pids.push_back(p.pid);
+            p.gpu_instance_id = m.gpu_instance_id;
+            p.compute_instance_id = m.compute_instance_id;
+            auto same = std::find_if(g.processes.begin(), g.processes.end(),
+                                     [&](const GpuProcess& q) { return q.pid == p.pid && q.type == p.type; });
+            if (same == g.processes.end()) {
+                g.processes.push_back(p);
+            } else {
+                same->gpu_instance_id = p.gpu_instance_id;
+                same->compute_instance_id = p.compute_instance_id;
+                if (!same->used_memory_bytes) same->used_memory_bytes = p.used_memory_bytes;
+            }
+        }
+        g.mig_instances.push_back(m);
+    }
+    return true;
 }
 
 void read_device(Shared& s, Device& d, double now) {
@@ -393,6 +631,36 @@ void read_device(Shared& s, Device& d, double now) {
         if (rc == NVML_SUCCESS) g.mig_mode = v != 0;
     }
 
+    if (!read_u(
+            L.fan_speed, "nvmlDeviceGetFanSpeed", [&](unsigned* x) { return L.fan_speed(d.handle, x); }, tmp))
+        return;
+    g.fan_speed_percent.reset();
+    if (tmp) g.fan_speed_percent = *tmp;
+    if (!read_u(
+            L.encoder_utilization, "nvmlDeviceGetEncoderUtilization",
+            [&](unsigned* x) { return L.encoder_utilization(d.handle, x, &w); }, tmp))
+        return;
+    g.encoder_utilization_percent.reset();
+    if (tmp) g.encoder_utilization_percent = *tmp;
+    if (!read_u(
+            L.decoder_utilization, "nvmlDeviceGetDecoderUtilization",
+            [&](unsigned* x) { return L.decoder_utilization(d.handle, x, &w); }, tmp))
+        return;
+    g.decoder_utilization_percent.reset();
+    if (tmp) g.decoder_utilization_percent = *tmp;
+
+    if (now - d.slow_read_at >= s.options.pcie_interval_seconds) {
+        d.slow_read_at = now;
+        if (!read_slow(s, d)) {
+            lost(NVML_ERROR_GPU_IS_LOST);
+            return;
+        }
+    }
+    if (!read_nvlink_traffic(s, d, now)) {
+        lost(NVML_ERROR_GPU_IS_LOST);
+        return;
+    }
+
     g.sm_activity_percent.reset();
     g.tensor_activity_percent.reset();
     if (d.gpm_supported) {
@@ -420,10 +688,21 @@ void read_device(Shared& s, Device& d, double now) {
 
     g.processes.clear();
     if (s.process_buffer.empty()) s.process_buffer.resize(64 * 32);
+    const std::uint64_t total = g.memory_total_bytes.value_or(0);
     if (L.compute_processes)
-        read_processes(s, d, L.compute_processes, L.process_symbol.c_str(), "compute", g.processes);
+        read_processes(s, d.handle, total, L.compute_processes, L.process_symbol.c_str(), "compute", g.processes);
     if (L.graphics_processes)
-        read_processes(s, d, L.graphics_processes, "nvmlDeviceGetGraphicsRunningProcesses", "graphics", g.processes);
+        read_processes(s, d.handle, total, L.graphics_processes, "nvmlDeviceGetGraphicsRunningProcesses", "graphics",
+                       g.processes);
+    if (!g.mig_mode.value_or(false))
+        for (GpuProcess& p : g.processes) {  // outside MIG the instance fields mean nothing, whatever a driver wrote
+            p.gpu_instance_id.reset();
+            p.compute_instance_id.reset();
+        }
+    if (!read_mig_instances(s, d)) {
+        lost(NVML_ERROR_GPU_IS_LOST);
+        return;
+    }
     if (L.process_utilization && !g.processes.empty()) {
         unsigned n = 0;
         rc = call("nvmlDeviceGetProcessUtilization",

@@ -73,6 +73,16 @@ Result<NvmlLibrary> load_nvml_library(const std::string& path) {
     resolve(h, L.minor_number, {"nvmlDeviceGetMinorNumber"});
     resolve(h, L.compute_mode, {"nvmlDeviceGetComputeMode"});
     resolve(h, L.mig_mode, {"nvmlDeviceGetMigMode"});
+    resolve(h, L.fan_speed, {"nvmlDeviceGetFanSpeed"});
+    resolve(h, L.encoder_utilization, {"nvmlDeviceGetEncoderUtilization"});
+    resolve(h, L.decoder_utilization, {"nvmlDeviceGetDecoderUtilization"});
+    resolve(h, L.field_values, {"nvmlDeviceGetFieldValues"});
+    resolve(h, L.retired_pages, {"nvmlDeviceGetRetiredPages"});
+    resolve(h, L.remapped_rows, {"nvmlDeviceGetRemappedRows"});
+    resolve(h, L.max_mig_devices, {"nvmlDeviceGetMaxMigDeviceCount"});
+    resolve(h, L.mig_device_by_index, {"nvmlDeviceGetMigDeviceHandleByIndex"});
+    resolve(h, L.gpu_instance_id, {"nvmlDeviceGetGpuInstanceId"});
+    resolve(h, L.compute_instance_id, {"nvmlDeviceGetComputeInstanceId"});
     // Process lists: _v3 and _v2 take 24-byte records (R535's 32-byte _v3 is probed at decode
     // time), the unversioned symbol 16-byte ones.
     if (resolve(h, L.compute_processes,

@@ -48,6 +48,17 @@ struct NvmlLibrary {
     nvmlReturn_t (*minor_number)(nvmlDevice_t, unsigned*) = nullptr;
     nvmlReturn_t (*compute_mode)(nvmlDevice_t, unsigned*) = nullptr;
     nvmlReturn_t (*mig_mode)(nvmlDevice_t, unsigned*, unsigned*) = nullptr;
+    // What baton top's GPU panel shows: fans, video engines, NVLink traffic, memory health, MIG.
+    nvmlReturn_t (*fan_speed)(nvmlDevice_t, unsigned*) = nullptr;
+    nvmlReturn_t (*encoder_utilization)(nvmlDevice_t, unsigned*, unsigned*) = nullptr;
+    nvmlReturn_t (*decoder_utilization)(nvmlDevice_t, unsigned*, unsigned*) = nullptr;
+    nvmlReturn_t (*field_values)(nvmlDevice_t, int, nvmlFieldValue_t*) = nullptr;
+    nvmlReturn_t (*retired_pages)(nvmlDevice_t, unsigned, unsigned*, unsigned long long*) = nullptr;
+    nvmlReturn_t (*remapped_rows)(nvmlDevice_t, unsigned*, unsigned*, unsigned*, unsigned*) = nullptr;
+    nvmlReturn_t (*max_mig_devices)(nvmlDevice_t, unsigned*) = nullptr;
+    nvmlReturn_t (*mig_device_by_index)(nvmlDevice_t, unsigned, nvmlDevice_t*) = nullptr;
+    nvmlReturn_t (*gpu_instance_id)(nvmlDevice_t, unsigned*) = nullptr;
+    nvmlReturn_t (*compute_instance_id)(nvmlDevice_t, unsigned*) = nullptr;
     nvmlReturn_t (*compute_processes)(nvmlDevice_t, unsigned*, void*) = nullptr;
     nvmlReturn_t (*graphics_processes)(nvmlDevice_t, unsigned*, void*) = nullptr;
     std::size_t process_stride = 0;  // 16 (v1) or 24 (_v2/_v3; 32 probed, see process_records.hpp)

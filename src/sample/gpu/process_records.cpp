@@ -60,10 +60,16 @@ std::vector<RawGpuProcess> decode_process_records(const unsigned char* bytes, st
     std::size_t s = choose_process_stride(bytes, size, count, stride, memory_total);
     std::vector<RawGpuProcess> out;
     for (unsigned i = 0; i < count && (i + 1) * s <= size; ++i) {
-        Fields f = read_at(bytes + i * s, false);
+        Fields f = read_at(bytes + i * s, s >= 24);
         RawGpuProcess p;
         p.pid = f.pid;
         if (f.mem != NVML_VALUE_NOT_AVAILABLE) p.used_memory_bytes = f.mem;
+        // 0xFFFFFFFF: not in a MIG instance. Ids are small (at most 7 instances); anything else is
+        // a record layout we misread, better absent than wrong.
+        if (s >= 24 && f.gi < 64 && f.ci < 64) {
+            p.gpu_instance_id = f.gi;
+            p.compute_instance_id = f.ci;
+        }
         out.push_back(p);
     }
     return out;

@@ -15,7 +15,8 @@ namespace baton {
 
 struct RawGpuProcess {
     std::uint32_t pid = 0;
-    std::optional<std::uint64_t> used_memory_bytes;  // absent for NVML_VALUE_NOT_AVAILABLE
+    std::optional<std::uint64_t> used_memory_bytes;                     // absent for NVML_VALUE_NOT_AVAILABLE
+    std::optional<std::uint32_t> gpu_instance_id, compute_instance_id;  // 24- and 32-byte records, under MIG
 };
 
 // `bytes` holds `count` records written by the driver. `stride` is 16 (v1 symbol), or 24
