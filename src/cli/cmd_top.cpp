@@ -52,6 +52,9 @@ CLI::App* add_top_command(CLI::App& app, TopArgs& a) {
     for (const auto& [n, k] : kSorts) names.emplace_back(n);
     cmd->add_option("-s,--sort", a.sort, "Initial sort column (default gpu-memory)")->check(CLI::IsMember(names));
     cmd->add_option("--filter", a.filter, "Initial filter text (command, user or pid)");
+    cmd->add_option("--columns", a.columns,
+                    "The process table's columns besides PID and COMMAND, e.g. user,state,gpu,gmem,gmem_share,sm,cpu,"
+                    "rss,io,threads,age (default: [top] columns, else user,gpu,gmem,sm,cpu,rss,io)");
     cmd->add_flag("--no-gpus", a.no_gpus, "Do not load NVML");
     cmd->add_option("--proc-root", a.proc_root, "Read /proc from this directory (default /proc, or config)");
     cmd->add_option("--sys-root", a.sys_root, "Read /sys from this directory (default /sys, or config)");
@@ -81,6 +84,16 @@ int run_top(const TopArgs& a, const std::string& config_path) {
     o.view.graphs = cfg->top_graphs;
     o.view.graph_glyphs = cfg->top_graph_symbols == "block" ? ui::GraphGlyphs::blocks : ui::GraphGlyphs::braille;
     o.history_seconds = cfg->top_history_seconds;
+    if (!cfg->top_columns.empty()) {
+        Result<ui::ColumnSet> c = ui::parse_columns(cfg->top_columns);
+        if (!c.ok()) return runtime_error("config [top] columns: " + c.error().message);
+        o.view.columns = *c;
+    }
+    if (a.columns) {
+        Result<ui::ColumnSet> c = ui::parse_columns(*a.columns);
+        if (!c.ok()) return usage_error("--columns: " + c.error().message);
+        o.view.columns = *c;
+    }
     o.view.tree = a.tree;
     o.view.gpu_only = a.gpu_only;
     o.view.kernel_threads = a.kernel_threads;

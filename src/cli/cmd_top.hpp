@@ -1,6 +1,7 @@
 // `baton top`: the live view of the whole training box (src/ui/).
 #pragma once
 
+#include <optional>
 #include <string>
 
 namespace CLI {
@@ -20,6 +21,7 @@ struct TopArgs {
     bool kernel_threads = false;
     std::string sort = "gpu-memory";
     std::string filter;
+    std::optional<std::string> columns;  // --columns: the table's optional columns
     bool no_gpus = false;
     std::string proc_root, sys_root;
     bool mark_styles = false;

@@ -112,7 +112,7 @@ bool known_key(const std::string& table, const std::string& key) {
                key == "socket_group";
     if (table == "thresholds") return threshold_key(key) != nullptr;
     if (table == "bench") return key == "ok_share" || key == "memory_ok_share" || key == "scaling_alarm";
-    if (table == "top") return key == "graphs" || key == "graph_symbols" || key == "history";
+    if (table == "top") return key == "graphs" || key == "graph_symbols" || key == "history" || key == "columns";
     return false;
 }
 
@@ -281,6 +281,22 @@ Status apply_config(const std::string& text, const std::string& file, Config& c)
             } else if (table == "top") {
                 if (key == "graphs") {
                     st = need_bool(c.top_graphs);
+                } else if (key == "columns") {
+                    // A list of names, or one string of them; baton top checks the names.
+                    c.top_columns.clear();
+                    if (const toml::array* list = node.as_array()) {
+                        for (const toml::node& item : *list) {
+                            auto name = item.value<std::string>();
+                            if (!item.is_string() || !name || name->empty() ||
+                                name->find_first_of(", ") != std::string::npos)
+                                return make_error(origin + ": 'top.columns' must be a list of column names");
+                            c.top_columns += (c.top_columns.empty() ? "" : ",") + *name;
+                        }
+                    } else {
+                        st = need_string(c.top_columns);
+                    }
+                    if (st.ok() && c.top_columns.empty())
+                        return make_error(origin + ": 'top.columns' must name at least one column");
                 } else if (key == "graph_symbols") {
                     st = need_string(c.top_graph_symbols);
                     if (st.ok() && c.top_graph_symbols != "braille" && c.top_graph_symbols != "block")

@@ -57,6 +57,7 @@ struct Config {
     bool top_graphs = true;                     // history graphs where the terminal has room (G toggles)
     std::string top_graph_symbols = "braille";  // "braille" or "block" (--ascii: ASCII)
     double top_history_seconds = 600;           // what the graphs keep, 1 minute to 1 hour
+    std::string top_columns;                    // the process table's columns, comma-separated; empty: the default
     // [thresholds]
     Thresholds thresholds;
 };

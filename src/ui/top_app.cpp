@@ -8,6 +8,8 @@
 #include <csignal>
 #include <cstring>
 #include <mutex>
+#include <poll.h>
+#include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <thread>
 #include <unistd.h>
@@ -53,6 +55,7 @@ class Collector {
   public:
     Collector(SamplerOptions options, double delay, std::size_t history_samples)
         : options_(std::move(options)), delay_(delay), history_(history_samples) {
+        ready_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
         thread_ = std::thread([this] { loop(); });
     }
     ~Collector() {
@@ -62,6 +65,16 @@ class Collector {
         }
         wake_.notify_all();
         thread_.join();
+        if (ready_fd_ >= 0) close(ready_fd_);
+    }
+    // Readable when a snapshot came that latest() has not taken: the UI sleeps in poll() on it and
+    // on the keyboard, instead of waking on a timer to look. -1 if none could be made.
+    int ready_fd() const { return ready_fd_; }
+    // Empties ready_fd (latest() does; a paused screen, which takes nothing, calls it itself).
+    void drain() {
+        if (ready_fd_ < 0) return;
+        std::uint64_t n = 0;
+        [[maybe_unused]] ssize_t r = read(ready_fd_, &n, sizeof n);
     }
     Collector(const Collector&) = delete;
     Collector& operator=(const Collector&) = delete;
@@ -69,6 +82,7 @@ class Collector {
     // Copies the newest snapshot into `out`, and the history, when it is newer than `seen`.
     bool latest(std::uint64_t& seen, Snapshot& out, GraphHistory& history) {
         std::lock_guard<std::mutex> lock(mutex_);
+        drain();
         if (generation_ == seen) return false;
         out = shared_;
         history = history_;
@@ -91,6 +105,10 @@ class Collector {
                 shared_ = snap;
                 history_.add(snap);
                 ++generation_;
+                if (ready_fd_ >= 0) {
+                    const std::uint64_t one = 1;
+                    [[maybe_unused]] ssize_t r = write(ready_fd_, &one, sizeof one);
+                }
                 const auto wait = std::chrono::duration<double>(std::max(0.0, schedule.next() - monotonic_seconds()));
                 if (wake_.wait_for(lock, wait, [this] { return stop_; })) return;
             }
@@ -105,6 +123,7 @@ class Collector {
     Snapshot shared_;
     GraphHistory history_;
     std::uint64_t generation_ = 0;
+    int ready_fd_ = -1;
     std::thread thread_;
 };
 
@@ -189,9 +208,11 @@ int run_top_interactive(const TopOptions& o, std::string& error) {
     TopInput input;
     input.thresholds = o.thresholds;
     bool dirty = true;
-    // Poll for new snapshots this often; keys wake the loop at once.
+    // Without the collector's event fd, look for new snapshots this often; keys wake the loop at once.
     const int poll_ms = std::clamp(static_cast<int>(o.delay_seconds * 1000 / 2), 20, 100);
+    bool keys_waiting = true;  // ncurses may hold keys it read already: ask it before sleeping
     while (!g_stop) {
+        if (view.paused) collector->drain();
         if (!view.paused && collector->latest(seen, shown, history)) {
             window.add(shown);
             input.breaches = window.breaches();
@@ -212,7 +233,20 @@ int run_top_interactive(const TopOptions& o, std::string& error) {
             }
             dirty = false;
         }
-        std::optional<Key> key = term->read_key(poll_ms);
+        std::optional<Key> key;
+        if (collector->ready_fd() < 0) {
+            key = term->read_key(poll_ms);
+        } else {
+            // Sleep until a key or a snapshot comes: one wake-up per snapshot instead of ten a
+            // second. A signal (SIGWINCH, which ncurses turns into a resize key; a stop signal)
+            // ends the poll early; the 1 s bound is only a safety net.
+            if (!keys_waiting) {
+                pollfd fds[2] = {{STDIN_FILENO, POLLIN, 0}, {collector->ready_fd(), POLLIN, 0}};
+                poll(fds, 2, 1000);
+            }
+            key = term->read_key(0);
+            keys_waiting = key.has_value();
+        }
         if (!key) continue;
         dirty = true;
         KeyOutcome out = handle_key(*key, last, view);

@@ -83,6 +83,14 @@ KeyOutcome handle_key(const Key& key, const LayoutResult& last, ViewState& v) {
             if (out.signal) out.pid = v.selected_pid;
             if (!out.signal) v.message = "nothing sent";
             return out;
+        case Prompt::columns:
+            if (key.code == KeyCode::enter || key.code == KeyCode::escape) {
+                v.prompt = Prompt::none;
+                return out;
+            }
+            for (const ColumnSpec& col : column_specs())
+                if (c == static_cast<char32_t>(col.letter)) v.columns ^= column_bit(col.column);
+            return out;
         case Prompt::none:
             break;
     }
@@ -141,6 +149,9 @@ KeyOutcome handle_key(const Key& key, const LayoutResult& last, ViewState& v) {
             break;
         case 'G':
             v.graphs = !v.graphs;
+            break;
+        case 'c':
+            v.prompt = Prompt::columns;
             break;
         case 'e':
             v.gpu_details = !last.gpu_details_shown;

@@ -563,20 +563,52 @@ std::vector<Line> Layout::graphs(int budget) const {
     return out;
 }
 
-// Process table columns: PID USER GPU GMEM SM% CPU% RSS IO/s (TREE% in tree mode) COMMAND.
-constexpr int kPid = 7, kUser = 8, kGpu = 3, kGmem = 5, kSm = 4, kCpu = 5, kRss = 5, kIo = 6;
+// Process table: PID, the chosen columns (process_columns.hpp), COMMAND. The sort that each column
+// header shows (the arrow) and that a click on it chooses.
+constexpr int kPid = 7;
+
+std::optional<SortKey> column_sort(Column c) {
+    switch (c) {
+        case Column::user:
+            return SortKey::user;
+        case Column::gpu_memory:
+            return SortKey::gpu_memory;
+        case Column::cpu:
+            return SortKey::cpu;
+        case Column::rss:
+            return SortKey::memory;
+        case Column::io:
+            return SortKey::io;
+        default:
+            return std::nullopt;
+    }
+}
+
+// "45s", "12m", "3h05", "2d4h": how long a process has run, in at most 6 columns.
+std::string age_text(double seconds) {
+    if (!(seconds >= 0)) return "-";
+    const auto s = static_cast<long long>(seconds);
+    if (s < 60) return fmt::format("{}s", s);
+    if (s < 3600) return fmt::format("{}m", s / 60);
+    if (s < 86400) return fmt::format("{}h{:02}", s / 3600, s % 3600 / 60);
+    return fmt::format("{}d{}h", s / 86400, s % 86400 / 3600);
+}
 
 Line Layout::table_header() const {
-    auto col = [&](const char* name, int width, SortKey key, bool left = false) {
+    auto col = [&](const char* name, int width, std::optional<SortKey> key, bool left = false) {
         std::string n = name;
-        if (v_.sort == key) n = (v_.ascii ? "v" : "▼") + n;
+        if (key && v_.sort == *key) n = (v_.ascii ? "v" : "▼") + n;
         return left ? pad_right(n, width) : pad_left(n, width);
     };
-    std::string h = col("PID", kPid, SortKey::pid) + " " + col("USER", kUser, SortKey::user, true) + " " +
-                    pad_left("GPU", kGpu) + " " + col("GMEM", kGmem, SortKey::gpu_memory) + " " + pad_left("SM%", kSm) +
-                    " " + col("CPU%", kCpu, SortKey::cpu) + " " + col("RSS", kRss, SortKey::memory) + " " +
-                    (v_.tree ? pad_left("TREE%", kIo) : col("IO/s", kIo, SortKey::io)) + " " +
-                    col("COMMAND", 7, SortKey::command, true);
+    std::string h = col("PID", kPid, SortKey::pid);
+    for (const ColumnSpec& c : column_specs()) {
+        if (!(v_.columns & column_bit(c.column))) continue;
+        if (c.column == Column::io && v_.tree)
+            h += " " + pad_left("TREE%", c.width);
+        else
+            h += " " + col(c.header, c.width, column_sort(c.column), c.column == Column::user);
+    }
+    h += " " + col("COMMAND", 7, SortKey::command, true);
     Line l;
     l.add(clip(h, w_), Style::column);
     l.fill = Style::column;
@@ -585,29 +617,74 @@ Line Layout::table_header() const {
 
 Line Layout::process_line(const ProcessRow& r, bool selected) const {
     const ProcessInfo& p = *r.process;
-    std::string gpus;
-    for (unsigned g : p.gpu_indices) gpus += (gpus.empty() ? "" : ",") + std::to_string(g);
-    if (gpus.empty()) gpus = "-";
-    const double io = p.read_bytes_per_second.value_or(0) + p.write_bytes_per_second.value_or(0);
-    const bool io_known = p.read_bytes_per_second || p.write_bytes_per_second;
-    std::string cpu = p.cpu_percent ? fmt::format("{:.1f}", *p.cpu_percent) : "-";
-    const std::string rss = r.outside ? "-" : compact_bytes(static_cast<double>(p.rss_bytes));
-    std::string last;
-    if (v_.tree)
-        last = r.has_children ? fmt::format("{:.1f}", r.group_cpu_percent) : "";
-    else
-        last = io_known ? compact_bytes(io) : "-";
-    std::string fixed =
-        pad_left(std::to_string(p.pid), kPid) + " " + pad_right(printable(p.user), kUser) + " " +
-        pad_left(clip(gpus, kGpu), kGpu) + " " +
-        // "?": it holds a GPU, but NVML's memory could not be tied to it alone (several holders here).
-        pad_left(p.gpu_memory_ambiguous
-                     ? (p.gpu_memory_bytes ? compact_bytes(static_cast<double>(*p.gpu_memory_bytes)) + "?" : "?")
-                 : p.gpu_memory_bytes ? compact_bytes(static_cast<double>(*p.gpu_memory_bytes))
-                                      : "-",
-                 kGmem) +
-        " " + pad_left(r.gpu_sm_percent ? fmt::format("{:.0f}", *r.gpu_sm_percent) : "-", kSm) + " " +
-        pad_left(cpu, kCpu) + " " + pad_left(rss, kRss) + " " + pad_left(last, kIo) + " ";
+    std::string fixed = pad_left(std::to_string(p.pid), kPid);
+    for (const ColumnSpec& c : column_specs()) {
+        if (!(v_.columns & column_bit(c.column))) continue;
+        std::string cell;
+        switch (c.column) {
+            case Column::user:
+                cell = pad_right(printable(p.user), c.width);
+                break;
+            case Column::state:
+                cell = r.outside ? "-" : printable(std::string_view(&p.state, 1));
+                break;
+            case Column::gpu: {
+                std::string gpus;
+                for (unsigned g : p.gpu_indices) gpus += (gpus.empty() ? "" : ",") + std::to_string(g);
+                cell = gpus.empty() ? "-" : clip(gpus, c.width);
+                break;
+            }
+            case Column::gpu_memory:
+                // "?": it holds a GPU, but NVML's memory could not be tied to it alone (several holders here).
+                cell = p.gpu_memory_ambiguous
+                           ? (p.gpu_memory_bytes ? compact_bytes(static_cast<double>(*p.gpu_memory_bytes)) + "?" : "?")
+                       : p.gpu_memory_bytes ? compact_bytes(static_cast<double>(*p.gpu_memory_bytes))
+                                            : "-";
+                break;
+            case Column::gpu_memory_share: {
+                // Its GPU memory against the memory of the GPUs it is on.
+                std::uint64_t total = 0;
+                for (unsigned g : p.gpu_indices)
+                    for (const GpuInfo& gi : s_.gpus)
+                        if (gi.index == g) total += gi.memory_total_bytes.value_or(0);
+                cell = p.gpu_memory_bytes && total > 0
+                           ? fmt::format("{:.1f}",
+                                         100.0 * static_cast<double>(*p.gpu_memory_bytes) / static_cast<double>(total))
+                           : "-";
+                break;
+            }
+            case Column::sm:
+                cell = r.gpu_sm_percent ? fmt::format("{:.0f}", *r.gpu_sm_percent) : "-";
+                break;
+            case Column::cpu:
+                cell = p.cpu_percent ? fmt::format("{:.1f}", *p.cpu_percent) : "-";
+                break;
+            case Column::rss:
+                cell = r.outside ? "-" : compact_bytes(static_cast<double>(p.rss_bytes));
+                break;
+            case Column::io:
+                if (v_.tree) {
+                    cell = r.has_children ? fmt::format("{:.1f}", r.group_cpu_percent) : "";
+                } else {
+                    const bool known = p.read_bytes_per_second || p.write_bytes_per_second;
+                    cell =
+                        known
+                            ? compact_bytes(p.read_bytes_per_second.value_or(0) + p.write_bytes_per_second.value_or(0))
+                            : "-";
+                }
+                break;
+            case Column::threads:
+                cell = r.outside || p.threads == 0 ? "-" : std::to_string(p.threads);
+                break;
+            case Column::age:
+                cell = r.outside || p.start_time_ms <= 0 || s_.time_unix_ms <= 0
+                           ? "-"
+                           : age_text(static_cast<double>(s_.time_unix_ms - p.start_time_ms) / 1000.0);
+                break;
+        }
+        fixed += " " + (c.column == Column::user ? cell : pad_left(cell, c.width));
+    }
+    fixed += " ";
     Line l;
     const Style base = selected ? Style::selected : Style::plain;
     l.add(fixed, base);
@@ -638,6 +715,13 @@ Line Layout::status() const {
                 if (p.pid == v_.selected_pid) name = " (" + printable(p.name) + ")";
             l.add(fmt::format("Signal {}{}? y = SIGTERM, 9 = SIGKILL, any other key cancels", v_.selected_pid, name),
                   Style::status);
+            return l;
+        }
+        case Prompt::columns: {
+            std::string s = "Columns:";
+            for (const ColumnSpec& c : column_specs())
+                s += fmt::format(" {} {}{}", c.letter, c.header, v_.columns & column_bit(c.column) ? "*" : "");
+            l.add(s + "  (* shown; Enter closes)", Style::status);
             return l;
         }
         case Prompt::none:
@@ -676,6 +760,7 @@ std::vector<Line> Layout::help() const {
         "  p          pause: keep this picture",
         "  G          history graphs on or off (shown where the terminal has room)",
         "  e          expanded GPU panel on or off: clocks, fan, links, ECC, modes, MIG",
+        "  c          choose the table's columns (state, GPU memory share, threads, age, ...)",
         "Colours follow the indicator table (config [thresholds]):",
         "  GPU memory best 60-85 %, alarm > 90 %; CPU best <= 70 %, alarm > 80 % sustained;",
         "  swap best ~0, alarm > 1 MB/s sustained; I/O wait best <= 2 %, alarm > 5 %.",

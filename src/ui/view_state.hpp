@@ -7,6 +7,7 @@
 #include <string>
 
 #include "ui/graph.hpp"
+#include "ui/process_columns.hpp"
 
 namespace baton::ui {
 
@@ -26,9 +27,10 @@ const char* sort_key_name(SortKey k);
 
 enum class Prompt {
     none,
-    filter,  // typing the filter text
-    sort,    // choosing the sort column
-    kill,    // confirming a signal to the selected process
+    filter,   // typing the filter text
+    sort,     // choosing the sort column
+    kill,     // confirming a signal to the selected process
+    columns,  // choosing the process table's columns
 };
 
 struct ViewState {
@@ -39,6 +41,7 @@ struct ViewState {
     bool paused = false;          // keep showing the last snapshot
     bool help = false;
     bool ascii = false;                               // bars, graphs and tree lines in ASCII
+    ColumnSet columns = default_columns();            // the table's optional columns ([top] columns, --columns, c)
     bool graphs = true;                               // history graphs where the terminal has room (G toggles)
     GraphGlyphs graph_glyphs = GraphGlyphs::braille;  // braille or blocks ([top] graph_symbols); ascii wins
     // The expanded GPU panel (clocks, links, memory health, MIG) under each GPU's line: absent =

@@ -82,6 +82,7 @@ TEST(Cli, BadUsageIsOneLineAndExitTwo) {
     expect_usage_error({"top", "-d", "nan"}, "--delay");
     expect_usage_error({"top", "--width", "5", "--once"}, "--width");
     expect_usage_error({"top", "--sort", "bogus"}, "--sort");
+    expect_usage_error({"top", "--once", "--columns", "cpu,bogus"}, "--columns");
     expect_usage_error({"top", "--mark-styles"}, "--mark-styles");
     expect_usage_error({"top", "--count", "-1"}, "--count");
     // A flag that would not be honoured is refused, not ignored.

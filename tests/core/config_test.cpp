@@ -170,4 +170,10 @@ TEST(Config, TopGraphsSymbolsAndHistory) {
     EXPECT_FALSE(parse_config("[top]\nhistory = 600\n", "t").ok());
     EXPECT_FALSE(parse_config("[top]\ngraphs = \"yes\"\n", "t").ok());
     EXPECT_EQ(parse_config("[top]\ngraph = true\n", "t").error().message, "t:2: unknown key 'top.graph'");
+    // Columns: a list or one string; baton top checks the names themselves.
+    EXPECT_EQ(parse_config("[top]\ncolumns = [\"user\", \"age\"]\n", "t")->top_columns, "user,age");
+    EXPECT_EQ(parse_config("[top]\ncolumns = \"cpu,rss\"\n", "t")->top_columns, "cpu,rss");
+    EXPECT_FALSE(parse_config("[top]\ncolumns = []\n", "t").ok());
+    EXPECT_FALSE(parse_config("[top]\ncolumns = [1, 2]\n", "t").ok());
+    EXPECT_FALSE(parse_config("[top]\ncolumns = [\"a,b\"]\n", "t").ok());
 }

@@ -134,22 +134,35 @@ nvmlDevice_t mig_handle(int dev, std::size_t slot) {
     return reinterpret_cast<nvmlDevice_t>(static_cast<std::uintptr_t>(dev + 1) | ((slot + 1) << kMigShift));
 }
 
-// The value of `key` for a GPU or MIG handle (null when unset), and the GPU it belongs to in
-// `owner`; false for a handle that names nothing.
-bool lookup(nvmlDevice_t h, const char* key, Device*& owner, json& out) {
+// The value of `key` for a GPU or MIG handle in `out` (a null value when unset), and the GPU it
+// belongs to in `owner`; false for a handle that names nothing.
+bool lookup(nvmlDevice_t h, const char* key, Device*& owner, const json*& out) {
+    static const json null_value;
     const auto raw = reinterpret_cast<std::uintptr_t>(h);
     const std::uintptr_t slot = raw >> kMigShift;
     owner = device(reinterpret_cast<nvmlDevice_t>(raw & ((1u << kMigShift) - 1)));
     if (!owner) return false;
     if (slot == 0) {
-        out = value(*owner, key);
+        out = &value(*owner, key);
         return true;
     }
     const json& instances = value(*owner, "mig_instances");
     if (!instances.is_array() || slot > instances.size()) return false;
     const json& m = instances[slot - 1];
-    out = m.contains(key) ? m[key] : json();
+    auto it = m.find(key);
+    out = it == m.end() ? &null_value : &*it;
     return true;
+}
+
+// A counter that grows each tick by that tick's `key` (what the scenario sets for it, 0 if
+// nothing): its value now. Past the last tick entry the last values hold, so the sum is closed.
+unsigned long long counter_now(const Device& d, const char* key) {
+    const auto now = static_cast<std::size_t>(current_tick(d.id));
+    const std::size_t last = d.resolved.size() - 1;
+    unsigned long long sum = 0;
+    for (std::size_t t = 0; t <= std::min(now, last); ++t) sum += d.resolved[t].value(key, 0ULL);
+    if (now > last) sum += (now - last) * d.resolved[last].value(key, 0ULL);
+    return sum;
 }
 
 // Scenario-injected failures and hangs for a call on a device (-1: not device-bound).
@@ -182,22 +195,22 @@ template <typename T>
 nvmlReturn_t number(nvmlDevice_t h, const char* call, const char* key, T* out) {
     std::lock_guard lock(g_mutex);
     Device* d = nullptr;
-    json v;
+    const json* v = nullptr;
     if (!lookup(h, key, d, v) || !out) return NVML_ERROR_INVALID_ARGUMENT;
     if (nvmlReturn_t rc = injected(call, d->id)) return rc;
-    if (v.is_null()) return NVML_ERROR_NOT_SUPPORTED;
-    *out = v.get<T>();
+    if (v->is_null()) return NVML_ERROR_NOT_SUPPORTED;
+    *out = v->get<T>();
     return NVML_SUCCESS;
 }
 
 nvmlReturn_t string_value(nvmlDevice_t h, const char* call, const char* key, char* buf, unsigned len) {
     std::lock_guard lock(g_mutex);
     Device* d = nullptr;
-    json v;
+    const json* v = nullptr;
     if (!lookup(h, key, d, v) || !buf) return NVML_ERROR_INVALID_ARGUMENT;
     if (nvmlReturn_t rc = injected(call, d->id)) return rc;
-    if (v.is_null()) return NVML_ERROR_NOT_SUPPORTED;
-    const auto& s = v.get_ref<const std::string&>();
+    if (v->is_null()) return NVML_ERROR_NOT_SUPPORTED;
+    const auto& s = v->get_ref<const std::string&>();
     if (s.size() + 1 > len) return NVML_ERROR_INSUFFICIENT_SIZE;
     std::memcpy(buf, s.c_str(), s.size() + 1);
     return NVML_SUCCESS;
@@ -230,8 +243,9 @@ nvmlReturn_t processes(nvmlDevice_t h, const char* call, const char* type, unsig
                        int record_bytes) {
     std::lock_guard lock(g_mutex);
     Device* d = nullptr;
-    json list;
-    if (!lookup(h, "processes", d, list) || !count) return NVML_ERROR_INVALID_ARGUMENT;
+    const json* found = nullptr;
+    if (!lookup(h, "processes", d, found) || !count) return NVML_ERROR_INVALID_ARGUMENT;
+    const json& list = *found;
     if (nvmlReturn_t rc = injected(call, d->id)) return rc;
     const bool on_mig = reinterpret_cast<std::uintptr_t>(h) >> kMigShift;
     std::vector<json> mine;
@@ -460,12 +474,7 @@ FAKE_API nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t h, unsign
     unsigned long long start = 0;
     if (nvmlReturn_t rc = number(h, "nvmlDeviceGetTotalEnergyConsumption", "energy_mj", &start)) return rc;
     std::lock_guard lock(g_mutex);
-    const Device* d = device(h);
-    unsigned long long sum = start;
-    const auto now = static_cast<std::size_t>(current_tick(d->id));
-    for (std::size_t t = 0; t <= now; ++t)
-        sum += d->resolved[std::min(t, d->resolved.size() - 1)].value("power_mw", 0ULL);
-    *mj = sum;
+    *mj = start + counter_now(*device(h), "power_mw");
     return NVML_SUCCESS;
 }
 FAKE_API nvmlReturn_t nvmlDeviceGetPcieReplayCounter(nvmlDevice_t h, unsigned* n) {
@@ -549,11 +558,9 @@ FAKE_API nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t h, int count, nvmlFi
             f.nvmlReturn = NVML_ERROR_NOT_SUPPORTED;
             continue;
         }
-        unsigned long long sum = 0;
-        for (std::size_t t = 0; t <= now; ++t) sum += d->resolved[std::min(t, d->resolved.size() - 1)].value(key, 0ULL);
         f.nvmlReturn = NVML_SUCCESS;
         f.valueType = NVML_VALUE_TYPE_UNSIGNED_LONG_LONG;
-        f.value.ullVal = sum;
+        f.value.ullVal = counter_now(*d, key);
     }
     return NVML_SUCCESS;
 }

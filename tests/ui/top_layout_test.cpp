@@ -277,3 +277,66 @@ TEST(TopLayout, ColoursFollowTheIndicatorTable) {
     m = render_marked(layout_top(in, ViewState{}, 160, 30).frame);
     EXPECT_NE(m.find("{best} 95%{/}"), std::string::npos) << m;
 }
+
+TEST(TopColumns, ParseNamesAndRefuseUnknownOnes) {
+    EXPECT_EQ(*parse_columns("user,gpu,gmem,sm,cpu,rss,io"), default_columns());
+    EXPECT_EQ(*parse_columns("age threads"), column_bit(Column::age) | column_bit(Column::threads));
+    EXPECT_EQ(*parse_columns(""), 0u);  // PID and COMMAND only
+    auto bad = parse_columns("cpu,mem");
+    ASSERT_FALSE(bad.ok());
+    EXPECT_NE(bad.error().message.find("unknown column 'mem' (known: user, state,"), std::string::npos);
+    auto hostile = parse_columns("\x1b]0;x\x07");
+    ASSERT_FALSE(hostile.ok());
+    EXPECT_EQ(hostile.error().message.find('\x1b'), std::string::npos);  // made printable
+}
+
+TEST(TopColumns, StateThreadsAgeAndGpuMemoryShare) {
+    Snapshot s = training_box();
+    s.time_unix_ms = 1'700'000'000'000;
+    GpuInfo g0, g1;
+    g0.index = 0;
+    g0.memory_total_bytes = 80ull << 30;
+    g1.index = 1;
+    g1.memory_total_bytes = 80ull << 30;
+    s.gpus = {g0, g1};
+    s.processes[1].state = 'R';
+    s.processes[1].threads = 42;
+    s.processes[1].start_time_ms = s.time_unix_ms - (3 * 3600 + 5 * 60) * 1000LL;  // 3h05
+    s.processes[6].start_time_ms = s.time_unix_ms - 2 * 86400 * 1000LL - 4 * 3600 * 1000LL;
+    ViewState v;
+    v.show_selection = false;
+    v.sort = SortKey::pid;
+    v.columns = *parse_columns("state,gmem,gmem_share,threads,age");
+    TopInput in;
+    in.snapshot = &s;
+    const std::string f = render_plain(layout_top(in, v, 100, 30).frame);
+    EXPECT_NE(f.find("   ▼PID S  GMEM GMEM%  THR    AGE COMMAND"), std::string::npos) << f;
+    // Sorted by pid the trainer is the second row: 30G of GPU0's 80G is 37.5 %.
+    EXPECT_NE(f.find("    100 R   30G  37.5   42   3h05 python train.py"), std::string::npos) << f;
+    EXPECT_NE(f.find("    200 ?   40G  50.0    -   2d4h jupyter-notebook"), std::string::npos) << f;
+    EXPECT_EQ(f.find("USER"), std::string::npos) << f;  // not chosen
+}
+
+TEST(TopColumns, ThePromptTogglesColumnsByLetter) {
+    ViewState v;
+    LayoutResult last;
+    handle_key(char_key('c'), last, v);
+    EXPECT_EQ(v.prompt, Prompt::columns);
+    handle_key(char_key('a'), last, v);  // age on
+    handle_key(char_key('u'), last, v);  // user off
+    handle_key(char_key('x'), last, v);  // no such column: nothing
+    EXPECT_EQ(v.prompt, Prompt::columns);
+    EXPECT_TRUE(v.columns & column_bit(Column::age));
+    EXPECT_FALSE(v.columns & column_bit(Column::user));
+    Snapshot s = training_box();
+    TopInput in;
+    in.snapshot = &s;
+    const std::string f = render_plain(layout_top(in, v, 200, 20).frame);
+    EXPECT_NE(f.find("Columns: u USER s S g GPU* m GMEM* M GMEM% S SM%* c CPU%* r RSS* i IO/s* t THR a AGE*"),
+              std::string::npos)
+        << f;
+    Key enter;
+    enter.code = KeyCode::enter;
+    handle_key(enter, last, v);
+    EXPECT_EQ(v.prompt, Prompt::none);
+}

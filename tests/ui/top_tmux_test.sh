@@ -62,6 +62,11 @@ wait_for "NVLink 18 up"
 wait_for "rows remapped"
 keys e
 wait_without "NVLink 18 up"
+# Columns: c opens the chooser, a adds AGE, t THR; Enter closes it.
+keys c
+wait_for "Columns:"
+keys a t Enter
+wait_for "THR    AGE COMMAND"
 keys s
 wait_for "Sort by:"
 keys c
