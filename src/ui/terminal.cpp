@@ -64,6 +64,10 @@ Result<std::unique_ptr<Terminal>> Terminal::open(bool color) {
     nonl();
     curs_set(0);
     set_escdelay(25);  // Esc cancels a prompt without a visible pause
+    // Clicks select rows and sort columns, the wheel scrolls (as in htop; most terminals still
+    // select text with Shift held). No click interval: a press acts at once.
+    mousemask(BUTTON1_PRESSED | BUTTON1_CLICKED | BUTTON4_PRESSED | BUTTON5_PRESSED, nullptr);
+    mouseinterval(0);
     t->color_ = color && has_colors();
     if (t->color_) {
         start_color();
@@ -139,6 +143,20 @@ std::optional<Key> Terminal::read_key(int timeout_ms) {
                 return Key{KeyCode::backspace};
             case KEY_RESIZE:
                 return Key{KeyCode::resize};
+            case KEY_MOUSE: {
+                MEVENT ev{};
+                if (getmouse(&ev) != OK) return Key{KeyCode::other};
+                Key k;
+                k.x = ev.x;
+                k.y = ev.y;
+                if (ev.bstate & BUTTON4_PRESSED)
+                    k.code = KeyCode::wheel_up;
+                else if (ev.bstate & BUTTON5_PRESSED)
+                    k.code = KeyCode::wheel_down;
+                else if (ev.bstate & (BUTTON1_PRESSED | BUTTON1_CLICKED))
+                    k.code = KeyCode::click;
+                return k;
+            }
             default:
                 return Key{KeyCode::other};
         }

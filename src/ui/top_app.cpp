@@ -11,10 +11,12 @@
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <thread>
 #include <unistd.h>
 
 #include "core/clock.hpp"
+#include "core/printable.hpp"
 #include "diagnose/indicators.hpp"
 #include "ui/terminal.hpp"
 #include "ui/top_keys.hpp"
@@ -140,22 +142,43 @@ SelfUsage self_usage(const Snapshot& s, bool from_proc) {
     return u;
 }
 
-// Sends `sig` to `pid` if the user may: their own process, or any process as root; never when the
-// rows come from another /proc (--proc-root: a container's, a copy), where the pid names another
-// process than here.
-std::string send_signal(const Snapshot& s, std::uint32_t pid, int sig, bool local_proc) {
-    const char* name = sig == SIGKILL ? "SIGKILL" : "SIGTERM";
+// Why the user may not act (signal, renice) on `pid`, or empty when they may: their own process,
+// or any process as root; never when the rows come from another /proc (--proc-root: a container's,
+// a copy), where the pid names another process than here. `p` is the process when it is there.
+std::string refusal(const Snapshot& s, std::uint32_t pid, bool local_proc, const char* what, const ProcessInfo*& p) {
+    p = nullptr;
     if (!local_proc)
         return "refused: the processes shown come from --proc-root, not this machine's /proc (pid " +
                std::to_string(pid) + " here may be another process)";
-    auto it = std::find_if(s.processes.begin(), s.processes.end(), [&](const ProcessInfo& p) { return p.pid == pid; });
+    auto it = std::find_if(s.processes.begin(), s.processes.end(), [&](const ProcessInfo& x) { return x.pid == pid; });
     if (it == s.processes.end()) return "process " + std::to_string(pid) + " is gone";
+    p = &*it;
     if (geteuid() != 0 && it->uid != geteuid())
-        return "refused: " + std::to_string(pid) + " belongs to " + it->user +
-               " (only root signals other users' processes)";
+        return "refused: " + std::to_string(pid) + " belongs to " + printable(it->user) + " (only root " + what +
+               " other users' processes)";
+    return {};
+}
+
+std::string send_signal(const Snapshot& s, std::uint32_t pid, int sig, bool local_proc) {
+    const char* name = sig == SIGKILL ? "SIGKILL" : "SIGTERM";
+    const ProcessInfo* p = nullptr;
+    if (std::string no = refusal(s, pid, local_proc, "signals", p); !no.empty()) return no;
     if (kill(static_cast<pid_t>(pid), sig) != 0)
         return std::string(name) + " to " + std::to_string(pid) + " failed: " + std::strerror(errno);
-    return std::string("sent ") + name + " to " + std::to_string(pid) + " (" + it->name + ")";
+    return std::string("sent ") + name + " to " + std::to_string(pid) + " (" + printable(p->name) + ")";
+}
+
+// Sets the nice value of `pid` (its main thread's, as renice(1) does), with the same refusals.
+std::string renice(const Snapshot& s, std::uint32_t pid, int nice, bool local_proc) {
+    const ProcessInfo* p = nullptr;
+    if (std::string no = refusal(s, pid, local_proc, "renices", p); !no.empty()) return no;
+    if (setpriority(PRIO_PROCESS, static_cast<id_t>(pid), nice) != 0) {
+        const int e = errno;
+        std::string why = std::strerror(e);
+        if (e == EACCES) why += " (only root may lower a nice value)";
+        return "renice " + std::to_string(pid) + " to " + std::to_string(nice) + " failed: " + why;
+    }
+    return "reniced " + std::to_string(pid) + " (" + printable(p->name) + ") to " + std::to_string(nice);
 }
 
 void terminal_size(int& w, int& h) {
@@ -252,6 +275,7 @@ int run_top_interactive(const TopOptions& o, std::string& error) {
         KeyOutcome out = handle_key(*key, last, view);
         if (out.quit) break;
         if (out.signal && input.snapshot) view.message = send_signal(shown, out.pid, out.signal, o.local_proc);
+        if (out.nice && input.snapshot) view.message = renice(shown, out.pid, *out.nice, o.local_proc);
     }
     // The terminal first: the sampling thread may be waiting out an NVML deadline, and the
     // user should get the shell back at once.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <csignal>
+#include <string>
 
 namespace baton::ui {
 
@@ -83,6 +84,30 @@ KeyOutcome handle_key(const Key& key, const LayoutResult& last, ViewState& v) {
             if (out.signal) out.pid = v.selected_pid;
             if (!out.signal) v.message = "nothing sent";
             return out;
+        case Prompt::renice:
+            if (key.code == KeyCode::enter) {
+                v.prompt = Prompt::none;
+                int value = 0;
+                const std::string& t = v.edit;
+                bool ok = !t.empty() && t.size() <= 3 && t != "-" && t != "+";
+                for (std::size_t i = 0; ok && i < t.size(); ++i)
+                    ok = (t[i] >= '0' && t[i] <= '9') || (i == 0 && (t[i] == '-' || t[i] == '+'));
+                if (ok) value = std::stoi(t);
+                if (!ok || value < -20 || value > 19) {
+                    v.message = "not a nice value (-20 to 19): nothing changed";
+                    return out;
+                }
+                out.nice = value;
+                out.pid = v.selected_pid;
+            } else if (key.code == KeyCode::escape) {
+                v.prompt = Prompt::none;
+                v.message = "nothing changed";
+            } else if (key.code == KeyCode::backspace) {
+                pop_utf8(v.edit);
+            } else if (((c >= '0' && c <= '9') || c == '-' || c == '+') && v.edit.size() < 3) {
+                v.edit.push_back(static_cast<char>(c));
+            }
+            return out;
         case Prompt::columns:
             if (key.code == KeyCode::enter || key.code == KeyCode::escape) {
                 v.prompt = Prompt::none;
@@ -101,6 +126,23 @@ KeyOutcome handle_key(const Key& key, const LayoutResult& last, ViewState& v) {
     }
     const int page = std::max(1, last.visible_rows - 1);
     switch (key.code) {
+        case KeyCode::wheel_up:
+            move_selection(last, v, -3);
+            return out;
+        case KeyCode::wheel_down:
+            move_selection(last, v, 3);
+            return out;
+        case KeyCode::click:
+            if (last.header_line >= 0 && key.y == last.header_line) {
+                for (const LayoutResult::SortCell& cell : last.sort_cells)
+                    if (key.x >= cell.from && key.x < cell.to) v.sort = cell.key;
+            } else if (last.header_line >= 0 && key.y > last.header_line &&
+                       key.y <= last.header_line + last.visible_rows) {
+                const int row = last.scroll + key.y - last.header_line - 1;
+                if (row >= 0 && row < static_cast<int>(last.row_pids.size()))
+                    v.selected_pid = last.row_pids[static_cast<std::size_t>(row)];
+            }
+            return out;
         case KeyCode::up:
             move_selection(last, v, -1);
             return out;
@@ -158,6 +200,15 @@ KeyOutcome handle_key(const Key& key, const LayoutResult& last, ViewState& v) {
             break;
         case 'K':
             v.kernel_threads = !v.kernel_threads;
+            break;
+        case 'r':
+            v.selected_pid = selected(last, v);
+            if (v.selected_pid == 0) {
+                v.message = "no process selected";
+            } else {
+                v.prompt = Prompt::renice;
+                v.edit.clear();
+            }
             break;
         case 'k':
             v.selected_pid = selected(last, v);

@@ -3,17 +3,35 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 #include "ui/top_layout.hpp"
 #include "ui/view_state.hpp"
 
 namespace baton::ui {
 
-enum class KeyCode { character, up, down, page_up, page_down, home, end, enter, escape, backspace, resize, other };
+enum class KeyCode {
+    character,
+    up,
+    down,
+    page_up,
+    page_down,
+    home,
+    end,
+    enter,
+    escape,
+    backspace,
+    resize,
+    click,     // a mouse button pressed or clicked at (x, y)
+    wheel_up,  // the mouse wheel
+    wheel_down,
+    other
+};
 
 struct Key {
     KeyCode code = KeyCode::other;
-    char32_t ch = 0;  // for KeyCode::character
+    char32_t ch = 0;   // for KeyCode::character
+    int x = 0, y = 0;  // for mouse events: the cell, 0-based from the top left
 };
 
 inline Key char_key(char32_t c) {
@@ -22,7 +40,8 @@ inline Key char_key(char32_t c) {
 
 struct KeyOutcome {
     bool quit = false;
-    int signal = 0;  // non-zero: send this signal to `pid` (confirmed by the user)
+    int signal = 0;           // non-zero: send this signal to `pid` (confirmed by the user)
+    std::optional<int> nice;  // set: renice `pid` to this value
     std::uint32_t pid = 0;
 };
 

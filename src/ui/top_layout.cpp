@@ -90,7 +90,7 @@ class Layout {
     Line disks() const;
     Line networks() const;
     std::vector<Line> graphs(int budget) const;
-    Line table_header() const;
+    Line table_header(std::vector<LayoutResult::SortCell>* cells = nullptr) const;
     Line process_line(const ProcessRow& r, bool selected) const;
     Line status() const;
     std::vector<Line> help() const;
@@ -594,21 +594,28 @@ std::string age_text(double seconds) {
     return fmt::format("{}d{}h", s / 86400, s % 86400 / 3600);
 }
 
-Line Layout::table_header() const {
+Line Layout::table_header(std::vector<LayoutResult::SortCell>* cells) const {
+    std::string h;
     auto col = [&](const char* name, int width, std::optional<SortKey> key, bool left = false) {
         std::string n = name;
         if (key && v_.sort == *key) n = (v_.ascii ? "v" : "▼") + n;
+        if (key && cells) {
+            const int from = display_width(h);
+            cells->push_back({from, from + width, *key});
+        }
         return left ? pad_right(n, width) : pad_left(n, width);
     };
-    std::string h = col("PID", kPid, SortKey::pid);
+    h = col("PID", kPid, SortKey::pid);
     for (const ColumnSpec& c : column_specs()) {
         if (!(v_.columns & column_bit(c.column))) continue;
+        h += " ";
         if (c.column == Column::io && v_.tree)
-            h += " " + pad_left("TREE%", c.width);
+            h += pad_left("TREE%", c.width);
         else
-            h += " " + col(c.header, c.width, column_sort(c.column), c.column == Column::user);
+            h += col(c.header, c.width, column_sort(c.column), c.column == Column::user);
     }
-    h += " " + col("COMMAND", 7, SortKey::command, true);
+    h += " ";
+    h += col("COMMAND", 7, SortKey::command, true);
     Line l;
     l.add(clip(h, w_), Style::column);
     l.fill = Style::column;
@@ -717,6 +724,14 @@ Line Layout::status() const {
                   Style::status);
             return l;
         }
+        case Prompt::renice: {
+            std::string name;
+            if (const ProcessInfo* p = find_process(v_.selected_pid)) name = " (" + printable(p->name) + ")";
+            l.add(fmt::format("Renice {}{} to: {}_   (-20 to 19, higher = less CPU; Enter applies, Esc cancels)",
+                              v_.selected_pid, name, v_.edit),
+                  Style::status);
+            return l;
+        }
         case Prompt::columns: {
             std::string s = "Columns:";
             for (const ColumnSpec& c : column_specs())
@@ -756,6 +771,8 @@ std::vector<Line> Layout::help() const {
         "  g          only processes on a GPU",
         "  K          show or hide kernel threads (hidden at start)",
         "  k          send SIGTERM or SIGKILL to the selected process (asks first)",
+        "  r          renice the selected process (your own; any as root)",
+        "  mouse      click a row to select it, a column header to sort by it; the wheel scrolls",
         "  Up Down    move the selection; PgUp PgDn Home End",
         "  p          pause: keep this picture",
         "  G          history graphs on or off (shown where the terminal has room)",
@@ -842,7 +859,8 @@ LayoutResult Layout::build() {
         for (Line& l : help())
             if (static_cast<int>(out.size()) < h_ - 1) out.push_back(std::move(l));
     } else if (s_.processes_collected && table_rows >= 1) {
-        out.push_back(table_header());
+        r.header_line = static_cast<int>(out.size());
+        out.push_back(table_header(&r.sort_cells));
         const int visible = table_rows - 1;
         r.visible_rows = std::max(0, visible);
         int selected = 0;

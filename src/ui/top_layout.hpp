@@ -39,6 +39,14 @@ struct LayoutResult {
     int scroll = 0;                       // first row shown
     int visible_rows = 0;                 // rows the table had room for
     bool gpu_details_shown = false;       // the expanded GPU panel is on screen (what `e` turns off)
+    // Where the table is, for the mouse: the line of its header (-1: not shown) and the columns of
+    // each header cell that sorts, [from, to).
+    int header_line = -1;
+    struct SortCell {
+        int from, to;
+        SortKey key;
+    };
+    std::vector<SortCell> sort_cells;
 };
 
 LayoutResult layout_top(const TopInput& in, const ViewState& v, int width, int height);

@@ -31,6 +31,7 @@ enum class Prompt {
     sort,     // choosing the sort column
     kill,     // confirming a signal to the selected process
     columns,  // choosing the process table's columns
+    renice,   // typing a nice value for the selected process
 };
 
 struct ViewState {

@@ -340,3 +340,82 @@ TEST(TopColumns, ThePromptTogglesColumnsByLetter) {
     handle_key(enter, last, v);
     EXPECT_EQ(v.prompt, Prompt::none);
 }
+
+TEST(TopKeys, ReniceAsksForAValueInRange) {
+    Snapshot s = training_box();
+    ViewState v;
+    TopInput in;
+    in.snapshot = &s;
+    LayoutResult last = layout_top(in, v, 100, 30);
+    handle_key(char_key('r'), last, v);
+    ASSERT_EQ(v.prompt, Prompt::renice);
+    const std::uint32_t pid = v.selected_pid;  // the first row: the notebook holding most GPU memory
+    EXPECT_EQ(pid, 200u);
+    EXPECT_NE(render_plain(layout_top(in, v, 120, 30).frame).find("Renice 200 (jupyter-notebook) to: _"),
+              std::string::npos);
+    for (char32_t c : {U'1', U'x', U'0'}) handle_key(char_key(c), last, v);  // letters are not typed
+    Key enter;
+    enter.code = KeyCode::enter;
+    KeyOutcome out = handle_key(enter, last, v);
+    EXPECT_EQ(out.nice, 10);
+    EXPECT_EQ(out.pid, 200u);
+    EXPECT_EQ(v.prompt, Prompt::none);
+    // Out of range, or no number: nothing is sent, and the user is told.
+    for (const char* typed : {"-30", "-", "", "+20"}) {
+        handle_key(char_key('r'), last, v);
+        for (const char* c = typed; *c; ++c) handle_key(char_key(static_cast<char32_t>(*c)), last, v);
+        out = handle_key(enter, last, v);
+        EXPECT_FALSE(out.nice.has_value()) << typed;
+        EXPECT_NE(v.message.find("nothing changed"), std::string::npos) << typed;
+    }
+    handle_key(char_key('r'), last, v);
+    handle_key(char_key('-'), last, v);
+    handle_key(char_key('5'), last, v);
+    out = handle_key(enter, last, v);
+    EXPECT_EQ(out.nice, -5);  // lowering is root's; the app reports the kernel's refusal
+    Key esc;
+    esc.code = KeyCode::escape;
+    handle_key(char_key('r'), last, v);
+    EXPECT_FALSE(handle_key(esc, last, v).nice.has_value());
+    EXPECT_EQ(v.prompt, Prompt::none);
+}
+
+TEST(TopKeys, MouseSortsByHeaderSelectsRowsAndScrolls) {
+    Snapshot s = training_box();
+    ViewState v;
+    TopInput in;
+    in.snapshot = &s;
+    LayoutResult last = layout_top(in, v, 100, 30);
+    ASSERT_GE(last.header_line, 0);
+    const std::string f = render_plain(last.frame);
+    // The header line as drawn: find "CPU%" in it and click there.
+    std::size_t start = 0;
+    for (int i = 0; i < last.header_line; ++i) start = f.find('\n', start) + 1;
+    const std::string header = f.substr(start, f.find('\n', start) - start);
+    const std::size_t cpu_at = header.find("CPU%");
+    ASSERT_NE(cpu_at, std::string::npos) << header;
+    Key click;
+    click.code = KeyCode::click;
+    click.x = display_width(header.substr(0, cpu_at)) + 1;
+    click.y = last.header_line;
+    handle_key(click, last, v);
+    EXPECT_EQ(v.sort, SortKey::cpu);
+    // A click on the third row selects its process.
+    last = layout_top(in, v, 100, 30);
+    click.x = 3;
+    click.y = last.header_line + 3;
+    handle_key(click, last, v);
+    EXPECT_EQ(v.selected_pid, last.row_pids[2]);
+    // The wheel moves the selection three rows; a click outside the table does nothing.
+    Key wheel;
+    wheel.code = KeyCode::wheel_down;
+    handle_key(wheel, last, v);
+    EXPECT_EQ(v.selected_pid, last.row_pids[5]);
+    wheel.code = KeyCode::wheel_up;
+    handle_key(wheel, last, v);
+    EXPECT_EQ(v.selected_pid, last.row_pids[2]);
+    click.y = 0;
+    handle_key(click, last, v);
+    EXPECT_EQ(v.selected_pid, last.row_pids[2]);
+    EXPECT_EQ(v.sort, SortKey::cpu);
+}

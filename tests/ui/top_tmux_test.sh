@@ -100,6 +100,15 @@ while kill -0 "$victim_pid" 2>/dev/null; do
   sleep 0.1
 done
 victim_pid=""
+# r renices the selected process (ours): the sleeper to 5.
+keys /
+keys C-u "$marker-sleeper" Enter
+wait_for "$marker-sleeper 300"
+keys r
+wait_for "Renice $sleeper_pid"
+keys 5 Enter
+wait_for "reniced $sleeper_pid"
+[ "$(ps -o ni= -p "$sleeper_pid" | tr -d ' ')" = 5 ] || fail "the sleeper's nice value is not 5"
 keys / C-u Enter  # Ctrl-U empties the filter: every process again
 wait_without "filter \""
 # Colours: GPU memory under 60 % is "low" (cyan, SGR 36).
@@ -131,6 +140,11 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null && setpriv --reuid=65534 
   keys y
   wait_for "refused: $sleeper_pid belongs to root"
   kill -0 "$sleeper_pid" || fail "a refused signal was sent anyway"
+  keys r
+  wait_for "Renice $sleeper_pid"
+  keys 9 Enter
+  wait_for "refused: $sleeper_pid belongs to root (only root renices"
+  [ "$(ps -o ni= -p "$sleeper_pid" | tr -d ' ')" = 5 ] || fail "a refused renice changed the nice value"
   keys q
   wait_for "EXIT-nobody=0"
 else
