@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Side-by-side cost of a live view, in one run: `baton top -d 1` against `glances -t 1` (Debian's
 # glances) and `btop` (Debian's btop, update_ms = 1000, its graphs on as always), each run for
-# SECONDS (default 30) inside a detached tmux terminal of 120x40, on a box with IDLE extra idle
+# SECONDS (default 90: baton trusts processes idle for 30 s to stay idle, so its steady state starts
+# after that) inside a detached tmux terminal of 120x40, on a box with IDLE extra idle
 # processes (default 450, removed on exit). baton runs twice: with its history graphs on and 10
 # minutes of history (the default), and with graphs off and the shortest history (1 minute), so the
 # difference is what the graphs cost. For each run it reads, from /proc, the CPU time (utime + stime
@@ -15,7 +16,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 idle=${1:-450}
-seconds=${2:-30}
+seconds=${2:-90}
 baton=${BATON:-$root/build/src/cli/baton}
 [ -x "$baton" ] || { echo "run scripts/test.sh first" >&2; exit 2; }
 "$root/scripts/apt-install.sh" glances btop tmux

@@ -72,6 +72,12 @@ int run_top(const TopArgs& a, const std::string& config_path) {
     if (!sampler.ok()) return runtime_error(sampler.error().message);
     o.sampler = *sampler;
     o.sampler.priming_seconds = std::min(0.5, a.delay);
+    // As the agent: a process idle for 30 s is taken as idle between its full reads (every 5 s)
+    // instead of having its schedstat read every tick, on ticks where nothing forked or exited.
+    // Reading schedstat for hundreds of sleeping daemons is most of a live view's CPU; what it
+    // gives up (a long-sleeping process that wakes shows its CPU up to 5 s late, its totals intact)
+    // matters little on a screen. [sample] skip_idle_processes = false turns it off.
+    o.sampler.trust_idle_after_seconds = 30;
     std::error_code ec;
     o.local_proc = std::filesystem::weakly_canonical(o.sampler.proc_root, ec) == "/proc";
     o.thresholds = cfg->thresholds;
