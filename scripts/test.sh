@@ -8,6 +8,7 @@ cd "$(dirname "$0")/.."
 test_packages=(
   libgtest-dev googletest  # the unit and integration tests
   tmux                     # the end-to-end test drives baton top inside tmux
+  python3-pyte             # the mouse test reads baton top's screen through pyte's terminal emulator
   clang-format             # the format-check target
   clang                    # scripts/fuzz.sh: libFuzzer targets
   python3-psutil           # bench/: the psutil side of the comparison
