@@ -188,11 +188,6 @@ std::vector<Line> Layout::gpus() const {
     return out;
 }
 
-// "1.5G/s"; "-" when unknown.
-std::string rate_or_dash(const std::optional<double>& v) {
-    return v ? rate_text(v) : "-";
-}
-
 // "3g.40gb" from "NVIDIA H100 80GB HBM3 MIG 3g.40gb": the MIG profile, else the whole name.
 std::string mig_profile(const std::string& name) {
     const std::size_t at = name.rfind("MIG ");
@@ -240,14 +235,14 @@ std::vector<Line> Layout::gpu_details(const GpuInfo& g) const {
         }
         if (g.pcie_rx_bytes_per_second || g.pcie_tx_bytes_per_second)
             p.push_back(text_piece(
-                "rx " + rate_or_dash(g.pcie_rx_bytes_per_second) + " tx " + rate_or_dash(g.pcie_tx_bytes_per_second),
+                "rx " + rate_text(g.pcie_rx_bytes_per_second) + " tx " + rate_text(g.pcie_tx_bytes_per_second),
                 Style::plain, 4));
         if (g.nvlink_links_active) {
             p.push_back(text_piece(fmt::format("NVLink {} up", *g.nvlink_links_active), Style::plain, 0));
             if (*g.nvlink_links_active > 0)
-                p.push_back(text_piece("rx " + rate_or_dash(g.nvlink_rx_bytes_per_second) + " tx " +
-                                           rate_or_dash(g.nvlink_tx_bytes_per_second),
-                                       Style::plain, 3));
+                p.push_back(text_piece(
+                    "rx " + rate_text(g.nvlink_rx_bytes_per_second) + " tx " + rate_text(g.nvlink_tx_bytes_per_second),
+                    Style::plain, 3));
         }
         if (g.pcie_replay_total && *g.pcie_replay_total > 0)
             p.push_back(text_piece(fmt::format("replays {}", *g.pcie_replay_total), Style::elevated, 2));
