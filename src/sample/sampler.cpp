@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include "core/clock.hpp"
 
@@ -77,8 +78,13 @@ void Sampler::read_once(Snapshot& snap) {
     });
     if (unmatched && processes_) {
         if (!device_files_) device_files_ = std::make_unique<os::GpuDeviceFiles>(options_.proc_root, options_.dev_root);
+        // baton itself holds the GPUs' files through NVML (no CUDA context), and its own
+        // descriptor table is the largest there is (three per process it watches).
+        static const std::vector<unsigned> none;
+        const std::uint32_t self = options_.proc_root == "/proc" ? static_cast<std::uint32_t>(getpid()) : 0;
         join_gpu_processes_by_device_files(snap, [&](const ProcessInfo& p) -> const std::vector<unsigned>& {
-            return device_files_->minors(p.pid, p.start_time_ms, now);
+            if (p.pid == self) return none;
+            return device_files_->minors(p.pid, p.start_time_ms, p.cpu_seconds_total, now);
         });
         device_files_->forget_older_than(now - 2 * os::GpuDeviceFiles::refresh_seconds);
     }

@@ -24,12 +24,20 @@ std::optional<unsigned> nvidia_minor(std::string_view target, std::string_view d
 GpuDeviceFiles::GpuDeviceFiles(std::string proc_root, std::string dev_root)
     : proc_root_(std::move(proc_root)), dev_root_(std::move(dev_root)) {}
 
-const std::vector<unsigned>& GpuDeviceFiles::minors(std::uint32_t pid, std::int64_t start_time_ms, double now) {
+const std::vector<unsigned>& GpuDeviceFiles::minors(std::uint32_t pid, std::int64_t start_time_ms,
+                                                    double cpu_seconds_total, double now) {
     Entry& e = cache_[pid];
     e.asked_at = now;
-    if (e.start_time_ms == start_time_ms && now - e.read_at < refresh_seconds) return e.minors;
+    const bool known = e.start_time_ms == start_time_ms && e.read_at > -1e18;
+    if (known) {
+        const bool ran = cpu_seconds_total != e.cpu_seconds_at_read;
+        if (now - e.read_at < refresh_seconds || (!ran && now < e.idle_due)) return e.minors;
+    }
+    e.idle_due = now + (known ? idle_refresh_seconds : idle_refresh_seconds * (0.5 + 0.5 * (pid % 61) / 61.0));
     e.start_time_ms = start_time_ms;
     e.read_at = now;
+    e.cpu_seconds_at_read = cpu_seconds_total;
+    ++reads_;
     e.minors.clear();
     const std::string dir = proc_root_ + "/" + std::to_string(pid) + "/fd";
     DIR* d = opendir(dir.c_str());
