@@ -81,6 +81,31 @@ for round in 1 2 3; do
   sleep 2
 done
 
+# The GPU panel's fields (`baton top`'s `e`): clocks against their maxima, fan, video engines, PCIe
+# link, ECC, retired pages and remapped rows, modes, NVLinks up. In fake mode, also on the
+# scenarios that have what r535-records lacks (a fan, remapped rows, NVLinks, MIG, retired pages).
+panel_check() {  # NAME: one panel comparison, files under $out/panel-NAME.*
+  local name=$1 fields
+  fields=$("$python" "$root/scripts/device_check.py" panel-fields)
+  if ! "$smi" --query-gpu="uuid,$fields" --format=csv,noheader,nounits > "$out/panel-$name.csv" 2> "$out/panel-$name.err"; then
+    echo "nvidia-smi refused the panel query: $(head -1 "$out/panel-$name.err")"
+    return 1
+  fi
+  "$smi" nvlink -s > "$out/panel-$name-nvlink.txt" 2>&1 || true  # fails on a GPU without NVLink
+  "$baton" snapshot --json --no-processes > "$out/panel-$name.jsonl" &&
+    "$python" "$root/scripts/device_check.py" panel "$out/panel-$name.jsonl" "$out/panel-$name.csv" \
+      "$out/panel-$name-nvlink.txt"
+}
+say "GPU panel fields: nvidia-smi and baton"
+panel_check gpu || status=1
+if [ $fake -eq 1 ]; then
+  for scenario in throttled eight-busy mig no-v3; do
+    say "GPU panel fields, fake scenario $scenario"
+    BATON_NVML_LIBRARY=$build/tests/fake_nvml/$scenario/libnvidia-ml.so.1 \
+      BATON_FAKE_NVML_SCENARIO=$root/tests/fake_nvml/scenarios/$scenario.json panel_check "$scenario" || status=1
+  done
+fi
+
 if "$python" -c "import pynvml" 2>/dev/null; then
   say "nvidia-ml-py cross-check (memory, MiB)"
   # nvmlDeviceGetMemoryInfo (v1) counts the driver's reserved memory as used; baton reads the v2

@@ -5,21 +5,17 @@
 
 #include <fmt/format.h>  // header-only (fmt::fmt-header-only)
 
+#include "sample/process_lookup.hpp"
+
 namespace baton {
 
 namespace {
-
-const ProcessInfo* find(const Snapshot& s, std::uint32_t pid) {
-    auto it = std::lower_bound(s.processes.begin(), s.processes.end(), pid,
-                               [](const ProcessInfo& p, std::uint32_t v) { return p.pid < v; });
-    return it != s.processes.end() && it->pid == pid ? &*it : nullptr;
-}
 
 // Reparented: its parent is init, or a user's service manager (systemd --user is the subreaper of a
 // login session's orphans): neither started it.
 bool adopted(const Snapshot& s, const ProcessInfo& p) {
     if (p.ppid <= 1) return true;
-    const ProcessInfo* parent = find(s, p.ppid);
+    const ProcessInfo* parent = find_process(s, p.ppid);
     return parent && parent->name == "systemd";
 }
 
@@ -48,7 +44,7 @@ std::vector<Leftover> find_leftovers(const Snapshot& snap, const std::map<std::u
     // baton clean and its ancestors (the shell, sudo, sshd) are never candidates.
     std::set<std::uint32_t> self;
     for (std::uint32_t pid = filter.caller_pid; pid > 1 && self.insert(pid).second;) {
-        const ProcessInfo* p = find(snap, pid);
+        const ProcessInfo* p = find_process(snap, pid);
         if (!p) break;
         pid = p->ppid;
     }
@@ -78,7 +74,7 @@ std::vector<Leftover> find_leftovers(const Snapshot& snap, const std::map<std::u
             continue;
         }
         const bool holds_gpu = l.gpu_memory_bytes > 0 || !l.gpus.empty();
-        const bool group_gone = pf.pgid && pf.pgid != p.pid && !find(snap, pf.pgid);
+        const bool group_gone = pf.pgid && pf.pgid != p.pid && !find_process(snap, pf.pgid);
         std::string gpu_text;
         if (holds_gpu) {
             std::string list;
@@ -111,7 +107,7 @@ std::vector<Leftover> find_leftovers(const Snapshot& snap, const std::map<std::u
     // (a zombie cannot be, and the parent may be a live job).
     for (const auto& [ppid, zombies] : zombies_of) {
         if (zombies.empty()) continue;
-        const ProcessInfo* parent = find(snap, ppid);
+        const ProcessInfo* parent = find_process(snap, ppid);
         for (const ProcessInfo* z : zombies) {
             Leftover l;
             l.kind = LeftoverKind::defunct;

@@ -5,6 +5,7 @@
 #include <unordered_set>
 
 #include "diagnose/series.hpp"
+#include "sample/process_lookup.hpp"
 
 namespace baton {
 
@@ -48,9 +49,9 @@ bool session_level(const ProcessInfo& p) {
 std::uint32_t job_root(const Snapshot& s, std::uint32_t pid) {
     std::uint32_t at = pid;
     for (int depth = 0; depth < 4096; ++depth) {  // bounded: a hostile snapshot may hold a cycle
-        const ProcessInfo* p = process_at(s, at);
+        const ProcessInfo* p = find_process(s, at);
         if (!p) return at;
-        const ProcessInfo* parent = process_at(s, p->ppid);
+        const ProcessInfo* parent = find_process(s, p->ppid);
         if (!parent || parent->pid == p->pid || session_level(*parent)) return at;
         at = parent->pid;
     }
@@ -65,7 +66,7 @@ std::vector<const ProcessInfo*> process_trees(const Snapshot& s, const std::vect
     std::vector<const ProcessInfo*> out;
     std::unordered_set<std::uint32_t> seen;
     for (std::uint32_t pid : roots)
-        if (const ProcessInfo* p = process_at(s, pid); p && seen.insert(p->pid).second) out.push_back(p);
+        if (const ProcessInfo* p = find_process(s, pid); p && seen.insert(p->pid).second) out.push_back(p);
     if (out.empty()) return out;
     std::unordered_map<std::uint32_t, std::vector<const ProcessInfo*>> kids;
     for (const ProcessInfo& p : s.processes)

@@ -10,6 +10,7 @@
 #include "diagnose/job.hpp"
 #include "diagnose/rules.hpp"
 #include "sample/gpu/throttle_reasons.hpp"
+#include "sample/process_lookup.hpp"
 
 namespace baton {
 
@@ -132,7 +133,7 @@ void gpu_idle_held(const Window& w, const Thresholds& t, unsigned index, std::ve
     if (!g) return;
     for (const GpuProcess& gp : g->processes) {
         if (gp.used_memory_bytes.value_or(0) == 0) continue;
-        const ProcessInfo* p = process_at(last, gp.our_pid());
+        const ProcessInfo* p = find_process(last, gp.our_pid());
         if (!p) continue;
         const double age_minutes = (static_cast<double>(last.time_unix_ms - p->start_time_ms)) / 60000.0;
         if (age_minutes < t.idle_held_minutes) continue;
@@ -142,7 +143,7 @@ void gpu_idle_held(const Window& w, const Thresholds& t, unsigned index, std::ve
         Series cpu = series(
             w,
             [&](const Snapshot& s) -> std::optional<double> {
-                const ProcessInfo* q = process_at(s, gp.our_pid());
+                const ProcessInfo* q = find_process(s, gp.our_pid());
                 return q ? q->cpu_percent : std::nullopt;
             },
             [&](double v) { return v > t.gpu_idle_percent; });
@@ -180,11 +181,11 @@ void gpu_contention(const Window& w, const Thresholds& t, unsigned index, std::v
     // one job, and a false alarm is worse than a missed one here.
     std::set<std::uint32_t> jobs;
     for (std::uint32_t pid : computing)
-        if (process_at(last, pid)) jobs.insert(job_root(last, pid));
+        if (find_process(last, pid)) jobs.insert(job_root(last, pid));
     if (jobs.size() < 2) return;
     std::string who;
     for (std::uint32_t pid : computing) {
-        const ProcessInfo* p = process_at(last, pid);
+        const ProcessInfo* p = find_process(last, pid);
         who += fmt::format("{}{} ({})", who.empty() ? "" : ", ", pid, p ? p->user + " " + p->name : std::string("?"));
     }
     Finding f = make_finding(
@@ -318,7 +319,7 @@ void gpu_memory_leak(const Window& w, const Thresholds& t, std::vector<Finding>&
         // steps followed by a plateau; seen on an H200 (docs/device-runs/), it is not a leak.
         const double middle = v[v.size() / 2];
         if (middle - v.front() < growth / 4 || v.back() - middle < growth / 4) continue;
-        const ProcessInfo* p = process_at(w.back(), pid);
+        const ProcessInfo* p = find_process(w.back(), pid);
         Finding f = make_finding(
             "gpu_memory_leak", Severity::warning, fmt::format("pid:{}", pid),
             fmt::format("pid {}{} grew its GPU memory from {} to {} over the window and never gave it back", pid,

@@ -72,10 +72,4 @@ std::vector<unsigned> gpu_indices(const Window& w) {
     return out;
 }
 
-const ProcessInfo* process_at(const Snapshot& s, std::uint32_t pid) {
-    auto it = std::lower_bound(s.processes.begin(), s.processes.end(), pid,
-                               [](const ProcessInfo& p, std::uint32_t v) { return p.pid < v; });
-    return it != s.processes.end() && it->pid == pid ? &*it : nullptr;
-}
-
 }  // namespace baton

@@ -75,7 +75,5 @@ const GpuInfo* gpu_at(const Snapshot& s, unsigned index);
 bool gpu_is_fed(const Window& w, unsigned index, const Thresholds& t);
 // Every GPU index seen in the window, in order.
 std::vector<unsigned> gpu_indices(const Window& w);
-// The process with this pid (the processes are sorted by pid), or null.
-const ProcessInfo* process_at(const Snapshot& s, std::uint32_t pid);
 
 }  // namespace baton

@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>  // header-only (fmt::fmt-header-only)
 
+#include "sample/process_lookup.hpp"
+
 namespace baton {
 
 const char* check_status_name(CheckStatus s) {
@@ -348,9 +350,8 @@ void orphan_check(const DoctorFacts& f, std::vector<CheckItem>& out) {
     std::string orphans;
     for (const GpuInfo& g : f.snapshot.gpus)
         for (const GpuProcess& gp : g.processes) {
-            auto it = std::lower_bound(f.snapshot.processes.begin(), f.snapshot.processes.end(), gp.our_pid(),
-                                       [](const ProcessInfo& p, std::uint32_t v) { return p.pid < v; });
-            if (it == f.snapshot.processes.end() || it->pid != gp.our_pid()) continue;
+            const ProcessInfo* it = find_process(f.snapshot, gp.our_pid());
+            if (!it) continue;
             // Parent died: reparented to init. (A worker under a subreaper is not caught here.)
             if (it->ppid == 1 && gp.used_memory_bytes.value_or(0) > 0)
                 orphans += (orphans.empty() ? "" : ", ") +

@@ -5,6 +5,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "sample/process_lookup.hpp"
+
 namespace baton::queue {
 
 namespace {
@@ -87,9 +89,7 @@ Pool make_pool(const Snapshot& s, const std::set<std::uint32_t>& queue_pids, con
             if (gp.type != "compute" || queue_pids.count(gp.our_pid())) continue;
             ForeignProcess f;
             f.pid = gp.pid;
-            auto it = std::lower_bound(s.processes.begin(), s.processes.end(), gp.our_pid(),
-                                       [](const ProcessInfo& q, std::uint32_t v) { return q.pid < v; });
-            if (it != s.processes.end() && it->pid == gp.our_pid()) f.user = it->user;
+            if (const ProcessInfo* q = find_process(s, gp.our_pid())) f.user = q->user;
             pg.foreign.push_back(std::move(f));
         }
         for (unsigned c : local_cpus(o.sys_root, g.pci_bus_id))

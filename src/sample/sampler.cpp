@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "core/clock.hpp"
+#include "sample/process_lookup.hpp"
 
 namespace baton {
 
@@ -90,17 +91,6 @@ void Sampler::read_once(Snapshot& snap) {
     }
 }
 
-namespace {
-
-// The process with this pid (the table is sorted by pid), or null.
-ProcessInfo* process_with_pid(Snapshot& snap, std::uint32_t pid) {
-    auto it = std::lower_bound(snap.processes.begin(), snap.processes.end(), pid,
-                               [](const ProcessInfo& p, std::uint32_t v) { return p.pid < v; });
-    return it != snap.processes.end() && it->pid == pid ? &*it : nullptr;
-}
-
-}  // namespace
-
 void join_gpu_processes_by_device_files(Snapshot& snap,
                                         const std::function<const std::vector<unsigned>&(const ProcessInfo&)>& minors) {
     auto holds = [&](const ProcessInfo& p, unsigned minor) {
@@ -120,7 +110,7 @@ void join_gpu_processes_by_device_files(Snapshot& snap,
         for (ProcessInfo& p : snap.processes) {
             if (std::find(p.gpu_indices.begin(), p.gpu_indices.end(), g.index) != p.gpu_indices.end()) continue;
             if (!holds(p, *g.minor_number)) continue;
-            const ProcessInfo* parent = process_with_pid(snap, p.ppid);
+            const ProcessInfo* parent = find_process(snap, p.ppid);
             if (parent && holds(*parent, *g.minor_number)) continue;
             holders.push_back(&p);
         }
@@ -152,7 +142,7 @@ void Sampler::take(Snapshot& snap) {
 void join_gpu_processes(Snapshot& snap) {
     for (GpuInfo& g : snap.gpus) {
         for (GpuProcess& gp : g.processes) {
-            ProcessInfo* p = process_with_pid(snap, gp.pid);
+            ProcessInfo* p = find_process(snap, gp.pid);
             if (!p) continue;
             gp.local_pid = p->pid;
             gp.container_pid = p->container_pid;

@@ -6,6 +6,7 @@
 
 #include "core/printable.hpp"
 #include "sample/gpu/throttle_reasons.hpp"
+#include "sample/process_lookup.hpp"
 
 namespace baton {
 
@@ -267,12 +268,6 @@ void gpu_metrics(const Snapshot& s, Exposition& e) {
             e.sample("baton_gpu_mig_instance_processes", ml, static_cast<double>(m.pids.size()));
         }
     }
-}
-
-const ProcessInfo* find_process(const Snapshot& s, std::uint32_t pid) {
-    auto it = std::lower_bound(s.processes.begin(), s.processes.end(), pid,
-                               [](const ProcessInfo& p, std::uint32_t v) { return p.pid < v; });
-    return it != s.processes.end() && it->pid == pid ? &*it : nullptr;
 }
 
 void process_metrics(const Snapshot& s, const PrometheusOptions& o, Exposition& e) {

@@ -18,6 +18,7 @@
 #include "core/clock.hpp"
 #include "core/printable.hpp"
 #include "diagnose/indicators.hpp"
+#include "sample/process_lookup.hpp"
 #include "ui/terminal.hpp"
 #include "ui/top_keys.hpp"
 #include "ui/top_layout.hpp"
@@ -133,11 +134,9 @@ SelfUsage self_usage(const Snapshot& s, bool from_proc) {
     SelfUsage u;
     if (!from_proc) return u;
     const auto me = static_cast<std::uint32_t>(getpid());
-    auto it = std::lower_bound(s.processes.begin(), s.processes.end(), me,
-                               [](const ProcessInfo& p, std::uint32_t v) { return p.pid < v; });
-    if (it != s.processes.end() && it->pid == me) {
-        u.cpu_percent = it->cpu_percent;
-        u.rss_bytes = it->rss_bytes;
+    if (const ProcessInfo* p = find_process(s, me)) {
+        u.cpu_percent = p->cpu_percent;
+        u.rss_bytes = p->rss_bytes;
     }
     return u;
 }
@@ -150,11 +149,10 @@ std::string refusal(const Snapshot& s, std::uint32_t pid, bool local_proc, const
     if (!local_proc)
         return "refused: the processes shown come from --proc-root, not this machine's /proc (pid " +
                std::to_string(pid) + " here may be another process)";
-    auto it = std::find_if(s.processes.begin(), s.processes.end(), [&](const ProcessInfo& x) { return x.pid == pid; });
-    if (it == s.processes.end()) return "process " + std::to_string(pid) + " is gone";
-    p = &*it;
-    if (geteuid() != 0 && it->uid != geteuid())
-        return "refused: " + std::to_string(pid) + " belongs to " + printable(it->user) + " (only root " + what +
+    p = find_process(s, pid);
+    if (!p) return "process " + std::to_string(pid) + " is gone";
+    if (geteuid() != 0 && p->uid != geteuid())
+        return "refused: " + std::to_string(pid) + " belongs to " + printable(p->user) + " (only root " + what +
                " other users' processes)";
     return {};
 }

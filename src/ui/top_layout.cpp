@@ -7,6 +7,7 @@
 
 #include "ui/graph.hpp"
 #include "ui/line_fit.hpp"
+#include "sample/process_lookup.hpp"
 
 namespace baton::ui {
 
@@ -94,11 +95,7 @@ class Layout {
     Line process_line(const ProcessRow& r, bool selected) const;
     Line status() const;
     std::vector<Line> help() const;
-    const ProcessInfo* find_process(std::uint32_t pid) const {
-        auto it = std::lower_bound(s_.processes.begin(), s_.processes.end(), pid,
-                                   [](const ProcessInfo& p, std::uint32_t v) { return p.pid < v; });
-        return it != s_.processes.end() && it->pid == pid ? &*it : nullptr;
-    }
+    const ProcessInfo* find_process(std::uint32_t pid) const { return baton::find_process(s_, pid); }
 
     const TopInput& in_;
     const Snapshot& s_;
