@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <csignal>
-#include <string>
+#include <string_view>
+
+#include "core/text_parse.hpp"
 
 namespace baton::ui {
 
@@ -87,17 +89,14 @@ KeyOutcome handle_key(const Key& key, const LayoutResult& last, ViewState& v) {
         case Prompt::renice:
             if (key.code == KeyCode::enter) {
                 v.prompt = Prompt::none;
-                int value = 0;
-                const std::string& t = v.edit;
-                bool ok = !t.empty() && t.size() <= 3 && t != "-" && t != "+";
-                for (std::size_t i = 0; ok && i < t.size(); ++i)
-                    ok = (t[i] >= '0' && t[i] <= '9') || (i == 0 && (t[i] == '-' || t[i] == '+'));
-                if (ok) value = std::stoi(t);
-                if (!ok || value < -20 || value > 19) {
+                std::string_view t = v.edit;
+                if (t.size() > 1 && t[0] == '+' && t[1] != '-') t.remove_prefix(1);  // from_chars takes no '+'
+                const std::optional<std::int64_t> value = text::take_i64(t);
+                if (!value || !t.empty() || *value < -20 || *value > 19) {
                     v.message = "not a nice value (-20 to 19): nothing changed";
                     return out;
                 }
-                out.nice = value;
+                out.nice = static_cast<int>(*value);
                 out.pid = v.selected_pid;
             } else if (key.code == KeyCode::escape) {
                 v.prompt = Prompt::none;

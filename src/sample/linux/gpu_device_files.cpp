@@ -26,9 +26,10 @@ GpuDeviceFiles::GpuDeviceFiles(std::string proc_root, std::string dev_root)
 
 const std::vector<unsigned>& GpuDeviceFiles::minors(std::uint32_t pid, std::int64_t start_time_ms,
                                                     double cpu_seconds_total, double now) {
-    Entry& e = cache_[pid];
+    auto [it, first_seen] = cache_.try_emplace(pid);
+    Entry& e = it->second;
     e.asked_at = now;
-    const bool known = e.start_time_ms == start_time_ms && e.read_at > -1e18;
+    const bool known = !first_seen && e.start_time_ms == start_time_ms;
     if (known) {
         const bool ran = cpu_seconds_total != e.cpu_seconds_at_read;
         if (now - e.read_at < refresh_seconds || (!ran && now < e.idle_due)) return e.minors;

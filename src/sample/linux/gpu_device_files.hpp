@@ -47,7 +47,7 @@ class GpuDeviceFiles {
   private:
     struct Entry {
         std::int64_t start_time_ms = 0;
-        double read_at = -1e18, asked_at = 0;
+        double read_at = 0, asked_at = 0;
         double cpu_seconds_at_read = -1;
         double idle_due = 0;  // read again then even if it used no CPU
         std::vector<unsigned> minors;
