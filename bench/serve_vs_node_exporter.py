@@ -1,33 +1,35 @@
 #!/usr/bin/env python3
-"""baton serve against Debian's prometheus-node-exporter, side by side in one run, on a box with IDLE extra
-idle processes (default 450) and 8 fake GPUs for baton (scenario eight-busy; node_exporter has no GPU and
-no per-process data).
+"""baton serve against Debian's prometheus-node-exporter, side by side in one run, as a user pays for them:
+each agent's CPU and peak memory while a real Prometheus (Debian's) scrapes both, at a 1 s and at a 15 s
+scrape interval, on a box with IDLE extra idle processes (default 450) and 8 fake GPUs for baton (scenario
+eight-busy; node_exporter has no GPU and no per-process data).
 
-1. CPU per /metrics scrape: each exporter is scraped SCRAPES times back to back (default 300); its CPU time
-   (utime + stime from /proc) over that, less its own background rate measured just before, divided by the
-   number of scrapes. Target: baton <= 1/5 of node_exporter's.
-2. The agent's own cost in steady state (from 45 s after its start): baton serve sampling every 1 s with its
-   history and live diagnosis, scraped once every 5 s, for SECONDS (default 60): CPU share of one core and
-   peak RSS (VmHWM). Targets: <= 0.3 % of a core, <= 15 MB. node_exporter, scraped as often, beside it.
+For each interval: a fresh baton serve (sampling every 1 s, with its history and live diagnosis), a fresh
+node_exporter (default collectors; it reads only when scraped) and a fresh Prometheus scraping both; after
+WARM_UP seconds (default 45: baton trusts processes idle for 30 s only after those 30 s, docs/architecture.md)
+each agent's CPU time (utime + stime from /proc) over SECONDS (default 120) as a share of one core, and its
+peak RSS (VmHWM). Prometheus' own `up` and scrape counts show that both were scraped all along.
+Targets, at both intervals: baton <= 0.3 % of a core and <= 15 MB.
 
-usage: bench/serve_vs_node_exporter.py [IDLE] [SCRAPES] [SECONDS]   (after scripts/test.sh)
+usage: bench/serve_vs_node_exporter.py [IDLE] [SECONDS] [WARM_UP]   (after scripts/test.sh)
 Prints the figures and the ratios; exit status 0 when every target is met.
 """
 import json
 import os
-import re
+import shutil
 import socket
 import subprocess
 import sys
 import tempfile
 import time
+import urllib.parse
 import urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 IDLE = int(sys.argv[1]) if len(sys.argv) > 1 else 450
-SCRAPES = int(sys.argv[2]) if len(sys.argv) > 2 else 300
-SECONDS = float(sys.argv[3]) if len(sys.argv) > 3 else 60
-WARM_UP = 45  # seconds the agents run before the steady-state measurement
+SECONDS = float(sys.argv[2]) if len(sys.argv) > 2 else 120
+WARM_UP = float(sys.argv[3]) if len(sys.argv) > 3 else 45
+INTERVALS = (1, 15)
 BATON = os.environ.get("BATON", os.path.join(ROOT, "build/src/cli/baton"))
 HZ = os.sysconf("SC_CLK_TCK")
 
@@ -52,38 +54,90 @@ def free_port():
         return s.getsockname()[1]
 
 
-def scrape(url):
+def get(url):
     with urllib.request.urlopen(url, timeout=10) as r:
-        return len(r.read())
+        return r.read()
 
 
-def wait_up(url):
-    for _ in range(100):
+def wait_up(url, seconds=20):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
         try:
-            scrape(url)
+            get(url)
             return
         except OSError:
             time.sleep(0.1)
     raise SystemExit("not answering: " + url)
 
 
-def per_scrape(pid, url):
-    """CPU seconds one scrape costs, background activity taken out."""
-    t0, c0 = time.monotonic(), cpu_seconds(pid)
-    time.sleep(5)
-    background = (cpu_seconds(pid) - c0) / (time.monotonic() - t0)
-    size = 0
-    t0, c0 = time.monotonic(), cpu_seconds(pid)
-    for _ in range(SCRAPES):
-        size = scrape(url)
-    elapsed = time.monotonic() - t0
-    used = cpu_seconds(pid) - c0 - background * elapsed
-    return max(used, 0.0) / SCRAPES, size
+def query(api, expr):
+    r = json.loads(get(api + "query?" + urllib.parse.urlencode({"query": expr})))
+    return {s["metric"].get("job", ""): float(s["value"][1]) for s in r["data"]["result"]}
+
+
+def one_interval(interval, env, tmp):
+    """Starts the two agents and a Prometheus scraping both every `interval` seconds; returns the figures."""
+    procs = []
+    run = os.path.join(tmp, "every-%ds" % interval)
+    os.makedirs(run)
+    try:
+        bport, nport, pport = free_port(), free_port(), free_port()
+        agent_env = dict(env, XDG_STATE_HOME=run, BATON_SOCKET=os.path.join(run, "baton.sock"))
+        baton = subprocess.Popen([BATON, "serve", "--listen", "127.0.0.1:%d" % bport, "--interval", "1"],
+                                 env=agent_env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.DEVNULL)
+        procs.append(baton)
+        node = subprocess.Popen(["prometheus-node-exporter", "--web.listen-address=127.0.0.1:%d" % nport],
+                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        procs.append(node)
+        wait_up("http://127.0.0.1:%d/metrics" % bport)
+        wait_up("http://127.0.0.1:%d/metrics" % nport)
+        with open(os.path.join(run, "prometheus.yml"), "w") as f:
+            f.write("global:\n  scrape_interval: %ds\n  scrape_timeout: %ds\n"
+                    "scrape_configs:\n"
+                    "  - job_name: baton\n    static_configs:\n      - targets: ['127.0.0.1:%d']\n"
+                    "  - job_name: node\n    static_configs:\n      - targets: ['127.0.0.1:%d']\n"
+                    % (interval, min(interval, 10), bport, nport))
+        prom = subprocess.Popen(["prometheus", "--config.file=" + os.path.join(run, "prometheus.yml"),
+                                 "--storage.tsdb.path=" + os.path.join(run, "prom-data"),
+                                 "--web.listen-address=127.0.0.1:%d" % pport],
+                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        procs.append(prom)
+        api = "http://127.0.0.1:%d/api/v1/" % pport
+        wait_up(api + "status/buildinfo")
+        started = time.monotonic()
+        time.sleep(WARM_UP)
+        nprocs = len([d for d in os.listdir("/proc") if d.isdigit()])
+        t0 = time.monotonic()
+        c0 = {p.pid: cpu_seconds(p.pid) for p in (baton, node)}
+        time.sleep(SECONDS)
+        elapsed = time.monotonic() - t0
+        cpu = {p.pid: (cpu_seconds(p.pid) - c0[p.pid]) / elapsed * 100 for p in (baton, node)}
+        # What Prometheus saw over the measured time: every scrape of both up, and how many there were.
+        window = "%ds" % int(elapsed)
+        up = query(api, "min_over_time(up[%s])" % window)
+        count = query(api, "count_over_time(up[%s])" % window)
+        return {"interval": interval, "processes": nprocs, "seconds": elapsed, "warm_up": t0 - started,
+                "baton_cpu": cpu[baton.pid], "node_cpu": cpu[node.pid],
+                "baton_rss": peak_rss_mb(baton.pid), "node_rss": peak_rss_mb(node.pid),
+                "up": up, "scrapes": count}
+    finally:
+        for p in procs:
+            p.terminate()
+        for p in procs:
+            try:
+                p.wait(10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
 
 
 def main():
+    for tool in ("prometheus", "prometheus-node-exporter"):
+        if not shutil.which(tool):
+            raise SystemExit("%s is not installed (scripts/test.sh installs it)" % tool)
     tmp = tempfile.mkdtemp(prefix="baton-bench-")
-    procs, idle = [], []
+    idle = []
     try:
         for _ in range(IDLE):
             idle.append(subprocess.Popen(["sleep", "3600"]))
@@ -104,69 +158,32 @@ def main():
                    BATON_NVML_LIBRARY=os.path.join(ROOT, "build/tests/fake_nvml/eight-busy/libnvidia-ml.so.1"),
                    BATON_FAKE_NVML_SCENARIO=os.path.join(tmp, "scenario.json"),
                    BATON_FAKE_NVML_PROCESSES=os.path.join(tmp, "gpu-processes"),
-                   BATON_SYSTEM_CONFIG="/dev/null", XDG_CONFIG_HOME=tmp, XDG_STATE_HOME=tmp,
-                   BATON_SOCKET=os.path.join(tmp, "baton.sock"))
-        bport, nport = free_port(), free_port()
-        started = time.monotonic()
-        baton = subprocess.Popen([BATON, "serve", "--listen", "127.0.0.1:%d" % bport, "--interval", "1"],
-                                 env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                 stderr=subprocess.DEVNULL)
-        procs.append(baton)
-        node = subprocess.Popen(["prometheus-node-exporter", "--web.listen-address=127.0.0.1:%d" % nport],
-                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        procs.append(node)
-        burl, nurl = "http://127.0.0.1:%d/metrics" % bport, "http://127.0.0.1:%d/metrics" % nport
-        wait_up(burl)
-        wait_up(nurl)
-        nprocs = len([d for d in os.listdir("/proc") if d.isdigit()])
-        time.sleep(3)
-
-        b_cost, b_size = per_scrape(baton.pid, burl)
-        n_cost, n_size = per_scrape(node.pid, nurl)
-        ratio = b_cost / n_cost if n_cost else float("inf")
-        print("%d processes; %d scrapes each" % (nprocs, SCRAPES))
-        print("CPU per /metrics scrape: baton %.3f ms (%d bytes, 8 GPUs, findings, top processes), "
-              "node_exporter %.3f ms (%d bytes)" % (b_cost * 1e3, b_size, n_cost * 1e3, n_size))
-        print("ratio baton / node_exporter: %.2f (target <= 0.20)" % ratio)
-
-        # The agents in steady state, side by side: baton sampling every 1 s with history and
-        # diagnosis, node_exporter (which reads only when scraped), each scraped every 5 s. baton
-        # trusts processes idle for 30 s to stay idle between their full reads (docs/architecture.md):
-        # its first 30 s cost more, and are left out as a service's start-up, not its running cost.
-        while time.monotonic() - started < WARM_UP:
-            time.sleep(0.5)
-        t0 = time.monotonic()
-        c0 = {p.pid: cpu_seconds(p.pid) for p in (baton, node)}
-        next_scrape = t0
-        while time.monotonic() - t0 < SECONDS:
-            if time.monotonic() >= next_scrape:
-                scrape(burl)
-                scrape(nurl)
-                next_scrape += 5
-            time.sleep(0.2)
-        elapsed = time.monotonic() - t0
-        share = (cpu_seconds(baton.pid) - c0[baton.pid]) / elapsed * 100
-        n_share = (cpu_seconds(node.pid) - c0[node.pid]) / elapsed * 100
-        rss, n_rss = peak_rss_mb(baton.pid), peak_rss_mb(node.pid)
-        print("steady state over %.0f s (after %.0f s running), a scrape every 5 s:" % (SECONDS, WARM_UP))
-        print("  baton serve sampling every 1 s (8 GPUs, %d processes, history, diagnosis): %.3f %% of a core, "
-              "peak RSS %.1f MB (targets <= 0.3 %%, <= 15 MB)" % (nprocs, share, rss))
-        print("  node_exporter (reads only when scraped, no GPU, no processes): %.3f %% of a core, peak RSS %.1f MB"
-              % (n_share, n_rss))
-        print("  ratio baton / node_exporter: CPU %.2f, RSS %.2f" % (share / n_share if n_share else float("inf"),
-                                                                   rss / n_rss if n_rss else float("inf")))
-        ok = ratio <= 0.20 and share <= 0.3 and rss <= 15
+                   BATON_SYSTEM_CONFIG="/dev/null", XDG_CONFIG_HOME=tmp)
+        results = [one_interval(i, env, tmp) for i in INTERVALS]
+        ok = True
+        print("each agent scraped by a real Prometheus; CPU %% of one core and peak RSS over %.0f s, after %.0f s "
+              "running" % (SECONDS, WARM_UP))
+        for r in results:
+            scraped = all(r["up"].get(j) == 1 for j in ("baton", "node"))
+            print("scrape every %2d s, %d processes: Prometheus scraped baton %d times, node_exporter %d (all up: %s)"
+                  % (r["interval"], r["processes"], r["scrapes"].get("baton", 0), r["scrapes"].get("node", 0),
+                     "yes" if scraped else "NO"))
+            print("  baton serve (sampling every 1 s: 8 GPUs, every process, history, diagnosis) %6.3f %% CPU %6.1f MB"
+                  % (r["baton_cpu"], r["baton_rss"]))
+            print("  node_exporter (reads when scraped: no GPU, no processes)                  %6.3f %% CPU %6.1f MB"
+                  % (r["node_cpu"], r["node_rss"]))
+            print("  baton / node_exporter: CPU %.2f x, RSS %.2f x (targets: baton <= 0.3 %% and <= 15 MB)"
+                  % (r["baton_cpu"] / r["node_cpu"] if r["node_cpu"] else float("inf"),
+                     r["baton_rss"] / r["node_rss"] if r["node_rss"] else float("inf")))
+            ok = ok and scraped and r["baton_cpu"] <= 0.3 and r["baton_rss"] <= 15
         print("targets met" if ok else "TARGET MISSED")
         return 0 if ok else 1
     finally:
-        for p in procs + idle:
+        for p in idle:
             p.terminate()
-        for p in procs + idle:
-            try:
-                p.wait(10)
-            except subprocess.TimeoutExpired:
-                p.kill()
-        subprocess.run(["rm", "-rf", tmp])
+        for p in idle:
+            p.wait()
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":

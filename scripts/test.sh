@@ -15,6 +15,7 @@ test_packages=(
   task-spooler             # bench/queue_vs_task_spooler.py: the other queue of the comparison
   slurmctld slurmd slurm-client munge  # the Slurm hand-off's test runs its own controller, node and munged
   prometheus               # promtool, and the Prometheus that scrapes baton serve in the tests
+  prometheus-node-exporter # bench/serve_vs_node_exporter.py: the other agent of the comparison
   prometheus-alertmanager  # delivers the alerts of deploy/prometheus/ in the end-to-end test
   systemd                  # systemd-analyze verify and security on deploy/baton.service
   chromium                 # the report test opens baton's HTML report in headless Chromium

@@ -12,6 +12,7 @@
 #include "bench/contention.hpp"
 #include "bench/cuda_library.hpp"
 #include "bench/gpu_topology.hpp"
+#include "bench/pcie_link.hpp"
 #include "core/clock.hpp"
 #include "core/units.hpp"
 
@@ -258,11 +259,10 @@ Result<BenchReport> run_allreduce_bench(const AllreduceOptions& o) {
         std::string which;
         for (const GpuInfo& g : after.gpus) {
             if (static_cast<int>(g.index) >= n || !g.pcie_generation_max || !g.pcie_width_max) continue;
-            const std::optional<double> link = pcie_link_bytes_per_second(*g.pcie_generation_max, *g.pcie_width_max);
-            if (link && (!slowest || *link < *slowest)) {
-                slowest = link;
-                which = fmt::format("PCIe {}.0 x{} of GPU {}, the slowest link of the ring (NVML)",
-                                    *g.pcie_generation_max, *g.pcie_width_max, g.index);
+            const LinkCeiling link = gpu_pcie_ceiling(g, true, o.sys_root);
+            if (link.bytes_per_second && (!slowest || *link.bytes_per_second < *slowest)) {
+                slowest = link.bytes_per_second;
+                which = fmt::format("GPU {}'s link, the slowest of the ring: {}", g.index, link.source);
             }
         }
         l.peak = slowest;

@@ -26,6 +26,7 @@ struct AllreduceOptions {
     int warmup = 5, iters = 20;                        // nccl-tests' -w and -n defaults
     double deadline_seconds = 60;
     double ok_share = 0.85;
+    std::string sys_root = "/sys";  // the GPUs' PCI configuration space (their max payload size)
     SamplerOptions sampler;
 };
 

@@ -5,6 +5,8 @@
 #include <cstring>
 #include <map>
 
+#include <fmt/format.h>  // header-only (fmt::fmt-header-only)
+
 #include "core/text_parse.hpp"
 
 namespace baton::bench {
@@ -33,6 +35,48 @@ std::optional<double> pcie_link_bytes_per_second(unsigned gen, unsigned width) {
     const std::optional<double> lane = pcie_lane_bytes_per_second(gen);
     if (!lane || width == 0 || width > 32) return std::nullopt;
     return *lane * width;
+}
+
+unsigned pcie_tlp_overhead_bytes(unsigned gen) {
+    return gen >= 6 ? 16 : 24;
+}
+
+std::optional<PcieCeiling> pcie_ceiling(unsigned gen, unsigned width, unsigned max_payload) {
+    const std::optional<double> line = pcie_link_bytes_per_second(gen, width);
+    if (!line || max_payload == 0) return std::nullopt;
+    const unsigned overhead = pcie_tlp_overhead_bytes(gen);
+    PcieCeiling c;
+    c.bytes_per_second = *line * max_payload / static_cast<double>(max_payload + overhead);
+    static constexpr const char* kRates[] = {"", "2.5", "5", "8", "16", "32", "64"};
+    static constexpr const char* kCodes[] = {"", "8/10", "8/10", "128/130", "128/130", "128/130", "242/256"};
+    c.derivation = fmt::format("{} GT/s x {} lanes / 8 x {} x {}/({}+{}) = {:.1f} GB/s", kRates[gen], width,
+                               kCodes[gen], max_payload, max_payload, overhead, c.bytes_per_second / 1e9);
+    return c;
+}
+
+std::optional<unsigned> pcie_max_payload_from_config(std::string_view config) {
+    auto byte = [&](std::size_t at) -> std::optional<unsigned> {
+        if (at >= config.size()) return std::nullopt;
+        return static_cast<unsigned char>(config[at]);
+    };
+    const std::optional<unsigned> status = byte(0x06);
+    if (!status || !(*status & 0x10)) return std::nullopt;  // no capability list
+    std::optional<unsigned> at = byte(0x34);
+    // The list lives in 0x40..0xff; at most 48 entries fit, so a loop in a damaged list ends.
+    for (int hops = 0; at && *at >= 0x40 && hops < 48; ++hops) {
+        const unsigned cap = *at & ~3u;
+        const std::optional<unsigned> id = byte(cap), next = byte(cap + 1);
+        if (!id || !next) return std::nullopt;
+        if (*id == 0x10) {  // PCI Express
+            const std::optional<unsigned> control = byte(cap + 8);
+            if (!control) return std::nullopt;
+            const unsigned code = (*control >> 5) & 7;
+            if (code > 5) return std::nullopt;  // reserved
+            return 128u << code;
+        }
+        at = next;
+    }
+    return std::nullopt;
 }
 
 std::optional<unsigned> pcie_gen_from_speed(std::string_view s) {

@@ -16,6 +16,24 @@ namespace baton::bench {
 std::optional<double> pcie_lane_bytes_per_second(unsigned gen);
 // A link of `width` lanes: lane rate x width. None for an unknown generation or width 0.
 std::optional<double> pcie_link_bytes_per_second(unsigned gen, unsigned width);
+// What a PCIe link can carry one way as memory-write and read-completion TLPs of `max_payload`
+// bytes: the line rate above x max_payload / (max_payload + the overhead of one TLP). The overhead
+// is 24 bytes for generations 1 to 5 (framing, sequence number, a 4-DW header for 64-bit
+// addresses, LCRC: PCIe Base Specification 5.0, sections 2.2, 3.6.2, 4.2.2.3) and 16 bytes for 6
+// (FLIT mode: framing and CRC are in the flit's 14 bytes, already out of its 242/256; the header
+// remains). Flow-control and ACK packets take a little more: judge with a margin (the ok share).
+// `derivation` writes the arithmetic out ("16 GT/s x16 x 128/130 x 256/(256+24) = 28.8 GB/s").
+struct PcieCeiling {
+    double bytes_per_second = 0;
+    std::string derivation;
+};
+std::optional<PcieCeiling> pcie_ceiling(unsigned gen, unsigned width, unsigned max_payload);
+unsigned pcie_tlp_overhead_bytes(unsigned gen);
+// The Max_Payload_Size a device was set to, from its PCI configuration space (the bytes of
+// /sys/bus/pci/devices/ID/config): the PCI Express capability's Device Control register, bits
+// 7:5 (128 << value). None when the bytes do not reach it (an unprivileged read gets the first
+// 64 bytes only) or hold no PCI Express capability.
+std::optional<unsigned> pcie_max_payload_from_config(std::string_view config);
 // The generation whose transfer rate sysfs writes as "16.0 GT/s PCIe" (or "8 GT/s"): 1..6, or
 // none.
 std::optional<unsigned> pcie_gen_from_speed(std::string_view sysfs_speed);

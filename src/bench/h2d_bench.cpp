@@ -1,4 +1,5 @@
 #include "bench/h2d_bench.hpp"
+#include "bench/pcie_link.hpp"
 
 #include <unistd.h>
 
@@ -236,12 +237,14 @@ Result<BenchReport> run_h2d_bench(const H2dOptions& o) {
         r.tables.push_back(std::move(t));
 
         // The link's peak from NVML, read under load; and whether it trained below its maximum.
+        // The ceiling is what the protocol lets through (line code and TLP overhead), not the raw rate.
         std::optional<double> peak;
         std::string source = "NVML does not report this GPU's PCIe link";
         std::string degraded;
         if (g && g->pcie_generation && g->pcie_width) {
-            peak = pcie_link_bytes_per_second(*g->pcie_generation, *g->pcie_width);
-            source = fmt::format("PCIe {}.0 x{} (NVML, read under load)", *g->pcie_generation, *g->pcie_width);
+            const LinkCeiling ceiling = gpu_pcie_ceiling(*g, false, o.sys_root);
+            peak = ceiling.bytes_per_second;
+            source = ceiling.source;
             if ((g->pcie_generation_max && *g->pcie_generation < *g->pcie_generation_max) ||
                 (g->pcie_width_max && *g->pcie_width < *g->pcie_width_max)) {
                 degraded = fmt::format(

@@ -22,7 +22,8 @@ struct H2dOptions {
     std::uint64_t bytes_per_point = 256u << 20;       // each size copies at least this much (3 copies at least)
     double deadline_seconds = 30;                     // for each driver call
     double ok_share = 0.85;
-    SamplerOptions sampler;  // NVML's PCIe figures, and what else used the GPU
+    std::string sys_root = "/sys";  // the GPUs' PCI configuration space (their max payload size)
+    SamplerOptions sampler;         // NVML's PCIe figures, and what else used the GPU
 };
 
 // Errors: "no CUDA driver: ...", a failing call with its error string, a call past the deadline.

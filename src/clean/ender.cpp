@@ -6,6 +6,7 @@
 
 #include "core/clock.hpp"
 #include "sample/linux/kept_file.hpp"
+#include "sample/linux/pid_signal.hpp"
 #include "sample/linux/proc_pid_stat.hpp"
 
 namespace baton {
@@ -57,9 +58,10 @@ std::vector<EndResult> end_processes(const std::vector<EndTarget>& targets, doub
             r.outcome = EndOutcome::gone_before;
         } else if (s == Still::other) {
             r.outcome = EndOutcome::reused;
-        } else if (kill(static_cast<pid_t>(t.pid), SIGTERM) != 0) {
-            r.outcome = errno == ESRCH ? EndOutcome::gone_before : EndOutcome::refused;
-            if (r.outcome == EndOutcome::refused) r.detail = std::strerror(errno);
+        } else if (const int e = os::signal_process(static_cast<pid_t>(t.pid), t.start_ticks, SIGTERM, proc_root);
+                   e != 0) {
+            r.outcome = e == ESRCH ? EndOutcome::gone_before : EndOutcome::refused;
+            if (r.outcome == EndOutcome::refused) r.detail = std::strerror(e);
         } else {
             waiting.push_back(results.size());
         }
@@ -77,8 +79,10 @@ std::vector<EndResult> end_processes(const std::vector<EndTarget>& targets, doub
     for (std::size_t i : waiting) {
         // Checked again just before the signal: the grace is long enough for a pid to be reused.
         if (!still_there(i)) continue;
-        if (kill(static_cast<pid_t>(targets[i].pid), SIGKILL) != 0) {
-            results[i].outcome = errno == ESRCH ? EndOutcome::ended : EndOutcome::refused;
+        if (const int e =
+                os::signal_process(static_cast<pid_t>(targets[i].pid), targets[i].start_ticks, SIGKILL, proc_root);
+            e != 0) {
+            results[i].outcome = e == ESRCH ? EndOutcome::ended : EndOutcome::refused;
             continue;
         }
         results[i].outcome = EndOutcome::killed;

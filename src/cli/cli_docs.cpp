@@ -282,7 +282,9 @@ std::string man_page(const CLI::App& app, const std::string& command, const std:
     if (!cmd->get_footer().empty()) out += ".PP\n" + roff(cmd->get_footer()) + "\n";
     if (command.empty()) {
         out +=
-            ".PP\nEvery command that prints data has \\fB\\-\\-json\\fR. Options that take a time accept a "
+            ".PP\nEvery command that prints data has \\fB\\-\\-json\\fR, but \\fBtop\\fR (a screen; \\fBbaton snapshot "
+            "\\-\\-json\\fR gives its data) and \\fBlaunch\\fR (the ranks' own output; its run is in \\fBbaton runs "
+            "\\-\\-json\\fR). Options that take a time accept a "
             "duration: a bare number of seconds (90, 0.5) or number+unit parts (90s, 1m30s, 5min, 2h, 30d, "
             "250ms). Global options may also follow the command.\n";
         out += ".SH COMMANDS\n";
@@ -313,7 +315,13 @@ std::string man_page(const CLI::App& app, const std::string& command, const std:
     out +=
         ".SH EXIT STATUS\n0 success; 1 a runtime failure, with one line \\fBbaton: MESSAGE\\fR on stderr; 2 bad usage, "
         "with one line \\fBbaton: error: MESSAGE\\fR. \\fBbaton diagnose\\fR: 0 ok, 1 warning, 2 critical, 3 could "
-        "not judge; \\fBbaton doctor\\fR: 1 when a check failed; \\fBbaton run\\fR: the command's own status.\n";
+        "not judge; \\fBbaton doctor\\fR: 1 when a check failed; \\fBbaton run\\fR: the command's own status "
+        "(128+N after signal N, 127 not found, 126 not executable); \\fBbaton launch\\fR: 0 when every rank "
+        "exited 0, else the first failed rank's status, 128+N when the launcher was stopped by signal N, 127/126 "
+        "when the program cannot be found/executed, 1 when a pre-flight check fails; \\fBbaton wait\\fR: the "
+        "job's status (0 done, its code, 128+N after signal N, 1 when it never ran); \\fBbaton submit\\fR and "
+        "the other queue commands: 2 when the agent refuses the request (one line why), 1 when it cannot be "
+        "reached.\n";
     out += ".SH SEE ALSO\n";
     if (command.empty()) {
         std::string also;

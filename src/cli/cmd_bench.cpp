@@ -275,6 +275,7 @@ int run_bench(const BenchArgs& a, const std::vector<std::string>& command_words,
         o.gpu = a.gpu;
         o.deadline_seconds = a.deadline;
         o.ok_share = cfg->bench_ok_share;
+        o.sys_root = cfg->sys_root;
         o.sampler = *so;
         Result<bench::BenchReport> r = bench::run_h2d_bench(o);
         if (!r.ok()) return runtime_error("bench h2d: " + r.error().message);
@@ -344,6 +345,7 @@ int run_bench(const BenchArgs& a, const std::vector<std::string>& command_words,
         o.warmup = a.warmup;
         o.deadline_seconds = a.deadline;
         o.ok_share = cfg->bench_ok_share;
+        o.sys_root = cfg->sys_root;
         o.sampler = *so;
         Result<bench::BenchReport> r = bench::run_allreduce_bench(o);
         if (!r.ok()) return runtime_error("bench allreduce: " + r.error().message);
@@ -399,6 +401,7 @@ int run_bench(const BenchArgs& a, const std::vector<std::string>& command_words,
     h2d.max_size = std::uint64_t{256} << 20;
     h2d.deadline_seconds = a.deadline;
     h2d.ok_share = cfg->bench_ok_share;
+    h2d.sys_root = cfg->sys_root;
     h2d.sampler = *so;
     reports.push_back(skipped_on_error("h2d", bench::run_h2d_bench(h2d)));
     bench::AllreduceOptions nccl;
@@ -409,6 +412,7 @@ int run_bench(const BenchArgs& a, const std::vector<std::string>& command_words,
     nccl.nvml_library = cfg->nvml_library;
     nccl.deadline_seconds = a.deadline;
     nccl.ok_share = cfg->bench_ok_share;
+    nccl.sys_root = cfg->sys_root;
     nccl.sampler = *so;
     reports.push_back(skipped_on_error("allreduce", bench::run_allreduce_bench(nccl)));
     bench::BenchReport net;

@@ -28,6 +28,12 @@ int cannot_judge(const std::string& message) {
 }
 
 // Reads JSON Lines of snapshots (blank lines skipped); the first bad line is an error naming it.
+// Snapshots are ordered by the monotonic clock: the wall clock may step back (NTP) within one
+// recording. A recording made before baton wrote `monotonic_seconds` gets one made from its
+// `interval_seconds` (each snapshot's rates were measured over the monotonic time since the one
+// before it), so it is judged across a wall-clock step too. A clock going back is a file put
+// together from several recordings and is refused: `monotonic_seconds` going back, or, in an
+// older recording, the host's uptime (CLOCK_BOOTTIME, which never steps) going back.
 Result<Window> read_replay(const std::string& path) {
     std::ifstream file;
     std::istream* in = &std::cin;
@@ -38,16 +44,30 @@ Result<Window> read_replay(const std::string& path) {
     }
     Window w;
     std::string line;
+    // Whether the recording carried its own monotonic clock; one file is one kind or the other.
+    std::optional<bool> recorded_monotonic;
     for (std::size_t n = 1; std::getline(*in, line); ++n) {
         if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
         Result<Snapshot> s = parse_snapshot_json(line);
         if (!s.ok()) return make_error(path + ":" + std::to_string(n) + ": " + s.error().message);
-        // In order by the monotonic clock when both have it: the wall clock may step back (NTP)
-        // within one recording; a monotonic time going back means files were put together.
-        const bool monotonic = !w.empty() && s->monotonic_seconds && w.back().monotonic_seconds;
-        if (!w.empty() &&
-            (monotonic ? *s->monotonic_seconds < *w.back().monotonic_seconds : s->time_unix_ms < w.back().time_unix_ms))
-            return make_error(path + ":" + std::to_string(n) + ": snapshots must be in time order");
+        const std::string where = path + ":" + std::to_string(n) + ": ";
+        if (!recorded_monotonic) recorded_monotonic = s->monotonic_seconds.has_value();
+        if (*recorded_monotonic != s->monotonic_seconds.has_value())
+            return make_error(where + "snapshots with and without monotonic_seconds: files put together");
+        if (!*recorded_monotonic) {
+            const double base = w.empty() ? static_cast<double>(s->time_unix_ms) / 1000.0 : *w.back().monotonic_seconds;
+            s->monotonic_seconds = base + (w.empty() ? 0.0 : s->interval_seconds);
+        }
+        if (!w.empty()) {
+            const Snapshot& prev = w.back();
+            // /proc/uptime has a resolution of 10 ms: a step back of more than that is another recording.
+            constexpr double kUptimeResolution = 0.01;
+            const bool back = *recorded_monotonic
+                                  ? *s->monotonic_seconds < *prev.monotonic_seconds
+                                  : (s->host.uptime_seconds && prev.host.uptime_seconds &&
+                                     *s->host.uptime_seconds < *prev.host.uptime_seconds - kUptimeResolution);
+            if (back) return make_error(where + "snapshots must be in time order");
+        }
         w.push_back(std::move(*s));
     }
     if (in->bad()) return make_error("cannot read " + path);

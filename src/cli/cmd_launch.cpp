@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <grp.h>
 #include <random>
 #include <sched.h>
 #include <set>
@@ -318,6 +319,11 @@ int run_launch_command(const LaunchArgs& a, const std::vector<std::string>& comm
     o.argv = argv;
     o.extras = extras;
     o.log_dir = a.log_dir.empty() ? default_log_dir() : a.log_dir;
+    if (!cfg->launch_log_group.empty()) {
+        const group* g = getgrnam(cfg->launch_log_group.c_str());
+        if (!g) return runtime_error("launch: [launch] log_group '" + cfg->launch_log_group + "' is no group here");
+        o.log_group = g->gr_gid;
+    }
     o.tee = a.tee;
     o.console_ranks = console_ranks;
     o.grace_seconds = a.grace;

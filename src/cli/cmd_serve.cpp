@@ -53,11 +53,21 @@ Result<Settings> settings(const ServeArgs& a, const Config& c) {
         if (!token.ok()) return token.error();
         s.service.token = *token;
     } else if (!s.listen.loopback() && !a.insecure) {
-        return make_error("--listen " + s.listen.text() +
-                          " can be reached from other machines: give --token-file FILE (clients then send "
-                          "'Authorization: Bearer TOKEN'), or --insecure to serve without a token");
+        // [serve] metrics_without_token alone: Prometheus may scrape, nothing else is served.
+        if (!c.serve_metrics_without_token)
+            return make_error("--listen " + s.listen.text() +
+                              " can be reached from other machines: give --token-file FILE (clients then send "
+                              "'Authorization: Bearer TOKEN'), [serve] metrics_without_token = true to serve "
+                              "/metrics alone, or --insecure to serve everything without a token");
+        s.service.api_closed = true;
     }
     s.service.metrics_without_token = c.serve_metrics_without_token;
+    if (s.listen.loopback()) {
+        s.service.allowed_hosts = {"localhost", "127.0.0.1", "[::1]",
+                                   s.listen.ipv6 ? "[" + s.listen.host + "]" : s.listen.host};
+        s.service.allowed_hosts.insert(s.service.allowed_hosts.end(), c.serve_allowed_hosts.begin(),
+                                       c.serve_allowed_hosts.end());
+    }
     s.service.prometheus.process_series = c.serve_process_series;
     s.service.prometheus.dcgm_compat = a.dcgm_compat || c.serve_dcgm_compat;
     s.service.version = BATON_VERSION;
@@ -251,7 +261,9 @@ int run_serve(const ServeArgs& a, const std::string& config_path) {
         ListenAddress bound = s->listen;
         bound.port = http->port();
         std::fprintf(stderr, "baton: serving on http://%s (metrics at /metrics)%s\n", bound.text().c_str(),
-                     s->service.token.empty() ? "" : "; clients send the token");
+                     !s->service.token.empty() ? "; clients send the token"
+                     : s->service.api_closed   ? "; no token: /metrics alone"
+                                               : "");
     }
 
     const Settings started = *s;

@@ -106,7 +106,8 @@ bool known_key(const std::string& table, const std::string& key) {
     if (table == "history") return key == "db";
     if (table == "serve")
         return key == "listen" || key == "interval" || key == "token_file" || key == "metrics_without_token" ||
-               key == "process_series" || key == "dcgm_compat" || key == "retention";
+               key == "process_series" || key == "dcgm_compat" || key == "retention" || key == "allowed_hosts";
+    if (table == "launch") return key == "log_group";
     if (table == "queue")
         return key == "free_memory_percent" || key == "share_margin_percent" || key == "visible_devices" ||
                key == "socket_group";
@@ -222,10 +223,12 @@ Status apply_config(const std::string& text, const std::string& file, Config& c)
         std::string table(tk.str());
         const toml::table* sub = tv.as_table();
         const std::string at = file + ":" + std::to_string(tv.source().begin.line);
-        if (!sub || (table != "sample" && table != "gpu" && table != "history" && table != "serve" &&
-                     table != "queue" && table != "thresholds" && table != "bench" && table != "top"))
+        if (!sub ||
+            (table != "sample" && table != "gpu" && table != "history" && table != "serve" && table != "queue" &&
+             table != "thresholds" && table != "bench" && table != "top" && table != "launch"))
             return make_error(at + ": unknown section '" + table +
-                              "' (known: [sample], [gpu], [history], [serve], [queue], [thresholds], [bench], [top])");
+                              "' (known: [sample], [gpu], [history], [serve], [queue], [launch], [thresholds], "
+                              "[bench], [top])");
         for (auto&& [k, v] : *sub) {
             std::string key(k.str());
             // Errors name the file and the line of the value, then the key.
@@ -325,8 +328,32 @@ Status apply_config(const std::string& text, const std::string& file, Config& c)
                         return make_error(origin + ": 'queue." + key + "' must be a number from 0 to 100");
                     (key == "free_memory_percent" ? c.queue_free_memory_percent : c.queue_share_margin_percent) = *d;
                 }
+            } else if (table == "launch") {
+                st = need_string(c.launch_log_group);
+                if (st.ok() && c.launch_log_group.empty())
+                    return make_error(origin + ": 'launch.log_group' must name a group");
             } else if (table == "serve") {
-                if (key == "listen" || key == "token_file") {
+                if (key == "allowed_hosts") {
+                    // Host names as a browser sends them: letters, digits, '-', '.', or "[v6]".
+                    c.serve_allowed_hosts.clear();
+                    const toml::array* list = node.as_array();
+                    if (!list) return make_error(origin + ": 'serve.allowed_hosts' must be a list of host names");
+                    for (const toml::node& item : *list) {
+                        auto name = item.value<std::string>();
+                        bool ok = item.is_string() && name && !name->empty() && name->size() <= 253;
+                        for (char ch : ok ? *name : std::string())
+                            ok = ok && (std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '.' ||
+                                        ch == '[' || ch == ']' || ch == ':');
+                        if (!ok)
+                            return make_error(origin +
+                                              ": 'serve.allowed_hosts' must be a list of host names, e.g. "
+                                              "[\"gpu-01\", \"gpu-01.lan\"]");
+                        std::string lower;
+                        for (char ch : *name)
+                            lower.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(ch))));
+                        c.serve_allowed_hosts.push_back(lower);
+                    }
+                } else if (key == "listen" || key == "token_file") {
                     std::string& into = key == "listen" ? c.serve_listen : c.serve_token_file;
                     st = need_string(into);
                     if (st.ok() && into.empty()) return make_error(origin + ": 'serve." + key + "' must not be empty");

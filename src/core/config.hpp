@@ -41,6 +41,8 @@ struct Config {
     double serve_interval_seconds = 1;            // time between samples
     std::string serve_token_file;                 // file holding the bearer token clients must send
     bool serve_metrics_without_token = false;     // /metrics answers without the token (scrapers)
+    // Names besides localhost and the listen address a loopback agent answers to (its Host header).
+    std::vector<std::string> serve_allowed_hosts;
     std::size_t serve_process_series = 20;        // processes with their own /metrics series (top N by CPU)
     bool serve_dcgm_compat = false;               // also dcgm-exporter's DCGM_FI_* families
     double serve_retention_seconds = 30 * 86400;  // the machine history's minutes are kept this long
@@ -49,6 +51,8 @@ struct Config {
     double queue_share_margin_percent = 10;    // memory a GPU shared by --share jobs keeps free
     bool queue_visible_devices_uuid = false;   // CUDA_VISIBLE_DEVICES as UUIDs ("uuid") instead of indices ("index")
     std::string queue_socket_group = "baton";  // a root agent's socket is this group's (0660): its members may submit
+    // [launch] (baton launch)
+    std::string launch_log_group;  // the rank logs are 0640 and this group's; empty: 0600, the user's alone
     // [bench] (docs/bench.md)
     double bench_ok_share = 0.85;        // a link measuring at least this share of its peak is ok (the seed's 85 %)
     double bench_memory_ok_share = 0.6;  // the same for host memory: STREAM seldom passes 80 % of the DIMMs' peak

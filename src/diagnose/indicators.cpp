@@ -1,8 +1,11 @@
 #include "diagnose/indicators.hpp"
 
 #include <algorithm>
+#include <map>
 
 #include <fmt/format.h>  // header-only (fmt::fmt-header-only)
+
+#include "core/printable.hpp"
 
 namespace baton {
 
@@ -60,6 +63,39 @@ std::optional<double> gpu_memory_percent(const GpuInfo& g) {
     return 100.0 * static_cast<double>(*g.memory_used_bytes) / static_cast<double>(*g.memory_total_bytes);
 }
 
+std::string mig_profile(const std::string& name) {
+    const std::size_t at = name.rfind("MIG ");
+    return printable(at == std::string::npos ? name : name.substr(at + 4));
+}
+
+std::vector<MemorySubject> memory_subjects(const GpuInfo& g) {
+    std::vector<MemorySubject> out;
+    if (!g.mig_mode.value_or(false) || g.mig_instances.empty()) {
+        out.push_back({fmt::format("gpu:{}", g.index), fmt::format("GPU{}", g.index), gpu_memory_percent(g), {}});
+        return out;
+    }
+    for (const MigInstance& m : g.mig_instances) {
+        if (std::any_of(out.begin(), out.end(),
+                        [&](const MemorySubject& x) { return x.gpu_instance == m.gpu_instance_id; }))
+            continue;
+        MemorySubject s;
+        s.subject = fmt::format("gpu:{}/mig:{}", g.index, m.gpu_instance_id);
+        s.label = fmt::format("GPU{} MIG {} (GI {})", g.index, mig_profile(m.name), m.gpu_instance_id);
+        if (m.memory_used_bytes && m.memory_total_bytes && *m.memory_total_bytes > 0)
+            s.percent = 100.0 * static_cast<double>(*m.memory_used_bytes) / static_cast<double>(*m.memory_total_bytes);
+        s.gpu_instance = m.gpu_instance_id;
+        out.push_back(std::move(s));
+    }
+    return out;
+}
+
+std::optional<double> judged_memory_percent(const GpuInfo& g) {
+    std::optional<double> worst;
+    for (const MemorySubject& s : memory_subjects(g))
+        if (s.percent) worst = std::max(worst.value_or(0), *s.percent);
+    return worst;
+}
+
 std::optional<double> swap_traffic(const SwapStats& s) {
     if (!s.in_bytes_per_second || !s.out_bytes_per_second) return std::nullopt;
     return *s.in_bytes_per_second + *s.out_bytes_per_second;
@@ -72,21 +108,27 @@ std::vector<IndicatorSummary> summarize_indicators(const std::vector<Snapshot>& 
         if (s.samples == 0) return std::nullopt;
         return s.average;
     };
-    std::vector<unsigned> gpus;
+    // Each GPU's memory (each MIG device's, on a GPU in MIG mode) by its peak, in GPU order.
+    std::vector<std::pair<std::pair<unsigned, unsigned>, std::string>> order;  // ((index, GI + 1), subject)
+    std::map<std::string, double> peaks;
     for (const Snapshot& s : w)
-        for (const GpuInfo& g : s.gpus)
-            if (std::find(gpus.begin(), gpus.end(), g.index) == gpus.end()) gpus.push_back(g.index);
-    std::sort(gpus.begin(), gpus.end());
-    for (unsigned index : gpus) {
-        std::optional<double> peak;
-        for (const Snapshot& s : w)
-            for (const GpuInfo& g : s.gpus)
-                if (g.index == index && !g.stale)
-                    if (auto p = gpu_memory_percent(g)) peak = std::max(peak.value_or(0), *p);
-        if (!peak) continue;
-        out.push_back({"gpu_memory", fmt::format("gpu:{}", index), *peak, "%",
+        for (const GpuInfo& g : s.gpus) {
+            if (g.stale) continue;
+            for (const MemorySubject& m : memory_subjects(g)) {
+                if (!m.percent) continue;
+                auto [it, fresh] = peaks.emplace(m.subject, *m.percent);
+                if (fresh)
+                    order.push_back({{g.index, m.gpu_instance ? *m.gpu_instance + 1 : 0}, m.subject});
+                else
+                    it->second = std::max(it->second, *m.percent);
+            }
+        }
+    std::sort(order.begin(), order.end());
+    for (const auto& [key, subject] : order) {
+        const double peak = peaks[subject];
+        out.push_back({"gpu_memory", subject, peak, "%",
                        fmt::format("{:g}-{:g} %", t.gpu_memory_best_min_percent, t.gpu_memory_best_max_percent),
-                       fmt::format("> {:g} %", t.gpu_memory_alarm_percent), gpu_memory_level(t, *peak)});
+                       fmt::format("> {:g} %", t.gpu_memory_alarm_percent), gpu_memory_level(t, peak)});
     }
     if (auto v = average([](const Snapshot& s) { return s.cpu.total.utilization_percent; }))
         out.push_back({"cpu_load", "host", *v, "%", fmt::format("<= {:g} %", t.cpu_best_max_percent),
@@ -108,7 +150,9 @@ void IndicatorWindow::add(const Snapshot& s) {
     x.iowait = s.cpu.total.iowait_percent;
     x.swap = swap_traffic(s.swap);
     for (const GpuInfo& g : s.gpus)
-        if (auto p = gpu_memory_percent(g); p && !g.stale) x.gpu_memory.emplace_back(g.index, *p);
+        if (!g.stale)
+            for (MemorySubject& m : memory_subjects(g))
+                if (m.percent) x.gpu_memory.push_back(std::move(m));
     // A clock stepped backwards would leave samples "from the future": start over.
     if (!samples_.empty() && x.time < samples_.back().time) samples_.clear();
     samples_.push_back(std::move(x));
@@ -124,11 +168,11 @@ Series IndicatorWindow::metric(Get get, double alarm) const {
 std::vector<Breach> IndicatorWindow::breaches() const {
     std::vector<Breach> out;
     if (samples_.empty()) return out;
-    for (const auto& [index, percent] : samples_.back().gpu_memory)
-        if (gpu_memory_level(t_, percent) == Level::alarm)
+    for (const MemorySubject& m : samples_.back().gpu_memory)
+        if (gpu_memory_level(t_, *m.percent) == Level::alarm)
             out.push_back(
-                {"gpu_memory_high", fmt::format("gpu:{}", index),
-                 fmt::format("GPU{} memory {:.0f} % (> {:g} %)", index, percent, t_.gpu_memory_alarm_percent)});
+                {"gpu_memory_high", m.subject,
+                 fmt::format("{} memory {:.0f} % (> {:g} %)", m.label, *m.percent, t_.gpu_memory_alarm_percent)});
     const Series cpu = metric([](const Sample& x) { return x.cpu; }, t_.cpu_alarm_percent);
     if (sustained(cpu, t_))
         out.push_back({"cpu_load_high", "host",

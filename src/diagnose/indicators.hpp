@@ -32,6 +32,22 @@ Level iowait_level(const Thresholds& t, double percent);
 
 // GPU memory used as a percent of total, when both are known.
 std::optional<double> gpu_memory_percent(const GpuInfo& g);
+
+// What GPU memory is judged on: a GPU, or, on a GPU in MIG mode, each of its MIG devices by its own
+// memory (a process on a 2g.20gb slice runs out at 20 GB, whatever the rest of the GPU holds). MIG
+// devices that share a GPU instance share its memory and are judged once.
+struct MemorySubject {
+    std::string subject;                   // "gpu:0", or "gpu:0/mig:3" (the GPU instance id)
+    std::string label;                     // "GPU0", or "GPU0 MIG 2g.20gb (GI 3)"
+    std::optional<double> percent;         // used / total, when both are known
+    std::optional<unsigned> gpu_instance;  // the MIG device's GPU instance
+};
+std::vector<MemorySubject> memory_subjects(const GpuInfo& g);
+// The percent a GPU's memory colour comes from: the fullest of its memory subjects (its own on a
+// GPU without MIG).
+std::optional<double> judged_memory_percent(const GpuInfo& g);
+// "3g.40gb" from "NVIDIA H100 80GB HBM3 MIG 3g.40gb": the MIG profile, else the whole name.
+std::string mig_profile(const std::string& name);
 // Swap traffic in + out, when both are known.
 std::optional<double> swap_traffic(const SwapStats& s);
 
@@ -39,7 +55,7 @@ std::optional<double> swap_traffic(const SwapStats& s);
 // above 90 %): best". What `baton diagnose` prints beside its findings.
 struct IndicatorSummary {
     std::string indicator;    // "gpu_memory", "cpu_load", "swap_traffic", "io_wait"
-    std::string subject;      // "gpu:0" or "host"
+    std::string subject;      // "gpu:0", "gpu:0/mig:3" or "host"
     double value = 0;         // the window's average (GPU memory: its peak)
     std::string unit;         // "%" or "B/s"
     std::string best, alarm;  // "60-85 %", "> 90 %"
@@ -71,7 +87,7 @@ class IndicatorWindow {
     struct Sample {
         double time = 0;
         std::optional<double> cpu, iowait, swap;
-        std::vector<std::pair<unsigned, double>> gpu_memory;  // (index, percent)
+        std::vector<MemorySubject> gpu_memory;  // those with a percent
     };
     // One metric of the kept samples, against an alarm level (series.hpp does the counting).
     template <typename Get>

@@ -35,9 +35,6 @@ Series gpu_series(const Window& w, unsigned index, std::optional<double> (*value
         breach);
 }
 
-std::optional<double> memory_percent(const GpuInfo& g) {
-    return gpu_memory_percent(g);
-}
 std::optional<double> utilization(const GpuInfo& g) {
     return g.utilization_percent;
 }
@@ -57,14 +54,21 @@ constexpr const char* kMemoryFix =
     "(torch.utils.checkpoint) trades compute for memory; PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True "
     "reduces fragmentation.";
 
-// Least-squares slope of a GPU's memory percent over time, in percent per second.
-double memory_slope(const Window& w, unsigned index) {
+// One memory subject's percent in a snapshot (memory_subjects: the GPU, or one of its MIG devices).
+std::optional<double> subject_percent(const Snapshot& s, unsigned index, const std::string& subject) {
+    const GpuInfo* g = gpu_at(s, index);
+    if (!g) return std::nullopt;
+    for (const MemorySubject& m : memory_subjects(*g))
+        if (m.subject == subject) return m.percent;
+    return std::nullopt;
+}
+
+// Least-squares slope of a memory subject's percent over time, in percent per second.
+double memory_slope(const Window& w, unsigned index, const std::string& subject) {
     double n = 0, st = 0, sv = 0, stt = 0, stv = 0;
     const double t0 = w.empty() ? 0 : seconds(w.front());
     for (const Snapshot& s : w) {
-        const GpuInfo* g = gpu_at(s, index);
-        if (!g) continue;
-        auto v = gpu_memory_percent(*g);
+        auto v = subject_percent(s, index, subject);
         if (!v) continue;
         const double t = seconds(s) - t0;
         n += 1;
@@ -77,39 +81,67 @@ double memory_slope(const Window& w, unsigned index) {
     return n >= 3 && d > 0 ? (n * stv - st * sv) / d : 0;
 }
 
-void memory_rules(const Window& w, const Thresholds& t, unsigned index, std::vector<Finding>& out) {
-    Series mem = gpu_series(w, index, memory_percent, [&](double v) { return v > t.gpu_memory_alarm_percent; });
+// gpu_memory_high and gpu_memory_near_oom for one memory subject: a GPU, or a MIG device of one.
+void memory_limit_rules(const Window& w, const Thresholds& t, unsigned index, const MemorySubject& m,
+                        std::vector<Finding>& out, Series& mem) {
+    mem = series(
+        w, [&](const Snapshot& s) { return subject_percent(s, index, m.subject); },
+        [&](double v) { return v > t.gpu_memory_alarm_percent; });
     if (mem.samples == 0) return;
     if (mem.maximum > t.gpu_memory_alarm_percent) {
         Finding f = make_finding(
-            "gpu_memory_high", Severity::warning, subject(index),
-            fmt::format("GPU{} memory peaked at {:.0f} % (alarm above {:g} %; best {:g}-{:g} %)", index, mem.maximum,
+            "gpu_memory_high", Severity::warning, m.subject,
+            fmt::format("{} memory peaked at {:.0f} % (alarm above {:g} %; best {:g}-{:g} %)", m.label, mem.maximum,
                         t.gpu_memory_alarm_percent, t.gpu_memory_best_min_percent, t.gpu_memory_best_max_percent),
             "Use a smaller batch_size or turn on mixed precision. " + std::string(kMemoryFix));
         f.evidence.push_back(
             evidence("gpu.memory_used_percent", mem, fmt::format("> {:g}", t.gpu_memory_alarm_percent)));
         out.push_back(std::move(f));
     }
-    const double slope = memory_slope(w, index);  // percent per second
+    const double slope = memory_slope(w, index, m.subject);  // percent per second
     const double minutes_to_full = slope > 0 ? (100.0 - mem.last) / slope / 60.0 : -1;
     const bool critical = mem.maximum > t.gpu_memory_near_oom_percent;
     const bool rising = slope > 0 && mem.last > t.gpu_memory_best_max_percent && minutes_to_full >= 0 &&
                         minutes_to_full <= t.oom_horizon_minutes;
     if (critical || rising) {
         Finding f = make_finding(
-            "gpu_memory_near_oom", critical ? Severity::critical : Severity::warning, subject(index),
-            critical ? fmt::format("GPU{} memory reached {:.0f} % (above {:g} %): the next larger batch or sequence "
+            "gpu_memory_near_oom", critical ? Severity::critical : Severity::warning, m.subject,
+            critical ? fmt::format("{} memory reached {:.0f} % (above {:g} %): the next larger batch or sequence "
                                    "runs out of memory",
-                                   index, mem.maximum, t.gpu_memory_near_oom_percent)
-                     : fmt::format("GPU{} memory at {:.0f} % and rising {:.2f} points a minute: full in about {:.0f} "
+                                   m.label, mem.maximum, t.gpu_memory_near_oom_percent)
+                     : fmt::format("{} memory at {:.0f} % and rising {:.2f} points a minute: full in about {:.0f} "
                                    "minutes",
-                                   index, mem.last, slope * 60, minutes_to_full),
+                                   m.label, mem.last, slope * 60, minutes_to_full),
             kMemoryFix);
         f.snippet = kMemorySnippet;
         f.evidence.push_back(
             evidence("gpu.memory_used_percent", mem, fmt::format("> {:g}", t.gpu_memory_near_oom_percent)));
         out.push_back(std::move(f));
     }
+}
+
+void memory_rules(const Window& w, const Thresholds& t, unsigned index, std::vector<Finding>& out) {
+    // The subjects this GPU had over the window: itself, or its MIG devices (a process on a slice runs
+    // out at the slice's size; the whole GPU's share says nothing of it).
+    std::vector<MemorySubject> subjects;
+    for (const Snapshot& s : w)
+        if (const GpuInfo* g = gpu_at(s, index))
+            for (MemorySubject& m : memory_subjects(*g))
+                if (std::none_of(subjects.begin(), subjects.end(),
+                                 [&](const MemorySubject& x) { return x.subject == m.subject; }))
+                    subjects.push_back(std::move(m));
+    Series mem;
+    bool whole_gpu = false;
+    for (const MemorySubject& m : subjects) {
+        Series one;
+        memory_limit_rules(w, t, index, m, out, one);
+        if (!m.gpu_instance) {
+            mem = one;
+            whole_gpu = true;
+        }
+    }
+    // "Room to grow" is the whole GPU's (NVML gives no utilisation per MIG device).
+    if (!whole_gpu || mem.samples == 0) return;
     Series util = gpu_series(w, index, utilization, [&](double v) { return v > t.gpu_busy_percent; });
     if (util.samples && util.average > t.gpu_busy_percent && mem.maximum < t.gpu_memory_best_min_percent) {
         Finding f = make_finding(

@@ -179,7 +179,7 @@ LaunchResult run_launch(const LaunchOptions& o, std::string& error) {
             a.out.emplace_back(rank, shown ? STDOUT_FILENO : -1, o.tee, rank_dir + "/stdout.log", 0);
             a.err.emplace_back(rank, shown ? STDERR_FILENO : -1, o.tee, rank_dir + "/stderr.log", 20);
             for (RankStream* s : {&a.out.back(), &a.err.back()})
-                if (Status st = s->open(); !st.ok()) {
+                if (Status st = s->open(o.log_group); !st.ok()) {
                     error = st.error().message;
                     return result;
                 }

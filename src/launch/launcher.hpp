@@ -8,6 +8,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <sys/types.h>
 #include <vector>
 
 #include "core/thresholds.hpp"
@@ -23,6 +24,7 @@ struct LaunchOptions {
     std::vector<std::string> argv;               // one worker's command (python3 -u train.py ...)
     WorkerExtras extras;                         // bound GPUs, seed, NCCL debug, CPUs (the rest is filled here)
     std::string log_dir;                         // the run's logs go to log_dir/run_id/attempt_K/LOCAL_RANK/
+    std::optional<gid_t> log_group;              // [launch] log_group: logs 0640 and this group's (else 0600)
     bool tee = false;                            // console lines prefixed "[rank N]:"
     std::optional<std::set<int>> console_ranks;  // --local-ranks-filter: only these local ranks on the console
     double grace_seconds = 10;

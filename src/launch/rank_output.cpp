@@ -24,15 +24,23 @@ void write_all(int fd, std::string_view s) {
 
 }  // namespace
 
-Status make_directories(const std::string& path) {
+Status make_directories(const std::string& path, mode_t mode, std::optional<gid_t> group) {
     std::string sofar;
     std::size_t i = 0;
     while (i <= path.size()) {
         const std::size_t slash = path.find('/', i);
         const std::size_t end = slash == std::string::npos ? path.size() : slash;
         sofar = path.substr(0, end);
-        if (!sofar.empty() && mkdir(sofar.c_str(), 0755) != 0 && errno != EEXIST)
-            return make_error("cannot create " + sofar + ": " + std::strerror(errno));
+        if (!sofar.empty()) {
+            if (mkdir(sofar.c_str(), mode) == 0) {
+                // Exactly `mode`, whatever the umask took away, and the group asked for.
+                if ((group && chown(sofar.c_str(), static_cast<uid_t>(-1), *group) != 0) ||
+                    chmod(sofar.c_str(), mode) != 0)
+                    return make_error("cannot set the owner or mode of " + sofar + ": " + std::strerror(errno));
+            } else if (errno != EEXIST) {
+                return make_error("cannot create " + sofar + ": " + std::strerror(errno));
+            }
+        }
         if (slash == std::string::npos) break;
         i = slash + 1;
     }
@@ -64,14 +72,24 @@ RankStream::~RankStream() {
     if (log_fd_ >= 0) close(log_fd_);
 }
 
-Status RankStream::open() {
+Status RankStream::open(std::optional<gid_t> group) {
+    const mode_t dir_mode = group ? 0750 : 0700, file_mode = group ? 0640 : 0600;
     const std::size_t slash = log_path_.rfind('/');
     if (slash != std::string::npos && slash > 0) {
-        const Status s = make_directories(log_path_.substr(0, slash));
+        const Status s = make_directories(log_path_.substr(0, slash), dir_mode, group);
         if (!s.ok()) return s;
     }
-    log_fd_ = ::open(log_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (log_fd_ < 0) return make_error("cannot write " + log_path_ + ": " + std::strerror(errno));
+    log_fd_ = ::open(log_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, file_mode);
+    if (log_fd_ < 0)
+        return make_error("cannot write " + log_path_ + ": " +
+                          (errno == ELOOP ? std::string("it is a symbolic link") : std::strerror(errno)));
+    // A file that was there keeps its old mode through O_TRUNC: set it, and the group.
+    if ((group && fchown(log_fd_, static_cast<uid_t>(-1), *group) != 0) || fchmod(log_fd_, file_mode) != 0) {
+        const std::string why = std::strerror(errno);
+        close(log_fd_);
+        log_fd_ = -1;
+        return make_error("cannot set the owner or mode of " + log_path_ + ": " + why);
+    }
     return Ok{};
 }
 

@@ -5,8 +5,10 @@
 
 #include <cstddef>
 #include <deque>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <sys/types.h>
 
 #include "core/result.hpp"
 
@@ -21,8 +23,11 @@ class RankStream {
     RankStream& operator=(RankStream&&) = delete;
     ~RankStream();
 
-    // Creates (truncates) the log file, and the directories above it.
-    Status open();
+    // Creates (truncates) the log file, and the directories above it that are missing. The
+    // file is 0600 (a rank's stderr may hold tokens and paths), 0640 and group `group`'s when one
+    // is given; directories baton creates are 0700 (0750). A link planted at the file's path is
+    // refused (O_NOFOLLOW), not followed.
+    Status open(std::optional<gid_t> group = std::nullopt);
     void feed(std::string_view bytes, double now);
     // A line left unfinished for `after_seconds` (a progress bar, a prompt) goes to the console.
     void flush_stale(double now, double after_seconds = 0.3);
@@ -51,7 +56,8 @@ class RankStream {
     std::size_t bytes_ = 0;
 };
 
-// Creates `path` and its missing parents (mode 0755).
-Status make_directories(const std::string& path);
+// Creates `path` and its missing parents, each with exactly `mode` (the umask aside) and, when
+// `group` is given, that group's. Directories already there are left as they are.
+Status make_directories(const std::string& path, mode_t mode = 0700, std::optional<gid_t> group = std::nullopt);
 
 }  // namespace baton

@@ -7,6 +7,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <limits>
 #include <map>
 #include <sched.h>
 #include <sys/prctl.h>
@@ -18,6 +19,8 @@
 
 #include "core/clock.hpp"
 #include "queue/protocol.hpp"
+#include "sample/linux/pid_signal.hpp"
+#include "sample/linux/proc_pid_stat.hpp"
 #include "store/run_owner.hpp"
 
 namespace baton::queue {
@@ -28,23 +31,27 @@ std::string dump(const nlohmann::json& j) {
     return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
+struct Member {
+    pid_t pid = 0;
+    std::uint64_t start_ticks = 0;  // as seen in the same read: the signal checks it (os::signal_process)
+};
+
 // Every descendant of `root` now, from /proc (ppid links): children before grandchildren.
-std::vector<pid_t> descendants(pid_t root) {
-    std::multimap<pid_t, pid_t> children;
+std::vector<Member> descendants(pid_t root) {
+    std::multimap<pid_t, Member> children;
     if (DIR* d = ::opendir("/proc")) {
         while (dirent* e = ::readdir(d)) {
             char* end = nullptr;
             const long pid = std::strtol(e->d_name, &end, 10);
             if (pid <= 0 || *end) continue;
             const std::string stat = read_small_file(std::string("/proc/") + e->d_name + "/stat", 4096).value_or("");
-            const std::size_t paren = stat.rfind(')');  // the name may hold ')' and spaces
-            if (paren == std::string::npos || paren + 4 >= stat.size()) continue;
-            const long ppid = std::strtol(stat.c_str() + paren + 4, nullptr, 10);
-            children.emplace(static_cast<pid_t>(ppid), static_cast<pid_t>(pid));
+            os::PidStat st;
+            if (!os::parse_pid_stat(stat, st)) continue;
+            children.emplace(static_cast<pid_t>(st.ppid), Member{static_cast<pid_t>(pid), st.starttime});
         }
         ::closedir(d);
     }
-    std::vector<pid_t> out;
+    std::vector<Member> out;
     std::vector<pid_t> frontier{root};
     while (!frontier.empty() && out.size() < 1000000) {
         std::vector<pid_t> next;
@@ -52,7 +59,7 @@ std::vector<pid_t> descendants(pid_t root) {
             auto [lo, hi] = children.equal_range(p);
             for (auto it = lo; it != hi; ++it) {
                 out.push_back(it->second);
-                next.push_back(it->second);
+                next.push_back(it->second.pid);
             }
         }
         frontier = std::move(next);
@@ -60,14 +67,39 @@ std::vector<pid_t> descendants(pid_t root) {
     return out;
 }
 
+// `group`: the command's process group, given only while the command is not reaped (so its pid,
+// the group's id, cannot name another group yet). Every other member by pid and start time: one
+// that ended and whose pid was reused between the listing and the signal is not hit.
 int signal_tree(pid_t self, pid_t group, int sig) {
     if (group > 0) ::kill(-group, sig);
-    const std::vector<pid_t> pids = descendants(self);
-    for (pid_t p : pids) ::kill(p, sig);
-    return static_cast<int>(pids.size());
+    const std::vector<Member> members = descendants(self);
+    for (const Member& m : members) os::signal_process(m.pid, m.start_ticks, sig);
+    return static_cast<int>(members.size());
 }
 
 }  // namespace
+
+std::uint64_t cgroup_oom_kills(const std::string& cgroup_dir) {
+    // memory.events: "low N", "high N", "max N", "oom N", "oom_kill N", "oom_group_kill N" lines.
+    const std::string text = read_small_file(cgroup_dir + "/memory.events", 4096).value_or("");
+    std::size_t at = 0;
+    while (at < text.size()) {
+        std::size_t end = text.find('\n', at);
+        if (end == std::string::npos) end = text.size();
+        const std::string_view line(text.data() + at, end - at);
+        constexpr std::string_view key = "oom_kill ";
+        if (line.substr(0, key.size()) == key) {
+            std::uint64_t n = 0;
+            for (char c : line.substr(key.size())) {
+                if (c < '0' || c > '9' || n > (std::numeric_limits<std::uint64_t>::max() - 9) / 10) return n;
+                n = n * 10 + static_cast<std::uint64_t>(c - '0');
+            }
+            return n;
+        }
+        at = end + 1;
+    }
+    return 0;
+}
 
 std::optional<std::string> read_small_file(const std::string& path, std::size_t max) {
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -139,6 +171,7 @@ std::string status_json(const ShimStatus& s) {
     j["killed_after_grace"] = s.killed_after_grace;
     j["error"] = s.error;
     j["end_ms"] = s.end_ms;
+    j["oom_kills"] = s.oom_kills;
     return dump(j);
 }
 
@@ -154,6 +187,7 @@ Result<ShimStatus> parse_status_json(const std::string& text) {
         s.killed_after_grace = j.value("killed_after_grace", 0);
         s.error = j.value("error", "");
         s.end_ms = j.value("end_ms", std::int64_t{0});
+        s.oom_kills = j.value("oom_kills", std::uint64_t{0});
         return s;
     } catch (const nlohmann::json::exception&) {
         return make_error("the job's status is missing a field or has one of the wrong type");
@@ -223,15 +257,10 @@ int run_job_shim(const std::string& dir) {
     sigprocmask(SIG_BLOCK, &watched, &before);
     ::prctl(PR_SET_CHILD_SUBREAPER, 1);
 
-    if (!spec.cgroup.empty()) {
-        const std::string procs = spec.cgroup + "/cgroup.procs";
-        const int fd = ::open(procs.c_str(), O_WRONLY | O_CLOEXEC);
-        const std::string me = std::to_string(::getpid());
-        if (fd < 0 || ::write(fd, me.data(), me.size()) != static_cast<ssize_t>(me.size()))
-            std::fprintf(stderr, "baton job-shim: cannot enter the cgroup %s: %s\n", spec.cgroup.c_str(),
-                         std::strerror(errno));
-        if (fd >= 0) ::close(fd);
-    }
+    // The supervisor stays out of the job's cgroup (in the agent's leaf beside D/jobs): the cgroup
+    // has memory.oom.group, so an out-of-memory kill there takes every process in it, and the
+    // supervisor must live on to write how the job ended. The command enters it (below).
+    const std::string cgroup_procs = spec.cgroup.empty() ? "" : spec.cgroup + "/cgroup.procs";
     if (!spec.cpus.empty()) {
         cpu_set_t set;
         CPU_ZERO(&set);
@@ -283,6 +312,20 @@ int run_job_shim(const std::string& dir) {
     }
     if (child == 0) {
         ::setpgid(0, 0);
+        if (!cgroup_procs.empty()) {
+            // Before exec and before the owner's uid: the command and all it starts are the job's.
+            const int fd = ::open(cgroup_procs.c_str(), O_WRONLY | O_CLOEXEC);
+            char me[24];
+            const int len = std::snprintf(me, sizeof me, "%d", static_cast<int>(::getpid()));
+            if (fd < 0 || ::write(fd, me, static_cast<std::size_t>(len)) != len) {
+                const char* why = std::strerror(errno);
+                static constexpr char kCannot[] = "baton job-shim: cannot enter the job's cgroup: ";
+                (void)!::write(err, kCannot, sizeof kCannot - 1);
+                (void)!::write(err, why, std::strlen(why));
+                (void)!::write(err, "\n", 1);
+            }
+            if (fd >= 0) ::close(fd);
+        }
         ::dup2(null, 0);
         ::dup2(out, 1);
         ::dup2(err, 2);
@@ -369,6 +412,7 @@ int run_job_shim(const std::string& dir) {
             deadline = now + grace;
         }
     }
+    if (!spec.cgroup.empty()) st.oom_kills = cgroup_oom_kills(spec.cgroup);
     return finish();
 }
 

@@ -4,6 +4,8 @@
 //   - it waits for the agent's "go" on descriptor 3, written once the store says the job runs
 //     under this process; end of file instead means the agent died first: it writes "not
 //     started" and exits without running anything;
+//   - it stays out of the job's cgroup (an out-of-memory kill there takes the whole cgroup), and
+//     reads the cgroup's OOM kills at the end;
 //   - it becomes the subreaper of the job's tree, pins the CPUs, and runs the command in its own
 //     process group with stdout and stderr appended to DIR/stdout and DIR/stderr (opened by the
 //     supervisor, so DIR stays out of the owner's reach); when started by
@@ -34,7 +36,7 @@ struct ShimSpec {
     std::uint32_t uid = 0, gid = 0;
     std::string user;            // for initgroups
     std::vector<unsigned> cpus;  // sched_setaffinity; empty: not pinned
-    std::string cgroup;          // the job's cgroup directory to enter, "" for none
+    std::string cgroup;          // the job's cgroup directory: the command enters it, the shim does not ("" for none)
     double end_grace_seconds = 10;
 };
 
@@ -47,7 +49,12 @@ struct ShimStatus {
     int killed_after_grace = 0;
     std::string error;  // why it could not start ("cannot enter /x: No such file or directory")
     std::int64_t end_ms = 0;
+    // OOM kills in the job's cgroup (its memory.events' oom_kill) by the end: its --mem was hit.
+    std::uint64_t oom_kills = 0;
 };
+
+// memory.events' oom_kill count of a cgroup directory; 0 when unreadable.
+std::uint64_t cgroup_oom_kills(const std::string& cgroup_dir);
 
 std::string spec_json(const ShimSpec& s);
 Result<ShimSpec> parse_spec_json(const std::string& text);

@@ -23,6 +23,7 @@
 #include "diagnose/job.hpp"
 #include "queue/gpu_memory_auto.hpp"
 #include "queue/job_env.hpp"
+#include "queue/job_end.hpp"
 #include "queue/job_shim.hpp"
 #include "queue/queue_socket.hpp"
 #include "run/events_socket.hpp"
@@ -48,11 +49,6 @@ std::string boot_id() {
     std::string id = read_small_file("/proc/sys/kernel/random/boot_id", 4096).value_or("");
     while (!id.empty() && (id.back() == '\n' || id.back() == ' ')) id.pop_back();
     return id;
-}
-
-const char* signal_name(int sig) {
-    const char* d = sigabbrev_np(sig);
-    return d ? d : "?";
 }
 
 QueueJob queue_job(const JobRecord& r, const JobRequest* req) {
@@ -730,32 +726,17 @@ void QueueServer::ended(std::int64_t id) {
             ::close(fd);
         }
         if (w->events) w->watch->read_events(w->events->drain());
+        if (st->oom_kills) w->watch->set_cgroup_oom_kills(st->oom_kills, req ? req->want.memory_bytes : 0);
         stats = w->watch->finish(st->exit_status, st->signal, monotonic_seconds() - w->started, st->killed_after_grace);
         if (stats->recording.run_id) {
             store_->set_job_run(id, stats->recording.run_id);
             j.run_id = stats->recording.run_id;
         }
     }
-    std::string state, note = st->error;
-    if (st->cancelled) {
-        state = "cancelled";
-        if (note.empty()) note = "cancelled";
-    } else if (st->started && st->exit_status == 0 && st->error.empty()) {
-        state = "done";
-    } else {
-        state = "failed";
-        if (note.empty())
-            note = st->signal ? std::string("killed by SIG") + signal_name(st->signal)
-                              : "exit status " + std::to_string(st->exit_status);
-    }
-    bool oom = false;
-    if (stats)
-        for (const Finding& f : stats->findings)
-            if (f.rule == "cuda_oom" || f.rule == "host_oom_kill") {
-                oom = true;
-                note += "; " + f.summary;
-                break;
-            }
+    const JobEnd end = job_end(*st, stats ? stats->findings : std::vector<Finding>{});
+    const std::string& state = end.state;
+    const std::string& note = end.note;
+    const bool oom = end.oom;
     store_->change_job_state(id, {"starting", "running"}, state, now,
                              st->started ? std::optional<int>(st->exit_status) : std::nullopt, note);
     j.state = state;

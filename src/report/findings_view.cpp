@@ -34,7 +34,13 @@ std::string indicator_value(const IndicatorSummary& s) {
 }
 
 std::string indicator_name(const IndicatorSummary& s) {
-    if (s.indicator == "gpu_memory") return "GPU" + s.subject.substr(4) + " memory (peak)";
+    if (s.indicator == "gpu_memory") {
+        // "gpu:0" -> "GPU0", "gpu:0/mig:3" -> "GPU0 MIG GI 3"
+        std::string name = "GPU" + s.subject.substr(4);
+        if (const std::size_t mig = name.find("/mig:"); mig != std::string::npos)
+            name = name.substr(0, mig) + " MIG GI " + name.substr(mig + 5);
+        return name + " memory (peak)";
+    }
     if (s.indicator == "cpu_load") return "CPU load";
     if (s.indicator == "swap_traffic") return "swap traffic";
     return "I/O wait";

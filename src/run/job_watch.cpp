@@ -9,6 +9,7 @@
 #include <fmt/format.h>  // header-only (fmt::fmt-header-only)
 
 #include "core/clock.hpp"
+#include "core/units.hpp"
 #include "diagnose/job.hpp"
 #include "diagnose/rules.hpp"
 #include "sample/gpu/throttle_reasons.hpp"
@@ -56,6 +57,18 @@ std::optional<unsigned> gpu_of_finding(const Finding& f, const Snapshot& snap) {
             for (const GpuProcess& p : g.processes)
                 if (p.local_pid == n) return g.index;
     return std::nullopt;
+}
+
+// For a finding about one MIG device ("gpu:0/mig:3"): whether one of the job's processes runs on it
+// now. Another slice of the same GPU is another user's, not the job's. None for other subjects.
+std::optional<bool> job_on_mig_device(const Finding& f, const Snapshot& snap, const JobTotals& job) {
+    unsigned index = 0, instance = 0;
+    if (std::sscanf(f.subject.c_str(), "gpu:%u/mig:%u", &index, &instance) != 2) return std::nullopt;
+    for (const GpuInfo& g : snap.gpus)
+        if (g.index == index)
+            for (const GpuProcess& p : g.processes)
+                if (p.gpu_instance_id == instance && p.local_pid && job.pids.count(*p.local_pid)) return true;
+    return false;
 }
 
 // A finding about one of the job's own processes is about "job": the same subject in every run
@@ -114,6 +127,7 @@ RunSample to_run_sample(const Snapshot& snap, const JobTotals& job, const std::s
     r.job_rss_gib = static_cast<float>(job.rss_bytes) / gib;
     double read = 0, write = 0;
     for (const DiskStats& d : snap.disks) {
+        if (!counts_as_storage(d)) continue;  // dm, md, loop, zram: their bytes are counted below them
         read += d.read_bytes_per_second.value_or(0);
         write += d.write_bytes_per_second.value_or(0);
     }
@@ -273,6 +287,11 @@ std::vector<Finding> JobWatch::sample(const Window& window) {
     std::vector<Finding> found;  // about the job, the host, and the job's GPUs
     for (Finding& f : diagnose(window, options_.thresholds, steps_)) {
         attribute_to_job(f, job);
+        // A MIG device's finding is the job's while it runs there; it comes again while it holds.
+        if (const std::optional<bool> mine = job_on_mig_device(f, snap, job)) {
+            if (*mine) found.push_back(std::move(f));
+            continue;
+        }
         const std::optional<unsigned> gpu = gpu_of_finding(f, snap);
         if (!gpu || job_gpus_.count(*gpu)) {
             found.push_back(std::move(f));
@@ -302,8 +321,25 @@ RunStats JobWatch::finish(int exit_status, int signal, double seconds, int kille
     stats_.seconds = seconds;
     stats_.killed_after_grace = killed_after_grace;
     for (const auto& [pid, n] : dropped_) stats_.events_dropped += n;
-    // The kernel's OOM killer acted during the run and the job died of SIGKILL.
-    if (signal == SIGKILL && oom_kills_at_start_ && oom_kills_now_ && *oom_kills_now_ > *oom_kills_at_start_) {
+    if (cgroup_oom_kills_ > 0) {
+        // The job's own cgroup says so: its memory limit was hit.
+        const std::string limit = cgroup_limit_bytes_ ? "its --mem " + format_size(cgroup_limit_bytes_) : "its memory";
+        Finding f = make_finding(
+            "host_oom_kill", Severity::critical, "job",
+            fmt::format("the job ran out of {}: the kernel's OOM killer killed {} process(es) of its cgroup", limit,
+                        cgroup_oom_kills_),
+            "Ask for more (--mem), or use less: fewer DataLoader workers (each holds its own copy of an in-memory "
+            "dataset), smaller data types, or load the dataset once into shared memory.");
+        Evidence e;
+        e.metric = "cgroup.memory_events_oom_kill";
+        e.average = e.minimum = e.maximum = static_cast<double>(cgroup_oom_kills_);
+        if (cgroup_limit_bytes_) e.threshold = "memory.max " + format_size(cgroup_limit_bytes_);
+        e.samples = 1;
+        f.evidence.push_back(e);
+        for (Finding& x : merge({f}))
+            if (history_) history_->add_finding(unix_millis(), std::move(x));
+    } else if (signal == SIGKILL && oom_kills_at_start_ && oom_kills_now_ && *oom_kills_now_ > *oom_kills_at_start_) {
+        // The kernel's OOM killer acted during the run and the job died of SIGKILL.
         Finding f =
             make_finding("host_oom_kill", Severity::critical, "job",
                          fmt::format("the command died of SIGKILL while the kernel's OOM killer killed {} "

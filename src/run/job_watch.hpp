@@ -74,6 +74,14 @@ class JobWatch {
     // findings (a host OOM kill), records the end, and returns the figures. Call once.
     RunStats finish(int exit_status, int signal, double seconds, int killed_after_grace);
 
+    // Before finish(): the job's own cgroup counted `kills` OOM kills (its memory.events), its
+    // memory.max being `limit_bytes` (0: none). Then host_oom_kill says so, with that evidence,
+    // instead of guessing from the machine's OOM counter.
+    void set_cgroup_oom_kills(std::uint64_t kills, std::uint64_t limit_bytes) {
+        cgroup_oom_kills_ = kills;
+        cgroup_limit_bytes_ = limit_bytes;
+    }
+
     const RunStats& stats() const { return stats_; }
     // The job's run in the history once it is recorded there, else 0.
     std::int64_t run_id() const { return history_ ? history_->run_id() : 0; }
@@ -96,6 +104,7 @@ class JobWatch {
     FailureScanner scanner_;
     std::size_t scanned_ = 0;  // scanner findings already merged
     std::optional<std::uint64_t> oom_kills_at_start_, oom_kills_now_;
+    std::uint64_t cgroup_oom_kills_ = 0, cgroup_limit_bytes_ = 0;
 };
 
 }  // namespace baton

@@ -88,7 +88,17 @@ struct DiskStats {
     // The kernel's counters since boot (or since the device appeared).
     std::uint64_t read_bytes_total = 0, written_bytes_total = 0, reads_total = 0, writes_total = 0;
     double io_time_seconds_total = 0;  // time with I/O in flight (io_ticks)
+    // Built over other block devices (device mapper, md RAID, a loop device over a file): its I/O
+    // is counted again on the devices below it. From /sys/block/NAME/slaves and .../loop.
+    bool stacked = false;
 };
+
+// Whether a disk's I/O is its own when disks are summed (a run's disk rates): not stacked over
+// other devices (their members count) and not RAM (zram: its traffic is memory, and swap on it
+// shows as swap). Leaves only, so each byte that reached storage is counted once.
+inline bool counts_as_storage(const DiskStats& d) {
+    return !d.stacked && d.name.rfind("zram", 0) != 0;
+}
 
 struct NetworkStats {
     std::string name;
@@ -165,9 +175,12 @@ struct ProcessInfo {
     std::uint32_t uid = 0;
     std::string user;
     char state = '?';
-    std::string name;                   // comm
-    std::string command;                // full command line, arguments joined by spaces; [name] for kernel threads
-    std::int64_t start_time_ms = 0;     // Unix ms
+    std::string name;                // comm
+    std::string command;             // full command line, arguments joined by spaces; [name] for kernel threads
+    std::int64_t start_time_ms = 0;  // Unix ms
+    // /proc/PID/stat's start time, clock ticks after boot: with the pid, names this process and no
+    // later one (signals check it: sample/linux/pid_signal.hpp). 0 when not read from this /proc.
+    std::uint64_t start_ticks = 0;
     std::optional<double> cpu_percent;  // of one core (may exceed 100 for multi-threaded)
     double cpu_seconds_total = 0;       // user + system time since it started
     std::uint64_t rss_bytes = 0;

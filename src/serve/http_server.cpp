@@ -52,8 +52,12 @@ const char* reason_phrase(int status) {
             return "Unauthorized";
         case 404:
             return "Not Found";
+        case 403:
+            return "Forbidden";
         case 405:
             return "Method Not Allowed";
+        case 421:
+            return "Misdirected Request";
         case 500:
             return "Internal Server Error";
         case 503:
@@ -174,7 +178,9 @@ void HttpServer::on_request(evhttp_request* req, void* self_ptr) {
         }
         evhttp_clear_headers(&params);
     }
-    if (const char* a = evhttp_find_header(evhttp_request_get_input_headers(req), "Authorization")) r.authorization = a;
+    evkeyvalq* in = evhttp_request_get_input_headers(req);
+    if (const char* a = evhttp_find_header(in, "Authorization")) r.authorization = a;
+    if (const char* h = evhttp_find_header(in, "Host")) r.host = h;
 
     HttpResponse out = self->handler_(r);
     evkeyvalq* headers = evhttp_request_get_output_headers(req);

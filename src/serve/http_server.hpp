@@ -29,6 +29,7 @@ struct HttpRequest {
     std::map<std::string, std::string> query;  // decoded; a repeated key keeps the last value
     bool query_malformed = false;              // the query string could not be decoded
     std::string authorization;                 // the Authorization header, "" when absent
+    std::string host;                          // the Host header as sent, "" when absent
 };
 
 struct HttpResponse {

@@ -1,5 +1,6 @@
 #include "serve/service.hpp"
 
+#include <cctype>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -45,6 +46,29 @@ double self_cpu_seconds() {
 
 }  // namespace
 
+bool host_allowed(std::string_view host, const std::vector<std::string>& allowed) {
+    if (allowed.empty() || host.empty()) return true;
+    std::string_view name = host;
+    if (name.front() == '[') {
+        const std::size_t close = name.find(']');
+        if (close == std::string_view::npos) return false;
+        const std::string_view rest = name.substr(close + 1);
+        if (!rest.empty() && rest.front() != ':') return false;
+        name = name.substr(0, close + 1);
+    } else if (const std::size_t colon = name.find(':'); colon != std::string_view::npos) {
+        name = name.substr(0, colon);
+    }
+    if (!name.empty() && name.back() == '.') name.remove_suffix(1);
+    for (const std::string& a : allowed) {
+        if (a.size() != name.size()) continue;
+        bool same = true;
+        for (std::size_t i = 0; i < a.size() && same; ++i)
+            same = std::tolower(static_cast<unsigned char>(a[i])) == std::tolower(static_cast<unsigned char>(name[i]));
+        if (same) return true;
+    }
+    return false;
+}
+
 HttpResponse json_error(int status, const std::string& message) {
     HttpResponse r;
     r.status = status;
@@ -68,6 +92,11 @@ HttpResponse Service::handle(const HttpRequest& r) {
 }
 
 HttpResponse Service::route(const HttpRequest& r) {
+    // Before anything else, the page included: a loopback agent answers only to its own names.
+    if (!host_allowed(r.host, options_.allowed_hosts))
+        return json_error(421, "Host '" + printable(std::string_view(r.host).substr(0, 100)) +
+                                   "' is not this agent's name (a loopback agent answers to localhost, its address "
+                                   "and [serve] allowed_hosts)");
     // The page and its files hold no data: they load without the token, and the page then asks
     // for it (docs/api.md). /metrics may be left open for scrapers.
     const std::optional<Asset> asset = r.method == "GET" || r.method == "HEAD" ? find_asset(r.path) : std::nullopt;
@@ -83,6 +112,8 @@ HttpResponse Service::route(const HttpRequest& r) {
         e.headers.emplace_back("WWW-Authenticate", "Bearer realm=\"baton\"");
         return e;
     }
+    if (options_.api_closed && !open)
+        return json_error(403, "this agent has no token ([serve] token_file): off loopback it serves /metrics alone");
     if (r.method != "GET" && r.method != "HEAD") {
         HttpResponse e = json_error(405, "only GET and HEAD are served");
         e.headers.emplace_back("Allow", "GET, HEAD");

@@ -5,6 +5,8 @@
 #pragma once
 
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "serve/agent.hpp"
 #include "serve/http_server.hpp"
@@ -16,6 +18,13 @@ namespace baton::serve {
 struct ServiceOptions {
     std::string token;                   // "" : no token asked (a loopback listen, or --insecure)
     bool metrics_without_token = false;  // /metrics answers without it
+    // Off loopback without a token, with metrics_without_token: /metrics (and the page's files) are
+    // served, every other endpoint is refused (there is no token that could open it).
+    bool api_closed = false;
+    // The Host headers a request may carry ("name" or "[v6]", lower case, without the port): on a
+    // loopback listener, so that a web page whose name was pointed at 127.0.0.1 (DNS rebinding)
+    // reads nothing. Empty: any Host (a listener other machines reach, behind the token).
+    std::vector<std::string> allowed_hosts;
     PrometheusOptions prometheus;
     std::string version, commit;  // baton_build_info
     double interval_seconds = 1;  // for /api/v1/health's staleness rule
@@ -56,6 +65,11 @@ class Service {
     unsigned options_version_ = 1;
     double last_scrape_seconds_ = -1;  // the previous /metrics's duration, -1 before the first
 };
+
+// Whether a Host header names one of `allowed` (see ServiceOptions::allowed_hosts): its port
+// dropped, compared without case and without a final dot. An absent Host passes (HTTP/1.0
+// clients send none; a browser always does).
+bool host_allowed(std::string_view host, const std::vector<std::string>& allowed);
 
 // {"error": message}
 HttpResponse json_error(int status, const std::string& message);

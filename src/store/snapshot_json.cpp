@@ -298,6 +298,7 @@ void SnapshotJsonEncoder::append(const Snapshot& s, std::string& out) {
         w.field("reads_total", d.reads_total);
         w.field("writes_total", d.writes_total);
         w.field("io_time_seconds_total", d.io_time_seconds_total);
+        w.field("stacked", d.stacked);
         w.end_object();
     }
     w.end_array();

@@ -342,6 +342,7 @@ Snapshot read_snapshot(const json& doc) {
         x.reads_total = d.opt_unsigned<std::uint64_t>("reads_total").value_or(0);
         x.writes_total = d.opt_unsigned<std::uint64_t>("writes_total").value_or(0);
         x.io_time_seconds_total = d.opt_number("io_time_seconds_total").value_or(0);
+        x.stacked = d.opt_boolean("stacked").value_or(false);
         s.disks.push_back(std::move(x));
     }
     const json& nets = r.array("networks");

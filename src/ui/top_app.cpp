@@ -11,13 +11,13 @@
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
-#include <sys/resource.h>
 #include <thread>
 #include <unistd.h>
 
 #include "core/clock.hpp"
 #include "core/printable.hpp"
 #include "diagnose/indicators.hpp"
+#include "sample/linux/pid_signal.hpp"
 #include "sample/process_lookup.hpp"
 #include "ui/terminal.hpp"
 #include "ui/top_keys.hpp"
@@ -161,8 +161,11 @@ std::string send_signal(const Snapshot& s, std::uint32_t pid, int sig, bool loca
     const char* name = sig == SIGKILL ? "SIGKILL" : "SIGTERM";
     const ProcessInfo* p = nullptr;
     if (std::string no = refusal(s, pid, local_proc, "signals", p); !no.empty()) return no;
-    if (kill(static_cast<pid_t>(pid), sig) != 0)
-        return std::string(name) + " to " + std::to_string(pid) + " failed: " + std::strerror(errno);
+    // By pid and start time (a pidfd where the kernel has them): a pid reused since the screen was
+    // drawn is another process, and is left alone.
+    if (const int e = os::signal_process(static_cast<pid_t>(pid), p->start_ticks, sig); e != 0)
+        return e == ESRCH ? "process " + std::to_string(pid) + " is gone (the pid names no process of this list now)"
+                          : std::string(name) + " to " + std::to_string(pid) + " failed: " + std::strerror(e);
     return std::string("sent ") + name + " to " + std::to_string(pid) + " (" + printable(p->name) + ")";
 }
 
@@ -170,8 +173,9 @@ std::string send_signal(const Snapshot& s, std::uint32_t pid, int sig, bool loca
 std::string renice(const Snapshot& s, std::uint32_t pid, int nice, bool local_proc) {
     const ProcessInfo* p = nullptr;
     if (std::string no = refusal(s, pid, local_proc, "renices", p); !no.empty()) return no;
-    if (setpriority(PRIO_PROCESS, static_cast<id_t>(pid), nice) != 0) {
-        const int e = errno;
+    if (const int e = os::renice_process(static_cast<pid_t>(pid), p->start_ticks, nice); e != 0) {
+        if (e == ESRCH)
+            return "process " + std::to_string(pid) + " is gone (the pid names no process of this list now)";
         std::string why = std::strerror(e);
         if (e == EACCES) why += " (only root may lower a nice value)";
         return "renice " + std::to_string(pid) + " to " + std::to_string(nice) + " failed: " + why;

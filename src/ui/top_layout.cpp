@@ -147,8 +147,11 @@ std::vector<Line> Layout::gpus() const {
         p.push_back(text_piece(percent_text(g.utilization_percent), util_style, 0, false));
         if (any_sm) p.push_back(text_piece("SM" + percent_text(g.sm_activity_percent), util_style, 6));
         auto mem = gpu_memory_percent(g);
+        // The colour is the judgement: on a GPU in MIG mode its fullest MIG device's (a slice runs
+        // out at its own size), while the bar shows the whole GPU.
+        const auto judged = judged_memory_percent(g);
         const Style mem_style =
-            g.stale ? Style::dim : (mem ? style_for(gpu_memory_level(in_.thresholds, *mem)) : Style::dim);
+            g.stale ? Style::dim : (judged ? style_for(gpu_memory_level(in_.thresholds, *judged)) : Style::dim);
         p.push_back(bar_piece(mem.value_or(0), mem_style, 3, 20));
         std::string mem_text = g.memory_used_bytes && g.memory_total_bytes
                                    ? compact_bytes(static_cast<double>(*g.memory_used_bytes)) + "/" +
@@ -183,12 +186,6 @@ std::vector<Line> Layout::gpus() const {
         out.push_back(fit_pieces(std::move(p), w_, v_.ascii));
     }
     return out;
-}
-
-// "3g.40gb" from "NVIDIA H100 80GB HBM3 MIG 3g.40gb": the MIG profile, else the whole name.
-std::string mig_profile(const std::string& name) {
-    const std::size_t at = name.rfind("MIG ");
-    return printable(at == std::string::npos ? name : name.substr(at + 4));
 }
 
 // The expanded panel of one GPU: what nvidia-smi -q shows that a training user checks. A field the

@@ -28,6 +28,60 @@ TEST(BenchMath, PcieLinkPeaksPerGenerationAndWidth) {
     EXPECT_FALSE(pcie_link_bytes_per_second(4, 64));
 }
 
+// The protocol's ceiling: the line rate x payload / (payload + a TLP's overhead). A healthy Gen4 x16
+// host moves about 80 % of the raw 32 GB/s (25-26 GB/s), which is 89 % of this ceiling: ok at 85 %.
+TEST(BenchMath, PcieCeilingsFromTheLineCodeAndTheTlpOverhead) {
+    EXPECT_EQ(pcie_tlp_overhead_bytes(4), 24u);
+    EXPECT_EQ(pcie_tlp_overhead_bytes(6), 16u);
+    const auto gen4 = pcie_ceiling(4, 16, 256);
+    ASSERT_TRUE(gen4);
+    EXPECT_NEAR(gen4->bytes_per_second, 31.508e9 * 256 / 280, 0.01e9);  // 28.8 GB/s
+    EXPECT_EQ(gen4->derivation, "16 GT/s x 16 lanes / 8 x 128/130 x 256/(256+24) = 28.8 GB/s");
+    EXPECT_GE(25.6e9 / gen4->bytes_per_second, 0.85);
+    EXPECT_LT(25.6e9 / *pcie_link_bytes_per_second(4, 16), 0.85) << "the raw rate would call it degraded";
+    EXPECT_NEAR(pcie_ceiling(5, 16, 256)->bytes_per_second, 63.015e9 * 256 / 280, 0.01e9);  // 57.6 GB/s
+    EXPECT_NEAR(pcie_ceiling(3, 16, 128)->bytes_per_second, 15.754e9 * 128 / 152, 0.01e9);  // 13.3 GB/s
+    EXPECT_NEAR(pcie_ceiling(6, 16, 256)->bytes_per_second, 121.0e9 * 256 / 272, 0.01e9);   // FLIT mode
+    EXPECT_EQ(pcie_ceiling(1, 1, 128)->derivation, "2.5 GT/s x 1 lanes / 8 x 8/10 x 128/(128+24) = 0.2 GB/s");
+    EXPECT_FALSE(pcie_ceiling(7, 16, 256));
+    EXPECT_FALSE(pcie_ceiling(4, 0, 256));
+    EXPECT_FALSE(pcie_ceiling(4, 16, 0));
+}
+
+// Max_Payload_Size from config space bytes: the capability list walked to the PCI Express one;
+// short reads (an unprivileged read of sysfs' config gets 64 bytes), no list, loops and reserved codes
+// give none.
+TEST(BenchMath, MaxPayloadFromTheConfigSpace) {
+    std::string c(256, '\0');
+    c[0x06] = 0x10;                  // status: a capability list
+    c[0x34] = 0x50;                  // the first capability
+    c[0x50] = 0x01, c[0x51] = 0x60;  // power management, then
+    c[0x60] = 0x10, c[0x61] = 0x00;  // PCI Express
+    for (unsigned code = 0; code <= 5; ++code) {
+        c[0x68] = static_cast<char>(code << 5 | 0x0f);  // the other bits of Device Control set too
+        EXPECT_EQ(pcie_max_payload_from_config(c), 128u << code) << code;
+    }
+    c[0x68] = static_cast<char>(6 << 5);
+    EXPECT_FALSE(pcie_max_payload_from_config(c)) << "a reserved code";
+    c[0x68] = static_cast<char>(1 << 5);
+    EXPECT_FALSE(pcie_max_payload_from_config(c.substr(0, 64))) << "an unprivileged read";
+    EXPECT_FALSE(pcie_max_payload_from_config(""));
+    std::string no_list = c;
+    no_list[0x06] = 0;
+    EXPECT_FALSE(pcie_max_payload_from_config(no_list));
+    std::string loop = c;
+    loop[0x51] = 0x50;  // points at itself, never reaching PCI Express
+    EXPECT_FALSE(pcie_max_payload_from_config(loop));
+    std::string below = c;
+    below[0x34] = 0x10;  // into the header: not a capability
+    EXPECT_FALSE(pcie_max_payload_from_config(below));
+    for (unsigned seed = 0; seed < 2000; ++seed) {  // hostile bytes never read out of bounds
+        std::string r(seed % 300, '\0');
+        for (std::size_t i = 0; i < r.size(); ++i) r[i] = static_cast<char>((seed * 2654435761u + i * 40503u) >> 7);
+        (void)pcie_max_payload_from_config(r);
+    }
+}
+
 TEST(BenchMath, PcieGenerationFromSysfsSpeed) {
     EXPECT_EQ(pcie_gen_from_speed("16.0 GT/s PCIe"), 4u);
     EXPECT_EQ(pcie_gen_from_speed("8 GT/s"), 3u);

@@ -274,6 +274,47 @@ TEST(Cli, RecordingsSurviveAClockStep) {
     EXPECT_NE(joined.err.find("joined.jsonl:5: snapshots must be in time order"), std::string::npos) << joined.err;
 }
 
+// A recording made before snapshots carried monotonic_seconds, across a wall-clock step, is ordered
+// and measured by its interval_seconds; two such recordings joined are refused by the host's uptime
+// going back; a file mixing both kinds is refused too.
+TEST(Cli, OlderRecordingsSurviveAClockStep) {
+    auto rec = run({baton_binary(), "--config", "/dev/null", "snapshot", "--json", "--count", "4", "--interval", "0.2",
+                    "--no-processes", "--no-gpus"});
+    ASSERT_EQ(rec.exit_code, 0) << rec.err;
+    std::vector<nlohmann::json> lines;
+    std::istringstream in(rec.out);
+    for (std::string line; std::getline(in, line);) lines.push_back(nlohmann::json::parse(line));
+    ASSERT_EQ(lines.size(), 4u);
+    double intervals = 0;
+    std::string older, stepped;
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+        nlohmann::json l = lines[i];
+        l.erase("monotonic_seconds");
+        ASSERT_TRUE(l["host"].contains("uptime_seconds")) << l;
+        if (i > 0) intervals += l["interval_seconds"].get<double>();
+        older += l.dump() + "\n";
+        if (i >= 2) l["time"] = "2020-01-01T00:00:00.000Z";  // the wall clock stepped back years
+        stepped += l.dump() + "\n";
+    }
+    baton::test::TempDir d;
+    d.write("stepped.jsonl", stepped);
+    auto judged =
+        run({baton_binary(), "--config", "/dev/null", "diagnose", "--replay", d.path() + "/stepped.jsonl", "--json"});
+    ASSERT_LT(judged.exit_code, 3) << judged.err;
+    const auto doc = nlohmann::json::parse(judged.out);
+    EXPECT_NEAR(doc["window"]["seconds"].get<double>(), intervals, 0.01);
+    EXPECT_NEAR(doc["window"]["seconds"].get<double>(), 0.6, 0.15);
+    d.write("joined.jsonl", older + older);
+    auto joined = run({baton_binary(), "--config", "/dev/null", "diagnose", "--replay", d.path() + "/joined.jsonl"});
+    EXPECT_EQ(joined.exit_code, 3);
+    EXPECT_NE(joined.err.find("joined.jsonl:5: snapshots must be in time order"), std::string::npos) << joined.err;
+    d.write("mixed.jsonl", older + rec.out);
+    auto mixed = run({baton_binary(), "--config", "/dev/null", "diagnose", "--replay", d.path() + "/mixed.jsonl"});
+    EXPECT_EQ(mixed.exit_code, 3);
+    EXPECT_NE(mixed.err.find("mixed.jsonl:5: snapshots with and without monotonic_seconds"), std::string::npos)
+        << mixed.err;
+}
+
 // Man pages and completions come from the one CLI definition: every option `baton help CMD` shows is
 // in CMD's man page and in the bash completion; unknown shells and commands are errors.
 TEST(Cli, ManPagesAndCompletionsFollowTheFlags) {

@@ -211,7 +211,7 @@ TEST(ServeCli, MetricsScrapePassesPromtool) {
     EXPECT_EQ(r.body.find("baton_finding_active{rule=\"gpu_memory_near_oom\""), std::string::npos);
     EXPECT_EQ(r.body.find("DCGM_"), std::string::npos);
     // HEAD: the headers alone.
-    const Reply head = send_raw(s.port(), "HEAD /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    const Reply head = send_raw(s.port(), "HEAD /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
     EXPECT_EQ(head.status, 200);
     EXPECT_EQ(head.body, "");
     EXPECT_EQ(s.stop(SIGTERM, 5), 0);
@@ -297,6 +297,56 @@ TEST(ServeCli, MetricsCanBeLeftOpenForScrapers) {
     EXPECT_EQ(s.stop(SIGTERM, 5), 0);
 }
 
+// Off loopback, [serve] metrics_without_token alone (no token) starts the agent with /metrics open
+// and every other endpoint refused with one line of why.
+TEST(ServeCli, MetricsWithoutTokenOffLoopbackServesMetricsAlone) {
+    test::TempDir d;
+    d.write("baton.toml", "[serve]\nmetrics_without_token = true\n");
+    Serve s({"--listen", "0.0.0.0:0", "--config", d.path() + "/baton.toml", "--interval", "0.2"});
+    ASSERT_TRUE(s.ready()) << s.stderr_text();
+    EXPECT_NE(s.stderr_text().find("no token: /metrics alone"), std::string::npos) << s.stderr_text();
+    const Reply metrics = get(s.port(), "/metrics");
+    EXPECT_EQ(metrics.status, 200);
+    EXPECT_NE(metrics.body.find("baton_build_info"), std::string::npos);
+    for (const char* path :
+         {"/api/v1/health", "/api/v1/snapshot", "/api/v1/findings", "/api/v1/history", "/api/v1/runs", "/nope"}) {
+        const Reply r = get(s.port(), path);
+        EXPECT_EQ(r.status, 403) << path;
+        EXPECT_NE(r.body.find("serves /metrics alone"), std::string::npos) << path << r.body;
+        EXPECT_EQ(r.body.find("\"samples\""), std::string::npos) << path;
+    }
+    EXPECT_EQ(s.stop(SIGTERM, 5), 0);
+}
+
+// DNS rebinding: a page at evil.example whose name now points at 127.0.0.1 reaches the loopback
+// agent with `Host: evil.example`; it is refused (421) on every path, the page's files included,
+// while the agent's own names and [serve] allowed_hosts are served.
+TEST(ServeCli, LoopbackAgentRefusesForeignHostNames) {
+    test::TempDir d;
+    d.write("baton.toml", "[serve]\nallowed_hosts = [\"Gpu-01.lan\"]\n");
+    Serve s({"--listen", "127.0.0.1:0", "--config", d.path() + "/baton.toml"});
+    ASSERT_TRUE(s.ready()) << s.stderr_text();
+    const std::string port = std::to_string(s.port());
+    auto with_host = [&](const std::string& path, const std::string& host) {
+        return send_raw(s.port(), "GET " + path + " HTTP/1.1\r\nHost: " + host + "\r\nConnection: close\r\n\r\n");
+    };
+    for (const char* path : {"/", "/assets/dashboard.js", "/metrics", "/api/v1/snapshot", "/api/v1/runs"}) {
+        for (const std::string& host : std::vector<std::string>{"evil.example", "evil.example:" + port,
+                                                                "localhost.evil.example", "127.0.0.1.nip.io"}) {
+            const Reply r = with_host(path, host);
+            EXPECT_EQ(r.status, 421) << path << " " << host;
+            EXPECT_NE(r.body.find("is not this agent's name"), std::string::npos) << r.body;
+            EXPECT_EQ(r.body.find("\"processes\""), std::string::npos);
+        }
+    }
+    for (const std::string& host : std::vector<std::string>{"localhost", "localhost:" + port, "127.0.0.1:" + port,
+                                                            "[::1]:" + port, "LOCALHOST.", "gpu-01.lan:" + port})
+        EXPECT_EQ(with_host("/api/v1/snapshot", host).status == 421, false) << host;
+    // HTTP/1.0 without a Host (no browser sends that) is answered.
+    EXPECT_NE(send_raw(s.port(), "GET /metrics HTTP/1.0\r\n\r\n").status, 421);
+    EXPECT_EQ(s.stop(SIGTERM, 5), 0);
+}
+
 TEST(ServeCli, BadRequestsGetClearAnswers) {
     Serve s({"--listen", "127.0.0.1:0"});
     ASSERT_TRUE(s.ready()) << s.stderr_text();
@@ -307,7 +357,7 @@ TEST(ServeCli, BadRequestsGetClearAnswers) {
         EXPECT_EQ(r.body.find("root:"), std::string::npos) << path;
     }
     const Reply post = send_raw(s.port(),
-                                "POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n"
+                                "POST /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 2\r\n"
                                 "Connection: close\r\n\r\nhi");
     EXPECT_EQ(post.status, 405);
     EXPECT_NE(post.headers.find("Allow: GET, HEAD"), std::string::npos);
@@ -333,7 +383,7 @@ TEST(ServeCli, SigtermStopsWithinTwoSecondsWhileScrapedAndWriting) {
     std::vector<std::thread> scrapers;
     for (int i = 0; i < 4; ++i)
         scrapers.emplace_back([&] {
-            while (!done) send_raw(s.port(), "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+            while (!done) send_raw(s.port(), "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
         });
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
     double took = 0;

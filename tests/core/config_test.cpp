@@ -177,3 +177,25 @@ TEST(Config, TopGraphsSymbolsAndHistory) {
     EXPECT_FALSE(parse_config("[top]\ncolumns = [1, 2]\n", "t").ok());
     EXPECT_FALSE(parse_config("[top]\ncolumns = [\"a,b\"]\n", "t").ok());
 }
+
+TEST(Config, ServeAllowedHostsAndLaunchLogGroup) {
+    Config d = *parse_config("", "t");
+    EXPECT_TRUE(d.serve_allowed_hosts.empty());
+    EXPECT_TRUE(d.launch_log_group.empty());
+    Config c = *parse_config(
+        "[serve]\nallowed_hosts = [\"Gpu-01\", \"gpu-01.lan\", \"[fd00::1]\"]\n"
+        "[launch]\nlog_group = \"ml\"\n",
+        "t");
+    EXPECT_EQ(c.serve_allowed_hosts, (std::vector<std::string>{"gpu-01", "gpu-01.lan", "[fd00::1]"}));
+    EXPECT_EQ(c.launch_log_group, "ml");
+    for (const char* bad : {"allowed_hosts = \"gpu-01\"", "allowed_hosts = [\"\"]", "allowed_hosts = [\"a b\"]",
+                            "allowed_hosts = [\"evil/x\"]", "allowed_hosts = [1]"})
+        EXPECT_NE(parse_config(std::string("[serve]\n") + bad + "\n", "t")
+                      .error()
+                      .message.find("t:2: 'serve.allowed_hosts' must be a list of host names"),
+                  std::string::npos)
+            << bad;
+    EXPECT_EQ(parse_config("[launch]\nlog_group = \"\"\n", "t").error().message,
+              "t:2: 'launch.log_group' must name a group");
+    EXPECT_EQ(parse_config("[launch]\nlog_dir = \"x\"\n", "t").error().message, "t:2: unknown key 'launch.log_dir'");
+}

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <functional>
 
+#include "diagnose/indicators.hpp"
 #include "diagnose/rules.hpp"
 
 using namespace baton;
@@ -260,6 +261,54 @@ TEST(Rules, GpuMemoryHighAndNearOom) {
     EXPECT_EQ(x->severity, Severity::warning);
     // Flat at 84 %: nothing.
     EXPECT_TRUE(diagnose(window([](Snapshot& s, int) { s.gpus[0] = gpu(0, 90, 84); }), kT).empty());
+}
+
+// A GPU in MIG mode: each MIG device is judged by its own memory. The whole GPU at 50 % says nothing of
+// a 2g.20gb slice at 97 %, whose process runs out at 20 GB; two compute instances of one GPU instance
+// share its memory and are judged once; "room to grow" is not claimed for the GPU.
+TEST(Rules, MigDevicesAreJudgedByTheirOwnMemory) {
+    auto mig = [](Snapshot& s, int, double slice_percent) {
+        GpuInfo g = gpu(0, 0, 50);
+        g.utilization_percent.reset();  // NVML gives none in MIG mode
+        g.name = "NVIDIA H100 80GB HBM3";
+        g.mig_mode = true;
+        auto add = [&](unsigned gi, unsigned ci, const char* profile, std::uint64_t total, double percent) {
+            MigInstance m;
+            m.gpu_instance_id = gi;
+            m.compute_instance_id = ci;
+            m.name = std::string("NVIDIA H100 80GB HBM3 MIG ") + profile;
+            m.memory_total_bytes = total;
+            m.memory_used_bytes = static_cast<std::uint64_t>(static_cast<double>(total) * percent / 100);
+            g.mig_instances.push_back(m);
+        };
+        add(2, 0, "3g.40gb", 40ull << 30, 40);
+        add(3, 0, "2g.20gb", 20ull << 30, slice_percent);
+        add(3, 1, "2g.20gb", 20ull << 30, slice_percent);  // a second compute instance: the same memory
+        s.gpus[0] = g;
+    };
+    auto f = diagnose(window([&](Snapshot& s, int i) { mig(s, i, 97); }), kT);
+    EXPECT_EQ(rules_of(f), (std::vector<std::string>{"gpu_memory_high", "gpu_memory_near_oom"}));
+    for (const Finding& x : f) {
+        EXPECT_EQ(x.subject, "gpu:0/mig:3") << x.rule;
+        EXPECT_NE(x.summary.find("GPU0 MIG 2g.20gb (GI 3) memory"), std::string::npos) << x.summary;
+    }
+    EXPECT_EQ(find_rule(f, "gpu_memory_near_oom")->severity, Severity::critical);
+    // The slice at 50 %, like the whole GPU: nothing.
+    EXPECT_TRUE(diagnose(window([&](Snapshot& s, int i) { mig(s, i, 50); }), kT).empty());
+    // The indicator table: one row per GPU instance, none for the GPU as a whole.
+    const Window w = window([&](Snapshot& s, int i) { mig(s, i, 97); });
+    std::vector<std::pair<std::string, Level>> rows;
+    for (const IndicatorSummary& s : summarize_indicators(w, kT))
+        if (s.indicator == "gpu_memory") rows.emplace_back(s.subject, s.level);
+    EXPECT_EQ(rows,
+              (std::vector<std::pair<std::string, Level>>{{"gpu:0/mig:2", Level::low}, {"gpu:0/mig:3", Level::alarm}}));
+    IndicatorWindow live(kT);
+    for (const Snapshot& s : w) live.add(s);
+    const std::vector<Breach> b = live.breaches();
+    ASSERT_EQ(b.size(), 1u);
+    EXPECT_EQ(b[0].subject, "gpu:0/mig:3");
+    EXPECT_EQ(b[0].text, "GPU0 MIG 2g.20gb (GI 3) memory 97 % (> 90 %)");
+    EXPECT_NEAR(judged_memory_percent(w.back().gpus[0]).value_or(0), 97, 0.01);
 }
 
 TEST(Rules, GpuUnderused) {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "launch/rank_output.hpp"
@@ -79,4 +80,55 @@ TEST(RankStream, AnUnwritableLogIsAnError) {
     Status st = s.open();
     ASSERT_FALSE(st.ok());
     EXPECT_NE(st.error().message.find("cannot create"), std::string::npos) << st.error().message;
+}
+
+// A rank's log may hold tokens: 0600 whatever the umask, the directories baton creates 0700, a
+// log that was there before (0644) tightened too; with a group, 0640 and 0750 and that group's.
+TEST(RankStream, LogsAreTheUsersAloneOrTheGroupsWhenOneIsGiven) {
+    test::TempDir d;
+    const mode_t old_umask = umask(0);  // the most permissive: the modes must not come from it
+    {
+        RankStream s(0, -1, false, d.path() + "/logs/run/attempt_0/0/stderr.log", 0);
+        ASSERT_TRUE(s.open().ok());
+    }
+    struct stat st {};
+    ASSERT_EQ(stat((d.path() + "/logs/run/attempt_0/0/stderr.log").c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 07777, 0600u);
+    for (const char* dir : {"/logs", "/logs/run", "/logs/run/attempt_0", "/logs/run/attempt_0/0"}) {
+        ASSERT_EQ(stat((d.path() + dir).c_str(), &st), 0);
+        EXPECT_EQ(st.st_mode & 07777, 0700u) << dir;
+    }
+    d.write("old.log", "before");
+    chmod((d.path() + "/old.log").c_str(), 0644);
+    {
+        RankStream s(0, -1, false, d.path() + "/old.log", 0);
+        ASSERT_TRUE(s.open().ok());
+    }
+    ASSERT_EQ(stat((d.path() + "/old.log").c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 07777, 0600u);
+    EXPECT_EQ(test::read_text(d.path() + "/old.log"), "");
+    {
+        RankStream s(0, -1, false, d.path() + "/shared/0/stdout.log", 0);
+        ASSERT_TRUE(s.open(getgid()).ok());
+    }
+    ASSERT_EQ(stat((d.path() + "/shared/0/stdout.log").c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 07777, 0640u);
+    EXPECT_EQ(st.st_gid, getgid());
+    ASSERT_EQ(stat((d.path() + "/shared/0").c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 07777, 0750u);
+    umask(old_umask);
+}
+
+// A link planted where a log will be is refused, and what it points at is left untouched.
+TEST(RankStream, APlantedLinkIsNotFollowed) {
+    test::TempDir d;
+    d.write("victim", "keep me");
+    ASSERT_EQ(mkdir((d.path() + "/0").c_str(), 0700), 0);
+    ASSERT_EQ(symlink((d.path() + "/victim").c_str(), (d.path() + "/0/stderr.log").c_str()), 0);
+    RankStream s(0, -1, false, d.path() + "/0/stderr.log", 0);
+    const Status st = s.open();
+    ASSERT_FALSE(st.ok());
+    EXPECT_NE(st.error().message.find("is a symbolic link"), std::string::npos) << st.error().message;
+    s.feed("secret\n", 0);
+    EXPECT_EQ(test::read_text(d.path() + "/victim"), "keep me");
 }

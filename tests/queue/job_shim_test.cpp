@@ -195,3 +195,42 @@ TEST(QueueShim, WhatTheCommandLeavesBehindEndsWithIt) {
     ASSERT_GT(left, 0);
     EXPECT_FALSE(alive(left));
 }
+
+// On a fake cgroupfs (plain files): the command enters the job's cgroup, the supervisor does not
+// (an OOM kill there takes every process in it, memory.oom.group), and the supervisor reads the
+// cgroup's OOM kills when the job ends and writes them in its status.
+TEST(QueueShim, TheSupervisorStaysOutOfTheJobsCgroupAndCountsItsOomKills) {
+    test::TempDir dir, cg;
+    cg.write("cgroup.procs", "");
+    cg.write("memory.events", "low 0\nhigh 0\nmax 12\noom 1\noom_kill 1\noom_group_kill 1\n");
+    ShimSpec s = spec_for({"sh", "-c", "echo $$; kill -KILL $$"}, dir.path());
+    s.cgroup = cg.path();
+    const ShimStatus st = run_to_end(dir.path(), s);
+    EXPECT_TRUE(st.started);
+    EXPECT_EQ(st.signal, SIGKILL);
+    EXPECT_EQ(st.oom_kills, 1u);
+    const std::string command_pid = test::read_text(dir.path() + "/stdout");
+    ASSERT_FALSE(command_pid.empty());
+    // Only the command wrote itself there (the fake file keeps what each writer wrote).
+    EXPECT_EQ(test::read_text(cg.path() + "/cgroup.procs") + "\n", command_pid);
+    EXPECT_EQ(test::read_text(dir.path() + "/stderr"), "");
+    // Without OOM kills, or without a readable memory.events: 0.
+    cg.write("memory.events", "low 0\nhigh 0\nmax 0\noom 0\noom_kill 0\n");
+    EXPECT_EQ(cgroup_oom_kills(cg.path()), 0u);
+    EXPECT_EQ(cgroup_oom_kills(cg.path() + "/nope"), 0u);
+    cg.write("memory.events", "oom_kill 18446744073709551615999\n");  // hostile: no overflow
+    EXPECT_LT(cgroup_oom_kills(cg.path()), 18446744073709551615ull);
+}
+
+// A cgroup the command cannot enter is said on the job's stderr; the job still runs.
+TEST(QueueShim, ACgroupThatCannotBeEnteredIsSaid) {
+    test::TempDir dir;
+    ShimSpec s = spec_for({"sh", "-c", "echo ran"}, dir.path());
+    s.cgroup = dir.path() + "/no-such-cgroup";
+    const ShimStatus st = run_to_end(dir.path(), s);
+    EXPECT_EQ(st.exit_status, 0);
+    EXPECT_EQ(test::read_text(dir.path() + "/stdout"), "ran\n");
+    EXPECT_NE(test::read_text(dir.path() + "/stderr").find("baton job-shim: cannot enter the job's cgroup: "),
+              std::string::npos);
+    EXPECT_EQ(st.oom_kills, 0u);
+}

@@ -3,6 +3,8 @@
 // the job's; a failure in the output is found once; the record reaches the history with the end.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "run/job_watch.hpp"
 #include "store/history.hpp"
 #include "test_support.hpp"
@@ -124,4 +126,82 @@ TEST(JobWatch, FiguresFindingsAndRecordFromSnapshotsAlone) {
     bool recorded_oom = false;
     for (const RecordedFinding& f : run->findings) recorded_oom |= f.rule == "cuda_oom";
     EXPECT_TRUE(recorded_oom);
+}
+
+// A run's disk rates count each byte once: LVM's dm-0 over vda, md0 over sda and sdb, a loop
+// device and zram are left out, their members (or nothing, for zram) counted.
+TEST(JobWatch, DiskRatesCountStackedDevicesOnce) {
+    test::TempDir d;
+    JobWatchOptions o;
+    o.name = "train";
+    o.argv = {"python3", "train.py"};
+    o.db_path = d.path() + "/h.db";
+    JobWatch w(o, 500);
+    Window window;
+    for (int t = 0; t < 3; ++t) {
+        Snapshot s = at(t, false);
+        auto disk = [&](const char* name, double read_mb, double write_mb, bool stacked) {
+            DiskStats x;
+            x.name = name;
+            x.read_bytes_per_second = read_mb * 1e6;
+            x.write_bytes_per_second = write_mb * 1e6;
+            x.stacked = stacked;
+            s.disks.push_back(x);
+        };
+        disk("vda", 100, 10, false);
+        disk("dm-0", 100, 10, true);  // the same bytes, once more
+        disk("sda", 20, 5, false);
+        disk("sdb", 20, 5, false);
+        disk("md0", 40, 5, true);  // RAID 1 over sda and sdb
+        disk("loop0", 30, 0, true);
+        disk("zram0", 50, 50, false);
+        window.push_back(s);
+        w.sample(window);
+    }
+    const RunStats s = w.finish(0, 0, 3.0, 0);
+    auto h = History::open(o.db_path, HistoryAccess::read);
+    ASSERT_TRUE(h.ok()) << h.error().message;
+    auto run = h->load_run(s.recording.run_id);
+    ASSERT_TRUE(run.ok()) << run.error().message;
+    ASSERT_EQ(run->samples.size(), 3u);
+    for (const RunSample& r : run->samples) {
+        EXPECT_FLOAT_EQ(r.disk_read_mb_s, 140);
+        EXPECT_FLOAT_EQ(r.disk_write_mb_s, 20);
+    }
+}
+
+// On a GPU in MIG mode, a MIG device's memory finding is the job's only when the job runs on that
+// device: another user's full slice of the same GPU is not the job's trouble.
+TEST(JobWatch, AMigDevicesFindingIsTheJobsOnlyWhereTheJobRuns) {
+    for (const unsigned job_instance : {1u, 2u}) {
+        JobWatchOptions o;
+        o.name = "train";
+        o.argv = {"python3", "train.py"};
+        JobWatch w(o, 500);
+        Window window;
+        std::vector<Finding> found;
+        for (int t = 0; t < 31; ++t) {
+            Snapshot s = at(t, false);
+            GpuInfo& g = s.gpus[0];
+            g.mig_mode = true;
+            for (unsigned gi : {1u, 2u}) {
+                MigInstance m;
+                m.gpu_instance_id = gi;
+                m.name = "Fake MIG 3g.40gb";
+                m.memory_total_bytes = 40 * GiB;
+                m.memory_used_bytes = gi == 2 ? 39 * GiB : 20 * GiB;  // GI 2 at 97.5 %
+                g.mig_instances.push_back(m);
+            }
+            g.processes[0].gpu_instance_id = job_instance;  // the job's process (pid 500)
+            window.push_back(s);
+            for (Finding& f : w.sample(window)) found.push_back(f);
+        }
+        const bool near_oom = std::any_of(found.begin(), found.end(), [](const Finding& f) {
+            return f.rule == "gpu_memory_near_oom" && f.subject == "gpu:0/mig:2";
+        });
+        EXPECT_EQ(near_oom, job_instance == 2) << "the job on GI " << job_instance;
+        EXPECT_FALSE(std::any_of(found.begin(), found.end(), [](const Finding& f) {
+            return f.subject == "gpu:0/mig:1" && f.rule.rfind("gpu_memory", 0) == 0;
+        }));
+    }
 }

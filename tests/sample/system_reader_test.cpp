@@ -1,6 +1,8 @@
 // SystemReader on a fixture tree: exact values, and exact rates after the counters move.
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "sample/linux/system_reader.hpp"
 #include "test_support.hpp"
 
@@ -165,4 +167,37 @@ TEST(SystemReader, RealProcIsSane) {
     EXPECT_GE(*s.cpu.total.utilization_percent, 0);
     EXPECT_LE(*s.cpu.total.utilization_percent, 100);
     EXPECT_FALSE(s.host.hostname.empty());
+}
+
+// Devices built over others (LVM's dm-0 over vda2, md0 over sda and sdb, a loop device over a file)
+// are marked stacked; the leaves and zram are not (zram is left out of sums by name).
+TEST(SystemReader, StackedDevicesAreMarked) {
+    test::TempDir d;
+    d.write("proc/diskstats",
+            " 252 0 vda 10 0 800 5 10 0 800 5 0 5 5 0 0 0 0\n"
+            " 252 2 vda2 10 0 800 5 10 0 800 5 0 5 5 0 0 0 0\n"
+            " 253 0 dm-0 10 0 800 5 10 0 800 5 0 5 5 0 0 0 0\n"
+            "   8 0 sda 10 0 800 5 10 0 800 5 0 5 5 0 0 0 0\n"
+            "   8 16 sdb 10 0 800 5 10 0 800 5 0 5 5 0 0 0 0\n"
+            "   9 0 md0 10 0 800 5 10 0 800 5 0 5 5 0 0 0 0\n"
+            "   7 1 loop1 10 0 800 5 0 0 0 0 0 5 5 0 0 0 0\n"
+            " 254 0 zram0 10 0 800 5 10 0 800 5 0 5 5 0 0 0 0\n");
+    for (const char* dev : {"vda", "sda", "sdb", "zram0"}) d.write(std::string("sys/block/") + dev + "/size", "1\n");
+    d.write("sys/block/vda/vda2/holders/dm-0", "");
+    d.write("sys/block/dm-0/slaves/vda2", "");
+    d.write("sys/block/md0/slaves/sda", "");
+    d.write("sys/block/md0/slaves/sdb", "");
+    d.write("sys/block/loop1/loop/backing_file", "/var/lib/snapd/snaps/core.snap\n");
+    os::SystemReader r({d.path() + "/proc", d.path() + "/sys", d.path()});
+    Snapshot s;
+    r.read(1.0, s);
+    std::map<std::string, bool> stacked;
+    for (const DiskStats& x : s.disks) stacked[x.name] = x.stacked;
+    const std::map<std::string, bool> want = {{"vda", false}, {"dm-0", true},  {"sda", false},  {"sdb", false},
+                                              {"md0", true},  {"loop1", true}, {"zram0", false}};
+    EXPECT_EQ(stacked, want);
+    std::vector<std::string> storage;
+    for (const DiskStats& x : s.disks)
+        if (counts_as_storage(x)) storage.push_back(x.name);
+    EXPECT_EQ(storage, (std::vector<std::string>{"vda", "sda", "sdb"}));
 }

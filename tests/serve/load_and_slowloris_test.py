@@ -100,7 +100,7 @@ def main():
         idle = []
         for _ in range(1000):
             s = socket.create_connection(("127.0.0.1", port), timeout=5)
-            s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\nX-Slow: ")
+            s.sendall(b"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
             idle.append(s)
         time.sleep(1)
         t = time.monotonic()

@@ -313,6 +313,7 @@ void ProcessTable::scan(double now, std::uint64_t boot_time_seconds, std::vector
         p.threads = e.threads;
         p.rss_bytes = e.rss_pages * static_cast<std::uint64_t>(page_size_);
         p.start_time_ms = start_ms;
+        p.start_ticks = e.start_ticks;
         p.gpu_memory_bytes.reset();
         p.gpu_indices.clear();
         p.gpu_memory_ambiguous = false;

@@ -1,6 +1,7 @@
 #include "sample/linux/system_reader.hpp"
 
 #include <algorithm>
+#include <dirent.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
@@ -200,6 +201,19 @@ bool SystemReader::is_whole_disk(std::string_view name) {
     return access(path.c_str(), F_OK) == 0;
 }
 
+bool SystemReader::is_stacked_disk(std::string_view name) {
+    std::string path = roots_.sys + "/block/";
+    for (char c : name) path.push_back(c == '/' ? '!' : c);
+    if (access((path + "/loop").c_str(), F_OK) == 0) return true;  // a loop device: its file is on another disk
+    DIR* slaves = opendir((path + "/slaves").c_str());
+    if (!slaves) return false;
+    bool any = false;
+    while (const dirent* e = readdir(slaves))
+        if (e->d_name[0] != '.') any = true;
+    closedir(slaves);
+    return any;
+}
+
 void SystemReader::read_disks(double dt, Snapshot& snap) {
     snap.disks.clear();
     if (!diskstats_.read_all(buf_)) return;
@@ -210,8 +224,10 @@ void SystemReader::read_disks(double dt, Snapshot& snap) {
         const PrevDisk* prev = nullptr;
         for (const auto& p : disk_prev_)
             if (p.name == d.name) prev = &p;
-        bool whole = prev ? prev->whole : is_whole_disk(d.name);
-        next.push_back(PrevDisk{std::string(d.name), d, whole});
+        // Both read once per device: a device's place in the stack does not change while it exists.
+        const bool whole = prev ? prev->whole : is_whole_disk(d.name);
+        const bool stacked = prev ? prev->stacked : whole && is_stacked_disk(d.name);
+        next.push_back(PrevDisk{std::string(d.name), d, whole, stacked});
         next.back().c.name = {};  // it pointed into buf_, which the next read overwrites
         // Partitions are folded into their disk (the kernel already counts their I/O there);
         // RAM disks and never-used loop devices are noise.
@@ -220,6 +236,7 @@ void SystemReader::read_disks(double dt, Snapshot& snap) {
         if (d.name.substr(0, 4) == "loop" && d.reads + d.writes == 0) continue;
         DiskStats out;
         out.name = std::string(d.name);
+        out.stacked = stacked;
         out.read_bytes_total = d.sectors_read * 512;
         out.written_bytes_total = d.sectors_written * 512;
         out.reads_total = d.reads;

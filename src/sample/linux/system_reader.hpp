@@ -59,6 +59,7 @@ class SystemReader {
     void read_disks(double dt, Snapshot& snap);
     void read_networks(double now, double dt, Snapshot& snap);
     bool is_whole_disk(std::string_view name);
+    bool is_stacked_disk(std::string_view name);
 
     Roots roots_;
     KeptFile stat_, meminfo_, vmstat_, loadavg_, uptime_, diskstats_, netdev_;
@@ -78,6 +79,7 @@ class SystemReader {
         std::string name;
         DiskCounters c;
         bool whole = false;
+        bool stacked = false;
     };
     std::vector<PrevDisk> disk_prev_;
     std::vector<NetCounters> net_now_;
