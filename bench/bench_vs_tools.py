@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """`baton bench` against the tools it replaces, side by side in one run on this machine:
-- net: `baton bench net` against iperf3 on loopback (4 TCP streams each, the same seconds);
+- net: `baton bench net` against iperf3 on loopback (4 TCP streams each, the same seconds; iperf3 as four
+  processes of one stream, since Debian 12's iperf3 3.12 runs all streams of a process on one thread);
 - disk: `baton bench disk` against fio on the same directory and file size: cold sequential reads
   (O_DIRECT, 1 MiB, 4 in flight) and cold random reads (O_DIRECT, 128 KiB, 8 in flight), fio
   given the same shapes (psync, numjobs 4 and 8);
@@ -53,15 +54,21 @@ def net():
     j = baton_json(["net", "--connect", f"127.0.0.1:{port}", "--streams", "4", "--seconds", str(SECONDS)])
     server.wait(timeout=30)
     baton = j["links"][0]["measured"]
-    port = free_port()
-    srv = subprocess.Popen(["iperf3", "-s", "-1", "-p", str(port)], stdout=subprocess.DEVNULL,
-                           stderr=subprocess.DEVNULL)
+    # Four iperf3 processes of one stream each, at once: Debian 12's iperf3 (3.12) sends every stream of
+    # one process from one thread, so `-P 4` on loopback measures one core, not four streams.
+    ports = [free_port() for _ in range(4)]
+    servers = [subprocess.Popen(["iperf3", "-s", "-1", "-p", str(p)], stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL) for p in ports]
     time.sleep(0.3)
-    c = subprocess.run(["iperf3", "-c", "127.0.0.1", "-p", str(port), "-P", "4", "-t", str(SECONDS), "-J"],
-                       capture_output=True, text=True, timeout=SECONDS + 60)
-    srv.wait(timeout=30)
-    iperf = json.loads(c.stdout)["end"]["sum_received"]["bits_per_second"] / 8
-    return [("net loopback, 4 streams", baton, iperf, "iperf3")]
+    clients = [subprocess.Popen(["iperf3", "-c", "127.0.0.1", "-p", str(p), "-t", str(SECONDS), "-J"],
+                                stdout=subprocess.PIPE, text=True) for p in ports]
+    iperf = 0.0
+    for c in clients:
+        out, _ = c.communicate(timeout=SECONDS + 60)
+        iperf += json.loads(out)["end"]["sum_received"]["bits_per_second"] / 8
+    for s in servers:
+        s.wait(timeout=30)
+    return [("net loopback, 4 streams", baton, iperf, "iperf3 x 4")]
 
 
 def fio(directory, size, name, rw, bs, jobs):

@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# The unit tests under AddressSanitizer and UndefinedBehaviorSanitizer (and LeakSanitizer): built
-# with clang in build-sanitize/ (scripts/sanitizer-build.sh); the first report fails its test.
-# The unit suites are the CTest label `unit` (tests/CMakeLists.txt): parsers, rules, the history,
-# the views, the NVML backend against the fake; not the suites that run the baton binary or
-# measure time. CI runs it through scripts/test.sh.
+# The unit tests, and the integration suites where the threads are, under AddressSanitizer and
+# UndefinedBehaviorSanitizer (and LeakSanitizer): built with clang in build-sanitize/
+# (scripts/sanitizer-build.sh); the first report fails its test. The unit suites are the CTest
+# label `unit` (tests/CMakeLists.txt): parsers, rules, the history, the views, the NVML backend
+# against the fake. The label `sanitize` is baton serve's, the queue's and baton launch's
+# end-to-end suites, run against the sanitized baton binary. The other integration suites (tmux,
+# the browser, the timing benches, Slurm) run unsanitized only. CI runs it through scripts/test.sh.
 # Usage: scripts/sanitize.sh [CTEST_ARGS...]   (e.g. -R History)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-./scripts/sanitizer-build.sh fake_nvml_all core_test sample_test diagnose_test ui_unit_test store_test report_test run_test doctor_test serve_test queue_test launch_test clean_test bench_test
+./scripts/sanitizer-build.sh fake_nvml_all baton serve_integration_test queue_integration_test core_test sample_test diagnose_test ui_unit_test store_test report_test run_test doctor_test serve_test queue_test launch_test clean_test bench_test
 export ASAN_OPTIONS=detect_leaks=1:halt_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 cd build-sanitize
-ctest --output-on-failure -j "$(nproc)" --timeout 300 -L unit "$@"
+ctest --output-on-failure -j "$(nproc)" --timeout 300 -L 'unit|sanitize' "$@"

@@ -48,16 +48,20 @@ double self_cpu_seconds() {
 
 bool host_allowed(std::string_view host, const std::vector<std::string>& allowed) {
     if (allowed.empty() || host.empty()) return true;
-    std::string_view name = host;
+    std::string_view name = host, port;
     if (name.front() == '[') {
         const std::size_t close = name.find(']');
         if (close == std::string_view::npos) return false;
-        const std::string_view rest = name.substr(close + 1);
-        if (!rest.empty() && rest.front() != ':') return false;
+        port = name.substr(close + 1);
         name = name.substr(0, close + 1);
     } else if (const std::size_t colon = name.find(':'); colon != std::string_view::npos) {
+        port = name.substr(colon);
         name = name.substr(0, colon);
     }
+    // What follows the name is nothing, or ":" and the port's digits.
+    if (!port.empty() && (port.size() < 2 || port.front() != ':' ||
+                          port.substr(1).find_first_not_of("0123456789") != std::string_view::npos))
+        return false;
     if (!name.empty() && name.back() == '.') name.remove_suffix(1);
     for (const std::string& a : allowed) {
         if (a.size() != name.size()) continue;

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "serve/auth.hpp"
+#include "serve/service.hpp"
 #include "test_support.hpp"
 
 using namespace baton;
@@ -33,4 +34,17 @@ TEST(BearerToken, ReadsTheFirstLineTrimmed) {
     auto missing = read_token_file(d.path() + "/missing");
     ASSERT_FALSE(missing.ok());
     EXPECT_NE(missing.error().message.find("cannot read the token file"), std::string::npos);
+}
+
+// The Host rule of a loopback agent: the port dropped, case and a final dot ignored, brackets kept
+// for IPv6; a name that merely starts or ends like an allowed one is another name.
+TEST(HostAllowed, OnlyTheAgentsOwnNames) {
+    const std::vector<std::string> allowed = {"localhost", "127.0.0.1", "[::1]", "gpu-01"};
+    for (const char* ok :
+         {"localhost", "LOCALHOST:9835", "localhost.", "127.0.0.1:9835", "[::1]", "[::1]:80", "Gpu-01:9835", ""})
+        EXPECT_TRUE(host_allowed(ok, allowed)) << ok;
+    for (const char* no : {"evil.example", "localhost.evil.example", "evil-localhost", "127.0.0.1.nip.io", "[::1",
+                           "[::1]x", "[::2]:80", "gpu-01.evil", "127.0.0.2", ":9835", "localhost:9835:1"})
+        EXPECT_FALSE(host_allowed(no, allowed)) << no;
+    EXPECT_TRUE(host_allowed("anything", {})) << "no list: a listener behind its token";
 }

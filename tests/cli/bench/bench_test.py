@@ -58,6 +58,31 @@ def wait_listening(port, seconds=10):
     return False
 
 
+def iperf3_streams(streams, seconds):
+    """Bytes per second that `streams` iperf3 clients of one stream each, run at once against as many
+    servers on loopback, received in all (iperf3 before 3.16 runs a process's streams on one thread)."""
+    ports = [free_port() for _ in range(streams)]
+    servers = [subprocess.Popen(["iperf3", "-s", "-1", "-p", str(p)], stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL) for p in ports]
+    try:
+        for p in ports:
+            if not wait_listening(p):
+                raise AssertionError("iperf3 -s never listened on %d" % p)
+        clients = [subprocess.Popen(["iperf3", "-c", "127.0.0.1", "-p", str(p), "-t", str(seconds), "-J"],
+                                    stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True) for p in ports]
+        total = 0.0
+        for c in clients:
+            out, _ = c.communicate(timeout=seconds + 60)
+            if c.returncode != 0:
+                raise AssertionError("iperf3 -c failed: " + out[-500:])
+            total += json.loads(out)["end"]["sum_received"]["bits_per_second"] / 8
+        return total
+    finally:
+        for s in servers:
+            s.kill()
+            s.wait()
+
+
 def bench(args, timeout=120, env=None):
     e = dict(os.environ)
     e["BATON_NVML_LIBRARY"] = "/nonexistent/libnvidia-ml.so.1"  # no GPU here: keep NVML out of it
@@ -157,20 +182,18 @@ class BenchTest(unittest.TestCase):
         sent = sum(row["bytes"] for row in j["tables"][0]["rows"][:-1])
         self.assertEqual(received["bytes"], sent, "the server counted every byte the streams sent")
         self.assertIn("lo", j["notes"][0])
-        # iperf3 on the same loopback, in the same run: the same figure within 30 %.
-        port = free_port()
-        srv = subprocess.Popen(["iperf3", "-s", "-p", str(port)], stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL)
-        try:
-            self.assertTrue(wait_listening(port), "iperf3 -s never listened")
-            c = subprocess.run(["iperf3", "-c", "127.0.0.1", "-p", str(port), "-t", "3", "-P", "4", "-J"],
-                               capture_output=True, text=True, timeout=60)
-            self.assertEqual(c.returncode, 0, c.stdout[-500:])
-            iperf_rate = json.loads(c.stdout)["end"]["sum_received"]["bits_per_second"] / 8
-        finally:
-            srv.kill()
-            srv.wait()
-        print(f"\nloopback: baton {baton_rate / 1e9:.2f} GB/s, iperf3 {iperf_rate / 1e9:.2f} GB/s, "
+        # iperf3 on the same loopback, in the same run, one stream each: the same figure within 30 %. One
+        # stream, because on loopback the figure is the CPUs' copying: Debian 12's iperf3 (3.12) runs every
+        # stream of a process on one thread, and four iperf3 processes against baton's eight threads measure
+        # processes against threads (1.15-1.35 x on this VM), not whether baton counts bytes and time right.
+        single = NetServer("--once")
+        one = bench(["net", "--connect", f"127.0.0.1:{single.port}", "--seconds", "3", "--streams", "1", "--json",
+                     "--no-db"])
+        single.stop()
+        self.assertEqual(one.returncode, 0, one.stderr)
+        baton_rate = json.loads(one.stdout)["links"][0]["measured"]
+        iperf_rate = iperf3_streams(1, 3)
+        print(f"\nloopback, one stream: baton {baton_rate / 1e9:.2f} GB/s, iperf3 {iperf_rate / 1e9:.2f} GB/s, "
               f"ratio {baton_rate / iperf_rate:.2f}")
         self.assertLess(abs(baton_rate / iperf_rate - 1), 0.30)
 
