@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <mutex>
 #include <thread>
 
@@ -125,13 +126,26 @@ TEST(HistoryWriter, AFailingDatabaseIsSaidOnceRetriedAndResumed) {
     HistoryWriter::Options o = notes.options(0.05);
     o.max_queued_samples = 5;
     HistoryWriter w(path, header(), o);
+    // Waits for what the writer's thread does, not for a time: a loaded machine (the sanitizer run
+    // beside other suites) may take longer than any fixed sleep.
+    auto eventually = [](const std::function<bool()>& done) {
+        for (int i = 0; i < 1000 && !done(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        return done();
+    };
     for (int i = 0; i < 20; ++i) w.add_sample(sample(1000 + i));
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));  // several failed tries
+    ASSERT_TRUE(eventually([&] { return notes.count("cannot record this run in " + path) == 1; }));
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));  // several failed tries, said once
     EXPECT_EQ(notes.count("cannot record this run in " + path), 1u);
     d.remove("state");
     std::filesystem::create_directory(d.path() + "/state");
-    for (int i = 0; i < 200 && !notes.count(" again"); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the five queued samples are written
+    ASSERT_TRUE(eventually([&] { return notes.count(" again") == 1; }));
+    // The five queued samples reach the database before five more come.
+    ASSERT_TRUE(eventually([&] {
+        auto h = History::open(path, HistoryAccess::read);
+        if (!h.ok()) return false;
+        auto run = h->run(1);
+        return run.ok() && run->samples == 5;
+    }));
     for (int i = 20; i < 25; ++i) w.add_sample(sample(1000 + i));
     const RecordingReport r = w.finish(9000, 0, summary_of);
     EXPECT_EQ(notes.count("cannot record"), 1u);  // said once
