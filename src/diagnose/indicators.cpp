@@ -81,12 +81,16 @@ std::vector<MemorySubject> memory_subjects(const GpuInfo& g) {
         MemorySubject s;
         s.subject = fmt::format("gpu:{}/mig:{}", g.index, m.gpu_instance_id);
         s.label = fmt::format("GPU{} MIG {} (GI {})", g.index, mig_profile(m.name), m.gpu_instance_id);
-        if (m.memory_used_bytes && m.memory_total_bytes && *m.memory_total_bytes > 0)
-            s.percent = 100.0 * static_cast<double>(*m.memory_used_bytes) / static_cast<double>(*m.memory_total_bytes);
+        s.percent = mig_memory_percent(m);
         s.gpu_instance = m.gpu_instance_id;
         out.push_back(std::move(s));
     }
     return out;
+}
+
+std::optional<double> mig_memory_percent(const MigInstance& m) {
+    if (!m.memory_used_bytes || !m.memory_total_bytes || *m.memory_total_bytes == 0) return std::nullopt;
+    return 100.0 * static_cast<double>(*m.memory_used_bytes) / static_cast<double>(*m.memory_total_bytes);
 }
 
 std::optional<double> judged_memory_percent(const GpuInfo& g) {

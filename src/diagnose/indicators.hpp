@@ -43,6 +43,8 @@ struct MemorySubject {
     std::optional<unsigned> gpu_instance;  // the MIG device's GPU instance
 };
 std::vector<MemorySubject> memory_subjects(const GpuInfo& g);
+// A MIG device's memory used as a percent of its own total, when both are known.
+std::optional<double> mig_memory_percent(const MigInstance& m);
 // The percent a GPU's memory colour comes from: the fullest of its memory subjects (its own on a
 // GPU without MIG).
 std::optional<double> judged_memory_percent(const GpuInfo& g);

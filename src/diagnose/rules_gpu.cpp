@@ -54,17 +54,20 @@ constexpr const char* kMemoryFix =
     "(torch.utils.checkpoint) trades compute for memory; PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True "
     "reduces fragmentation.";
 
-// One memory subject's percent in a snapshot (memory_subjects: the GPU, or one of its MIG devices).
-std::optional<double> subject_percent(const Snapshot& s, unsigned index, const std::string& subject) {
+// One memory subject's percent in a snapshot (memory_subjects: the GPU, or one of its MIG devices),
+// without building the subjects again for every snapshot of the window.
+std::optional<double> subject_percent(const Snapshot& s, unsigned index, const MemorySubject& m) {
     const GpuInfo* g = gpu_at(s, index);
     if (!g) return std::nullopt;
-    for (const MemorySubject& m : memory_subjects(*g))
-        if (m.subject == subject) return m.percent;
+    const bool mig = g->mig_mode.value_or(false) && !g->mig_instances.empty();
+    if (!m.gpu_instance) return mig ? std::nullopt : gpu_memory_percent(*g);
+    for (const MigInstance& x : g->mig_instances)
+        if (x.gpu_instance_id == *m.gpu_instance) return mig_memory_percent(x);
     return std::nullopt;
 }
 
 // Least-squares slope of a memory subject's percent over time, in percent per second.
-double memory_slope(const Window& w, unsigned index, const std::string& subject) {
+double memory_slope(const Window& w, unsigned index, const MemorySubject& subject) {
     double n = 0, st = 0, sv = 0, stt = 0, stv = 0;
     const double t0 = w.empty() ? 0 : seconds(w.front());
     for (const Snapshot& s : w) {
@@ -85,7 +88,7 @@ double memory_slope(const Window& w, unsigned index, const std::string& subject)
 void memory_limit_rules(const Window& w, const Thresholds& t, unsigned index, const MemorySubject& m,
                         std::vector<Finding>& out, Series& mem) {
     mem = series(
-        w, [&](const Snapshot& s) { return subject_percent(s, index, m.subject); },
+        w, [&](const Snapshot& s) { return subject_percent(s, index, m); },
         [&](double v) { return v > t.gpu_memory_alarm_percent; });
     if (mem.samples == 0) return;
     if (mem.maximum > t.gpu_memory_alarm_percent) {
@@ -98,7 +101,7 @@ void memory_limit_rules(const Window& w, const Thresholds& t, unsigned index, co
             evidence("gpu.memory_used_percent", mem, fmt::format("> {:g}", t.gpu_memory_alarm_percent)));
         out.push_back(std::move(f));
     }
-    const double slope = memory_slope(w, index, m.subject);  // percent per second
+    const double slope = memory_slope(w, index, m);  // percent per second
     const double minutes_to_full = slope > 0 ? (100.0 - mem.last) / slope / 60.0 : -1;
     const bool critical = mem.maximum > t.gpu_memory_near_oom_percent;
     const bool rising = slope > 0 && mem.last > t.gpu_memory_best_max_percent && minutes_to_full >= 0 &&

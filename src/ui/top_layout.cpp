@@ -281,9 +281,7 @@ std::vector<Line> Layout::gpu_details(const GpuInfo& g) const {
         p.push_back(text_piece(indent + "MIG", Style::dim, 0, false));
         p.push_back(text_piece(pad_right(mig_profile(m.name), 8), Style::title));
         p.push_back(text_piece(fmt::format("GI {} CI {}", m.gpu_instance_id, m.compute_instance_id), Style::plain, 0));
-        std::optional<double> used;
-        if (m.memory_used_bytes && m.memory_total_bytes && *m.memory_total_bytes > 0)
-            used = 100.0 * static_cast<double>(*m.memory_used_bytes) / static_cast<double>(*m.memory_total_bytes);
+        const std::optional<double> used = mig_memory_percent(m);
         const Style mem_style = used ? style_for(gpu_memory_level(in_.thresholds, *used)) : Style::dim;
         p.push_back(bar_piece(used.value_or(0), mem_style, 3, 12, 3));
         p.push_back(text_piece(m.memory_used_bytes && m.memory_total_bytes
