@@ -27,6 +27,7 @@
 #include "queue/job_shim.hpp"
 #include "queue/queue_socket.hpp"
 #include "run/events_socket.hpp"
+#include "sample/linux/pid_signal.hpp"
 #include "store/run_owner.hpp"
 
 namespace baton::queue {
@@ -35,15 +36,6 @@ namespace {
 
 // The note a requeue after an out-of-memory death leaves: the next attempt gets BATON_OOM=1.
 constexpr const char* kOomRetryNote = "out of memory: retry ";
-
-int pidfd_open(pid_t pid) {
-#ifdef SYS_pidfd_open
-    return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
-#else
-    errno = ENOSYS;
-    return -1;
-#endif
-}
 
 std::string boot_id() {
     std::string id = read_small_file("/proc/sys/kernel/random/boot_id", 4096).value_or("");
@@ -251,7 +243,7 @@ void QueueServer::recover() {
         r->dir = attempt_dir(j.id, j.attempt);
         r->start_ticks = j.pid_start_ticks.value_or(0);
         if (j.boot_id == boot && owner_alive(owner)) {
-            r->pidfd = pidfd_open(r->pid);
+            r->pidfd = os::open_pidfd(r->pid);
             // The pid was checked before the descriptor pinned it: check again now that it cannot change.
             if (r->pidfd >= 0 && process_start_ticks(r->pid) != j.pid_start_ticks) {
                 ::close(r->pidfd);
@@ -572,7 +564,7 @@ void QueueServer::launch(std::int64_t id) {
     r->pid = pid;
     r->child = own_child;
     r->dir = dir;
-    r->pidfd = pidfd_open(pid);
+    r->pidfd = os::open_pidfd(pid);
     r->start_ticks = process_start_ticks(pid).value_or(0);
     Result<bool> recorded =
         store_->job_running(id, static_cast<std::uint32_t>(pid), r->start_ticks, boot_id(), std::nullopt);

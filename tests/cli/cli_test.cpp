@@ -242,15 +242,21 @@ TEST(Cli, ExplainPrintsTheCataloguesSection) {
     EXPECT_NE(d.out.find("see: baton explain input_bound"), std::string::npos) << d.out;
 }
 
-// A recording during which NTP stepped the wall clock back is judged (ordered and measured by the
-// monotonic clock); a file put together from two recordings (monotonic times going back) is refused.
-TEST(Cli, RecordingsSurviveAClockStep) {
+// Four snapshots of this machine, 0.2 s apart, as `baton snapshot --json` wrote them: the text and its lines.
+static std::pair<std::string, std::vector<nlohmann::json>> four_snapshots() {
     auto rec = run({baton_binary(), "--config", "/dev/null", "snapshot", "--json", "--count", "4", "--interval", "0.2",
                     "--no-processes", "--no-gpus"});
-    ASSERT_EQ(rec.exit_code, 0) << rec.err;
+    EXPECT_EQ(rec.exit_code, 0) << rec.err;
     std::vector<nlohmann::json> lines;
     std::istringstream in(rec.out);
     for (std::string line; std::getline(in, line);) lines.push_back(nlohmann::json::parse(line));
+    return {rec.out, lines};
+}
+
+// A recording during which NTP stepped the wall clock back is judged (ordered and measured by the
+// monotonic clock); a file put together from two recordings (monotonic times going back) is refused.
+TEST(Cli, RecordingsSurviveAClockStep) {
+    const auto [recorded, lines] = four_snapshots();
     ASSERT_EQ(lines.size(), 4u);
     for (const auto& l : lines) ASSERT_TRUE(l.contains("monotonic_seconds")) << l;
     // The wall clock of the last two snapshots stepped an hour back.
@@ -268,7 +274,7 @@ TEST(Cli, RecordingsSurviveAClockStep) {
     const auto doc = nlohmann::json::parse(judged.out);
     EXPECT_NEAR(doc["window"]["seconds"].get<double>(), 0.6, 0.15);  // measured by the monotonic clock
     // Two recordings put together: the monotonic clock goes back at line 5.
-    d.write("joined.jsonl", rec.out + rec.out);
+    d.write("joined.jsonl", recorded + recorded);
     auto joined = run({baton_binary(), "--config", "/dev/null", "diagnose", "--replay", d.path() + "/joined.jsonl"});
     EXPECT_EQ(joined.exit_code, 3);
     EXPECT_NE(joined.err.find("joined.jsonl:5: snapshots must be in time order"), std::string::npos) << joined.err;
@@ -278,12 +284,7 @@ TEST(Cli, RecordingsSurviveAClockStep) {
 // and measured by its interval_seconds; two such recordings joined are refused by the host's uptime
 // going back; a file mixing both kinds is refused too.
 TEST(Cli, OlderRecordingsSurviveAClockStep) {
-    auto rec = run({baton_binary(), "--config", "/dev/null", "snapshot", "--json", "--count", "4", "--interval", "0.2",
-                    "--no-processes", "--no-gpus"});
-    ASSERT_EQ(rec.exit_code, 0) << rec.err;
-    std::vector<nlohmann::json> lines;
-    std::istringstream in(rec.out);
-    for (std::string line; std::getline(in, line);) lines.push_back(nlohmann::json::parse(line));
+    const auto [recorded, lines] = four_snapshots();
     ASSERT_EQ(lines.size(), 4u);
     double intervals = 0;
     std::string older, stepped;
@@ -308,7 +309,7 @@ TEST(Cli, OlderRecordingsSurviveAClockStep) {
     auto joined = run({baton_binary(), "--config", "/dev/null", "diagnose", "--replay", d.path() + "/joined.jsonl"});
     EXPECT_EQ(joined.exit_code, 3);
     EXPECT_NE(joined.err.find("joined.jsonl:5: snapshots must be in time order"), std::string::npos) << joined.err;
-    d.write("mixed.jsonl", older + rec.out);
+    d.write("mixed.jsonl", older + recorded);
     auto mixed = run({baton_binary(), "--config", "/dev/null", "diagnose", "--replay", d.path() + "/mixed.jsonl"});
     EXPECT_EQ(mixed.exit_code, 3);
     EXPECT_NE(mixed.err.find("mixed.jsonl:5: snapshots with and without monotonic_seconds"), std::string::npos)

@@ -14,17 +14,6 @@ namespace baton::os {
 
 namespace {
 
-// A pidfd for `pid`, or -1 (ENOSYS before Linux 5.3, ESRCH when it is gone).
-int open_pidfd(pid_t pid) {
-#ifdef SYS_pidfd_open
-    return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
-#else
-    (void)pid;
-    errno = ENOSYS;
-    return -1;
-#endif
-}
-
 int send_through(int pidfd, int sig) {
 #ifdef SYS_pidfd_send_signal
     return static_cast<int>(::syscall(SYS_pidfd_send_signal, pidfd, sig, nullptr, 0));
@@ -57,6 +46,16 @@ class Pidfd {
 };
 
 }  // namespace
+
+int open_pidfd(pid_t pid) {
+#ifdef SYS_pidfd_open
+    return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+#else
+    (void)pid;
+    errno = ENOSYS;
+    return -1;
+#endif
+}
 
 std::uint64_t process_start_ticks(pid_t pid, const std::string& proc_root) {
     ReadBuffer buf;

@@ -14,6 +14,10 @@
 
 namespace baton::os {
 
+// A pidfd for `pid` (pidfd_open, Linux 5.3+), or -1 with errno (ENOSYS on older kernels, ESRCH when
+// it is gone). The caller closes it; it turns readable when the process ends.
+int open_pidfd(pid_t pid);
+
 // The start time of `pid` (/proc/PID/stat's field 22, clock ticks after boot); 0 when it is gone,
 // a zombie, or unreadable.
 std::uint64_t process_start_ticks(pid_t pid, const std::string& proc_root = "/proc");
