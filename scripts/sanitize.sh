@@ -14,5 +14,6 @@ export ASAN_OPTIONS=detect_leaks=1:halt_on_error=1 UBSAN_OPTIONS=print_stacktrac
 cd build-sanitize
 # The unit suites first, then the end-to-end ones: run together, the end-to-end suites' load would
 # stretch the unit suites' deadlines (a 300 ms NVML deadline under ASan) past what they test.
-ctest --output-on-failure -j "$(nproc)" --timeout 300 -L unit "$@"
-ctest --output-on-failure -j "$(nproc)" --timeout 300 -L sanitize "$@"
+# (Each log kept, for the slowest tests in scripts/test.sh's table.)
+ctest --output-on-failure -j "$(nproc)" --timeout 300 -L unit "$@" | tee ctest-unit.log
+ctest --output-on-failure -j "$(nproc)" --timeout 300 -L sanitize "$@" | tee ctest-sanitize.log

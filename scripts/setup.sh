@@ -3,12 +3,19 @@
 # the `baton` program in ./build: nothing else, so a newcomer's first frame comes as soon as
 # the compiler allows. Installs only what is missing, so a second run needs no network.
 # scripts/test.sh adds the test-only packages and builds the tests in the same tree.
-# Extra arguments go to CMake's configure step.
+# Usage: scripts/setup.sh [--no-build] [CMAKE_ARGS...]: --no-build installs and stops (test.sh and
+# the sanitizer tree configure their own trees); extra arguments go to CMake's configure step.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+build=1
+if [ "${1:-}" = --no-build ]; then
+  build=0
+  shift
+fi
 
 packages=(
   build-essential cmake pkg-config git
+  ninja-build ccache       # the build; ccache keeps what was compiled (~/.cache/ccache) for the next build
   libcli11-dev nlohmann-json3-dev libfmt-dev libtomlplusplus-dev
   libncurses-dev           # ncursesw, for baton top
   libsqlite3-dev           # the run history (baton run)
@@ -27,7 +34,9 @@ venv_python=$(pwd)/.venv/bin/python
 (cd / && "$venv_python" -c "import baton" 2>/dev/null) ||
   .venv/bin/python -m pip install --quiet --no-index --no-deps -e ./python
 
-# BATON_BUILD_TESTS is left as the build tree has it (off in a fresh tree unless GoogleTest is
-# installed; scripts/test.sh turns it on): only the `baton` target is built here either way.
-cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBATON_WERROR=ON "$@" >/dev/null
+((build)) || exit 0
+# Without -Werror (a newer compiler's new warning must not stop a user's first build: CI and
+# developers build with it) and without the tests: BATON_BUILD_TESTS is left as the tree has it
+# (off in a fresh tree unless GoogleTest is installed), and only the `baton` target is built.
+scripts/configure.sh build "$@"
 cmake --build build -j "$(nproc)" --target baton

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it: set up (scripts/setup.sh), install what only the tests
 # need, build everything with warnings as errors, check the formatting, run every test; then the
-# tests under sanitizers (scripts/sanitize.sh) and the fuzzers (scripts/fuzz.sh).
+# tests under sanitizers (scripts/sanitize.sh) and the fuzzers (scripts/fuzz.sh). Prints a table of
+# its phases with their seconds, and ctest's slowest tests, at the end (scripts/phases.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-./scripts/setup.sh
+source scripts/phases.sh
+phase setup ./scripts/setup.sh --no-build
 test_packages=(
   libgtest-dev googletest  # the unit and integration tests
   tmux                     # the end-to-end test drives baton top inside tmux
@@ -23,15 +25,25 @@ test_packages=(
   iperf3 fio               # bench net is measured beside iperf3 (tests); bench/bench_vs_tools.py adds fio
   man-db zsh fish bash-completion  # the package test: man -w, and each shell's completion
 )
-./scripts/apt-install.sh "${test_packages[@]}"
-# playwright-core drives Debian's Chromium in the live-page test (no browser of its own is fetched).
-[ -d .deps/node/node_modules/playwright-core ] ||
-  npm install --silent --no-audit --no-fund --prefix .deps/node playwright-core@1.64.1 >/dev/null
-cmake -S . -B build -DBATON_BUILD_TESTS=ON >/dev/null
-cmake --build build -j "$(nproc)"
-cmake --build build --target format-check
-(cd build && ctest --output-on-failure -j "$(nproc)" --timeout 300)
-# Then the same tests under AddressSanitizer and UndefinedBehaviorSanitizer, and every libFuzzer
-# target for 20 s on its corpus (docs/security.md).
-./scripts/sanitize.sh
-./scripts/fuzz.sh 20
+# (A function run by `phase` does not stop at a failing command by itself: each step says || return.)
+test_setup() {
+  ./scripts/apt-install.sh "${test_packages[@]}" || return
+  # playwright-core drives Debian's Chromium in the live-page test (no browser of its own is fetched).
+  [ -d .deps/node/node_modules/playwright-core ] ||
+    npm install --silent --no-audit --no-fund --prefix .deps/node playwright-core@1.64.1 >/dev/null
+}
+phase "test packages" test_setup
+# The quick start's build (scripts/configure.sh: Ninja, ccache, no debug info) with the tests and
+# with warnings as errors.
+phase configure ./scripts/configure.sh build -DBATON_BUILD_TESTS=ON -DBATON_WERROR=ON
+phase build cmake --build build -j "$(nproc)"
+phase "format check" cmake --build build --target format-check
+BATON_CTEST_LOGS=(build/ctest.log build-sanitize/ctest-unit.log build-sanitize/ctest-sanitize.log)
+run_tests() { (cd build && ctest --output-on-failure -j "$(nproc)" --timeout 300 | tee ctest.log; exit "${PIPESTATUS[0]}"); }
+phase tests run_tests
+# Then the same tests under AddressSanitizer and UndefinedBehaviorSanitizer (built with clang, with
+# warnings as errors: the second compiler), and every libFuzzer target for 20 s on its corpus
+# (docs/security.md); the sanitizer tree is built once for both.
+phase "sanitizer build" ./scripts/sanitizer-build.sh
+phase "sanitizer tests" ./scripts/sanitize.sh
+phase fuzz ./scripts/fuzz.sh 20

@@ -41,9 +41,18 @@ void TempDir::remove(const std::string& relative) const {
     fs::remove_all(fs::path(path_) / relative, ec);
 }
 
+const std::string& source_dir() {
+    static const std::string dir = BATON_SOURCE_DIR;
+    return dir;
+}
+
+const std::string& fixture_dir() {
+    static const std::string dir = BATON_FIXTURE_DIR;
+    return dir;
+}
+
 void copy_fixture(const std::string& name, const std::string& into) {
-    fs::copy(fs::path(BATON_FIXTURE_DIR) / name, into,
-             fs::copy_options::recursive | fs::copy_options::overwrite_existing);
+    fs::copy(fs::path(fixture_dir()) / name, into, fs::copy_options::recursive | fs::copy_options::overwrite_existing);
 }
 
 std::string read_text(const std::string& path) {

@@ -2,11 +2,14 @@
 // the real baton binary.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
 
 namespace baton::test {
+
+inline constexpr std::uint64_t GiB = 1ull << 30;
 
 // A temporary directory removed (recursively) on destruction.
 class TempDir {
@@ -23,6 +26,12 @@ class TempDir {
   private:
     std::string path_;
 };
+
+// This checkout (tests read docs/ and fixtures from it) and tests/fixtures/. The build's paths are
+// compiled into test_support.cpp alone, so the other test sources do not depend on where the tree is
+// (a compiler cache shared by clones in other folders hits for them).
+const std::string& source_dir();
+const std::string& fixture_dir();
 
 // Copies the checked-in fixture tree tests/fixtures/NAME into `into` (so tests can change it).
 void copy_fixture(const std::string& name, const std::string& into);

@@ -23,7 +23,7 @@ namespace {
 
 constexpr std::size_t kMaxDir = 4096;
 
-struct Reply {
+struct SpawnReply {
     std::int32_t pid = 0;
     std::int32_t error = 0;  // errno of a failed fork
 };
@@ -129,7 +129,7 @@ void close_from(int first, int keep) {
                 got = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
                 std::memcpy(fds, CMSG_DATA(c), std::min<std::size_t>(got, 2) * sizeof(int));
             }
-        Reply r;
+        SpawnReply r;
         if (fds[0] < 0 || (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC))) {
             r.error = EINVAL;
         } else {
@@ -212,7 +212,7 @@ Result<pid_t> Spawner::ask(const std::string& dir, int go_fd, int log_fd) {
     // A fork of a small process: a stopped or stuck starter must not hold the agent for long.
     pollfd p{fd_, POLLIN, 0};
     if (::poll(&p, 1, 5000) != 1) return make_error("the job starter did not answer within 5 s");
-    Reply r;
+    SpawnReply r;
     ssize_t got;
     do got = ::recv(fd_, &r, sizeof r, 0);
     while (got < 0 && errno == EINTR);

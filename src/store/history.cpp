@@ -138,11 +138,6 @@ std::vector<Evidence> parse_evidence(const std::string& json) {
     return out;
 }
 
-std::string text(sqlite3_stmt* s, int col) {
-    const unsigned char* t = sqlite3_column_text(s, col);
-    return t ? reinterpret_cast<const char*>(t) : "";
-}
-
 }  // namespace
 
 std::string History::default_path() {
@@ -314,7 +309,7 @@ void History::mark_interrupted() {
             o.pid = sqlite3_column_int64(st.get(), 1);
             if (sqlite3_column_type(st.get(), 2) != SQLITE_NULL)
                 o.start_ticks = static_cast<std::uint64_t>(sqlite3_column_int64(st.get(), 2));
-            o.boot_id = text(st.get(), 3);
+            o.boot_id = sqlite::column_text(st.get(), 3);
             if (!owner_alive(o)) dead.push_back(sqlite3_column_int64(st.get(), 0));
         }
     }
@@ -557,7 +552,7 @@ Result<std::string> History::owner_label(std::int64_t pid, std::uint64_t start_t
         const int rc = sqlite3_step(st.get());
         if (rc == SQLITE_ROW)
             return std::string(q.what) + " " + std::to_string(sqlite3_column_int64(st.get(), 0)) + " (" +
-                   text(st.get(), 1) + ")";
+                   sqlite::column_text(st.get(), 1) + ")";
         if (rc != SQLITE_DONE) return read_error("cannot look up an owner");
     }
     return std::string();
@@ -576,28 +571,28 @@ Result<std::vector<RunRecord>> History::runs() {
     while ((rc = sqlite3_step(st.get())) == SQLITE_ROW) {
         RunRecord r;
         r.id = sqlite3_column_int64(st.get(), 0);
-        r.name = text(st.get(), 1);
-        r.command = text(st.get(), 2);
-        r.cwd = text(st.get(), 3);
-        r.host = text(st.get(), 4);
+        r.name = sqlite::column_text(st.get(), 1);
+        r.command = sqlite::column_text(st.get(), 2);
+        r.cwd = sqlite::column_text(st.get(), 3);
+        r.host = sqlite::column_text(st.get(), 4);
         r.start_ms = sqlite3_column_int64(st.get(), 5);
         if (sqlite3_column_type(st.get(), 6) != SQLITE_NULL) r.end_ms = sqlite3_column_int64(st.get(), 6);
         if (sqlite3_column_type(st.get(), 7) != SQLITE_NULL) r.exit_status = sqlite3_column_int(st.get(), 7);
-        r.state = text(st.get(), 8);
+        r.state = sqlite::column_text(st.get(), 8);
         r.samples = sqlite3_column_int64(st.get(), 9);
         r.findings = sqlite3_column_int64(st.get(), 10);
-        r.summary = text(st.get(), 11);
+        r.summary = sqlite::column_text(st.get(), 11);
         if (sqlite3_column_type(st.get(), 12) != SQLITE_NULL)
             r.cpu_count = static_cast<unsigned>(sqlite3_column_int64(st.get(), 12));
         if (sqlite3_column_type(st.get(), 13) != SQLITE_NULL)
             r.memory_total_bytes = static_cast<std::uint64_t>(sqlite3_column_int64(st.get(), 13));
-        r.kind = text(st.get(), 17);
+        r.kind = sqlite::column_text(st.get(), 17);
         if (r.state == "running") {  // a reader judges the owner itself: it does not write
             RunOwner o;
             o.pid = sqlite3_column_int64(st.get(), 14);
             if (sqlite3_column_type(st.get(), 15) != SQLITE_NULL)
                 o.start_ticks = static_cast<std::uint64_t>(sqlite3_column_int64(st.get(), 15));
-            o.boot_id = text(st.get(), 16);
+            o.boot_id = sqlite::column_text(st.get(), 16);
             if (!owner_alive(o)) r.state = "interrupted";
         }
         out.push_back(std::move(r));
@@ -610,8 +605,9 @@ Result<std::vector<RunRecord>> History::runs() {
         const std::int64_t id = sqlite3_column_int64(gs.get(), 0);
         auto it = std::find_if(out.begin(), out.end(), [&](const RunRecord& r) { return r.id == id; });
         if (it == out.end()) continue;
-        it->gpus.push_back({static_cast<unsigned>(sqlite3_column_int64(gs.get(), 1)), text(gs.get(), 2),
-                            text(gs.get(), 3), static_cast<std::uint64_t>(sqlite3_column_int64(gs.get(), 4))});
+        it->gpus.push_back({static_cast<unsigned>(sqlite3_column_int64(gs.get(), 1)), sqlite::column_text(gs.get(), 2),
+                            sqlite::column_text(gs.get(), 3),
+                            static_cast<std::uint64_t>(sqlite3_column_int64(gs.get(), 4))});
     }
     if (rc != SQLITE_DONE) return read_error("cannot list runs' GPUs");
     return out;
@@ -675,13 +671,13 @@ Result<std::vector<RecordedFinding>> History::findings(std::int64_t run) {
     int rc;
     while ((rc = sqlite3_step(st.get())) == SQLITE_ROW) {
         out.push_back({sqlite3_column_int64(st.get(), 0),
-                       text(st.get(), 1),
-                       text(st.get(), 2),
-                       text(st.get(), 3),
-                       text(st.get(), 4),
-                       text(st.get(), 5),
+                       sqlite::column_text(st.get(), 1),
+                       sqlite::column_text(st.get(), 2),
+                       sqlite::column_text(st.get(), 3),
+                       sqlite::column_text(st.get(), 4),
+                       sqlite::column_text(st.get(), 5),
                        {}});
-        out.back().evidence = parse_evidence(text(st.get(), 6));
+        out.back().evidence = parse_evidence(sqlite::column_text(st.get(), 6));
     }
     if (rc != SQLITE_DONE) return read_error(what);
     return out;
@@ -705,7 +701,7 @@ Result<std::vector<StepEvent>> History::steps(std::int64_t run) {
         e.step_ms = sqlite3_column_double(st.get(), 4);
         e.wait_ms = sqlite3_column_double(st.get(), 5);
         if (sqlite3_column_type(st.get(), 6) != SQLITE_NULL) e.samples = sqlite3_column_int64(st.get(), 6);
-        e.data = text(st.get(), 7);
+        e.data = sqlite::column_text(st.get(), 7);
         out.push_back(std::move(e));
     }
     if (rc != SQLITE_DONE) return read_error(what);
@@ -747,7 +743,7 @@ Result<std::int64_t> History::vacuum() {
 
 std::string History::integrity() {
     Statement st(db_, "PRAGMA integrity_check");
-    if (st.ok() && sqlite3_step(st.get()) == SQLITE_ROW) return text(st.get(), 0);
+    if (st.ok() && sqlite3_step(st.get()) == SQLITE_ROW) return sqlite::column_text(st.get(), 0);
     return sqlite3_errmsg(db_);
 }
 

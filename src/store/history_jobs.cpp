@@ -11,6 +11,7 @@
 
 namespace baton {
 
+using sqlite::column_text;
 using sqlite::db_error;
 using sqlite::Statement;
 
@@ -38,11 +39,6 @@ std::vector<std::string> unpack_strings(const void* data, int size) {
         at = end + 1;
     }
     return out;
-}
-
-std::string column_text(sqlite3_stmt* s, int col) {
-    const unsigned char* t = sqlite3_column_text(s, col);
-    return t ? reinterpret_cast<const char*>(t) : "";
 }
 
 std::optional<std::int64_t> column_int(sqlite3_stmt* s, int col) {

@@ -76,7 +76,7 @@ double io_rate(const ProcessInfo& p) {
 
 // Sort values of a row: its own, or in tree mode its group's for the additive columns, so
 // that a trainer with busy DataLoader workers sorts as busy.
-struct Key {
+struct SortValues {
     std::uint64_t gpu_memory;
     double cpu;
     std::uint64_t rss;
@@ -84,7 +84,7 @@ struct Key {
 };
 
 // true when a sorts before b.
-bool before(SortKey k, const ProcessInfo& a, const Key& ka, const ProcessInfo& b, const Key& kb) {
+bool before(SortKey k, const ProcessInfo& a, const SortValues& ka, const ProcessInfo& b, const SortValues& kb) {
     switch (k) {
         case SortKey::gpu_memory:
             if (ka.gpu_memory != kb.gpu_memory) return ka.gpu_memory > kb.gpu_memory;
@@ -132,7 +132,7 @@ std::vector<ProcessRow> process_rows(const Snapshot& s, const ViewState& v, cons
         }
     }
     auto own_key = [](const ProcessInfo& p) {
-        return Key{p.gpu_memory_bytes.value_or(0), p.cpu_percent.value_or(0), p.rss_bytes, io_rate(p)};
+        return SortValues{p.gpu_memory_bytes.value_or(0), p.cpu_percent.value_or(0), p.rss_bytes, io_rate(p)};
     };
     if (!v.tree) {
         std::sort(rows.begin(), rows.end(), [&](const ProcessRow& a, const ProcessRow& b) {
@@ -155,7 +155,7 @@ std::vector<ProcessRow> process_rows(const Snapshot& s, const ViewState& v, cons
     }
     // Group totals, bottom up (iterative: a deep chain must not overflow the stack; a cycle,
     // impossible in a real /proc, leaves its members out of the roots and so out of the view).
-    std::vector<Key> group(rows.size());
+    std::vector<SortValues> group(rows.size());
     std::vector<std::size_t> order;
     std::unordered_set<std::size_t> seen;
     for (std::size_t r : roots) {

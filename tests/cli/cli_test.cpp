@@ -35,12 +35,12 @@ TEST(Cli, Version) {
     const std::size_t at = r.out.find(" (commit ");
     ASSERT_NE(at, std::string::npos) << r.out;
     const std::string commit = r.out.substr(at + 9, r.out.find(')') - at - 9);
-    auto git = run({"/usr/bin/git", "-C", BATON_SOURCE_DIR, "rev-parse", "--short=12", "HEAD"});
+    auto git = run({"/usr/bin/git", "-C", baton::test::source_dir(), "rev-parse", "--short=12", "HEAD"});
     if (git.exit_code == 0) {  // a checkout: the binary names a commit of it (HEAD, unless built before a commit)
         ASSERT_GE(commit.size(), 12u) << r.out;
         EXPECT_EQ(commit.find_first_not_of("0123456789abcdef"), 12u == commit.size() ? std::string::npos : 12u);
-        auto known =
-            run({"/usr/bin/git", "-C", BATON_SOURCE_DIR, "cat-file", "-e", commit.substr(0, 12) + "^{commit}"});
+        auto known = run(
+            {"/usr/bin/git", "-C", baton::test::source_dir(), "cat-file", "-e", commit.substr(0, 12) + "^{commit}"});
         EXPECT_EQ(known.exit_code, 0) << r.out << " names no commit of this repository";
     } else {
         EXPECT_EQ(commit, "unknown");
@@ -217,7 +217,7 @@ TEST(Cli, LostGpuIsACriticalFinding) {
 // baton explain prints a rule's section of docs/findings.md from the copy built into the binary:
 // the same text as the source tree's (so it never drifts), for every rule the engines can report.
 TEST(Cli, ExplainPrintsTheCataloguesSection) {
-    const std::string doc = baton::test::read_text(std::string(BATON_SOURCE_DIR) + "/docs/findings.md");
+    const std::string doc = baton::test::read_text(baton::test::source_dir() + "/docs/findings.md");
     auto list = run({baton_binary(), "explain"});
     ASSERT_EQ(list.exit_code, 0);
     std::size_t rules = 0;
@@ -238,7 +238,7 @@ TEST(Cli, ExplainPrintsTheCataloguesSection) {
     expect_usage_error({"explain", "input_bond"}, "no rule 'input_bond' (did you mean 'input_bound'?)");
     // Diagnoses point at it.
     auto d = run({baton_binary(), "--config", "/dev/null", "diagnose", "--replay",
-                  std::string(BATON_SOURCE_DIR) + "/tests/scenarios/input-bound.jsonl"});
+                  baton::test::source_dir() + "/tests/scenarios/input-bound.jsonl"});
     EXPECT_NE(d.out.find("see: baton explain input_bound"), std::string::npos) << d.out;
 }
 

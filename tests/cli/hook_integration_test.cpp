@@ -11,7 +11,7 @@ using namespace baton::test;
 namespace {
 
 CommandResult train(const TempDir& d, const std::string& mode, const std::string& seconds) {
-    const std::string source = BATON_SOURCE_DIR;
+    const std::string source = baton::test::source_dir();
     // A 4 s window: the step rules judge steps that span most of it, and the test has 8 s.
     d.write("baton.toml", "[thresholds]\nwindow_seconds = 4\n");
     return run(
@@ -53,7 +53,7 @@ TEST(Hook, DataFromMemoryIsNotInputBound) {
 
 TEST(Hook, CheckFindingsJoinTheRun) {
     TempDir d;
-    const std::string source = BATON_SOURCE_DIR;
+    const std::string source = baton::test::source_dir();
     const std::string script =
         "import torch, baton.torch\n"
         "from torch.utils.data import DataLoader\n"

@@ -34,7 +34,7 @@ using nlohmann::json;
 
 namespace {
 
-constexpr std::uint64_t GiB = 1ull << 30;
+using baton::test::GiB;
 
 // Four idle 80 GiB GPUs (the first four of eight-busy, without their processes), written to `dir`.
 std::string four_idle_gpus(const std::string& dir) {
@@ -389,10 +389,11 @@ TEST(Queue, TwentyAtOnceOnFourFreeGpusStartExactlyFour) {
 TEST(Queue, ShareFitsTwoSmallJobsOnOneGpuAndRefusesAThird) {
     Queue q;
     const std::string log = q.dir() + "/jobs.log";
-    // On GPU0 (80 GiB, 10 % kept free): 30 + 30 fit, a third 30 does not.
+    // On GPU0 (80 GiB, 10 % kept free): 30 + 30 fit, a third 30 does not. 3 s jobs: three submits
+    // under ASan on a loaded machine took over a second, and 1 s jobs had ended before the look.
     std::vector<std::int64_t> ids;
     for (int i = 0; i < 3; ++i)
-        ids.push_back(q.submit({"--gpu", "0", "--cpus", "0", "--share", "--gpu-mem", "30G"}, recorded(log, 1.0)));
+        ids.push_back(q.submit({"--gpu", "0", "--cpus", "0", "--share", "--gpu-mem", "30G"}, recorded(log, 3.0)));
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
     EXPECT_EQ(q.job(ids[0]).value("state", ""), "running");
     EXPECT_EQ(q.job(ids[1]).value("state", ""), "running");
@@ -462,7 +463,7 @@ TEST(Queue, HoldReleaseCancelAndTheWholeTree) {
 TEST(Queue, AHistoryWrittenByAnOlderBatonOpensAndTakesJobs) {
     // tests/fixtures/history-schema5.db: written by baton at 672831d (schema 5, the release before the
     // queue's jobs table) with `baton run` on the fake NVML and a minute of `baton serve`.
-    const std::string old = std::string(BATON_FIXTURE_DIR) + "/history-schema5.db";
+    const std::string old = baton::test::fixture_dir() + "/history-schema5.db";
     Queue q(old);
     // (baton runs --json: one object per line)
     auto runs = [&] {

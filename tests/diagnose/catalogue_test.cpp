@@ -10,9 +10,10 @@
 
 #include "diagnose/rules.hpp"
 #include "run/failure_scan.hpp"
+#include "test_support.hpp"
 
 TEST(FindingsCatalogue, OneSectionPerRule) {
-    std::ifstream in(std::string(BATON_SOURCE_DIR) + "/docs/findings.md");
+    std::ifstream in(baton::test::source_dir() + "/docs/findings.md");
     ASSERT_TRUE(in);
     std::set<std::string> sections;
     std::string line;
@@ -23,7 +24,7 @@ TEST(FindingsCatalogue, OneSectionPerRule) {
     std::set<std::string> ids(baton::rule_ids().begin(), baton::rule_ids().end());
     ids.insert(baton::run_finding_ids().begin(), baton::run_finding_ids().end());  // baton run's own
     // The Python hook's checks (python/baton/checks.py): each `_finding("rule_id", ...`.
-    std::ifstream py(std::string(BATON_SOURCE_DIR) + "/python/baton/checks.py");
+    std::ifstream py(baton::test::source_dir() + "/python/baton/checks.py");
     ASSERT_TRUE(py);
     const std::string source((std::istreambuf_iterator<char>(py)), std::istreambuf_iterator<char>());
     const std::regex call(R"re(_finding\(\s*"([a-z0-9_]+)")re");

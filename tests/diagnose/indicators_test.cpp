@@ -17,7 +17,7 @@ Snapshot at(double seconds, double cpu, double iowait = 0, double swap = 0) {
     return s;
 }
 
-GpuInfo gpu(unsigned index, std::uint64_t used_gib, std::uint64_t total_gib) {
+GpuInfo memory_gpu(unsigned index, std::uint64_t used_gib, std::uint64_t total_gib) {
     GpuInfo g;
     g.index = index;
     g.memory_used_bytes = used_gib << 30;
@@ -52,7 +52,7 @@ TEST(Indicators, LevelsAtTheSeedBoundaries) {
 TEST(Indicators, GpuMemoryAlarmIsImmediate) {
     IndicatorWindow w{Thresholds{}};
     Snapshot s = at(100, 10);
-    s.gpus = {gpu(0, 75, 80), gpu(1, 40, 80)};
+    s.gpus = {memory_gpu(0, 75, 80), memory_gpu(1, 40, 80)};
     w.add(s);
     auto b = w.breaches();
     ASSERT_EQ(b.size(), 1u);

@@ -16,7 +16,7 @@ std::vector<std::string> hosts(const std::string& list) {
     return r.ok() ? *r : std::vector<std::string>{};
 }
 
-EnvLookup lookup(const std::map<std::string, std::string>& m) {
+EnvLookup env_of(const std::map<std::string, std::string>& m) {
     return [m](const std::string& k) {
         auto it = m.find(k);
         return it == m.end() ? std::nullopt : std::optional<std::string>(it->second);
@@ -52,13 +52,13 @@ TEST(SlurmHostlist, HostileListsAreErrorsNotHangs) {
 }
 
 TEST(SlurmPlacement, OutsideSlurmThereIsNone) {
-    Result<std::optional<SlurmPlacement>> p = slurm_placement(lookup({}));
+    Result<std::optional<SlurmPlacement>> p = slurm_placement(env_of({}));
     ASSERT_TRUE(p.ok());
     EXPECT_FALSE(p->has_value());
 }
 
 TEST(SlurmPlacement, OneLauncherPerNodeOfATwoNodeJob) {
-    Result<std::optional<SlurmPlacement>> p = slurm_placement(lookup({{"SLURM_JOB_ID", "4711"},
+    Result<std::optional<SlurmPlacement>> p = slurm_placement(env_of({{"SLURM_JOB_ID", "4711"},
                                                                       {"SLURM_JOB_NODELIST", "gpu[07-08]"},
                                                                       {"SLURM_JOB_NUM_NODES", "2"},
                                                                       {"SLURM_NODEID", "1"},
@@ -77,7 +77,7 @@ TEST(SlurmPlacement, OneLauncherPerNodeOfATwoNodeJob) {
 
 TEST(SlurmPlacement, ContradictionsAreNamed) {
     auto error = [](const std::map<std::string, std::string>& m) {
-        Result<std::optional<SlurmPlacement>> p = slurm_placement(lookup(m));
+        Result<std::optional<SlurmPlacement>> p = slurm_placement(env_of(m));
         return p.ok() ? std::string() : p.error().message;
     };
     const std::map<std::string, std::string> base = {

@@ -3,12 +3,13 @@
 #include <gtest/gtest.h>
 
 #include "queue/job_request.hpp"
+#include "test_support.hpp"
 
 using namespace baton::queue;
 
 namespace {
 
-constexpr std::uint64_t GiB = 1024ull * 1024 * 1024;
+using baton::test::GiB;
 
 Pool two_gpus() {
     Pool p;

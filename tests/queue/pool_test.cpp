@@ -10,9 +10,9 @@ using namespace baton::queue;
 
 namespace {
 
-constexpr std::uint64_t GiB = 1024ull * 1024 * 1024;
+using baton::test::GiB;
 
-Snapshot two_gpus() {
+Snapshot two_gpu_snapshot() {
     Snapshot s;
     s.gpu_status = "ok";
     for (unsigned i = 0; i < 2; ++i) {
@@ -54,7 +54,7 @@ TEST(QueuePool, ForeignProcessesAndNumaCpus) {
     test::TempDir d;
     d.write("sys/bus/pci/devices/0000:3b:00.0/local_cpulist", "0-3,16-19\n");
     d.write("sys/bus/pci/devices/0000:af:00.0/local_cpulist", "4-7\n");
-    const Pool p = make_pool(two_gpus(), {100}, options(d.path() + "/sys"));
+    const Pool p = make_pool(two_gpu_snapshot(), {100}, options(d.path() + "/sys"));
     ASSERT_TRUE(p.gpus_known);
     ASSERT_EQ(p.gpus.size(), 2u);
     EXPECT_TRUE(p.gpus[0].foreign.empty()) << "the queue's own process and a graphics one are not foreign";
@@ -75,20 +75,20 @@ TEST(QueuePool, ForeignProcessesAndNumaCpus) {
 }
 
 TEST(QueuePool, UnknownStaleAndLostGpus) {
-    Snapshot s = two_gpus();
+    Snapshot s = two_gpu_snapshot();
     s.gpu_status = "no NVIDIA driver (libnvidia-ml.so.1 not found)";
     Pool p = make_pool(s, {}, options("/nonexistent"));
     EXPECT_FALSE(p.gpus_known);
     EXPECT_EQ(p.gpus_problem, "no NVIDIA driver (libnvidia-ml.so.1 not found)");
 
-    s = two_gpus();
+    s = two_gpu_snapshot();
     s.gpus[1].stale = true;
     p = make_pool(s, {}, options("/nonexistent"));
     EXPECT_FALSE(p.gpus_known);
     EXPECT_EQ(p.gpus_problem, "GPU1's readings are stale");
     EXPECT_TRUE(p.gpus[0].local_cpus.empty()) << "no sysfs: no NUMA preference";
 
-    s = two_gpus();
+    s = two_gpu_snapshot();
     s.gpus[1].lost = true;
     s.gpus[0].memory_used_bytes.reset();
     p = make_pool(s, {}, options("/nonexistent"));
@@ -111,15 +111,15 @@ TEST(QueuePool, ASlurmAllocationsGpus) {
 
     PoolOptions o = options("/nonexistent");
     o.allowed_gpus = std::vector<std::string>{"1"};
-    Pool p = make_pool(two_gpus(), {}, o);
+    Pool p = make_pool(two_gpu_snapshot(), {}, o);
     ASSERT_EQ(p.gpus.size(), 1u);
     EXPECT_EQ(p.gpus[0].index, 1u);
     o.allowed_gpus = std::vector<std::string>{"GPU-aaaa0000"};  // a UUID prefix, as CUDA takes it
-    p = make_pool(two_gpus(), {}, o);
+    p = make_pool(two_gpu_snapshot(), {}, o);
     ASSERT_EQ(p.gpus.size(), 1u);
     EXPECT_EQ(p.gpus[0].index, 0u);
     o.allowed_gpus = std::vector<std::string>{"GPU", "99999999", ""};  // too short a prefix, no such index
-    EXPECT_TRUE(make_pool(two_gpus(), {}, o).gpus.empty());
+    EXPECT_TRUE(make_pool(two_gpu_snapshot(), {}, o).gpus.empty());
 }
 
 TEST(QueuePool, CpuListsFromSysfsAndHostileOnes) {

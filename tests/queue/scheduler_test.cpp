@@ -9,12 +9,13 @@
 #include <set>
 
 #include "queue/scheduler.hpp"
+#include "test_support.hpp"
 
 using namespace baton::queue;
 
 namespace {
 
-constexpr std::uint64_t GiB = 1024ull * 1024 * 1024;
+using baton::test::GiB;
 
 Pool four_gpus() {
     Pool p;

@@ -13,7 +13,7 @@ using namespace baton;
 
 namespace {
 
-constexpr std::uint64_t GiB = 1024ull * 1024 * 1024;
+using baton::test::GiB;
 
 // A box with two GPUs: GPU1 idle at 97 % memory (gpu_memory_high), the job (pid 500 and worker 501)
 // on GPU0 from `t` = 3 on.

@@ -5,6 +5,7 @@
 #include <dlfcn.h>
 
 #include <chrono>
+#include <thread>
 
 #include "sample/gpu/gpu_backend.hpp"
 #include "sample/sampler.hpp"
@@ -232,6 +233,22 @@ TEST(NvmlBackend, HangingCallReturnsWithinItsDeadline) {
     t0 = std::chrono::steady_clock::now();
     b.reset();
     EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 0.05);
+}
+
+// A reading that overran its tick's deadline but came back is the newest good one: the next
+// tick that overruns shows it, not the values from before it (here: none at all).
+TEST(NvmlBackend, AReadingThatCameBackLateIsKeptForTheNextStaleTick) {
+    auto b = backend_for("slow", 200);
+    auto r = b->read(0);  // the power call takes 0.5 s: past the deadline, nothing read before it
+    EXPECT_NE(r.status.find("did not return within 200 ms"), std::string::npos) << r.status;
+    EXPECT_TRUE(r.gpus.empty());
+    std::this_thread::sleep_for(std::chrono::milliseconds(700));  // the late tick-0 reading is in
+    r = b->read(1);                                               // overruns again: the late reading, marked stale
+    EXPECT_NE(r.status.find("did not return within 200 ms"), std::string::npos) << r.status;
+    ASSERT_EQ(r.gpus.size(), 2u);
+    EXPECT_TRUE(r.gpus[0].stale);
+    EXPECT_DOUBLE_EQ(*r.gpus[0].power_watts, 231);
+    std::this_thread::sleep_for(std::chrono::milliseconds(700));
 }
 
 TEST(NvmlBackend, JoinsGpuProcessesToTheProcessTable) {

@@ -12,6 +12,7 @@
 #include "diagnose/rules.hpp"
 #include "report/findings_view.hpp"
 #include "serve/diagnosis_window.hpp"
+#include "test_support.hpp"
 #include "store/snapshot_json_read.hpp"
 
 using namespace baton;
@@ -41,7 +42,7 @@ TEST(DiagnosisWindow, JudgesTheCorpusAsWholeSnapshotsDo) {
     const Thresholds t;
     int scenarios = 0, windows = 0, with_findings = 0;
     std::size_t dropped = 0;
-    for (const auto& entry : std::filesystem::directory_iterator(std::string(BATON_SOURCE_DIR) + "/tests/scenarios")) {
+    for (const auto& entry : std::filesystem::directory_iterator(baton::test::source_dir() + "/tests/scenarios")) {
         if (entry.path().extension() != ".jsonl") continue;
         std::ifstream in(entry.path());
         serve::DiagnosisWindow trimmed;

@@ -25,7 +25,7 @@ struct DocField {
 
 // Rows of the schema tables: | `path` | type | always/optional | meaning |
 std::map<std::string, DocField> documented_fields() {
-    std::ifstream in(std::string(BATON_SOURCE_DIR) + "/docs/snapshot-schema.md");
+    std::ifstream in(baton::test::source_dir() + "/docs/snapshot-schema.md");
     std::map<std::string, DocField> out;
     std::regex row(R"(^\|\s*`([^`]+)`\s*\|\s*([^|]+?)\s*\|\s*(always|optional)\s*\|)");
     std::string line;

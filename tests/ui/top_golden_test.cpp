@@ -39,9 +39,9 @@ std::string frame(const std::string& scenario, const std::vector<std::string>& e
                                   "--height",
                                   std::to_string(height),
                                   "--proc-root",
-                                  std::string(BATON_FIXTURE_DIR) + "/machine/proc",
+                                  baton::test::fixture_dir() + "/machine/proc",
                                   "--sys-root",
-                                  std::string(BATON_FIXTURE_DIR) + "/machine/sys"};
+                                  baton::test::fixture_dir() + "/machine/sys"};
     argv.insert(argv.end(), extra.begin(), extra.end());
     auto r = run(argv, fake_env(scenario));
     EXPECT_EQ(r.exit_code, 0) << r.err;
@@ -129,8 +129,8 @@ TEST(TopGolden, EverySizeFitsWithGraphsAndPanel) {
                 d.write("baton.toml", "[sample]\nshm_path = \"\"\n");
                 auto r = run({baton_binary(), "--config", d.path() + "/baton.toml", "top", "--count", "3", "-d", "0.1",
                               "--width", std::to_string(w), "--height", std::to_string(h), "--proc-root",
-                              std::string(BATON_FIXTURE_DIR) + "/machine/proc", "--sys-root",
-                              std::string(BATON_FIXTURE_DIR) + "/machine/sys"},
+                              baton::test::fixture_dir() + "/machine/proc", "--sys-root",
+                              baton::test::fixture_dir() + "/machine/sys"},
                              fake_env(scenario));
                 ASSERT_EQ(r.exit_code, 0) << what << r.err;
                 EXPECT_EQ(count_lines(r.out), 3 * h + 2) << what;  // three frames, a blank line between

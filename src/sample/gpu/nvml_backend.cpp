@@ -808,6 +808,10 @@ class NvmlBackend final : public GpuBackend {
         {
             std::lock_guard lock(s_->m);
             if (s_->busy) return;  // still stuck in an earlier call: end() reports it
+            // A reading that came back after its tick's deadline is the newest good one: keep
+            // it, or a tick that hangs next would show the values from before it (or none).
+            take_result();
+            if (failed_for_good_) return;
             s_->request = true;
             s_->busy = true;
             s_->request_now = now;
@@ -822,12 +826,7 @@ class NvmlBackend final : public GpuBackend {
         for (;;) {
             // Short waits so an overrunning call is noticed within 20 ms of its deadline.
             if (s_->wake_reader.wait_for(lock, std::chrono::milliseconds(20), [&] { return !s_->busy; })) {
-                if (s_->result_ready) {
-                    s_->result_ready = false;
-                    last_good_ = s_->result;  // copy-assign: both keep their capacity
-                    // No library or driver: this answer will not change, stop asking.
-                    failed_for_good_ = s_->permanent_failure.load();
-                }
+                take_result();
                 return last_good_;
             }
             const char* c = s_->current_call.load();
@@ -836,6 +835,15 @@ class NvmlBackend final : public GpuBackend {
     }
 
   private:
+    // With s_->m held and the worker idle.
+    void take_result() {
+        if (!s_->result_ready) return;
+        s_->result_ready = false;
+        last_good_ = s_->result;  // copy-assign: both keep their capacity
+        // No library or driver: this answer will not change, stop asking.
+        failed_for_good_ = s_->permanent_failure.load();
+    }
+
     const GpuReading& stale() {
         const char* c = s_->current_call.load();
         stale_ = last_good_;

@@ -186,15 +186,20 @@ class BenchTest(unittest.TestCase):
         # stream, because on loopback the figure is the CPUs' copying: Debian 12's iperf3 (3.12) runs every
         # stream of a process on one thread, and four iperf3 processes against baton's eight threads measure
         # processes against threads (1.15-1.35 x on this VM), not whether baton counts bytes and time right.
-        single = NetServer("--once")
-        one = bench(["net", "--connect", f"127.0.0.1:{single.port}", "--seconds", "3", "--streams", "1", "--json",
-                     "--no-db"])
-        single.stop()
-        self.assertEqual(one.returncode, 0, one.stderr)
-        baton_rate = json.loads(one.stdout)["links"][0]["measured"]
-        iperf_rate = iperf3_streams(1, 3)
-        print(f"\nloopback, one stream: baton {baton_rate / 1e9:.2f} GB/s, iperf3 {iperf_rate / 1e9:.2f} GB/s, "
-              f"ratio {baton_rate / iperf_rate:.2f}")
+        # Each twice, in turn, and the better run of each compared: on a 2-core VM one run of either can
+        # lose a third of its figure to where the scheduler puts sender and receiver (it failed CI once).
+        baton_runs, iperf_runs = [], []
+        for _ in range(2):
+            single = NetServer("--once")
+            one = bench(["net", "--connect", f"127.0.0.1:{single.port}", "--seconds", "2", "--streams", "1",
+                         "--json", "--no-db"])
+            single.stop()
+            self.assertEqual(one.returncode, 0, one.stderr)
+            baton_runs.append(json.loads(one.stdout)["links"][0]["measured"])
+            iperf_runs.append(iperf3_streams(1, 2))
+        baton_rate, iperf_rate = max(baton_runs), max(iperf_runs)
+        print(f"\nloopback, one stream: baton {' '.join(f'{r / 1e9:.2f}' for r in baton_runs)} GB/s, iperf3 "
+              f"{' '.join(f'{r / 1e9:.2f}' for r in iperf_runs)} GB/s, best-to-best ratio {baton_rate / iperf_rate:.2f}")
         self.assertLess(abs(baton_rate / iperf_rate - 1), 0.30)
 
     def test_net_server_refuses_hostile_input_and_keeps_serving(self):

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# scripts/phases.sh, as scripts/test.sh uses it: each phase's seconds and status in the table, the
+# table printed when the script stops at a failing phase, and the slowest tests read from ctest logs.
+set -euo pipefail
+phases=$1
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+cat >"$dir/ctest.log" <<'LOG'
+  1/4 Test  #3: Fast.one .........................   Passed    0.12 sec
+  2/4 Test  #1: Slow.two .........................   Passed   12.50 sec
+  3/4 Test  #2: Broken.three .....................***Failed    3.25 sec
+  4/4 Test #14: Middle.four ......................   Passed    7.00 sec
+LOG
+cat >"$dir/run.sh" <<RUN
+set -euo pipefail
+source "$phases"
+BATON_CTEST_LOGS=("$dir/ctest.log" "$dir/missing.log")
+phase "first step" sleep 1.2
+phase "second step" false
+phase "never reached" true
+RUN
+rc=0
+out=$(bash "$dir/run.sh" 2>/dev/null) || rc=$?
+fail() { echo "FAIL: $1"; echo "$out"; exit 1; }
+[ "$rc" = 1 ] || fail "exit status $rc, not the failing phase's 1"
+grep -Eq '^first step +1  ok$' <<<"$out" || fail "first phase's row"
+grep -Eq '^second step +0  failed \(1\)$' <<<"$out" || fail "failing phase's row"
+! grep -q 'never reached' <<<"$out" || fail "a phase after the failing one ran"
+grep -Eq '^total +1$' <<<"$out" || fail "total"
+slow=$(sed -n '/^slowest tests:/,$p' <<<"$out")
+[ "$(sed -n 2p <<<"$slow")" = "      12.5 s  Slow.two" ] || fail "slowest first"
+[ "$(sed -n 3p <<<"$slow")" = "       7.0 s  Middle.four" ] || fail "second slowest"
+[ "$(sed -n 4p <<<"$slow")" = "       3.2 s  Broken.three  (Failed)" ] || fail "a failed test says so"
+echo "phases table: ok"
