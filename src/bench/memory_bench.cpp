@@ -112,16 +112,23 @@ Bandwidth measure(const std::vector<unsigned>& cpus, std::size_t elements, int r
     double* b = static_cast<double*>(std::aligned_alloc(64, bytes));
     double* c = static_cast<double*>(std::aligned_alloc(64, bytes));
     Bandwidth best;
-    if (!a || !b || !c) {
+    if (!a || !b || !c || cpus.empty() || repeats < 1) {
         std::free(a);
         std::free(b);
         std::free(c);
         return best;
     }
     const std::size_t n = cpus.size();
-    // Phases, each between two barrier completions the main thread times: touch, then per
-    // repetition copy and triad.
-    std::barrier sync(static_cast<std::ptrdiff_t>(n + 1));
+    // Phases between barrier completions: touch, then per repetition copy and triad. Each thread
+    // times its own part of a phase; the phase lasts from the first start to the last end. (The
+    // main thread's clock would not do: with every CPU busy copying it is woken after the threads
+    // began, or after they ended, and a 2-CPU machine read 2 TB/s.)
+    struct Span {
+        double start = 0, end = 0;
+    };
+    std::vector<Span> copy_spans(n * static_cast<std::size_t>(repeats)),
+        triad_spans(n * static_cast<std::size_t>(repeats));
+    std::barrier sync(static_cast<std::ptrdiff_t>(n));
     std::vector<std::thread> threads;
     for (std::size_t t = 0; t < n; ++t) {
         threads.emplace_back([&, t] {
@@ -135,31 +142,35 @@ Bandwidth measure(const std::vector<unsigned>& cpus, std::size_t elements, int r
                 b[i] = 2.0;
                 c[i] = 0.0;
             }
-            sync.arrive_and_wait();
             const double s = 3.0;
             for (int r = 0; r < repeats; ++r) {
+                const std::size_t slot = static_cast<std::size_t>(r) * n + t;
                 sync.arrive_and_wait();
+                copy_spans[slot].start = monotonic_seconds();
                 for (std::size_t i = lo; i < hi; ++i) c[i] = a[i];
+                copy_spans[slot].end = monotonic_seconds();
                 sync.arrive_and_wait();
-                sync.arrive_and_wait();
+                triad_spans[slot].start = monotonic_seconds();
                 for (std::size_t i = lo; i < hi; ++i) a[i] = b[i] + s * c[i];
-                sync.arrive_and_wait();
+                triad_spans[slot].end = monotonic_seconds();
             }
         });
     }
-    sync.arrive_and_wait();  // touched
-    double copy_s = 1e30, triad_s = 1e30;
-    for (int r = 0; r < repeats; ++r) {
-        sync.arrive_and_wait();
-        double t0 = monotonic_seconds();
-        sync.arrive_and_wait();
-        copy_s = std::min(copy_s, monotonic_seconds() - t0);
-        sync.arrive_and_wait();
-        t0 = monotonic_seconds();
-        sync.arrive_and_wait();
-        triad_s = std::min(triad_s, monotonic_seconds() - t0);
-    }
     for (std::thread& t : threads) t.join();
+    // The best repetition of each kernel: first start to last end over the threads.
+    auto best_seconds = [&](const std::vector<Span>& spans) {
+        double best_s = 1e30;
+        for (std::size_t r = 0; r < static_cast<std::size_t>(repeats); ++r) {
+            double first = 1e300, last = -1e300;
+            for (std::size_t t = 0; t < n; ++t) {
+                first = std::min(first, spans[r * n + t].start);
+                last = std::max(last, spans[r * n + t].end);
+            }
+            best_s = std::min(best_s, last - first);
+        }
+        return best_s;
+    };
+    const double copy_s = best_seconds(copy_spans), triad_s = best_seconds(triad_spans);
     // STREAM's byte counts: copy reads one array and writes one, triad reads two and writes one.
     best.copy = 2.0 * static_cast<double>(bytes) / copy_s;
     best.triad = 3.0 * static_cast<double>(bytes) / triad_s;

@@ -83,6 +83,17 @@ def iperf3_streams(streams, seconds):
             s.wait()
 
 
+def memmove_bytes_per_second(size):
+    """STREAM-counted bytes per second (read + written) of one memmove of `size` bytes, best of 5."""
+    src, dst = bytearray(b"\x01") * size, bytearray(size)
+    best = float("inf")
+    for _ in range(5):
+        start = time.perf_counter()
+        dst[:] = src
+        best = min(best, time.perf_counter() - start)
+    return 2 * size / best
+
+
 def bench(args, timeout=120, env=None):
     e = dict(os.environ)
     e["BATON_NVML_LIBRARY"] = "/nonexistent/libnvidia-ml.so.1"  # no GPU here: keep NVML out of it
@@ -132,6 +143,16 @@ class BenchTest(unittest.TestCase):
             for k in ("copy_bytes_per_second", "triad_bytes_per_second"):
                 self.assertGreater(row[k], 1e9, row)
                 self.assertLess(row[k], 1e13, row)
+        # Against a copy timed here on the same machine (Python's bytearray slice copy is one memmove on
+        # one thread): one thread of baton within 3 x of it either way, every thread at most 3 x it per
+        # thread. A clock read by a thread that was not running read 2 TB/s on 2 CPUs (it failed CI).
+        reference = memmove_bytes_per_second(64 << 20)
+        one, every = rows[0]["copy_bytes_per_second"], rows[-1]["copy_bytes_per_second"]
+        print(f"\nmemory copy: baton {one / 1e9:.1f} GB/s (1 thread), {every / 1e9:.1f} GB/s ({rows[-1]['threads']}"
+              f" threads); memmove {reference / 1e9:.1f} GB/s (1 thread)")
+        self.assertGreater(one, reference / 3)
+        self.assertLess(one, reference * 3)
+        self.assertLess(every, reference * 3 * rows[-1]["threads"])
         links = {l["link"]: l for l in j["links"]}
         self.assertEqual(set(links), {"memory copy", "memory triad"})
         self.assertEqual(links["memory triad"]["measured"], rows[-1]["triad_bytes_per_second"])
