@@ -15,6 +15,7 @@ fi
 
 packages=(
   build-essential cmake pkg-config git
+  ca-certificates          # the uPlot tarball comes from the npm registry over HTTPS (fetch-web-assets.sh)
   ninja-build ccache       # the build; ccache keeps what was compiled (~/.cache/ccache) for the next build
   libcli11-dev nlohmann-json3-dev libfmt-dev libtomlplusplus-dev
   libncurses-dev           # ncursesw, for baton top
@@ -38,5 +39,8 @@ venv_python=$(pwd)/.venv/bin/python
 # Without -Werror (a newer compiler's new warning must not stop a user's first build: CI and
 # developers build with it) and without the tests: BATON_BUILD_TESTS is left as the tree has it
 # (off in a fresh tree unless GoogleTest is installed), and only the `baton` target is built.
+installed=$SECONDS
 scripts/configure.sh build "$@"
 cmake --build build -j "$(nproc)" --target baton
+# The two phases of a first run (docs/performance.md, "Build"), on stderr.
+echo "setup: installing took ${installed} s, configuring and building baton $((SECONDS - installed)) s" >&2
