@@ -17,15 +17,19 @@ phase() {
   return "$rc"
 }
 
-# ctest's lines "  3/539 Test  #12: Name ......   Passed   12.34 sec", from every log: the slowest 10.
+# ctest's lines "  3/539 Test  #12: Name ......   Passed   12.34 sec", from every log: the slowest 10
+# (those of a log under build-sanitize/ marked [ASan]). awk reads all its input: no SIGPIPE under
+# pipefail.
 slowest_tests() {
-  ((${#BATON_CTEST_LOGS[@]})) || return 0
-  local logs=()
-  for f in "${BATON_CTEST_LOGS[@]}"; do [ -f "$f" ] && logs+=("$f"); done
-  ((${#logs[@]})) || return 0
+  local f found=0
+  for f in "${BATON_CTEST_LOGS[@]}"; do [ -f "$f" ] && found=1; done
+  ((found)) || return 0
   echo "slowest tests:"
-  sed -nE 's/^ *[0-9]+\/[0-9]+ Test +#[0-9]+: ([^ ]+) \.+ *\**([A-Za-z ]+) +([0-9.]+) sec$/\3 \1 \2/p' "${logs[@]}" |
-    sort -rn | head -10 | awk '{ printf "  %8.1f s  %s%s\n", $1, $2, ($3 == "Passed" ? "" : "  (" $3 ")") }'
+  for f in "${BATON_CTEST_LOGS[@]}"; do
+    [ -f "$f" ] || continue
+    sed -nE 's/^ *[0-9]+\/[0-9]+ Test +#[0-9]+: ([^ ]+) \.+ *\**([A-Za-z ]+) +([0-9.]+) sec$/\3 \1 \2/p' "$f" |
+      awk -v tag="$(case $f in *sanitize*) echo ' [ASan]' ;; esac)" '{ print $1, $2 tag, $3 }'
+  done | sort -rn | awk 'NR <= 10 { printf "  %8.1f s  %s%s\n", $1, $2 ($3 ~ /ASan/ ? " " $3 : ""), ($NF == "Passed" ? "" : "  (" $NF ")") }'
 }
 
 print_phases() {
@@ -39,4 +43,5 @@ print_phases() {
   printf '%-24s %7s\n' "total" "$total"
   slowest_tests
 }
-trap print_phases EXIT
+# The script's own exit status stays what it was: the table is printed, never judged.
+trap 'rc=$?; print_phases || true; exit "$rc"' EXIT
