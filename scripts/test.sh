@@ -22,14 +22,15 @@ test_packages=(
   systemd                  # systemd-analyze verify and security on deploy/baton.service
   chromium                 # the report test opens baton's HTML report in headless Chromium
   python3-torch            # the Python hook's tests train real, small models on the CPU
-  npm                      # playwright-core, below
   iperf3 fio               # bench net is measured beside iperf3 (tests); bench/bench_vs_tools.py adds fio
   man-db zsh fish bash-completion  # the package test: man -w, and each shell's completion
 )
 # (A function run by `phase` does not stop at a failing command by itself: each step says || return.)
 test_setup() {
   ./scripts/apt-install.sh "${test_packages[@]}" || return
-  # playwright-core drives Debian's Chromium in the live-page test (no browser of its own is fetched).
+  # playwright-core drives Debian's Chromium in the live-page test (no browser of its own is fetched),
+  # installed with npm: Debian's where there is no npm yet (Node.js from elsewhere brings its own).
+  command -v npm >/dev/null || ./scripts/apt-install.sh npm || return
   [ -d .deps/node/node_modules/playwright-core ] ||
     npm install --silent --no-audit --no-fund --prefix .deps/node playwright-core@1.64.1 >/dev/null
 }
