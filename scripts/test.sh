@@ -41,6 +41,7 @@ phase configure ./scripts/configure.sh build -DBATON_BUILD_TESTS=ON -DBATON_WERR
 phase build cmake --build build -j "$(nproc)"
 phase "format check" cmake --build build --target format-check
 BATON_CTEST_LOGS=(build/ctest.log build-sanitize/ctest-unit.log build-sanitize/ctest-sanitize.log)
+rm -f "${BATON_CTEST_LOGS[@]}"  # an earlier run's, in a tree used before
 run_tests() { (cd build && ctest --output-on-failure -j "$(nproc)" --timeout 300 | tee ctest.log; exit "${PIPESTATUS[0]}"); }
 phase tests run_tests
 # Then the same tests under AddressSanitizer and UndefinedBehaviorSanitizer (built with clang, with
