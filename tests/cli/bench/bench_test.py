@@ -58,17 +58,19 @@ def wait_listening(port, seconds=10):
     return False
 
 
-def iperf3_streams(streams, seconds):
+def iperf3_streams(streams, seconds, pinned=False):
     """Bytes per second that `streams` iperf3 clients of one stream each, run at once against as many
-    servers on loopback, received in all (iperf3 before 3.16 runs a process's streams on one thread)."""
+    servers on loopback, received in all (iperf3 before 3.16 runs a process's streams on one thread).
+    pinned: the server on the second CPU, the client on the first (as the one-stream test pins baton)."""
     ports = [free_port() for _ in range(streams)]
-    servers = [subprocess.Popen(["iperf3", "-s", "-1", "-p", str(p)], stdout=subprocess.DEVNULL,
+    server_cpu, client_cpu = (on_cpu(1), on_cpu(0)) if pinned else ([], [])
+    servers = [subprocess.Popen(server_cpu + ["iperf3", "-s", "-1", "-p", str(p)], stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL) for p in ports]
     try:
         for p in ports:
             if not wait_listening(p):
                 raise AssertionError("iperf3 -s never listened on %d" % p)
-        clients = [subprocess.Popen(["iperf3", "-c", "127.0.0.1", "-p", str(p), "-t", str(seconds), "-J"],
+        clients = [subprocess.Popen(client_cpu + ["iperf3", "-c", "127.0.0.1", "-p", str(p), "-t", str(seconds), "-J"],
                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True) for p in ports]
         total = 0.0
         for c in clients:
@@ -94,19 +96,25 @@ def memmove_bytes_per_second(size):
     return 2 * size / best
 
 
-def bench(args, timeout=120, env=None):
+def bench(args, timeout=120, env=None, prefix=()):
     e = dict(os.environ)
     e["BATON_NVML_LIBRARY"] = "/nonexistent/libnvidia-ml.so.1"  # no GPU here: keep NVML out of it
     e.update(env or {})
-    return subprocess.run([BATON, "bench"] + args, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+    return subprocess.run(list(prefix) + [BATON, "bench"] + args, stdin=subprocess.DEVNULL, capture_output=True, text=True,
                           timeout=timeout, env=e)
+
+
+def on_cpu(cpu):
+    """A command prefix that keeps a process on one CPU (taskset), or none with a single CPU."""
+    cpus = sorted(os.sched_getaffinity(0))
+    return ["taskset", "-c", str(cpus[cpu % len(cpus)])] if len(cpus) > 1 else []
 
 
 class NetServer:
     """baton bench net --listen on a free loopback port, in its own process; stopped by pid."""
 
-    def __init__(self, *extra):
-        self.proc = subprocess.Popen([BATON, "bench", "net", "--listen", "127.0.0.1:0"] + list(extra),
+    def __init__(self, *extra, prefix=()):
+        self.proc = subprocess.Popen(list(prefix) + [BATON, "bench", "net", "--listen", "127.0.0.1:0"] + list(extra),
                                      stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                      text=True)
         line = self.proc.stdout.readline()
@@ -207,17 +215,18 @@ class BenchTest(unittest.TestCase):
         # stream, because on loopback the figure is the CPUs' copying: Debian 12's iperf3 (3.12) runs every
         # stream of a process on one thread, and four iperf3 processes against baton's eight threads measure
         # processes against threads (1.15-1.35 x on this VM), not whether baton counts bytes and time right.
-        # Each twice, in turn, and the better run of each compared: on a 2-core VM one run of either can
-        # lose a third of its figure to where the scheduler puts sender and receiver (it failed CI once).
+        # Each twice, in turn, the better run of each compared, and both tools' senders on the first CPU
+        # and receivers on the second: unpinned, where the scheduler put sender and receiver moved either
+        # tool's figure by 45 % between runs on this 2-core VM (1.40 against 2.02 GB/s; it failed CI twice).
         baton_runs, iperf_runs = [], []
         for _ in range(2):
-            single = NetServer("--once")
+            single = NetServer("--once", prefix=on_cpu(1))
             one = bench(["net", "--connect", f"127.0.0.1:{single.port}", "--seconds", "2", "--streams", "1",
-                         "--json", "--no-db"])
+                         "--json", "--no-db"], prefix=on_cpu(0))
             single.stop()
             self.assertEqual(one.returncode, 0, one.stderr)
             baton_runs.append(json.loads(one.stdout)["links"][0]["measured"])
-            iperf_runs.append(iperf3_streams(1, 2))
+            iperf_runs.append(iperf3_streams(1, 2, pinned=True))
         baton_rate, iperf_rate = max(baton_runs), max(iperf_runs)
         print(f"\nloopback, one stream: baton {' '.join(f'{r / 1e9:.2f}' for r in baton_runs)} GB/s, iperf3 "
               f"{' '.join(f'{r / 1e9:.2f}' for r in iperf_runs)} GB/s, best-to-best ratio {baton_rate / iperf_rate:.2f}")
