@@ -6,7 +6,7 @@
 # builds the targets named as arguments (all that sanitize.sh and fuzz.sh run, without any).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# Everything the two need, when no target is named.
+# Everything the two need, when no target is named (the one list: a new test suite goes here).
 targets=("$@")
 ((${#targets[@]})) || targets=(fake_nvml_all baton serve_integration_test queue_integration_test core_test sample_test
   diagnose_test ui_unit_test store_test report_test run_test doctor_test serve_test queue_test launch_test
