@@ -1,17 +1,16 @@
 #include "cli/cli_common.hpp"
 
-#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>  // header-only (fmt::fmt-header-only)
 
 #include "core/clock.hpp"
+#include "core/files.hpp"
 #include "core/printable.hpp"
 #include "core/text_parse.hpp"
 #include "sample/linux/kept_file.hpp"
@@ -74,38 +73,14 @@ Result<std::int64_t> parse_run_id(const std::string& text) {
     return static_cast<std::int64_t>(*id);
 }
 
-// Writes through a temporary file and a rename, so an existing report is never left half-written.
-// The temporary file is made by mkstemp in the target's directory: a random name, created with
-// O_EXCL (so a link planted there by another user is never followed) and mode 0600 (reports hold
-// command lines), then renamed over the target (a link at the target is replaced, not followed).
-std::string write_file(const std::string& path, const std::string& text) {
-    if (path == "-") return write_stdout(text) ? "" : "cannot write to stdout";
-    const std::size_t slash = path.rfind('/');
-    const std::string dir = slash == std::string::npos ? "." : path.substr(0, std::max<std::size_t>(slash, 1));
-    const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
-    if (base.empty()) return "cannot write " + path + ": it names a directory";
-    std::string tmp = dir + "/." + base.substr(0, 200) + ".XXXXXX";
-    const int fd = mkostemp(tmp.data(), O_CLOEXEC);
-    if (fd < 0) return "cannot write " + path + ": " + std::strerror(errno);
-    std::size_t done = 0;
-    while (done < text.size()) {
-        const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) break;
-        done += static_cast<std::size_t>(n);
-    }
-    const int err = errno;
-    if (close(fd) != 0 || done != text.size()) {
-        const int e = done != text.size() ? err : errno;
-        unlink(tmp.c_str());
-        return "cannot write " + path + ": " + std::strerror(e);
-    }
-    if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-        const int e = errno;
-        unlink(tmp.c_str());
-        return "cannot write " + path + ": " + std::strerror(e);
-    }
-    return "";
+int start_failure(const Error& error) {
+    runtime_error(error.message);
+    return error.is(ErrorCode::not_found) ? 127 : error.is(ErrorCode::not_executable) ? 126 : kExitFailure;
+}
+
+Status write_file(const std::string& path, const std::string& text) {
+    if (path == "-") return write_stdout(text) ? Status(Ok{}) : make_error("cannot write to stdout");
+    return write_file_atomically(path, text);
 }
 
 Result<SamplerOptions> sampler_options(const Config& c, const std::string& proc_root, const std::string& sys_root,

@@ -337,12 +337,9 @@ int run_launch_command(const LaunchArgs& a, const std::vector<std::string>& comm
         if (!db.ok()) return runtime_error(db.error().message);
         o.db_path = *db;
     }
-    std::string error;
-    LaunchResult r = run_launch(o, error);
-    if (!error.empty()) {
-        runtime_error("launch: " + error);
-        return r.exit_status ? r.exit_status : kExitFailure;
-    }
+    Result<LaunchResult> launched = run_launch(o);
+    if (!launched.ok()) return start_failure(launched.error().context("launch"));
+    const LaunchResult& r = *launched;
     std::string summary;
     if (r.failure && !r.stop_signal) summary += root_cause_text(*r.failure);
     summary += "\n" + run_summary_text(r.stats, "baton launch");
@@ -353,18 +350,7 @@ int run_launch_command(const LaunchArgs& a, const std::vector<std::string>& comm
         summary +=
             fmt::format("  pid {} ({}) is still there after SIGKILL, in state {}{}: not waited for\n", s.pid, s.name,
                         s.state, s.state == 'D' ? " (waiting in the kernel: a driver or a network file system)" : "");
-    if (!a.report.empty()) {
-        std::string e = "the launch was not recorded, so there is no report";
-        if (r.stats.recording.run_id) {
-            Result<History> h = History::open(o.db_path, HistoryAccess::read);
-            e = h.ok() ? write_html_report(*h, r.stats.recording.run_id, a.report) : h.error().message;
-        }
-        summary += e.empty() ? "  report: " + a.report + "\n" : "  report: not written: " + e + "\n";
-    }
-    if (!a.summary_json.empty()) {
-        const std::string e = write_file(a.summary_json, run_summary_json(r.stats));
-        if (!e.empty()) summary += "  summary JSON: not written: " + e + "\n";
-    }
+    summary += write_run_outputs(r.stats, o.db_path, a.report, a.summary_json, "launch");
     std::fputs(printable_text(summary).c_str(), stderr);
     return r.exit_status;
 }

@@ -168,7 +168,11 @@ std::string show_text(const json& j) {
 Result<json> ask(const queue::Request& r, double timeout = 30) {
     const std::map<std::string, std::string> env = environment_variables();
     Result<int> fd = queue::connect_agent(env);
-    if (!fd.ok()) return make_error(fd.error().message + "; baton serve starts one (baton submit does it for you)");
+    if (!fd.ok()) {
+        Error e = fd.error();  // (its code says whether an agent is there at all)
+        if (e.is(ErrorCode::unavailable)) e.message += "; baton serve starts one (baton submit does it for you)";
+        return e;
+    }
     Result<queue::Reply> reply = queue::call(*fd, r, timeout);
     ::close(*fd);
     if (!reply.ok()) return reply.error();
@@ -246,11 +250,11 @@ int run_submit(const QueueArgs& a, const std::vector<std::string>& command, cons
     unknown.gpus_known = false;
     queue::JobRequest checked = q;
     if (!a.gpu.empty()) checked.want.gpu_uuids = {a.gpu};  // (the agent resolves them; here: GPUs are asked)
-    if (const std::string why = queue::refusal(checked, unknown); !why.empty()) return usage_error(why);
+    if (Status fits = queue::check_request(checked, unknown); !fits.ok()) return usage_error(fits.error().message);
 
     Result<int> fd = queue::connect_agent(env);
     if (!fd.ok()) {
-        if (fd.error().message.rfind("no baton agent", 0) != 0) return runtime_error(fd.error().message);
+        if (!fd.is(ErrorCode::unavailable)) return runtime_error(fd.error().message);
         Result<std::string> place = queue::own_socket_path(env);
         if (!place.ok()) return runtime_error(fd.error().message + "; " + place.error().message);
         std::map<std::string, std::string> start_env = env;
@@ -305,7 +309,7 @@ int run_wait(const QueueArgs& a, std::int64_t id) {
         Result<json> j = ask(r, -1);
         if (!j.ok()) {
             // An agent restarted under us: ask again (the job is still in the store).
-            if (j.error().message == "the baton agent closed the connection") {
+            if (j.is(ErrorCode::disconnected)) {
                 std::this_thread::sleep_for(std::chrono::milliseconds(500));
                 continue;
             }
@@ -444,7 +448,7 @@ int run_queue_command(const QueueCommands& c, const QueueArgs& a, const std::vec
         const json slurm_rows = slurm_queue_rows(a.all, config_path, slurm_problem);
         Result<json> j = ask(r);
         // No agent, but jobs handed to Slurm: those alone (the agent is this machine's queue).
-        const bool no_agent = !j.ok() && j.error().message.rfind("no baton agent", 0) == 0;
+        const bool no_agent = j.is(ErrorCode::unavailable);
         if (!j.ok() && !(no_agent && !slurm_rows.empty())) return runtime_error(j.error().message);
         json jobs = j.ok() ? (*j)["jobs"] : json::array();
         for (const json& row : slurm_rows) jobs.push_back(row);

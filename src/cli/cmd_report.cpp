@@ -3,10 +3,12 @@
 #include <cstdio>
 
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>  // header-only (fmt::fmt-header-only)
 
 #include "cli/cli_common.hpp"
 #include "core/printable.hpp"
 #include "report/run_report.hpp"
+#include "run/run_command.hpp"
 #include "store/history.hpp"
 
 namespace baton::cli {
@@ -23,10 +25,29 @@ CLI::App* add_report_command(CLI::App& app, ReportArgs& a) {
     return cmd;
 }
 
-std::string write_html_report(History& h, std::int64_t run, const std::string& path) {
+Status write_html_report(History& h, std::int64_t run, const std::string& path) {
     Result<StoredRun> d = h.load_run(run);
-    if (!d.ok()) return d.error().message;
+    if (!d.ok()) return d.error();
     return write_file(path, run_report_html(*d));
+}
+
+std::string write_run_outputs(const RunStats& stats, const std::string& db_path, const std::string& report,
+                              const std::string& summary_json, std::string_view what) {
+    std::string out;
+    if (!report.empty()) {
+        // Read back from the history, so it shows exactly what `baton report` would.
+        Status w = make_error(fmt::format("the {} was not recorded, so there is no report", what));
+        if (stats.recording.run_id) {
+            Result<History> h = History::open(db_path, HistoryAccess::read);
+            w = h.ok() ? write_html_report(*h, stats.recording.run_id, report) : Status(h.error());
+        }
+        out += w.ok() ? "  report: " + report + "\n" : "  report: not written: " + w.error().message + "\n";
+    }
+    if (!summary_json.empty()) {
+        if (Status w = write_file(summary_json, run_summary_json(stats)); !w.ok())
+            out += "  summary JSON: not written: " + w.error().message + "\n";
+    }
+    return out;
 }
 
 int run_report(const ReportArgs& a, const std::string& config_path) {
@@ -41,7 +62,7 @@ int run_report(const ReportArgs& a, const std::string& config_path) {
         return kExitOk;
     }
     const std::string path = a.html.empty() ? "baton-run-" + std::to_string(*id) + ".html" : a.html;
-    if (std::string e = write_html_report(*h, *id, path); !e.empty()) return runtime_error(e);
+    if (Status w = write_html_report(*h, *id, path); !w.ok()) return runtime_error(w.error().message);
     if (path != "-")
         std::fprintf(stderr, "baton report: run %lld written to %s\n", static_cast<long long>(*id),
                      escaped_line(path).c_str());

@@ -3,11 +3,16 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "store/history.hpp"
 
 namespace CLI {
 class App;
+}
+
+namespace baton {
+struct RunStats;
 }
 
 namespace baton::cli {
@@ -22,7 +27,13 @@ struct ReportArgs {
 CLI::App* add_report_command(CLI::App& app, ReportArgs& args);
 int run_report(const ReportArgs& args, const std::string& config_path);
 
-// Writes run `run` of the history `h` as HTML to `path` ("-": stdout). Returns "" or the error.
-std::string write_html_report(History& h, std::int64_t run, const std::string& path);
+// Writes run `run` of the history `h` as HTML to `path` ("-": stdout).
+Status write_html_report(History& h, std::int64_t run, const std::string& path);
+
+// What `baton run` and `baton launch` write when they end: the HTML report (--report, read back
+// from the history at `db_path`) and the summary JSON (--summary-json). Returns the summary's
+// lines about them ("  report: FILE", "  report: not written: WHY"); `what` is "run" or "launch".
+std::string write_run_outputs(const RunStats& stats, const std::string& db_path, const std::string& report,
+                              const std::string& summary_json, std::string_view what);
 
 }  // namespace baton::cli

@@ -1,6 +1,5 @@
 #include "cli/cmd_run.hpp"
 
-#include <cerrno>
 #include <cmath>
 #include <cstdio>
 
@@ -95,29 +94,12 @@ int run_run(const RunArgs& a, const std::vector<std::string>& command, const std
     o.thresholds = cfg->thresholds;
     if (!a.no_db)
         o.db_path = a.db.empty() ? (cfg->history_db.empty() ? History::default_path() : cfg->history_db) : a.db;
-    std::string error;
-    RunStats stats = run_command(o, error);
-    if (!error.empty()) {
-        runtime_error(error);
-        // As a shell reports it: 127 not found, 126 found but not executable.
-        return stats.start_errno == ENOENT ? 127 : 126;
-    }
-    std::string summary = "\n" + run_summary_text(stats);
-    if (!a.report.empty()) {
-        // The report is read back from the history, so it shows exactly what `baton report` would.
-        std::string e = "the run was not recorded, so there is no report";
-        if (stats.recording.run_id) {
-            Result<History> h = History::open(o.db_path, HistoryAccess::read);
-            e = h.ok() ? write_html_report(*h, stats.recording.run_id, a.report) : h.error().message;
-        }
-        summary += e.empty() ? "  report: " + a.report + "\n" : "  report: not written: " + e + "\n";
-    }
-    if (!a.summary_json.empty()) {
-        const std::string e = write_file(a.summary_json, run_summary_json(stats));
-        if (!e.empty()) summary += "  summary JSON: not written: " + e + "\n";
-    }
+    Result<RunStats> stats = run_command(o);
+    if (!stats.ok()) return start_failure(stats.error());
+    std::string summary = "\n" + run_summary_text(*stats);
+    summary += write_run_outputs(*stats, o.db_path, a.report, a.summary_json, "run");
     std::fputs(printable_text(summary).c_str(), stderr);
-    return stats.exit_status;
+    return stats->exit_status;
 }
 
 }  // namespace baton::cli

@@ -210,7 +210,7 @@ int run_submit_slurm(const QueueArgs& a, const std::vector<std::string>& argv, c
     // command's own files).
     char self[PATH_MAX];
     s.baton = ::realpath("/proc/self/exe", self) ? self : "baton";
-    if (const std::string why = queue::sbatch_refusal(s); !why.empty()) return usage_error("--slurm: " + why);
+    if (Status can = queue::check_sbatch(s); !can.ok()) return usage_error("--slurm: " + can.error().message);
     const std::string script = queue::sbatch_script(s);
     if (a.dry_run) return write_stdout(script) ? kExitOk : kExitFailure;
 

@@ -111,10 +111,8 @@ int run_top(const TopArgs& a, const std::string& config_path) {
     const char* term = std::getenv("TERM");
     const bool dumb = !term || !*term || std::strcmp(term, "dumb") == 0;
     if (dumb || !isatty(STDOUT_FILENO) || !isatty(STDIN_FILENO)) return ui::run_top_batch(o);
-    std::string error;
-    int rc = ui::run_top_interactive(o, error);
-    if (!error.empty()) return runtime_error(error);
-    return rc;
+    const Result<int> rc = ui::run_top_interactive(o);
+    return rc.ok() ? *rc : runtime_error(rc.error().message);
 }
 
 }  // namespace baton::cli

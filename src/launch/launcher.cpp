@@ -125,7 +125,7 @@ std::string root_cause_text(const RankFailure& f) {
     return out;
 }
 
-LaunchResult run_launch(const LaunchOptions& o, std::string& error) {
+Result<LaunchResult> run_launch(const LaunchOptions& o) {
     LaunchResult result;
     become_subreaper();
     struct sigaction sa {};
@@ -179,22 +179,18 @@ LaunchResult run_launch(const LaunchOptions& o, std::string& error) {
             a.out.emplace_back(rank, shown ? STDOUT_FILENO : -1, o.tee, rank_dir + "/stdout.log", 0);
             a.err.emplace_back(rank, shown ? STDERR_FILENO : -1, o.tee, rank_dir + "/stderr.log", 20);
             for (RankStream* s : {&a.out.back(), &a.err.back()})
-                if (Status st = s->open(o.log_group); !st.ok()) {
-                    error = st.error().message;
-                    return result;
-                }
+                if (Status st = s->open(o.log_group); !st.ok())
+                    // Said as a plain failure whatever its cause: the caller's 126 and 127 are
+                    // for a program that cannot be started.
+                    return make_error(st.error().message);
             WorkerExtras x = extras;
             x.error_file = rank_dir + "/error.json";
             x.nccl_debug_file = rank_dir + "/nccl.%h.%p.log";
             a.error_files.push_back(x.error_file);
             specs.push_back({o.argv, worker_environment(o.topology, lr, attempt, x, inherited)});
         }
-        Result<WorkerGroup> started_group = WorkerGroup::start(specs, &result.start_errno);
-        if (!started_group.ok()) {
-            error = started_group.error().message;
-            result.exit_status = result.start_errno == ENOENT ? 127 : 126;
-            return result;
-        }
+        Result<WorkerGroup> started_group = WorkerGroup::start(specs);
+        if (!started_group.ok()) return started_group.error();
         WorkerGroup group = std::move(*started_group);
         std::vector<pid_t> pids;
         for (const Worker& w : group.workers()) pids.push_back(w.pid);

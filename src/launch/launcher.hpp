@@ -58,11 +58,11 @@ struct LaunchResult {
     std::optional<RankFailure> failure;  // of the last attempt
     std::vector<StuckProcess> stuck;     // left after SIGKILL and the last wait
     std::string run_dir;                 // log_dir/run_id
-    int start_errno = 0;                 // a worker's program could not be started
 };
 
-// Runs the launch to its end. `error` is set when the workers could not be started.
-LaunchResult run_launch(const LaunchOptions& o, std::string& error);
+// Runs the launch to its end. An error when a rank's log cannot be opened (failed) or its
+// program cannot be started (WorkerGroup::start's: not_found, not_executable).
+Result<LaunchResult> run_launch(const LaunchOptions& o);
 
 // The root-cause block printed on stderr when a rank failed.
 std::string root_cause_text(const RankFailure& f);

@@ -57,7 +57,7 @@ StuckProcess describe(pid_t pid) {
 
 }  // namespace
 
-Result<WorkerGroup> WorkerGroup::start(const std::vector<WorkerSpec>& specs, int* exec_errno) {
+Result<WorkerGroup> WorkerGroup::start(const std::vector<WorkerSpec>& specs) {
     WorkerGroup g;
     const pid_t parent = getpid();
     for (const WorkerSpec& spec : specs) {
@@ -116,9 +116,8 @@ Result<WorkerGroup> WorkerGroup::start(const std::vector<WorkerSpec>& specs, int
         close(report[0]);
         g.workers_.push_back(w);
         if (n == static_cast<ssize_t>(sizeof e)) {
-            if (exec_errno) *exec_errno = e;
             g.end(0, 2);
-            return make_error("cannot run " + spec.argv[0] + ": " + std::strerror(e));
+            return exec_failure(spec.argv[0], e);
         }
     }
     return g;

@@ -44,9 +44,9 @@ struct TeardownReport {
 class WorkerGroup {
   public:
     // Starts one worker per spec, in order. When one cannot be started (its program is missing or
-    // not executable), the ones already started are ended and the error names the program;
-    // `exec_errno` receives execvp's errno.
-    static Result<WorkerGroup> start(const std::vector<WorkerSpec>& specs, int* exec_errno = nullptr);
+    // not executable), the ones already started are ended and the error names the program, with
+    // the code of exec_failure() (run/child.hpp): not_found or not_executable.
+    static Result<WorkerGroup> start(const std::vector<WorkerSpec>& specs);
 
     WorkerGroup(WorkerGroup&& other) noexcept;
     WorkerGroup& operator=(WorkerGroup&&) = delete;

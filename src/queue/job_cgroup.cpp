@@ -8,6 +8,7 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include "core/files.hpp"
 #include "queue/job_shim.hpp"
 
 namespace baton::queue {

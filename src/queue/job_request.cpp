@@ -143,14 +143,18 @@ Result<JobRequest> parse_request_json(std::string_view text) {
     return r;
 }
 
-std::string refusal(const JobRequest& r, const Pool& pool) {
+Status check_request(const JobRequest& r, const Pool& pool) {
+    const auto refused = [](std::string why) { return make_error(ErrorCode::invalid_argument, std::move(why)); };
     const bool wants_gpus = r.want.gpus > 0 || !r.want.gpu_uuids.empty();
-    if (r.want.share && !wants_gpus) return "--share needs GPUs to share";
+    if (r.want.share && !wants_gpus) return refused("--share needs GPUs to share");
     if (r.want.share && !r.want.gpu_memory_bytes && !r.gpu_memory_auto)
-        return "--share needs the memory each GPU must keep for the job: --gpu-mem 20G, or --gpu-mem auto with --name";
-    if ((r.want.gpu_memory_bytes || r.gpu_memory_auto) && !wants_gpus) return "--gpu-mem needs --gpus or --gpu";
-    if (wants_gpus && !pool.gpus_known) return "";  // cannot tell yet: it waits for the GPUs to be readable
-    return never_fits(r.want, pool);
+        return refused(
+            "--share needs the memory each GPU must keep for the job: --gpu-mem 20G, or --gpu-mem auto with --name");
+    if ((r.want.gpu_memory_bytes || r.gpu_memory_auto) && !wants_gpus)
+        return refused("--gpu-mem needs --gpus or --gpu");
+    if (wants_gpus && !pool.gpus_known) return Ok{};  // cannot tell yet: it waits for the GPUs to be readable
+    if (std::string never = never_fits(r.want, pool); !never.empty()) return refused(std::move(never));
+    return Ok{};
 }
 
 }  // namespace baton::queue

@@ -46,7 +46,8 @@ Result<std::vector<std::string>> resolve_gpus(std::string_view text, const Pool&
 std::string request_json(const JobRequest& r);
 Result<JobRequest> parse_request_json(std::string_view text);
 
-// Why this machine can never run the request (submit refuses it, exit 2), or "".
-std::string refusal(const JobRequest& r, const Pool& pool);
+// An invalid_argument error saying why this machine can never run the request (submit refuses
+// it, exit 2); Ok when it can, or when the GPUs cannot be read to tell (the job then waits).
+Status check_request(const JobRequest& r, const Pool& pool);
 
 }  // namespace baton::queue

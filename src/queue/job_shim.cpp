@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/clock.hpp"
+#include "core/files.hpp"
 #include "queue/protocol.hpp"
 #include "sample/linux/pid_signal.hpp"
 #include "sample/linux/proc_pid_stat.hpp"
@@ -101,25 +102,6 @@ std::uint64_t cgroup_oom_kills(const std::string& cgroup_dir) {
     return 0;
 }
 
-std::optional<std::string> read_small_file(const std::string& path, std::size_t max) {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return std::nullopt;
-    std::string out;
-    char buf[16384];
-    for (;;) {
-        const ssize_t n = ::read(fd, buf, sizeof buf);
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0 || out.size() + static_cast<std::size_t>(n) > max) {
-            ::close(fd);
-            return std::nullopt;
-        }
-        if (n == 0) break;
-        out.append(buf, static_cast<std::size_t>(n));
-    }
-    ::close(fd);
-    return out;
-}
-
 std::string spec_json(const ShimSpec& s) {
     nlohmann::json j;
     j["job"] = s.job;
@@ -192,33 +174,6 @@ Result<ShimStatus> parse_status_json(const std::string& text) {
     } catch (const nlohmann::json::exception&) {
         return make_error("the job's status is missing a field or has one of the wrong type");
     }
-}
-
-Status write_file_atomically(const std::string& path, const std::string& text, unsigned mode) {
-    const std::string tmp = path + ".tmp";
-    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode);
-    if (fd < 0) return make_error("cannot write " + tmp + ": " + std::strerror(errno));
-    std::size_t at = 0;
-    while (at < text.size()) {
-        const ssize_t n = ::write(fd, text.data() + at, text.size() - at);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) {
-            const int e = errno;
-            ::close(fd);
-            ::unlink(tmp.c_str());
-            return make_error("cannot write " + tmp + ": " + std::strerror(e));
-        }
-        at += static_cast<std::size_t>(n);
-    }
-    // No fsync: the file must survive a killed agent or supervisor, which the page cache does; after a
-    // power cut the boot id differs and a job without its status is lost (and retried if allowed).
-    ::close(fd);
-    if (::rename(tmp.c_str(), path.c_str()) != 0) {
-        const int e = errno;
-        ::unlink(tmp.c_str());
-        return make_error("cannot write " + path + ": " + std::strerror(e));
-    }
-    return Ok{};
 }
 
 int run_job_shim(const std::string& dir) {

@@ -61,12 +61,6 @@ Result<ShimSpec> parse_spec_json(const std::string& text);
 std::string status_json(const ShimStatus& s);
 Result<ShimStatus> parse_status_json(const std::string& text);
 
-// The whole of a small file (spec, status), or none when it cannot be read or is longer than `max`.
-std::optional<std::string> read_small_file(const std::string& path, std::size_t max = 64u << 20);
-
-// Writes `text` to `path` through a temporary file and a rename: a reader sees all or nothing.
-Status write_file_atomically(const std::string& path, const std::string& text, unsigned mode = 0600);
-
 // The shim's main: returns its exit code (0 once DIR/status is written).
 int run_job_shim(const std::string& dir);
 

@@ -42,16 +42,17 @@ Result<int> connect_agent(const std::map<std::string, std::string>& env) {
     } else {
         for (const SocketPlace& p : socket_places(env)) places.push_back(p.path);
     }
-    std::string tried, refused;
+    std::string tried;
+    std::optional<Error> refused;
     for (const std::string& p : places) {
         Result<int> fd = connect_unix(p);
         if (fd.ok()) return fd;
         // A socket that is somebody else's is worth saying; a missing one is the usual case.
-        if (fd.error().message.rfind("no baton agent", 0) != 0) refused = fd.error().message;
+        if (!fd.is(ErrorCode::unavailable)) refused = fd.error();
         tried += (tried.empty() ? "" : ", ") + p;
     }
-    if (!refused.empty()) return make_error(refused);
-    return make_error("no baton agent answers (tried " + tried + ")");
+    if (refused) return *refused;
+    return make_error(ErrorCode::unavailable, "no baton agent answers (tried " + tried + ")");
 }
 
 Result<int> start_agent(const std::string& program, const std::vector<std::string>& extra_args,
@@ -106,7 +107,9 @@ Result<Reply> call(int fd, const Request& r, double timeout_seconds) {
     while (at < line.size()) {
         const ssize_t n = ::send(fd, line.data() + at, line.size() - at, MSG_NOSIGNAL);
         if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return make_error(std::string("cannot send to the baton agent: ") + std::strerror(errno));
+        if (n <= 0)
+            return make_error(ErrorCode::disconnected,
+                              std::string("cannot send to the baton agent: ") + std::strerror(errno));
         at += static_cast<std::size_t>(n);
     }
     const double until = monotonic_seconds() + timeout_seconds;
@@ -130,8 +133,8 @@ Result<Reply> call(int fd, const Request& r, double timeout_seconds) {
         if (timeout_seconds >= 0) {
             const double left = until - monotonic_seconds();
             if (left <= 0)
-                return make_error("the baton agent did not answer within " +
-                                  std::to_string(static_cast<int>(timeout_seconds)) + " s");
+                return make_error(ErrorCode::timed_out, "the baton agent did not answer within " +
+                                                            std::to_string(static_cast<int>(timeout_seconds)) + " s");
             wait_ms = static_cast<int>(left * 1000) + 1;
         }
         pollfd p{fd, POLLIN, 0};
@@ -141,7 +144,7 @@ Result<Reply> call(int fd, const Request& r, double timeout_seconds) {
         char buf[65536];
         const ssize_t n = ::read(fd, buf, sizeof buf);
         if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return make_error("the baton agent closed the connection");
+        if (n <= 0) return make_error(ErrorCode::disconnected, "the baton agent closed the connection");
         in.append(buf, static_cast<std::size_t>(n));
     }
 }

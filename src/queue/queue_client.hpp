@@ -17,7 +17,8 @@ namespace baton::queue {
 Result<std::string> own_socket_path(const std::map<std::string, std::string>& env);
 
 // A connection to the agent: $BATON_SOCKET when set, else the system agent's socket, else the
-// user's. The error names every place tried ("no baton agent answers (tried ...)").
+// user's. Errors: unavailable when no agent answers at any of them (the message names every place
+// tried); permission_denied for a socket of another user's; failed for the rest.
 Result<int> connect_agent(const std::map<std::string, std::string>& env);
 
 // Starts `program serve --no-http` for this user in the background (its own session, its output in
@@ -31,6 +32,7 @@ struct Reply {
 };
 
 // Sends one request on `fd` and reads the answer; `timeout_seconds` < 0 waits without end (wait).
+// Errors: disconnected when the agent went away (it may be restarting), timed_out, failed.
 Result<Reply> call(int fd, const Request& r, double timeout_seconds = 30);
 
 }  // namespace baton::queue

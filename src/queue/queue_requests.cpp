@@ -145,7 +145,7 @@ std::string QueueServer::submit(const Client& c, const Submission& s) {
         req.want.gpu_memory_bytes = *bytes;
     }
     if (s.default_cpus) req.want.cpus = default_cpus(req.want, pool);
-    if (const std::string why = refusal(req, pool); !why.empty()) return error_line(why);
+    if (Status fits = check_request(req, pool); !fits.ok()) return error_line(fits.error().message);
     for (std::int64_t a : s.after)
         if (!find(a).ok())
             return error_line("--after " + std::to_string(a) + ": no job " + std::to_string(a) + " in the queue");

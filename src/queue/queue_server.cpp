@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/clock.hpp"
+#include "core/files.hpp"
 #include "diagnose/job.hpp"
 #include "queue/gpu_memory_auto.hpp"
 #include "queue/job_env.hpp"
@@ -233,7 +234,7 @@ void QueueServer::recover() {
         if (!j.pid) {
             // The agent ended between deciding the start and starting the supervisor, or before the
             // supervisor got its go: nothing of the job ran.
-            store_->change_job_state(j.id, {"starting"}, "queued", unix_millis());
+            record_state(j.id, {"starting"}, "queued", unix_millis());
             open_[j.id].state = "queued";
             continue;
         }
@@ -421,41 +422,53 @@ void QueueServer::schedule() {
     }
 }
 
-bool QueueServer::verify_gpus(const std::vector<std::string>& uuids, std::string& why) {
-    if (uuids.empty() || !options_.nvml) return true;
+void QueueServer::record_state(std::int64_t id, const std::vector<std::string>& from, const std::string& to,
+                               std::int64_t now_ms, std::optional<int> exit_status, const std::string& note) {
+    // The job's state in memory moves on regardless: a store that cannot be written (a full disk)
+    // is said in the agent's log, and the job is read back from the store at the next start.
+    if (Result<bool> r = store_->change_job_state(id, from, to, now_ms, exit_status, note); !r.ok())
+        std::fprintf(stderr, "baton: job %lld: cannot record its state %s: %s\n", static_cast<long long>(id),
+                     to.c_str(), r.error().message.c_str());
+}
+
+void QueueServer::link_run(std::int64_t id, std::int64_t run_id) {
+    if (Status s = store_->set_job_run(id, run_id); !s.ok())
+        std::fprintf(stderr, "baton: job %lld: cannot link it to run %lld: %s\n", static_cast<long long>(id),
+                     static_cast<long long>(run_id), s.error().message.c_str());
+}
+
+Status QueueServer::verify_gpus(const std::vector<std::string>& uuids) {
+    if (uuids.empty() || !options_.nvml) return Ok{};
     if (!gpus_) gpus_ = make_nvml_backend(*options_.nvml);
     const GpuReading& reading = gpus_->read(monotonic_seconds());
-    if (reading.status != "ok") {
-        why = "the GPUs could not be read just before the start: " + reading.status;
-        return false;
-    }
+    if (reading.status != "ok")
+        return make_error(ErrorCode::unavailable,
+                          "the GPUs could not be read just before the start: " + reading.status);
     std::set<std::uint32_t> queue_pids;
     current_pool(&queue_pids);
     for (const std::string& u : uuids)
         for (const GpuInfo& g : reading.gpus) {
             if (g.uuid != u && "index:" + std::to_string(g.index) != u) continue;
             for (const GpuProcess& gp : g.processes)
-                if (gp.type == "compute" && !queue_pids.count(gp.our_pid()) && !queue_pids.count(gp.pid)) {
-                    why = "GPU" + std::to_string(g.index) + " got a process the queue did not start (pid " +
-                          std::to_string(gp.pid) + ") just before the start";
-                    return false;
-                }
+                if (gp.type == "compute" && !queue_pids.count(gp.our_pid()) && !queue_pids.count(gp.pid))
+                    return make_error("GPU" + std::to_string(g.index) + " got a process the queue did not start (pid " +
+                                      std::to_string(gp.pid) + ") just before the start");
         }
-    return true;
+    return Ok{};
 }
 
 void QueueServer::launch(std::int64_t id) {
     JobRecord& j = open_[id];
     auto fail = [&](const std::string& why) {
-        store_->change_job_state(id, {"starting"}, "failed", unix_millis(), std::nullopt, why);
+        record_state(id, {"starting"}, "failed", unix_millis(), std::nullopt, why);
         j.state = "failed";
         j.note = why;
         job_final(j);
     };
-    std::string why;
-    if (!verify_gpus(j.gpus, why)) {
+    if (Status free = verify_gpus(j.gpus); !free.ok()) {
         // Back in the queue: the next plan sees the new process (and skips that GPU).
-        store_->change_job_state(id, {"starting"}, "queued", unix_millis(), std::nullopt, why);
+        const std::string& why = free.error().message;
+        record_state(id, {"starting"}, "queued", unix_millis(), std::nullopt, why);
         j.state = "queued";
         j.gpus.clear();
         j.cpus.clear();
@@ -573,8 +586,8 @@ void QueueServer::launch(std::int64_t id) {
         ::close(go[1]);
         if (own_child) ::waitpid(pid, nullptr, 0);
         if (r->pidfd >= 0) ::close(r->pidfd);
-        store_->change_job_state(id, {"starting"}, "queued", unix_millis(), std::nullopt,
-                                 recorded.ok() ? "" : recorded.error().message);
+        record_state(id, {"starting"}, "queued", unix_millis(), std::nullopt,
+                     recorded.ok() ? "" : recorded.error().message);
         j.state = "queued";
         return;
     }
@@ -654,7 +667,7 @@ void QueueServer::link_runs() {
                 }
     }
     for (const auto& [id, run] : found) {
-        store_->set_job_run(id, run);
+        link_run(id, run);
         auto it = open_.find(id);
         if (it != open_.end()) it->second.run_id = run;
     }
@@ -688,7 +701,7 @@ void QueueServer::ended(std::int64_t id) {
     if (!st.ok()) {
         if (w) w->watch->finish(137, SIGKILL, monotonic_seconds() - w->started, 0);
         const std::string note = "its supervisor ended without saying how the job ended";
-        store_->change_job_state(id, {"starting", "running"}, "lost", now, std::nullopt, note);
+        record_state(id, {"starting", "running"}, "lost", now, std::nullopt, note);
         j.state = "lost";
         j.note = note;
         if (static_cast<unsigned>(j.attempt) < retries &&
@@ -700,7 +713,7 @@ void QueueServer::ended(std::int64_t id) {
     }
     if (!st->started && st->error == "the agent ended before the job could start") {
         if (w) w->watch.reset();
-        store_->change_job_state(id, {"starting", "running"}, "queued", now);
+        record_state(id, {"starting", "running"}, "queued", now);
         j = store_->job(id).value_or(j);
         return;
     }
@@ -721,7 +734,7 @@ void QueueServer::ended(std::int64_t id) {
         if (st->oom_kills) w->watch->set_cgroup_oom_kills(st->oom_kills, req ? req->want.memory_bytes : 0);
         stats = w->watch->finish(st->exit_status, st->signal, monotonic_seconds() - w->started, st->killed_after_grace);
         if (stats->recording.run_id) {
-            store_->set_job_run(id, stats->recording.run_id);
+            link_run(id, stats->recording.run_id);
             j.run_id = stats->recording.run_id;
         }
     }
@@ -729,8 +742,8 @@ void QueueServer::ended(std::int64_t id) {
     const std::string& state = end.state;
     const std::string& note = end.note;
     const bool oom = end.oom;
-    store_->change_job_state(id, {"starting", "running"}, state, now,
-                             st->started ? std::optional<int>(st->exit_status) : std::nullopt, note);
+    record_state(id, {"starting", "running"}, state, now,
+                 st->started ? std::optional<int>(st->exit_status) : std::nullopt, note);
     j.state = state;
     j.note = note;
     j.end_ms = now;

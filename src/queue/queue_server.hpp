@@ -103,7 +103,12 @@ class QueueServer {
     // The job's parsed request (its `request` JSON), parsed once while the job is open; null when
     // it cannot be parsed. Valid until the next call.
     const JobRequest* request_of(const JobRecord& j);
-    bool verify_gpus(const std::vector<std::string>& uuids, std::string& why);
+    Status verify_gpus(const std::vector<std::string>& uuids);
+    // The store's change_job_state, its failure said in the agent's log (callers that act on
+    // whether the job was in `from` call the store themselves).
+    void link_run(std::int64_t id, std::int64_t run_id);  // set_job_run, its failure logged
+    void record_state(std::int64_t id, const std::vector<std::string>& from, const std::string& to, std::int64_t now_ms,
+                      std::optional<int> exit_status = std::nullopt, const std::string& note = "");
     std::string attempt_dir(std::int64_t id, int attempt) const;
     void cancel_running(Running& r, double grace_seconds);
     std::string cgroup_name(std::int64_t id, int attempt) const;

@@ -88,14 +88,15 @@ Result<int> connect_unix(const std::string& path) {
     Result<sockaddr_un> a = address(path);
     if (!a.ok()) return a.error();
     struct stat st {};
-    if (lstat(path.c_str(), &st) != 0) return make_error("no baton agent at " + path);
+    if (lstat(path.c_str(), &st) != 0) return make_error(ErrorCode::unavailable, "no baton agent at " + path);
     if (!S_ISSOCK(st.st_mode)) return make_error(path + " is not a socket");
     if (st.st_uid != 0 && st.st_uid != geteuid())
-        return make_error(path + " belongs to uid " + std::to_string(st.st_uid) +
-                          ", not to root or you: not talking to it");
+        return make_error(ErrorCode::permission_denied, path + " belongs to uid " + std::to_string(st.st_uid) +
+                                                            ", not to root or you: not talking to it");
     const int fd = try_connect(*a);
     if (fd < 0) {
-        if (errno == ECONNREFUSED || errno == ENOENT) return make_error("no baton agent at " + path);
+        if (errno == ECONNREFUSED || errno == ENOENT)
+            return make_error(ErrorCode::unavailable, "no baton agent at " + path);
         return make_error("cannot reach the baton agent at " + path + ": " + std::strerror(errno));
     }
     return fd;

@@ -30,7 +30,7 @@ std::string sh_quoted(const std::string& word) {
 
 // A value as sbatch reads it from an #SBATCH line: in double quotes when it holds a space (sbatch
 // honours them there, without a shell's escapes); a double quote or a control character, which it
-// could not take, becomes '_' (names; sbatch_refusal() refuses such a directory).
+// could not take, becomes '_' (names; check_sbatch() refuses such a directory).
 std::string directive_value(const std::string& value) {
     std::string v = value;
     bool space = false;
@@ -119,13 +119,13 @@ std::string sbatch_script(const SlurmSubmit& s) {
     return out + "\n";
 }
 
-std::string sbatch_refusal(const SlurmSubmit& s) {
+Status check_sbatch(const SlurmSubmit& s) {
     for (char c : s.cwd)
         if (c == '"' || static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
-            return "the directory " + s.cwd +
-                   " holds a character an #SBATCH line cannot carry (\" or a control "
-                   "character): give --cwd another";
-    return "";
+            return make_error(ErrorCode::invalid_argument, "the directory " + s.cwd +
+                                                               " holds a character an #SBATCH line cannot carry (\" or "
+                                                               "a control character): give --cwd another");
+    return Ok{};
 }
 
 Result<std::int64_t> parse_sbatch_id(const std::string& output) {

@@ -38,9 +38,9 @@ struct SlurmSubmit {
 // The sbatch script: #SBATCH lines, then `exec BATON run --name NAME -- CMD...`, every word
 // quoted for /bin/sh. Output goes to CWD/baton-JOBID.out and .err.
 std::string sbatch_script(const SlurmSubmit& s);
-// Why `s` cannot be written as an sbatch script, or "" (a directory whose name an #SBATCH line
-// cannot carry).
-std::string sbatch_refusal(const SlurmSubmit& s);
+// An invalid_argument error when `s` cannot be written as an sbatch script (a directory whose
+// name an #SBATCH line cannot carry).
+Status check_sbatch(const SlurmSubmit& s);
 
 // `sbatch --parsable` prints "ID" or "ID;CLUSTER": the id.
 Result<std::int64_t> parse_sbatch_id(const std::string& output);

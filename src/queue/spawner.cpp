@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include <vector>
 
+#include "core/files.hpp"
 #include "queue/job_shim.hpp"
 
 namespace baton::queue {

@@ -19,7 +19,12 @@ void become_subreaper() {
     prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 }
 
-Result<Child> Child::start(const std::vector<std::string>& argv, int* exec_errno, bool capture_stderr) {
+Error exec_failure(const std::string& program, int err) {
+    return make_error(err == ENOENT ? ErrorCode::not_found : ErrorCode::not_executable,
+                      "cannot run " + program + ": " + std::strerror(err));
+}
+
+Result<Child> Child::start(const std::vector<std::string>& argv, bool capture_stderr) {
     if (argv.empty()) return make_error("no command to run");
     int err_read = -1, err_write = -1;
     if (capture_stderr) {
@@ -83,9 +88,8 @@ Result<Child> Child::start(const std::vector<std::string>& argv, int* exec_errno
     close(report[0]);
     if (n == static_cast<ssize_t>(sizeof err)) {
         waitpid(pid, nullptr, 0);
-        if (exec_errno) *exec_errno = err;
         if (err_read >= 0) close(err_read);
-        return make_error("cannot run " + argv[0] + ": " + std::strerror(err));
+        return exec_failure(argv[0], err);
     }
     Child c;
     c.pid_ = pid;

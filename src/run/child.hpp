@@ -11,15 +11,18 @@
 
 namespace baton {
 
+// "cannot run PROGRAM: REASON" for exec's errno `err`: not_found for ENOENT (a shell's 127),
+// not_executable otherwise (126). Child and the launcher's workers report their exec failures so.
+Error exec_failure(const std::string& program, int err);
+
 class Child {
   public:
     // Starts argv[0] (looked up on PATH) in a new process group. Errors: the command cannot be
-    // found or executed (reported by the child before exec fails, through a pipe).
-    // `exec_errno`, when given, receives execvp's errno on such a failure. With `capture_stderr`,
+    // found (not_found) or executed (not_executable), reported by the child through a pipe when
+    // exec fails (exec_failure() below); a pipe or fork failure (failed). With `capture_stderr`,
     // the command's stderr goes to stderr_fd() instead (a pseudo-terminal when baton's stderr is a
     // terminal, so the command still sees one; a pipe otherwise), for baton to pass on and read.
-    static Result<Child> start(const std::vector<std::string>& argv, int* exec_errno = nullptr,
-                               bool capture_stderr = false);
+    static Result<Child> start(const std::vector<std::string>& argv, bool capture_stderr = false);
 
     Child(Child&& other) noexcept;
     Child& operator=(Child&&) = delete;

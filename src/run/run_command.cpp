@@ -93,7 +93,7 @@ std::string command_name(const std::vector<std::string>& argv) {
     return out.size() > 60 ? out.substr(0, 57) + "..." : out;
 }
 
-RunStats run_command(const RunOptions& o, std::string& error) {
+Result<RunStats> run_command(const RunOptions& o) {
     become_subreaper();
     struct sigaction sa {};
     sa.sa_handler = on_stop;
@@ -111,16 +111,8 @@ RunStats run_command(const RunOptions& o, std::string& error) {
     }
     // Its processes say whose they are (baton clean lists them once this baton is gone).
     setenv(kOwnerVariable, owner_token(current_owner()).c_str(), 1);
-    int start_errno = 0;
-    Result<Child> started = Child::start(o.argv, &start_errno, /*capture_stderr=*/true);
-    if (!started.ok()) {
-        error = started.error().message;
-        RunStats stats;
-        stats.argv = o.argv;
-        stats.name = o.name.empty() ? command_name(o.argv) : o.name;
-        stats.start_errno = start_errno;
-        return stats;
-    }
+    Result<Child> started = Child::start(o.argv, /*capture_stderr=*/true);
+    if (!started.ok()) return started.error();
     Child child = std::move(*started);
     const double start = monotonic_seconds();
     JobWatch watch(local_job_options(o.name, o.argv, o.thresholds, o.db_path, o.recording), child.pid());

@@ -57,7 +57,6 @@ struct RunStats {
     std::size_t iowait_samples = 0;
     std::vector<Finding> findings;     // every distinct (rule, subject): first sighting, or a later more severe one
     int killed_after_grace = 0;        // processes that needed SIGKILL
-    int start_errno = 0;               // why the command could not be started (execvp's errno)
     bool recording_requested = false;  // a history database was named
     RecordingReport recording;         // what became of the record (the run's id, what is missing)
     // The Python hook's steps (python/baton): how many, their time and data wait, throughput.
@@ -74,9 +73,9 @@ struct RunStats {
 // characters (a run's or a queued job's default name).
 std::string command_name(const std::vector<std::string>& argv);
 
-// Runs the command to its end. Returns the stats; `error` is set (and nothing ran) when the
-// command cannot be started.
-RunStats run_command(const RunOptions& o, std::string& error);
+// Runs the command to its end and returns the stats. An error when the command cannot be started
+// (nothing ran): Child::start's, not_found or not_executable when exec failed.
+Result<RunStats> run_command(const RunOptions& o);
 
 // The end-of-run summary (several lines, for stderr); `who` begins its first line.
 std::string run_summary_text(const RunStats& s, std::string_view who = "baton run");

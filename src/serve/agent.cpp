@@ -83,7 +83,10 @@ void Agent::store_minutes(std::int64_t now_ms) {
             std::lock_guard lock(mutex_);
             retention = retention_seconds_;
         }
-        store_->prune_metric_minutes((now_ms - static_cast<std::int64_t>(retention * 1000)) / 60000);
+        const std::int64_t before = (now_ms - static_cast<std::int64_t>(retention * 1000)) / 60000;
+        if (Result<std::int64_t> pruned = store_->prune_metric_minutes(before); !pruned.ok())
+            std::fprintf(stderr, "baton: cannot delete the machine history past its retention in %s: %s\n",
+                         store_->path().c_str(), pruned.error().message.c_str());
     }
 }
 

@@ -204,14 +204,14 @@ SchemaVersion user_version(sqlite3* db) {
     return {SQLITE_OK, sqlite3_column_int(st.get(), 0)};
 }
 
-// Why `v` is not a schema this baton can read or migrate, or "" when it is.
-std::string schema_problem(const SchemaVersion& v, int latest) {
-    if (v.rc != SQLITE_OK) return std::string("not a baton history (") + sqlite3_errstr(v.rc) + ")";
-    if (v.version < 0) return "not a baton history (schema " + std::to_string(v.version) + ")";
+// An error when `v` is not a schema this baton can read or migrate.
+Status check_schema(const SchemaVersion& v, int latest) {
+    if (v.rc != SQLITE_OK) return make_error(std::string("not a baton history (") + sqlite3_errstr(v.rc) + ")");
+    if (v.version < 0) return make_error("not a baton history (schema " + std::to_string(v.version) + ")");
     if (v.version > latest)
-        return "written by a newer baton (schema " + std::to_string(v.version) + ", this one knows " +
-               std::to_string(latest) + ")";
-    return "";
+        return make_error("written by a newer baton (schema " + std::to_string(v.version) + ", this one knows " +
+                          std::to_string(latest) + ")");
+    return Ok{};
 }
 
 constexpr int kLatestSchema = static_cast<int>(std::size(kMigrations));
@@ -221,7 +221,7 @@ constexpr int kLatestSchema = static_cast<int>(std::size(kMigrations));
 Result<History> History::open(const std::string& path, HistoryAccess access) {
     std::error_code ec;
     if (access != HistoryAccess::record && !std::filesystem::exists(path, ec))
-        return make_error("no history at " + path + " (baton run records runs there)");
+        return make_error(ErrorCode::not_found, "no history at " + path + " (baton run records runs there)");
     if (access == HistoryAccess::read) {
         Result<sqlite3*> db = open_connection(path, SQLITE_OPEN_READONLY);
         if (!db.ok()) return make_error("cannot open " + path + ": " + db.error().message);
@@ -237,8 +237,7 @@ Result<History> History::open(const std::string& path, HistoryAccess access) {
             h.db_ = *db;
             version = user_version(*db);
         }
-        if (const std::string problem = schema_problem(version, kLatestSchema); !problem.empty())
-            return make_error(path + ": " + problem);
+        if (Status schema = check_schema(version, kLatestSchema); !schema.ok()) return schema.error().context(path);
         if (version.version == 0) return make_error(path + ": not a baton history (no runs were ever recorded there)");
         if (version.version < kLatestSchema) {
             // Recorded by an older baton: the upgrade needs write access once.
@@ -284,10 +283,10 @@ Status History::migrate() {
     if (Status s = exec("BEGIN IMMEDIATE"); !s.ok()) return s;
     const SchemaVersion version = user_version(db_);
     auto fail = [&](const std::string& why) {
-        exec("ROLLBACK");
+        rollback();
         return make_error(why);
     };
-    if (const std::string problem = schema_problem(version, kLatestSchema); !problem.empty()) return fail(problem);
+    if (Status schema = check_schema(version, kLatestSchema); !schema.ok()) return fail(schema.error().message);
     for (int v = version.version; v < kLatestSchema; ++v) {
         const std::string sql = std::string(kMigrations[v]) + "PRAGMA user_version=" + std::to_string(v + 1) + ";";
         if (Status s = exec(sql.c_str()); !s.ok())
@@ -428,7 +427,7 @@ Status History::set_machine(std::int64_t run, unsigned cpu_count, std::uint64_t 
     if (Status s = exec("BEGIN"); !s.ok()) return s;
     auto fail = [&] {
         Error e = db_error(db_, "cannot record the machine");
-        exec("ROLLBACK");
+        rollback();
         return e;
     };
     {
@@ -479,12 +478,16 @@ Status History::add_step(std::int64_t run, const StepEvent& e) {
     return Ok{};
 }
 
+void History::rollback() {
+    (void)exec("ROLLBACK");
+}
+
 Status History::add_steps(std::int64_t run, const std::vector<StepEvent>& steps) {
     if (steps.empty()) return Ok{};
     if (Status s = exec("BEGIN"); !s.ok()) return s;
     for (const StepEvent& e : steps)
         if (Status s = add_step(run, e); !s.ok()) {
-            exec("ROLLBACK");
+            rollback();
             return s;
         }
     return exec("COMMIT");
@@ -737,7 +740,9 @@ Result<std::int64_t> History::vacuum() {
     };
     const std::int64_t before = bytes();
     if (Status s = exec("VACUUM"); !s.ok()) return make_error("cannot give the space back: " + s.error().message);
-    exec("PRAGMA wal_checkpoint(TRUNCATE)");  // VACUUM wrote the whole file through the log
+    // VACUUM wrote the whole file through the log; truncating it is best effort (a reader holding
+    // the log open keeps it until it closes), and the space is counted after either way.
+    (void)exec("PRAGMA wal_checkpoint(TRUNCATE)");
     return before - bytes();
 }
 

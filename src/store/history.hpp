@@ -258,6 +258,9 @@ class History {
   private:
     History(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
     Status exec(const char* sql);
+    // ROLLBACK, best effort: the failure that led to it is the one the caller reports (SQLite has
+    // already rolled back when that failure was a full disk or an I/O error).
+    void rollback();
     Status migrate();
     void mark_interrupted();
     // The error for a read that stopped on anything but the end of its rows: a damaged file is

@@ -28,7 +28,7 @@ Result<std::int64_t> History::record_bench(const std::string& name, const std::s
     if (Status s = exec("BEGIN IMMEDIATE"); !s.ok()) return s.error();
     auto fail = [&](const char* what) {
         Error e = db_error(db_, what);
-        exec("ROLLBACK");
+        rollback();
         return e;
     };
     Statement run(db_,

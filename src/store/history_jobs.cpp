@@ -160,7 +160,7 @@ Result<std::vector<std::int64_t>> History::start_jobs(const std::vector<JobStart
                  "WHERE id = ? AND state = 'queued'");
     if (!st.ok()) {
         Error e = db_error(db_, "cannot start jobs");
-        exec("ROLLBACK");
+        rollback();
         return e;
     }
     for (const JobStartRecord& s : starts) {
@@ -172,13 +172,13 @@ Result<std::vector<std::int64_t>> History::start_jobs(const std::vector<JobStart
         sqlite3_bind_int64(st.get(), 4, s.job);
         if (sqlite3_step(st.get()) != SQLITE_DONE) {
             Error e = db_error(db_, "cannot start job " + std::to_string(s.job));
-            exec("ROLLBACK");
+            rollback();
             return e;
         }
         if (sqlite3_changes(db_) == 1) moved.push_back(s.job);
     }
     if (Status s = exec("COMMIT"); !s.ok()) {
-        exec("ROLLBACK");
+        rollback();
         return s.error();
     }
     return moved;

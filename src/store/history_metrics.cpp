@@ -24,7 +24,7 @@ Status History::add_metric_minutes(const std::vector<MetricMinute>& rows) {
                      "INSERT OR REPLACE INTO metric_minutes (series_id, minute, avg, min, max) VALUES (?, ?, ?, ?, ?)");
     auto fail = [&](const char* what) {
         Error e = db_error(db_, what);
-        exec("ROLLBACK");
+        rollback();
         return e;
     };
     if (!series.ok() || !minute.ok()) return fail("cannot record the machine history");
@@ -50,7 +50,7 @@ Status History::add_metric_minutes(const std::vector<MetricMinute>& rows) {
         if (sqlite3_step(minute.get()) != SQLITE_DONE) return fail("cannot record the machine history");
     }
     if (Status s = exec("COMMIT"); !s.ok()) {
-        exec("ROLLBACK");
+        rollback();
         return s;
     }
     return Ok{};

@@ -141,26 +141,28 @@ SelfUsage self_usage(const Snapshot& s, bool from_proc) {
     return u;
 }
 
-// Why the user may not act (signal, renice) on `pid`, or empty when they may: their own process,
-// or any process as root; never when the rows come from another /proc (--proc-root: a container's,
-// a copy), where the pid names another process than here. `p` is the process when it is there.
-std::string refusal(const Snapshot& s, std::uint32_t pid, bool local_proc, const char* what, const ProcessInfo*& p) {
-    p = nullptr;
+// The process the user may act on (signal, renice): their own, or any as root; never when the
+// rows come from another /proc (--proc-root: a container's, a copy), where the pid names another
+// process than here. The error says why not, as the status line shows it.
+Result<const ProcessInfo*> actionable(const Snapshot& s, std::uint32_t pid, bool local_proc, const char* what) {
     if (!local_proc)
-        return "refused: the processes shown come from --proc-root, not this machine's /proc (pid " +
-               std::to_string(pid) + " here may be another process)";
-    p = find_process(s, pid);
-    if (!p) return "process " + std::to_string(pid) + " is gone";
+        return make_error(ErrorCode::permission_denied,
+                          "refused: the processes shown come from --proc-root, not this machine's /proc (pid " +
+                              std::to_string(pid) + " here may be another process)");
+    const ProcessInfo* p = find_process(s, pid);
+    if (!p) return make_error(ErrorCode::not_found, "process " + std::to_string(pid) + " is gone");
     if (geteuid() != 0 && p->uid != geteuid())
-        return "refused: " + std::to_string(pid) + " belongs to " + printable(p->user) + " (only root " + what +
-               " other users' processes)";
-    return {};
+        return make_error(ErrorCode::permission_denied, "refused: " + std::to_string(pid) + " belongs to " +
+                                                            printable(p->user) + " (only root " + what +
+                                                            " other users' processes)");
+    return p;
 }
 
 std::string send_signal(const Snapshot& s, std::uint32_t pid, int sig, bool local_proc) {
     const char* name = sig == SIGKILL ? "SIGKILL" : "SIGTERM";
-    const ProcessInfo* p = nullptr;
-    if (std::string no = refusal(s, pid, local_proc, "signals", p); !no.empty()) return no;
+    const Result<const ProcessInfo*> found = actionable(s, pid, local_proc, "signals");
+    if (!found.ok()) return found.error().message;
+    const ProcessInfo* p = *found;
     // By pid and start time (a pidfd where the kernel has them): a pid reused since the screen was
     // drawn is another process, and is left alone.
     if (const int e = os::signal_process(static_cast<pid_t>(pid), p->start_ticks, sig); e != 0)
@@ -171,8 +173,9 @@ std::string send_signal(const Snapshot& s, std::uint32_t pid, int sig, bool loca
 
 // Sets the nice value of `pid` (its main thread's, as renice(1) does), with the same refusals.
 std::string renice(const Snapshot& s, std::uint32_t pid, int nice, bool local_proc) {
-    const ProcessInfo* p = nullptr;
-    if (std::string no = refusal(s, pid, local_proc, "renices", p); !no.empty()) return no;
+    const Result<const ProcessInfo*> found = actionable(s, pid, local_proc, "renices");
+    if (!found.ok()) return found.error().message;
+    const ProcessInfo* p = *found;
     if (const int e = os::renice_process(static_cast<pid_t>(pid), p->start_ticks, nice); e != 0) {
         if (e == ESRCH)
             return "process " + std::to_string(pid) + " is gone (the pid names no process of this list now)";
@@ -214,12 +217,9 @@ Frame waiting_frame(int w, int h) {
 
 }  // namespace
 
-int run_top_interactive(const TopOptions& o, std::string& error) {
+Result<int> run_top_interactive(const TopOptions& o) {
     auto opened = Terminal::open(o.color);
-    if (!opened.ok()) {
-        error = opened.error().message;
-        return 1;
-    }
+    if (!opened.ok()) return opened.error();
     std::unique_ptr<Terminal> term = std::move(*opened);
     restore_terminal_on_crash();
     catch_stop_signals();

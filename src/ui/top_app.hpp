@@ -26,8 +26,8 @@ struct TopOptions {
 };
 
 // Runs the interactive screen until `q`, Ctrl-C, SIGTERM or SIGHUP. Returns the exit code (0
-// after q, 128 + N after signal N); `error` is set when the terminal cannot be used.
-int run_top_interactive(const TopOptions& o, std::string& error);
+// after q, 128 + N after signal N); an error when the terminal cannot be used.
+Result<int> run_top_interactive(const TopOptions& o);
 
 // Prints a plain-text frame every delay (TERM=dumb, or output not a terminal).
 int run_top_batch(const TopOptions& o);

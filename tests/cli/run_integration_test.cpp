@@ -103,6 +103,12 @@ TEST(RunCommand, ExitCodesPassThrough) {
     EXPECT_NE(segv.err().find("was killed by signal 11"), std::string::npos) << segv.err();
     Baton missing(d, {"--", "/nonexistent/trainer"});
     EXPECT_EQ(missing.wait(), 127);
+    EXPECT_NE(missing.err().find("cannot run /nonexistent/trainer: No such file or directory"), std::string::npos)
+        << missing.err();
+    // There, but not a program (no execute bit, even for root): as a shell says it, 126.
+    Baton plain(d, {"--", "/etc/passwd"});
+    EXPECT_EQ(plain.wait(), 126);
+    EXPECT_NE(plain.err().find("cannot run /etc/passwd: Permission denied"), std::string::npos) << plain.err();
 }
 
 TEST(RunCommand, InterruptIsForwardedToTheCommand) {

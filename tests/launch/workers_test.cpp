@@ -66,16 +66,20 @@ TEST(Workers, EachInItsOwnSessionWithItsEnvironmentAndExitStatus) {
 }
 
 TEST(Workers, AProgramThatCannotStartEndsTheOthers) {
-    int err = 0;
-    Result<WorkerGroup> g = WorkerGroup::start(
-        {{{"/bin/sleep", "30"}, {}}, {{"/no/such/program", "x"}, {}}, {{"/bin/sleep", "30"}, {}}}, &err);
+    Result<WorkerGroup> g =
+        WorkerGroup::start({{{"/bin/sleep", "30"}, {}}, {{"/no/such/program", "x"}, {}}, {{"/bin/sleep", "30"}, {}}});
     ASSERT_FALSE(g.ok());
-    EXPECT_EQ(err, ENOENT);
+    EXPECT_TRUE(g.is(ErrorCode::not_found)) << "the launcher's exit 127";
     EXPECT_NE(g.error().message.find("cannot run /no/such/program"), std::string::npos) << g.error().message;
     // The sleep started first is gone (reaped: no child of this process is left).
     sleep_seconds(0.05);
     EXPECT_EQ(waitpid(-1, nullptr, WNOHANG), -1);
     EXPECT_EQ(errno, ECHILD);
+
+    // There but not executable (a plain file): the launcher's exit 126.
+    Result<WorkerGroup> plain = WorkerGroup::start({{{"/etc/passwd"}, {}}});
+    ASSERT_FALSE(plain.ok());
+    EXPECT_TRUE(plain.is(ErrorCode::not_executable)) << plain.error().message;
 }
 
 TEST(Workers, TeardownKillsWhatIgnoresSigtermAfterTheGrace) {

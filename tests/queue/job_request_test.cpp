@@ -25,6 +25,14 @@ Pool two_gpus() {
     return p;
 }
 
+// check_request's refusal, "" when it takes the request; a refusal is always invalid_argument.
+std::string refused(const JobRequest& r, const Pool& p) {
+    const Status s = check_request(r, p);
+    if (s.ok()) return "";
+    EXPECT_TRUE(s.is(baton::ErrorCode::invalid_argument)) << s.error().message;
+    return s.error().message;
+}
+
 }  // namespace
 
 TEST(QueueRequest, SizesAsUsersWriteThem) {
@@ -109,23 +117,23 @@ TEST(QueueRequest, SubmitRefusesWhatCanNeverRunHere) {
     const Pool p = two_gpus();
     JobRequest r;
     r.want.gpus = 99;
-    EXPECT_EQ(refusal(r, p), "asks for 99 GPU(s), this machine has 2");
+    EXPECT_EQ(refused(r, p), "asks for 99 GPU(s), this machine has 2");
     r.want.gpus = 1;
-    EXPECT_EQ(refusal(r, p), "");
+    EXPECT_EQ(refused(r, p), "");
     r.want.share = true;
-    EXPECT_EQ(refusal(r, p),
+    EXPECT_EQ(refused(r, p),
               "--share needs the memory each GPU must keep for the job: --gpu-mem 20G, or --gpu-mem auto with --name");
     r.gpu_memory_auto = true;
-    EXPECT_EQ(refusal(r, p), "");
+    EXPECT_EQ(refused(r, p), "");
     r = JobRequest{};
     r.want.gpu_memory_bytes = GiB;
-    EXPECT_EQ(refusal(r, p), "--gpu-mem needs --gpus or --gpu");
+    EXPECT_EQ(refused(r, p), "--gpu-mem needs --gpus or --gpu");
     r = JobRequest{};
     r.want.cpus = 5;
-    EXPECT_EQ(refusal(r, p), "asks for 5 CPUs, this queue has 4");
+    EXPECT_EQ(refused(r, p), "asks for 5 CPUs, this queue has 4");
     Pool unknown = p;
     unknown.gpus_known = false;
     r = JobRequest{};
     r.want.gpus = 99;
-    EXPECT_EQ(refusal(r, unknown), "") << "with the GPUs unreadable it cannot tell: the job waits";
+    EXPECT_EQ(refused(r, unknown), "") << "with the GPUs unreadable it cannot tell: the job waits";
 }

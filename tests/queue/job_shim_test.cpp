@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "core/clock.hpp"
+#include "core/files.hpp"
 #include "queue/job_shim.hpp"
 #include "test_support.hpp"
 

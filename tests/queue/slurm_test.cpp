@@ -74,9 +74,12 @@ TEST(SlurmScript, NamesAndDirectoriesSbatchCouldMisread) {
     EXPECT_NE(script.find("#SBATCH --job-name=\"my _big_ run_#SBATCH --nodes=99\"\n"), std::string::npos) << script;
     EXPECT_EQ(script.find("\n#SBATCH --nodes=99"), std::string::npos) << script;
     EXPECT_NE(script.find("#SBATCH --chdir=\"/data/two words\"\n"), std::string::npos) << script;
-    EXPECT_EQ(sbatch_refusal(s), "");
+    EXPECT_TRUE(check_sbatch(s).ok());
     s.cwd = "/data/a\"b";
-    EXPECT_NE(sbatch_refusal(s).find("give --cwd another"), std::string::npos);
+    const baton::Status refused = check_sbatch(s);
+    ASSERT_FALSE(refused.ok());
+    EXPECT_TRUE(refused.is(baton::ErrorCode::invalid_argument));
+    EXPECT_NE(refused.error().message.find("give --cwd another"), std::string::npos);
 }
 
 TEST(SlurmAnswers, SbatchParsable) {

@@ -81,7 +81,7 @@ TEST(History, RunOfADeadBatonIsInterrupted) {
     if (child == 0) {  // a baton that starts a run and dies without finishing it
         auto h = History::open(path);
         auto run = h->begin_run("doomed", "[\"sleep\"]", "/", "box", 1000);
-        h->add_sample(*run, sample(1500, 1));
+        ASSERT_TRUE(h->add_sample(*run, sample(1500, 1)).ok());
         _exit(0);  // no destructor, no finish: as after kill -9
     }
     waitpid(child, nullptr, 0);
@@ -147,9 +147,9 @@ TEST(History, NewerSchemaAndPrune) {
     {
         auto h = History::open(path);
         auto old_run = h->begin_run("old", "[]", "/", "box", 1000);
-        h->finish_run(*old_run, 2000, 0, "{}");
+        ASSERT_TRUE(h->finish_run(*old_run, 2000, 0, "{}").ok());
         auto new_run = h->begin_run("new", "[]", "/", "box", 90000);
-        h->finish_run(*new_run, 95000, 1, "{}");
+        ASSERT_TRUE(h->finish_run(*new_run, 95000, 1, "{}").ok());
         auto pruned = h->prune(50000);
         ASSERT_TRUE(pruned.ok());
         EXPECT_EQ(*pruned, 1);
@@ -273,7 +273,7 @@ TEST(History, AnHourAtHalfASecondWithFourGpusStaysSmall) {
         auto h = History::open(path);
         auto run = h->begin_run("hour", "[]", "/", "box", 0);
         for (int i = 0; i < 7200; ++i) ASSERT_TRUE(h->add_sample(*run, sample(i * 500, 4)).ok());
-        h->finish_run(*run, 3600000, 0, "{}");
+        ASSERT_TRUE(h->finish_run(*run, 3600000, 0, "{}").ok());
     }
     { auto reopened = History::open(path); }  // the last connection's close checkpoints the WAL
     std::uintmax_t bytes = std::filesystem::file_size(path);

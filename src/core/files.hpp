@@ -1,0 +1,26 @@
+// Writing a whole file so that a reader sees all of it or none: the reports and summaries baton
+// writes at a user's path, and the queue's job specs and statuses that a supervisor and the agent
+// read while the other writes.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+
+#include "core/result.hpp"
+
+namespace baton {
+
+// Writes `text` to `path` through a temporary file in the same directory and a rename over it:
+// an existing file is never left half-written, and a reader sees the old text or the new. The
+// temporary file is made by mkostemp (a random name, O_EXCL: a link planted there by another user
+// is never followed) with mode 0600 (reports hold command lines), and a link at `path` is replaced,
+// not followed. Errors: "cannot write PATH: REASON", coded by the errno (os_error).
+// No fsync: what is written must survive a killed process, which the page cache does.
+Status write_file_atomically(const std::string& path, const std::string& text);
+
+// The whole of a small file (a job's spec or status, a /proc or cgroup file), or none when it
+// cannot be opened or read or is longer than `max` bytes.
+std::optional<std::string> read_small_file(const std::string& path, std::size_t max = 64u << 20);
+
+}  // namespace baton
