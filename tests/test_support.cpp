@@ -170,4 +170,11 @@ CommandResult run(const std::vector<std::string>& argv, const std::map<std::stri
     return r;
 }
 
+std::function<std::optional<std::string>(const std::string&)> env_lookup(std::map<std::string, std::string> vars) {
+    return [vars = std::move(vars)](const std::string& k) {
+        auto it = vars.find(k);
+        return it == vars.end() ? std::nullopt : std::optional<std::string>(it->second);
+    };
+}
+
 }  // namespace baton::test

@@ -3,7 +3,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,6 +39,9 @@ const std::string& fixture_dir();
 void copy_fixture(const std::string& name, const std::string& into);
 
 std::string read_text(const std::string& path);
+
+// An environment lookup (launch's EnvLookup) that answers from `vars` alone.
+std::function<std::optional<std::string>(const std::string&)> env_lookup(std::map<std::string, std::string> vars);
 
 // Compares `actual` with tests/ui/golden/NAME.txt (a gtest failure showing the frame when they
 // differ). With BATON_UPDATE_GOLDEN=1 in the environment it writes the file instead: review the diff.

@@ -444,16 +444,16 @@ int run_queue_command(const QueueCommands& c, const QueueArgs& a, const std::vec
     if (which == c.queue) {
         r.op = queue::Op::list;
         r.all = a.all;
-        std::string slurm_problem;
-        const json slurm_rows = slurm_queue_rows(a.all, config_path, slurm_problem);
+        const queue::SlurmRows slurm = slurm_queue_rows(a.all, config_path);
         Result<json> j = ask(r);
         // No agent, but jobs handed to Slurm: those alone (the agent is this machine's queue).
         const bool no_agent = j.is(ErrorCode::unavailable);
-        if (!j.ok() && !(no_agent && !slurm_rows.empty())) return runtime_error(j.error().message);
+        if (!j.ok() && !(no_agent && !slurm.rows.empty())) return runtime_error(j.error().message);
         json jobs = j.ok() ? (*j)["jobs"] : json::array();
-        for (const json& row : slurm_rows) jobs.push_back(row);
-        if (!slurm_problem.empty())
-            std::fprintf(stderr, "baton: the jobs handed to Slurm are not listed: %s\n", slurm_problem.c_str());
+        for (const json& row : slurm.rows) jobs.push_back(row);
+        if (slurm.problem)
+            std::fprintf(stderr, "baton: the jobs handed to Slurm are not listed: %s\n",
+                         slurm.problem->message.c_str());
         if (a.json) return print_json(jobs);
         return write_stdout(table(jobs)) ? kExitOk : kExitFailure;
     }

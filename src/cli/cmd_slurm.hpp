@@ -8,9 +8,8 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "cli/cmd_queue.hpp"
+#include "queue/slurm_client.hpp"
 
 namespace baton::cli {
 
@@ -19,9 +18,8 @@ int run_submit_slurm(const QueueArgs& a, const std::vector<std::string>& argv, c
                      const std::string& config_path);
 
 // The jobs this user handed to Slurm as `baton queue` lists them (ended ones only with `all`),
-// each with "id": "slurm:ID". `problem`: why Slurm could not be asked (empty when it answered or
-// when no job was ever handed over).
-nlohmann::json slurm_queue_rows(bool all, const std::string& config_path, std::string& problem);
+// each with "id": "slurm:ID", and why Slurm could not be asked when it could not.
+queue::SlurmRows slurm_queue_rows(bool all, const std::string& config_path);
 
 enum class SlurmOp { show, logs, cancel, wait, hold, release, retry };
 int run_slurm_command(SlurmOp op, const QueueArgs& a, std::int64_t id, const std::string& config_path);

@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "core/clock.hpp"
+#include "core/text_parse.hpp"
 
 namespace baton::queue {
 
@@ -192,15 +193,19 @@ std::vector<SlurmJob> parse_squeue(const std::string& text) {
     });
 }
 
+std::optional<int> parse_slurm_exit_code(std::string_view code) {
+    const std::size_t colon = code.find(':');
+    const std::optional<std::uint64_t> c = text::parse_u64(code.substr(0, colon));
+    const std::optional<std::uint64_t> sig =
+        colon == std::string_view::npos ? std::optional<std::uint64_t>(0) : text::parse_u64(code.substr(colon + 1));
+    if (!c || !sig || *c > 255 || *sig > 127) return std::nullopt;
+    return *sig ? 128 + static_cast<int>(*sig) : static_cast<int>(*c);
+}
+
 std::vector<SlurmJob> parse_sacct(const std::string& text) {
     return parse_jobs(text, 10, [](const std::vector<std::string>& f, SlurmJob& j) {
         j.cpus = static_cast<unsigned>(number(f[6]).value_or(0));
-        // ExitCode is "CODE:SIGNAL".
-        const std::size_t colon = f[7].find(':');
-        if (std::optional<std::int64_t> code = number(f[7].substr(0, colon))) {
-            const std::int64_t sig = colon == std::string::npos ? 0 : number(f[7].substr(colon + 1)).value_or(0);
-            j.exit_code = static_cast<int>(sig ? 128 + sig : *code);
-        }
+        j.exit_code = parse_slurm_exit_code(f[7]);
         j.cwd = f[8];
         j.name = f[9];
     });

@@ -13,6 +13,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/result.hpp"
@@ -63,6 +64,10 @@ extern const char* const kSqueueFormat;
 extern const char* const kSacctFields;
 std::vector<SlurmJob> parse_squeue(const std::string& text);
 std::vector<SlurmJob> parse_sacct(const std::string& text);
+// Slurm's "ExitCode" (sacct's field, scontrol's ExitCode=) "CODE:SIGNAL" as the shell's exit
+// status: CODE, or 128 + SIGNAL when a signal ended it; "CODE" alone is CODE; none for anything
+// that is not two small numbers.
+std::optional<int> parse_slurm_exit_code(std::string_view code);
 // Slurm's timestamps ("2026-12-01T03:59:58", local time; "Unknown", "N/A", "None" are none).
 std::optional<std::int64_t> parse_slurm_time(const std::string& text);
 // Pending, running, configuring, completing, suspended, requeued...: not ended.

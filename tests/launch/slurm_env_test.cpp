@@ -5,6 +5,7 @@
 #include <map>
 
 #include "launch/slurm_env.hpp"
+#include "test_support.hpp"
 
 using namespace baton;
 
@@ -14,13 +15,6 @@ std::vector<std::string> hosts(const std::string& list) {
     Result<std::vector<std::string>> r = expand_hostlist(list);
     EXPECT_TRUE(r.ok()) << list << ": " << (r.ok() ? "" : r.error().message);
     return r.ok() ? *r : std::vector<std::string>{};
-}
-
-EnvLookup env_of(const std::map<std::string, std::string>& m) {
-    return [m](const std::string& k) {
-        auto it = m.find(k);
-        return it == m.end() ? std::nullopt : std::optional<std::string>(it->second);
-    };
 }
 
 }  // namespace
@@ -52,19 +46,19 @@ TEST(SlurmHostlist, HostileListsAreErrorsNotHangs) {
 }
 
 TEST(SlurmPlacement, OutsideSlurmThereIsNone) {
-    Result<std::optional<SlurmPlacement>> p = slurm_placement(env_of({}));
+    Result<std::optional<SlurmPlacement>> p = slurm_placement(test::env_lookup({}));
     ASSERT_TRUE(p.ok());
     EXPECT_FALSE(p->has_value());
 }
 
 TEST(SlurmPlacement, OneLauncherPerNodeOfATwoNodeJob) {
-    Result<std::optional<SlurmPlacement>> p = slurm_placement(env_of({{"SLURM_JOB_ID", "4711"},
-                                                                      {"SLURM_JOB_NODELIST", "gpu[07-08]"},
-                                                                      {"SLURM_JOB_NUM_NODES", "2"},
-                                                                      {"SLURM_NODEID", "1"},
-                                                                      {"SLURM_PROCID", "1"},
-                                                                      {"SLURM_LOCALID", "0"},
-                                                                      {"SLURM_NTASKS", "2"}}));
+    Result<std::optional<SlurmPlacement>> p = slurm_placement(test::env_lookup({{"SLURM_JOB_ID", "4711"},
+                                                                                {"SLURM_JOB_NODELIST", "gpu[07-08]"},
+                                                                                {"SLURM_JOB_NUM_NODES", "2"},
+                                                                                {"SLURM_NODEID", "1"},
+                                                                                {"SLURM_PROCID", "1"},
+                                                                                {"SLURM_LOCALID", "0"},
+                                                                                {"SLURM_NTASKS", "2"}}));
     ASSERT_TRUE(p.ok()) << p.error().message;
     ASSERT_TRUE(p->has_value());
     EXPECT_EQ((*p)->nnodes, 2);
@@ -77,7 +71,7 @@ TEST(SlurmPlacement, OneLauncherPerNodeOfATwoNodeJob) {
 
 TEST(SlurmPlacement, ContradictionsAreNamed) {
     auto error = [](const std::map<std::string, std::string>& m) {
-        Result<std::optional<SlurmPlacement>> p = slurm_placement(env_of(m));
+        Result<std::optional<SlurmPlacement>> p = slurm_placement(test::env_lookup(m));
         return p.ok() ? std::string() : p.error().message;
     };
     const std::map<std::string, std::string> base = {
