@@ -166,20 +166,22 @@ std::string show_text(const json& j) {
 
 // One request to the agent; the answer's JSON, or a one-line error.
 Result<json> ask(const queue::Request& r, double timeout = 30) {
-    const std::map<std::string, std::string> env = environment_variables();
-    Result<int> fd = queue::connect_agent(env);
-    if (!fd.ok()) {
-        Error e = fd.error();  // (its code says whether an agent is there at all)
-        if (e.is(ErrorCode::unavailable)) e.message += "; baton serve starts one (baton submit does it for you)";
-        return e;
-    }
-    Result<queue::Reply> reply = queue::call(*fd, r, timeout);
-    ::close(*fd);
-    if (!reply.ok()) return reply.error();
-    json j = json::parse(reply->line, nullptr, false);
-    if (!j.value("ok", false)) return make_error(j.value("error", std::string("the agent refused")));
-    if (!reply->bytes.empty()) j["data"] = reply->bytes;  // (logs: bytes, not necessarily UTF-8)
-    return j;
+    return queue::ask_agent(environment_variables(), r, timeout);
+}
+
+// The agent `baton submit` starts for this user: its log beside the history, and the config it
+// was given.
+std::string agent_log(const std::string& config_path) {
+    std::string log = History::default_path();
+    log = log.substr(0, log.rfind('/') + 1) + "agent.log";
+    if (Result<Config> c = load_config(config_path); c.ok() && !c->history_db.empty())
+        log = c->history_db.substr(0, c->history_db.rfind('/') + 1) + "agent.log";
+    return log;
+}
+
+std::vector<std::string> agent_args(const std::string& config_path) {
+    if (config_path.empty()) return {};
+    return {"--config", config_path};
 }
 
 int print_json(const json& j) {
@@ -252,29 +254,14 @@ int run_submit(const QueueArgs& a, const std::vector<std::string>& command, cons
     if (!a.gpu.empty()) checked.want.gpu_uuids = {a.gpu};  // (the agent resolves them; here: GPUs are asked)
     if (Status fits = queue::check_request(checked, unknown); !fits.ok()) return usage_error(fits.error().message);
 
-    Result<int> fd = queue::connect_agent(env);
-    if (!fd.ok()) {
-        if (!fd.is(ErrorCode::unavailable)) return runtime_error(fd.error().message);
-        Result<std::string> place = queue::own_socket_path(env);
-        if (!place.ok()) return runtime_error(fd.error().message + "; " + place.error().message);
-        std::map<std::string, std::string> start_env = env;
-        start_env["BATON_SOCKET"] = *place;
-        std::string log = History::default_path();
-        log = log.substr(0, log.rfind('/') + 1) + "agent.log";
-        if (Result<Config> c = load_config(config_path); c.ok() && !c->history_db.empty())
-            log = c->history_db.substr(0, c->history_db.rfind('/') + 1) + "agent.log";
-        std::error_code ec;
-        std::filesystem::create_directories(std::filesystem::path(log).parent_path(), ec);  // (a first use)
-        std::vector<std::string> extra{"--socket", *place};
-        if (!config_path.empty()) extra.insert(extra.end(), {"--config", config_path});
-        int pid = 0;
-        fd = queue::start_agent("/proc/self/exe", extra, start_env, log, pid);
-        if (!fd.ok()) return runtime_error(fd.error().message);
-        std::fprintf(stderr, "baton: no agent was running: started one for you (pid %d, socket %s, log %s)\n", pid,
-                     place->c_str(), log.c_str());
-    }
-    Result<queue::Reply> reply = queue::call(*fd, r);
-    ::close(*fd);
+    Result<queue::AgentConnection> agent =
+        queue::connect_or_start_agent(env, "/proc/self/exe", agent_args(config_path), agent_log(config_path));
+    if (!agent.ok()) return runtime_error(agent.error().message);
+    if (const std::optional<queue::StartedAgent>& started = agent->started)
+        std::fprintf(stderr, "baton: no agent was running: started one for you (pid %d, socket %s, log %s)\n",
+                     started->pid, started->socket.c_str(), started->log.c_str());
+    Result<queue::Reply> reply = queue::call(agent->fd, r);
+    ::close(agent->fd);
     if (!reply.ok()) return runtime_error(reply.error().message);
     const json j = json::parse(reply->line, nullptr, false);
     if (!j.value("ok", false)) return usage_error("submit: " + j.value("error", std::string("refused")));

@@ -1,5 +1,6 @@
 // What clients and the agent say to each other over the queue's Unix socket: one JSON object per
-// line each way ({"op": "submit", ...} -> {"ok": true, ...} or {"ok": false, "error": "..."}), and
+// line each way ({"op": "submit", ...} -> {"ok": true, ...} or {"ok": false, "error": "...", "code":
+// "not_found"}: core/result.hpp's ErrorCode by name), and
 // for `logs` the bytes asked for right after the answer's line. docs/queue.md lists the requests.
 //
 // A request line is at most kMaxRequestBytes (a submit carries the caller's whole environment);

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstring>
 #include <fcntl.h>
+#include <filesystem>
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -99,6 +100,48 @@ Result<int> start_agent(const std::string& program, const std::vector<std::strin
     }
     return make_error("started a baton agent, but it did not answer within 10 s (" + last + "; its log: " + log_path +
                       ")");
+}
+
+Result<AgentConnection> connect_or_start_agent(const std::map<std::string, std::string>& env,
+                                               const std::string& program, const std::vector<std::string>& extra_args,
+                                               const std::string& log_path) {
+    Result<int> fd = connect_agent(env);
+    if (fd.ok()) return AgentConnection{*fd, std::nullopt};
+    if (!fd.is(ErrorCode::unavailable)) return fd.error();
+    Result<std::string> place = own_socket_path(env);
+    if (!place.ok()) return make_error(fd.error().message + "; " + place.error().message);
+    std::map<std::string, std::string> start_env = env;
+    start_env["BATON_SOCKET"] = *place;
+    std::vector<std::string> args{"--socket", *place};
+    args.insert(args.end(), extra_args.begin(), extra_args.end());
+    std::error_code ec;  // (a first use: the state directory may not be there yet)
+    std::filesystem::create_directories(std::filesystem::path(log_path).parent_path(), ec);
+    int pid = 0;
+    Result<int> started = start_agent(program, args, start_env, log_path, pid);
+    if (!started.ok()) return started.error();
+    return AgentConnection{*started, StartedAgent{pid, *place, log_path}};
+}
+
+Result<nlohmann::json> ask_agent(const std::map<std::string, std::string>& env, const Request& r,
+                                 double timeout_seconds) {
+    Result<int> fd = connect_agent(env);
+    if (!fd.ok()) {
+        Error e = fd.error();
+        if (e.is(ErrorCode::unavailable)) e.message += "; baton serve starts one (baton submit does it for you)";
+        return e;
+    }
+    Result<Reply> reply = call(*fd, r, timeout_seconds);
+    ::close(*fd);
+    if (!reply.ok()) return reply.error();
+    nlohmann::json j = nlohmann::json::parse(reply->line, nullptr, false);
+    if (!j.value("ok", false)) {
+        const std::string code = j.contains("code") && j["code"].is_string() ? j["code"].get<std::string>() : "";
+        return make_error(error_code_from_name(code).value_or(ErrorCode::failed),
+                          j.contains("error") && j["error"].is_string() ? j["error"].get<std::string>()
+                                                                        : std::string("the agent refused"));
+    }
+    if (!reply->bytes.empty()) j["data"] = reply->bytes;  // (logs: bytes, not necessarily UTF-8)
+    return j;
 }
 
 Result<Reply> call(int fd, const Request& r, double timeout_seconds) {

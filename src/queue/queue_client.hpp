@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "core/result.hpp"
 #include "queue/protocol.hpp"
 
@@ -26,6 +28,21 @@ Result<int> connect_agent(const std::map<std::string, std::string>& env);
 Result<int> start_agent(const std::string& program, const std::vector<std::string>& extra_args,
                         const std::map<std::string, std::string>& env, const std::string& log_path, int& pid);
 
+// connect_agent, and when no agent answers (unavailable), this user's own started with
+// start_agent at own_socket_path(env) (`extra_args` after its --socket), as `baton submit` does:
+// the connection, and what was started (the log's directory made on a first use).
+struct StartedAgent {
+    int pid = 0;
+    std::string socket, log;
+};
+struct AgentConnection {
+    int fd = -1;
+    std::optional<StartedAgent> started;
+};
+Result<AgentConnection> connect_or_start_agent(const std::map<std::string, std::string>& env,
+                                               const std::string& program, const std::vector<std::string>& extra_args,
+                                               const std::string& log_path);
+
 struct Reply {
     std::string line;   // the answer's JSON (without the newline)
     std::string bytes;  // what followed it (logs)
@@ -34,5 +51,12 @@ struct Reply {
 // Sends one request on `fd` and reads the answer; `timeout_seconds` < 0 waits without end (wait).
 // Errors: disconnected when the agent went away (it may be restarting), timed_out, failed.
 Result<Reply> call(int fd, const Request& r, double timeout_seconds = 30);
+
+// One request to the agent found by connect_agent, and its answer ({"ok": true, ...}; what a logs
+// answer carries after its line, under "data"). Errors: connect_agent's (unavailable: the message
+// says how to start one) and call's; a refusal with the code the agent gave it (failed when it
+// gave none, as an older agent).
+Result<nlohmann::json> ask_agent(const std::map<std::string, std::string>& env, const Request& r,
+                                 double timeout_seconds = 30);
 
 }  // namespace baton::queue

@@ -23,7 +23,7 @@ constexpr std::size_t kMaxLogChunk = 256 * 1024;
 void QueueServer::handle(Client& c, const std::string& line) {
     Result<Request> r = parse_request(line);
     if (!r.ok()) {
-        c.out += error_line(r.error().message);
+        c.out += error_line(ErrorCode::invalid_argument, r.error().message);
         return;
     }
     std::string tail;
@@ -93,7 +93,7 @@ std::string QueueServer::answer(Client& c, const Request& r, std::string& tail) 
             auto add = [&](const JobRecord& j) { jobs += (jobs.empty() ? "" : ",") + job_json(j); };
             if (r.all) {
                 Result<std::vector<JobRecord>> all = store_->jobs(false);
-                if (!all.ok()) return error_line(all.error().message);
+                if (!all.ok()) return error_line(all.error());
                 for (const JobRecord& j : *all) {
                     auto o = open_.find(j.id);
                     add(o != open_.end() ? o->second : j);
@@ -106,7 +106,7 @@ std::string QueueServer::answer(Client& c, const Request& r, std::string& tail) 
         case Op::show:
         case Op::wait: {
             Result<JobRecord> j = find(r.jobs.front());
-            if (!j.ok()) return error_line(j.error().message);
+            if (!j.ok()) return error_line(j.error());
             if (r.op == Op::wait && !is_final(state_from_name(j->state).value_or(JobState::lost))) {
                 c.waiting = j->id;
                 return {};
@@ -128,27 +128,30 @@ std::string QueueServer::answer(Client& c, const Request& r, std::string& tail) 
 
 std::string QueueServer::submit(const Client& c, const Submission& s) {
     if (::geteuid() != 0 && c.peer.uid != ::geteuid())
-        return error_line("this agent runs as uid " + std::to_string(::geteuid()) + " and runs only that user's jobs");
+        return error_line(ErrorCode::permission_denied,
+                          "this agent runs as uid " + std::to_string(::geteuid()) + " and runs only that user's jobs");
     JobRequest req = s.request;
     Pool pool = current_pool();
     if (!s.gpu_list.empty()) {
         if (!pool.gpus_known)
-            return error_line("--gpu " + s.gpu_list + ": the GPUs cannot be read now (" + pool.gpus_problem + ")");
+            return error_line(ErrorCode::unavailable,
+                              "--gpu " + s.gpu_list + ": the GPUs cannot be read now (" + pool.gpus_problem + ")");
         Result<std::vector<std::string>> uuids = resolve_gpus(s.gpu_list, pool);
-        if (!uuids.ok()) return error_line(uuids.error().message);
+        if (!uuids.ok()) return error_line(uuids.error());
         req.want.gpu_uuids = *uuids;
         req.want.gpus = 0;
     }
     if (req.gpu_memory_auto) {
         Result<std::uint64_t> bytes = auto_gpu_memory(*store_, s.name);
-        if (!bytes.ok()) return error_line(bytes.error().message);
+        if (!bytes.ok()) return error_line(bytes.error());
         req.want.gpu_memory_bytes = *bytes;
     }
     if (s.default_cpus) req.want.cpus = default_cpus(req.want, pool);
-    if (Status fits = check_request(req, pool); !fits.ok()) return error_line(fits.error().message);
+    if (Status fits = check_request(req, pool); !fits.ok()) return error_line(fits.error());
     for (std::int64_t a : s.after)
         if (!find(a).ok())
-            return error_line("--after " + std::to_string(a) + ": no job " + std::to_string(a) + " in the queue");
+            return error_line(ErrorCode::not_found,
+                              "--after " + std::to_string(a) + ": no job " + std::to_string(a) + " in the queue");
     JobRecord j;
     j.owner_uid = c.peer.uid;
     j.name = s.name.empty() ? command_name(s.argv) : s.name;
@@ -162,7 +165,7 @@ std::string QueueServer::submit(const Client& c, const Submission& s) {
     j.state = s.hold ? "held" : "queued";
     j.submit_ms = unix_millis();
     Result<std::int64_t> id = store_->add_job(j);
-    if (!id.ok()) return error_line(id.error().message);
+    if (!id.ok()) return error_line(id.error());
     j.id = *id;
     open_[j.id] = j;
     return dump({{"ok", true}, {"id", j.id}, {"state", j.state}});
@@ -172,10 +175,11 @@ std::string QueueServer::change(const Client& c, const Request& r) {
     nlohmann::json done = nlohmann::json::array();
     for (std::int64_t id : r.jobs) {
         Result<JobRecord> j = find(id);
-        if (!j.ok()) return error_line(j.error().message);
+        if (!j.ok()) return error_line(j.error());
         if (c.peer.uid != 0 && c.peer.uid != j->owner_uid)
-            return error_line("job " + std::to_string(id) + " belongs to " + users_.name(j->owner_uid) +
-                              ": only its owner or root may " + op_name(r.op) + " it");
+            return error_line(ErrorCode::permission_denied,
+                              "job " + std::to_string(id) + " belongs to " + users_.name(j->owner_uid) +
+                                  ": only its owner or root may " + op_name(r.op) + " it");
     }
     const std::int64_t now = unix_millis();
     for (std::int64_t id : r.jobs) {
@@ -230,7 +234,7 @@ std::string QueueServer::change(const Client& c, const Request& r) {
                 }
                 break;
             default:
-                return error_line("not a change");
+                return error_line(ErrorCode::invalid_argument, "not a change");
         }
         done.push_back({{"id", id}, {"state", outcome}});
     }
@@ -239,10 +243,11 @@ std::string QueueServer::change(const Client& c, const Request& r) {
 
 std::string QueueServer::logs(const Client& c, const Request& r, std::string& tail) {
     Result<JobRecord> j = find(r.jobs.front());
-    if (!j.ok()) return error_line(j.error().message);
+    if (!j.ok()) return error_line(j.error());
     if (c.peer.uid != 0 && c.peer.uid != j->owner_uid)
-        return error_line("job " + std::to_string(j->id) + " belongs to " + users_.name(j->owner_uid) +
-                          ": only its owner or root may read its logs");
+        return error_line(ErrorCode::permission_denied, "job " + std::to_string(j->id) + " belongs to " +
+                                                            users_.name(j->owner_uid) +
+                                                            ": only its owner or root may read its logs");
     const std::string path = attempt_dir(j->id, j->attempt) + (r.stderr_stream ? "/stderr" : "/stdout");
     const bool ended = is_final(state_from_name(j->state).value_or(JobState::lost));
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);

@@ -147,7 +147,7 @@ Result<JobRecord> History::job(std::int64_t id) {
     const int rc = sqlite3_step(st.get());
     if (rc == SQLITE_ROW) return read_job(st.get());
     if (rc != SQLITE_DONE) return read_error("cannot read the queue");
-    return make_error("no job " + std::to_string(id) + " in the queue");
+    return make_error(ErrorCode::not_found, "no job " + std::to_string(id) + " in the queue");
 }
 
 Result<std::vector<std::int64_t>> History::start_jobs(const std::vector<JobStartRecord>& starts, std::int64_t now_ms) {
