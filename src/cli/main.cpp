@@ -3,7 +3,11 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
+#include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -64,73 +68,125 @@ std::string top_help(const CLI::App& app) {
 
 namespace {
 
-int run_main(int argc, char** argv) {
+using baton::cli::kExitOk;
+using Words = std::vector<std::string>;
+
+// One subcommand: whether it was given, and what runs it (with the command words split off before
+// parsing, as `baton run -- CMD` has them, and the --config path).
+struct Command {
+    std::function<bool()> given;
+    std::function<int(const Words&, const std::string&)> run;
+};
+
+// A subcommand whose flags fill an `Args` of its own: `add` defines them, `run` runs it.
+template <typename Args, typename Add, typename Run>
+Command command(CLI::App& app, Add add, Run run) {
+    auto args = std::make_shared<Args>();
+    CLI::App* cmd = add(app, *args);
+    return {[cmd] { return cmd->parsed(); },
+            [args, run](const Words& words, const std::string& config) { return run(*args, words, config); }};
+}
+
+// For the subcommands that take no command words.
+template <typename Run>
+auto config_only(Run run) {
+    return [run](const auto& args, const Words&, const std::string& config) { return run(args, config); };
+}
+
+int unknown_command(const std::string& topic, const std::vector<std::string>& names) {
+    const std::string near = baton::cli::closest(topic, names);
+    return baton::cli::usage_error("unknown command '" + topic + "'" +
+                                   (near.empty() ? " (baton help lists them)" : " (did you mean '" + near + "'?)"));
+}
+
+// completion, man and help: about baton itself, so they read `app` (which outlives them).
+std::vector<Command> add_about_commands(CLI::App& app) {
     using namespace baton::cli;
-    CLI::App app{"baton: see, judge and tune a deep-learning training machine", "baton"};
-    app.set_version_flag("--version", BATON_VERSION_LINE);
-    std::string config_path;
-    app.add_option("--config", config_path,
-                   "Config file read after /etc/baton/baton.toml and ~/.config/baton/baton.toml (or $BATON_CONFIG)");
-    app.require_subcommand(0, 1);
-    // Options a subcommand does not know fall through to its parent, so global options work
-    // after the subcommand too (`baton snapshot --config x.toml`); subcommands inherit this.
-    app.fallthrough();
-
-    SnapshotArgs snapshot_args;
-    CLI::App* snapshot = add_snapshot_command(app, snapshot_args);
-    TopArgs top_args;
-    CLI::App* top = add_top_command(app, top_args);
-    DiagnoseArgs diagnose_args;
-    CLI::App* diagnose = add_diagnose_command(app, diagnose_args);
-    DoctorArgs doctor_args;
-    CLI::App* doctor = add_doctor_command(app, doctor_args);
-    RunArgs run_args;
-    CLI::App* run = add_run_command(app, run_args);
-    LaunchArgs launch_args;
-    CLI::App* launch = add_launch_command(app, launch_args);
-    CleanArgs clean_args;
-    CLI::App* clean = add_clean_command(app, clean_args);
-    BenchArgs bench_args;
-    CLI::App* bench = add_bench_command(app, bench_args);
-    RunsArgs runs_args;
-    CLI::App* runs = add_runs_command(app, runs_args);
-    CompareArgs compare_args;
-    CLI::App* compare = add_compare_command(app, compare_args);
-    ReportArgs report_args;
-    CLI::App* report = add_report_command(app, report_args);
-    ServeArgs serve_args;
-    CLI::App* serve = add_serve_command(app, serve_args);
-    ExplainArgs explain_args;
-    CLI::App* explain = add_explain_command(app, explain_args);
-    QueueArgs queue_args;
-    const QueueCommands queue_commands = add_queue_commands(app, queue_args);
-
-    std::string shell;
+    auto shell = std::make_shared<std::string>();
     CLI::App* completion = app.add_subcommand("completion", "Print a shell completion script: bash, zsh or fish");
-    completion->add_option("shell", shell, "bash, zsh or fish")
+    completion->add_option("shell", *shell, "bash, zsh or fish")
         ->required()
         ->check(CLI::IsMember({"bash", "zsh", "fish"}));
     completion->footer(
         "bash: baton completion bash > ~/.local/share/bash-completion/completions/baton\n"
         "zsh:  baton completion zsh > \"${fpath[1]}/_baton\"\n"
         "fish: baton completion fish > ~/.config/fish/completions/baton.fish");
-    std::string man_topic;
-    bool man_list = false;
+    auto man_topic = std::make_shared<std::string>();
+    auto man_list = std::make_shared<bool>(false);
     CLI::App* man = app.add_subcommand("man", "Print the manual page of baton or of one command (roff: man -l -)");
-    man->add_option("command", man_topic, "The command (default: baton itself)");
-    man->add_flag("--list", man_list, "List the commands that have a page, one per line (for packaging)");
-
-    std::string help_topic;
+    man->add_option("command", *man_topic, "The command (default: baton itself)");
+    man->add_flag("--list", *man_list, "List the commands that have a page, one per line (for packaging)");
+    auto help_topic = std::make_shared<std::string>();
     CLI::App* help = app.add_subcommand("help", "Show help for baton or one subcommand");
-    help->add_option("subcommand", help_topic, "Subcommand to describe");
+    help->add_option("subcommand", *help_topic, "Subcommand to describe");
 
-    // `baton run ... -- CMD ARGS` (and `baton submit`): the command's words never reach the option parser.
-    const std::vector<std::string> words(argv + 1, argv + argc);
-    const std::size_t command_at = split_run_command(app, words);
-    const std::vector<std::string> run_command_words(words.begin() + static_cast<std::ptrdiff_t>(command_at),
-                                                     words.end());
-    argc = static_cast<int>(command_at) + 1;
+    Command c{[completion] { return completion->parsed(); },
+              [&app, shell](const Words&, const std::string&) {
+                  return write_stdout(completion_script(app, *shell)) ? kExitOk : kExitFailure;
+              }};
+    Command m{[man] { return man->parsed(); },
+              [&app, man_topic, man_list](const Words&, const std::string&) {
+                  std::string out;
+                  if (*man_list) {
+                      for (const std::string& name : man_page_commands(app)) out += name + "\n";
+                  } else {
+                      out = man_page(app, *man_topic, BATON_VERSION_LINE);
+                      if (out.empty()) return unknown_command(*man_topic, man_page_commands(app));
+                  }
+                  return write_stdout(out) ? kExitOk : kExitFailure;
+              }};
+    Command h{[help] { return help->parsed(); },
+              [&app, help_topic](const Words&, const std::string&) {
+                  if (help_topic->empty()) {
+                      std::fputs(top_help(app).c_str(), stdout);
+                      return kExitOk;
+                  }
+                  std::vector<std::string> names;
+                  for (CLI::App* sub : app.get_subcommands({})) {
+                      if (sub->get_name() == *help_topic) {
+                          std::fputs(sub->help("baton").c_str(), stdout);
+                          return kExitOk;
+                      }
+                      names.push_back(sub->get_name());
+                  }
+                  return unknown_command(*help_topic, names);
+              }};
+    return {c, m, h};
+}
 
+// Every subcommand, once, in the order `baton help` lists them.
+std::vector<Command> add_commands(CLI::App& app) {
+    using namespace baton::cli;
+    std::vector<Command> all = {
+        command<SnapshotArgs>(app, add_snapshot_command, config_only(run_snapshot)),
+        command<TopArgs>(app, add_top_command, config_only(run_top)),
+        command<DiagnoseArgs>(app, add_diagnose_command, config_only(run_diagnose)),
+        command<DoctorArgs>(app, add_doctor_command, config_only(run_doctor)),
+        command<RunArgs>(app, add_run_command, run_run),
+        command<LaunchArgs>(app, add_launch_command, run_launch_command),
+        command<CleanArgs>(app, add_clean_command, config_only(run_clean)),
+        command<BenchArgs>(app, add_bench_command, run_bench),
+        command<RunsArgs>(app, add_runs_command, config_only(run_runs)),
+        command<CompareArgs>(app, add_compare_command, config_only(run_compare)),
+        command<ReportArgs>(app, add_report_command, config_only(run_report)),
+        command<ServeArgs>(app, add_serve_command, config_only(run_serve)),
+        command<ExplainArgs>(app, add_explain_command,
+                             [](const ExplainArgs& a, const Words&, const std::string&) { return run_explain(a); }),
+    };
+    // The queue's commands share one set of flags (submit, queue, show, ...).
+    auto queue_args = std::make_shared<QueueArgs>();
+    auto queue = std::make_shared<QueueCommands>(add_queue_commands(app, *queue_args));
+    all.push_back({[queue] { return queue->parsed() != nullptr; },
+                   [queue, queue_args](const Words& words, const std::string& config) {
+                       return run_queue_command(*queue, *queue_args, words, config);
+                   }});
+    for (Command& c : add_about_commands(app)) all.push_back(std::move(c));
+    return all;
+}
+
+// Parses the flags; an exit status when that is all there is to do (help, version, bad usage).
+std::optional<int> parse(CLI::App& app, int argc, char** argv) {
+    using namespace baton::cli;
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp&) {
@@ -145,64 +201,34 @@ int run_main(int argc, char** argv) {
     } catch (const CLI::ExtrasError&) {
         return usage_failure(app, unexpected_words_message(app), argc, argv);
     } catch (const CLI::ParseError& e) {
+        if (e.get_exit_code() != 0) return usage_failure(app, one_line(e.what()), argc, argv);
         // A subcommand's --help arrives here as a ParseError with exit code 0.
-        if (e.get_exit_code() == 0) {
-            for (CLI::App* sub : app.get_subcommands()) {
-                std::fputs(sub->help().c_str(), stdout);
-                return kExitOk;
-            }
-            std::fputs(app.help().c_str(), stdout);
-            return kExitOk;
-        }
-        return usage_failure(app, one_line(e.what()), argc, argv);
+        const std::vector<CLI::App*> given = app.get_subcommands();
+        std::fputs((given.empty() ? app.help() : given.front()->help()).c_str(), stdout);
+        return kExitOk;
     }
+    return std::nullopt;
+}
 
-    if (snapshot->parsed()) return run_snapshot(snapshot_args, config_path);
-    if (top->parsed()) return run_top(top_args, config_path);
-    if (serve->parsed()) return run_serve(serve_args, config_path);
-    if (diagnose->parsed()) return run_diagnose(diagnose_args, config_path);
-    if (doctor->parsed()) return run_doctor(doctor_args, config_path);
-    if (run->parsed()) return run_run(run_args, run_command_words, config_path);
-    if (launch->parsed()) return run_launch_command(launch_args, run_command_words, config_path);
-    if (clean->parsed()) return run_clean(clean_args, config_path);
-    if (bench->parsed()) return run_bench(bench_args, run_command_words, config_path);
-    if (runs->parsed()) return run_runs(runs_args, config_path);
-    if (compare->parsed()) return run_compare(compare_args, config_path);
-    if (report->parsed()) return run_report(report_args, config_path);
-    if (explain->parsed()) return run_explain(explain_args);
-    if (queue_commands.parsed()) return run_queue_command(queue_commands, queue_args, run_command_words, config_path);
-    if (completion->parsed()) return write_stdout(completion_script(app, shell)) ? kExitOk : kExitFailure;
-    if (man->parsed() && man_list) {
-        std::string out;
-        for (const std::string& c : man_page_commands(app)) out += c + "\n";
-        return write_stdout(out) ? kExitOk : kExitFailure;
-    }
-    if (man->parsed()) {
-        const std::string page = man_page(app, man_topic, BATON_VERSION_LINE);
-        if (page.empty()) {
-            const std::string near = closest(man_topic, man_page_commands(app));
-            return usage_error("unknown command '" + man_topic + "'" +
-                               (near.empty() ? " (baton help lists them)" : " (did you mean '" + near + "'?)"));
-        }
-        return write_stdout(page) ? kExitOk : kExitFailure;
-    }
-    if (help->parsed()) {
-        if (help_topic.empty()) {
-            std::fputs(top_help(app).c_str(), stdout);
-            return kExitOk;
-        }
-        std::vector<std::string> names;
-        for (CLI::App* sub : app.get_subcommands({})) {
-            if (sub->get_name() == help_topic) {
-                std::fputs(sub->help("baton").c_str(), stdout);
-                return kExitOk;
-            }
-            names.push_back(sub->get_name());
-        }
-        const std::string near = closest(help_topic, names);
-        return usage_error("unknown command '" + help_topic + "'" +
-                           (near.empty() ? " (baton help lists them)" : " (did you mean '" + near + "'?)"));
-    }
+int run_main(int argc, char** argv) {
+    CLI::App app{"baton: see, judge and tune a deep-learning training machine", "baton"};
+    app.set_version_flag("--version", BATON_VERSION_LINE);
+    std::string config_path;
+    app.add_option("--config", config_path,
+                   "Config file read after /etc/baton/baton.toml and ~/.config/baton/baton.toml (or $BATON_CONFIG)");
+    app.require_subcommand(0, 1);
+    // Options a subcommand does not know fall through to its parent, so global options work
+    // after the subcommand too (`baton snapshot --config x.toml`); subcommands inherit this.
+    app.fallthrough();
+    const std::vector<Command> commands = add_commands(app);
+
+    // `baton run ... -- CMD ARGS` (and `baton submit`): the command's words never reach the option parser.
+    const Words words(argv + 1, argv + argc);
+    const std::size_t command_at = baton::cli::split_run_command(app, words);
+    const Words command_words(words.begin() + static_cast<std::ptrdiff_t>(command_at), words.end());
+    if (std::optional<int> done = parse(app, static_cast<int>(command_at) + 1, argv)) return *done;
+    for (const Command& c : commands)
+        if (c.given()) return c.run(command_words, config_path);
     std::fputs(top_help(app).c_str(), stdout);
     return kExitOk;
 }
