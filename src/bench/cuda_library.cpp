@@ -22,15 +22,12 @@ bool resolve(void* handle, Fn& into, const char* name, std::string& missing) {
     return false;
 }
 
-// dlopen, or the loader's reason.
-void* open_library(const std::string& path, std::string& why) {
+// dlopen's handle, or the loader's reason (not_found: this machine lacks the library, or one it needs).
+Result<void*> open_library(const std::string& path) {
     dlerror();
-    void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-        const char* e = dlerror();
-        why = e ? e : "cannot load " + path;
-    }
-    return h;
+    if (void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL)) return h;
+    const char* e = dlerror();
+    return make_error(ErrorCode::not_found, e ? e : "cannot load " + path);
 }
 
 std::string from_env(const std::string& given, const char* variable, const char* fallback) {
@@ -53,9 +50,9 @@ std::string CudaLibrary::describe(CUresult rc) const {
 
 Result<CudaLibrary> load_cuda_library(const std::string& given) {
     const std::string path = from_env(given, "BATON_CUDA_LIBRARY", "libcuda.so.1");
-    std::string why;
-    void* h = open_library(path, why);
-    if (!h) return make_error("no CUDA driver: " + why);
+    Result<void*> opened = open_library(path);
+    if (!opened.ok()) return opened.error().context("no CUDA driver");
+    void* h = *opened;
     CudaLibrary L;
     L.handle = h;
     std::string missing;
@@ -94,22 +91,26 @@ std::string NcclLibrary::describe(ncclResult_t rc) const {
 
 Result<NcclLibrary> load_nccl_library(const std::string& given, const std::string& python) {
     std::string path = from_env(given, "BATON_NCCL_LIBRARY", "libnccl.so.2");
-    std::string why;
-    void* h = open_library(path, why);
-    if (!h && given.empty() && !std::getenv("BATON_NCCL_LIBRARY")) {
+    Result<void*> opened = open_library(path);
+    if (!opened.ok() && given.empty() && !std::getenv("BATON_NCCL_LIBRARY")) {
         // Not on the loader's path: PyTorch's pip wheels ship their own (nvidia-nccl-cu12).
         const PythonAnswer a = run_python(
             python, "import os, nvidia.nccl as n; print(os.path.join(list(n.__path__)[0], 'lib', 'libnccl.so.2'))", 20);
         std::string found = a.out;
         while (!found.empty() && (found.back() == '\n' || found.back() == '\r')) found.pop_back();
         if (a.exit_status == 0 && !found.empty()) {
-            std::string why2;
-            h = open_library(found, why2);
-            if (h) path = found;
+            if (Result<void*> wheel = open_library(found); wheel.ok()) {
+                opened = wheel;
+                path = found;
+            }
         }
-        if (!h) why += fmt::format("; and {} has no nvidia.nccl package (PyTorch's wheels ship one)", python);
+        if (!opened.ok())
+            return make_error(ErrorCode::not_found,
+                              fmt::format("no NCCL: {}; and {} has no nvidia.nccl package (PyTorch's wheels ship one)",
+                                          opened.error().message, python));
     }
-    if (!h) return make_error("no NCCL: " + why);
+    if (!opened.ok()) return opened.error().context("no NCCL");
+    void* h = *opened;
     NcclLibrary L;
     L.handle = h;
     L.path = path;
