@@ -12,7 +12,6 @@
 #include "core/clock.hpp"
 #include "core/files.hpp"
 #include "core/printable.hpp"
-#include "core/text_parse.hpp"
 #include "sample/linux/kept_file.hpp"
 #include "store/history.hpp"
 
@@ -66,11 +65,8 @@ CLI::Option* add_duration_option(CLI::App* cmd, const std::string& name, double&
     return cmd->add_option(name, seconds, help)->transform(to_seconds)->check(in_range);
 }
 
-Result<std::int64_t> parse_run_id(const std::string& text) {
-    const std::optional<std::uint64_t> id = text.size() <= 18 ? text::parse_u64(text) : std::nullopt;
-    if (!id || text.find_first_not_of("0123456789") != std::string::npos)
-        return make_error("no run '" + text + "' (baton runs lists the runs)");
-    return static_cast<std::int64_t>(*id);
+int error_exit(const Error& error) {
+    return error.is(ErrorCode::invalid_argument) ? usage_error(error.message) : runtime_error(error.message);
 }
 
 int start_failure(const Error& error) {

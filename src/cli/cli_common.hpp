@@ -26,6 +26,10 @@ int usage_error(const std::string& message);
 // Prints "baton: MESSAGE" on one line to stderr and returns kExitFailure.
 int runtime_error(const std::string& message);
 
+// Prints the error as usage_error() when its code is invalid_argument (a flag the user can fix),
+// else as runtime_error(); returns the matching exit code.
+int error_exit(const Error& error);
+
 // For a command that could not be started: prints the error as runtime_error() does and returns
 // what a shell would: 127 when it was not found, 126 when it could not be executed, else 1.
 int start_failure(const Error& error);
@@ -42,10 +46,6 @@ Status write_file(const std::string& path, const std::string& text);
 // Every flag that takes a time uses this, so they all accept the same words.
 CLI::Option* add_duration_option(CLI::App* cmd, const std::string& name, double& seconds, const std::string& help,
                                  double min, double max);
-
-// A run id as typed on the command line ("12"); anything else is an error naming it:
-// "no run 'abc' (baton runs lists the runs)".
-Result<std::int64_t> parse_run_id(const std::string& text);
 
 // The sampler's options from the config, with the flags every sampling command shares
 // (--proc-root, --sys-root, --no-gpus) applied over it. An error when the proc root cannot be

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench_suite.hpp"
+
 namespace CLI {
 class App;
 }
@@ -17,45 +19,13 @@ struct BenchArgs {
     std::string db;
     bool no_db = false;
     std::string name;
+    bench::BenchRequest request;  // the benches' own flags
     CLI::App* memory = nullptr;
     CLI::App* disk = nullptr;
     CLI::App* net = nullptr;
     CLI::App* h2d = nullptr;
     CLI::App* allreduce = nullptr;
     CLI::App* scaling = nullptr;
-    // scaling
-    std::string sizes;
-    double train_seconds = 60;
-    double warmup_seconds = -1;  // -1: a quarter of train_seconds
-    std::string metric_regex;
-    bool no_gpus = false;
-    bool module = false;
-    bool no_python = false;
-    std::string work_dir;
-    // allreduce
-    int gpus = 0;
-    std::string op = "all_reduce";
-    int iters = 20, warmup = 5;
-    std::string python = "python3";
-    // h2d
-    int gpu = -1;
-    std::string max_size;
-    double deadline = 30;
-    // memory
-    unsigned threads = 0;
-    // disk (and the summary's disk)
-    std::string path;
-    std::string size;
-    std::string need;
-    std::string need_from_run;
-    double seconds_per_test = 5;
-    // net
-    std::string listen;
-    bool listen_given = false;
-    std::string connect;
-    bool once = false;
-    unsigned streams = 4;
-    double seconds = 10;
 };
 
 CLI::App* add_bench_command(CLI::App& app, BenchArgs& args);

@@ -17,11 +17,19 @@
 
 #include "core/clock.hpp"
 #include "core/json_writer.hpp"
+#include "core/text_parse.hpp"
 #include "store/finding_json.hpp"
 #include "store/run_owner.hpp"
 #include "store/sqlite_statement.hpp"
 
 namespace baton {
+
+Result<std::int64_t> parse_run_id(const std::string& text) {
+    const std::optional<std::uint64_t> id = text.size() <= 18 ? text::parse_u64(text) : std::nullopt;
+    if (!id || text.find_first_not_of("0123456789") != std::string::npos)
+        return make_error(ErrorCode::not_found, "no run '" + text + "' (baton runs lists the runs)");
+    return static_cast<std::int64_t>(*id);
+}
 
 namespace {
 

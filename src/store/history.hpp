@@ -144,6 +144,10 @@ struct JobStartRecord {
     std::vector<unsigned> cpus;
 };
 
+// A run id as typed on the command line ("12"); anything else is a not_found error naming it,
+// as for an id with no run: "no run 'abc' (baton runs lists the runs)".
+Result<std::int64_t> parse_run_id(const std::string& text);
+
 // How a command opens the history.
 enum class HistoryAccess {
     // `baton run`: creates the database (0600) and its directory (0700) when missing, migrates
