@@ -1,7 +1,10 @@
-// `baton serve`: the node agent (src/serve/): Prometheus /metrics, the JSON API, live findings.
+// `baton serve`: the node agent (src/agent/ over serve and queue): Prometheus /metrics, the JSON
+// API, live findings, the job queue.
 #pragma once
 
 #include <string>
+
+#include "agent/agent_settings.hpp"
 
 namespace CLI {
 class App;
@@ -9,20 +12,8 @@ class App;
 
 namespace baton::cli {
 
-struct ServeArgs {
-    std::string listen;      // "" : [serve] listen, else 127.0.0.1:9835
-    double interval = 0;     // 0 : [serve] interval, else 1 s
-    std::string token_file;  // "" : [serve] token_file
-    bool insecure = false;
-    bool no_gpus = false;
-    bool dcgm_compat = false;
-    std::string proc_root, sys_root;
-    std::string db;  // "" : [history] db, else the default state path
-    bool no_db = false;
-    bool no_http = false;  // the queue's socket only (the agent `baton submit` starts)
-    std::string
-        socket;  // "" : $BATON_SOCKET, else /run/baton/baton.sock (root), else $XDG_RUNTIME_DIR/baton/baton.sock
-};
+// The flags bind straight to the agent's (agent/agent_settings.hpp).
+using ServeArgs = agent::ServeFlags;
 
 CLI::App* add_serve_command(CLI::App& app, ServeArgs& args);
 int run_serve(const ServeArgs& args, const std::string& config_path);

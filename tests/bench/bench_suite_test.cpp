@@ -10,6 +10,7 @@
 
 using namespace baton;
 using namespace baton::bench;
+using baton::test::TempDir;
 
 namespace {
 
