@@ -1,0 +1,89 @@
+// baton compare's views on made-up records: two benches matched link by link (a link in one bench
+// only, a skipped one, the change), and two runs' figures and findings as text and JSON.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "report/compare_view.hpp"
+
+using namespace baton;
+
+namespace {
+
+RunRecord bench_record(std::int64_t id) {
+    RunRecord r;
+    r.id = id;
+    r.name = "bench";
+    r.kind = "bench";
+    r.state = "finished";
+    r.exit_status = 0;
+    return r;
+}
+
+}  // namespace
+
+TEST(CompareView, BenchesLinkByLink) {
+    const std::vector<BenchLinkRecord> a = {
+        {"h2d", "h2d gpu0 pinned", 20e9, 25e9, std::nullopt, "PCIe 4.0 x16", "ok", ""},
+        {"net", "net", 0, std::nullopt, std::nullopt, "", "skipped", "needs a peer"},
+        {"memory", "memory triad", 18e9, 25e9, std::nullopt, "DIMMs", "ok", ""}};
+    const std::vector<BenchLinkRecord> b = {
+        {"h2d", "h2d gpu0 pinned", 10e9, 25e9, std::nullopt, "PCIe 4.0 x16", "degraded", ""},
+        {"scaling", "scaling 2 GPUs", 1800, 2000, std::nullopt, "", "ok", "", "samples/s"}};
+    const std::vector<LinkPair> pairs = pair_links(a, b);
+    ASSERT_EQ(pairs.size(), 4u);
+    EXPECT_EQ(pairs[0].link, "h2d gpu0 pinned");
+    EXPECT_TRUE(pairs[0].a && pairs[0].b);
+    EXPECT_FALSE(pairs[2].b);  // memory: only in a
+    EXPECT_FALSE(pairs[3].a);  // scaling: only in b
+    const std::string t = compare_benches_text(bench_record(3), bench_record(9), a, b);
+    EXPECT_NE(t.find("bench 3"), std::string::npos);
+    EXPECT_NE(t.find("bench 9"), std::string::npos);
+    EXPECT_NE(t.find("-50 %"), std::string::npos) << t;
+    EXPECT_NE(t.find("degraded"), std::string::npos);
+    EXPECT_NE(t.find("skipped"), std::string::npos);
+    EXPECT_NE(t.find("1800 samples/s ok"), std::string::npos) << t;
+    const nlohmann::json j = nlohmann::json::parse(compare_benches_json(bench_record(3), bench_record(9), a, b));
+    ASSERT_EQ(j["runs"].size(), 2u);
+    EXPECT_EQ(j["runs"][1]["id"], 9);
+    ASSERT_EQ(j["links"].size(), 4u);
+    EXPECT_DOUBLE_EQ(j["links"][0]["change"].get<double>(), -0.5);
+    EXPECT_TRUE(j["links"][2]["b"].is_null());
+    EXPECT_TRUE(j["links"][3]["a"].is_null());
+    EXPECT_FALSE(j["links"][1].contains("change"));  // skipped: measured 0, no change
+    EXPECT_EQ(j["links"][3]["b"]["unit"], "samples/s");
+}
+
+TEST(CompareView, RunsFiguresAndFindings) {
+    StoredRun a, b;
+    a.run.id = 1;
+    a.run.name = "resnet-before-the-fix";
+    a.run.state = "finished";
+    a.run.exit_status = 0;
+    a.run.start_ms = 0;
+    a.run.end_ms = 100000;
+    b.run = a.run;
+    b.run.id = 2;
+    b.run.end_ms = 50000;
+    b.run.exit_status = 1;
+    RecordedFinding f;
+    f.rule = "input_bound";
+    f.severity = "warning";
+    f.subject = "job";
+    a.findings.push_back(f);
+    const std::string t = compare_runs_text(a, b);
+    EXPECT_NE(t.find("resnet-before-"), std::string::npos) << t;  // names cut to the column
+    EXPECT_NE(t.find("finished 1"), std::string::npos);
+    EXPECT_NE(t.find("duration"), std::string::npos);
+    EXPECT_NE(t.find("-50.0 s (-50 %)"), std::string::npos) << t;
+    EXPECT_NE(t.find("findings (matched by rule and subject"), std::string::npos);
+    EXPECT_EQ(t.find("throughput"), std::string::npos);  // no steps in either: no step rows
+    const nlohmann::json j = nlohmann::json::parse(compare_runs_json(a, b));
+    EXPECT_EQ(j["figures"][0]["name"], "duration");
+    EXPECT_EQ(j["figures"][0]["unit"], "s");
+    EXPECT_EQ(j["figures"][0]["a"], 100.0);
+    ASSERT_EQ(j["findings"].size(), 1u);
+    EXPECT_EQ(j["findings"][0]["status"], "gone");
+    EXPECT_EQ(j["findings"][0]["severity_a"], "warning");
+    EXPECT_FALSE(j["findings"][0].contains("severity_b"));
+}
