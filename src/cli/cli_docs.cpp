@@ -74,44 +74,57 @@ std::string words_of(const std::vector<std::string>& w) {
     return out;
 }
 
-std::string bash(const CLI::App& app) {
+// What the bash script is made of: the options that take a value (their next word is not a
+// command) and those whose value is a path, the choices per option, the words per command.
+struct BashTables {
     std::vector<std::string> value_options, path_options;
-    auto note = [&](const CLI::App& a) {
-        for (const CLI::Option* o : named_options(a)) {
-            for (const std::string& n : names(o)) {
-                if (takes_value(o)) value_options.push_back(n);
-                if (takes_path(o)) path_options.push_back(n);
-            }
+    std::string value_cases;  // `case "$prev"` arms: the values of choice options
+    std::string cases;        // `case "$cmd/$sub"` arms: the words after each command and action
+};
+
+// Every long option of `a` and of its parents (options fall through to the parents).
+std::vector<std::string> option_words(const CLI::App& a) {
+    std::vector<std::string> w;
+    for (const CLI::App* c = &a; c; c = c->get_parent())
+        for (const CLI::Option* o : named_options(*c))
+            for (const std::string& n : o->get_lnames())
+                if (std::find(w.begin(), w.end(), "--" + n) == w.end()) w.push_back("--" + n);
+    return w;
+}
+
+void note_options(const CLI::App& a, BashTables& t) {
+    for (const CLI::Option* o : named_options(a)) {
+        for (const std::string& n : names(o)) {
+            if (takes_value(o)) t.value_options.push_back(n);
+            if (takes_path(o)) t.path_options.push_back(n);
         }
-    };
-    note(app);
-    auto option_words = [&](const CLI::App& a) {
-        std::vector<std::string> w;
-        for (const CLI::App* c = &a; c; c = c->get_parent())  // options fall through to the parents
-            for (const CLI::Option* o : named_options(*c))
-                for (const std::string& n : o->get_lnames())
-                    if (std::find(w.begin(), w.end(), "--" + n) == w.end()) w.push_back("--" + n);
-        return w;
-    };
-    std::string value_cases;  // the values of choice options
-    auto note_choices = [&](const CLI::App& a) {
-        for (const CLI::Option* o : named_options(a)) {
-            const std::vector<std::string> c = choices(o);
-            if (c.empty()) continue;
-            for (const std::string& n : names(o))
-                if (value_cases.find("        " + n + ")") == std::string::npos)
-                    value_cases +=
-                        "        " + n + ") COMPREPLY=($(compgen -W \"" + words_of(c) + "\" -- \"$cur\")); return ;;\n";
+        const std::vector<std::string> c = choices(o);
+        if (c.empty()) continue;
+        for (const std::string& n : names(o))
+            if (t.value_cases.find("        " + n + ")") == std::string::npos)
+                t.value_cases +=
+                    "        " + n + ") COMPREPLY=($(compgen -W \"" + words_of(c) + "\" -- \"$cur\")); return ;;\n";
+    }
+}
+
+void sort_unique(std::vector<std::string>& v) {
+    std::sort(v.begin(), v.end());
+    v.erase(std::unique(v.begin(), v.end()), v.end());
+}
+
+BashTables bash_tables(const CLI::App& app) {
+    BashTables t;
+    for (const CLI::Option* o : named_options(app))  // the top level's choices are not completed
+        for (const std::string& n : names(o)) {
+            if (takes_value(o)) t.value_options.push_back(n);
+            if (takes_path(o)) t.path_options.push_back(n);
         }
-    };
-    std::string cases;
     std::vector<std::string> top;
     for (const CLI::App* sub : visible(app)) top.push_back(sub->get_name());
     for (const std::string& o : option_words(app)) top.push_back(o);
-    cases += "        /) words=\"" + words_of(top) + "\" ;;\n";
+    t.cases += "        /) words=\"" + words_of(top) + "\" ;;\n";
     for (const CLI::App* sub : visible(app)) {
-        note(*sub);
-        note_choices(*sub);
+        note_options(*sub, t);
         std::vector<std::string> w;
         for (const CLI::App* action : visible(*sub)) w.push_back(action->get_name());
         if (sub->get_name() == "help" || sub->get_name() == "man")
@@ -119,24 +132,26 @@ std::string bash(const CLI::App& app) {
         if (sub->get_name() == "completion") w = {"bash", "zsh", "fish"};
         for (const std::string& o : option_words(*sub)) w.push_back(o);
         const bool actions = !visible(*sub).empty();
-        cases += "        " + sub->get_name() + (actions ? "/" : "/*") + ") words=\"" + words_of(w) + "\" ;;\n";
+        t.cases += "        " + sub->get_name() + (actions ? "/" : "/*") + ") words=\"" + words_of(w) + "\" ;;\n";
         for (const CLI::App* action : visible(*sub)) {
-            note(*action);
-            note_choices(*action);
-            cases += "        " + sub->get_name() + "/" + action->get_name() + ") words=\"" +
-                     words_of(option_words(*action)) + "\" ;;\n";
+            note_options(*action, t);
+            t.cases += "        " + sub->get_name() + "/" + action->get_name() + ") words=\"" +
+                       words_of(option_words(*action)) + "\" ;;\n";
         }
     }
-    std::sort(value_options.begin(), value_options.end());
-    value_options.erase(std::unique(value_options.begin(), value_options.end()), value_options.end());
-    std::sort(path_options.begin(), path_options.end());
-    path_options.erase(std::unique(path_options.begin(), path_options.end()), path_options.end());
+    sort_unique(t.value_options);
+    sort_unique(t.path_options);
+    return t;
+}
+
+std::string bash(const CLI::App& app) {
+    const BashTables t = bash_tables(app);
     return "# bash completion for baton: generated by `baton completion bash` from its own command line\n"
            "# definition. Install: /usr/share/bash-completion/completions/baton, or source it.\n"
            "_baton() {\n"
            "    local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}\n"
            "    local values=\" " +
-           words_of(value_options) + " \" paths=\" " + words_of(path_options) +
+           words_of(t.value_options) + " \" paths=\" " + words_of(t.path_options) +
            " \"\n"
            "    local cmd=\"\" sub=\"\" i words\n"
            "    for ((i = 1; i < COMP_CWORD; i++)); do\n"
@@ -147,12 +162,12 @@ std::string bash(const CLI::App& app) {
            "        if [[ -z $cmd ]]; then cmd=$w; elif [[ -z $sub ]]; then sub=$w; fi\n"
            "    done\n"
            "    case \"$prev\" in\n" +
-           value_cases +
+           t.value_cases +
            "    esac\n"
            "    if [[ $paths == *\" $prev \"* ]]; then compopt -o default 2>/dev/null; COMPREPLY=(); return; fi\n"
            "    if [[ $values == *\" $prev \"* ]]; then COMPREPLY=(); return; fi\n"
            "    case \"$cmd/$sub\" in\n" +
-           cases +
+           t.cases +
            "        *) words=\"\" ;;\n"
            "    esac\n"
            "    COMPREPLY=($(compgen -W \"$words\" -- \"$cur\"))\n"
@@ -252,6 +267,81 @@ std::vector<std::string> man_page_commands(const CLI::App& app) {
     return out;
 }
 
+namespace {
+
+std::string man_synopsis(const CLI::App& cmd, const std::string& command) {
+    if (command.empty())
+        return ".B baton\n[\\fB\\-\\-config\\fR \\fIFILE\\fR] \\fICOMMAND\\fR [\\fIOPTIONS\\fR]\n.br\n"
+               ".B baton \\-\\-version\n.br\n.B baton help\n[\\fICOMMAND\\fR]\n";
+    std::string out = ".B baton " + roff(command) + "\n";
+    if (!visible(cmd).empty()) out += "[\\fIACTION\\fR] ";
+    out += "[\\fIOPTIONS\\fR]";
+    for (const CLI::Option* p : positionals(cmd)) out += " \\fI" + roff(p->get_name(true)) + "\\fR";
+    return out + "\n";
+}
+
+// baton(1)'s own: what every command shares, then the commands.
+std::string man_commands(const CLI::App& app) {
+    std::string out =
+        ".PP\nEvery command that prints data has \\fB\\-\\-json\\fR, but \\fBtop\\fR (a screen; \\fBbaton snapshot "
+        "\\-\\-json\\fR gives its data) and \\fBlaunch\\fR (the ranks' own output; its run is in \\fBbaton runs "
+        "\\-\\-json\\fR). Options that take a time accept a "
+        "duration: a bare number of seconds (90, 0.5) or number+unit parts (90s, 1m30s, 5min, 2h, 30d, "
+        "250ms). Global options may also follow the command.\n";
+    out += ".SH COMMANDS\n";
+    for (const CLI::App* sub : visible(app))
+        out += ".TP\n\\fB" + roff(sub->get_name()) + "\\fR\n" + roff(sub->get_description()) + " (baton\\-" +
+               roff(sub->get_name()) + "(1))\n";
+    return out;
+}
+
+void argument_list(const CLI::App& a, std::string& out) {
+    for (const CLI::Option* p : positionals(a))
+        out += ".TP\n\\fI" + roff(p->get_name(true)) + "\\fR\n" + roff(p->get_description()) + "\n";
+}
+
+// A command's actions (runs show, runs export, ...), a section each.
+std::string man_actions(const CLI::App& cmd, const std::string& command) {
+    std::string out;
+    for (const CLI::App* action : visible(cmd)) {
+        out += ".SH " + roff(command) + " " + roff(action->get_name()) + "\n" + roff(action->get_description()) + ".\n";
+        if (!positionals(*action).empty()) {
+            out += ".PP\nArguments:\n";
+            argument_list(*action, out);
+        }
+        option_list(*action, out);
+    }
+    return out;
+}
+
+constexpr const char* kManExitStatus =
+    ".SH EXIT STATUS\n0 success; 1 a runtime failure, with one line \\fBbaton: MESSAGE\\fR on stderr; 2 bad usage, "
+    "with one line \\fBbaton: error: MESSAGE\\fR. \\fBbaton diagnose\\fR: 0 ok, 1 warning, 2 critical, 3 could "
+    "not judge; \\fBbaton doctor\\fR: 1 when a check failed; \\fBbaton run\\fR: the command's own status "
+    "(128+N after signal N, 127 not found, 126 not executable); \\fBbaton launch\\fR: 0 when every rank "
+    "exited 0, else the first failed rank's status, 128+N when the launcher was stopped by signal N, 127/126 "
+    "when the program cannot be found/executed, 1 when a pre-flight check fails; \\fBbaton wait\\fR: the "
+    "job's status (0 done, its code, 128+N after signal N, 1 when it never ran); \\fBbaton submit\\fR and "
+    "the other queue commands: 2 when the agent refuses the request (one line why), 1 when it cannot be "
+    "reached.\n";
+
+std::string man_see_also(const CLI::App& app, const std::string& command) {
+    std::string out = ".SH SEE ALSO\n";
+    if (command.empty()) {
+        std::string also;
+        for (const CLI::App* sub : visible(app))
+            also += (also.empty() ? "" : ",\n") + std::string("\\fBbaton\\-") + roff(sub->get_name()) + "\\fR(1)";
+        out += also + "\n";
+    } else {
+        out += "\\fBbaton\\fR(1)\n";
+    }
+    return out +
+           ".PP\nThe full reference, with examples: /usr/share/doc/baton/cli.md; each finding: \\fBbaton explain\\fR "
+           "\\fIRULE\\fR.\n";
+}
+
+}  // namespace
+
 std::string man_page(const CLI::App& app, const std::string& command, const std::string& version) {
     const CLI::App* cmd = &app;
     if (!command.empty()) {
@@ -266,36 +356,13 @@ std::string man_page(const CLI::App& app, const std::string& command, const std:
     std::string out = ".\\\" Generated by `baton man " + command + "` from baton's own command line definition.\n";
     out += ".TH " + upper + " 1 \"\" \"" + roff(version) + "\" \"User Commands\"\n";
     out += ".SH NAME\n" + roff(title) + " \\- " + roff(cmd->get_description()) + "\n";
-    out += ".SH SYNOPSIS\n";
-    if (command.empty()) {
-        out +=
-            ".B baton\n[\\fB\\-\\-config\\fR \\fIFILE\\fR] \\fICOMMAND\\fR [\\fIOPTIONS\\fR]\n.br\n"
-            ".B baton \\-\\-version\n.br\n.B baton help\n[\\fICOMMAND\\fR]\n";
-    } else {
-        out += ".B baton " + roff(command) + "\n";
-        if (!visible(*cmd).empty()) out += "[\\fIACTION\\fR] ";
-        out += "[\\fIOPTIONS\\fR]";
-        for (const CLI::Option* p : positionals(*cmd)) out += " \\fI" + roff(p->get_name(true)) + "\\fR";
-        out += "\n";
-    }
+    out += ".SH SYNOPSIS\n" + man_synopsis(*cmd, command);
     out += ".SH DESCRIPTION\n" + roff(cmd->get_description()) + ".\n";
     if (!cmd->get_footer().empty()) out += ".PP\n" + roff(cmd->get_footer()) + "\n";
-    if (command.empty()) {
-        out +=
-            ".PP\nEvery command that prints data has \\fB\\-\\-json\\fR, but \\fBtop\\fR (a screen; \\fBbaton snapshot "
-            "\\-\\-json\\fR gives its data) and \\fBlaunch\\fR (the ranks' own output; its run is in \\fBbaton runs "
-            "\\-\\-json\\fR). Options that take a time accept a "
-            "duration: a bare number of seconds (90, 0.5) or number+unit parts (90s, 1m30s, 5min, 2h, 30d, "
-            "250ms). Global options may also follow the command.\n";
-        out += ".SH COMMANDS\n";
-        for (const CLI::App* sub : visible(app))
-            out += ".TP\n\\fB" + roff(sub->get_name()) + "\\fR\n" + roff(sub->get_description()) + " (baton\\-" +
-                   roff(sub->get_name()) + "(1))\n";
-    }
+    if (command.empty()) out += man_commands(app);
     if (!positionals(*cmd).empty()) {
         out += ".SH ARGUMENTS\n";
-        for (const CLI::Option* p : positionals(*cmd))
-            out += ".TP\n\\fI" + roff(p->get_name(true)) + "\\fR\n" + roff(p->get_description()) + "\n";
+        argument_list(*cmd, out);
     }
     out += ".SH OPTIONS\n";
     option_list(*cmd, out);
@@ -303,37 +370,9 @@ std::string man_page(const CLI::App& app, const std::string& command, const std:
         out += ".SS Global options\n";
         option_list(app, out);
     }
-    for (const CLI::App* action : visible(*cmd)) {
-        out += ".SH " + roff(command) + " " + roff(action->get_name()) + "\n" + roff(action->get_description()) + ".\n";
-        if (!positionals(*action).empty()) {
-            out += ".PP\nArguments:\n";
-            for (const CLI::Option* p : positionals(*action))
-                out += ".TP\n\\fI" + roff(p->get_name(true)) + "\\fR\n" + roff(p->get_description()) + "\n";
-        }
-        option_list(*action, out);
-    }
-    out +=
-        ".SH EXIT STATUS\n0 success; 1 a runtime failure, with one line \\fBbaton: MESSAGE\\fR on stderr; 2 bad usage, "
-        "with one line \\fBbaton: error: MESSAGE\\fR. \\fBbaton diagnose\\fR: 0 ok, 1 warning, 2 critical, 3 could "
-        "not judge; \\fBbaton doctor\\fR: 1 when a check failed; \\fBbaton run\\fR: the command's own status "
-        "(128+N after signal N, 127 not found, 126 not executable); \\fBbaton launch\\fR: 0 when every rank "
-        "exited 0, else the first failed rank's status, 128+N when the launcher was stopped by signal N, 127/126 "
-        "when the program cannot be found/executed, 1 when a pre-flight check fails; \\fBbaton wait\\fR: the "
-        "job's status (0 done, its code, 128+N after signal N, 1 when it never ran); \\fBbaton submit\\fR and "
-        "the other queue commands: 2 when the agent refuses the request (one line why), 1 when it cannot be "
-        "reached.\n";
-    out += ".SH SEE ALSO\n";
-    if (command.empty()) {
-        std::string also;
-        for (const CLI::App* sub : visible(app))
-            also += (also.empty() ? "" : ",\n") + std::string("\\fBbaton\\-") + roff(sub->get_name()) + "\\fR(1)";
-        out += also + "\n";
-    } else {
-        out += "\\fBbaton\\fR(1)\n";
-    }
-    out +=
-        ".PP\nThe full reference, with examples: /usr/share/doc/baton/cli.md; each finding: \\fBbaton explain\\fR "
-        "\\fIRULE\\fR.\n";
+    out += man_actions(*cmd, command);
+    out += kManExitStatus;
+    out += man_see_also(app, command);
     return out;
 }
 

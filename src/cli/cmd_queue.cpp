@@ -192,67 +192,24 @@ int run_submit(const QueueArgs& a, const std::vector<std::string>& command, cons
     std::vector<std::string> argv = command;
     if (!argv.empty() && argv.front() == "--") argv.erase(argv.begin());
     if (argv.empty()) return usage_error("submit: no command given (baton submit [OPTIONS] -- CMD [ARGS...])");
-    queue::Request r;
-    r.op = queue::Op::submit;
-    queue::Submission& s = r.submit;
-    s.argv = argv;
-    s.name = a.name;
-    s.priority = a.priority;
-    s.hold = a.hold;
-    if (!a.cwd.empty()) {
+    std::string cwd;
+    if (!a.submit.cwd.empty()) {
         char real[PATH_MAX];
-        if (!::realpath(a.cwd.c_str(), real)) return usage_error("--cwd " + a.cwd + ": no such directory");
-        s.cwd = real;
+        if (!::realpath(a.submit.cwd.c_str(), real))
+            return usage_error("--cwd " + a.submit.cwd + ": no such directory");
+        cwd = real;
     } else {
         char here[PATH_MAX];
         if (!::getcwd(here, sizeof here)) return runtime_error("cannot tell the current directory (give --cwd DIR)");
-        s.cwd = here;
+        cwd = here;
     }
-    if (a.slurm) return run_submit_slurm(a, argv, s.cwd, config_path);
-    if (a.dry_run || a.nodes) {
-        const std::string flag = a.dry_run ? "--dry-run" : "--nodes";
-        return usage_error(flag + " goes with --slurm (this machine's queue runs jobs on this machine only)");
-    }
+    if (a.submit.slurm) return run_submit_slurm(a, argv, cwd, config_path);
     const std::map<std::string, std::string> env = environment_variables();
-    for (const auto& kv : env) s.env.push_back(kv);
-    queue::JobRequest& q = s.request;
-    q.want.gpus = a.gpus;
-    s.gpu_list = a.gpu;
-    if (!a.gpu.empty() && a.gpus) return usage_error("--gpus and --gpu: give one (a count, or the GPUs themselves)");
-    if (!a.gpu_mem.empty()) {
-        s.gpu_memory_text = a.gpu_mem;
-        if (a.gpu_mem == "auto") {
-            if (a.name.empty())
-                return usage_error("--gpu-mem auto reads the peak of earlier runs with the same --name: give --name");
-            q.gpu_memory_auto = true;
-        } else {
-            std::optional<std::uint64_t> b = queue::parse_size(a.gpu_mem);
-            if (!b) return usage_error("--gpu-mem " + a.gpu_mem + ": a size like 20G, 512M or 1.5T, or auto");
-            q.want.gpu_memory_bytes = *b;
-        }
-    }
-    if (!a.mem.empty()) {
-        std::optional<std::uint64_t> b = queue::parse_size(a.mem);
-        if (!b) return usage_error("--mem " + a.mem + ": a size like 64G or 512M");
-        q.want.memory_bytes = *b;
-    }
-    s.default_cpus = a.cpus < 0;
-    q.want.cpus = a.cpus < 0 ? 0 : static_cast<unsigned>(a.cpus);
-    q.want.share = a.share;
-    q.retries = a.retries;
-    q.on_oom = a.on_oom == "retry" ? queue::OnOom::retry : queue::OnOom::fail;
-    if (!a.after.empty()) {
-        Result<queue::After> after = queue::parse_after(a.after);
-        if (!after.ok()) return usage_error("--after " + a.after + ": " + after.error().message);
-        s.after = after->jobs;
-        s.after_ok = after->ok;
-    }
-    // Refused here already what needs no agent to know.
-    queue::Pool unknown;
-    unknown.gpus_known = false;
-    queue::JobRequest checked = q;
-    if (!a.gpu.empty()) checked.want.gpu_uuids = {a.gpu};  // (the agent resolves them; here: GPUs are asked)
-    if (Status fits = queue::check_request(checked, unknown); !fits.ok()) return usage_error(fits.error().message);
+    queue::Request r;
+    r.op = queue::Op::submit;
+    Result<queue::Submission> submission = queue::local_submission(a.submit, argv, cwd, env);
+    if (!submission.ok()) return error_exit(submission.error());
+    r.submit = std::move(*submission);
 
     Result<queue::AgentConnection> agent =
         queue::connect_or_start_agent(env, "/proc/self/exe", agent_args(config_path), agent_log(config_path));
@@ -320,38 +277,52 @@ CLI::App* QueueCommands::parsed() const {
     return nullptr;
 }
 
-QueueCommands add_queue_commands(CLI::App& app, QueueArgs& a) {
-    QueueCommands c{};
-    c.submit = app.add_subcommand("submit", "Queue a command for this machine's GPUs and CPUs; prints its job id");
-    CLI::App* s = c.submit;
-    s->add_option("--gpus", a.gpus, "How many GPUs it needs, each its own (default 0)")->check(CLI::Range(0u, 4096u));
-    s->add_option("--gpu", a.gpu, "Exactly these GPUs: indices or UUIDs (a unique prefix will do), comma-separated");
-    s->add_option("--gpu-mem", a.gpu_mem,
+namespace {
+
+CLI::App* add_submit_command(CLI::App& app, QueueArgs& a) {
+    CLI::App* s = app.add_subcommand("submit", "Queue a command for this machine's GPUs and CPUs; prints its job id");
+    s->add_option("--gpus", a.submit.gpus, "How many GPUs it needs, each its own (default 0)")
+        ->check(CLI::Range(0u, 4096u));
+    s->add_option("--gpu", a.submit.gpu,
+                  "Exactly these GPUs: indices or UUIDs (a unique prefix will do), comma-separated");
+    s->add_option("--gpu-mem", a.submit.gpu_mem,
                   "GPU memory it needs on each GPU (20G), or auto: the peak of earlier runs of --name");
-    s->add_option("--cpus", a.cpus,
+    s->add_option("--cpus", a.submit.cpus,
                   "CPUs pinned to it (default: 1 without GPUs, else the machine's CPUs per GPU for each GPU; 0: none "
                   "reserved, not pinned)")
         ->check(CLI::Range(0, 1 << 20));
-    s->add_option("--mem", a.mem, "Host memory it needs (64G): it waits until that much is not promised to others");
-    s->add_option("--priority", a.priority, "Higher starts first (default 0)")->check(CLI::Range(-1000000, 1000000));
-    s->add_option("--after", a.after, "Start after these jobs end: JOB[,JOB...]; with :ok, only after each succeeded");
-    s->add_option("--name", a.name, "A name for the job and its run (default: the command)");
-    s->add_option("--retries", a.retries,
+    s->add_option("--mem", a.submit.mem,
+                  "Host memory it needs (64G): it waits until that much is not promised to others");
+    s->add_option("--priority", a.submit.priority, "Higher starts first (default 0)")
+        ->check(CLI::Range(-1000000, 1000000));
+    s->add_option("--after", a.submit.after,
+                  "Start after these jobs end: JOB[,JOB...]; with :ok, only after each succeeded");
+    s->add_option("--name", a.submit.name, "A name for the job and its run (default: the command)");
+    s->add_option("--retries", a.submit.retries,
                   "Run it again up to N times when it dies out of memory (--on-oom retry) or is lost")
         ->check(CLI::Range(0u, 1000u));
-    s->add_option("--on-oom", a.on_oom, "retry (with BATON_RETRY=n and BATON_OOM=1) or fail (default)")
+    s->add_option("--on-oom", a.submit.on_oom, "retry (with BATON_RETRY=n and BATON_OOM=1) or fail (default)")
         ->check(CLI::IsMember({"retry", "fail"}));
-    s->add_flag("--share", a.share, "May share a GPU with other --share jobs while their --gpu-mem fit in its memory");
-    s->add_flag("--hold", a.hold, "Queue it held: it starts only after baton release");
-    s->add_option("--cwd", a.cwd, "Run it in this directory (default: the current one)");
-    s->add_flag("--slurm", a.slurm,
+    s->add_flag("--share", a.submit.share,
+                "May share a GPU with other --share jobs while their --gpu-mem fit in its memory");
+    s->add_flag("--hold", a.submit.hold, "Queue it held: it starts only after baton release");
+    s->add_option("--cwd", a.submit.cwd, "Run it in this directory (default: the current one)");
+    s->add_flag("--slurm", a.submit.slurm,
                 "Hand it to Slurm: an sbatch script that runs it under baton run, submitted with sbatch; its id is "
                 "slurm:ID");
-    s->add_option("--nodes", a.nodes, "With --slurm: how many nodes (sbatch --nodes, one task each)")
+    s->add_option("--nodes", a.submit.nodes, "With --slurm: how many nodes (sbatch --nodes, one task each)")
         ->check(CLI::Range(1u, 100000u));
-    s->add_flag("--dry-run", a.dry_run, "With --slurm: print the sbatch script instead of submitting it");
+    s->add_flag("--dry-run", a.submit.dry_run, "With --slurm: print the sbatch script instead of submitting it");
     s->add_flag("--json", a.json, "Print the answer as JSON");
     s->footer("Usage: baton submit [OPTIONS] -- CMD [ARGS...]");
+    return s;
+}
+
+}  // namespace
+
+QueueCommands add_queue_commands(CLI::App& app, QueueArgs& a) {
+    QueueCommands c{};
+    c.submit = add_submit_command(app, a);
 
     c.queue = app.add_subcommand("queue", "List the queue's jobs: id, owner, state, GPUs, CPUs, waited, ran, name");
     c.queue->add_flag("--all", a.all, "Ended jobs too");

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "queue/submit_flags.hpp"
+
 namespace CLI {
 class App;
 }
@@ -14,15 +16,7 @@ class App;
 namespace baton::cli {
 
 struct QueueArgs {
-    // submit
-    unsigned gpus = 0;
-    std::string gpu, gpu_mem, mem, after, name, cwd, on_oom = "fail";
-    int cpus = -1;  // -1: not given (the agent's default)
-    unsigned retries = 0;
-    int priority = 0;
-    bool share = false, hold = false;
-    bool slurm = false, dry_run = false;  // hand it to Slurm; print the sbatch script only
-    unsigned nodes = 0;                   // --slurm: sbatch --nodes
+    queue::SubmitFlags submit;
     // the others
     std::vector<std::string> jobs;
     bool all = false, follow = false, stderr_stream = false, json = false;

@@ -41,56 +41,15 @@ const queue::SlurmClient& slurm() {
     return client;
 }
 
+// The nodes run the baton that submitted (a cluster shares its software, as it shares the
+// command's own files).
+std::string this_baton() {
+    char self[PATH_MAX];
+    return ::realpath("/proc/self/exe", self) ? self : "baton";
+}
+
 int print(const json& j) {
     return write_stdout(j.dump(2, ' ', false, json::error_handler_t::replace) + "\n") ? kExitOk : kExitFailure;
-}
-
-// What only this machine's queue can do, refused with what to give instead.
-Status slurm_can_take(const QueueArgs& a) {
-    const auto no = [](const char* why) { return make_error(ErrorCode::invalid_argument, why); };
-    if (!a.gpu.empty()) return no("--slurm with --gpu: Slurm chooses the nodes' GPUs; ask for a count with --gpus N");
-    if (!a.gpu_mem.empty())
-        return no("--slurm with --gpu-mem: Slurm does not schedule GPU memory; --gpus N asks for whole GPUs");
-    if (a.share) return no("--slurm with --share: Slurm gives each job whole GPUs");
-    if (a.priority != 0) return no("--slurm with --priority: Slurm orders its own queue (its fair share)");
-    if (a.on_oom == "retry")
-        return no(
-            "--slurm with --on-oom retry: the retry is this machine's agent's; --retries N makes the job requeueable "
-            "(sbatch --requeue)");
-    return Ok{};
-}
-
-Result<queue::SlurmSubmit> slurm_submission(const QueueArgs& a, const std::vector<std::string>& argv,
-                                            const std::string& cwd) {
-    if (Status can = slurm_can_take(a); !can.ok()) return can.error();
-    queue::SlurmSubmit s;
-    s.argv = argv;
-    s.name = a.name.empty() ? command_name(argv) : a.name;
-    s.cwd = cwd;
-    s.nodes = a.nodes;
-    s.gpus_per_node = a.gpus;
-    if (a.cpus >= 0) s.cpus = static_cast<unsigned>(a.cpus);
-    if (!a.mem.empty()) {
-        std::optional<std::uint64_t> b = queue::parse_size(a.mem);
-        if (!b) return make_error(ErrorCode::invalid_argument, "--mem " + a.mem + ": a size like 64G or 512M");
-        s.memory_bytes = *b;
-    }
-    if (!a.after.empty()) {
-        Result<queue::After> after = queue::parse_after(a.after);
-        if (!after.ok())
-            return make_error(ErrorCode::invalid_argument,
-                              "--after " + a.after + ": " + after.error().message + " (Slurm job ids)");
-        s.after = after->jobs;
-        s.after_ok = after->ok;
-    }
-    s.requeue = a.retries > 0;
-    s.hold = a.hold;
-    // The nodes run the baton that submitted (a cluster shares its software, as it shares the
-    // command's own files).
-    char self[PATH_MAX];
-    s.baton = ::realpath("/proc/self/exe", self) ? self : "baton";
-    if (Status can = queue::check_sbatch(s); !can.ok()) return can.error().context("--slurm");
-    return s;
 }
 
 int show(const QueueArgs& a, std::int64_t id) {
@@ -131,10 +90,10 @@ int logs(const QueueArgs& a, std::int64_t id, const std::string& config_path) {
 
 int run_submit_slurm(const QueueArgs& a, const std::vector<std::string>& argv, const std::string& cwd,
                      const std::string& config_path) {
-    Result<queue::SlurmSubmit> s = slurm_submission(a, argv, cwd);
+    Result<queue::SlurmSubmit> s = slurm_submission(a.submit, argv, cwd, this_baton());
     if (!s.ok()) return usage_error(s.error().message);
     const std::string script = queue::sbatch_script(*s);
-    if (a.dry_run) return write_stdout(script) ? kExitOk : kExitFailure;
+    if (a.submit.dry_run) return write_stdout(script) ? kExitOk : kExitFailure;
     Result<std::int64_t> id = slurm().submit(script);
     if (!id.ok()) return runtime_error(id.error().message);
     if (Status w = queue::remember_slurm_job(jobs_file(config_path), {*id, unix_millis(), cwd, s->name}); !w.ok())

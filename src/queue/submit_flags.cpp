@@ -1,0 +1,114 @@
+#include "queue/submit_flags.hpp"
+
+#include "queue/job_request.hpp"
+#include "queue/pool.hpp"
+#include "run/run_command.hpp"
+
+namespace baton::queue {
+
+namespace {
+
+Error invalid(std::string message) {
+    return make_error(ErrorCode::invalid_argument, std::move(message));
+}
+
+// What only this machine's queue can do, refused with what to give instead.
+Status slurm_can_take(const SubmitFlags& a) {
+    if (!a.gpu.empty())
+        return invalid("--slurm with --gpu: Slurm chooses the nodes' GPUs; ask for a count with --gpus N");
+    if (!a.gpu_mem.empty())
+        return invalid("--slurm with --gpu-mem: Slurm does not schedule GPU memory; --gpus N asks for whole GPUs");
+    if (a.share) return invalid("--slurm with --share: Slurm gives each job whole GPUs");
+    if (a.priority != 0) return invalid("--slurm with --priority: Slurm orders its own queue (its fair share)");
+    if (a.on_oom == "retry")
+        return invalid(
+            "--slurm with --on-oom retry: the retry is this machine's agent's; --retries N makes the job requeueable "
+            "(sbatch --requeue)");
+    return Ok{};
+}
+
+}  // namespace
+
+Result<Submission> local_submission(const SubmitFlags& a, const std::vector<std::string>& argv, const std::string& cwd,
+                                    const std::map<std::string, std::string>& env) {
+    if (a.dry_run || a.nodes) {
+        const std::string flag = a.dry_run ? "--dry-run" : "--nodes";
+        return invalid(flag + " goes with --slurm (this machine's queue runs jobs on this machine only)");
+    }
+    Submission s;
+    s.argv = argv;
+    s.name = a.name;
+    s.priority = a.priority;
+    s.hold = a.hold;
+    s.cwd = cwd;
+    for (const auto& kv : env) s.env.push_back(kv);
+    JobRequest& q = s.request;
+    q.want.gpus = a.gpus;
+    s.gpu_list = a.gpu;
+    if (!a.gpu.empty() && a.gpus) return invalid("--gpus and --gpu: give one (a count, or the GPUs themselves)");
+    if (!a.gpu_mem.empty()) {
+        s.gpu_memory_text = a.gpu_mem;
+        if (a.gpu_mem == "auto") {
+            if (a.name.empty())
+                return invalid("--gpu-mem auto reads the peak of earlier runs with the same --name: give --name");
+            q.gpu_memory_auto = true;
+        } else {
+            std::optional<std::uint64_t> b = parse_size(a.gpu_mem);
+            if (!b) return invalid("--gpu-mem " + a.gpu_mem + ": a size like 20G, 512M or 1.5T, or auto");
+            q.want.gpu_memory_bytes = *b;
+        }
+    }
+    if (!a.mem.empty()) {
+        std::optional<std::uint64_t> b = parse_size(a.mem);
+        if (!b) return invalid("--mem " + a.mem + ": a size like 64G or 512M");
+        q.want.memory_bytes = *b;
+    }
+    s.default_cpus = a.cpus < 0;
+    q.want.cpus = a.cpus < 0 ? 0 : static_cast<unsigned>(a.cpus);
+    q.want.share = a.share;
+    q.retries = a.retries;
+    q.on_oom = a.on_oom == "retry" ? OnOom::retry : OnOom::fail;
+    if (!a.after.empty()) {
+        Result<After> after = parse_after(a.after);
+        if (!after.ok()) return invalid("--after " + a.after + ": " + after.error().message);
+        s.after = after->jobs;
+        s.after_ok = after->ok;
+    }
+    // What no machine could run is refused before an agent is asked.
+    Pool unknown;
+    unknown.gpus_known = false;
+    JobRequest checked = q;
+    if (!a.gpu.empty()) checked.want.gpu_uuids = {a.gpu};  // (the agent resolves them; here: GPUs are asked)
+    if (Status fits = check_request(checked, unknown); !fits.ok()) return invalid(fits.error().message);
+    return s;
+}
+
+Result<SlurmSubmit> slurm_submission(const SubmitFlags& a, const std::vector<std::string>& argv, const std::string& cwd,
+                                     const std::string& baton) {
+    if (Status can = slurm_can_take(a); !can.ok()) return can.error();
+    SlurmSubmit s;
+    s.argv = argv;
+    s.name = a.name.empty() ? command_name(argv) : a.name;
+    s.cwd = cwd;
+    s.nodes = a.nodes;
+    s.gpus_per_node = a.gpus;
+    if (a.cpus >= 0) s.cpus = static_cast<unsigned>(a.cpus);
+    if (!a.mem.empty()) {
+        std::optional<std::uint64_t> b = parse_size(a.mem);
+        if (!b) return invalid("--mem " + a.mem + ": a size like 64G or 512M");
+        s.memory_bytes = *b;
+    }
+    if (!a.after.empty()) {
+        Result<After> after = parse_after(a.after);
+        if (!after.ok()) return invalid("--after " + a.after + ": " + after.error().message + " (Slurm job ids)");
+        s.after = after->jobs;
+        s.after_ok = after->ok;
+    }
+    s.requeue = a.retries > 0;
+    s.hold = a.hold;
+    s.baton = baton;
+    if (Status can = check_sbatch(s); !can.ok()) return can.error().context("--slurm");
+    return s;
+}
+
+}  // namespace baton::queue

@@ -1,0 +1,135 @@
+// baton submit's flags -> the submission, for this machine's agent and for sbatch: each refusal
+// that needs no agent, with its one line, and what the flags become.
+#include <gtest/gtest.h>
+
+#include "queue/submit_flags.hpp"
+
+using namespace baton;
+using namespace baton::queue;
+
+namespace {
+
+std::string refusal(const SubmitFlags& f) {
+    Result<Submission> s = local_submission(f, {"python3", "train.py"}, "/work", {});
+    EXPECT_FALSE(s.ok());
+    if (s.ok()) return "";
+    EXPECT_TRUE(s.error().is(ErrorCode::invalid_argument)) << s.error().message;
+    return s.error().message;
+}
+
+std::string slurm_refusal(const SubmitFlags& f) {
+    Result<SlurmSubmit> s = slurm_submission(f, {"python3", "train.py"}, "/work", "/usr/bin/baton");
+    EXPECT_FALSE(s.ok());
+    if (s.ok()) return "";
+    EXPECT_TRUE(s.error().is(ErrorCode::invalid_argument)) << s.error().message;
+    return s.error().message;
+}
+
+}  // namespace
+
+TEST(SubmitFlags, WhatTheAgentIsSent) {
+    SubmitFlags f;
+    f.gpus = 2;
+    f.gpu_mem = "20G";
+    f.mem = "64G";
+    f.cpus = 8;
+    f.after = "3,4:ok";
+    f.name = "resnet";
+    f.priority = 5;
+    f.share = true;
+    f.retries = 2;
+    f.on_oom = "retry";
+    Result<Submission> s = local_submission(f, {"python3", "train.py"}, "/work", {{"HOME", "/home/u"}});
+    ASSERT_TRUE(s.ok()) << s.error().message;
+    EXPECT_EQ(s->argv, (std::vector<std::string>{"python3", "train.py"}));
+    EXPECT_EQ(s->cwd, "/work");
+    EXPECT_EQ(s->env, (std::vector<std::pair<std::string, std::string>>{{"HOME", "/home/u"}}));
+    EXPECT_EQ(s->name, "resnet");
+    EXPECT_EQ(s->priority, 5);
+    EXPECT_EQ(s->request.want.gpus, 2u);
+    EXPECT_EQ(s->request.want.gpu_memory_bytes, std::uint64_t{20} << 30);
+    EXPECT_EQ(s->request.want.memory_bytes, std::uint64_t{64} << 30);
+    EXPECT_EQ(s->request.want.cpus, 8u);
+    EXPECT_FALSE(s->default_cpus);
+    EXPECT_TRUE(s->request.want.share);
+    EXPECT_EQ(s->request.retries, 2u);
+    EXPECT_EQ(s->request.on_oom, OnOom::retry);
+    EXPECT_EQ(s->after, (std::vector<std::int64_t>{3, 4}));
+    EXPECT_TRUE(s->after_ok);
+    // Defaults: the agent picks the CPUs; --gpu-mem auto with a name.
+    SubmitFlags d;
+    d.gpus = 1;
+    d.gpu_mem = "auto";
+    d.name = "resnet";
+    s = local_submission(d, {"true"}, "/", {});
+    ASSERT_TRUE(s.ok()) << s.error().message;
+    EXPECT_TRUE(s->default_cpus);
+    EXPECT_TRUE(s->request.gpu_memory_auto);
+    EXPECT_EQ(s->gpu_memory_text, "auto");
+}
+
+TEST(SubmitFlags, RefusedBeforeAnyAgentIsAsked) {
+    SubmitFlags f;
+    f.gpus = 1;
+    f.gpu = "0";
+    EXPECT_EQ(refusal(f), "--gpus and --gpu: give one (a count, or the GPUs themselves)");
+    f = {};
+    f.gpu_mem = "auto";
+    EXPECT_EQ(refusal(f), "--gpu-mem auto reads the peak of earlier runs with the same --name: give --name");
+    f.gpu_mem = "lots";
+    EXPECT_EQ(refusal(f), "--gpu-mem lots: a size like 20G, 512M or 1.5T, or auto");
+    f = {};
+    f.mem = "64Q";
+    EXPECT_EQ(refusal(f), "--mem 64Q: a size like 64G or 512M");
+    f = {};
+    f.after = "x";
+    EXPECT_EQ(refusal(f).rfind("--after x: ", 0), 0u);
+    f = {};
+    f.dry_run = true;
+    EXPECT_EQ(refusal(f), "--dry-run goes with --slurm (this machine's queue runs jobs on this machine only)");
+    f = {};
+    f.nodes = 2;
+    EXPECT_EQ(refusal(f), "--nodes goes with --slurm (this machine's queue runs jobs on this machine only)");
+    // --share without --gpu-mem cannot be packed by memory on any machine.
+    f = {};
+    f.gpus = 1;
+    f.share = true;
+    EXPECT_FALSE(refusal(f).empty());
+}
+
+TEST(SubmitFlags, WhatSbatchIsSent) {
+    SubmitFlags f;
+    f.nodes = 2;
+    f.gpus = 4;
+    f.cpus = 16;
+    f.mem = "128G";
+    f.after = "41:ok";
+    f.retries = 1;
+    f.hold = true;
+    Result<SlurmSubmit> s = slurm_submission(f, {"python3", "train.py"}, "/work", "/usr/bin/baton");
+    ASSERT_TRUE(s.ok()) << s.error().message;
+    EXPECT_EQ(s->name, "python3 train.py");  // the command's name when --name is not given
+    EXPECT_EQ(s->nodes, 2u);
+    EXPECT_EQ(s->gpus_per_node, 4u);
+    EXPECT_EQ(s->memory_bytes, std::uint64_t{128} << 30);
+    EXPECT_EQ(s->after, (std::vector<std::int64_t>{41}));
+    EXPECT_TRUE(s->requeue);
+    EXPECT_TRUE(s->hold);
+    EXPECT_EQ(s->baton, "/usr/bin/baton");
+
+    SubmitFlags g;
+    g.gpu = "0";
+    EXPECT_EQ(slurm_refusal(g), "--slurm with --gpu: Slurm chooses the nodes' GPUs; ask for a count with --gpus N");
+    g = {};
+    g.share = true;
+    EXPECT_EQ(slurm_refusal(g), "--slurm with --share: Slurm gives each job whole GPUs");
+    g = {};
+    g.priority = 3;
+    EXPECT_EQ(slurm_refusal(g), "--slurm with --priority: Slurm orders its own queue (its fair share)");
+    g = {};
+    g.on_oom = "retry";
+    EXPECT_EQ(slurm_refusal(g).rfind("--slurm with --on-oom retry: ", 0), 0u);
+    g = {};
+    g.after = "a,b";
+    EXPECT_NE(slurm_refusal(g).find("(Slurm job ids)"), std::string::npos);
+}
