@@ -1,7 +1,6 @@
 #include "bench/bench_suite.hpp"
 
 #include <algorithm>
-#include <filesystem>
 #include <optional>
 #include <regex>
 
@@ -120,7 +119,7 @@ Result<NetClientOptions> plan_net_client(const BenchRequest& r, const BenchSetti
 }
 
 Result<ScalingOptions> plan_scaling(const BenchRequest& r, const BenchSettings& s, std::vector<std::string> command,
-                                    const std::string& baton, const std::string& state_dir, std::int64_t start_ms,
+                                    const std::string& baton, const std::string& scaling_dir, std::int64_t start_ms,
                                     int pid) {
     if (!command.empty() && command.front() == "--") command.erase(command.begin());
     if (command.empty())
@@ -154,7 +153,7 @@ Result<ScalingOptions> plan_scaling(const BenchRequest& r, const BenchSettings& 
     if (o.work_dir.empty()) {
         std::string stamp = rfc3339_utc(start_ms).substr(0, 19);  // 2026-12-01T10:50:00
         stamp.erase(std::remove(stamp.begin(), stamp.end(), ':'), stamp.end());
-        o.work_dir = fmt::format("{}/{}-{}", (std::filesystem::path(state_dir) / "scaling").string(), stamp, pid);
+        o.work_dir = fmt::format("{}/{}-{}", scaling_dir, stamp, pid);
     }
     return o;
 }

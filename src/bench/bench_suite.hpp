@@ -85,9 +85,9 @@ Result<ListenAddress> plan_net_listen(const BenchRequest& r);
 bool net_needs_a_side(const BenchRequest& r);
 
 // `command`: the training after `--`; `baton`: this binary (each size runs `baton launch`);
-// `state_dir`: where the default work directory goes (BASE/scaling/STAMP-PID).
+// `scaling_dir`: where the default work directory goes (SCALING_DIR/STAMP-PID).
 Result<ScalingOptions> plan_scaling(const BenchRequest& r, const BenchSettings& s, std::vector<std::string> command,
-                                    const std::string& baton, const std::string& state_dir, std::int64_t start_ms,
+                                    const std::string& baton, const std::string& scaling_dir, std::int64_t start_ms,
                                     int pid);
 
 // The quick suite: memory (3 repeats of 256 MiB arrays), disk (512 MiB, 3 s a test, under

@@ -112,6 +112,16 @@ Result<std::string> history_path(const std::string& db_flag, const std::string& 
     return c->history_db.empty() ? History::default_path() : c->history_db;
 }
 
+std::string history_path(const std::string& db_flag, const Config& config) {
+    if (!db_flag.empty()) return db_flag;
+    return config.history_db.empty() ? History::default_path() : config.history_db;
+}
+
+std::string state_file(const std::string& name, const std::string& config_path) {
+    Result<std::string> db = history_path("", config_path);
+    return History::beside(db.ok() ? *db : History::default_path(), name);
+}
+
 Result<History> open_history(const std::string& db_flag, const std::string& config_path, HistoryAccess access) {
     Result<std::string> path = history_path(db_flag, config_path);
     if (!path.ok()) return path.error();

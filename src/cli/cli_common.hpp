@@ -60,6 +60,11 @@ std::map<std::string, std::string> environment_variables();
 // The run history database: --db when given, else [history] db from the config layers (read
 // from `config_path` and the default files), else the default state path.
 Result<std::string> history_path(const std::string& db_flag, const std::string& config_path);
+// The same from a config already read.
+std::string history_path(const std::string& db_flag, const Config& config);
+// `name` beside the history database of the config layers (History::beside): where baton keeps
+// its other state. The default state directory when the config cannot be read.
+std::string state_file(const std::string& name, const std::string& config_path);
 // That database opened for reading (runs, report, compare; read-only) or for `runs prune`
 // (manage): never created at a mistyped path.
 Result<History> open_history(const std::string& db_flag, const std::string& config_path,

@@ -231,11 +231,8 @@ int run_scaling(const BenchArgs& a, const bench::BenchSettings& s, const std::ve
                 const std::string& config_path, std::int64_t start_ms) {
     std::error_code ec;
     const std::string baton = std::filesystem::read_symlink("/proc/self/exe", ec).string();
-    Result<std::string> db = history_path("", config_path);
-    const std::string state_dir =
-        db.ok() ? std::filesystem::path(*db).parent_path().string() : std::filesystem::temp_directory_path().string();
-    Result<bench::ScalingOptions> o =
-        bench::plan_scaling(a.request, s, command, baton, state_dir, start_ms, static_cast<int>(::getpid()));
+    Result<bench::ScalingOptions> o = bench::plan_scaling(
+        a.request, s, command, baton, state_file("scaling", config_path), start_ms, static_cast<int>(::getpid()));
     if (!o.ok()) return error_exit(o.error());
     if (ec) return runtime_error("cannot find the baton binary: /proc/self/exe: " + ec.message());
     stop_on_signals();

@@ -26,13 +26,6 @@ std::optional<std::string> env_var(const std::string& name) {
     return v ? std::optional<std::string>(v) : std::nullopt;
 }
 
-// Where the ranks' logs go by default: beside the history.
-std::string default_log_dir() {
-    const std::string db = History::default_path();
-    const std::size_t slash = db.rfind('/');
-    return slash == std::string::npos ? "baton-launch" : db.substr(0, slash) + "/launch";
-}
-
 void print_notes(const std::vector<PreflightNote>& notes) {
     for (const PreflightNote& n : notes)
         if (!n.error) std::fprintf(stderr, "baton launch: warning: %s\n", escaped_line(n.text).c_str());
@@ -166,7 +159,7 @@ Result<LaunchOptions> launch_options(const LaunchArgs& a, const LaunchPlan& plan
     o.argv = plan.argv;
     o.extras = plan.extras;
     o.console_ranks = plan.console_ranks;
-    o.log_dir = a.log_dir.empty() ? default_log_dir() : a.log_dir;
+    o.log_dir = a.log_dir.empty() ? History::beside(history_path("", c.config), "launch") : a.log_dir;
     if (!c.config.launch_log_group.empty()) {
         const group* g = getgrnam(c.config.launch_log_group.c_str());
         if (!g) return make_error("launch: [launch] log_group '" + c.config.launch_log_group + "' is no group here");

@@ -92,8 +92,7 @@ int run_run(const RunArgs& a, const std::vector<std::string>& command, const std
     if (!sampler.ok()) return runtime_error(sampler.error().message);
     o.sampler = *sampler;
     o.thresholds = cfg->thresholds;
-    if (!a.no_db)
-        o.db_path = a.db.empty() ? (cfg->history_db.empty() ? History::default_path() : cfg->history_db) : a.db;
+    if (!a.no_db) o.db_path = history_path(a.db, *cfg);
     Result<RunStats> stats = run_command(o);
     if (!stats.ok()) return start_failure(stats.error());
     std::string summary = "\n" + run_summary_text(*stats);

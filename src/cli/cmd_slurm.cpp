@@ -29,11 +29,9 @@ namespace {
 
 using nlohmann::json;
 
-// Where the history lives: the remembered Slurm jobs go beside it.
+// The remembered Slurm jobs go beside the history.
 std::string jobs_file(const std::string& config_path) {
-    std::string db = History::default_path();
-    if (Result<Config> c = load_config(config_path); c.ok() && !c->history_db.empty()) db = c->history_db;
-    return db.substr(0, db.rfind('/') + 1) + "slurm-jobs";
+    return state_file("slurm-jobs", config_path);
 }
 
 const queue::SlurmClient& slurm() {

@@ -148,6 +148,10 @@ std::vector<Evidence> parse_evidence(const std::string& json) {
 
 }  // namespace
 
+std::string History::beside(const std::string& db_path, const std::string& name) {
+    return db_path.substr(0, db_path.rfind('/') + 1) + name;
+}
+
 std::string History::default_path() {
     if (const char* x = std::getenv("XDG_STATE_HOME"); x && *x) return std::string(x) + "/baton/baton.db";
     if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.local/state/baton/baton.db";

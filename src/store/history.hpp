@@ -172,6 +172,10 @@ class History {
 
     // The default path: $XDG_STATE_HOME/baton/baton.db, else ~/.local/state/baton/baton.db.
     static std::string default_path();
+    // baton's other state goes beside the history database: `name` in the directory of `db_path`
+    // (the agent's log, the queue's job directories, the Slurm jobs handed over, launch's logs,
+    // scaling's work directories). A path without a directory: `name` itself.
+    static std::string beside(const std::string& db_path, const std::string& name);
 
     Result<std::int64_t> begin_run(const std::string& name, const std::string& command, const std::string& cwd,
                                    const std::string& host, std::int64_t start_ms);

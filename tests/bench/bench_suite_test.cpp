@@ -117,8 +117,8 @@ TEST(BenchSuite, ScalingPlan) {
     r.train_seconds = 40;
     r.no_gpus = true;
     r.python = "/opt/py/bin/python3";
-    Result<ScalingOptions> o = plan_scaling(r, settings(), {"--", "train.py", "--lr", "1"}, "/usr/bin/baton", "/state",
-                                            1764586200000, 4242);  // 2025-12-01T10:50:00Z
+    Result<ScalingOptions> o = plan_scaling(r, settings(), {"--", "train.py", "--lr", "1"}, "/usr/bin/baton",
+                                            "/state/scaling", 1764586200000, 4242);  // 2025-12-01T10:50:00Z
     ASSERT_TRUE(o.ok()) << o.error().message;
     EXPECT_EQ(o->sizes, (std::vector<int>{1, 2, 4}));
     EXPECT_EQ(o->command, (std::vector<std::string>{"train.py", "--lr", "1"}));

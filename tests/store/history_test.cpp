@@ -282,3 +282,17 @@ TEST(History, AnHourAtHalfASecondWithFourGpusStaysSmall) {
     EXPECT_LT(bytes, 20u << 20) << bytes;
     std::printf("one hour, 0.5 s, 4 GPUs: %.2f MB\n", static_cast<double>(bytes) / 1e6);
 }
+
+TEST(History, StateGoesBesideTheDatabaseAndRunIdsAreDigits) {
+    EXPECT_EQ(History::beside("/home/u/.local/state/baton/baton.db", "agent.log"),
+              "/home/u/.local/state/baton/agent.log");
+    EXPECT_EQ(History::beside("/srv/b.db", "jobs"), "/srv/jobs");
+    EXPECT_EQ(History::beside("baton.db", "launch"), "launch");  // no directory: the current one
+    EXPECT_EQ(*parse_run_id("12"), 12);
+    for (const char* bad : {"", "-1", "1e3", "abc", "1234567890123456789"}) {
+        Result<std::int64_t> id = parse_run_id(bad);
+        ASSERT_FALSE(id.ok()) << bad;
+        EXPECT_TRUE(id.error().is(ErrorCode::not_found));
+        EXPECT_EQ(id.error().message, std::string("no run '") + bad + "' (baton runs lists the runs)");
+    }
+}
