@@ -27,50 +27,28 @@ int cannot_judge(const std::string& message) {
     return kExitCannotJudge;
 }
 
-// Reads JSON Lines of snapshots (blank lines skipped); the first bad line is an error naming it.
-// Snapshots are ordered by the monotonic clock: the wall clock may step back (NTP) within one
-// recording. A recording made before baton wrote `monotonic_seconds` gets one made from its
-// `interval_seconds` (each snapshot's rates were measured over the monotonic time since the one
-// before it), so it is judged across a wall-clock step too. A clock going back is a file put
-// together from several recordings and is refused: `monotonic_seconds` going back, or, in an
-// older recording, the host's uptime (CLOCK_BOOTTIME, which never steps) going back.
+// A recorded stream from a file, or stdin for "-".
 Result<Window> read_replay(const std::string& path) {
-    std::ifstream file;
-    std::istream* in = &std::cin;
-    if (path != "-") {
-        file.open(path, std::ios::binary);
-        if (!file) return make_error("cannot read " + path);
-        in = &file;
-    }
+    if (path == "-") return read_snapshot_stream(std::cin, path);
+    std::ifstream file(path, std::ios::binary);
+    if (!file) return make_error("cannot read " + path);
+    return read_snapshot_stream(file, path);
+}
+
+// `count` snapshots `interval` apart, live.
+Window sample_live(const SamplerOptions& options, double interval, std::size_t count) {
+    SamplerOptions opts = options;
+    opts.priming_seconds = std::min(0.5, interval);
+    Sampler sampler(opts);
+    SampleSchedule schedule(interval);
     Window w;
-    std::string line;
-    // Whether the recording carried its own monotonic clock; one file is one kind or the other.
-    std::optional<bool> recorded_monotonic;
-    for (std::size_t n = 1; std::getline(*in, line); ++n) {
-        if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-        Result<Snapshot> s = parse_snapshot_json(line);
-        if (!s.ok()) return make_error(path + ":" + std::to_string(n) + ": " + s.error().message);
-        const std::string where = path + ":" + std::to_string(n) + ": ";
-        if (!recorded_monotonic) recorded_monotonic = s->monotonic_seconds.has_value();
-        if (*recorded_monotonic != s->monotonic_seconds.has_value())
-            return make_error(where + "snapshots with and without monotonic_seconds: files put together");
-        if (!*recorded_monotonic) {
-            const double base = w.empty() ? static_cast<double>(s->time_unix_ms) / 1000.0 : *w.back().monotonic_seconds;
-            s->monotonic_seconds = base + (w.empty() ? 0.0 : s->interval_seconds);
-        }
-        if (!w.empty()) {
-            const Snapshot& prev = w.back();
-            // /proc/uptime has a resolution of 10 ms: a step back of more than that is another recording.
-            constexpr double kUptimeResolution = 0.01;
-            const bool back = *recorded_monotonic
-                                  ? *s->monotonic_seconds < *prev.monotonic_seconds
-                                  : (s->host.uptime_seconds && prev.host.uptime_seconds &&
-                                     *s->host.uptime_seconds < *prev.host.uptime_seconds - kUptimeResolution);
-            if (back) return make_error(where + "snapshots must be in time order");
-        }
-        w.push_back(std::move(*s));
+    for (std::size_t i = 0; i < count; ++i) {
+        sleep_seconds(schedule.next() - monotonic_seconds());
+        Snapshot s;
+        sampler.take(s);
+        schedule.taken(monotonic_seconds());
+        w.push_back(std::move(s));
     }
-    if (in->bad()) return make_error("cannot read " + path);
     return w;
 }
 
@@ -112,8 +90,6 @@ int run_diagnose(const DiagnoseArgs& a, const std::string& config_path) {
         const std::optional<double> duration = a.duration;
         Result<SamplerOptions> options = sampler_options(*cfg, a.proc_root, a.sys_root, a.no_gpus);
         if (!options.ok()) return cannot_judge(options.error().message);
-        SamplerOptions opts = *options;
-        opts.priming_seconds = std::min(0.5, a.interval);
         const auto count = static_cast<std::size_t>(std::floor(*duration / a.interval)) + 1;
         if (*duration < t.sustained_share * t.window_seconds)
             std::fprintf(
@@ -122,15 +98,7 @@ int run_diagnose(const DiagnoseArgs& a, const std::string& config_path) {
                 t.sustained_share * t.window_seconds, *duration);
         if (isatty(STDERR_FILENO))
             std::fprintf(stderr, "baton: sampling for %.0f s (%zu snapshots)...\n", *duration, count);
-        Sampler sampler(opts);
-        SampleSchedule schedule(a.interval);
-        for (std::size_t i = 0; i < count; ++i) {
-            sleep_seconds(schedule.next() - monotonic_seconds());
-            Snapshot s;
-            sampler.take(s);
-            schedule.taken(monotonic_seconds());
-            w.push_back(std::move(s));
-        }
+        w = sample_live(*options, a.interval, count);
         info.source = "live";
     }
     info = diagnosis_info(w, info.source);

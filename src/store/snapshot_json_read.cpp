@@ -391,4 +391,38 @@ Result<Snapshot> parse_snapshot_json(std::string_view text) {
     }
 }
 
+Result<Window> read_snapshot_stream(std::istream& in, const std::string& path) {
+    Window w;
+    std::string line;
+    // Whether the recording carried its own monotonic clock; one file is one kind or the other.
+    std::optional<bool> recorded_monotonic;
+    for (std::size_t n = 1; std::getline(in, line); ++n) {
+        if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+        Result<Snapshot> s = parse_snapshot_json(line);
+        if (!s.ok()) return make_error(path + ":" + std::to_string(n) + ": " + s.error().message);
+        const std::string where = path + ":" + std::to_string(n) + ": ";
+        if (!recorded_monotonic) recorded_monotonic = s->monotonic_seconds.has_value();
+        if (*recorded_monotonic != s->monotonic_seconds.has_value())
+            return make_error(where + "snapshots with and without monotonic_seconds: files put together");
+        if (!*recorded_monotonic) {
+            const double base = w.empty() ? static_cast<double>(s->time_unix_ms) / 1000.0 : *w.back().monotonic_seconds;
+            s->monotonic_seconds = base + (w.empty() ? 0.0 : s->interval_seconds);
+        }
+        if (!w.empty()) {
+            const Snapshot& prev = w.back();
+            // /proc/uptime has a resolution of 10 ms: a step back of more than that is another recording.
+            constexpr double kUptimeResolution = 0.01;
+            const bool back = *recorded_monotonic
+                                  ? *s->monotonic_seconds < *prev.monotonic_seconds
+                                  : (s->host.uptime_seconds && prev.host.uptime_seconds &&
+                                     *s->host.uptime_seconds < *prev.host.uptime_seconds - kUptimeResolution);
+            if (back) return make_error(where + "snapshots must be in time order");
+        }
+        w.push_back(std::move(*s));
+    }
+    if (in.bad()) return make_error("cannot read " + path);
+    return w;
+}
+
+
 }  // namespace baton

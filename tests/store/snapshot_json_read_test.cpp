@@ -2,6 +2,8 @@
 // on the real /proc and on a fixture with eight fake GPUs; hostile lines give one clear error.
 #include <gtest/gtest.h>
 
+#include <sstream>
+
 #include "sample/sampler.hpp"
 #include "store/snapshot_json.hpp"
 #include "store/snapshot_json_read.hpp"
@@ -96,4 +98,50 @@ TEST(SnapshotJsonRead, HostileLinesAreOneLineErrors) {
               "'processes[0].pid' must be an integer from 0 to 4294967295");
     for (const std::string& e : {error_of("nul"), error_of(replace("\"state\":\"", "\"state\":\"xy"))})
         EXPECT_EQ(e.find('\n'), std::string::npos);
+}
+
+namespace {
+
+std::string line_at(double monotonic, std::optional<double> uptime, bool with_monotonic = true) {
+    Snapshot s;
+    s.time_unix_ms = 1764586200000 + static_cast<std::int64_t>(monotonic * 1000);
+    s.interval_seconds = 1;
+    if (with_monotonic) s.monotonic_seconds = monotonic;
+    s.host.uptime_seconds = uptime;
+    std::string out;
+    append_snapshot_json(s, out);
+    return out + "\n";
+}
+
+Result<Window> stream(const std::string& text) {
+    std::istringstream in(text);
+    return read_snapshot_stream(in, "rec.jsonl");
+}
+
+}  // namespace
+
+TEST(SnapshotJsonRead, AStreamInMonotonicOrder) {
+    // The wall clock may step back inside one recording; the monotonic clock orders it.
+    Result<Window> w = stream(line_at(10, 100) + "\n  \n" + line_at(11, 101) + line_at(12, 102));
+    ASSERT_TRUE(w.ok()) << w.error().message;
+    EXPECT_EQ(w->size(), 3u);
+    w = stream(line_at(10, 100) + line_at(9, 101));
+    ASSERT_FALSE(w.ok());
+    EXPECT_EQ(w.error().message, "rec.jsonl:2: snapshots must be in time order");
+    w = stream(line_at(10, 100) + line_at(11, 0, false));
+    ASSERT_FALSE(w.ok());
+    EXPECT_EQ(w.error().message, "rec.jsonl:2: snapshots with and without monotonic_seconds: files put together");
+    // An older recording: a monotonic clock made from the intervals; uptime going back is refused.
+    w = stream(line_at(10, 100, false) + line_at(11, 101, false));
+    ASSERT_TRUE(w.ok()) << w.error().message;
+    EXPECT_DOUBLE_EQ(*(*w)[1].monotonic_seconds - *(*w)[0].monotonic_seconds, 1.0);
+    w = stream(line_at(10, 100, false) + line_at(11, 50, false));
+    ASSERT_FALSE(w.ok());
+    EXPECT_EQ(w.error().message, "rec.jsonl:2: snapshots must be in time order");
+    w = stream(line_at(10, 100) + "{\"not\": \"a snapshot\"}\n");
+    ASSERT_FALSE(w.ok());
+    EXPECT_EQ(w.error().message.rfind("rec.jsonl:2: ", 0), 0u);
+    w = stream("");
+    ASSERT_TRUE(w.ok());
+    EXPECT_TRUE(w->empty());
 }
