@@ -1,18 +1,11 @@
 #include "cli/cmd_runs.hpp"
 
-#include <algorithm>
-#include <cmath>
-
 #include <CLI/CLI.hpp>
-#include <fmt/format.h>  // header-only (fmt::fmt-header-only)
 
 #include "cli/cli_common.hpp"
 #include "core/clock.hpp"
-#include "core/json_writer.hpp"
-#include "store/run_json.hpp"
 #include "report/run_export.hpp"
-#include "report/run_figures.hpp"
-#include "report/snapshot_text.hpp"
+#include "report/runs_view.hpp"
 #include "store/history.hpp"
 
 namespace baton::cli {
@@ -43,26 +36,6 @@ CLI::App* add_runs_command(CLI::App& app, RunsArgs& a) {
 
 namespace {
 
-std::string list(const std::vector<RunRecord>& runs, bool json) {
-    std::string out;
-    if (!json)
-        out += fmt::format("{:>4}  {:<5}  {:<11}  {:<20}  {:>9}  {:>4}  {:>7}  {:>8}  {}\n", "ID", "KIND", "STATE",
-                           "STARTED (UTC)", "DURATION", "EXIT", "SAMPLES", "FINDINGS", "NAME");
-    for (const RunRecord& r : runs) {
-        const double seconds = r.end_ms ? static_cast<double>(*r.end_ms - r.start_ms) / 1000.0 : -1;
-        if (json) {
-            append_run_json(r, out);
-            out.push_back('\n');
-        } else {
-            out += fmt::format("{:>4}  {:<5}  {:<11}  {:<20}  {:>9}  {:>4}  {:>7}  {:>8}  {}\n", r.id, r.kind, r.state,
-                               rfc3339_utc(r.start_ms).substr(0, 19),
-                               seconds >= 0 ? fmt::format("{:.1f} s", seconds) : "-",
-                               r.exit_status ? std::to_string(*r.exit_status) : "-", r.samples, r.findings, r.name);
-        }
-    }
-    return out;
-}
-
 // `runs prune`: what goes (or would, with --dry-run), and the space given back.
 int prune(History& h, const RunsArgs& a) {
     const std::int64_t before = unix_millis() - static_cast<std::int64_t>(a.older_than * 1000);
@@ -81,32 +54,8 @@ int prune(History& h, const RunsArgs& a) {
                 note = v.error().message;
         }
     }
-    std::string out;
-    if (a.json) {
-        JsonWriter w(out);
-        w.begin_object();
-        w.field("dry_run", a.dry_run);
-        w.key("runs");
-        w.begin_array();
-        for (const RunRecord& r : *going) w.value(r.id);
-        w.end_array();
-        if (!a.dry_run) w.field("bytes_freed", freed);
-        if (!note.empty()) w.field("error", note);
-        w.end_object();
-        w.finish();
-        out.push_back('\n');
-    } else {
-        const std::size_t n = going->size();
-        out = fmt::format("{} {} run{}", a.dry_run ? "would prune" : "pruned", n, n == 1 ? "" : "s");
-        if (n) {
-            out += ":";
-            for (const RunRecord& r : *going) out += fmt::format(" {}", r.id);
-        }
-        if (!a.dry_run && n) out += fmt::format(", {} freed", human_bytes(static_cast<double>(freed)));
-        out += "\n";
-        if (!note.empty()) out += "space not given back: " + note + "\n";
-    }
-    write_stdout(out);
+    const PruneOutcome outcome{*going, a.dry_run, freed, note};
+    write_stdout(a.json ? prune_json(outcome) : prune_text(outcome));
     return kExitOk;
 }
 
@@ -124,7 +73,7 @@ int run_runs(const RunsArgs& a, const std::string& config_path) {
     if (!a.show->parsed() && !exporting) {
         Result<std::vector<RunRecord>> runs = h->runs();
         if (!runs.ok()) return runtime_error(runs.error().message);
-        write_stdout(list(*runs, a.json));
+        write_stdout(a.json ? runs_jsonl(*runs) : runs_table(*runs));
         return kExitOk;
     }
     Result<std::int64_t> id = parse_run_id(a.run);
@@ -147,19 +96,10 @@ int run_runs(const RunsArgs& a, const std::string& config_path) {
         return kExitOk;
     }
     if (a.json) {
-        std::string out;
-        append_run_json(*it, out, &*findings);
-        write_stdout(out + "\n");
+        write_stdout(run_json(*it, *findings));
         return kExitOk;
     }
-    std::string out = list({*it}, false);
-    out += fmt::format("command: {}\ncwd: {}\nhost: {}\n", it->command, it->cwd, it->host);
-    if (it->cpu_count) out += "machine: " + machine_text(*it) + "\n";
-    for (const RecordedFinding& f : *findings)
-        out += fmt::format("{} {} {} [{}]: {}\n", rfc3339_utc(f.t_ms).substr(11, 8), f.severity, f.rule, f.subject,
-                           f.summary);
-    if (!it->summary.empty()) out += "\n" + it->summary;
-    write_stdout(out);
+    write_stdout(run_text(*it, *findings));
     return kExitOk;
 }
 

@@ -424,5 +424,4 @@ Result<Window> read_snapshot_stream(std::istream& in, const std::string& path) {
     return w;
 }
 
-
 }  // namespace baton
