@@ -8,15 +8,15 @@ JobEnd job_end(const ShimStatus& st, const std::vector<Finding>& findings) {
     JobEnd e;
     e.note = st.error;
     if (st.cancelled) {
-        e.state = "cancelled";
+        e.state = JobState::cancelled;
         if (e.note.empty()) e.note = "cancelled";
         return e;
     }
     if (st.started && st.exit_status == 0 && st.error.empty() && st.oom_kills == 0) {
-        e.state = "done";
+        e.state = JobState::done;
         return e;
     }
-    e.state = "failed";
+    e.state = JobState::failed;
     if (e.note.empty()) {
         const char* abbrev = st.signal ? sigabbrev_np(st.signal) : nullptr;
         e.note = st.signal ? std::string("killed by SIG") + (abbrev ? abbrev : "?")

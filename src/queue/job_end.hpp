@@ -8,13 +8,14 @@
 
 #include "diagnose/finding.hpp"
 #include "queue/job_shim.hpp"
+#include "store/job_state.hpp"
 
 namespace baton::queue {
 
 struct JobEnd {
-    std::string state;  // "done", "failed" or "cancelled"
-    std::string note;   // why, one line ("killed by SIGKILL; the job ran out of its --mem 64M: ...")
-    bool oom = false;   // out of memory: CUDA's (cuda_oom), the kernel's (host_oom_kill) or its cgroup's
+    JobState state = JobState::failed;  // done, failed or cancelled
+    std::string note;                   // why, one line ("killed by SIGKILL; the job ran out of its --mem 64M: ...")
+    bool oom = false;  // out of memory: CUDA's (cuda_oom), the kernel's (host_oom_kill) or its cgroup's
 };
 
 // `findings`: the run's (empty when the job was not watched). A cgroup that counted OOM kills makes

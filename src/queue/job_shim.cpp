@@ -28,6 +28,9 @@ namespace baton::queue {
 
 namespace {
 
+// Why a job never started when the agent went away before its go (it is queued again).
+constexpr const char* kNoGoError = "the agent ended before the job could start";
+
 std::string dump(const nlohmann::json& j) {
     return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
@@ -147,6 +150,7 @@ Result<ShimSpec> parse_spec_json(const std::string& text) {
 std::string status_json(const ShimStatus& s) {
     nlohmann::json j;
     j["started"] = s.started;
+    j["no_go"] = s.no_go;
     j["exit_status"] = s.exit_status;
     j["signal"] = s.signal;
     j["cancelled"] = s.cancelled;
@@ -168,6 +172,8 @@ Result<ShimStatus> parse_status_json(const std::string& text) {
         s.cancelled = j.value("cancelled", false);
         s.killed_after_grace = j.value("killed_after_grace", 0);
         s.error = j.value("error", "");
+        // A status written by a baton before "no_go" said so in its error alone.
+        s.no_go = j.value("no_go", !s.started && s.error == kNoGoError);
         s.end_ms = j.value("end_ms", std::int64_t{0});
         s.oom_kills = j.value("oom_kills", std::uint64_t{0});
         return s;
@@ -192,7 +198,8 @@ int run_job_shim(const std::string& dir) {
     while (n < 0 && errno == EINTR);
     ::close(3);
     if (n != 1 || go != 'g') {
-        st.error = "the agent ended before the job could start";
+        st.no_go = true;
+        st.error = kNoGoError;
         return finish();
     }
 

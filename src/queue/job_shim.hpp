@@ -43,6 +43,7 @@ struct ShimSpec {
 // DIR/status: how it ended (written by the shim).
 struct ShimStatus {
     bool started = false;  // the command was started (false: the agent never said go, or setup failed)
+    bool no_go = false;    // the agent ended before it said go: the job goes back to the queue
     int exit_status = 0;   // the shell's convention: 128 + N after signal N
     int signal = 0;
     bool cancelled = false;

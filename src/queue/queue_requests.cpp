@@ -38,7 +38,7 @@ std::string QueueServer::job_json(const JobRecord& j) {
     o["owner_uid"] = j.owner_uid;
     o["owner"] = users_.name(j.owner_uid);
     o["name"] = j.name;
-    o["state"] = j.state;
+    o["state"] = state_name(j.state);
     o["priority"] = j.priority;
     o["argv"] = j.argv;
     o["cwd"] = j.cwd;
@@ -74,7 +74,7 @@ std::string QueueServer::job_json(const JobRecord& j) {
     if (j.run_id) o["run_id"] = *j.run_id;
     if (!j.note.empty()) o["note"] = j.note;
     auto w = waiting_.find(j.id);
-    if (j.state == "queued" && w != waiting_.end()) o["waiting"] = w->second;
+    if (j.state == JobState::queued && w != waiting_.end()) o["waiting"] = w->second;
     return o.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
@@ -107,7 +107,7 @@ std::string QueueServer::answer(Client& c, const Request& r, std::string& tail) 
         case Op::wait: {
             Result<JobRecord> j = find(r.jobs.front());
             if (!j.ok()) return error_line(j.error());
-            if (r.op == Op::wait && !is_final(state_from_name(j->state).value_or(JobState::lost))) {
+            if (r.op == Op::wait && !is_final(j->state)) {
                 c.waiting = j->id;
                 return {};
             }
@@ -162,13 +162,13 @@ std::string QueueServer::submit(const Client& c, const Submission& s) {
     j.priority = s.priority;
     j.after = s.after;
     j.after_ok = s.after_ok;
-    j.state = s.hold ? "held" : "queued";
+    j.state = s.hold ? JobState::held : JobState::queued;
     j.submit_ms = unix_millis();
     Result<std::int64_t> id = store_->add_job(j);
     if (!id.ok()) return error_line(id.error());
     j.id = *id;
     open_[j.id] = j;
-    return dump({{"ok", true}, {"id", j.id}, {"state", j.state}});
+    return dump({{"ok", true}, {"id", j.id}, {"state", state_name(j.state)}});
 }
 
 std::string QueueServer::change(const Client& c, const Request& r) {
@@ -187,12 +187,12 @@ std::string QueueServer::change(const Client& c, const Request& r) {
         std::string outcome;
         switch (r.op) {
             case Op::cancel:
-                if (j.state == "queued" || j.state == "held") {
+                if (j.state == JobState::queued || j.state == JobState::held) {
                     if (store_
-                            ->change_job_state(id, {"queued", "held"}, "cancelled", now, std::nullopt,
-                                               "cancelled before it started")
+                            ->change_job_state(id, {JobState::queued, JobState::held}, JobState::cancelled, now,
+                                               std::nullopt, "cancelled before it started")
                             .value_or(false)) {
-                        j.state = "cancelled";
+                        j.state = JobState::cancelled;
                         j.end_ms = now;
                         j.note = "cancelled before it started";
                         job_final(j);
@@ -202,24 +202,24 @@ std::string QueueServer::change(const Client& c, const Request& r) {
                     cancel_running(*it->second, r.grace_seconds);
                     outcome = "cancelling";
                 } else {
-                    outcome = "already " + j.state;
+                    outcome = std::string("already ") + state_name(j.state);
                 }
                 break;
             case Op::hold:
-                if (store_->change_job_state(id, {"queued"}, "held", now).value_or(false)) {
-                    open_[id].state = "held";
+                if (store_->change_job_state(id, {JobState::queued}, JobState::held, now).value_or(false)) {
+                    open_[id].state = JobState::held;
                     outcome = "held";
                 } else {
-                    return error_line("job " + std::to_string(id) + " is " + j.state +
+                    return error_line("job " + std::to_string(id) + " is " + state_name(j.state) +
                                       ": only a queued job can be held");
                 }
                 break;
             case Op::release:
-                if (store_->change_job_state(id, {"held"}, "queued", now).value_or(false)) {
-                    open_[id].state = "queued";
+                if (store_->change_job_state(id, {JobState::held}, JobState::queued, now).value_or(false)) {
+                    open_[id].state = JobState::queued;
                     outcome = "queued";
                 } else {
-                    return error_line("job " + std::to_string(id) + " is " + j.state +
+                    return error_line("job " + std::to_string(id) + " is " + state_name(j.state) +
                                       ": only a held job can be released");
                 }
                 break;
@@ -229,7 +229,7 @@ std::string QueueServer::change(const Client& c, const Request& r) {
                     if (again.ok()) open_[id] = *again;
                     outcome = "queued";
                 } else {
-                    return error_line("job " + std::to_string(id) + " is " + j.state +
+                    return error_line("job " + std::to_string(id) + " is " + state_name(j.state) +
                                       ": only an ended job can be retried");
                 }
                 break;
@@ -249,7 +249,7 @@ std::string QueueServer::logs(const Client& c, const Request& r, std::string& ta
                                                             users_.name(j->owner_uid) +
                                                             ": only its owner or root may read its logs");
     const std::string path = attempt_dir(j->id, j->attempt) + (r.stderr_stream ? "/stderr" : "/stdout");
-    const bool ended = is_final(state_from_name(j->state).value_or(JobState::lost));
+    const bool ended = is_final(j->state);
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     std::uint64_t size = 0;
     if (fd >= 0) {

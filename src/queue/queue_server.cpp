@@ -47,7 +47,7 @@ std::string boot_id() {
 QueueJob queue_job(const JobRecord& r, const JobRequest* req) {
     QueueJob q;
     q.id = r.id;
-    q.state = state_from_name(r.state).value_or(JobState::lost);
+    q.state = r.state;
     q.priority = r.priority;
     if (req) q.want = req->want;
     q.after = r.after;
@@ -230,12 +230,12 @@ void QueueServer::recover() {
     const std::string boot = boot_id();
     for (JobRecord& j : *jobs) {
         open_[j.id] = j;
-        if (j.state != "starting" && j.state != "running") continue;
+        if (j.state != JobState::starting && j.state != JobState::running) continue;
         if (!j.pid) {
             // The agent ended between deciding the start and starting the supervisor, or before the
             // supervisor got its go: nothing of the job ran.
-            record_state(j.id, {"starting"}, "queued", unix_millis());
-            open_[j.id].state = "queued";
+            record_state(j.id, {JobState::starting}, JobState::queued, unix_millis());
+            open_[j.id].state = JobState::queued;
             continue;
         }
         RunOwner owner{static_cast<std::int64_t>(*j.pid), j.pid_start_ticks, j.boot_id};
@@ -414,7 +414,7 @@ void QueueServer::schedule() {
     for (const Start& s : p.starts) {
         if (std::find(moved->begin(), moved->end(), s.job) == moved->end()) continue;
         JobRecord& j = open_[s.job];
-        j.state = "starting";
+        j.state = JobState::starting;
         j.gpus = s.gpus;
         j.cpus = s.cpus;
         j.start_ms = unix_millis();
@@ -422,13 +422,13 @@ void QueueServer::schedule() {
     }
 }
 
-void QueueServer::record_state(std::int64_t id, const std::vector<std::string>& from, const std::string& to,
-                               std::int64_t now_ms, std::optional<int> exit_status, const std::string& note) {
+void QueueServer::record_state(std::int64_t id, const std::vector<JobState>& from, JobState to, std::int64_t now_ms,
+                               std::optional<int> exit_status, const std::string& note) {
     // The job's state in memory moves on regardless: a store that cannot be written (a full disk)
     // is said in the agent's log, and the job is read back from the store at the next start.
     if (Result<bool> r = store_->change_job_state(id, from, to, now_ms, exit_status, note); !r.ok())
         std::fprintf(stderr, "baton: job %lld: cannot record its state %s: %s\n", static_cast<long long>(id),
-                     to.c_str(), r.error().message.c_str());
+                     state_name(to), r.error().message.c_str());
 }
 
 void QueueServer::link_run(std::int64_t id, std::int64_t run_id) {
@@ -460,16 +460,16 @@ Status QueueServer::verify_gpus(const std::vector<std::string>& uuids) {
 void QueueServer::launch(std::int64_t id) {
     JobRecord& j = open_[id];
     auto fail = [&](const std::string& why) {
-        record_state(id, {"starting"}, "failed", unix_millis(), std::nullopt, why);
-        j.state = "failed";
+        record_state(id, {JobState::starting}, JobState::failed, unix_millis(), std::nullopt, why);
+        j.state = JobState::failed;
         j.note = why;
         job_final(j);
     };
     if (Status free = verify_gpus(j.gpus); !free.ok()) {
         // Back in the queue: the next plan sees the new process (and skips that GPU).
         const std::string& why = free.error().message;
-        record_state(id, {"starting"}, "queued", unix_millis(), std::nullopt, why);
-        j.state = "queued";
+        record_state(id, {JobState::starting}, JobState::queued, unix_millis(), std::nullopt, why);
+        j.state = JobState::queued;
         j.gpus.clear();
         j.cpus.clear();
         waiting_[id] = why;
@@ -586,14 +586,14 @@ void QueueServer::launch(std::int64_t id) {
         ::close(go[1]);
         if (own_child) ::waitpid(pid, nullptr, 0);
         if (r->pidfd >= 0) ::close(r->pidfd);
-        record_state(id, {"starting"}, "queued", unix_millis(), std::nullopt,
+        record_state(id, {JobState::starting}, JobState::queued, unix_millis(), std::nullopt,
                      recorded.ok() ? "" : recorded.error().message);
-        j.state = "queued";
+        j.state = JobState::queued;
         return;
     }
     (void)!::write(go[1], "g", 1);
     ::close(go[1]);
-    j.state = "running";
+    j.state = JobState::running;
     j.pid = static_cast<std::uint32_t>(pid);
 
     watch(j, pid, env, std::move(watched));
@@ -701,8 +701,8 @@ void QueueServer::ended(std::int64_t id) {
     if (!st.ok()) {
         if (w) w->watch->finish(137, SIGKILL, monotonic_seconds() - w->started, 0);
         const std::string note = "its supervisor ended without saying how the job ended";
-        record_state(id, {"starting", "running"}, "lost", now, std::nullopt, note);
-        j.state = "lost";
+        record_state(id, {JobState::starting, JobState::running}, JobState::lost, now, std::nullopt, note);
+        j.state = JobState::lost;
         j.note = note;
         if (static_cast<unsigned>(j.attempt) < retries &&
             store_->requeue_job(id, "lost: retry " + std::to_string(j.attempt + 1)).value_or(false)) {
@@ -711,9 +711,9 @@ void QueueServer::ended(std::int64_t id) {
         }
         return job_final(j);
     }
-    if (!st->started && st->error == "the agent ended before the job could start") {
+    if (!st->started && st->no_go) {
         if (w) w->watch.reset();
-        record_state(id, {"starting", "running"}, "queued", now);
+        record_state(id, {JobState::starting, JobState::running}, JobState::queued, now);
         j = store_->job(id).value_or(j);
         return;
     }
@@ -739,16 +739,16 @@ void QueueServer::ended(std::int64_t id) {
         }
     }
     const JobEnd end = job_end(*st, stats ? stats->findings : std::vector<Finding>{});
-    const std::string& state = end.state;
+    const JobState state = end.state;
     const std::string& note = end.note;
     const bool oom = end.oom;
-    record_state(id, {"starting", "running"}, state, now,
+    record_state(id, {JobState::starting, JobState::running}, state, now,
                  st->started ? std::optional<int>(st->exit_status) : std::nullopt, note);
     j.state = state;
     j.note = note;
     j.end_ms = now;
     if (st->started) j.exit_status = st->exit_status;
-    if (state == "failed" && oom && retry_oom && static_cast<unsigned>(j.attempt) < retries) {
+    if (state == JobState::failed && oom && retry_oom && static_cast<unsigned>(j.attempt) < retries) {
         const std::string again = kOomRetryNote + std::to_string(j.attempt + 1) + " of " + std::to_string(retries);
         if (store_->requeue_job(id, again).value_or(false)) {
             j = store_->job(id).value_or(j);

@@ -107,7 +107,7 @@ class QueueServer {
     // The store's change_job_state, its failure said in the agent's log (callers that act on
     // whether the job was in `from` call the store themselves).
     void link_run(std::int64_t id, std::int64_t run_id);  // set_job_run, its failure logged
-    void record_state(std::int64_t id, const std::vector<std::string>& from, const std::string& to, std::int64_t now_ms,
+    void record_state(std::int64_t id, const std::vector<JobState>& from, JobState to, std::int64_t now_ms,
                       std::optional<int> exit_status = std::nullopt, const std::string& note = "");
     std::string attempt_dir(std::int64_t id, int attempt) const;
     void cancel_running(Running& r, double grace_seconds);

@@ -10,8 +10,6 @@ namespace baton::queue {
 
 namespace {
 
-constexpr const char* kStateNames[] = {"queued", "held", "starting", "running", "done", "failed", "cancelled", "lost"};
-
 std::string gib(double bytes) {
     const double g = bytes / (1024.0 * 1024.0 * 1024.0);
     return g < 10 ? fmt::format("{:.1f} GiB", g) : fmt::format("{:.0f} GiB", g);
@@ -222,20 +220,6 @@ std::string never_fits(const Resources& want, const Pool& pool) {
         return fmt::format("asks for {} of memory, this queue has {}", gib(static_cast<double>(want.memory_bytes)),
                            gib(static_cast<double>(pool.memory_bytes)));
     return "";
-}
-
-const char* state_name(JobState s) {
-    return kStateNames[static_cast<int>(s)];
-}
-
-std::optional<JobState> state_from_name(const std::string& name) {
-    for (int i = 0; i < static_cast<int>(std::size(kStateNames)); ++i)
-        if (name == kStateNames[i]) return static_cast<JobState>(i);
-    return std::nullopt;
-}
-
-bool is_final(JobState s) {
-    return s == JobState::done || s == JobState::failed || s == JobState::cancelled || s == JobState::lost;
 }
 
 Plan plan(const std::vector<QueueJob>& jobs, const Pool& pool) {

@@ -25,16 +25,11 @@
 #include <string>
 #include <vector>
 
+#include "store/job_state.hpp"
+
 namespace baton::queue {
 
-enum class JobState { queued, held, starting, running, done, failed, cancelled, lost };
-
-// "queued", "held", ...: the names `baton queue` prints and the store keeps.
-const char* state_name(JobState s);
-// The state of that name, or none.
-std::optional<JobState> state_from_name(const std::string& name);
-// done, failed, cancelled, lost: the job will not run again (unless retried, as a new attempt).
-bool is_final(JobState s);
+// JobState, state_name(), state_from_name(), is_final(): store/job_state.hpp (the store keeps them).
 
 // What a job asks for.
 struct Resources {

@@ -18,6 +18,7 @@
 #include "core/result.hpp"
 #include "diagnose/finding.hpp"
 #include "sample/snapshot.hpp"
+#include "store/job_state.hpp"
 
 struct sqlite3;
 
@@ -123,8 +124,8 @@ struct JobRecord {
     int priority = 0;
     std::vector<std::int64_t> after;
     bool after_ok = false;
-    std::string state = "queued";  // queued held starting running done failed cancelled lost
-    int attempt = 0;               // 0, then one more at each retry
+    JobState state = JobState::queued;  // kept as its name (store/job_state.hpp)
+    int attempt = 0;                    // 0, then one more at each retry
     std::int64_t submit_ms = 0;
     std::optional<std::int64_t> start_ms, end_ms;
     std::optional<int> exit_status;  // as a shell says it: 128 + N after signal N
@@ -245,9 +246,8 @@ class History {
     // only starting and running jobs hold them); putting
     // it back in the queue (a start that did not happen) gives them back and forgets the start.
     // False when the job was in none of `from`.
-    Result<bool> change_job_state(std::int64_t id, const std::vector<std::string>& from, const std::string& to,
-                                  std::int64_t now_ms, std::optional<int> exit_status = std::nullopt,
-                                  const std::string& note = "");
+    Result<bool> change_job_state(std::int64_t id, const std::vector<JobState>& from, JobState to, std::int64_t now_ms,
+                                  std::optional<int> exit_status = std::nullopt, const std::string& note = "");
     // The job's record in the run history (known once its watch recorded it).
     Status set_job_run(std::int64_t id, std::int64_t run_id);
     // An ended job (failed, lost, cancelled, done) queued again as its next attempt; false when

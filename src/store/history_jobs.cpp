@@ -77,7 +77,8 @@ JobRecord read_job(sqlite3_stmt* s) {
     for (const auto& a : json_array(s, 8))
         if (a.is_number_integer()) j.after.push_back(a.get<std::int64_t>());
     j.after_ok = sqlite3_column_int(s, 9) != 0;
-    j.state = column_text(s, 10);
+    // A state this baton does not know (a newer one wrote it) is read as lost: nothing runs it.
+    j.state = state_from_name(column_text(s, 10)).value_or(JobState::lost);
     j.attempt = sqlite3_column_int(s, 11);
     j.submit_ms = sqlite3_column_int64(s, 12);
     j.start_ms = column_int(s, 13);
@@ -95,14 +96,12 @@ JobRecord read_job(sqlite3_stmt* s) {
     return j;
 }
 
-bool is_final_state(const std::string& s) {
-    return s == "done" || s == "failed" || s == "cancelled" || s == "lost";
-}
-
 }  // namespace
 
 Result<std::int64_t> History::add_job(const JobRecord& j) {
-    if (j.state != "queued" && j.state != "held") return make_error("a new job is queued or held, not " + j.state);
+    if (j.state != JobState::queued && j.state != JobState::held)
+        return make_error(ErrorCode::invalid_argument,
+                          std::string("a new job is queued or held, not ") + state_name(j.state));
     Statement st(db_,
                  "INSERT INTO jobs (owner_uid, name, argv, cwd, env, request, priority, after, after_ok, state, "
                  "submit_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id");
@@ -120,7 +119,7 @@ Result<std::int64_t> History::add_job(const JobRecord& j) {
     sqlite3_bind_int(st.get(), 7, j.priority);
     sqlite3_bind_text(st.get(), 8, after.c_str(), static_cast<int>(after.size()), SQLITE_TRANSIENT);
     sqlite3_bind_int(st.get(), 9, j.after_ok ? 1 : 0);
-    sqlite3_bind_text(st.get(), 10, j.state.c_str(), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st.get(), 10, state_name(j.state), -1, SQLITE_STATIC);
     sqlite3_bind_int64(st.get(), 11, j.submit_ms);
     if (sqlite3_step(st.get()) != SQLITE_ROW) return db_error(db_, "cannot add the job");
     return sqlite3_column_int64(st.get(), 0);
@@ -202,16 +201,13 @@ Result<bool> History::job_running(std::int64_t id, std::uint32_t pid, std::uint6
     return sqlite3_changes(db_) == 1;
 }
 
-Result<bool> History::change_job_state(std::int64_t id, const std::vector<std::string>& from, const std::string& to,
+Result<bool> History::change_job_state(std::int64_t id, const std::vector<JobState>& from, JobState to,
                                        std::int64_t now_ms, std::optional<int> exit_status, const std::string& note) {
-    static const std::vector<std::string> kStates = {"queued", "held",   "starting",  "running",
-                                                     "done",   "failed", "cancelled", "lost"};
-    if (std::find(kStates.begin(), kStates.end(), to) == kStates.end()) return make_error("no job state " + to);
     if (from.empty()) return false;
-    const bool ends = is_final_state(to);
+    const bool ends = is_final(to);
     std::string sql =
         ends ? "UPDATE jobs SET state = ?, end_ms = ?, exit_status = ?, note = ?"
-        : to == "queued"
+        : to == JobState::queued
             ? "UPDATE jobs SET state = ?, note = ?, gpus = '[]', cpus = '[]', start_ms = NULL, pid = NULL, "
               "pid_start_ticks = NULL, boot_id = NULL"
             : "UPDATE jobs SET state = ?, note = ?";
@@ -221,7 +217,7 @@ Result<bool> History::change_job_state(std::int64_t id, const std::vector<std::s
     Statement st(db_, sql.c_str());
     if (!st.ok()) return db_error(db_, "cannot change the job's state");
     int k = 1;
-    sqlite3_bind_text(st.get(), k++, to.c_str(), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st.get(), k++, state_name(to), -1, SQLITE_STATIC);
     if (ends) {
         sqlite3_bind_int64(st.get(), k++, now_ms);
         if (exit_status)
@@ -231,7 +227,7 @@ Result<bool> History::change_job_state(std::int64_t id, const std::vector<std::s
     }
     sqlite3_bind_text(st.get(), k++, note.c_str(), static_cast<int>(note.size()), SQLITE_TRANSIENT);
     sqlite3_bind_int64(st.get(), k++, id);
-    for (const std::string& f : from) sqlite3_bind_text(st.get(), k++, f.c_str(), -1, SQLITE_TRANSIENT);
+    for (JobState f : from) sqlite3_bind_text(st.get(), k++, state_name(f), -1, SQLITE_STATIC);
     if (sqlite3_step(st.get()) != SQLITE_DONE) return db_error(db_, "cannot change the job's state");
     return sqlite3_changes(db_) == 1;
 }

@@ -106,6 +106,14 @@ TEST(QueueShim, SpecAndStatusRoundTrip) {
     EXPECT_EQ(sb->exit_status, 137);
     EXPECT_EQ(sb->signal, 9);
     EXPECT_TRUE(sb->cancelled);
+    EXPECT_FALSE(sb->no_go);
+    ShimStatus never;
+    never.no_go = true;
+    EXPECT_TRUE(parse_status_json(status_json(never))->no_go);
+    // A status of an older baton said "no go" in its error alone.
+    EXPECT_TRUE(parse_status_json("{\"started\": false, \"exit_status\": 0, \"error\": \"the agent ended before the "
+                                  "job could start\"}")
+                    ->no_go);
     for (const char* bad : {"", "{}", "[]", "{\"started\": 1, \"exit_status\": 0}"})
         EXPECT_FALSE(parse_status_json(bad).ok());
     EXPECT_FALSE(parse_spec_json("{\"job\": 1}").ok());
@@ -116,6 +124,7 @@ TEST(QueueShim, WithoutTheAgentsGoNothingRuns) {
     const ShimStatus st = run_to_end(dir.path(), spec_for({"touch", dir.path() + "/ran"}, dir.path()), false);
     EXPECT_FALSE(st.started);
     EXPECT_NE(st.error.find("agent ended"), std::string::npos);
+    EXPECT_TRUE(st.no_go);
     EXPECT_NE(access((dir.path() + "/ran").c_str(), F_OK), 0);
 }
 
