@@ -34,9 +34,8 @@ int run_compare(const CompareArgs& a, const std::string& config_path) {
     const RunRecord& rb = db->run;
     if (ra.kind != rb.kind)
         return runtime_error(fmt::format("run {} is a {} and run {} a {}: only two runs or two benches compare", ra.id,
-                                         ra.kind == "bench" ? "bench" : "run", rb.id,
-                                         rb.kind == "bench" ? "bench" : "run"));
-    if (ra.kind != "bench")
+                                         run_kind_name(ra.kind), rb.id, run_kind_name(rb.kind)));
+    if (ra.kind != RunKind::bench)
         return write_stdout(a.json ? compare_runs_json(*da, *db) : compare_runs_text(*da, *db)) ? kExitOk
                                                                                                 : kExitFailure;
     Result<std::vector<BenchLinkRecord>> la = h->bench_links(ra.id);

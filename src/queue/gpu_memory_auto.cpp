@@ -18,7 +18,7 @@ Result<std::uint64_t> auto_gpu_memory(History& h, const std::string& name) {
     int used = 0;
     double peak_gib = -1;
     for (auto it = runs->rbegin(); it != runs->rend() && used < kAutoRuns; ++it) {
-        if (it->name != name || it->state != "finished" || it->exit_status != 0) continue;
+        if (it->name != name || it->state != RunState::finished || it->exit_status != 0) continue;
         Result<std::vector<RunSample>> samples = h.samples(it->id);
         if (!samples.ok()) continue;
         bool any = false;

@@ -34,8 +34,8 @@ void runs_json(JsonWriter& w, const RunRecord& ra, const RunRecord& rb) {
         w.begin_object();
         w.field("id", r->id);
         w.field("name", r->name);
-        w.field("kind", r->kind);
-        w.field("state", r->state);
+        w.field("kind", run_kind_name(r->kind));
+        w.field("state", run_state_name(r->state));
         w.optional_field("exit_status", r->exit_status);
         w.end_object();
     }
@@ -122,8 +122,8 @@ std::string compare_runs_text(const StoredRun& a, const StoredRun& b) {
     };
     row("", fmt::format("run {}", ra.id), fmt::format("run {}", rb.id), "change");
     row("name", ra.name.substr(0, 14), rb.name.substr(0, 14), "");
-    row("state / exit", ra.state + (ra.exit_status ? " " + std::to_string(*ra.exit_status) : ""),
-        rb.state + (rb.exit_status ? " " + std::to_string(*rb.exit_status) : ""), "");
+    row("state / exit", run_state_name(ra.state) + (ra.exit_status ? " " + std::to_string(*ra.exit_status) : ""),
+        run_state_name(rb.state) + (rb.exit_status ? " " + std::to_string(*rb.exit_status) : ""), "");
     for (const FigureRow& r : figure_rows(fa, fb))
         row(r.name, value(fa.*r.field, r.unit), value(fb.*r.field, r.unit),
             delta(fa.*r.field, fb.*r.field, r.change_unit));

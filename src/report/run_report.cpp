@@ -27,7 +27,7 @@ std::string duration_text(double s) {
 }
 
 std::string state_text(const RunRecord& r) {
-    std::string s = r.state;
+    std::string s = run_state_name(r.state);
     if (r.exit_status) {
         const int e = *r.exit_status;
         s += e > 128 && e < 160 ? fmt::format(", exit {} (signal {})", e, e - 128) : fmt::format(", exit {}", e);

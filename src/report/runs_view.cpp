@@ -14,8 +14,9 @@ namespace {
 
 std::string run_row(const RunRecord& r) {
     const double seconds = r.end_ms ? static_cast<double>(*r.end_ms - r.start_ms) / 1000.0 : -1;
-    return fmt::format("{:>4}  {:<5}  {:<11}  {:<20}  {:>9}  {:>4}  {:>7}  {:>8}  {}\n", r.id, r.kind, r.state,
-                       rfc3339_utc(r.start_ms).substr(0, 19), seconds >= 0 ? fmt::format("{:.1f} s", seconds) : "-",
+    return fmt::format("{:>4}  {:<5}  {:<11}  {:<20}  {:>9}  {:>4}  {:>7}  {:>8}  {}\n", r.id, run_kind_name(r.kind),
+                       run_state_name(r.state), rfc3339_utc(r.start_ms).substr(0, 19),
+                       seconds >= 0 ? fmt::format("{:.1f} s", seconds) : "-",
                        r.exit_status ? std::to_string(*r.exit_status) : "-", r.samples, r.findings, r.name);
 }
 

@@ -593,7 +593,8 @@ Result<std::vector<RunRecord>> History::runs() {
         r.start_ms = sqlite3_column_int64(st.get(), 5);
         if (sqlite3_column_type(st.get(), 6) != SQLITE_NULL) r.end_ms = sqlite3_column_int64(st.get(), 6);
         if (sqlite3_column_type(st.get(), 7) != SQLITE_NULL) r.exit_status = sqlite3_column_int(st.get(), 7);
-        r.state = sqlite::column_text(st.get(), 8);
+        // The schema admits only the names run_state.hpp knows; a newer kind reads as a run.
+        r.state = run_state_from_name(sqlite::column_text(st.get(), 8)).value_or(RunState::interrupted);
         r.samples = sqlite3_column_int64(st.get(), 9);
         r.findings = sqlite3_column_int64(st.get(), 10);
         r.summary = sqlite::column_text(st.get(), 11);
@@ -601,14 +602,14 @@ Result<std::vector<RunRecord>> History::runs() {
             r.cpu_count = static_cast<unsigned>(sqlite3_column_int64(st.get(), 12));
         if (sqlite3_column_type(st.get(), 13) != SQLITE_NULL)
             r.memory_total_bytes = static_cast<std::uint64_t>(sqlite3_column_int64(st.get(), 13));
-        r.kind = sqlite::column_text(st.get(), 17);
-        if (r.state == "running") {  // a reader judges the owner itself: it does not write
+        r.kind = run_kind_from_name(sqlite::column_text(st.get(), 17)).value_or(RunKind::run);
+        if (r.state == RunState::running) {  // a reader judges the owner itself: it does not write
             RunOwner o;
             o.pid = sqlite3_column_int64(st.get(), 14);
             if (sqlite3_column_type(st.get(), 15) != SQLITE_NULL)
                 o.start_ticks = static_cast<std::uint64_t>(sqlite3_column_int64(st.get(), 15));
             o.boot_id = sqlite::column_text(st.get(), 16);
-            if (!owner_alive(o)) r.state = "interrupted";
+            if (!owner_alive(o)) r.state = RunState::interrupted;
         }
         out.push_back(std::move(r));
     }
@@ -736,7 +737,7 @@ Result<std::vector<RunRecord>> History::prunable(std::int64_t before_ms) {
     if (!all.ok()) return all.error();
     std::vector<RunRecord> out;
     for (RunRecord& r : *all)
-        if (r.state != "running" && r.end_ms.value_or(r.start_ms) < before_ms) out.push_back(std::move(r));
+        if (r.state != RunState::running && r.end_ms.value_or(r.start_ms) < before_ms) out.push_back(std::move(r));
     return out;
 }
 

@@ -19,6 +19,7 @@
 #include "diagnose/finding.hpp"
 #include "sample/snapshot.hpp"
 #include "store/job_state.hpp"
+#include "store/run_state.hpp"
 
 struct sqlite3;
 
@@ -40,11 +41,11 @@ struct RunRecord {
     std::int64_t start_ms = 0;
     std::optional<std::int64_t> end_ms;
     std::optional<int> exit_status;
-    std::string state;  // "running", "finished", "interrupted"
+    RunState state = RunState::running;
     std::int64_t samples = 0;
     std::int64_t findings = 0;
-    std::string summary;       // the end-of-run summary text, once finished (a bench: its report)
-    std::string kind = "run";  // "run" (baton run, launch, a queued job) or "bench" (baton bench)
+    std::string summary;  // the end-of-run summary text, once finished (a bench: its report)
+    RunKind kind = RunKind::run;
 };
 
 // One link a bench measured (bench/bench_report.hpp's LinkResult, as stored).

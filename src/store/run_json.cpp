@@ -10,11 +10,11 @@ void append_run_json(const RunRecord& r, std::string& out, const std::vector<Rec
     w.begin_object();
     w.field("id", r.id);
     w.field("name", r.name);
-    w.field("kind", r.kind);
+    w.field("kind", run_kind_name(r.kind));
     w.field("command", r.command);
     w.field("cwd", r.cwd);
     w.field("host", r.host);
-    w.field("state", r.state);
+    w.field("state", run_state_name(r.state));
     w.field("start", rfc3339_utc(r.start_ms));
     if (r.end_ms) w.field("end", rfc3339_utc(*r.end_ms));
     w.optional_field("exit_status", r.exit_status);

@@ -182,8 +182,8 @@ TEST(BenchParts, ABenchIsARunOfKindBenchWithItsLinks) {
     ASSERT_TRUE(id.ok()) << id.error().message;
     Result<RunRecord> r = h->run(*id);
     ASSERT_TRUE(r.ok());
-    EXPECT_EQ(r->kind, "bench");
-    EXPECT_EQ(r->state, "finished");
+    EXPECT_EQ(r->kind, RunKind::bench);
+    EXPECT_EQ(r->state, RunState::finished);
     EXPECT_EQ(r->summary, "REPORT");
     EXPECT_EQ(r->exit_status, 0);
     Result<std::vector<BenchLinkRecord>> back = h->bench_links(*id);
@@ -202,7 +202,7 @@ TEST(BenchParts, ABenchIsARunOfKindBenchWithItsLinks) {
     // A run of baton run is of kind "run".
     Result<std::int64_t> run = h->begin_run("train", "python train.py", "/tmp", "box", 2000);
     ASSERT_TRUE(run.ok());
-    EXPECT_EQ(h->run(*run)->kind, "run");
+    EXPECT_EQ(h->run(*run)->kind, RunKind::run);
 }
 
 TEST(BenchParts, MemoryBenchPerNumaNodeAgainstTheDimmsPeak) {

@@ -14,8 +14,8 @@ RunRecord bench_record(std::int64_t id) {
     RunRecord r;
     r.id = id;
     r.name = "bench";
-    r.kind = "bench";
-    r.state = "finished";
+    r.kind = RunKind::bench;
+    r.state = RunState::finished;
     r.exit_status = 0;
     return r;
 }
@@ -58,7 +58,7 @@ TEST(CompareView, RunsFiguresAndFindings) {
     StoredRun a, b;
     a.run.id = 1;
     a.run.name = "resnet-before-the-fix";
-    a.run.state = "finished";
+    a.run.state = RunState::finished;
     a.run.exit_status = 0;
     a.run.start_ms = 0;
     a.run.end_ms = 100000;

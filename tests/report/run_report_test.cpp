@@ -23,7 +23,7 @@ RunReportData fixture() {
     r.start_ms = 1'000'000;
     r.end_ms = 1'000'000 + 20'000;
     r.exit_status = 0;
-    r.state = "finished";
+    r.state = RunState::finished;
     r.cpu_count = 16;
     r.memory_total_bytes = 64ull << 30;
     r.gpus = {{0, "GPU-a", "NVIDIA H200", 141ull << 30}, {1, "GPU-b", "NVIDIA H200", 141ull << 30}};
@@ -118,7 +118,7 @@ TEST(RunFigures, PerGpuAndWholeRun) {
     // An interrupted run has no end: its duration runs to the last sample.
     RunRecord r = d.run;
     r.end_ms.reset();
-    r.state = "interrupted";
+    r.state = RunState::interrupted;
     EXPECT_DOUBLE_EQ(run_figures(r, d.samples, {}).seconds, 20.0);
     EXPECT_EQ(machine_text(d.run), "16 CPUs, 64.0 GiB memory; 2 x NVIDIA H200 141.0 GiB");
     r.gpus[1].name = "NVIDIA A100-SXM4-80GB";

@@ -12,8 +12,8 @@ TEST(RunsView, ListShowAndPrune) {
     RunRecord done;
     done.id = 3;
     done.name = "resnet";
-    done.kind = "run";
-    done.state = "finished";
+    done.kind = RunKind::run;
+    done.state = RunState::finished;
     done.start_ms = 1764586200000;  // 2025-12-01T10:50:00Z
     done.end_ms = done.start_ms + 90500;
     done.exit_status = 0;
@@ -22,7 +22,7 @@ TEST(RunsView, ListShowAndPrune) {
     done.summary = "SUMMARY\n";
     RunRecord running = done;
     running.id = 4;
-    running.state = "running";
+    running.state = RunState::running;
     running.end_ms.reset();
     running.exit_status.reset();
     const std::string t = runs_table({done, running});

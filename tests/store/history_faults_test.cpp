@@ -187,7 +187,7 @@ TEST(HistoryFaults, AReusedPidIsNoOwner) {
         run = *h->begin_run("mine", "c", "/", "h", 1);
     }
     auto state = [&] { return (*History::open(path, HistoryAccess::read)->runs())[0].state; };
-    EXPECT_EQ(state(), "running");  // this process, alive
+    EXPECT_EQ(state(), RunState::running);  // this process, alive
     // Another process now holds the recorded pid (a child of ours, alive, started later).
     const pid_t kid = fork();
     if (kid == 0) {
@@ -198,17 +198,17 @@ TEST(HistoryFaults, AReusedPidIsNoOwner) {
     ASSERT_TRUE(kid_start.has_value());
     sql(path, "UPDATE runs SET owner_pid = " + std::to_string(kid) +
                   ", owner_start_ticks = " + std::to_string(*kid_start) + " WHERE id = " + std::to_string(run));
-    EXPECT_EQ(state(), "running");  // the same process: alive
+    EXPECT_EQ(state(), RunState::running);  // the same process: alive
     sql(path, "UPDATE runs SET owner_start_ticks = " + std::to_string(*kid_start + 100));
-    EXPECT_EQ(state(), "interrupted");  // the pid is alive but another process holds it
+    EXPECT_EQ(state(), RunState::interrupted);  // the pid is alive but another process holds it
     sql(path, "UPDATE runs SET owner_start_ticks = " + std::to_string(*kid_start) + ", owner_boot_id = 'another-boot'");
-    EXPECT_EQ(state(), "interrupted");  // recorded before a reboot
+    EXPECT_EQ(state(), RunState::interrupted);  // recorded before a reboot
     kill(kid, SIGKILL);
     waitpid(kid, nullptr, 0);
     // Hostile pids are never signalled as groups or "every process".
     for (const char* pid : {"-1", "0", "-4242", "9223372036854775807"}) {
         sql(path, std::string("UPDATE runs SET owner_pid = ") + pid + ", owner_boot_id = NULL");
-        EXPECT_EQ(state(), "interrupted") << pid;
+        EXPECT_EQ(state(), RunState::interrupted) << pid;
     }
     // A writer marks it for good.
     { ASSERT_TRUE(History::open(path, HistoryAccess::manage).ok()); }

@@ -58,7 +58,7 @@ TEST(History, RecordsSurviveAReopen) {
     ASSERT_EQ(runs->size(), 1u);
     const RunRecord& r = (*runs)[0];
     EXPECT_EQ(r.name, "train");
-    EXPECT_EQ(r.state, "finished");
+    EXPECT_EQ(r.state, RunState::finished);
     EXPECT_EQ(r.exit_status, 0);
     EXPECT_EQ(r.end_ms, 2500);
     EXPECT_EQ(r.samples, 2);
@@ -89,12 +89,12 @@ TEST(History, RunOfADeadBatonIsInterrupted) {
     ASSERT_TRUE(h.ok());
     auto runs = h->runs();
     ASSERT_EQ(runs->size(), 1u);
-    EXPECT_EQ((*runs)[0].state, "interrupted");
+    EXPECT_EQ((*runs)[0].state, RunState::interrupted);
     EXPECT_EQ((*runs)[0].samples, 1);
     // A run of this (living) process stays running.
     auto mine = h->begin_run("alive", "[]", "/", "box", 2000);
     auto again = History::open(path);
-    EXPECT_EQ((*again->runs())[1].state, "running");
+    EXPECT_EQ((*again->runs())[1].state, RunState::running);
     (void)mine;
 }
 

@@ -82,7 +82,7 @@ TEST(HistoryWriter, EverythingReachesTheDatabase) {
     EXPECT_TRUE(notes.lines.empty());
     auto h = History::open(path, HistoryAccess::read);
     const RunRecord run = *h->run(1);
-    EXPECT_EQ(run.state, "finished");
+    EXPECT_EQ(run.state, RunState::finished);
     EXPECT_EQ(run.exit_status, 3);
     EXPECT_EQ(run.summary, "complete");  // the summary was made for a complete record
     EXPECT_EQ(run.samples, 50);
