@@ -119,12 +119,11 @@ int run_wait(const QueueArgs& a, std::int64_t id) {
             }
             return runtime_error(j.error().message);
         }
-        const json& job = (*j)["job"];
-        if (a.json) print_json(job);
-        const std::string state = job.value("state", "");
-        if (state == "done") return 0;
-        if (job.contains("exit_status") && job["exit_status"].get<int>() != 0)
-            return job["exit_status"].get<int>() & 255;
+        if (a.json) print_json((*j)["job"]);
+        Result<queue::JobView> job = queue::parse_job_view((*j)["job"]);
+        if (!job.ok()) return runtime_error("the agent's answer: " + job.error().message);
+        if (job->state == JobState::done) return 0;
+        if (job->exit_status && *job->exit_status != 0) return *job->exit_status & 255;
         return kExitFailure;
     }
 }
@@ -273,14 +272,23 @@ int run_queue_command(const QueueCommands& c, const QueueArgs& a, const std::vec
             std::fprintf(stderr, "baton: the jobs handed to Slurm are not listed: %s\n",
                          slurm.problem->message.c_str());
         if (a.json) return print_json(jobs);
-        return write_stdout(queue::jobs_table(jobs)) ? kExitOk : kExitFailure;
+        std::vector<queue::JobRow> rows;
+        for (const json& row : j.ok() ? (*j)["jobs"] : json::array()) {
+            Result<queue::JobView> job = queue::parse_job_view(row);
+            if (!job.ok()) return runtime_error("the agent's answer: " + job.error().message);
+            rows.push_back(queue::job_row(*job));
+        }
+        for (const json& row : slurm.rows) rows.push_back(queue::slurm_row(row));
+        return write_stdout(queue::jobs_table(rows)) ? kExitOk : kExitFailure;
     }
     if (which == c.show) {
         r.op = queue::Op::show;
         Result<json> j = ask(r);
         if (!j.ok()) return runtime_error(j.error().message);
         if (a.json) return print_json((*j)["job"]);
-        return write_stdout(queue::job_text((*j)["job"])) ? kExitOk : kExitFailure;
+        Result<queue::JobView> job = queue::parse_job_view((*j)["job"]);
+        if (!job.ok()) return runtime_error("the agent's answer: " + job.error().message);
+        return write_stdout(queue::job_text(*job)) ? kExitOk : kExitFailure;
     }
     r.op = which == c.cancel    ? queue::Op::cancel
            : which == c.hold    ? queue::Op::hold

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <type_traits>
 
 #include <fmt/format.h>  // header-only (fmt::fmt-header-only)
 
@@ -47,33 +48,17 @@ std::string span(std::optional<std::int64_t> from_ms, std::optional<std::int64_t
     return fmt::format("{}s", s);
 }
 
-std::optional<std::int64_t> opt_ms(const json& j, const char* key) {
-    if (j.contains(key) && j[key].is_number_integer()) return j[key].get<std::int64_t>();
-    return std::nullopt;
-}
-
-std::string join(const json& array) {
+template <typename T>
+std::string join(const std::vector<T>& items) {
     std::string out;
-    for (const auto& v : array) out += (out.empty() ? "" : ",") + (v.is_string() ? v.get<std::string>() : v.dump());
+    for (const T& v : items) {
+        out += out.empty() ? "" : ",";
+        if constexpr (std::is_same_v<T, std::string>)
+            out += v;
+        else
+            out += std::to_string(v);
+    }
     return out;
-}
-
-// The GPUs column: the indices it holds, or how many it waits for.
-std::string gpus_cell(const json& j) {
-    if (j.contains("slurm_id"))
-        return j.value("gpus_count", 0u) ? std::to_string(j["gpus_count"].get<unsigned>()) : "-";
-    if (!j.value("gpu_indices", json::array()).empty()) return join(j["gpu_indices"]);
-    if (!j.value("gpus", json::array()).empty()) return std::to_string(j["gpus"].size());
-    const unsigned want = j.contains("want") ? j["want"].value("gpus", 0u) : 0u;
-    return want ? "(" + std::to_string(want) + ")" : "-";
-}
-
-std::string cpus_cell(const json& j) {
-    if (j.contains("slurm_id"))
-        return j.value("cpus_count", 0u) ? std::to_string(j["cpus_count"].get<unsigned>()) : "-";
-    if (!j.value("cpus", json::array()).empty()) return std::to_string(j["cpus"].size());
-    const unsigned want = j.contains("want") ? j["want"].value("cpus", 0u) : 0u;
-    return want ? "(" + std::to_string(want) + ")" : "-";
 }
 
 std::string bytes_text(std::uint64_t b) {
@@ -82,16 +67,57 @@ std::string bytes_text(std::uint64_t b) {
     return fmt::format("{} MiB", b >> 20);
 }
 
+// The GPUs column: the indices it holds, or how many it waits for.
+std::string gpus_cell(const JobView& j) {
+    if (!j.gpu_indices.empty()) return join(j.gpu_indices);
+    if (!j.gpus.empty()) return std::to_string(j.gpus.size());
+    const unsigned want =
+        j.ask ? (j.ask->want.gpu_uuids.empty() ? j.ask->want.gpus : static_cast<unsigned>(j.ask->want.gpu_uuids.size()))
+              : 0u;
+    return want ? "(" + std::to_string(want) + ")" : "-";
+}
+
+std::string cpus_cell(const JobView& j) {
+    if (!j.cpus.empty()) return std::to_string(j.cpus.size());
+    const unsigned want = j.ask ? j.ask->want.cpus : 0u;
+    return want ? "(" + std::to_string(want) + ")" : "-";
+}
+
+std::optional<std::int64_t> opt_ms(const json& j, const char* key) {
+    if (j.contains(key) && j[key].is_number_integer()) return j[key].get<std::int64_t>();
+    return std::nullopt;
+}
+
 }  // namespace
 
-std::string jobs_table(const json& jobs) {
+JobRow job_row(const JobView& j) {
+    return {std::to_string(j.id), j.owner,      state_name(j.state),
+            gpus_cell(j),         cpus_cell(j), j.submit_ms,
+            j.start_ms,           j.end_ms,     j.name};
+}
+
+JobRow slurm_row(const json& j) {
+    const auto count = [&](const char* key) {
+        const std::int64_t n = j.contains(key) && j[key].is_number_integer() ? j[key].get<std::int64_t>() : 0;
+        return n > 0 ? std::to_string(n) : std::string("-");
+    };
+    return {j.value("id", std::string()),
+            j.value("owner", std::string()),
+            j.value("state", std::string()),
+            count("gpus_count"),
+            count("cpus_count"),
+            opt_ms(j, "submit_ms"),
+            opt_ms(j, "start_ms"),
+            opt_ms(j, "end_ms"),
+            j.value("name", std::string())};
+}
+
+std::string jobs_table(const std::vector<JobRow>& jobs) {
     std::vector<std::vector<std::string>> rows{{"ID", "OWNER", "STATE", "GPUS", "CPUS", "WAITED", "RAN", "NAME"}};
-    for (const json& j : jobs) {
-        const auto submit = opt_ms(j, "submit_ms"), start = opt_ms(j, "start_ms"), end = opt_ms(j, "end_ms");
-        const std::string id = j["id"].is_string() ? j["id"].get<std::string>() : std::to_string(j.value("id", 0));
-        rows.push_back({id, printable(j.value("owner", "")), j.value("state", ""), gpus_cell(j), cpus_cell(j),
-                        span(submit, start ? start : end), span(start, end), printable(j.value("name", ""))});
-    }
+    for (const JobRow& j : jobs)
+        rows.push_back({j.id, printable(j.owner), printable(j.state), j.gpus, j.cpus,
+                        span(j.submit_ms, j.start_ms ? j.start_ms : j.end_ms), span(j.start_ms, j.end_ms),
+                        printable(j.name)});
     std::vector<std::size_t> width(rows.front().size(), 0);
     for (const auto& r : rows)
         for (std::size_t i = 0; i < r.size(); ++i) width[i] = std::max(width[i], r[i].size());
@@ -105,50 +131,44 @@ std::string jobs_table(const json& jobs) {
     return out;
 }
 
-std::string job_text(const json& j) {
+std::string job_text(const JobView& j) {
     std::string out;
     auto line = [&](const std::string& key, const std::string& value) {
         out += fmt::format("{:<10} {}\n", key + ":", value);
     };
-    line("job", std::to_string(j.value("id", 0)) + "  " + printable(j.value("name", "")));
-    line("owner", printable(j.value("owner", "")) + " (uid " + std::to_string(j.value("owner_uid", 0)) + ")");
-    std::string state = j.value("state", "");
-    if (j.contains("exit_status")) state += ", exit status " + std::to_string(j["exit_status"].get<int>());
+    line("job", std::to_string(j.id) + "  " + printable(j.name));
+    line("owner", printable(j.owner) + " (uid " + std::to_string(j.owner_uid) + ")");
+    std::string state = state_name(j.state);
+    if (j.exit_status) state += ", exit status " + std::to_string(*j.exit_status);
     line("state", state);
-    if (j.contains("waiting")) line("waiting", j["waiting"].get<std::string>());
-    if (j.contains("note")) line("note", printable(j["note"].get<std::string>()));
+    if (!j.waiting.empty()) line("waiting", j.waiting);
+    if (!j.note.empty()) line("note", printable(j.note));
     std::string command;
-    for (const auto& a : j.value("argv", json::array()))
-        command += (command.empty() ? "" : " ") + shell_quoted(a.get<std::string>());
+    for (const std::string& a : j.argv) command += (command.empty() ? "" : " ") + shell_quoted(a);
     line("command", command);
-    line("cwd", printable(j.value("cwd", "")));
-    if (j.contains("want")) {
-        const json& w = j["want"];
-        std::string want = fmt::format("{} GPU(s)", w.value("gpus", 0u));
-        if (w.contains("gpu_uuids")) want += " (" + join(w["gpu_uuids"]) + ")";
-        if (w.contains("gpu_memory_bytes"))
-            want += ", " + bytes_text(w["gpu_memory_bytes"].get<std::uint64_t>()) + " each";
-        if (w.value("share", false)) want += ", shared";
-        want += fmt::format(", {} CPU(s)", w.value("cpus", 0u));
-        if (w.value("memory_bytes", std::uint64_t{0}))
-            want += ", " + bytes_text(w["memory_bytes"].get<std::uint64_t>()) + " memory";
+    line("cwd", printable(j.cwd));
+    if (j.ask) {
+        const Resources& w = j.ask->want;
+        std::string want =
+            fmt::format("{} GPU(s)", w.gpu_uuids.empty() ? w.gpus : static_cast<unsigned>(w.gpu_uuids.size()));
+        if (!w.gpu_uuids.empty()) want += " (" + join(w.gpu_uuids) + ")";
+        if (w.gpu_memory_bytes) want += ", " + bytes_text(*w.gpu_memory_bytes) + " each";
+        if (w.share) want += ", shared";
+        want += fmt::format(", {} CPU(s)", w.cpus);
+        if (w.memory_bytes) want += ", " + bytes_text(w.memory_bytes) + " memory";
         line("asks", want);
     }
-    if (!j.value("gpus", json::array()).empty())
-        line("gpus", join(j.value("gpu_indices", json::array())) + " (" + join(j["gpus"]) + ")");
-    if (!j.value("cpus", json::array()).empty()) line("cpus", join(j["cpus"]));
-    line("priority", std::to_string(j.value("priority", 0)));
-    if (!j.value("after", json::array()).empty())
-        line("after", join(j["after"]) + (j.value("after_ok", false) ? " (each must succeed)" : " (each must end)"));
-    line("attempt", fmt::format("{} (retries allowed: {}, on out of memory: {})", j.value("attempt", 0),
-                                j.value("retries", 0u), j.value("on_oom", "fail")));
-    const auto submit = opt_ms(j, "submit_ms"), start = opt_ms(j, "start_ms"), end = opt_ms(j, "end_ms");
-    line("waited", span(submit, start ? start : end));
-    if (start) line("ran", span(start, end));
-    if (j.contains("pid")) line("pid", std::to_string(j["pid"].get<std::uint32_t>()) + " (its supervisor)");
-    if (j.contains("run_id"))
-        line("run", std::to_string(j["run_id"].get<std::int64_t>()) + " (baton report " +
-                        std::to_string(j["run_id"].get<std::int64_t>()) + ")");
+    if (!j.gpus.empty()) line("gpus", join(j.gpu_indices) + " (" + join(j.gpus) + ")");
+    if (!j.cpus.empty()) line("cpus", join(j.cpus));
+    line("priority", std::to_string(j.priority));
+    if (!j.after.empty()) line("after", join(j.after) + (j.after_ok ? " (each must succeed)" : " (each must end)"));
+    line("attempt",
+         fmt::format("{} (retries allowed: {}, on out of memory: {})", j.attempt, j.ask ? j.ask->retries : 0u,
+                     j.ask && j.ask->on_oom == OnOom::retry ? "retry" : "fail"));
+    line("waited", span(j.submit_ms, j.start_ms ? j.start_ms : j.end_ms));
+    if (j.start_ms) line("ran", span(j.start_ms, j.end_ms));
+    if (j.pid) line("pid", std::to_string(*j.pid) + " (its supervisor)");
+    if (j.run_id) line("run", std::to_string(*j.run_id) + " (baton report " + std::to_string(*j.run_id) + ")");
     return out;
 }
 

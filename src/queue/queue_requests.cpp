@@ -32,50 +32,39 @@ void QueueServer::handle(Client& c, const std::string& line) {
     c.out += tail;
 }
 
-std::string QueueServer::job_json(const JobRecord& j) {
-    nlohmann::json o;
-    o["id"] = j.id;
-    o["owner_uid"] = j.owner_uid;
-    o["owner"] = users_.name(j.owner_uid);
-    o["name"] = j.name;
-    o["state"] = state_name(j.state);
-    o["priority"] = j.priority;
-    o["argv"] = j.argv;
-    o["cwd"] = j.cwd;
-    const JobRequest* req = request_of(j);
-    if (req) {
-        const Resources& w = req->want;
-        nlohmann::json want;
-        want["gpus"] = w.gpu_uuids.empty() ? w.gpus : static_cast<unsigned>(w.gpu_uuids.size());
-        if (!w.gpu_uuids.empty()) want["gpu_uuids"] = w.gpu_uuids;
-        if (w.gpu_memory_bytes) want["gpu_memory_bytes"] = *w.gpu_memory_bytes;
-        want["share"] = w.share;
-        want["cpus"] = w.cpus;
-        want["memory_bytes"] = w.memory_bytes;
-        o["want"] = want;
-        o["retries"] = req->retries;
-        o["on_oom"] = req->on_oom == OnOom::retry ? "retry" : "fail";
-    }
-    o["gpus"] = j.gpus;
-    std::vector<unsigned> indices;
+JobView QueueServer::job_view(const JobRecord& j) {
+    JobView v;
+    v.id = j.id;
+    v.owner_uid = j.owner_uid;
+    v.owner = users_.name(j.owner_uid);
+    v.name = j.name;
+    v.state = j.state;
+    v.priority = j.priority;
+    v.argv = j.argv;
+    v.cwd = j.cwd;
+    if (const JobRequest* req = request_of(j)) v.ask = JobView::Ask{req->want, req->retries, req->on_oom};
+    v.gpus = j.gpus;
     for (const std::string& u : j.gpus)
         for (const PoolGpu& g : last_pool_.gpus)
-            if (g.uuid == u) indices.push_back(g.index);
-    o["gpu_indices"] = indices;
-    o["cpus"] = j.cpus;
-    o["after"] = j.after;
-    o["after_ok"] = j.after_ok;
-    o["attempt"] = j.attempt;
-    o["submit_ms"] = j.submit_ms;
-    if (j.start_ms) o["start_ms"] = *j.start_ms;
-    if (j.end_ms) o["end_ms"] = *j.end_ms;
-    if (j.exit_status) o["exit_status"] = *j.exit_status;
-    if (j.pid) o["pid"] = *j.pid;
-    if (j.run_id) o["run_id"] = *j.run_id;
-    if (!j.note.empty()) o["note"] = j.note;
+            if (g.uuid == u) v.gpu_indices.push_back(g.index);
+    v.cpus = j.cpus;
+    v.after = j.after;
+    v.after_ok = j.after_ok;
+    v.attempt = j.attempt;
+    v.submit_ms = j.submit_ms;
+    v.start_ms = j.start_ms;
+    v.end_ms = j.end_ms;
+    v.exit_status = j.exit_status;
+    v.pid = j.pid;
+    v.run_id = j.run_id;
+    v.note = j.note;
     auto w = waiting_.find(j.id);
-    if (j.state == JobState::queued && w != waiting_.end()) o["waiting"] = w->second;
-    return o.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    if (j.state == JobState::queued && w != waiting_.end()) v.waiting = w->second;
+    return v;
+}
+
+std::string QueueServer::job_json(const JobRecord& j) {
+    return job_view_json(job_view(j)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 std::string QueueServer::job_line(const JobRecord& j) {

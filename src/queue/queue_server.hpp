@@ -24,6 +24,7 @@
 #include "core/result.hpp"
 #include "core/thresholds.hpp"
 #include "diagnose/series.hpp"
+#include "queue/job_view.hpp"
 #include "queue/job_cgroup.hpp"
 #include "queue/job_request.hpp"
 #include "queue/pool.hpp"
@@ -96,6 +97,7 @@ class QueueServer {
     std::string submit(const Client& c, const Submission& s);
     std::string change(const Client& c, const Request& r);
     std::string logs(const Client& c, const Request& r, std::string& tail);
+    JobView job_view(const JobRecord& j);  // what clients are told of it (job_view.hpp)
     std::string job_json(const JobRecord& j);
     std::string job_line(const JobRecord& j);  // the answer naming one job: {"ok":true,"job":...}
     void job_final(const JobRecord& j);

@@ -22,63 +22,69 @@ TEST(JobText, JobIdsAsTyped) {
 
 TEST(JobText, TheTableWithSlurmRowsBeside) {
     const std::int64_t now = unix_millis();
-    const json jobs = json::array({
-        {{"id", 7},
-         {"owner", "ana"},
-         {"state", "running"},
-         {"gpu_indices", {0, 1}},
-         {"gpus", {"GPU-a", "GPU-b"}},
-         {"cpus", {0, 1, 2, 3}},
-         {"submit_ms", now - 65000},
-         {"start_ms", now - 5000},
-         {"name", "resnet"}},
-        {{"id", 8},
-         {"owner", "bo"},
-         {"state", "queued"},
-         {"want", {{"gpus", 2}, {"cpus", 8}}},
-         {"submit_ms", now - 3 * 3600 * 1000},
-         {"name", "bert\x1b[31m"}},
-        {{"id", "slurm:41"},
-         {"slurm_id", 41},
-         {"owner", "ana"},
-         {"state", "running"},
-         {"gpus_count", 4},
-         {"cpus_count", 32},
-         {"name", "big"}},
-    });
-    const std::string t = jobs_table(jobs);
+    JobView running;
+    running.id = 7;
+    running.owner = "ana";
+    running.state = JobState::running;
+    running.gpu_indices = {0, 1};
+    running.gpus = {"GPU-a", "GPU-b"};
+    running.cpus = {0, 1, 2, 3};
+    running.submit_ms = now - 65000;
+    running.start_ms = now - 5000;
+    running.name = "resnet";
+    JobView queued;
+    queued.id = 8;
+    queued.owner = "bo";
+    queued.state = JobState::queued;
+    queued.ask = JobView::Ask{};
+    queued.ask->want.gpus = 2;
+    queued.ask->want.cpus = 8;
+    queued.submit_ms = now - 3 * 3600 * 1000;
+    queued.name = "bert\x1b[31m";
+    const json slurm = {{"id", "slurm:41"}, {"slurm_id", 41},   {"owner", "ana"}, {"state", "running"},
+                        {"gpus_count", 4},  {"cpus_count", 32}, {"name", "big"}};
+    const std::string t = jobs_table({job_row(running), job_row(queued), slurm_row(slurm)});
     EXPECT_EQ(t.rfind("ID        OWNER  STATE    GPUS  CPUS  WAITED  RAN  NAME\n", 0), 0u) << t;
     EXPECT_NE(t.find("7         ana    running  0,1   4     1m00s   5s   resnet\n"), std::string::npos) << t;
     EXPECT_NE(t.find("8         bo     queued   (2)   (8)   3h00m   -    bert?[31m\n"), std::string::npos) << t;
     EXPECT_NE(t.find("slurm:41  ana    running  4     32    -       -    big\n"), std::string::npos) << t;
 }
 
+namespace {
+
+JobView ended_job() {
+    JobView j;
+    j.id = 12;
+    j.name = "run\x07";
+    j.owner = "ana";
+    j.owner_uid = 1000;
+    j.state = JobState::failed;
+    j.exit_status = 3;
+    j.argv = {"python3", "train.py", "--note", "two words", "it's"};
+    j.cwd = "/work";
+    j.ask = JobView::Ask{};
+    j.ask->want.gpus = 1;
+    j.ask->want.gpu_memory_bytes = 20ull << 30;
+    j.ask->want.share = true;
+    j.ask->want.cpus = 4;
+    j.ask->want.memory_bytes = 1536ull << 20;
+    j.ask->retries = 1;
+    j.ask->on_oom = OnOom::retry;
+    j.priority = 2;
+    j.after = {3, 4};
+    j.after_ok = true;
+    j.attempt = 2;
+    j.submit_ms = 1000;
+    j.start_ms = 61000;
+    j.end_ms = 3661000;
+    j.run_id = 99;
+    return j;
+}
+
+}  // namespace
+
 TEST(JobText, ShowQuotesTheCommandAndEscapesNames) {
-    const json job = {{"id", 12},
-                      {"name", "run\x07"},
-                      {"owner", "ana"},
-                      {"owner_uid", 1000},
-                      {"state", "failed"},
-                      {"exit_status", 3},
-                      {"argv", {"python3", "train.py", "--note", "two words", "it's"}},
-                      {"cwd", "/work"},
-                      {"want",
-                       {{"gpus", 1},
-                        {"gpu_memory_bytes", 20ull << 30},
-                        {"share", true},
-                        {"cpus", 4},
-                        {"memory_bytes", 1536ull << 20}}},
-                      {"priority", 2},
-                      {"after", {3, 4}},
-                      {"after_ok", true},
-                      {"attempt", 2},
-                      {"retries", 1},
-                      {"on_oom", "retry"},
-                      {"submit_ms", 1000},
-                      {"start_ms", 61000},
-                      {"end_ms", 3661000},
-                      {"run_id", 99}};
-    const std::string t = job_text(job);
+    const std::string t = job_text(ended_job());
     EXPECT_NE(t.find("job:       12  run?\n"), std::string::npos) << t;
     EXPECT_NE(t.find("owner:     ana (uid 1000)\n"), std::string::npos);
     EXPECT_NE(t.find("state:     failed, exit status 3\n"), std::string::npos);
@@ -89,4 +95,47 @@ TEST(JobText, ShowQuotesTheCommandAndEscapesNames) {
     EXPECT_NE(t.find("waited:    1m00s\n"), std::string::npos);
     EXPECT_NE(t.find("ran:       1h00m\n"), std::string::npos);
     EXPECT_NE(t.find("run:       99 (baton report 99)\n"), std::string::npos);
+}
+
+TEST(JobView, RoundTripAndWrongTypesNamed) {
+    const JobView j = ended_job();
+    const json encoded = job_view_json(j);
+    EXPECT_EQ(encoded["state"], "failed");
+    EXPECT_EQ(encoded["want"]["gpu_memory_bytes"], 20ull << 30);
+    Result<JobView> back = parse_job_view(encoded);
+    ASSERT_TRUE(back.ok()) << back.error().message;
+    EXPECT_EQ(job_view_json(*back), encoded);
+    EXPECT_EQ(back->state, JobState::failed);
+    EXPECT_EQ(back->ask->on_oom, OnOom::retry);
+    EXPECT_EQ(back->after, j.after);
+    EXPECT_FALSE(back->pid);
+    // A job without a readable request has no "want": no ask.
+    JobView bare;
+    bare.id = 1;
+    bare.state = JobState::lost;
+    Result<JobView> b = parse_job_view(job_view_json(bare));
+    ASSERT_TRUE(b.ok()) << b.error().message;
+    EXPECT_FALSE(b->ask);
+    // Hostile answers: one error naming the field.
+    auto error_of = [&](json o) {
+        Result<JobView> r = parse_job_view(o);
+        EXPECT_FALSE(r.ok());
+        return r.ok() ? std::string() : r.error().message;
+    };
+    json bad = encoded;
+    bad["state"] = "paused";
+    EXPECT_EQ(error_of(bad), "the job's state \"paused\" is not one baton knows");
+    bad = encoded;
+    bad["id"] = "twelve";
+    EXPECT_EQ(error_of(bad), "the job's \"id\" has the wrong type");
+    bad = encoded;
+    bad.erase("argv");
+    EXPECT_EQ(error_of(bad), "the job has no \"argv\"");
+    bad = encoded;
+    bad["want"]["cpus"] = -1;
+    EXPECT_EQ(error_of(bad), "the job's \"cpus\" has the wrong type");
+    bad = encoded;
+    bad["want"] = 3;
+    EXPECT_EQ(error_of(bad), "the job's \"want\" has the wrong type");
+    EXPECT_EQ(error_of(json::array()), "a job is a JSON object");
 }
