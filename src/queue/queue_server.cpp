@@ -25,6 +25,7 @@
 #include "queue/gpu_memory_auto.hpp"
 #include "queue/job_env.hpp"
 #include "queue/job_end.hpp"
+#include "queue/job_starter.hpp"
 #include "queue/job_shim.hpp"
 #include "queue/queue_socket.hpp"
 #include "run/events_socket.hpp"
@@ -478,38 +479,17 @@ void QueueServer::launch(std::int64_t id) {
     const JobRequest* req = request_of(j);
     const bool gpu_job = req && (req->want.gpus > 0 || !req->want.gpu_uuids.empty());
 
-    // The owner, as the passwd database knows them now.
-    std::vector<char> buf(16384);
-    passwd pw{}, *found = nullptr;
-    if (::getpwuid_r(j.owner_uid, &pw, buf.data(), buf.size(), &found) != 0 || !found)
-        return fail("no user with uid " + std::to_string(j.owner_uid) + " on this machine");
+    Result<JobOwner> owner = job_owner(j.owner_uid);
+    if (!owner.ok()) return fail(owner.error().message);
     const std::string dir = attempt_dir(id, j.attempt);
-    std::error_code ec;
-    std::filesystem::create_directories(dir, ec);
-    if (ec) return fail("cannot create " + dir + ": " + ec.message());
-    const std::string job_dir = options_.jobs_dir + "/" + std::to_string(id);
-    // The directories stay the agent's: a root agent writes the spec and its supervisor the logs and
-    // the status there, and a directory the job's owner could write to would let them plant a link
-    // that turns one of those writes into root's write anywhere. Traversable (not listable) so the
-    // job's processes reach the hook's socket; the owner reads the logs through the agent.
-    for (const std::string& d : {job_dir, dir}) ::chmod(d.c_str(), ::geteuid() == 0 ? 0711 : 0700);
-
-    // The job's GPUs as CUDA_VISIBLE_DEVICES names them.
-    std::vector<std::string> visible;
-    for (const std::string& u : j.gpus) {
-        std::string name = u;
-        if (!options_.uuid_visible_devices)
-            for (const PoolGpu& g : last_pool_.gpus)
-                if (g.uuid == u) name = std::to_string(g.index);
-        if (name.rfind("index:", 0) == 0) name = name.substr(6);
-        visible.push_back(name);
-    }
+    if (Status made = make_attempt_dirs(options_.jobs_dir + "/" + std::to_string(id), dir); !made.ok())
+        return fail(made.error().message);
 
     auto watched = std::make_unique<Watched>();
     JobEnvInput in;
     in.submitted = j.env;
     in.gpu_job = gpu_job;
-    in.gpus = visible;
+    in.gpus = visible_devices(j.gpus, last_pool_.gpus, options_.uuid_visible_devices);
     in.cpus = static_cast<unsigned>(j.cpus.size());
     in.job_id = id;
     in.attempt = j.attempt;
@@ -517,24 +497,12 @@ void QueueServer::launch(std::int64_t id) {
     // The Python hook's socket: the job's processes send to it as the owner.
     Result<EventsSocket> events = EventsSocket::open_at(dir + "/events");
     if (events.ok()) {
-        if (::geteuid() == 0) ::chown(events->path().c_str(), pw.pw_uid, pw.pw_gid);
+        if (::geteuid() == 0) ::chown(events->path().c_str(), owner->uid, owner->gid);
         in.events_path = events->path();
         watched->events.emplace(std::move(*events));
     }
     std::vector<std::string> env = job_environment(in);
-    // The owner's HOME, USER, LOGNAME and SHELL, as a login would set them.
-    auto set_env = [&](const std::string& key, const std::string& value) {
-        auto it =
-            std::find_if(env.begin(), env.end(), [&](const std::string& kv) { return kv.rfind(key + "=", 0) == 0; });
-        if (it != env.end())
-            *it = key + "=" + value;
-        else
-            env.push_back(key + "=" + value);
-    };
-    set_env("HOME", pw.pw_dir);
-    set_env("USER", pw.pw_name);
-    set_env("LOGNAME", pw.pw_name);
-    if (pw.pw_shell && *pw.pw_shell) set_env("SHELL", pw.pw_shell);
+    set_login_variables(env, *owner);
 
     ShimSpec spec;
     spec.job = id;
@@ -542,9 +510,9 @@ void QueueServer::launch(std::int64_t id) {
     spec.argv = j.argv;
     spec.env = env;
     spec.cwd = j.cwd;
-    spec.uid = pw.pw_uid;
-    spec.gid = pw.pw_gid;
-    spec.user = pw.pw_name;
+    spec.uid = owner->uid;
+    spec.gid = owner->gid;
+    spec.user = owner->name;
     spec.cpus = j.cpus;
     spec.end_grace_seconds = options_.end_grace_seconds;
     if (cgroups_) {
@@ -560,7 +528,20 @@ void QueueServer::launch(std::int64_t id) {
     ::unlink((dir + "/status").c_str());
     if (Status w = write_file_atomically(dir + "/spec", spec_json(spec)); !w.ok()) return fail(w.error().message);
 
-    // The supervisor: its own session, the go pipe on descriptor 3, nothing else inherited.
+    start_supervised(j, dir, env, std::move(watched));
+}
+
+// The supervisor: its own session, the go pipe on descriptor 3, nothing else inherited. It runs
+// the job only after the store says it runs it (the go).
+void QueueServer::start_supervised(JobRecord& j, const std::string& dir, const std::vector<std::string>& env,
+                                   std::unique_ptr<Watched> watched) {
+    const std::int64_t id = j.id;
+    auto fail = [&](const std::string& why) {
+        record_state(id, {JobState::starting}, JobState::failed, unix_millis(), std::nullopt, why);
+        j.state = JobState::failed;
+        j.note = why;
+        job_final(j);
+    };
     int go[2];
     if (::pipe2(go, O_CLOEXEC) != 0) return fail(std::string("cannot make a pipe: ") + std::strerror(errno));
     const int log = ::open((dir + "/supervisor.log").c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);

@@ -79,18 +79,22 @@ class QueueServer {
   private:
     struct Client;
     struct Running;
+    struct Watched;
     QueueServer() = default;
     void loop();
     void recover();
     void schedule();
     Pool current_pool(std::set<std::uint32_t>* queue_pids = nullptr);
+    // Starts a job the plan placed: its GPUs checked free, its owner, directories, environment and
+    // spec; then start_supervised hands it to its supervisor and records it running.
     void launch(std::int64_t id);
+    void start_supervised(JobRecord& j, const std::string& dir, const std::vector<std::string>& env,
+                          std::unique_ptr<Watched> watched);
     // The supervisor of the job in `dir`, from the spawner or, without one, forked and exec'd by
     // this process (then `own_child`: this process reaps it).
     Result<pid_t> start_supervisor(const std::string& dir, int go_fd, int log_fd, bool& own_child);
     void ended(std::int64_t id);
     void link_runs();
-    struct Watched;
     void watch(const JobRecord& j, pid_t pid, const std::vector<std::string>& env, std::unique_ptr<Watched> watched);
     void handle(Client& c, const std::string& line);
     std::string answer(Client& c, const Request& r, std::string& tail);
