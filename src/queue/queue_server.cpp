@@ -275,6 +275,80 @@ void QueueServer::recover() {
     }
 }
 
+// New clients on the listening socket; a connection whose peer cannot be told, or past 4096
+// clients, is closed at once.
+void QueueServer::accept_clients() {
+    for (;;) {
+        const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0) return;
+        Result<Peer> peer = peer_of(fd);
+        if (!peer.ok() || clients_.size() >= 4096) {
+            ::close(fd);
+            continue;
+        }
+        auto c = std::make_unique<Client>();
+        c->fd = fd;
+        c->peer = *peer;
+        clients_[fd] = std::move(c);
+    }
+}
+
+// One client's turn: its whole request lines answered, its answers sent as far as the socket
+// takes them, the connection closed when it is gone or done. True when a request was handled
+// (the plan may change).
+bool QueueServer::serve_client(const pollfd& p) {
+    auto it = clients_.find(p.fd);
+    if (it == clients_.end()) return false;
+    Client& c = *it->second;
+    bool handled = false;
+    bool gone = (p.revents & (POLLERR | POLLNVAL)) != 0;
+    if (!gone && (p.revents & (POLLIN | POLLHUP)) && !c.closing) {
+        char buf[65536];
+        const ssize_t got = ::read(c.fd, buf, sizeof buf);
+        if (got == 0 || (got < 0 && errno != EAGAIN && errno != EINTR)) {
+            gone = true;
+        } else if (got > 0) {
+            c.in.append(buf, static_cast<std::size_t>(got));
+            std::size_t nl;
+            while (!c.closing && (nl = c.in.find('\n')) != std::string::npos) {
+                const std::string line = c.in.substr(0, nl);
+                c.in.erase(0, nl + 1);
+                handle(c, line);
+                handled = true;
+            }
+            if (!c.closing && c.in.size() > kMaxRequestBytes) {
+                c.out += error_line("the request is longer than " + std::to_string(kMaxRequestBytes) + " bytes");
+                c.in.clear();
+                c.closing = true;
+            }
+        }
+    }
+    if (!gone && !c.out.empty()) {
+        const ssize_t put = ::send(c.fd, c.out.data(), c.out.size(), MSG_NOSIGNAL);
+        if (put > 0)
+            c.out.erase(0, static_cast<std::size_t>(put));
+        else if (put < 0 && errno != EAGAIN && errno != EINTR)
+            gone = true;
+    }
+    if (gone || (c.closing && c.out.empty())) {
+        ::close(c.fd);
+        clients_.erase(it);
+    }
+    return handled;
+}
+
+// Once a second: cgroups left to remove, and supervisors without a pidfd (an old kernel) looked
+// at by their start time. True when one ended.
+bool QueueServer::check_once_a_second() {
+    std::erase_if(stale_cgroups_, [](const std::string& dir) { return remove_job_cgroup(dir); });
+    std::vector<std::int64_t> gone;
+    for (auto& [id, r] : running_)
+        if (r->pidfd < 0 && process_start_ticks(r->pid) != std::optional<std::uint64_t>(r->start_ticks))
+            gone.push_back(id);
+    for (std::int64_t id : gone) ended(id);
+    return !gone.empty();
+}
+
 void QueueServer::loop() {
     double next_check = monotonic_seconds() + 1;
     bool plan_due = true;
@@ -288,14 +362,13 @@ void QueueServer::loop() {
             plan_due = false;
             link_runs();
         }
+        // The listener, the wake-up, every client, every supervisor's pidfd.
         std::vector<pollfd> fds;
         fds.push_back({listen_fd_, POLLIN, 0});
         fds.push_back({wake_fd_, POLLIN, 0});
-        std::vector<int> client_fds;
-        for (auto& [fd, c] : clients_) {
+        for (auto& [fd, c] : clients_)
             fds.push_back({fd, static_cast<short>((c->closing ? 0 : POLLIN) | (c->out.empty() ? 0 : POLLOUT)), 0});
-            client_fds.push_back(fd);
-        }
+        const std::size_t first_job = fds.size();
         std::vector<std::int64_t> job_ids;
         for (auto& [id, r] : running_) {
             if (r->pidfd < 0) continue;
@@ -309,79 +382,17 @@ void QueueServer::loop() {
             (void)!::read(wake_fd_, &v, sizeof v);
             plan_due = true;
         }
-        if (fds[0].revents & POLLIN) {
-            for (;;) {
-                const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-                if (fd < 0) break;
-                Result<Peer> peer = peer_of(fd);
-                if (!peer.ok() || clients_.size() >= 4096) {
-                    ::close(fd);
-                    continue;
-                }
-                auto c = std::make_unique<Client>();
-                c->fd = fd;
-                c->peer = *peer;
-                clients_[fd] = std::move(c);
-            }
-        }
-        for (std::size_t i = 0; i < client_fds.size(); ++i) {
-            const pollfd& p = fds[2 + i];
-            auto it = clients_.find(p.fd);
-            if (it == clients_.end()) continue;
-            Client& c = *it->second;
-            bool gone = (p.revents & (POLLERR | POLLNVAL)) != 0;
-            if (!gone && (p.revents & (POLLIN | POLLHUP)) && !c.closing) {
-                char buf[65536];
-                const ssize_t got = ::read(c.fd, buf, sizeof buf);
-                if (got == 0 || (got < 0 && errno != EAGAIN && errno != EINTR)) {
-                    gone = true;
-                } else if (got > 0) {
-                    c.in.append(buf, static_cast<std::size_t>(got));
-                    std::size_t nl;
-                    while (!c.closing && (nl = c.in.find('\n')) != std::string::npos) {
-                        const std::string line = c.in.substr(0, nl);
-                        c.in.erase(0, nl + 1);
-                        handle(c, line);
-                        plan_due = true;
-                    }
-                    if (!c.closing && c.in.size() > kMaxRequestBytes) {
-                        c.out +=
-                            error_line("the request is longer than " + std::to_string(kMaxRequestBytes) + " bytes");
-                        c.in.clear();
-                        c.closing = true;
-                    }
-                }
-            }
-            if (!gone && !c.out.empty()) {
-                const ssize_t put = ::send(c.fd, c.out.data(), c.out.size(), MSG_NOSIGNAL);
-                if (put > 0)
-                    c.out.erase(0, static_cast<std::size_t>(put));
-                else if (put < 0 && errno != EAGAIN && errno != EINTR)
-                    gone = true;
-            }
-            if (gone || (c.closing && c.out.empty())) {
-                ::close(c.fd);
-                clients_.erase(it);
-            }
-        }
+        if (fds[0].revents & POLLIN) accept_clients();
+        for (std::size_t i = 2; i < first_job; ++i) plan_due |= serve_client(fds[i]);
         for (std::size_t i = 0; i < job_ids.size(); ++i)
-            if (fds[2 + client_fds.size() + i].revents & (POLLIN | POLLHUP | POLLERR)) {
+            if (fds[first_job + i].revents & (POLLIN | POLLHUP | POLLERR)) {
                 ended(job_ids[i]);
                 plan_due = true;
             }
-        // Supervisors without a pidfd (an old kernel) are looked at once a second.
         const double now = monotonic_seconds();
         if (now >= next_check) {
             next_check = now + 1;
-            std::erase_if(stale_cgroups_, [](const std::string& dir) { return remove_job_cgroup(dir); });
-            std::vector<std::int64_t> gone;
-            for (auto& [id, r] : running_)
-                if (r->pidfd < 0 && process_start_ticks(r->pid) != std::optional<std::uint64_t>(r->start_ticks))
-                    gone.push_back(id);
-            for (std::int64_t id : gone) {
-                ended(id);
-                plan_due = true;
-            }
+            plan_due |= check_once_a_second();
         }
     }
 }

@@ -17,6 +17,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <poll.h>
 #include <sys/types.h>
 #include <thread>
 #include <vector>
@@ -81,7 +82,10 @@ class QueueServer {
     struct Running;
     struct Watched;
     QueueServer() = default;
-    void loop();
+    void loop();  // the queue thread: poll, then accept, serve, end, plan
+    void accept_clients();
+    bool serve_client(const pollfd& p);
+    bool check_once_a_second();
     void recover();
     void schedule();
     Pool current_pool(std::set<std::uint32_t>* queue_pids = nullptr);
