@@ -160,8 +160,50 @@ std::string QueueServer::submit(const Client& c, const Submission& s) {
     return dump({{"ok", true}, {"id", j.id}, {"state", state_name(j.state)}});
 }
 
+// cancel: a waiting job leaves the queue now; a running one ends with its whole tree.
+Result<std::string> QueueServer::cancel_job(JobRecord j, double grace_seconds, std::int64_t now) {
+    if (j.state == JobState::queued || j.state == JobState::held) {
+        if (!store_
+                 ->change_job_state(j.id, {JobState::queued, JobState::held}, JobState::cancelled, now, std::nullopt,
+                                    "cancelled before it started")
+                 .value_or(false))
+            return std::string();  // it moved on meanwhile: nothing to say
+        j.state = JobState::cancelled;
+        j.end_ms = now;
+        j.note = "cancelled before it started";
+        job_final(j);
+        return std::string("cancelled");
+    }
+    if (auto it = running_.find(j.id); it != running_.end()) {
+        cancel_running(*it->second, grace_seconds);
+        return std::string("cancelling");
+    }
+    return std::string("already ") + state_name(j.state);
+}
+
+// hold and release: between queued and held, nothing else.
+Result<std::string> QueueServer::hold_job(const JobRecord& j, bool hold, std::int64_t now) {
+    const JobState from = hold ? JobState::queued : JobState::held;
+    const JobState to = hold ? JobState::held : JobState::queued;
+    if (!store_->change_job_state(j.id, {from}, to, now).value_or(false))
+        return make_error("job " + std::to_string(j.id) + " is " + state_name(j.state) +
+                          (hold ? ": only a queued job can be held" : ": only a held job can be released"));
+    open_[j.id].state = to;
+    return std::string(state_name(to));
+}
+
+// retry: an ended job queued again, as its next attempt.
+Result<std::string> QueueServer::retry_job(const JobRecord& j, const Client& c) {
+    if (!store_->requeue_job(j.id, "retried by " + users_.name(c.peer.uid)).value_or(false))
+        return make_error("job " + std::to_string(j.id) + " is " + state_name(j.state) +
+                          ": only an ended job can be retried");
+    Result<JobRecord> again = store_->job(j.id);
+    if (again.ok()) open_[j.id] = *again;
+    return std::string("queued");
+}
+
 std::string QueueServer::change(const Client& c, const Request& r) {
-    nlohmann::json done = nlohmann::json::array();
+    // Every job is the caller's (or the caller is root) before any is changed.
     for (std::int64_t id : r.jobs) {
         Result<JobRecord> j = find(id);
         if (!j.ok()) return error_line(j.error());
@@ -171,61 +213,26 @@ std::string QueueServer::change(const Client& c, const Request& r) {
                                   ": only its owner or root may " + op_name(r.op) + " it");
     }
     const std::int64_t now = unix_millis();
+    nlohmann::json done = nlohmann::json::array();
     for (std::int64_t id : r.jobs) {
-        JobRecord j = *find(id);
-        std::string outcome;
+        const JobRecord j = *find(id);
+        Result<std::string> outcome = make_error(ErrorCode::invalid_argument, "not a change");
         switch (r.op) {
             case Op::cancel:
-                if (j.state == JobState::queued || j.state == JobState::held) {
-                    if (store_
-                            ->change_job_state(id, {JobState::queued, JobState::held}, JobState::cancelled, now,
-                                               std::nullopt, "cancelled before it started")
-                            .value_or(false)) {
-                        j.state = JobState::cancelled;
-                        j.end_ms = now;
-                        j.note = "cancelled before it started";
-                        job_final(j);
-                        outcome = "cancelled";
-                    }
-                } else if (auto it = running_.find(id); it != running_.end()) {
-                    cancel_running(*it->second, r.grace_seconds);
-                    outcome = "cancelling";
-                } else {
-                    outcome = std::string("already ") + state_name(j.state);
-                }
+                outcome = cancel_job(j, r.grace_seconds, now);
                 break;
             case Op::hold:
-                if (store_->change_job_state(id, {JobState::queued}, JobState::held, now).value_or(false)) {
-                    open_[id].state = JobState::held;
-                    outcome = "held";
-                } else {
-                    return error_line("job " + std::to_string(id) + " is " + state_name(j.state) +
-                                      ": only a queued job can be held");
-                }
-                break;
             case Op::release:
-                if (store_->change_job_state(id, {JobState::held}, JobState::queued, now).value_or(false)) {
-                    open_[id].state = JobState::queued;
-                    outcome = "queued";
-                } else {
-                    return error_line("job " + std::to_string(id) + " is " + state_name(j.state) +
-                                      ": only a held job can be released");
-                }
+                outcome = hold_job(j, r.op == Op::hold, now);
                 break;
             case Op::retry:
-                if (store_->requeue_job(id, "retried by " + users_.name(c.peer.uid)).value_or(false)) {
-                    Result<JobRecord> again = store_->job(id);
-                    if (again.ok()) open_[id] = *again;
-                    outcome = "queued";
-                } else {
-                    return error_line("job " + std::to_string(id) + " is " + state_name(j.state) +
-                                      ": only an ended job can be retried");
-                }
+                outcome = retry_job(j, c);
                 break;
             default:
-                return error_line(ErrorCode::invalid_argument, "not a change");
+                break;
         }
-        done.push_back({{"id", id}, {"state", outcome}});
+        if (!outcome.ok()) return error_line(outcome.error());
+        done.push_back({{"id", id}, {"state", *outcome}});
     }
     return dump({{"ok", true}, {"jobs", done}});
 }

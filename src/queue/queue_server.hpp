@@ -104,6 +104,9 @@ class QueueServer {
     std::string answer(Client& c, const Request& r, std::string& tail);
     std::string submit(const Client& c, const Submission& s);
     std::string change(const Client& c, const Request& r);
+    Result<std::string> cancel_job(JobRecord j, double grace_seconds, std::int64_t now);
+    Result<std::string> hold_job(const JobRecord& j, bool hold, std::int64_t now);
+    Result<std::string> retry_job(const JobRecord& j, const Client& c);
     std::string logs(const Client& c, const Request& r, std::string& tail);
     JobView job_view(const JobRecord& j);  // what clients are told of it (job_view.hpp)
     std::string job_json(const JobRecord& j);
