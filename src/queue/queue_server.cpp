@@ -665,6 +665,32 @@ void QueueServer::link_runs() {
     }
 }
 
+std::unique_ptr<QueueServer::Watched> QueueServer::take_watch(std::int64_t id) {
+    std::lock_guard lock(watch_mutex_);
+    auto it = watched_.find(id);
+    if (it == watched_.end()) return nullptr;
+    std::unique_ptr<Watched> w = std::move(it->second);
+    watched_.erase(it);
+    return w;
+}
+
+// What is left of the job's stderr and the hook's events, then its end as the watch records it.
+RunStats QueueServer::finish_watch(Watched& w, const ShimStatus& st, std::uint64_t memory_limit) {
+    const int fd = ::open(w.stderr_path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        char buf[65536];
+        ssize_t n;
+        while ((n = ::pread(fd, buf, sizeof buf, static_cast<off_t>(w.stderr_read))) > 0) {
+            w.watch->read_output(std::string_view(buf, static_cast<std::size_t>(n)));
+            w.stderr_read += static_cast<std::uint64_t>(n);
+        }
+        ::close(fd);
+    }
+    if (w.events) w.watch->read_events(w.events->drain());
+    if (st.oom_kills) w.watch->set_cgroup_oom_kills(st.oom_kills, memory_limit);
+    return w.watch->finish(st.exit_status, st.signal, monotonic_seconds() - w.started, st.killed_after_grace);
+}
+
 void QueueServer::ended(std::int64_t id) {
     auto it = running_.find(id);
     if (it == running_.end()) return;
@@ -673,15 +699,7 @@ void QueueServer::ended(std::int64_t id) {
     if (r->child) ::waitpid(r->pid, nullptr, 0);
     if (r->pidfd >= 0) ::close(r->pidfd);
     drop_cgroup(id, open_[id].attempt);
-    std::unique_ptr<Watched> w;
-    {
-        std::lock_guard lock(watch_mutex_);
-        auto wi = watched_.find(id);
-        if (wi != watched_.end()) {
-            w = std::move(wi->second);
-            watched_.erase(wi);
-        }
-    }
+    std::unique_ptr<Watched> w = take_watch(id);
     JobRecord& j = open_[id];
     const std::optional<std::string> text = read_small_file(r->dir + "/status", 1u << 20);
     Result<ShimStatus> st = text ? parse_status_json(*text) : Result<ShimStatus>(make_error("no status"));
@@ -711,20 +729,7 @@ void QueueServer::ended(std::int64_t id) {
     }
     std::optional<RunStats> stats;
     if (w) {
-        // What is left of its stderr, then the end.
-        const int fd = ::open(w->stderr_path.c_str(), O_RDONLY | O_CLOEXEC);
-        if (fd >= 0) {
-            char buf[65536];
-            ssize_t n;
-            while ((n = ::pread(fd, buf, sizeof buf, static_cast<off_t>(w->stderr_read))) > 0) {
-                w->watch->read_output(std::string_view(buf, static_cast<std::size_t>(n)));
-                w->stderr_read += static_cast<std::uint64_t>(n);
-            }
-            ::close(fd);
-        }
-        if (w->events) w->watch->read_events(w->events->drain());
-        if (st->oom_kills) w->watch->set_cgroup_oom_kills(st->oom_kills, req ? req->want.memory_bytes : 0);
-        stats = w->watch->finish(st->exit_status, st->signal, monotonic_seconds() - w->started, st->killed_after_grace);
+        stats = finish_watch(*w, *st, req ? req->want.memory_bytes : 0);
         if (stats->recording.run_id) {
             link_run(id, stats->recording.run_id);
             j.run_id = stats->recording.run_id;

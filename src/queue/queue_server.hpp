@@ -28,6 +28,7 @@
 #include "queue/job_view.hpp"
 #include "queue/job_cgroup.hpp"
 #include "queue/job_request.hpp"
+#include "queue/job_shim.hpp"
 #include "queue/pool.hpp"
 #include "queue/protocol.hpp"
 #include "queue/spawner.hpp"
@@ -97,7 +98,9 @@ class QueueServer {
     // The supervisor of the job in `dir`, from the spawner or, without one, forked and exec'd by
     // this process (then `own_child`: this process reaps it).
     Result<pid_t> start_supervisor(const std::string& dir, int go_fd, int log_fd, bool& own_child);
-    void ended(std::int64_t id);
+    void ended(std::int64_t id);  // its supervisor ended: the job's end recorded, retried or final
+    std::unique_ptr<Watched> take_watch(std::int64_t id);
+    RunStats finish_watch(Watched& w, const ShimStatus& st, std::uint64_t memory_limit);
     void link_runs();
     void watch(const JobRecord& j, pid_t pid, const std::vector<std::string>& env, std::unique_ptr<Watched> watched);
     void handle(Client& c, const std::string& line);
