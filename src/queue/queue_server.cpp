@@ -139,7 +139,7 @@ void QueueServer::start() {
 
 void QueueServer::stop() {
     {
-        std::lock_guard lock(stop_mutex_);
+        MutexLock lock(stop_mutex_);
         stopping_ = true;
     }
     if (wake_fd_ >= 0) {
@@ -151,7 +151,7 @@ void QueueServer::stop() {
 
 void QueueServer::on_tick(const Window& window) {
     {
-        std::lock_guard lock(watch_mutex_);
+        MutexLock lock(watch_mutex_);
         for (auto& [id, w] : watched_) {
             // The job's stderr as it grows: CUDA out of memory, NCCL errors.
             const int fd = ::open(w->stderr_path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -354,7 +354,7 @@ void QueueServer::loop() {
     bool plan_due = true;
     for (;;) {
         {
-            std::lock_guard lock(stop_mutex_);
+            MutexLock lock(stop_mutex_);
             if (stopping_) break;
         }
         if (plan_due) {
@@ -643,14 +643,14 @@ void QueueServer::watch(const JobRecord& j, pid_t pid, const std::vector<std::st
     const std::string dir = attempt_dir(j.id, j.attempt);
     watched->stderr_path = dir + "/stderr";
     watched->started = monotonic_seconds();
-    std::lock_guard lock(watch_mutex_);
+    MutexLock lock(watch_mutex_);
     watched_[j.id] = std::move(watched);
 }
 
 void QueueServer::link_runs() {
     std::vector<std::pair<std::int64_t, std::int64_t>> found;
     {
-        std::lock_guard lock(watch_mutex_);
+        MutexLock lock(watch_mutex_);
         for (auto& [id, w] : watched_)
             if (!w->run_linked)
                 if (const std::int64_t run = w->watch->run_id()) {
@@ -666,7 +666,7 @@ void QueueServer::link_runs() {
 }
 
 std::unique_ptr<QueueServer::Watched> QueueServer::take_watch(std::int64_t id) {
-    std::lock_guard lock(watch_mutex_);
+    MutexLock lock(watch_mutex_);
     auto it = watched_.find(id);
     if (it == watched_.end()) return nullptr;
     std::unique_ptr<Watched> w = std::move(it->second);

@@ -13,7 +13,6 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -25,6 +24,7 @@
 #include "core/result.hpp"
 #include "core/thresholds.hpp"
 #include "diagnose/series.hpp"
+#include "core/thread_safety.hpp"
 #include "queue/job_view.hpp"
 #include "queue/job_cgroup.hpp"
 #include "queue/job_request.hpp"
@@ -135,9 +135,11 @@ class QueueServer {
     std::optional<History> store_;
     int listen_fd_ = -1;
     int wake_fd_ = -1;  // eventfd: stop(), on_tick()
-    bool stopping_ = false;
     std::thread thread_;
-    std::mutex stop_mutex_;
+    // stop() (any thread) tells the queue thread to end; everything else below is the queue
+    // thread's alone, but for the watches.
+    Mutex stop_mutex_;
+    bool stopping_ BATON_GUARDED_BY(stop_mutex_) = false;
 
     std::map<std::int64_t, JobRecord> open_;       // the store's open jobs, kept in step with it
     std::map<std::int64_t, std::string> waiting_;  // the last plan's reasons
@@ -153,8 +155,8 @@ class QueueServer {
     os::UserNames users_;
 
     // The watches, shared with the sampling thread (on_tick).
-    std::mutex watch_mutex_;
-    std::map<std::int64_t, std::unique_ptr<Watched>> watched_;
+    Mutex watch_mutex_;
+    std::map<std::int64_t, std::unique_ptr<Watched>> watched_ BATON_GUARDED_BY(watch_mutex_);
 };
 
 // The default CPUs of a job that did not say: 1 for a job without GPUs; for a GPU job its share of

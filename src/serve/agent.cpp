@@ -30,7 +30,7 @@ void Agent::start() {
 
 void Agent::stop() {
     {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         stopping_ = true;
     }
     wake_.notify_all();
@@ -38,17 +38,17 @@ void Agent::stop() {
 }
 
 AgentState Agent::state() const {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     return state_;
 }
 
 void Agent::set_thresholds(const Thresholds& t) {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     thresholds_ = t;
 }
 
 void Agent::set_retention(double seconds) {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     retention_seconds_ = seconds;
 }
 
@@ -80,7 +80,7 @@ void Agent::store_minutes(std::int64_t now_ms) {
         pruned_at_ = now;
         double retention;
         {
-            std::lock_guard lock(mutex_);
+            MutexLock lock(mutex_);
             retention = retention_seconds_;
         }
         const std::int64_t before = (now_ms - static_cast<std::int64_t>(retention * 1000)) / 60000;
@@ -97,9 +97,11 @@ void Agent::loop() {
     SampleSchedule schedule(options_.interval_seconds);
     for (;;) {
         {
-            std::unique_lock lock(mutex_);
+            UniqueLock lock(mutex_);
             const double wait = schedule.next() - monotonic_seconds();
-            if (wait > 0) wake_.wait_for(lock, std::chrono::duration<double>(wait), [this] { return stopping_; });
+            if (wait > 0)
+                wake_.wait_for(lock, std::chrono::duration<double>(wait),
+                               [this]() BATON_REQUIRES(mutex_) { return stopping_; });
             if (stopping_) break;
         }
         tick(sampler);
@@ -133,7 +135,7 @@ void Agent::tick(Sampler& sampler) {
 
     Thresholds t;
     {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         t = thresholds_;
     }
     memory_.add(*current_);
@@ -145,7 +147,7 @@ void Agent::tick(Sampler& sampler) {
     DiagnosisInfo info = diagnosis_info(window, "live");
     if (options_.on_tick) options_.on_tick(window);
 
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     // A finding "begins" when its (rule, subject) was not active at the previous tick.
     for (const Finding& f : *findings) {
         const bool was = std::any_of(state_.findings->begin(), state_.findings->end(), [&](const Finding& p) {

@@ -10,13 +10,13 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
 #include <utility>
 #include <vector>
 
+#include "core/thread_safety.hpp"
 #include "core/thresholds.hpp"
 #include "diagnose/finding.hpp"
 #include "diagnose/indicators.hpp"
@@ -79,13 +79,14 @@ class Agent {
     void store_minutes(std::int64_t now_ms);
 
     AgentOptions options_;
-    mutable std::mutex mutex_;
-    std::condition_variable wake_;
-    bool stopping_ = false;
-    AgentState state_;
-    Thresholds thresholds_;  // under mutex_
+    // The sampling thread publishes, readers (HTTP, the queue) copy; SIGHUP's reload sets.
+    mutable Mutex mutex_;
+    std::condition_variable_any wake_;
+    bool stopping_ BATON_GUARDED_BY(mutex_) = false;
+    AgentState state_ BATON_GUARDED_BY(mutex_);
+    Thresholds thresholds_ BATON_GUARDED_BY(mutex_);
     std::thread thread_;
-    double retention_seconds_;  // under mutex_
+    double retention_seconds_ BATON_GUARDED_BY(mutex_);
     MetricHistory memory_;
     // The sampling thread's own.
     DiagnosisWindow window_;

@@ -15,13 +15,13 @@ MetricHistory::MetricHistory(double keep_seconds, double interval_seconds)
 void MetricHistory::add(const Snapshot& s) {
     const std::int64_t t = s.time_unix_ms;
     const std::int64_t minute = t / 60000;
+    MutexLock lock(mutex_);
     const std::size_t ring = times_.size();
-    std::lock_guard lock(mutex_);
     const std::size_t slot = samples_ % ring;
     times_[slot] = t;
     ++samples_;
     std::size_t at = 0;  // position in order_
-    for_each_metric(s, true, [&](std::string_view metric, const std::string& subject, double v) {
+    for_each_metric(s, true, [&](std::string_view metric, const std::string& subject, double v) BATON_REQUIRES(mutex_) {
         Series* x = nullptr;
         if (at < order_.size() && order_[at].first->first == metric && order_[at].first->second == subject) {
             x = order_[at].second;
@@ -66,7 +66,7 @@ void MetricHistory::add(const Snapshot& s) {
 
 std::vector<Point> MetricHistory::range(const std::string& metric, const std::string& subject, std::int64_t from_ms,
                                         std::int64_t to_ms) const {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     std::vector<Point> out;
     auto it = series_.find({metric, subject});
     if (it == series_.end() || samples_ == 0) return out;
@@ -85,7 +85,7 @@ std::vector<Point> MetricHistory::range(const std::string& metric, const std::st
 }
 
 std::vector<std::pair<std::string, std::string>> MetricHistory::series() const {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     std::vector<std::pair<std::string, std::string>> out;
     out.reserve(series_.size());
     for (const auto& [key, x] : series_)
@@ -95,7 +95,7 @@ std::vector<std::pair<std::string, std::string>> MetricHistory::series() const {
 
 std::vector<MetricMinute> MetricHistory::take_finished_minutes(std::int64_t now_ms) {
     const std::int64_t now_minute = now_ms / 60000;
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     std::vector<MetricMinute> out;
     for (auto& [key, x] : series_) {
         // A minute is also finished when the series stopped getting values in it.

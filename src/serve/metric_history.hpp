@@ -10,11 +10,11 @@
 
 #include <cstdint>
 #include <map>
-#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "core/thread_safety.hpp"
 #include "sample/snapshot.hpp"
 #include "store/history.hpp"
 
@@ -61,14 +61,14 @@ class MetricHistory {
     };
     using Key = std::pair<std::string, std::string>;  // (metric, subject)
 
-    mutable std::mutex mutex_;
-    std::int64_t keep_ms_;
-    std::vector<std::int64_t> times_;  // a ring: the sample in slot (samples_ - 1) % size is the newest
-    std::uint64_t samples_ = 0;        // added so far
-    std::map<Key, Series> series_;
+    mutable Mutex mutex_;  // the sampling thread adds, the HTTP thread reads
+    const std::int64_t keep_ms_;
+    std::vector<std::int64_t> times_ BATON_GUARDED_BY(mutex_);  // a ring: slot (samples_ - 1) % size is the newest
+    std::uint64_t samples_ BATON_GUARDED_BY(mutex_) = 0;        // added so far
+    std::map<Key, Series> series_ BATON_GUARDED_BY(mutex_);
     // The series in the order the last snapshot gave them: the next one gives them in the same
     // order, so each value finds its series with a comparison instead of a map lookup.
-    std::vector<std::pair<const Key*, Series*>> order_;
+    std::vector<std::pair<const Key*, Series*>> order_ BATON_GUARDED_BY(mutex_);
 };
 
 }  // namespace baton::serve

@@ -36,7 +36,7 @@ HistoryWriter::HistoryWriter(std::string path, RunHeader header, Options options
 
 HistoryWriter::~HistoryWriter() {
     {
-        std::lock_guard<std::mutex> lock(mutex_);
+        MutexLock lock(mutex_);
         stop_ = true;
     }
     changed_.notify_all();
@@ -52,11 +52,11 @@ void HistoryWriter::note(const std::string& line) {
 
 void HistoryWriter::push(Write w) {
     {
-        std::lock_guard<std::mutex> lock(mutex_);
+        MutexLock lock(mutex_);
         if (stop_) return;
         // Full: the oldest of the same kind goes (samples and steps only; the machine, the
         // findings and the end are few and always kept).
-        auto drop_oldest = [&](std::size_t kind) {
+        auto drop_oldest = [&](std::size_t kind) BATON_REQUIRES(mutex_) {
             auto it =
                 std::find_if(queue_.begin(), queue_.end(), [&](const Queued& q) { return q.write.index() == kind; });
             if (it == queue_.end()) return false;  // (the one on its way to the database stays)
@@ -78,19 +78,19 @@ void HistoryWriter::push(Write w) {
     changed_.notify_all();
 }
 
-// (called with the mutex held) A write that left the queue without reaching the database.
+// A write that left the queue without reaching the database.
 void HistoryWriter::count_lost(const Write& w) {
-    std::visit(Overloaded{[&](const Begin&) {}, [&](const Machine&) { report_.machine_lost = true; },
-                          [&](const RunSample&) {
-                              ++report_.samples_lost;
-                              --queued_samples_;
-                          },
-                          [&](const std::vector<StepEvent>& s) {
-                              report_.steps_lost += s.size();
-                              queued_steps_ -= s.size();
-                          },
-                          [&](const FindingAt&) { ++report_.findings_lost; }, [&](const End&) {}},
-               w);
+    if (std::holds_alternative<Machine>(w)) {
+        report_.machine_lost = true;
+    } else if (std::holds_alternative<RunSample>(w)) {
+        ++report_.samples_lost;
+        --queued_samples_;
+    } else if (const auto* s = std::get_if<std::vector<StepEvent>>(&w)) {
+        report_.steps_lost += s->size();
+        queued_steps_ -= s->size();
+    } else if (std::holds_alternative<FindingAt>(w)) {
+        ++report_.findings_lost;
+    }
 }
 
 void HistoryWriter::set_machine(unsigned cpu_count, std::uint64_t memory_total_bytes, std::vector<RunGpu> gpus) {
@@ -110,7 +110,7 @@ void HistoryWriter::add_finding(std::int64_t t_ms, Finding f) {
 }
 
 std::int64_t HistoryWriter::run_id() const {
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(mutex_);
     return report_.run_id;
 }
 
@@ -120,14 +120,15 @@ Status HistoryWriter::apply(const Write& w) {
         if (!h.ok()) return h.error();
         history_.emplace(std::move(*h));
     }
-    if (!report_.run_id) {
+    if (!run_id_) {
         Result<std::int64_t> id =
             history_->begin_run(header_.name, header_.command, header_.cwd, header_.host, header_.start_ms);
         if (!id.ok()) return make_error("cannot begin the run: " + id.error().message);
-        std::lock_guard<std::mutex> lock(mutex_);
+        run_id_ = *id;
+        MutexLock lock(mutex_);
         report_.run_id = *id;
     }
-    const std::int64_t run = report_.run_id;
+    const std::int64_t run = run_id_;
     return std::visit(
         Overloaded{
             [&](const Begin&) { return Status(Ok{}); },
@@ -140,9 +141,9 @@ Status HistoryWriter::apply(const Write& w) {
 }
 
 void HistoryWriter::loop() {
-    std::unique_lock<std::mutex> lock(mutex_);
+    UniqueLock lock(mutex_);
     for (;;) {
-        changed_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+        changed_.wait(lock, [&]() BATON_REQUIRES(mutex_) { return stop_ || !queue_.empty(); });
         if (stop_) return;
         Queued q = std::move(queue_.front());
         queue_.pop_front();
@@ -183,7 +184,7 @@ void HistoryWriter::loop() {
         }
         if (!closing_)
             changed_.wait_for(lock, std::chrono::duration<double>(options_.retry_seconds),
-                              [&] { return stop_ || closing_; });
+                              [&]() BATON_REQUIRES(mutex_) { return stop_ || closing_; });
     }
 }
 
@@ -193,17 +194,17 @@ RecordingReport HistoryWriter::finish(std::int64_t end_ms, int exit_status,
     const auto deadline =
         std::chrono::steady_clock::now() +
         std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(drain_seconds));
-    std::unique_lock<std::mutex> lock(mutex_);
+    UniqueLock lock(mutex_);
     closing_ = true;
     failures_since_closing_ = 0;
     changed_.notify_all();
     // A failing database gets two more tries, a healthy one the time to write its backlog.
-    auto settled = [&] { return (queue_.empty() && !busy_) || failures_since_closing_ >= 2; };
+    auto settled = [&]() BATON_REQUIRES(mutex_) { return (queue_.empty() && !busy_) || failures_since_closing_ >= 2; };
     changed_.wait_until(lock, deadline, settled);
-    auto give_up = [&] {  // what is still queued never reaches the database
+    auto give_up = [&]() BATON_REQUIRES(mutex_) {  // what is still queued never reaches the database
         stop_ = true;
         changed_.notify_all();
-        changed_.wait(lock, [&] { return !busy_; });
+        changed_.wait(lock, [&]() BATON_REQUIRES(mutex_) { return !busy_; });
         for (const Queued& q : queue_) count_lost(q.write);
         queue_.clear();
     };

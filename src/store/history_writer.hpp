@@ -14,13 +14,13 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
 #include <variant>
 #include <vector>
 
+#include "core/thread_safety.hpp"
 #include "diagnose/finding.hpp"
 #include "store/history.hpp"
 
@@ -106,23 +106,27 @@ class HistoryWriter {
     void loop();
     Status apply(const Write& w);
     void note(const std::string& line);
-    void count_lost(const Write& w);
+    void count_lost(const Write& w) BATON_REQUIRES(mutex_);
 
     const std::string path_;
     const RunHeader header_;
     const Options options_;
-    std::optional<History> history_;  // the writer thread's alone
+    // The writer thread's alone:
+    std::optional<History> history_;
+    std::int64_t run_id_ = 0;  // begun (report_.run_id says it to the others)
 
-    mutable std::mutex mutex_;
-    std::condition_variable changed_;
-    std::deque<Queued> queue_;
-    std::size_t queued_samples_ = 0, queued_steps_ = 0;
-    bool busy_ = false;     // a write is out of the queue, on its way to the database
-    bool stop_ = false;     // the thread ends
-    bool closing_ = false;  // finish() waits: no pause between tries
-    int failures_ = 0;      // consecutive failed tries
-    int failures_since_closing_ = 0;
-    RecordingReport report_;
+    // The caller's thread pushes and finishes, the writer thread takes and reports.
+    mutable Mutex mutex_;
+    std::condition_variable_any changed_;
+    std::deque<Queued> queue_ BATON_GUARDED_BY(mutex_);
+    std::size_t queued_samples_ BATON_GUARDED_BY(mutex_) = 0;
+    std::size_t queued_steps_ BATON_GUARDED_BY(mutex_) = 0;
+    bool busy_ BATON_GUARDED_BY(mutex_) = false;     // a write is out of the queue, on its way to the database
+    bool stop_ BATON_GUARDED_BY(mutex_) = false;     // the thread ends
+    bool closing_ BATON_GUARDED_BY(mutex_) = false;  // finish() waits: no pause between tries
+    int failures_ BATON_GUARDED_BY(mutex_) = 0;      // consecutive failed tries
+    int failures_since_closing_ BATON_GUARDED_BY(mutex_) = 0;
+    RecordingReport report_ BATON_GUARDED_BY(mutex_);
     std::thread thread_;
 };
 
