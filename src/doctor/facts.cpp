@@ -1,17 +1,14 @@
 #include "doctor/facts.hpp"
 
 #include <cerrno>
-#include <chrono>
-#include <csignal>
 #include <cstdlib>
 #include <cstring>
-#include <fcntl.h>
-#include <poll.h>
 #include <sys/resource.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
+
+#include "core/run_program.hpp"
 
 namespace baton {
 
@@ -45,68 +42,24 @@ else:
 print(json.dumps(out))
 )";
 
-std::string read_all_with_deadline(int fd, pid_t pid, double timeout, bool& timed_out) {
-    std::string out;
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout);
-    char buf[4096];
-    timed_out = false;
-    for (;;) {
-        const auto left =
-            std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-        if (left.count() <= 0) {
-            timed_out = true;
-            kill(pid, SIGKILL);
-            break;
-        }
-        pollfd p{fd, POLLIN, 0};
-        const int r = poll(&p, 1, static_cast<int>(left.count()));
-        if (r < 0 && errno == EINTR) continue;
-        if (r <= 0) continue;
-        const ssize_t n = read(fd, buf, sizeof buf);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) break;
-        if (out.size() < (1 << 20)) out.append(buf, static_cast<std::size_t>(n));
-    }
-    return out;
-}
-
 }  // namespace
 
 PythonAnswer run_python(const std::string& python, const std::string& code, double timeout) {
     PythonAnswer a;
-    // A path that cannot be executed: say why (execlp's errno is lost in the child).
+    // A path that cannot be executed: say why (the child's errno is only in its stderr).
     if (python.find('/') != std::string::npos && access(python.c_str(), X_OK) != 0) {
         a.error = "cannot run " + python + ": " + std::strerror(errno);
         return a;
     }
-    int pipefd[2];
-    if (pipe2(pipefd, O_CLOEXEC) != 0) {
-        a.error = "cannot create a pipe";
+    Result<ProgramOutput> r = run_program({python, "-c", code}, "", timeout);
+    if (!r.ok()) {
+        a.error = "cannot start " + python + ": " + r.error().message;
         return a;
-    }
-    const pid_t pid = fork();
-    if (pid < 0) {
-        a.error = "cannot start " + python;
-        close(pipefd[0]);
-        close(pipefd[1]);
-        return a;
-    }
-    if (pid == 0) {
-        const int devnull = open("/dev/null", O_RDWR);
-        dup2(devnull, 0);
-        dup2(pipefd[1], 1);
-        dup2(devnull, 2);
-        execlp(python.c_str(), python.c_str(), "-c", code.c_str(), static_cast<char*>(nullptr));
-        _exit(127);
-    }
-    close(pipefd[1]);
-    a.out = read_all_with_deadline(pipefd[0], pid, timeout, a.timed_out);
-    close(pipefd[0]);
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
     a.ran = true;
-    a.exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    a.out = r->out.size() > (1u << 20) ? r->out.substr(0, 1u << 20) : std::move(r->out);
+    a.timed_out = r->timed_out;
+    a.exit_status = r->exit_status;
     if (a.timed_out)
         a.error = python + " did not answer within " + std::to_string(static_cast<int>(timeout)) + " s";
     else if (a.exit_status == 127)

@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/run_program.hpp"
 #include "core/result.hpp"
 
 namespace baton::queue {
@@ -82,15 +83,7 @@ struct RememberedJob {
 Status remember_slurm_job(const std::string& path, const RememberedJob& job);
 std::vector<RememberedJob> remembered_slurm_jobs(const std::string& path);
 
-// A program's output (stdout and stderr apart) and exit status, run with `input` on its stdin and
-// killed after `timeout_seconds`.
-struct ProgramOutput {
-    std::string out, err;
-    int exit_status = 0;  // 128 + signal when killed
-    bool timed_out = false;
-};
-Result<ProgramOutput> run_program(const std::vector<std::string>& argv, const std::string& input,
-                                  double timeout_seconds);
+// run_program() and ProgramOutput: core/run_program.hpp.
 
 // "slurm:123" -> 123; none for anything else.
 std::optional<std::int64_t> slurm_job_id(const std::string& word);
