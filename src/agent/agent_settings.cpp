@@ -1,12 +1,12 @@
 #include "agent/agent_settings.hpp"
 
 #include <grp.h>
-#include <sched.h>
 #include <sys/sysinfo.h>
 #include <unistd.h>
 
 #include <cstdio>
 
+#include "core/allowed_cpus.hpp"
 #include "queue/pool.hpp"
 #include "queue/queue_client.hpp"
 #include "serve/auth.hpp"
@@ -53,11 +53,7 @@ QueueMachine this_machine(std::map<std::string, std::string> env) {
     QueueMachine m;
     m.env = std::move(env);
     m.root = geteuid() == 0;
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    if (sched_getaffinity(0, sizeof set, &set) == 0)
-        for (unsigned i = 0; i < CPU_SETSIZE; ++i)
-            if (CPU_ISSET(i, &set)) m.cpus.push_back(i);
+    m.cpus = allowed_cpus();
     struct sysinfo si {};
     if (sysinfo(&si) == 0) m.memory_bytes = static_cast<std::uint64_t>(si.totalram) * si.mem_unit;
     return m;

@@ -14,6 +14,7 @@
 
 #include <fmt/format.h>  // header-only (fmt::fmt-header-only)
 
+#include "core/allowed_cpus.hpp"
 #include "bench/bench_math.hpp"
 #include "bench/contention.hpp"
 #include "bench/file_text.hpp"
@@ -26,19 +27,6 @@ namespace baton::bench {
 namespace {
 
 namespace fs = std::filesystem;
-
-// The CPUs this process may run on (a container's cpuset, taskset).
-std::vector<unsigned> allowed_cpus() {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    std::vector<unsigned> out;
-    if (sched_getaffinity(0, sizeof set, &set) == 0)
-        for (unsigned c = 0; c < CPU_SETSIZE; ++c)
-            if (CPU_ISSET(c, &set)) out.push_back(c);
-    if (out.empty())
-        for (unsigned c = 0; c < std::max(1u, std::thread::hardware_concurrency()); ++c) out.push_back(c);
-    return out;
-}
 
 // The NUMA nodes with CPUs we may use: node id -> its CPUs.
 std::vector<std::pair<unsigned, std::vector<unsigned>>> numa_nodes(const std::string& sys_root,

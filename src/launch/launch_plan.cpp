@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>  // header-only (fmt::fmt-header-only)
 
+#include "core/allowed_cpus.hpp"
 #include "core/printable.hpp"
 #include "launch/preflight.hpp"
 #include "launch/slurm_env.hpp"
@@ -195,11 +196,7 @@ Result<LaunchPlan> plan_launch(const LaunchRequest& r, const EnvLookup& env, con
 }
 
 unsigned usable_cpus() {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    if (sched_getaffinity(0, sizeof set, &set) == 0) return static_cast<unsigned>(CPU_COUNT(&set));
-    const long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n > 0 ? static_cast<unsigned>(n) : 1;
+    return static_cast<unsigned>(allowed_cpus().size());
 }
 
 LaunchProbes system_launch_probes() {
