@@ -7,14 +7,14 @@
 #include <cstdlib>
 #include <string>
 
-#include "bench/bench_math.hpp"
-#include "bench/net_bench.hpp"
-#include "bench/scaling_bench.hpp"
+#include "measure/bench_math.hpp"
+#include "measure/net_bench.hpp"
+#include "measure/scaling_bench.hpp"
 #include "core/units.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     using namespace baton;
-    using namespace baton::bench;
+    using namespace baton::measure;
     const std::string text(reinterpret_cast<const char*>(data), size);
     const NetRequest req = parse_net_request(text);
     if (req.kind == NetRequest::Kind::test &&

@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 targets=("$@")
 ((${#targets[@]})) || targets=(fake_nvml_all baton serve_integration_test queue_integration_test core_test sample_test
   diagnose_test ui_unit_test store_test report_test run_test doctor_test serve_test queue_test launch_test
-  clean_test bench_test baton_fuzzers)
+  clean_test measure_test agent_test baton_fuzzers)
 ./scripts/setup.sh --no-build >/dev/null  # the libraries baton builds against
 ./scripts/apt-install.sh clang libgtest-dev
 # libFuzzer's runtime: part of clang's packages on some releases, libclang-rt-dev on Debian 12.

@@ -9,9 +9,9 @@
 
 #include <CLI/CLI.hpp>
 
-#include "bench/bench_need.hpp"
-#include "bench/bench_record.hpp"
-#include "bench/bench_suite.hpp"
+#include "measure/bench_need.hpp"
+#include "measure/bench_record.hpp"
+#include "measure/bench_suite.hpp"
 #include "cli/cli_common.hpp"
 #include "core/clock.hpp"
 #include "store/history.hpp"
@@ -21,7 +21,7 @@ namespace baton::cli {
 namespace {
 
 void add_memory(CLI::App* cmd, BenchArgs& a) {
-    bench::BenchRequest& r = a.request;
+    measure::BenchRequest& r = a.request;
     a.memory = cmd->add_subcommand("memory",
                                    "Host memory bandwidth: STREAM copy and triad, threads up to the CPUs, "
                                    "each NUMA node alone");
@@ -30,7 +30,7 @@ void add_memory(CLI::App* cmd, BenchArgs& a) {
 }
 
 void add_disk(CLI::App* cmd, BenchArgs& a) {
-    bench::BenchRequest& r = a.request;
+    measure::BenchRequest& r = a.request;
     a.disk = cmd->add_subcommand("disk",
                                  "Read throughput of the storage under PATH, cold and cached, against what "
                                  "a training job needs");
@@ -47,7 +47,7 @@ void add_disk(CLI::App* cmd, BenchArgs& a) {
 }
 
 void add_net(CLI::App* cmd, BenchArgs& a) {
-    bench::BenchRequest& r = a.request;
+    measure::BenchRequest& r = a.request;
     a.net = cmd->add_subcommand("net",
                                 "TCP throughput to another baton (bench net --listen there) against the "
                                 "interface's speed");
@@ -63,7 +63,7 @@ void add_net(CLI::App* cmd, BenchArgs& a) {
 }
 
 void add_h2d(CLI::App* cmd, BenchArgs& a) {
-    bench::BenchRequest& r = a.request;
+    measure::BenchRequest& r = a.request;
     a.h2d = cmd->add_subcommand("h2d",
                                 "Copies between host and GPU (pinned and pageable) and on the GPU, 4 KiB to "
                                 "1 GiB, against the PCIe link's peak (CUDA driver API, loaded at run time)");
@@ -75,7 +75,7 @@ void add_h2d(CLI::App* cmd, BenchArgs& a) {
 }
 
 void add_allreduce(CLI::App* cmd, BenchArgs& a) {
-    bench::BenchRequest& r = a.request;
+    measure::BenchRequest& r = a.request;
     a.allreduce = cmd->add_subcommand("allreduce",
                                       "NCCL collectives between the local GPUs from one process, 8 B "
                                       "to 1 GiB, with nccl-tests' algbw and busbw and its columns");
@@ -96,7 +96,7 @@ void add_allreduce(CLI::App* cmd, BenchArgs& a) {
 }
 
 void add_scaling(CLI::App* cmd, BenchArgs& a) {
-    bench::BenchRequest& r = a.request;
+    measure::BenchRequest& r = a.request;
     a.scaling = cmd->add_subcommand("scaling",
                                     "Train through baton launch at each size for a fixed time and print "
                                     "the weak-scaling efficiency: baton bench scaling --gpus 1,2,4,8 -- "
@@ -175,11 +175,11 @@ std::string current_dir() {
 // Records the reports as one bench in the history; a note on stderr when that fails (the
 // figures were printed: the bench itself did not fail).
 void record(const BenchArgs& a, const std::string& config_path, const std::string& what, std::int64_t start_ms,
-            const std::vector<bench::BenchReport>& reports, const std::string& text) {
+            const std::vector<measure::BenchReport>& reports, const std::string& text) {
     if (a.no_db) return;
     Result<std::string> path = history_path(a.db, config_path);
     Result<std::int64_t> id =
-        path.ok() ? bench::record_bench(
+        path.ok() ? measure::record_bench(
                         *path, {what, a.name, current_dir(), host_name(), start_ms, unix_millis(), text}, reports)
                   : Result<std::int64_t>(path.error());
     if (!id.ok())
@@ -190,27 +190,28 @@ void record(const BenchArgs& a, const std::string& config_path, const std::strin
 }
 
 int print(const BenchArgs& a, const std::string& config_path, const std::string& what, std::int64_t start_ms,
-          const bench::BenchReport& r) {
-    const std::string text = bench::report_text(r);
-    if (!write_stdout(a.json ? bench::report_json(r) : text)) return kExitFailure;
+          const measure::BenchReport& r) {
+    const std::string text = measure::report_text(r);
+    if (!write_stdout(a.json ? measure::report_json(r) : text)) return kExitFailure;
     record(a, config_path, what, start_ms, {r}, text);
     return kExitOk;
 }
 
 // One bench's result: printed and recorded, or its error as "bench WHAT: ..." (exit 1).
 int finish(const BenchArgs& a, const std::string& config_path, const std::string& what, std::int64_t start_ms,
-           const Result<bench::BenchReport>& r) {
+           const Result<measure::BenchReport>& r) {
     if (!r.ok()) return runtime_error("bench " + what + ": " + r.error().message);
     return print(a, config_path, what, start_ms, *r);
 }
 
-int run_net(const BenchArgs& a, const bench::BenchSettings& s, const std::string& config_path, std::int64_t start_ms) {
-    if (bench::net_needs_a_side(a.request))
+int run_net(const BenchArgs& a, const measure::BenchSettings& s, const std::string& config_path,
+            std::int64_t start_ms) {
+    if (measure::net_needs_a_side(a.request))
         return usage_error("bench net: give --listen [ADDRESS:PORT] on one machine and --connect HOST on the other");
     if (a.request.listen_given) {
-        Result<ListenAddress> listen = bench::plan_net_listen(a.request);
+        Result<ListenAddress> listen = measure::plan_net_listen(a.request);
         if (!listen.ok()) return error_exit(listen.error());
-        bench::NetServerOptions o;
+        measure::NetServerOptions o;
         o.listen = *listen;
         o.once = a.request.once;
         o.stop = &g_stop;
@@ -219,46 +220,47 @@ int run_net(const BenchArgs& a, const bench::BenchSettings& s, const std::string
             std::fflush(stdout);
         };
         stop_on_signals();
-        Status served = bench::run_net_server(o);
+        Status served = measure::run_net_server(o);
         return served.ok() ? kExitOk : runtime_error(served.error().message);
     }
-    Result<bench::NetClientOptions> o = bench::plan_net_client(a.request, s);
+    Result<measure::NetClientOptions> o = measure::plan_net_client(a.request, s);
     if (!o.ok()) return error_exit(o.error());
-    return finish(a, config_path, "net", start_ms, bench::run_net_client(*o));
+    return finish(a, config_path, "net", start_ms, measure::run_net_client(*o));
 }
 
-int run_scaling(const BenchArgs& a, const bench::BenchSettings& s, const std::vector<std::string>& command,
+int run_scaling(const BenchArgs& a, const measure::BenchSettings& s, const std::vector<std::string>& command,
                 const std::string& config_path, std::int64_t start_ms) {
     std::error_code ec;
     const std::string baton = std::filesystem::read_symlink("/proc/self/exe", ec).string();
-    Result<bench::ScalingOptions> o = bench::plan_scaling(
+    Result<measure::ScalingOptions> o = measure::plan_scaling(
         a.request, s, command, baton, state_file("scaling", config_path), start_ms, static_cast<int>(::getpid()));
     if (!o.ok()) return error_exit(o.error());
     if (ec) return runtime_error("cannot find the baton binary: /proc/self/exe: " + ec.message());
     stop_on_signals();
     o->stop = &g_stop;
-    return finish(a, config_path, "scaling", start_ms, bench::run_scaling_bench(*o));
+    return finish(a, config_path, "scaling", start_ms, measure::run_scaling_bench(*o));
 }
 
-int run_disk(const BenchArgs& a, const bench::BenchSettings& s, const std::string& config_path, std::int64_t start_ms) {
-    Result<bench::DiskBenchOptions> o = bench::plan_disk(a.request, s);
+int run_disk(const BenchArgs& a, const measure::BenchSettings& s, const std::string& config_path,
+             std::int64_t start_ms) {
+    Result<measure::DiskBenchOptions> o = measure::plan_disk(a.request, s);
     if (!o.ok()) return error_exit(o.error());
-    Result<bench::DiskNeed> need =
-        bench::disk_need(a.request.need, a.request.need_from_run, [&] { return open_history(a.db, config_path); });
+    Result<measure::DiskNeed> need =
+        measure::disk_need(a.request.need, a.request.need_from_run, [&] { return open_history(a.db, config_path); });
     if (!need.ok()) return usage_error("bench disk: " + need.error().message);
     o->need = need->bytes_per_second;
     o->need_source = need->source;
-    return finish(a, config_path, "disk", start_ms, bench::run_disk_bench(*o));
+    return finish(a, config_path, "disk", start_ms, measure::run_disk_bench(*o));
 }
 
 // No subcommand: every bench that applies, quickly, then one summary table.
-int run_quick_suite(const BenchArgs& a, const bench::BenchSettings& s, const std::string& config_path,
+int run_quick_suite(const BenchArgs& a, const measure::BenchSettings& s, const std::string& config_path,
                     std::int64_t start_ms) {
     const std::string disk_path = a.request.path.empty() ? current_dir() : a.request.path;
-    const std::vector<bench::BenchReport> reports =
-        bench::run_quick_suite(bench::plan_quick_suite(s, disk_path, a.request.deadline));
-    const std::string text = bench::summary_text(reports);
-    if (!write_stdout(a.json ? bench::summary_json(reports) : text)) return kExitFailure;
+    const std::vector<measure::BenchReport> reports =
+        measure::run_quick_suite(measure::plan_quick_suite(s, disk_path, a.request.deadline));
+    const std::string text = measure::summary_text(reports);
+    if (!write_stdout(a.json ? measure::summary_json(reports) : text)) return kExitFailure;
     record(a, config_path, "", start_ms, reports, text);
     return kExitOk;
 }
@@ -270,7 +272,7 @@ int run_bench(const BenchArgs& given, const std::vector<std::string>& command, c
     if (!cfg.ok()) return runtime_error(cfg.error().message);
     Result<SamplerOptions> so = sampler_options(*cfg, "", "", false);
     if (!so.ok()) return runtime_error(so.error().message);
-    const bench::BenchSettings s = bench::bench_settings(*cfg, *so);
+    const measure::BenchSettings s = measure::bench_settings(*cfg, *so);
     const std::int64_t start_ms = unix_millis();
     BenchArgs a = given;
     a.request.listen_given = a.net->count("--listen") > 0;
@@ -280,16 +282,16 @@ int run_bench(const BenchArgs& given, const std::vector<std::string>& command, c
     if (a.scaling->parsed()) return run_scaling(a, s, command, config_path, start_ms);
     if (a.disk->parsed()) return run_disk(a, s, config_path, start_ms);
     if (a.memory->parsed())
-        return print(a, config_path, "memory", start_ms, bench::run_memory_bench(bench::plan_memory(a.request, s)));
+        return print(a, config_path, "memory", start_ms, measure::run_memory_bench(measure::plan_memory(a.request, s)));
     if (a.h2d->parsed()) {
-        Result<bench::H2dOptions> o = bench::plan_h2d(a.request, s);
+        Result<measure::H2dOptions> o = measure::plan_h2d(a.request, s);
         if (!o.ok()) return error_exit(o.error());
-        return finish(a, config_path, "h2d", start_ms, bench::run_h2d_bench(*o));
+        return finish(a, config_path, "h2d", start_ms, measure::run_h2d_bench(*o));
     }
     if (a.allreduce->parsed()) {
-        Result<bench::AllreduceOptions> o = bench::plan_allreduce(a.request, s);
+        Result<measure::AllreduceOptions> o = measure::plan_allreduce(a.request, s);
         if (!o.ok()) return error_exit(o.error());
-        return finish(a, config_path, "allreduce", start_ms, bench::run_allreduce_bench(*o));
+        return finish(a, config_path, "allreduce", start_ms, measure::run_allreduce_bench(*o));
     }
     return run_quick_suite(a, s, config_path, start_ms);
 }

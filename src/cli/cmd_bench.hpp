@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "bench/bench_suite.hpp"
+#include "measure/bench_suite.hpp"
 
 namespace CLI {
 class App;
@@ -19,7 +19,7 @@ struct BenchArgs {
     std::string db;
     bool no_db = false;
     std::string name;
-    bench::BenchRequest request;  // the benches' own flags
+    measure::BenchRequest request;  // the benches' own flags
     CLI::App* memory = nullptr;
     CLI::App* disk = nullptr;
     CLI::App* net = nullptr;

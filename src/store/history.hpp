@@ -48,7 +48,7 @@ struct RunRecord {
     RunKind kind = RunKind::run;
 };
 
-// One link a bench measured (bench/bench_report.hpp's LinkResult, as stored).
+// One link a bench measured (measure/bench_report.hpp's LinkResult, as stored).
 struct BenchLinkRecord {
     std::string bench, link;  // "h2d", "h2d gpu0 pinned"
     double measured = 0;      // in `unit`

@@ -58,7 +58,7 @@ std::unique_ptr<GpuBackend> make_nvml_backend(const NvmlOptions& options);
 // after flushing its output: exit() would wait for the dynamic loader's lock the stuck dlopen
 // holds, or run the library's destructors while a thread is still inside it (cli/main.cpp).
 bool gpu_worker_abandoned();
-// Marks that such a worker was left behind (the benches' CUDA and NCCL workers: bench/call_deadline.hpp).
+// Marks that such a worker was left behind (the benches' CUDA and NCCL workers: measure/call_deadline.hpp).
 void note_gpu_worker_abandoned();
 
 }  // namespace baton
