@@ -47,13 +47,25 @@ Result<DiskBenchOptions> plan_disk(const BenchRequest& r, const BenchSettings& s
     return o;
 }
 
+namespace {
+
+// --max-size of h2d and allreduce: `least` up to 64 GiB.
+Result<std::uint64_t> max_size(const std::string& text, const char* bench, std::uint64_t least,
+                               const char* least_text) {
+    const std::optional<std::uint64_t> size = parse_size(text);
+    if (!size || *size < least || *size > (std::uint64_t{64} << 30))
+        return make_error(ErrorCode::invalid_argument, std::string("bench ") + bench + " --max-size " + text +
+                                                           ": expected " + least_text + " to 64G, e.g. 256M");
+    return *size;
+}
+
+}  // namespace
+
 Result<H2dOptions> plan_h2d(const BenchRequest& r, const BenchSettings& s) {
     H2dOptions o;
     if (!r.max_size.empty()) {
-        const std::optional<std::uint64_t> size = parse_size(r.max_size);
-        if (!size || *size < 4096 || *size > (std::uint64_t{64} << 30))
-            return make_error(ErrorCode::invalid_argument,
-                              "bench h2d --max-size " + r.max_size + ": expected 4K to 64G, e.g. 256M");
+        Result<std::uint64_t> size = max_size(r.max_size, "h2d", 4096, "4K");
+        if (!size.ok()) return size.error();
         o.max_size = *size;
         // Small maxima stay quick: no size copies more than 16 times the largest.
         o.bytes_per_point = std::min<std::uint64_t>(o.bytes_per_point, 16 * *size);
@@ -69,10 +81,8 @@ Result<H2dOptions> plan_h2d(const BenchRequest& r, const BenchSettings& s) {
 Result<AllreduceOptions> plan_allreduce(const BenchRequest& r, const BenchSettings& s) {
     AllreduceOptions o;
     if (!r.max_size.empty()) {
-        const std::optional<std::uint64_t> size = parse_size(r.max_size);
-        if (!size || *size < 8 || *size > (std::uint64_t{64} << 30))
-            return make_error(ErrorCode::invalid_argument,
-                              "bench allreduce --max-size " + r.max_size + ": expected 8 to 64G, e.g. 256M");
+        Result<std::uint64_t> size = max_size(r.max_size, "allreduce", 8, "8");
+        if (!size.ok()) return size.error();
         o.max_bytes = *size;
     }
     const std::optional<Collective> op = parse_collective(r.op);
