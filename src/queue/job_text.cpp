@@ -71,9 +71,7 @@ std::string bytes_text(std::uint64_t b) {
 std::string gpus_cell(const JobView& j) {
     if (!j.gpu_indices.empty()) return join(j.gpu_indices);
     if (!j.gpus.empty()) return std::to_string(j.gpus.size());
-    const unsigned want =
-        j.ask ? (j.ask->want.gpu_uuids.empty() ? j.ask->want.gpus : static_cast<unsigned>(j.ask->want.gpu_uuids.size()))
-              : 0u;
+    const unsigned want = j.ask ? gpus_asked(j.ask->want) : 0u;
     return want ? "(" + std::to_string(want) + ")" : "-";
 }
 
@@ -149,8 +147,7 @@ std::string job_text(const JobView& j) {
     line("cwd", printable(j.cwd));
     if (j.ask) {
         const Resources& w = j.ask->want;
-        std::string want =
-            fmt::format("{} GPU(s)", w.gpu_uuids.empty() ? w.gpus : static_cast<unsigned>(w.gpu_uuids.size()));
+        std::string want = fmt::format("{} GPU(s)", gpus_asked(w));
         if (!w.gpu_uuids.empty()) want += " (" + join(w.gpu_uuids) + ")";
         if (w.gpu_memory_bytes) want += ", " + bytes_text(*w.gpu_memory_bytes) + " each";
         if (w.share) want += ", shared";

@@ -19,7 +19,7 @@ json job_view_json(const JobView& j) {
     if (j.ask) {
         const Resources& w = j.ask->want;
         json want;
-        want["gpus"] = w.gpu_uuids.empty() ? w.gpus : static_cast<unsigned>(w.gpu_uuids.size());
+        want["gpus"] = gpus_asked(w);
         if (!w.gpu_uuids.empty()) want["gpu_uuids"] = w.gpu_uuids;
         if (w.gpu_memory_bytes) want["gpu_memory_bytes"] = *w.gpu_memory_bytes;
         want["share"] = w.share;

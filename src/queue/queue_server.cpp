@@ -62,7 +62,7 @@ QueueJob queue_job(const JobRecord& r, const JobRequest* req) {
 
 unsigned default_cpus(const Resources& want, const Pool& pool) {
     const unsigned cpus = static_cast<unsigned>(pool.cpus.size());
-    const unsigned gpus = want.gpu_uuids.empty() ? want.gpus : static_cast<unsigned>(want.gpu_uuids.size());
+    const unsigned gpus = gpus_asked(want);
     if (gpus == 0 || pool.gpus.empty()) return cpus ? 1 : 0;
     const unsigned share = std::max(1u, cpus / static_cast<unsigned>(pool.gpus.size()));
     return std::min(cpus, share * gpus);
@@ -469,14 +469,17 @@ Status QueueServer::verify_gpus(const std::vector<std::string>& uuids) {
     return Ok{};
 }
 
+// A start that cannot happen (no such user, no directory, no supervisor): the job fails with why.
+void QueueServer::fail_start(JobRecord& j, const std::string& why) {
+    record_state(j.id, {JobState::starting}, JobState::failed, unix_millis(), std::nullopt, why);
+    j.state = JobState::failed;
+    j.note = why;
+    job_final(j);
+}
+
 void QueueServer::launch(std::int64_t id) {
     JobRecord& j = open_[id];
-    auto fail = [&](const std::string& why) {
-        record_state(id, {JobState::starting}, JobState::failed, unix_millis(), std::nullopt, why);
-        j.state = JobState::failed;
-        j.note = why;
-        job_final(j);
-    };
+    auto fail = [&](const std::string& why) { fail_start(j, why); };
     if (Status free = verify_gpus(j.gpus); !free.ok()) {
         // Back in the queue: the next plan sees the new process (and skips that GPU).
         const std::string& why = free.error().message;
@@ -488,7 +491,7 @@ void QueueServer::launch(std::int64_t id) {
         return;
     }
     const JobRequest* req = request_of(j);
-    const bool gpu_job = req && (req->want.gpus > 0 || !req->want.gpu_uuids.empty());
+    const bool gpu_job = req && gpus_asked(req->want) > 0;
 
     Result<JobOwner> owner = job_owner(j.owner_uid);
     if (!owner.ok()) return fail(owner.error().message);
@@ -547,12 +550,7 @@ void QueueServer::launch(std::int64_t id) {
 void QueueServer::start_supervised(JobRecord& j, const std::string& dir, const std::vector<std::string>& env,
                                    std::unique_ptr<Watched> watched) {
     const std::int64_t id = j.id;
-    auto fail = [&](const std::string& why) {
-        record_state(id, {JobState::starting}, JobState::failed, unix_millis(), std::nullopt, why);
-        j.state = JobState::failed;
-        j.note = why;
-        job_final(j);
-    };
+    auto fail = [&](const std::string& why) { fail_start(j, why); };
     int go[2];
     if (::pipe2(go, O_CLOEXEC) != 0) return fail(std::string("cannot make a pipe: ") + std::strerror(errno));
     const int log = ::open((dir + "/supervisor.log").c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);

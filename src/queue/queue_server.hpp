@@ -93,6 +93,7 @@ class QueueServer {
     // Starts a job the plan placed: its GPUs checked free, its owner, directories, environment and
     // spec; then start_supervised hands it to its supervisor and records it running.
     void launch(std::int64_t id);
+    void fail_start(JobRecord& j, const std::string& why);
     void start_supervised(JobRecord& j, const std::string& dir, const std::vector<std::string>& env,
                           std::unique_ptr<Watched> watched);
     // The supervisor of the job in `dir`, from the spawner or, without one, forked and exec'd by

@@ -40,6 +40,10 @@ struct Resources {
     unsigned cpus = 0;                              // CPUs pinned to it; 0: none reserved, not pinned
     std::uint64_t memory_bytes = 0;                 // host memory reserved; 0: none
 };
+// How many GPUs it asks for: the named ones, else the count.
+inline unsigned gpus_asked(const Resources& r) {
+    return r.gpu_uuids.empty() ? r.gpus : static_cast<unsigned>(r.gpu_uuids.size());
+}
 
 struct QueueJob {
     std::int64_t id = 0;
