@@ -2,82 +2,75 @@
 
 #include <array>
 
+#include "store/snapshot_fields.hpp"
+
 namespace baton::serve {
 
 namespace {
 
-constexpr std::array<std::string_view, 21> kMetrics = {
-    "cpu.utilization_percent",
-    "cpu.iowait_percent",
-    "cpu.core_utilization_percent",
-    "memory.used_bytes",
-    "memory.total_bytes",
-    "memory.shm_used_bytes",
-    "swap.used_bytes",
-    "swap.in_bytes_per_second",
-    "swap.out_bytes_per_second",
-    "disk.read_bytes_per_second",
-    "disk.write_bytes_per_second",
-    "disk.busy_percent",
-    "network.rx_bytes_per_second",
-    "network.tx_bytes_per_second",
-    "gpu.utilization_percent",
-    "gpu.sm_activity_percent",
-    "gpu.tensor_activity_percent",
-    "gpu.memory_used_bytes",
-    "gpu.memory_used_percent",
-    "gpu.power_watts",
-    "gpu.temperature_celsius",
+// The metrics that are not one snapshot field each (the rest are the fields the tables of
+// store/snapshot_fields.cpp mark `history`).
+constexpr std::array<std::string_view, 2> kDerived = {
+    "cpu.core_utilization_percent",  // each core's utilization_percent, under its own name
+    "gpu.memory_used_percent",       // used / total
 };
+
+using Emit = std::function<void(std::string_view, const std::string&, double)>;
+
+// Each `history` field of `r` that has a value, as "<prefix>.<key>".
+template <class R>
+void emit_fields(const FieldTable<R>& t, const R& r, const std::string& subject, const Emit& emit) {
+    std::string name = std::string(t.history_prefix) + ".";
+    const std::size_t stem = name.size();
+    for (const Field<R>& f : t.fields) {
+        if (!f.history) continue;
+        const std::optional<double> v = numeric_value(r, f.member);
+        if (!v) continue;
+        name.resize(stem);
+        name += f.key;
+        emit(name, subject, *v);
+    }
+}
+
+template <class R>
+bool in_table(const FieldTable<R>& t, std::string_view metric) {
+    const std::string_view prefix = t.history_prefix;
+    if (metric.size() <= prefix.size() + 1 || metric.substr(0, prefix.size()) != prefix || metric[prefix.size()] != '.')
+        return false;
+    const std::string_view key = metric.substr(prefix.size() + 1);
+    for (const Field<R>& f : t.fields)
+        if (f.history && key == f.key) return true;
+    return false;
+}
 
 }  // namespace
 
 bool known_metric(std::string_view metric) {
-    for (std::string_view m : kMetrics)
+    for (std::string_view m : kDerived)
         if (m == metric) return true;
-    return false;
+    return in_table(cpu_time_fields(), metric) || in_table(memory_fields(), metric) ||
+           in_table(swap_fields(), metric) || in_table(disk_fields(), metric) || in_table(network_fields(), metric) ||
+           in_table(gpu_fields(), metric);
 }
 
-void for_each_metric(const Snapshot& s, bool per_core,
-                     const std::function<void(std::string_view, const std::string&, double)>& emit) {
+void for_each_metric(const Snapshot& s, bool per_core, const Emit& emit) {
     const std::string host = "host";
-    auto opt = [&](std::string_view metric, const std::string& subject, const auto& v) {
-        if (v) emit(metric, subject, static_cast<double>(*v));
-    };
-    opt("cpu.utilization_percent", host, s.cpu.total.utilization_percent);
-    opt("cpu.iowait_percent", host, s.cpu.total.iowait_percent);
+    emit_fields(cpu_time_fields(), s.cpu.total, host, emit);
     if (per_core)
         for (const CpuCore& c : s.cpu.cores)
-            opt("cpu.core_utilization_percent", "cpu:" + std::to_string(c.id), c.times.utilization_percent);
-    emit("memory.used_bytes", host, static_cast<double>(s.memory.used_bytes));
-    emit("memory.total_bytes", host, static_cast<double>(s.memory.total_bytes));
-    opt("memory.shm_used_bytes", host, s.memory.shm_used_bytes);
-    emit("swap.used_bytes", host, static_cast<double>(s.swap.used_bytes));
-    opt("swap.in_bytes_per_second", host, s.swap.in_bytes_per_second);
-    opt("swap.out_bytes_per_second", host, s.swap.out_bytes_per_second);
-    for (const DiskStats& d : s.disks) {
-        const std::string subject = "disk:" + d.name;
-        opt("disk.read_bytes_per_second", subject, d.read_bytes_per_second);
-        opt("disk.write_bytes_per_second", subject, d.write_bytes_per_second);
-        opt("disk.busy_percent", subject, d.busy_percent);
-    }
-    for (const NetworkStats& n : s.networks) {
-        const std::string subject = "net:" + n.name;
-        opt("network.rx_bytes_per_second", subject, n.rx_bytes_per_second);
-        opt("network.tx_bytes_per_second", subject, n.tx_bytes_per_second);
-    }
+            if (c.times.utilization_percent)
+                emit("cpu.core_utilization_percent", "cpu:" + std::to_string(c.id), *c.times.utilization_percent);
+    emit_fields(memory_fields(), s.memory, host, emit);
+    emit_fields(swap_fields(), s.swap, host, emit);
+    for (const DiskStats& d : s.disks) emit_fields(disk_fields(), d, "disk:" + d.name, emit);
+    for (const NetworkStats& n : s.networks) emit_fields(network_fields(), n, "net:" + n.name, emit);
     for (const GpuInfo& g : s.gpus) {
         if (g.stale || g.lost) continue;  // no fresh values: a gap, not a repeat
         const std::string subject = "gpu:" + std::to_string(g.index);
-        opt("gpu.utilization_percent", subject, g.utilization_percent);
-        opt("gpu.sm_activity_percent", subject, g.sm_activity_percent);
-        opt("gpu.tensor_activity_percent", subject, g.tensor_activity_percent);
-        opt("gpu.memory_used_bytes", subject, g.memory_used_bytes);
+        emit_fields(gpu_fields(), g, subject, emit);
         if (g.memory_used_bytes && g.memory_total_bytes && *g.memory_total_bytes > 0)
             emit("gpu.memory_used_percent", subject,
                  100.0 * static_cast<double>(*g.memory_used_bytes) / static_cast<double>(*g.memory_total_bytes));
-        opt("gpu.power_watts", subject, g.power_watts);
-        opt("gpu.temperature_celsius", subject, g.temperature_celsius);
     }
 }
 

@@ -2,18 +2,14 @@
 
 #include "core/clock.hpp"
 #include "core/json_writer.hpp"
+#include "store/snapshot_fields.hpp"
 
 namespace baton {
 
 namespace {
 
 void write_cpu_times(JsonWriter& w, const CpuTimes& t) {
-    w.optional_field("utilization_percent", t.utilization_percent);
-    w.optional_field("user_percent", t.user_percent);
-    w.optional_field("system_percent", t.system_percent);
-    w.optional_field("iowait_percent", t.iowait_percent);
-    w.optional_field("steal_percent", t.steal_percent);
-    w.optional_field("idle_percent", t.idle_percent);
+    write_fields(w, cpu_time_fields(), t);
 }
 
 void write_cpu_seconds(JsonWriter& w, const std::optional<CpuSeconds>& s) {
@@ -55,53 +51,14 @@ void write_gpu(JsonWriter& w, const GpuInfo& g) {
     w.field("uuid", g.uuid);
     w.field("name", g.name);
     w.field("pci_bus_id", g.pci_bus_id);
-    w.optional_field("minor_number", g.minor_number);
-    w.field("stale", g.stale);
-    w.optional_field("error", g.error);
     if (g.lost) w.field("lost", true);
-    w.optional_field("utilization_percent", g.utilization_percent);
-    w.optional_field("memory_utilization_percent", g.memory_utilization_percent);
-    w.optional_field("memory_total_bytes", g.memory_total_bytes);
-    w.optional_field("memory_used_bytes", g.memory_used_bytes);
-    w.optional_field("memory_free_bytes", g.memory_free_bytes);
-    w.optional_field("memory_reserved_bytes", g.memory_reserved_bytes);
-    w.optional_field("temperature_celsius", g.temperature_celsius);
-    w.optional_field("power_watts", g.power_watts);
-    w.optional_field("power_limit_watts", g.power_limit_watts);
-    w.optional_field("sm_clock_mhz", g.sm_clock_mhz);
-    w.optional_field("sm_clock_max_mhz", g.sm_clock_max_mhz);
-    w.optional_field("memory_clock_mhz", g.memory_clock_mhz);
-    w.optional_field("memory_clock_max_mhz", g.memory_clock_max_mhz);
+    write_fields(w, gpu_fields(), g);
     if (g.throttle_reasons) {
         w.key("throttle_reasons");
         w.begin_array();
         for (const auto& r : *g.throttle_reasons) w.value(r);
         w.end_array();
     }
-    w.optional_field("pcie_generation", g.pcie_generation);
-    w.optional_field("pcie_generation_max", g.pcie_generation_max);
-    w.optional_field("pcie_width", g.pcie_width);
-    w.optional_field("pcie_width_max", g.pcie_width_max);
-    w.optional_field("pcie_rx_bytes_per_second", g.pcie_rx_bytes_per_second);
-    w.optional_field("pcie_tx_bytes_per_second", g.pcie_tx_bytes_per_second);
-    w.optional_field("ecc_uncorrected_volatile", g.ecc_uncorrected_volatile);
-    w.optional_field("ecc_corrected_volatile", g.ecc_corrected_volatile);
-    w.optional_field("retired_pages", g.retired_pages);
-    w.optional_field("remapped_rows_corrected", g.remapped_rows_corrected);
-    w.optional_field("remapped_rows_uncorrected", g.remapped_rows_uncorrected);
-    w.optional_field("remapping_pending", g.remapping_pending);
-    w.optional_field("remapping_failed", g.remapping_failed);
-    w.optional_field("fan_speed_percent", g.fan_speed_percent);
-    w.optional_field("encoder_utilization_percent", g.encoder_utilization_percent);
-    w.optional_field("decoder_utilization_percent", g.decoder_utilization_percent);
-    w.optional_field("nvlink_links_active", g.nvlink_links_active);
-    w.optional_field("nvlink_rx_bytes_per_second", g.nvlink_rx_bytes_per_second);
-    w.optional_field("nvlink_tx_bytes_per_second", g.nvlink_tx_bytes_per_second);
-    w.optional_field("energy_joules_total", g.energy_joules_total);
-    w.optional_field("pcie_replay_total", g.pcie_replay_total);
-    w.optional_field("persistence_mode", g.persistence_mode);
-    w.optional_field("compute_mode", g.compute_mode);
-    w.optional_field("mig_mode", g.mig_mode);
     if (g.mig_mode.value_or(false)) {
         w.key("mig_instances");
         w.begin_array();
@@ -121,20 +78,11 @@ void write_gpu(JsonWriter& w, const GpuInfo& g) {
         }
         w.end_array();
     }
-    w.optional_field("sm_activity_percent", g.sm_activity_percent);
-    w.optional_field("tensor_activity_percent", g.tensor_activity_percent);
     w.key("processes");
     w.begin_array();
     for (const GpuProcess& p : g.processes) {
         w.begin_object();
-        w.field("pid", p.pid);
-        w.optional_field("container_pid", p.container_pid);
-        w.optional_field("local_pid", p.local_pid);
-        w.field("type", p.type);
-        w.optional_field("used_memory_bytes", p.used_memory_bytes);
-        w.optional_field("sm_utilization_percent", p.sm_utilization_percent);
-        w.optional_field("gpu_instance_id", p.gpu_instance_id);
-        w.optional_field("compute_instance_id", p.compute_instance_id);
+        write_fields(w, gpu_process_fields(), p);
         w.end_object();
     }
     w.end_array();
@@ -210,15 +158,11 @@ void SnapshotJsonEncoder::append(const Snapshot& s, std::string& out) {
     w.begin_object();
     w.field("schema_version", kSnapshotSchemaVersion);
     w.field("time", rfc3339_utc(s.time_unix_ms));
-    w.optional_field("monotonic_seconds", s.monotonic_seconds);
-    w.field("interval_seconds", s.interval_seconds);
+    write_fields(w, snapshot_fields(), s);
 
     w.key("host");
     w.begin_object();
-    w.field("hostname", s.host.hostname);
-    w.field("kernel", s.host.kernel);
-    w.field("cpu_count", s.host.cpu_count);
-    w.optional_field("uptime_seconds", s.host.uptime_seconds);
+    write_fields(w, host_fields(), s.host);
     w.end_object();
 
     w.key("cpu");
@@ -229,10 +173,7 @@ void SnapshotJsonEncoder::append(const Snapshot& s, std::string& out) {
     w.begin_array();
     for (double l : s.cpu.load_average) w.value(l);
     w.end_array();
-    w.optional_field("context_switches_per_second", s.cpu.context_switches_per_second);
-    w.optional_field("context_switches_total", s.cpu.context_switches_total);
-    w.field("runnable_tasks", s.cpu.runnable_tasks);
-    w.field("blocked_tasks", s.cpu.blocked_tasks);
+    write_fields(w, cpu_fields(), s.cpu);
     w.key("cores");
     w.begin_array();
     for (const CpuCore& c : s.cpu.cores) {
@@ -247,28 +188,12 @@ void SnapshotJsonEncoder::append(const Snapshot& s, std::string& out) {
 
     w.key("memory");
     w.begin_object();
-    w.field("total_bytes", s.memory.total_bytes);
-    w.field("available_bytes", s.memory.available_bytes);
-    w.field("used_bytes", s.memory.used_bytes);
-    w.field("free_bytes", s.memory.free_bytes);
-    w.field("cached_bytes", s.memory.cached_bytes);
-    w.field("buffers_bytes", s.memory.buffers_bytes);
-    w.field("shared_bytes", s.memory.shared_bytes);
-    w.optional_field("shm_total_bytes", s.memory.shm_total_bytes);
-    w.optional_field("shm_used_bytes", s.memory.shm_used_bytes);
+    write_fields(w, memory_fields(), s.memory);
     w.end_object();
 
     w.key("swap");
     w.begin_object();
-    w.field("total_bytes", s.swap.total_bytes);
-    w.field("used_bytes", s.swap.used_bytes);
-    w.optional_field("in_bytes_per_second", s.swap.in_bytes_per_second);
-    w.optional_field("out_bytes_per_second", s.swap.out_bytes_per_second);
-    w.optional_field("major_faults_per_second", s.swap.major_faults_per_second);
-    w.optional_field("in_bytes_total", s.swap.in_bytes_total);
-    w.optional_field("out_bytes_total", s.swap.out_bytes_total);
-    w.optional_field("major_faults_total", s.swap.major_faults_total);
-    w.optional_field("oom_kill_total", s.swap.oom_kill_total);
+    write_fields(w, swap_fields(), s.swap);
     w.end_object();
 
     w.key("pressure");
@@ -287,18 +212,7 @@ void SnapshotJsonEncoder::append(const Snapshot& s, std::string& out) {
     for (const DiskStats& d : s.disks) {
         w.begin_object();
         w.field("name", d.name);
-        w.optional_field("read_bytes_per_second", d.read_bytes_per_second);
-        w.optional_field("write_bytes_per_second", d.write_bytes_per_second);
-        w.optional_field("reads_per_second", d.reads_per_second);
-        w.optional_field("writes_per_second", d.writes_per_second);
-        w.optional_field("busy_percent", d.busy_percent);
-        w.optional_field("average_wait_ms", d.average_wait_ms);
-        w.field("read_bytes_total", d.read_bytes_total);
-        w.field("written_bytes_total", d.written_bytes_total);
-        w.field("reads_total", d.reads_total);
-        w.field("writes_total", d.writes_total);
-        w.field("io_time_seconds_total", d.io_time_seconds_total);
-        w.field("stacked", d.stacked);
+        write_fields(w, disk_fields(), d);
         w.end_object();
     }
     w.end_array();
@@ -308,19 +222,11 @@ void SnapshotJsonEncoder::append(const Snapshot& s, std::string& out) {
     for (const NetworkStats& n : s.networks) {
         w.begin_object();
         w.field("name", n.name);
-        w.optional_field("rx_bytes_per_second", n.rx_bytes_per_second);
-        w.optional_field("tx_bytes_per_second", n.tx_bytes_per_second);
-        w.optional_field("speed_mbps", n.speed_mbps);
-        w.field("rx_bytes_total", n.rx_bytes_total);
-        w.field("tx_bytes_total", n.tx_bytes_total);
+        write_fields(w, network_fields(), n);
         w.end_object();
     }
     w.end_array();
 
-    w.field("gpu_status", s.gpu_status);
-    w.optional_field("gpu_driver_version", s.gpu_driver_version);
-    w.optional_field("gpu_nvml_version", s.gpu_nvml_version);
-    w.optional_field("gpu_cuda_driver_version", s.gpu_cuda_driver_version);
     w.key("gpus");
     w.begin_array();
     for (const GpuInfo& g : s.gpus) write_gpu(w, g);

@@ -3,19 +3,19 @@
 #include <algorithm>
 #include <limits>
 #include <stdexcept>
+#include <type_traits>
+#include <variant>
 
 #include <nlohmann/json.hpp>
 
 #include "core/clock.hpp"
+#include "store/snapshot_fields.hpp"
 
 namespace baton {
 
 namespace {
 
 using nlohmann::json;
-
-// More CPUs than Linux supports (NR_CPUS is at most 8192): a damaged or hostile recording.
-constexpr std::uint64_t kMaxCpus = 65536;
 
 // A type error at a key path, turned into the Error of the whole parse.
 struct BadValue : std::runtime_error {
@@ -96,13 +96,50 @@ class Reader {
     std::string path_;
 };
 
+// One value of type T at `key` (present: the caller checked).
+template <class T>
+T read_value(const Reader& r, const char* key, std::uint64_t max) {
+    if constexpr (std::is_same_v<T, double>) {
+        return r.number(key);
+    } else if constexpr (std::is_same_v<T, bool>) {
+        return r.boolean(key);
+    } else if constexpr (std::is_same_v<T, std::string>) {
+        return r.string(key);
+    } else {
+        return r.unsigned_value<T>(key, max ? max : std::numeric_limits<T>::max());
+    }
+}
+
+// Every field of the table: an optional one when present, a plain one always (or, lenient, when
+// present: older recordings lack it and it keeps its default).
+// GCC 12 cannot tell which member a member pointer names, and warns that setting an optional's
+// flag through one may write past a plain member of the record (-Wstringop-overflow): it cannot
+// happen, the variant's alternative is the member's own type.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wstringop-overflow"
+#endif
+template <class R>
+void read_fields(const Reader& r, const FieldTable<R>& t, R& out) {
+    for (const Field<R>& f : t.fields)
+        std::visit(
+            [&](auto p) {
+                auto& v = out.*p;
+                using V = std::decay_t<decltype(v)>;
+                if constexpr (field_detail::IsOptional<V>::value) {
+                    if (r.has(f.key)) v = read_value<typename V::value_type>(r, f.key, f.max);
+                } else {
+                    if (!f.lenient || r.has(f.key)) v = read_value<V>(r, f.key, f.max);
+                }
+            },
+            f.member);
+}
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+
 void read_cpu_times(const Reader& r, CpuTimes& t) {
-    t.utilization_percent = r.opt_number("utilization_percent");
-    t.user_percent = r.opt_number("user_percent");
-    t.system_percent = r.opt_number("system_percent");
-    t.iowait_percent = r.opt_number("iowait_percent");
-    t.steal_percent = r.opt_number("steal_percent");
-    t.idle_percent = r.opt_number("idle_percent");
+    read_fields(r, cpu_time_fields(), t);
 }
 
 // Absent in recordings made before baton wrote the counters.
@@ -137,23 +174,8 @@ GpuInfo read_gpu(const Reader& r) {
     g.uuid = r.string("uuid");
     g.name = r.string("name");
     g.pci_bus_id = r.string("pci_bus_id");
-    g.minor_number = r.opt_unsigned<unsigned>("minor_number");
-    g.stale = r.boolean("stale");
-    g.error = r.opt_string("error");
     g.lost = r.opt_boolean("lost").value_or(false);
-    g.utilization_percent = r.opt_number("utilization_percent");
-    g.memory_utilization_percent = r.opt_number("memory_utilization_percent");
-    g.memory_total_bytes = r.opt_unsigned<std::uint64_t>("memory_total_bytes");
-    g.memory_used_bytes = r.opt_unsigned<std::uint64_t>("memory_used_bytes");
-    g.memory_free_bytes = r.opt_unsigned<std::uint64_t>("memory_free_bytes");
-    g.memory_reserved_bytes = r.opt_unsigned<std::uint64_t>("memory_reserved_bytes");
-    g.temperature_celsius = r.opt_number("temperature_celsius");
-    g.power_watts = r.opt_number("power_watts");
-    g.power_limit_watts = r.opt_number("power_limit_watts");
-    g.sm_clock_mhz = r.opt_unsigned<unsigned>("sm_clock_mhz");
-    g.sm_clock_max_mhz = r.opt_unsigned<unsigned>("sm_clock_max_mhz");
-    g.memory_clock_mhz = r.opt_unsigned<unsigned>("memory_clock_mhz");
-    g.memory_clock_max_mhz = r.opt_unsigned<unsigned>("memory_clock_max_mhz");
+    read_fields(r, gpu_fields(), g);
     if (r.has("throttle_reasons")) {
         std::vector<std::string> reasons;
         for (const json& v : r.array("throttle_reasons")) {
@@ -162,30 +184,6 @@ GpuInfo read_gpu(const Reader& r) {
         }
         g.throttle_reasons = std::move(reasons);
     }
-    g.pcie_generation = r.opt_unsigned<unsigned>("pcie_generation");
-    g.pcie_generation_max = r.opt_unsigned<unsigned>("pcie_generation_max");
-    g.pcie_width = r.opt_unsigned<unsigned>("pcie_width");
-    g.pcie_width_max = r.opt_unsigned<unsigned>("pcie_width_max");
-    g.pcie_rx_bytes_per_second = r.opt_number("pcie_rx_bytes_per_second");
-    g.pcie_tx_bytes_per_second = r.opt_number("pcie_tx_bytes_per_second");
-    g.ecc_uncorrected_volatile = r.opt_unsigned<std::uint64_t>("ecc_uncorrected_volatile");
-    g.ecc_corrected_volatile = r.opt_unsigned<std::uint64_t>("ecc_corrected_volatile");
-    g.retired_pages = r.opt_unsigned<std::uint64_t>("retired_pages");
-    g.remapped_rows_corrected = r.opt_unsigned<unsigned>("remapped_rows_corrected");
-    g.remapped_rows_uncorrected = r.opt_unsigned<unsigned>("remapped_rows_uncorrected");
-    g.remapping_pending = r.opt_boolean("remapping_pending");
-    g.remapping_failed = r.opt_boolean("remapping_failed");
-    g.fan_speed_percent = r.opt_number("fan_speed_percent");
-    g.encoder_utilization_percent = r.opt_number("encoder_utilization_percent");
-    g.decoder_utilization_percent = r.opt_number("decoder_utilization_percent");
-    g.nvlink_links_active = r.opt_unsigned<unsigned>("nvlink_links_active");
-    g.nvlink_rx_bytes_per_second = r.opt_number("nvlink_rx_bytes_per_second");
-    g.nvlink_tx_bytes_per_second = r.opt_number("nvlink_tx_bytes_per_second");
-    g.energy_joules_total = r.opt_number("energy_joules_total");
-    g.pcie_replay_total = r.opt_unsigned<std::uint64_t>("pcie_replay_total");
-    g.persistence_mode = r.opt_boolean("persistence_mode");
-    g.compute_mode = r.opt_string("compute_mode");
-    g.mig_mode = r.opt_boolean("mig_mode");
     if (r.has("mig_instances")) {
         const json& migs = r.array("mig_instances");
         for (std::size_t i = 0; i < migs.size(); ++i) {
@@ -206,20 +204,11 @@ GpuInfo read_gpu(const Reader& r) {
             g.mig_instances.push_back(std::move(mi));
         }
     }
-    g.sm_activity_percent = r.opt_number("sm_activity_percent");
-    g.tensor_activity_percent = r.opt_number("tensor_activity_percent");
     const json& procs = r.array("processes");
     for (std::size_t i = 0; i < procs.size(); ++i) {
         Reader p(procs[i], r.item("processes", i));
         GpuProcess gp;
-        gp.pid = p.unsigned_value<std::uint32_t>("pid");
-        gp.container_pid = p.opt_unsigned<std::uint32_t>("container_pid");
-        gp.local_pid = p.opt_unsigned<std::uint32_t>("local_pid");
-        gp.type = p.string("type");
-        gp.used_memory_bytes = p.opt_unsigned<std::uint64_t>("used_memory_bytes");
-        gp.sm_utilization_percent = p.opt_number("sm_utilization_percent");
-        gp.gpu_instance_id = p.opt_unsigned<unsigned>("gpu_instance_id");
-        gp.compute_instance_id = p.opt_unsigned<unsigned>("compute_instance_id");
+        read_fields(p, gpu_process_fields(), gp);
         g.processes.push_back(std::move(gp));
     }
     return g;
@@ -263,16 +252,11 @@ Snapshot read_snapshot(const json& doc) {
     const auto time = parse_rfc3339(r.string("time"));
     if (!time) r.fail("time", "an RFC 3339 time");
     s.time_unix_ms = *time;
-    s.monotonic_seconds = r.opt_number("monotonic_seconds");
+    read_fields(r, snapshot_fields(), s);
     if (s.monotonic_seconds && *s.monotonic_seconds < 0) r.fail("monotonic_seconds", "a time that is not negative");
-    s.interval_seconds = r.number("interval_seconds");
 
     Reader host = r.object("host");
-    s.host.hostname = host.string("hostname");
-    s.host.kernel = host.string("kernel");
-    // (the advice derives worker counts from it: a recording must not ask for 4294967294 workers)
-    s.host.cpu_count = host.unsigned_value<unsigned>("cpu_count", kMaxCpus);
-    s.host.uptime_seconds = host.opt_number("uptime_seconds");
+    read_fields(host, host_fields(), s.host);
 
     Reader cpu = r.object("cpu");
     read_cpu_times(cpu, s.cpu.total);
@@ -282,10 +266,7 @@ Snapshot read_snapshot(const json& doc) {
         if (!load[i].is_number()) cpu.fail("load_average", "an array of numbers");
         s.cpu.load_average[i] = load[i].get<double>();
     }
-    s.cpu.context_switches_per_second = cpu.opt_number("context_switches_per_second");
-    s.cpu.context_switches_total = cpu.opt_unsigned<std::uint64_t>("context_switches_total");
-    s.cpu.runnable_tasks = cpu.unsigned_value<unsigned>("runnable_tasks");
-    s.cpu.blocked_tasks = cpu.unsigned_value<unsigned>("blocked_tasks");
+    read_fields(cpu, cpu_fields(), s.cpu);
     const json& cores = cpu.array("cores");
     for (std::size_t i = 0; i < cores.size(); ++i) {
         Reader c(cores[i], cpu.item("cores", i));
@@ -297,26 +278,10 @@ Snapshot read_snapshot(const json& doc) {
     }
 
     Reader mem = r.object("memory");
-    s.memory.total_bytes = mem.unsigned_value<std::uint64_t>("total_bytes");
-    s.memory.available_bytes = mem.unsigned_value<std::uint64_t>("available_bytes");
-    s.memory.used_bytes = mem.unsigned_value<std::uint64_t>("used_bytes");
-    s.memory.free_bytes = mem.unsigned_value<std::uint64_t>("free_bytes");
-    s.memory.cached_bytes = mem.unsigned_value<std::uint64_t>("cached_bytes");
-    s.memory.buffers_bytes = mem.unsigned_value<std::uint64_t>("buffers_bytes");
-    s.memory.shared_bytes = mem.unsigned_value<std::uint64_t>("shared_bytes");
-    s.memory.shm_total_bytes = mem.opt_unsigned<std::uint64_t>("shm_total_bytes");
-    s.memory.shm_used_bytes = mem.opt_unsigned<std::uint64_t>("shm_used_bytes");
+    read_fields(mem, memory_fields(), s.memory);
 
     Reader swap = r.object("swap");
-    s.swap.total_bytes = swap.unsigned_value<std::uint64_t>("total_bytes");
-    s.swap.used_bytes = swap.unsigned_value<std::uint64_t>("used_bytes");
-    s.swap.in_bytes_per_second = swap.opt_number("in_bytes_per_second");
-    s.swap.out_bytes_per_second = swap.opt_number("out_bytes_per_second");
-    s.swap.major_faults_per_second = swap.opt_number("major_faults_per_second");
-    s.swap.in_bytes_total = swap.opt_unsigned<std::uint64_t>("in_bytes_total");
-    s.swap.out_bytes_total = swap.opt_unsigned<std::uint64_t>("out_bytes_total");
-    s.swap.major_faults_total = swap.opt_unsigned<std::uint64_t>("major_faults_total");
-    s.swap.oom_kill_total = swap.opt_unsigned<std::uint64_t>("oom_kill_total");
+    read_fields(swap, swap_fields(), s.swap);
 
     if (r.has("pressure")) {
         Reader p = r.object("pressure");
@@ -331,18 +296,7 @@ Snapshot read_snapshot(const json& doc) {
         Reader d(disks[i], r.item("disks", i));
         DiskStats x;
         x.name = d.string("name");
-        x.read_bytes_per_second = d.opt_number("read_bytes_per_second");
-        x.write_bytes_per_second = d.opt_number("write_bytes_per_second");
-        x.reads_per_second = d.opt_number("reads_per_second");
-        x.writes_per_second = d.opt_number("writes_per_second");
-        x.busy_percent = d.opt_number("busy_percent");
-        x.average_wait_ms = d.opt_number("average_wait_ms");
-        x.read_bytes_total = d.opt_unsigned<std::uint64_t>("read_bytes_total").value_or(0);
-        x.written_bytes_total = d.opt_unsigned<std::uint64_t>("written_bytes_total").value_or(0);
-        x.reads_total = d.opt_unsigned<std::uint64_t>("reads_total").value_or(0);
-        x.writes_total = d.opt_unsigned<std::uint64_t>("writes_total").value_or(0);
-        x.io_time_seconds_total = d.opt_number("io_time_seconds_total").value_or(0);
-        x.stacked = d.opt_boolean("stacked").value_or(false);
+        read_fields(d, disk_fields(), x);
         s.disks.push_back(std::move(x));
     }
     const json& nets = r.array("networks");
@@ -350,18 +304,10 @@ Snapshot read_snapshot(const json& doc) {
         Reader n(nets[i], r.item("networks", i));
         NetworkStats x;
         x.name = n.string("name");
-        x.rx_bytes_per_second = n.opt_number("rx_bytes_per_second");
-        x.tx_bytes_per_second = n.opt_number("tx_bytes_per_second");
-        x.speed_mbps = n.opt_unsigned<std::uint64_t>("speed_mbps");
-        x.rx_bytes_total = n.opt_unsigned<std::uint64_t>("rx_bytes_total").value_or(0);
-        x.tx_bytes_total = n.opt_unsigned<std::uint64_t>("tx_bytes_total").value_or(0);
+        read_fields(n, network_fields(), x);
         s.networks.push_back(std::move(x));
     }
 
-    s.gpu_status = r.string("gpu_status");
-    s.gpu_driver_version = r.opt_string("gpu_driver_version");
-    s.gpu_nvml_version = r.opt_string("gpu_nvml_version");
-    s.gpu_cuda_driver_version = r.opt_string("gpu_cuda_driver_version");
     const json& gpus = r.array("gpus");
     for (std::size_t i = 0; i < gpus.size(); ++i) s.gpus.push_back(read_gpu(Reader(gpus[i], r.item("gpus", i))));
 
