@@ -15,18 +15,18 @@ namespace baton::agent {
 
 Result<ServeSettings> serve_settings(const ServeFlags& a, const Config& c) {
     ServeSettings s;
-    Result<ListenAddress> listen = parse_listen_address(a.listen.empty() ? c.serve_listen : a.listen);
+    Result<ListenAddress> listen = parse_listen_address(a.listen.empty() ? c.serve.listen : a.listen);
     if (!listen.ok()) return make_error(ErrorCode::invalid_argument, listen.error().message);
     s.listen = *listen;
-    s.interval = a.interval > 0 ? a.interval : c.serve_interval_seconds;
-    const std::string token_file = a.token_file.empty() ? c.serve_token_file : a.token_file;
+    s.interval = a.interval > 0 ? a.interval : c.serve.interval_seconds;
+    const std::string token_file = a.token_file.empty() ? c.serve.token_file : a.token_file;
     if (!token_file.empty()) {
         Result<std::string> token = serve::read_token_file(token_file);
         if (!token.ok()) return make_error(ErrorCode::invalid_argument, token.error().message);
         s.service.token = *token;
     } else if (!s.listen.loopback() && !a.insecure) {
         // [serve] metrics_without_token alone: Prometheus may scrape, nothing else is served.
-        if (!c.serve_metrics_without_token)
+        if (!c.serve.metrics_without_token)
             return make_error(ErrorCode::invalid_argument,
                               "--listen " + s.listen.text() +
                                   " can be reached from other machines: give --token-file FILE (clients then send "
@@ -34,16 +34,16 @@ Result<ServeSettings> serve_settings(const ServeFlags& a, const Config& c) {
                                   "/metrics alone, or --insecure to serve everything without a token");
         s.service.api_closed = true;
     }
-    s.service.metrics_without_token = c.serve_metrics_without_token;
+    s.service.metrics_without_token = c.serve.metrics_without_token;
     if (s.listen.loopback()) {
         // DNS rebinding: on loopback, only requests naming this machine are answered.
         s.service.allowed_hosts = {"localhost", "127.0.0.1", "[::1]",
                                    s.listen.ipv6 ? "[" + s.listen.host + "]" : s.listen.host};
-        s.service.allowed_hosts.insert(s.service.allowed_hosts.end(), c.serve_allowed_hosts.begin(),
-                                       c.serve_allowed_hosts.end());
+        s.service.allowed_hosts.insert(s.service.allowed_hosts.end(), c.serve.allowed_hosts.begin(),
+                                       c.serve.allowed_hosts.end());
     }
-    s.service.prometheus.process_series = c.serve_process_series;
-    s.service.prometheus.dcgm_compat = a.dcgm_compat || c.serve_dcgm_compat;
+    s.service.prometheus.process_series = c.serve.process_series;
+    s.service.prometheus.dcgm_compat = a.dcgm_compat || c.serve.dcgm_compat;
     s.service.interval_seconds = s.interval;
     s.thresholds = c.thresholds;
     return s;
@@ -71,7 +71,7 @@ Result<queue::QueueServerOptions> queue_options(const ServeFlags& a, const Confi
     }
     if (m.root) {
         // The system agent: the members of [queue] socket_group (baton) may submit.
-        const char* name = c.queue_socket_group.c_str();
+        const char* name = c.queue.socket_group.c_str();
         if (const group* g = getgrnam(name)) {
             o.socket_mode = 0660;
             o.socket_group = g->gr_gid;
@@ -87,10 +87,10 @@ Result<queue::QueueServerOptions> queue_options(const ServeFlags& a, const Confi
     o.pool.memory_bytes = m.memory_bytes;
     o.pool.sys_root = sampler.sys_root;
     o.pool.allowed_gpus = queue::allocation_gpus(m.env);
-    o.pool.free_memory_percent = c.queue_free_memory_percent;
-    o.pool.share_margin_percent = c.queue_share_margin_percent;
+    o.pool.free_memory_percent = c.queue.free_memory_percent;
+    o.pool.share_margin_percent = c.queue.share_margin_percent;
     // Inside an allocation CUDA may number the GPUs it sees from 0: UUIDs name them the same everywhere.
-    o.uuid_visible_devices = c.queue_visible_devices_uuid || o.pool.allowed_gpus.has_value();
+    o.uuid_visible_devices = c.queue.visible_devices_uuid || o.pool.allowed_gpus.has_value();
     if (!a.no_gpus) o.nvml = sampler.nvml;  // the sampler's, from the same config
     o.thresholds = c.thresholds;
     return o;

@@ -73,7 +73,7 @@ Result<std::unique_ptr<NodeAgent>> NodeAgent::open(NodeAgentOptions options, con
     ao.sampler.trust_idle_after_seconds = 30;
     ao.interval_seconds = n->settings_.interval;
     ao.thresholds = n->settings_.thresholds;
-    ao.retention_seconds = config.serve_retention_seconds;
+    ao.retention_seconds = config.serve.retention_seconds;
     ao.on_tick = [queue = &n->ticking_queue_](const Window& w) {
         if (queue::QueueServer* q = queue->load()) q->on_tick(w);
     };
@@ -128,7 +128,7 @@ bool NodeAgent::on_signal(int sig) {
     if (next->listen.text() != settings_.listen.text() || next->interval != settings_.interval)
         std::fprintf(stderr, "baton: a new listen address or interval takes effect when baton serve restarts\n");
     agent_->set_thresholds(next->thresholds);
-    agent_->set_retention(c->serve_retention_seconds);
+    agent_->set_retention(c->serve.retention_seconds);
     next->service.interval_seconds = settings_.interval;
     next->service.version = settings_.service.version;
     next->service.commit = settings_.service.commit;

@@ -109,12 +109,12 @@ Result<std::string> history_path(const std::string& db_flag, const std::string& 
     if (!db_flag.empty()) return db_flag;
     Result<Config> c = load_config(config_path);
     if (!c.ok()) return c.error();
-    return c->history_db.empty() ? History::default_path() : c->history_db;
+    return c->history.db.empty() ? History::default_path() : c->history.db;
 }
 
 std::string history_path(const std::string& db_flag, const Config& config) {
     if (!db_flag.empty()) return db_flag;
-    return config.history_db.empty() ? History::default_path() : config.history_db;
+    return config.history.db.empty() ? History::default_path() : config.history.db;
 }
 
 std::string state_file(const std::string& name, const std::string& config_path) {

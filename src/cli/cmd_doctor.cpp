@@ -77,6 +77,7 @@ int run_doctor(const DoctorArgs& a, const std::string& config_path) {
     o.python_timeout_seconds = a.timeout;
     DoctorFacts facts = gather_facts(o);
     facts.queue = queue_facts();
+    facts.config = config_facts(config_path, *cfg);
     const std::vector<CheckItem> items = run_checks(facts);
     std::string out;
     if (a.json) {

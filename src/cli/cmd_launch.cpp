@@ -160,9 +160,9 @@ Result<LaunchOptions> launch_options(const LaunchArgs& a, const LaunchPlan& plan
     o.extras = plan.extras;
     o.console_ranks = plan.console_ranks;
     o.log_dir = a.log_dir.empty() ? History::beside(history_path("", c.config), "launch") : a.log_dir;
-    if (!c.config.launch_log_group.empty()) {
-        const group* g = getgrnam(c.config.launch_log_group.c_str());
-        if (!g) return make_error("launch: [launch] log_group '" + c.config.launch_log_group + "' is no group here");
+    if (!c.config.launch.log_group.empty()) {
+        const group* g = getgrnam(c.config.launch.log_group.c_str());
+        if (!g) return make_error("launch: [launch] log_group '" + c.config.launch.log_group + "' is no group here");
         o.log_group = g->gr_gid;
     }
     o.tee = a.tee;

@@ -53,8 +53,8 @@ int run_snapshot(const SnapshotArgs& a, const std::string& config_path) {
     std::string out;
     SnapshotJsonEncoder json_encoder;
     PrometheusOptions prometheus;  // as baton serve's /metrics has them, from [serve]
-    prometheus.process_series = cfg->serve_process_series;
-    prometheus.dcgm_compat = cfg->serve_dcgm_compat;
+    prometheus.process_series = cfg->serve.process_series;
+    prometheus.dcgm_compat = cfg->serve.dcgm_compat;
     TextOptions text;
     text.top_processes = static_cast<std::size_t>(a.top);
     SampleSchedule schedule(a.interval);

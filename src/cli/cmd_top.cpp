@@ -87,11 +87,11 @@ int run_top(const TopArgs& a, const std::string& config_path) {
     o.count = a.count;
     o.color = !env_set("NO_COLOR");  // https://no-color.org
     o.view.ascii = a.ascii;
-    o.view.graphs = cfg->top_graphs;
-    o.view.graph_glyphs = cfg->top_graph_symbols == "block" ? ui::GraphGlyphs::blocks : ui::GraphGlyphs::braille;
-    o.history_seconds = cfg->top_history_seconds;
-    if (!cfg->top_columns.empty()) {
-        Result<ui::ColumnSet> c = ui::parse_columns(cfg->top_columns);
+    o.view.graphs = cfg->top.graphs;
+    o.view.graph_glyphs = cfg->top.graph_symbols == "block" ? ui::GraphGlyphs::blocks : ui::GraphGlyphs::braille;
+    o.history_seconds = cfg->top.history_seconds;
+    if (!cfg->top.columns.empty()) {
+        Result<ui::ColumnSet> c = ui::parse_columns(cfg->top.columns);
         if (!c.ok()) return runtime_error("config [top] columns: " + c.error().message);
         o.view.columns = *c;
     }

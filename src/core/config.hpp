@@ -16,58 +16,71 @@
 
 namespace baton {
 
+// One struct per section of the file, its members named as the keys (a member that holds a
+// duration says its unit: [serve] interval is serve.interval_seconds). The key table in
+// core/config.cpp reads them, checks them and documents them (config_keys()).
 struct Config {
-    // [sample]
-    std::string proc_root = "/proc";
-    std::string sys_root = "/sys";
-    // Where /dev/shm is, for its size and use (statvfs).
-    std::string shm_path = "/dev/shm";
-    std::string dev_root = "/dev";  // where the GPU device files (nvidiaN) are, as processes opened them
-    // Skip the stat read of processes that provably did not run (ProcessTable). Off: every
-    // process's stat is read every tick (for comparison, or a kernel that misreports).
-    bool skip_idle_processes = true;
-    // [gpu]
-    // Empty: $BATON_NVML_LIBRARY, else "libnvidia-ml.so.1" from the loader's search path.
-    std::string nvml_library;
-    // Deadline for each NVML call, in milliseconds.
-    int nvml_deadline_ms = 2000;
-    // PCIe throughput is slow to read: at most once per this many seconds.
-    double pcie_interval_seconds = 5.0;
-    // [history]
-    // The run history database; empty: $XDG_STATE_HOME/baton/baton.db (store/history.hpp).
-    std::string history_db;
-    // [serve] (baton serve; flags win)
-    std::string serve_listen = "127.0.0.1:9835";  // ADDRESS:PORT the HTTP endpoints listen on
-    double serve_interval_seconds = 1;            // time between samples
-    std::string serve_token_file;                 // file holding the bearer token clients must send
-    bool serve_metrics_without_token = false;     // /metrics answers without the token (scrapers)
-    // Names besides localhost and the listen address a loopback agent answers to (its Host header).
-    std::vector<std::string> serve_allowed_hosts;
-    std::size_t serve_process_series = 20;        // processes with their own /metrics series (top N by CPU)
-    bool serve_dcgm_compat = false;               // also dcgm-exporter's DCGM_FI_* families
-    double serve_retention_seconds = 30 * 86400;  // the machine history's minutes are kept this long
-    // [queue] (baton submit's queue, kept by the agent)
-    double queue_free_memory_percent = 5;      // a GPU using more than this share of its memory is not free
-    double queue_share_margin_percent = 10;    // memory a GPU shared by --share jobs keeps free
-    bool queue_visible_devices_uuid = false;   // CUDA_VISIBLE_DEVICES as UUIDs ("uuid") instead of indices ("index")
-    std::string queue_socket_group = "baton";  // a root agent's socket is this group's (0660): its members may submit
-    // [launch] (baton launch)
-    std::string launch_log_group;  // the rank logs are 0640 and this group's; empty: 0600, the user's alone
-    // [bench] (docs/bench.md)
-    double bench_ok_share = 0.85;        // a link measuring at least this share of its peak is ok (the seed's 85 %)
-    double bench_memory_ok_share = 0.6;  // the same for host memory: STREAM seldom passes 80 % of the DIMMs' peak
-    double bench_scaling_alarm = 0.7;    // bench scaling flags a size whose weak-scaling efficiency is below
-    // [top] (baton top; flags and keys win)
-    bool top_graphs = true;                     // history graphs where the terminal has room (G toggles)
-    std::string top_graph_symbols = "braille";  // "braille" or "block" (--ascii: ASCII)
-    double top_history_seconds = 600;           // what the graphs keep, 1 minute to 1 hour
-    std::string top_columns;                    // the process table's columns, comma-separated; empty: the default
-    // [thresholds]
+    struct Sample {
+        std::string proc_root = "/proc";
+        std::string sys_root = "/sys";
+        // Where /dev/shm is, for its size and use (statvfs).
+        std::string shm_path = "/dev/shm";
+        std::string dev_root = "/dev";  // where the GPU device files (nvidiaN) are, as processes opened them
+        // Skip the stat read of processes that provably did not run (ProcessTable). Off: every
+        // process's stat is read every tick (for comparison, or a kernel that misreports).
+        bool skip_idle_processes = true;
+    } sample;
+    struct Gpu {
+        // Empty: $BATON_NVML_LIBRARY, else "libnvidia-ml.so.1" from the loader's search path.
+        std::string nvml_library;
+        // Deadline for each NVML call, in milliseconds.
+        int nvml_deadline_ms = 2000;
+        // PCIe throughput is slow to read: at most once per this many seconds.
+        double pcie_interval_seconds = 5.0;
+    } gpu;
+    struct History {
+        // The run history database; empty: $XDG_STATE_HOME/baton/baton.db (store/history.hpp).
+        std::string db;
+    } history;
+    struct Serve {                              // baton serve; flags win
+        std::string listen = "127.0.0.1:9835";  // ADDRESS:PORT the HTTP endpoints listen on
+        double interval_seconds = 1;            // time between samples
+        std::string token_file;                 // file holding the bearer token clients must send
+        bool metrics_without_token = false;     // /metrics answers without the token (scrapers)
+        // Names besides localhost and the listen address a loopback agent answers to (its Host header).
+        std::vector<std::string> allowed_hosts;
+        std::size_t process_series = 20;        // processes with their own /metrics series (top N by CPU)
+        bool dcgm_compat = false;               // also dcgm-exporter's DCGM_FI_* families
+        double retention_seconds = 30 * 86400;  // the machine history's minutes are kept this long
+    } serve;
+    struct Queue {                           // baton submit's queue, kept by the agent
+        double free_memory_percent = 5;      // a GPU using more than this share of its memory is not free
+        double share_margin_percent = 10;    // memory a GPU shared by --share jobs keeps free
+        bool visible_devices_uuid = false;   // CUDA_VISIBLE_DEVICES as UUIDs ("uuid") instead of indices ("index")
+        std::string socket_group = "baton";  // a root agent's socket is this group's (0660): its members may submit
+    } queue;
+    struct Launch {
+        std::string log_group;  // the rank logs are 0640 and this group's; empty: 0600, the user's alone
+    } launch;
+    struct Bench {                     // docs/bench.md
+        double ok_share = 0.85;        // a link measuring at least this share of its peak is ok (the seed's 85 %)
+        double memory_ok_share = 0.6;  // the same for host memory: STREAM seldom passes 80 % of the DIMMs' peak
+        double scaling_alarm = 0.7;    // bench scaling flags a size whose weak-scaling efficiency is below
+    } bench;
+    struct Top {                                // baton top; flags and keys win
+        bool graphs = true;                     // history graphs where the terminal has room (G toggles)
+        std::string graph_symbols = "braille";  // "braille" or "block" (--ascii: ASCII)
+        double history_seconds = 600;           // what the graphs keep, 1 minute to 1 hour
+        std::string columns;                    // the process table's columns, comma-separated; empty: the default
+    } top;
     Thresholds thresholds;
 };
 
 // The layers load_config() reads before the explicit file: the system file, then the user's.
 std::vector<std::string> default_config_layers();
+
+// Every file load_config(path) reads, in order: the default layers, then `path` or $BATON_CONFIG.
+std::vector<std::string> config_files(const std::string& path);
 
 // Reads the default layers, then `path` (or $BATON_CONFIG when `path` is empty), over the
 // defaults.

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include <fmt/format.h>  // header-only (fmt::fmt-header-only)
+#include <fmt/ranges.h>
 
 #include "sample/process_lookup.hpp"
 
@@ -46,6 +47,7 @@ const std::vector<std::string>& check_ids() {
         "harmful_env",
         "orphaned_gpu_processes",
         "job_cgroups",
+        "config",
     };
     return ids;
 }
@@ -387,6 +389,21 @@ void job_cgroup_check(const DoctorFacts& f, std::vector<CheckItem>& out) {
                        "no queue agent answers; one started now would give " + q.cgroups, fix));
 }
 
+// What baton's own config files change: a setting someone made long ago explains a surprise
+// today (a moved history database, a raised threshold). Never a warning: any setting is allowed.
+void config_check(const ConfigFacts& c, std::vector<CheckItem>& out) {
+    const std::string title = "baton's configuration";
+    const std::string files =
+        c.files.empty() ? "no config file" : "read " + fmt::format("{}", fmt::join(c.files, ", "));
+    if (c.changed.empty()) {
+        out.push_back(item("config", CheckStatus::pass, title, files + "; every key at its default"));
+        return;
+    }
+    out.push_back(item("config", CheckStatus::pass, title,
+                       files + "; " + std::to_string(c.changed.size()) + (c.changed.size() == 1 ? " key" : " keys") +
+                           " set: " + fmt::format("{}", fmt::join(c.changed, "; "))));
+}
+
 }  // namespace
 
 std::vector<CheckItem> run_checks(const DoctorFacts& f) {
@@ -399,6 +416,7 @@ std::vector<CheckItem> run_checks(const DoctorFacts& f) {
     env_checks(f, out);
     orphan_check(f, out);
     job_cgroup_check(f, out);
+    config_check(f.config, out);
     return out;
 }
 

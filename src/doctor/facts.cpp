@@ -3,11 +3,13 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <sys/resource.h>
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
+#include "core/config_keys.hpp"
 #include "core/run_program.hpp"
 
 namespace baton {
@@ -129,6 +131,14 @@ DoctorFacts gather_facts(const GatherOptions& o) {
         if (const char* v = std::getenv(name.c_str())) f.env[name] = v;
     if (o.probe_torch) f.torch = probe_torch(o.python, o.python_timeout_seconds);
     f.torch.asked = o.python_asked;
+    return f;
+}
+
+ConfigFacts config_facts(const std::string& config_path, const Config& c) {
+    ConfigFacts f;
+    for (const std::string& file : config_files(config_path))
+        if (std::error_code ec; std::filesystem::is_regular_file(file, ec)) f.files.push_back(file);
+    f.changed = changed_config_keys(c);
     return f;
 }
 

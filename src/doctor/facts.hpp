@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 
+#include "core/config.hpp"
 #include "sample/sampler.hpp"
 #include "sample/snapshot.hpp"
 
@@ -35,8 +36,15 @@ struct QueueFacts {
     std::string cgroups;       // what its jobs get, in words (the agent's own line, or what one started now would get)
 };
 
+// baton's own config, as the CLI loaded it: the files read and the keys they change.
+struct ConfigFacts {
+    std::vector<std::string> files;    // the layers that exist, in the order read
+    std::vector<std::string> changed;  // "section.key = value", the keys that differ from the defaults
+};
+
 struct DoctorFacts {
     QueueFacts queue;
+    ConfigFacts config;
     Snapshot snapshot;
     std::map<std::string, std::string> env;  // only the variables the checks read, when set
     LimitFacts limits;
@@ -55,6 +63,9 @@ struct GatherOptions {
 };
 
 DoctorFacts gather_facts(const GatherOptions& o);
+
+// The files load_config(config_path) read (those that exist) and what `c`, their result, changes.
+ConfigFacts config_facts(const std::string& config_path, const Config& c);
 
 // What `python -c CODE` printed on stdout (at most 1 MiB; stderr is dropped), `python` looked up on
 // PATH unless it contains a '/', killed after `timeout` seconds.

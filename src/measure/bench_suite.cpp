@@ -13,11 +13,11 @@ namespace baton::measure {
 
 BenchSettings bench_settings(const Config& config, const SamplerOptions& sampler) {
     BenchSettings s;
-    s.sys_root = config.sys_root;
-    s.nvml_library = config.nvml_library;
-    s.ok_share = config.bench_ok_share;
-    s.memory_ok_share = config.bench_memory_ok_share;
-    s.scaling_alarm = config.bench_scaling_alarm;
+    s.sys_root = config.sample.sys_root;
+    s.nvml_library = config.gpu.nvml_library;
+    s.ok_share = config.bench.ok_share;
+    s.memory_ok_share = config.bench.memory_ok_share;
+    s.scaling_alarm = config.bench.scaling_alarm;
     s.sampler = sampler;
     return s;
 }

@@ -11,14 +11,14 @@ namespace baton {
 
 SamplerOptions SamplerOptions::from_config(const Config& c) {
     SamplerOptions o;
-    o.proc_root = c.proc_root;
-    o.sys_root = c.sys_root;
-    o.shm_path = c.shm_path;
-    o.dev_root = c.dev_root;
-    o.skip_idle_processes = c.skip_idle_processes;
-    o.nvml.library_path = c.nvml_library;
-    o.nvml.deadline_ms = c.nvml_deadline_ms;
-    o.nvml.pcie_interval_seconds = c.pcie_interval_seconds;
+    o.proc_root = c.sample.proc_root;
+    o.sys_root = c.sample.sys_root;
+    o.shm_path = c.sample.shm_path;
+    o.dev_root = c.sample.dev_root;
+    o.skip_idle_processes = c.sample.skip_idle_processes;
+    o.nvml.library_path = c.gpu.nvml_library;
+    o.nvml.deadline_ms = c.gpu.nvml_deadline_ms;
+    o.nvml.pcie_interval_seconds = c.gpu.pcie_interval_seconds;
     return o;
 }
 

@@ -12,7 +12,7 @@ using baton::test::TempDir;
 
 TEST(AgentSettings, LoopbackNeedsNoTokenAndAnswersOnlyItsOwnNames) {
     Config c;
-    c.serve_allowed_hosts = {"box.example"};
+    c.serve.allowed_hosts = {"box.example"};
     Result<ServeSettings> s = serve_settings(ServeFlags{}, c);
     ASSERT_TRUE(s.ok()) << s.error().message;
     EXPECT_EQ(s->listen.text(), "127.0.0.1:9835");
@@ -30,8 +30,8 @@ TEST(AgentSettings, LoopbackNeedsNoTokenAndAnswersOnlyItsOwnNames) {
 
 TEST(AgentSettings, FlagsOverTheConfig) {
     Config c;
-    c.serve_interval_seconds = 5;
-    c.serve_listen = "127.0.0.1:7000";
+    c.serve.interval_seconds = 5;
+    c.serve.listen = "127.0.0.1:7000";
     c.thresholds.cpu_alarm_percent = 77;
     Result<ServeSettings> s = serve_settings(ServeFlags{}, c);
     ASSERT_TRUE(s.ok());
@@ -49,7 +49,7 @@ TEST(AgentSettings, FlagsOverTheConfig) {
     EXPECT_EQ(s->interval, 0.5);
     EXPECT_EQ(s->listen.port, 0);
     EXPECT_TRUE(s->service.prometheus.dcgm_compat);
-    c.serve_dcgm_compat = true;
+    c.serve.dcgm_compat = true;
     EXPECT_TRUE(serve_settings(ServeFlags{}, c)->service.prometheus.dcgm_compat);
 }
 
@@ -63,14 +63,14 @@ TEST(AgentSettings, OffLoopbackATokenOrAnExplicitChoice) {
     EXPECT_EQ(s.error().message.rfind("--listen 0.0.0.0:9835 can be reached from other machines: give --token-file", 0),
               0u);
     // Prometheus alone may scrape.
-    c.serve_metrics_without_token = true;
+    c.serve.metrics_without_token = true;
     s = serve_settings(f, c);
     ASSERT_TRUE(s.ok());
     EXPECT_TRUE(s->service.api_closed);
     EXPECT_TRUE(s->service.metrics_without_token);
     EXPECT_TRUE(s->service.allowed_hosts.empty());  // any Host: other machines name it as they will
     // --insecure: everything, no token.
-    c.serve_metrics_without_token = false;
+    c.serve.metrics_without_token = false;
     f.insecure = true;
     s = serve_settings(f, c);
     ASSERT_TRUE(s.ok());
@@ -94,7 +94,7 @@ TEST(AgentSettings, OffLoopbackATokenOrAnExplicitChoice) {
 
 TEST(AgentSettings, TheQueueHandsOutThisMachine) {
     Config c;
-    c.queue_free_memory_percent = 7;
+    c.queue.free_memory_percent = 7;
     QueueMachine m;
     m.env = {{"BATON_SOCKET", "/run/user/1000/b.sock"}};
     m.cpus = {0, 1, 2, 3};

@@ -10,8 +10,8 @@ using namespace baton;
 TEST(Config, DefaultsWhenEmpty) {
     auto c = parse_config("", "test.toml");
     ASSERT_TRUE(c.ok());
-    EXPECT_EQ(c->proc_root, "/proc");
-    EXPECT_EQ(c->nvml_deadline_ms, 2000);
+    EXPECT_EQ(c->sample.proc_root, "/proc");
+    EXPECT_EQ(c->gpu.nvml_deadline_ms, 2000);
 }
 
 TEST(Config, ReadsKnownKeys) {
@@ -21,15 +21,15 @@ TEST(Config, ReadsKnownKeys) {
         "nvml_library = \"/opt/libnvidia-ml.so.1\"\npcie_interval_seconds = 10\n",
         "test.toml");
     ASSERT_TRUE(c.ok()) << c.error().message;
-    EXPECT_EQ(c->proc_root, "/x/proc");
-    EXPECT_EQ(c->sys_root, "/x/sys");
-    EXPECT_EQ(c->nvml_deadline_ms, 500);
-    EXPECT_EQ(c->nvml_library, "/opt/libnvidia-ml.so.1");
-    EXPECT_DOUBLE_EQ(c->pcie_interval_seconds, 10);
-    EXPECT_FALSE(c->skip_idle_processes);
-    EXPECT_TRUE(parse_config("", "t")->skip_idle_processes);
-    EXPECT_EQ(parse_config("[history]\ndb = \"/data/baton.db\"\n", "t")->history_db, "/data/baton.db");
-    EXPECT_EQ(parse_config("", "t")->history_db, "");
+    EXPECT_EQ(c->sample.proc_root, "/x/proc");
+    EXPECT_EQ(c->sample.sys_root, "/x/sys");
+    EXPECT_EQ(c->gpu.nvml_deadline_ms, 500);
+    EXPECT_EQ(c->gpu.nvml_library, "/opt/libnvidia-ml.so.1");
+    EXPECT_DOUBLE_EQ(c->gpu.pcie_interval_seconds, 10);
+    EXPECT_FALSE(c->sample.skip_idle_processes);
+    EXPECT_TRUE(parse_config("", "t")->sample.skip_idle_processes);
+    EXPECT_EQ(parse_config("[history]\ndb = \"/data/baton.db\"\n", "t")->history.db, "/data/baton.db");
+    EXPECT_EQ(parse_config("", "t")->history.db, "");
 }
 
 TEST(Config, RejectsUnknownKeysTypesAndRanges) {
@@ -53,7 +53,7 @@ TEST(Config, RejectsUnknownKeysTypesAndRanges) {
     EXPECT_TRUE(parse_config("# caf\xc3\xa9 \xe4\xbd\xa0\n", "t").ok());
     // Non-ASCII text only where toml++ 3.3.0 reads it safely (its issue 295, found by fuzzing):
     // comments and one-line string values; a path may hold any UTF-8.
-    EXPECT_EQ(parse_config("[history]\ndb = \"/home/jos\xc3\xa9/baton.db\"  # \xe2\x9c\x93\n", "t")->history_db,
+    EXPECT_EQ(parse_config("[history]\ndb = \"/home/jos\xc3\xa9/baton.db\"  # \xe2\x9c\x93\n", "t")->history.db,
               "/home/jos\xc3\xa9/baton.db");
     for (const char* bad : {"[thresholds]\ngcssa\xd0\x88pu = 1\n", "\"\xd0\x88\" = 1\n", "x = \"\"\"a\xd0\x88\"\"\"\n",
                             "\"\"=-\"\"y=\"-g\xef\xbb\xb7\"", "x = [\"\xd0\x88\"]\n"})
@@ -91,7 +91,7 @@ TEST(Config, MissingExplicitFileIsAnErrorMissingDefaultIsNot) {
     home.write("baton/baton.toml", "[sample]\nproc_root = \"/elsewhere\"\n");
     auto c = load_config("");
     ASSERT_TRUE(c.ok());
-    EXPECT_EQ(c->proc_root, "/elsewhere");
+    EXPECT_EQ(c->sample.proc_root, "/elsewhere");
 }
 
 TEST(Config, LayersSystemThenUserThenExplicit) {
@@ -106,7 +106,7 @@ TEST(Config, LayersSystemThenUserThenExplicit) {
     unsetenv("BATON_CONFIG");
     auto c = load_config(d.path() + "/mine.toml");
     ASSERT_TRUE(c.ok()) << c.error().message;
-    EXPECT_EQ(c->proc_root, "/system");                            // only the system file sets it
+    EXPECT_EQ(c->sample.proc_root, "/system");                     // only the system file sets it
     EXPECT_DOUBLE_EQ(c->thresholds.cpu_alarm_percent, 90);         // the user's file wins over the system's
     EXPECT_DOUBLE_EQ(c->thresholds.iowait_alarm_percent, 9);       // the explicit file wins over both
     setenv("BATON_CONFIG", (d.path() + "/mine.toml").c_str(), 1);  // the same through the environment
@@ -156,13 +156,13 @@ TEST(Config, BadThresholdsNameTheKey) {
 
 TEST(Config, TopGraphsSymbolsAndHistory) {
     Config d = *parse_config("", "t");
-    EXPECT_TRUE(d.top_graphs);
-    EXPECT_EQ(d.top_graph_symbols, "braille");
-    EXPECT_EQ(d.top_history_seconds, 600);
+    EXPECT_TRUE(d.top.graphs);
+    EXPECT_EQ(d.top.graph_symbols, "braille");
+    EXPECT_EQ(d.top.history_seconds, 600);
     Config c = *parse_config("[top]\ngraphs = false\ngraph_symbols = \"block\"\nhistory = \"30m\"\n", "t");
-    EXPECT_FALSE(c.top_graphs);
-    EXPECT_EQ(c.top_graph_symbols, "block");
-    EXPECT_EQ(c.top_history_seconds, 1800);
+    EXPECT_FALSE(c.top.graphs);
+    EXPECT_EQ(c.top.graph_symbols, "block");
+    EXPECT_EQ(c.top.history_seconds, 1800);
     EXPECT_EQ(parse_config("[top]\ngraph_symbols = \"dots\"\n", "t").error().message,
               "t:2: 'top.graph_symbols' must be \"braille\" or \"block\"");
     EXPECT_EQ(parse_config("[top]\nhistory = \"2h\"\n", "t").error().message,
@@ -171,8 +171,8 @@ TEST(Config, TopGraphsSymbolsAndHistory) {
     EXPECT_FALSE(parse_config("[top]\ngraphs = \"yes\"\n", "t").ok());
     EXPECT_EQ(parse_config("[top]\ngraph = true\n", "t").error().message, "t:2: unknown key 'top.graph'");
     // Columns: a list or one string; baton top checks the names themselves.
-    EXPECT_EQ(parse_config("[top]\ncolumns = [\"user\", \"age\"]\n", "t")->top_columns, "user,age");
-    EXPECT_EQ(parse_config("[top]\ncolumns = \"cpu,rss\"\n", "t")->top_columns, "cpu,rss");
+    EXPECT_EQ(parse_config("[top]\ncolumns = [\"user\", \"age\"]\n", "t")->top.columns, "user,age");
+    EXPECT_EQ(parse_config("[top]\ncolumns = \"cpu,rss\"\n", "t")->top.columns, "cpu,rss");
     EXPECT_FALSE(parse_config("[top]\ncolumns = []\n", "t").ok());
     EXPECT_FALSE(parse_config("[top]\ncolumns = [1, 2]\n", "t").ok());
     EXPECT_FALSE(parse_config("[top]\ncolumns = [\"a,b\"]\n", "t").ok());
@@ -180,14 +180,14 @@ TEST(Config, TopGraphsSymbolsAndHistory) {
 
 TEST(Config, ServeAllowedHostsAndLaunchLogGroup) {
     Config d = *parse_config("", "t");
-    EXPECT_TRUE(d.serve_allowed_hosts.empty());
-    EXPECT_TRUE(d.launch_log_group.empty());
+    EXPECT_TRUE(d.serve.allowed_hosts.empty());
+    EXPECT_TRUE(d.launch.log_group.empty());
     Config c = *parse_config(
         "[serve]\nallowed_hosts = [\"Gpu-01\", \"gpu-01.lan\", \"[fd00::1]\"]\n"
         "[launch]\nlog_group = \"ml\"\n",
         "t");
-    EXPECT_EQ(c.serve_allowed_hosts, (std::vector<std::string>{"gpu-01", "gpu-01.lan", "[fd00::1]"}));
-    EXPECT_EQ(c.launch_log_group, "ml");
+    EXPECT_EQ(c.serve.allowed_hosts, (std::vector<std::string>{"gpu-01", "gpu-01.lan", "[fd00::1]"}));
+    EXPECT_EQ(c.launch.log_group, "ml");
     for (const char* bad : {"allowed_hosts = \"gpu-01\"", "allowed_hosts = [\"\"]", "allowed_hosts = [\"a b\"]",
                             "allowed_hosts = [\"evil/x\"]", "allowed_hosts = [1]"})
         EXPECT_NE(parse_config(std::string("[serve]\n") + bad + "\n", "t")

@@ -90,6 +90,20 @@ TEST(DoctorChecks, JobCgroupsOrAffinityOnly) {
         << c.detail;
 }
 
+TEST(DoctorChecks, ConfigSaysWhatTheFilesSet) {
+    DoctorFacts f = good();
+    auto c = check(run_checks(f), "config");
+    EXPECT_EQ(c.status, CheckStatus::pass);
+    EXPECT_EQ(c.detail, "no config file; every key at its default");
+    f.config.files = {"/etc/baton/baton.toml", "/home/me/.config/baton/baton.toml"};
+    f.config.changed = {"history.db = \"/data/baton.db\"", "thresholds.cpu_alarm_percent = 85"};
+    c = check(run_checks(f), "config");
+    EXPECT_EQ(c.status, CheckStatus::pass);
+    EXPECT_EQ(c.detail,
+              "read /etc/baton/baton.toml, /home/me/.config/baton/baton.toml; 2 keys set: history.db = "
+              "\"/data/baton.db\"; thresholds.cpu_alarm_percent = 85");
+}
+
 TEST(DoctorChecks, DriverAndCudaVersions) {
     DoctorFacts f = good();
     f.snapshot.gpu_cuda_driver_version = "11.8";  // older than torch's CUDA 12.1

@@ -28,10 +28,10 @@ BenchSettings settings() {
 
 TEST(BenchSuite, SettingsComeFromTheConfig) {
     Config c;
-    c.sys_root = "/other/sys";
-    c.bench_ok_share = 0.9;
-    c.bench_memory_ok_share = 0.4;
-    c.bench_scaling_alarm = 0.75;
+    c.sample.sys_root = "/other/sys";
+    c.bench.ok_share = 0.9;
+    c.bench.memory_ok_share = 0.4;
+    c.bench.scaling_alarm = 0.75;
     const BenchSettings s = bench_settings(c, SamplerOptions{});
     EXPECT_EQ(s.sys_root, "/other/sys");
     EXPECT_EQ(s.ok_share, 0.9);
