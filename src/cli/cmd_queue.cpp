@@ -19,6 +19,7 @@
 #include "queue/job_request.hpp"
 #include "queue/job_shim.hpp"
 #include "queue/job_text.hpp"
+#include "queue/queue_calls.hpp"
 #include "queue/queue_client.hpp"
 #include "queue/slurm.hpp"
 #include "store/history.hpp"
@@ -28,11 +29,6 @@ namespace baton::cli {
 namespace {
 
 using nlohmann::json;
-
-// One request to the agent; the answer's JSON, or a one-line error.
-Result<json> ask(const queue::Request& r, double timeout = 30) {
-    return queue::ask_agent(environment_variables(), r, timeout);
-}
 
 // The agent `baton submit` starts for this user: its log beside the history.
 std::string agent_log(const std::string& config_path) {
@@ -65,11 +61,8 @@ int run_submit(const QueueArgs& a, const std::vector<std::string>& command, cons
     }
     if (a.submit.slurm) return run_submit_slurm(a, argv, cwd, config_path);
     const std::map<std::string, std::string> env = environment_variables();
-    queue::Request r;
-    r.op = queue::Op::submit;
     Result<queue::Submission> submission = queue::local_submission(a.submit, argv, cwd, env);
     if (!submission.ok()) return error_exit(submission.error());
-    r.submit = std::move(*submission);
 
     Result<queue::AgentConnection> agent =
         queue::connect_or_start_agent(env, "/proc/self/exe", agent_args(config_path), agent_log(config_path));
@@ -77,55 +70,84 @@ int run_submit(const QueueArgs& a, const std::vector<std::string>& command, cons
     if (const std::optional<queue::StartedAgent>& started = agent->started)
         std::fprintf(stderr, "baton: no agent was running: started one for you (pid %d, socket %s, log %s)\n",
                      started->pid, started->socket.c_str(), started->log.c_str());
+    queue::Request r;
+    r.op = queue::Op::submit;
+    r.submit = std::move(*submission);
     Result<queue::Reply> reply = queue::call(agent->fd, r);
     ::close(agent->fd);
     if (!reply.ok()) return runtime_error(reply.error().message);
-    const json j = json::parse(reply->line, nullptr, false);
-    if (!j.value("ok", false)) return usage_error("submit: " + j.value("error", std::string("refused")));
-    if (a.json) return print_json(j);
-    return write_stdout(std::to_string(j.value("id", 0)) + "\n") ? kExitOk : kExitFailure;
+    // The agent refusing the job (a bad request) is the caller's mistake: exit 2, as a bad flag.
+    Result<queue::Submitted> job = queue::parse_submit_reply(*reply);
+    if (!job.ok()) return usage_error("submit: " + job.error().message);
+    if (a.json) return print_json({{"ok", true}, {"id", job->id}, {"state", state_name(job->state)}});
+    return write_stdout(std::to_string(job->id) + "\n") ? kExitOk : kExitFailure;
 }
 
 int run_logs(const QueueArgs& a, std::int64_t id) {
-    queue::Request r;
-    r.op = queue::Op::logs;
-    r.jobs = {id};
-    r.stderr_stream = a.stderr_stream;
+    const std::map<std::string, std::string> env = environment_variables();
+    std::uint64_t offset = 0;
     for (;;) {
-        Result<json> j = ask(r);
-        if (!j.ok()) return runtime_error(j.error().message);
-        const std::string data = j->value("data", std::string());
-        if (!data.empty() && !write_stdout(data)) return kExitFailure;
-        r.offset = j->value("offset", r.offset);
-        const bool more = r.offset < j->value("size", std::uint64_t{0});
-        if (more) continue;
-        if (!a.follow || j->value("ended", false)) return kExitOk;
+        Result<queue::LogChunk> chunk = queue::read_log(env, id, a.stderr_stream, offset);
+        if (!chunk.ok()) return runtime_error(chunk.error().message);
+        if (!chunk->data.empty() && !write_stdout(chunk->data)) return kExitFailure;
+        offset = chunk->offset;
+        if (offset < chunk->size) continue;
+        if (!a.follow || chunk->ended) return kExitOk;
         std::this_thread::sleep_for(std::chrono::milliseconds(250));
     }
 }
 
 // `baton wait`: the job's own exit status once it ends (docs/queue.md).
 int run_wait(const QueueArgs& a, std::int64_t id) {
-    queue::Request r;
-    r.op = queue::Op::wait;
-    r.jobs = {id};
-    for (;;) {
-        Result<json> j = ask(r, -1);
-        if (!j.ok()) {
-            // An agent restarted under us: ask again (the job is still in the store).
-            if (j.is(ErrorCode::disconnected)) {
-                std::this_thread::sleep_for(std::chrono::milliseconds(500));
-                continue;
-            }
-            return runtime_error(j.error().message);
-        }
-        if (a.json) print_json((*j)["job"]);
-        Result<queue::JobView> job = queue::parse_job_view((*j)["job"]);
-        if (!job.ok()) return runtime_error("the agent's answer: " + job.error().message);
-        if (job->state == JobState::done) return 0;
-        if (job->exit_status && *job->exit_status != 0) return *job->exit_status & 255;
-        return kExitFailure;
+    Result<queue::JobView> job = queue::wait_for_job(environment_variables(), id);
+    if (!job.ok()) return runtime_error(job.error().message);
+    if (a.json) print_json(queue::job_view_json(*job));
+    if (job->state == JobState::done) return 0;
+    if (job->exit_status && *job->exit_status != 0) return *job->exit_status & 255;
+    return kExitFailure;
+}
+
+// `baton queue`: this machine's jobs, and those handed to Slurm.
+int run_list(const QueueArgs& a, const std::string& config_path) {
+    const queue::SlurmRows slurm = slurm_queue_rows(a.all, config_path);
+    Result<std::vector<queue::JobView>> jobs = queue::list_jobs(environment_variables(), a.all);
+    // No agent, but jobs handed to Slurm: those alone (the agent is this machine's queue).
+    const bool no_agent = jobs.is(ErrorCode::unavailable);
+    if (!jobs.ok() && !(no_agent && !slurm.rows.empty())) return runtime_error(jobs.error().message);
+    if (slurm.problem)
+        std::fprintf(stderr, "baton: the jobs handed to Slurm are not listed: %s\n", slurm.problem->message.c_str());
+    const std::vector<queue::JobView> mine = jobs.ok() ? *jobs : std::vector<queue::JobView>{};
+    if (a.json) {
+        json out = json::array();
+        for (const queue::JobView& j : mine) out.push_back(queue::job_view_json(j));
+        for (const json& row : slurm.rows) out.push_back(row);
+        return print_json(out);
     }
+    std::vector<queue::JobRow> rows;
+    for (const queue::JobView& j : mine) rows.push_back(queue::job_row(j));
+    for (const json& row : slurm.rows) rows.push_back(queue::slurm_row(row));
+    return write_stdout(queue::jobs_table(rows)) ? kExitOk : kExitFailure;
+}
+
+int run_show(const QueueArgs& a, std::int64_t id) {
+    Result<queue::JobView> job = queue::show_job(environment_variables(), id);
+    if (!job.ok()) return runtime_error(job.error().message);
+    if (a.json) return print_json(queue::job_view_json(*job));
+    return write_stdout(queue::job_text(*job)) ? kExitOk : kExitFailure;
+}
+
+// cancel, hold, release, retry: what became of each job.
+int run_change(const QueueArgs& a, queue::Op op, const std::vector<std::int64_t>& ids) {
+    Result<std::vector<queue::JobChange>> changes = queue::change_jobs(environment_variables(), op, ids, a.grace);
+    if (!changes.ok()) return runtime_error(changes.error().message);
+    if (a.json) {
+        json out = json::array();
+        for (const queue::JobChange& c : *changes) out.push_back({{"id", c.id}, {"state", c.outcome}});
+        return print_json(out);
+    }
+    std::string out;
+    for (const queue::JobChange& c : *changes) out += fmt::format("job {}: {}\n", c.id, c.outcome);
+    return write_stdout(out) ? kExitOk : kExitFailure;
 }
 
 }  // namespace
@@ -256,51 +278,14 @@ int run_queue_command(const QueueCommands& c, const QueueArgs& a, const std::vec
     }
     if (which == c.logs) return run_logs(a, ids.front());
     if (which == c.wait) return run_wait(a, ids.front());
-    queue::Request r;
-    r.jobs = ids;
-    if (which == c.queue) {
-        r.op = queue::Op::list;
-        r.all = a.all;
-        const queue::SlurmRows slurm = slurm_queue_rows(a.all, config_path);
-        Result<json> j = ask(r);
-        // No agent, but jobs handed to Slurm: those alone (the agent is this machine's queue).
-        const bool no_agent = j.is(ErrorCode::unavailable);
-        if (!j.ok() && !(no_agent && !slurm.rows.empty())) return runtime_error(j.error().message);
-        json jobs = j.ok() ? (*j)["jobs"] : json::array();
-        for (const json& row : slurm.rows) jobs.push_back(row);
-        if (slurm.problem)
-            std::fprintf(stderr, "baton: the jobs handed to Slurm are not listed: %s\n",
-                         slurm.problem->message.c_str());
-        if (a.json) return print_json(jobs);
-        std::vector<queue::JobRow> rows;
-        for (const json& row : j.ok() ? (*j)["jobs"] : json::array()) {
-            Result<queue::JobView> job = queue::parse_job_view(row);
-            if (!job.ok()) return runtime_error("the agent's answer: " + job.error().message);
-            rows.push_back(queue::job_row(*job));
-        }
-        for (const json& row : slurm.rows) rows.push_back(queue::slurm_row(row));
-        return write_stdout(queue::jobs_table(rows)) ? kExitOk : kExitFailure;
-    }
-    if (which == c.show) {
-        r.op = queue::Op::show;
-        Result<json> j = ask(r);
-        if (!j.ok()) return runtime_error(j.error().message);
-        if (a.json) return print_json((*j)["job"]);
-        Result<queue::JobView> job = queue::parse_job_view((*j)["job"]);
-        if (!job.ok()) return runtime_error("the agent's answer: " + job.error().message);
-        return write_stdout(queue::job_text(*job)) ? kExitOk : kExitFailure;
-    }
-    r.op = which == c.cancel    ? queue::Op::cancel
-           : which == c.hold    ? queue::Op::hold
-           : which == c.release ? queue::Op::release
-                                : queue::Op::retry;
-    r.grace_seconds = a.grace;
-    Result<json> j = ask(r);
-    if (!j.ok()) return runtime_error(j.error().message);
-    if (a.json) return print_json((*j)["jobs"]);
-    std::string out;
-    for (const json& d : (*j)["jobs"]) out += fmt::format("job {}: {}\n", d.value("id", 0), d.value("state", ""));
-    return write_stdout(out) ? kExitOk : kExitFailure;
+    if (which == c.queue) return run_list(a, config_path);
+    if (which == c.show) return run_show(a, ids.front());
+    return run_change(a,
+                      which == c.cancel    ? queue::Op::cancel
+                      : which == c.hold    ? queue::Op::hold
+                      : which == c.release ? queue::Op::release
+                                           : queue::Op::retry,
+                      ids);
 }
 
 }  // namespace baton::cli

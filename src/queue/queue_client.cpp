@@ -122,6 +122,19 @@ Result<AgentConnection> connect_or_start_agent(const std::map<std::string, std::
     return AgentConnection{*started, StartedAgent{pid, *place, log_path}};
 }
 
+Result<nlohmann::json> parse_answer(const Reply& reply) {
+    nlohmann::json j = nlohmann::json::parse(reply.line, nullptr, false);
+    if (!j.is_object()) return make_error("the agent's answer is not a JSON object");
+    if (!j.value("ok", false)) {
+        const std::string code = j.contains("code") && j["code"].is_string() ? j["code"].get<std::string>() : "";
+        return make_error(error_code_from_name(code).value_or(ErrorCode::failed),
+                          j.contains("error") && j["error"].is_string() ? j["error"].get<std::string>()
+                                                                        : std::string("the agent refused"));
+    }
+    if (!reply.bytes.empty()) j["data"] = reply.bytes;  // (logs: bytes, not necessarily UTF-8)
+    return j;
+}
+
 Result<nlohmann::json> ask_agent(const std::map<std::string, std::string>& env, const Request& r,
                                  double timeout_seconds) {
     Result<int> fd = connect_agent(env);
@@ -133,15 +146,7 @@ Result<nlohmann::json> ask_agent(const std::map<std::string, std::string>& env, 
     Result<Reply> reply = call(*fd, r, timeout_seconds);
     ::close(*fd);
     if (!reply.ok()) return reply.error();
-    nlohmann::json j = nlohmann::json::parse(reply->line, nullptr, false);
-    if (!j.value("ok", false)) {
-        const std::string code = j.contains("code") && j["code"].is_string() ? j["code"].get<std::string>() : "";
-        return make_error(error_code_from_name(code).value_or(ErrorCode::failed),
-                          j.contains("error") && j["error"].is_string() ? j["error"].get<std::string>()
-                                                                        : std::string("the agent refused"));
-    }
-    if (!reply->bytes.empty()) j["data"] = reply->bytes;  // (logs: bytes, not necessarily UTF-8)
-    return j;
+    return parse_answer(*reply);
 }
 
 Result<Reply> call(int fd, const Request& r, double timeout_seconds) {

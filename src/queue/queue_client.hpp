@@ -52,6 +52,10 @@ struct Reply {
 // Errors: disconnected when the agent went away (it may be restarting), timed_out, failed.
 Result<Reply> call(int fd, const Request& r, double timeout_seconds = 30);
 
+// An answer read: its JSON when {"ok": true} (what followed the line under "data"), else the
+// refusal as an Error with the code the agent gave (failed when none, as an older agent's).
+Result<nlohmann::json> parse_answer(const Reply& reply);
+
 // One request to the agent found by connect_agent, and its answer ({"ok": true, ...}; what a logs
 // answer carries after its line, under "data"). Errors: connect_agent's (unavailable: the message
 // says how to start one) and call's; a refusal with the code the agent gave it (failed when it

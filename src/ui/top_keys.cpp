@@ -49,7 +49,81 @@ void pop_utf8(std::string& s) {
     if (!s.empty()) s.pop_back();
 }
 
+// The actions of the bindings below.
+void quit(const LayoutResult&, ViewState&, KeyOutcome& out) {
+    out.quit = true;
+}
+void open_help(const LayoutResult&, ViewState& v, KeyOutcome&) {
+    v.help = true;
+}
+void choose_sort(const LayoutResult&, ViewState& v, KeyOutcome&) {
+    v.prompt = Prompt::sort;
+}
+void toggle_tree(const LayoutResult&, ViewState& v, KeyOutcome&) {
+    v.tree = !v.tree;
+}
+void edit_filter(const LayoutResult&, ViewState& v, KeyOutcome&) {
+    v.prompt = Prompt::filter;
+    v.edit = v.filter;
+}
+void toggle_gpu_only(const LayoutResult&, ViewState& v, KeyOutcome&) {
+    v.gpu_only = !v.gpu_only;
+    v.scroll = 0;
+}
+void toggle_kernel_threads(const LayoutResult&, ViewState& v, KeyOutcome&) {
+    v.kernel_threads = !v.kernel_threads;
+}
+void ask_signal(const LayoutResult& last, ViewState& v, KeyOutcome&) {
+    v.selected_pid = selected(last, v);
+    if (v.selected_pid == 0)
+        v.message = "no process selected";
+    else
+        v.prompt = Prompt::kill;
+}
+void ask_nice(const LayoutResult& last, ViewState& v, KeyOutcome&) {
+    v.selected_pid = selected(last, v);
+    if (v.selected_pid == 0) {
+        v.message = "no process selected";
+    } else {
+        v.prompt = Prompt::renice;
+        v.edit.clear();
+    }
+}
+void toggle_pause(const LayoutResult&, ViewState& v, KeyOutcome&) {
+    v.paused = !v.paused;
+}
+void toggle_graphs(const LayoutResult&, ViewState& v, KeyOutcome&) {
+    v.graphs = !v.graphs;
+}
+void toggle_gpu_details(const LayoutResult& last, ViewState& v, KeyOutcome&) {
+    v.gpu_details = !last.gpu_details_shown;
+}
+void choose_columns(const LayoutResult&, ViewState& v, KeyOutcome&) {
+    v.prompt = Prompt::columns;
+}
+
 }  // namespace
+
+const std::vector<KeyBinding>& key_bindings() {
+    static const std::vector<KeyBinding> bindings = {
+        {U"q", "q", "quit", quit},
+        {U"h?", "h ?", "this help (any key closes it)", open_help},
+        {U"s", "s", "choose the sort column (default: GPU memory, then CPU)", choose_sort},
+        {U"t", "t", "tree: processes under their parents, TREE% = the group's CPU", toggle_tree},
+        {U"/", "/", "filter by text (command, user or pid); empty clears it", edit_filter},
+        {U"g", "g", "only processes on a GPU", toggle_gpu_only},
+        {U"K", "K", "show or hide kernel threads (hidden at start)", toggle_kernel_threads},
+        {U"k", "k", "send SIGTERM or SIGKILL to the selected process (asks first)", ask_signal},
+        {U"r", "r", "renice the selected process (your own; any as root)", ask_nice},
+        {U"", "mouse", "click a row to select it, a column header to sort by it; the wheel scrolls", nullptr},
+        {U"", "Up Down", "move the selection; PgUp PgDn Home End", nullptr},
+        {U"p", "p", "pause: keep this picture", toggle_pause},
+        {U"G", "G", "history graphs on or off (shown where the terminal has room)", toggle_graphs},
+        {U"e", "e", "expanded GPU panel on or off: clocks, fan, links, ECC, modes, MIG", toggle_gpu_details},
+        {U"c", "c", "choose the table's columns (state, GPU memory share, threads, age, ...)", choose_columns},
+    };
+    return bindings;
+}
 
 KeyOutcome handle_key(const Key& key, const LayoutResult& last, ViewState& v) {
     KeyOutcome out;
@@ -163,62 +237,11 @@ KeyOutcome handle_key(const Key& key, const LayoutResult& last, ViewState& v) {
         default:
             break;
     }
-    switch (c) {
-        case 'q':
-            out.quit = true;
+    for (const KeyBinding& b : key_bindings())
+        if (b.act && b.chars.find(c) != std::u32string_view::npos) {
+            b.act(last, v, out);
             break;
-        case 'h':
-        case '?':
-            v.help = true;
-            break;
-        case 's':
-            v.prompt = Prompt::sort;
-            break;
-        case 't':
-            v.tree = !v.tree;
-            break;
-        case '/':
-            v.prompt = Prompt::filter;
-            v.edit = v.filter;
-            break;
-        case 'g':
-            v.gpu_only = !v.gpu_only;
-            v.scroll = 0;
-            break;
-        case 'p':
-            v.paused = !v.paused;
-            break;
-        case 'G':
-            v.graphs = !v.graphs;
-            break;
-        case 'c':
-            v.prompt = Prompt::columns;
-            break;
-        case 'e':
-            v.gpu_details = !last.gpu_details_shown;
-            break;
-        case 'K':
-            v.kernel_threads = !v.kernel_threads;
-            break;
-        case 'r':
-            v.selected_pid = selected(last, v);
-            if (v.selected_pid == 0) {
-                v.message = "no process selected";
-            } else {
-                v.prompt = Prompt::renice;
-                v.edit.clear();
-            }
-            break;
-        case 'k':
-            v.selected_pid = selected(last, v);
-            if (v.selected_pid == 0)
-                v.message = "no process selected";
-            else
-                v.prompt = Prompt::kill;
-            break;
-        default:
-            break;
-    }
+        }
     return out;
 }
 

@@ -4,6 +4,8 @@
 
 #include <cstdint>
 #include <optional>
+#include <string_view>
+#include <vector>
 
 #include "ui/top_layout.hpp"
 #include "ui/view_state.hpp"
@@ -46,5 +48,17 @@ struct KeyOutcome {
 };
 
 KeyOutcome handle_key(const Key& key, const LayoutResult& last, ViewState& v);
+
+// The keys of the main view, one row each: what handle_key() does on them and what the help screen
+// (Layout::help) and docs/cli.md's key table say about them, in the help's order. A row with no
+// characters only documents keys handle_key() reads by their code (arrows, the mouse). A new key
+// is one row here (the help and a test that checks docs/cli.md follow).
+struct KeyBinding {
+    std::u32string_view chars;  // the characters that do it ("h?": h or ?)
+    const char* keys;           // as the help names them: "h ?"
+    const char* help;           // one help line
+    void (*act)(const LayoutResult& last, ViewState& v, KeyOutcome& out);
+};
+const std::vector<KeyBinding>& key_bindings();
 
 }  // namespace baton::ui

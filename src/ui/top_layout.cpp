@@ -7,6 +7,7 @@
 
 #include "ui/graph.hpp"
 #include "ui/line_fit.hpp"
+#include "ui/top_keys.hpp"
 #include "sample/process_lookup.hpp"
 
 namespace baton::ui {
@@ -748,29 +749,18 @@ Line Layout::status() const {
 }
 
 std::vector<Line> Layout::help() const {
-    const char* lines[] = {
-        "baton top keys",
-        "  q          quit",
-        "  h ?        this help (any key closes it)",
-        "  s          choose the sort column (default: GPU memory, then CPU)",
-        "  t          tree: processes under their parents, TREE% = the group's CPU",
-        "  /          filter by text (command, user or pid); empty clears it",
-        "  g          only processes on a GPU",
-        "  K          show or hide kernel threads (hidden at start)",
-        "  k          send SIGTERM or SIGKILL to the selected process (asks first)",
-        "  r          renice the selected process (your own; any as root)",
-        "  mouse      click a row to select it, a column header to sort by it; the wheel scrolls",
-        "  Up Down    move the selection; PgUp PgDn Home End",
-        "  p          pause: keep this picture",
-        "  G          history graphs on or off (shown where the terminal has room)",
-        "  e          expanded GPU panel on or off: clocks, fan, links, ECC, modes, MIG",
-        "  c          choose the table's columns (state, GPU memory share, threads, age, ...)",
-        "Colours follow the indicator table (config [thresholds]):",
-        "  GPU memory best 60-85 %, alarm > 90 %; CPU best <= 70 %, alarm > 80 % sustained;",
-        "  swap best ~0, alarm > 1 MB/s sustained; I/O wait best <= 2 %, alarm > 5 %.",
-    };
+    std::vector<std::string> lines = {"baton top keys"};
+    for (const KeyBinding& b : key_bindings()) {
+        std::string keys = b.keys;
+        keys.resize(std::max<std::size_t>(keys.size() + 1, 11), ' ');
+        lines.push_back("  " + keys + b.help);
+    }
+    for (const char* t : {"Colours follow the indicator table (config [thresholds]):",
+                          "  GPU memory best 60-85 %, alarm > 90 %; CPU best <= 70 %, alarm > 80 % sustained;",
+                          "  swap best ~0, alarm > 1 MB/s sustained; I/O wait best <= 2 %, alarm > 5 %."})
+        lines.emplace_back(t);
     std::vector<Line> out;
-    for (const char* t : lines) {
+    for (const std::string& t : lines) {
         Line l;
         l.add(t, t[0] == ' ' ? Style::plain : Style::title);
         out.push_back(std::move(l));

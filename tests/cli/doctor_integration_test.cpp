@@ -34,7 +34,8 @@ TEST(DoctorIntegration, ThisMachineWithoutGpuOrTorch) {
                  {{"BATON_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1"}});
     EXPECT_EQ(r.exit_code, 1) << r.err;  // the driver check fails
     auto c = checks_of(r.out);
-    EXPECT_EQ(c.size(), 20u);
+    EXPECT_EQ(c.size(), 21u);
+    EXPECT_EQ(c["config"], "pass");
     EXPECT_EQ(c["job_cgroups"], "skip");  // (no queue agent answers in this test's environment)
     EXPECT_EQ(c["nvidia_driver"], "fail");
     // The Python named with --python must answer: it fails, with the reason.
@@ -53,6 +54,21 @@ TEST(DoctorIntegration, ThisMachineWithoutGpuOrTorch) {
     EXPECT_NE(text.out.find("fix: Install the NVIDIA driver"), std::string::npos);
     EXPECT_NE(text.out.find("skipped\n"), std::string::npos);
     EXPECT_TRUE(text.err.empty()) << text.err;
+}
+
+// The config line names the file given and the keys it changes, from the same key table the
+// parser reads.
+TEST(DoctorIntegration, TheConfigLineSaysWhatTheFileSets) {
+    TempDir d;
+    d.write("baton.toml", "[serve]\nlisten = \"0.0.0.0:9000\"\n[thresholds]\ncpu_alarm_percent = 85\n");
+    auto r = run({baton_binary(), "--config", d.path() + "/baton.toml", "doctor", "--no-torch"},
+                 {{"BATON_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1"},
+                  {"BATON_SYSTEM_CONFIG", "/nonexistent"},
+                  {"XDG_CONFIG_HOME", d.path() + "/none"}});
+    EXPECT_NE(r.out.find("ok    config                   read " + d.path() +
+                         "/baton.toml; 2 keys set: serve.listen = \"0.0.0.0:9000\"; thresholds.cpu_alarm_percent = 85"),
+              std::string::npos)
+        << r.out;
 }
 
 TEST(DoctorIntegration, FakeGpusAndACudaBuildOfTorch) {

@@ -2,10 +2,13 @@
 #include <gtest/gtest.h>
 
 #include <csignal>
+#include <fstream>
+#include <set>
 
 #include "ui/top_keys.hpp"
 #include "ui/line_fit.hpp"
 #include "ui/top_layout.hpp"
+#include "test_support.hpp"
 
 using namespace baton;
 using namespace baton::ui;
@@ -418,4 +421,50 @@ TEST(TopKeys, MouseSortsByHeaderSelectsRowsAndScrolls) {
     handle_key(click, last, v);
     EXPECT_EQ(v.selected_pid, last.row_pids[2]);
     EXPECT_EQ(v.sort, SortKey::cpu);
+}
+
+// The key table (ui/top_keys.cpp) is what handle_key() does, what the help screen says and what
+// docs/cli.md's key table lists: no key bound twice, each bound key documented, each documented
+// key bound.
+TEST(TopKeys, TheBindingsAreTheHelpAndTheDocs) {
+    std::set<char32_t> bound;
+    for (const KeyBinding& b : key_bindings())
+        for (char32_t c : b.chars) EXPECT_TRUE(bound.insert(c).second) << "a key bound twice: " << b.keys;
+    // The help screen shows every row.
+    Snapshot s;
+    TopInput in;
+    in.snapshot = &s;
+    ViewState v;
+    v.help = true;
+    const std::string screen = render_plain(layout_top(in, v, 100, 40).frame);
+    for (const KeyBinding& b : key_bindings())
+        EXPECT_NE(screen.find(std::string(b.keys)), std::string::npos) << b.keys << " is not on the help screen";
+    // docs/cli.md: the rows of the table after "Keys:" name single characters in backticks.
+    std::ifstream in_doc(baton::test::source_dir() + "/docs/cli.md");
+    std::string line;
+    bool keys = false;
+    std::set<char32_t> documented;
+    while (std::getline(in_doc, line)) {
+        if (line == "| key | action |") keys = true;
+        if (!keys) continue;
+        if (line.empty()) break;
+        const std::size_t end = line.find(" | ", 2);
+        const std::string cell = line.substr(0, end);
+        for (std::size_t i = 0; i + 2 < cell.size(); ++i)
+            if (cell[i] == '`' && cell[i + 2] == '`') documented.insert(static_cast<char32_t>(cell[i + 1]));
+    }
+    EXPECT_EQ(documented, bound) << "docs/cli.md's baton top keys and ui/top_keys.cpp's bindings differ";
+    // Every bound key does something, outside a prompt.
+    for (char32_t c : bound) {
+        ViewState w;
+        LayoutResult last;
+        last.row_pids = {1};
+        const ViewState before = w;
+        const KeyOutcome out = handle_key(char_key(c), last, w);
+        const bool changed = out.quit || w.help != before.help || w.prompt != before.prompt || w.tree != before.tree ||
+                             w.gpu_only != before.gpu_only || w.kernel_threads != before.kernel_threads ||
+                             w.paused != before.paused || w.graphs != before.graphs ||
+                             w.gpu_details != before.gpu_details;
+        EXPECT_TRUE(changed) << "key " << static_cast<char>(c) << " did nothing";
+    }
 }

@@ -450,53 +450,71 @@ bool read_mig_instances(Shared& s, Device& d) {
     return true;
 }
 
-void read_device(Shared& s, Device& d, double now) {
+// The per-tick readers of one GPU, a group each (nvtop's split: identity and limits are read once
+// at start, in initialize(); what changes slowly every pcie_interval_seconds, in read_slow(); these
+// every tick). Each resets its fields first, so an answer that stops coming leaves them unknown,
+// and returns false when NVML says the GPU is lost (read_device then keeps only its identity).
+// Adding a field: the call in the group it belongs to, its row in store/snapshot_fields.cpp.
+
+bool is_lost(nvmlReturn_t rc) {
+    return rc == NVML_ERROR_GPU_IS_LOST;
+}
+
+// One unsigned-valued call into `into`: nothing when the entry point is missing, unknown when it
+// fails.
+template <typename Invoke>
+bool read_unsigned(Shared& s, bool present, const char* name, Invoke&& invoke, std::optional<unsigned>& into) {
+    into.reset();
+    if (!present) return true;
+    unsigned x = 0;
+    const nvmlReturn_t rc = Caller(s)(name, [&] { return invoke(&x); });
+    if (is_lost(rc)) return false;
+    if (rc == NVML_SUCCESS) into = x;
+    return true;
+}
+
+// The same, converted: into = x / divisor (NVML's milliwatts to watts: 1000).
+template <typename Invoke>
+bool read_scaled(Shared& s, bool present, const char* name, Invoke&& invoke, double divisor,
+                 std::optional<double>& into) {
+    std::optional<unsigned> x;
+    if (!read_unsigned(s, present, name, std::forward<Invoke>(invoke), x)) return false;
+    into.reset();
+    if (x) into = divisor == 1.0 ? static_cast<double>(*x) : *x / divisor;
+    return true;
+}
+
+bool read_utilization(Shared& s, Device& d) {
+    NvmlLibrary& L = s.lib;
+    GpuInfo& g = d.info;
+    g.utilization_percent.reset();
+    g.memory_utilization_percent.reset();
+    if (!L.utilization) return true;
+    nvmlUtilization_t u{};
+    const nvmlReturn_t rc = Caller(s)("nvmlDeviceGetUtilizationRates", [&] { return L.utilization(d.handle, &u); });
+    if (is_lost(rc)) return false;
+    if (rc == NVML_SUCCESS) {
+        g.utilization_percent = u.gpu;
+        g.memory_utilization_percent = u.memory;
+    }
+    return true;
+}
+
+// Memory with the driver's reserve apart where the driver has _v2, else the v1 numbers.
+bool read_memory(Shared& s, Device& d) {
     Caller call(s);
     NvmlLibrary& L = s.lib;
     GpuInfo& g = d.info;
-    if (d.lost) return;
-    g.error.reset();
-    g.stale = false;
-    // A lost GPU stops every later call on it: keep its identity, drop the values.
-    auto lost = [&](nvmlReturn_t rc) {
-        if (rc != NVML_ERROR_GPU_IS_LOST) return false;
-        d.lost = true;
-        GpuInfo id;
-        id.index = g.index;
-        id.uuid = g.uuid;
-        id.name = g.name;
-        id.pci_bus_id = g.pci_bus_id;
-        id.minor_number = g.minor_number;
-        id.error = L.describe(rc);
-        id.lost = true;
-        g = std::move(id);
-        return true;
-    };
-    nvmlReturn_t rc;
-    unsigned v = 0, w = 0;
-
-    g.utilization_percent.reset();
-    g.memory_utilization_percent.reset();
-    nvmlUtilization_t u{};
-    if (L.utilization) {
-        rc = call("nvmlDeviceGetUtilizationRates", [&] { return L.utilization(d.handle, &u); });
-        if (lost(rc)) return;
-        if (rc == NVML_SUCCESS) {
-            g.utilization_percent = u.gpu;
-            g.memory_utilization_percent = u.memory;
-        }
-    }
-
     g.memory_total_bytes.reset();
     g.memory_used_bytes.reset();
     g.memory_free_bytes.reset();
     g.memory_reserved_bytes.reset();
-    rc = NVML_ERROR_FUNCTION_NOT_FOUND;
+    nvmlReturn_t rc = NVML_ERROR_FUNCTION_NOT_FOUND;
     if (L.memory_v2) {
         nvmlMemory_v2_t m{};
         m.version = nvmlMemory_v2;
         rc = call("nvmlDeviceGetMemoryInfo_v2", [&] { return L.memory_v2(d.handle, &m); });
-        if (lost(rc)) return;
+        if (is_lost(rc)) return false;
         if (rc == NVML_SUCCESS) {
             g.memory_total_bytes = m.total;
             g.memory_used_bytes = m.used;
@@ -507,116 +525,127 @@ void read_device(Shared& s, Device& d, double now) {
     if (rc != NVML_SUCCESS && L.memory_v1) {
         nvmlMemory_t m{};
         rc = call("nvmlDeviceGetMemoryInfo", [&] { return L.memory_v1(d.handle, &m); });
-        if (lost(rc)) return;
+        if (is_lost(rc)) return false;
         if (rc == NVML_SUCCESS) {
             g.memory_total_bytes = m.total;
             g.memory_used_bytes = m.used;
             g.memory_free_bytes = m.free;
         }
     }
+    return true;
+}
 
-    // Unsigned-valued calls share one shape: call, check lost, store on success.
-    auto read_u = [&](auto fn, const char* name, auto&& invoke, std::optional<unsigned>& into) -> bool {
-        into.reset();
-        if (!fn) return true;
-        unsigned x = 0;
-        nvmlReturn_t r = call(name, [&] { return invoke(&x); });
-        if (lost(r)) return false;
-        if (r == NVML_SUCCESS) into = x;
-        return true;
-    };
-    std::optional<unsigned> tmp;
-    if (!read_u(
-            L.temperature, "nvmlDeviceGetTemperature",
-            [&](unsigned* x) { return L.temperature(d.handle, NVML_TEMPERATURE_GPU, x); }, tmp))
-        return;
-    g.temperature_celsius.reset();
-    if (tmp) g.temperature_celsius = *tmp;
-    if (!read_u(
-            L.power_usage, "nvmlDeviceGetPowerUsage", [&](unsigned* x) { return L.power_usage(d.handle, x); }, tmp))
-        return;
-    g.power_watts.reset();
-    if (tmp) g.power_watts = *tmp / 1000.0;
-    if (!read_u(
-            L.power_limit, "nvmlDeviceGetEnforcedPowerLimit", [&](unsigned* x) { return L.power_limit(d.handle, x); },
-            tmp))
-        return;
-    g.power_limit_watts.reset();
-    if (tmp) g.power_limit_watts = *tmp / 1000.0;
-    if (!read_u(
-            L.clock, "nvmlDeviceGetClockInfo", [&](unsigned* x) { return L.clock(d.handle, NVML_CLOCK_SM, x); },
-            g.sm_clock_mhz))
-        return;
-    if (!read_u(
-            L.clock, "nvmlDeviceGetClockInfo", [&](unsigned* x) { return L.clock(d.handle, NVML_CLOCK_MEM, x); },
-            g.memory_clock_mhz))
-        return;
-    if (!read_u(
-            L.pcie_gen, "nvmlDeviceGetCurrPcieLinkGeneration", [&](unsigned* x) { return L.pcie_gen(d.handle, x); },
-            g.pcie_generation))
-        return;
-    if (!read_u(
-            L.pcie_width, "nvmlDeviceGetCurrPcieLinkWidth", [&](unsigned* x) { return L.pcie_width(d.handle, x); },
-            g.pcie_width))
-        return;
-
+// Temperature, power (NVML's milliwatts), clocks, the PCIe link now, and why the clocks are down.
+bool read_thermal_power_clocks(Shared& s, Device& d) {
+    NvmlLibrary& L = s.lib;
+    GpuInfo& g = d.info;
+    const nvmlDevice_t h = d.handle;
+    const bool ok =
+        read_scaled(
+            s, L.temperature, "nvmlDeviceGetTemperature",
+            [&](unsigned* x) { return L.temperature(h, NVML_TEMPERATURE_GPU, x); }, 1.0, g.temperature_celsius) &&
+        read_scaled(
+            s, L.power_usage, "nvmlDeviceGetPowerUsage", [&](unsigned* x) { return L.power_usage(h, x); }, 1000.0,
+            g.power_watts) &&
+        read_scaled(
+            s, L.power_limit, "nvmlDeviceGetEnforcedPowerLimit", [&](unsigned* x) { return L.power_limit(h, x); },
+            1000.0, g.power_limit_watts) &&
+        read_unsigned(
+            s, L.clock, "nvmlDeviceGetClockInfo", [&](unsigned* x) { return L.clock(h, NVML_CLOCK_SM, x); },
+            g.sm_clock_mhz) &&
+        read_unsigned(
+            s, L.clock, "nvmlDeviceGetClockInfo", [&](unsigned* x) { return L.clock(h, NVML_CLOCK_MEM, x); },
+            g.memory_clock_mhz) &&
+        read_unsigned(
+            s, L.pcie_gen, "nvmlDeviceGetCurrPcieLinkGeneration", [&](unsigned* x) { return L.pcie_gen(h, x); },
+            g.pcie_generation) &&
+        read_unsigned(
+            s, L.pcie_width, "nvmlDeviceGetCurrPcieLinkWidth", [&](unsigned* x) { return L.pcie_width(h, x); },
+            g.pcie_width);
+    if (!ok) return false;
     g.throttle_reasons.reset();
     if (L.clock_reasons) {
         unsigned long long mask = 0;
-        rc = call("nvmlDeviceGetCurrentClocksEventReasons", [&] { return L.clock_reasons(d.handle, &mask); });
-        if (lost(rc)) return;
+        const nvmlReturn_t rc =
+            Caller(s)("nvmlDeviceGetCurrentClocksEventReasons", [&] { return L.clock_reasons(h, &mask); });
+        if (is_lost(rc)) return false;
         if (rc == NVML_SUCCESS) g.throttle_reasons = decode_throttle_reasons(mask);
     }
+    return true;
+}
 
-    // PCIe throughput blocks for about 20 ms inside the driver: sample it at most once per
-    // pcie_interval_seconds and repeat the last values in between.
+// PCIe throughput blocks for about 20 ms inside the driver: sampled at most once per
+// pcie_interval_seconds, the last values repeated in between.
+bool read_pcie_throughput(Shared& s, Device& d, double now) {
+    Caller call(s);
+    NvmlLibrary& L = s.lib;
     if (L.pcie_throughput && now - d.pcie_read_at >= s.options.pcie_interval_seconds) {
         d.pcie_read_at = now;
         d.pcie_rx.reset();
         d.pcie_tx.reset();
-        rc = call("nvmlDeviceGetPcieThroughput",
-                  [&] { return L.pcie_throughput(d.handle, NVML_PCIE_UTIL_RX_BYTES, &v); });
-        if (lost(rc)) return;
+        unsigned v = 0;
+        nvmlReturn_t rc = call("nvmlDeviceGetPcieThroughput",
+                               [&] { return L.pcie_throughput(d.handle, NVML_PCIE_UTIL_RX_BYTES, &v); });
+        if (is_lost(rc)) return false;
         if (rc == NVML_SUCCESS) d.pcie_rx = v * 1024.0;  // KB/s
         rc = call("nvmlDeviceGetPcieThroughput",
                   [&] { return L.pcie_throughput(d.handle, NVML_PCIE_UTIL_TX_BYTES, &v); });
-        if (lost(rc)) return;
+        if (is_lost(rc)) return false;
         if (rc == NVML_SUCCESS) d.pcie_tx = v * 1024.0;
     }
-    g.pcie_rx_bytes_per_second = d.pcie_rx;
-    g.pcie_tx_bytes_per_second = d.pcie_tx;
+    d.info.pcie_rx_bytes_per_second = d.pcie_rx;
+    d.info.pcie_tx_bytes_per_second = d.pcie_tx;
+    return true;
+}
 
+// The counters since the driver loaded: uncorrected ECC errors, energy, PCIe replays.
+bool read_counters(Shared& s, Device& d) {
+    Caller call(s);
+    NvmlLibrary& L = s.lib;
+    GpuInfo& g = d.info;
+    nvmlReturn_t rc;
     g.ecc_uncorrected_volatile.reset();
     if (L.ecc_total) {
         unsigned long long e = 0;
         rc = call("nvmlDeviceGetTotalEccErrors",
                   [&] { return L.ecc_total(d.handle, NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_VOLATILE_ECC, &e); });
-        if (lost(rc)) return;
+        if (is_lost(rc)) return false;
         if (rc == NVML_SUCCESS) g.ecc_uncorrected_volatile = e;
     }
     g.energy_joules_total.reset();
     if (L.energy) {
         unsigned long long mj = 0;
         rc = call("nvmlDeviceGetTotalEnergyConsumption", [&] { return L.energy(d.handle, &mj); });
-        if (lost(rc)) return;
+        if (is_lost(rc)) return false;
         if (rc == NVML_SUCCESS) g.energy_joules_total = static_cast<double>(mj) / 1000.0;
     }
     g.pcie_replay_total.reset();
     if (L.pcie_replays) {
+        unsigned v = 0;
         rc = call("nvmlDeviceGetPcieReplayCounter", [&] { return L.pcie_replays(d.handle, &v); });
-        if (lost(rc)) return;
+        if (is_lost(rc)) return false;
         if (rc == NVML_SUCCESS) g.pcie_replay_total = v;
     }
+    return true;
+}
+
+// The modes an administrator sets: persistence, compute mode, MIG.
+bool read_modes(Shared& s, Device& d) {
+    Caller call(s);
+    NvmlLibrary& L = s.lib;
+    GpuInfo& g = d.info;
+    nvmlReturn_t rc;
+    unsigned v = 0, pending = 0;
     g.persistence_mode.reset();
     if (L.persistence) {
         rc = call("nvmlDeviceGetPersistenceMode", [&] { return L.persistence(d.handle, &v); });
-        if (lost(rc)) return;
+        if (is_lost(rc)) return false;
         if (rc == NVML_SUCCESS) g.persistence_mode = v != 0;
     }
     g.compute_mode.reset();
     if (L.compute_mode) {
         rc = call("nvmlDeviceGetComputeMode", [&] { return L.compute_mode(d.handle, &v); });
-        if (lost(rc)) return;
+        if (is_lost(rc)) return false;
         if (rc == NVML_SUCCESS) {
             g.compute_mode = v == NVML_COMPUTEMODE_DEFAULT             ? "default"
                              : v == NVML_COMPUTEMODE_EXCLUSIVE_PROCESS ? "exclusive_process"
@@ -626,66 +655,66 @@ void read_device(Shared& s, Device& d, double now) {
     }
     g.mig_mode.reset();
     if (L.mig_mode) {
-        rc = call("nvmlDeviceGetMigMode", [&] { return L.mig_mode(d.handle, &v, &w); });
-        if (lost(rc)) return;
+        rc = call("nvmlDeviceGetMigMode", [&] { return L.mig_mode(d.handle, &v, &pending); });
+        if (is_lost(rc)) return false;
         if (rc == NVML_SUCCESS) g.mig_mode = v != 0;
     }
+    return true;
+}
 
-    if (!read_u(
-            L.fan_speed, "nvmlDeviceGetFanSpeed", [&](unsigned* x) { return L.fan_speed(d.handle, x); }, tmp))
-        return;
-    g.fan_speed_percent.reset();
-    if (tmp) g.fan_speed_percent = *tmp;
-    if (!read_u(
-            L.encoder_utilization, "nvmlDeviceGetEncoderUtilization",
-            [&](unsigned* x) { return L.encoder_utilization(d.handle, x, &w); }, tmp))
-        return;
-    g.encoder_utilization_percent.reset();
-    if (tmp) g.encoder_utilization_percent = *tmp;
-    if (!read_u(
-            L.decoder_utilization, "nvmlDeviceGetDecoderUtilization",
-            [&](unsigned* x) { return L.decoder_utilization(d.handle, x, &w); }, tmp))
-        return;
-    g.decoder_utilization_percent.reset();
-    if (tmp) g.decoder_utilization_percent = *tmp;
+// The fan and the video engines (NVENC, NVDEC).
+bool read_fan_and_video(Shared& s, Device& d) {
+    NvmlLibrary& L = s.lib;
+    GpuInfo& g = d.info;
+    const nvmlDevice_t h = d.handle;
+    unsigned period = 0;
+    return read_scaled(
+               s, L.fan_speed, "nvmlDeviceGetFanSpeed", [&](unsigned* x) { return L.fan_speed(h, x); }, 1.0,
+               g.fan_speed_percent) &&
+           read_scaled(
+               s, L.encoder_utilization, "nvmlDeviceGetEncoderUtilization",
+               [&](unsigned* x) { return L.encoder_utilization(h, x, &period); }, 1.0, g.encoder_utilization_percent) &&
+           read_scaled(
+               s, L.decoder_utilization, "nvmlDeviceGetDecoderUtilization",
+               [&](unsigned* x) { return L.decoder_utilization(h, x, &period); }, 1.0, g.decoder_utilization_percent);
+}
 
-    if (now - d.slow_read_at >= s.options.pcie_interval_seconds) {
-        d.slow_read_at = now;
-        if (!read_slow(s, d)) {
-            lost(NVML_ERROR_GPU_IS_LOST);
-            return;
-        }
-    }
-    if (!read_nvlink_traffic(s, d, now)) {
-        lost(NVML_ERROR_GPU_IS_LOST);
-        return;
-    }
-
+// SM and tensor activity from GPM (Hopper and newer): a metric between this tick's sample and the
+// previous one, so none on the first.
+bool read_gpm(Shared& s, Device& d) {
+    Caller call(s);
+    NvmlLibrary& L = s.lib;
+    GpuInfo& g = d.info;
     g.sm_activity_percent.reset();
     g.tensor_activity_percent.reset();
-    if (d.gpm_supported) {
-        nvmlGpmSample_t cur = d.gpm_samples[d.gpm_current];
-        rc = call("nvmlGpmSampleGet", [&] { return L.gpm_sample_get(d.handle, cur); });
-        if (lost(rc)) return;
-        if (rc == NVML_SUCCESS) {
-            if (d.gpm_have_previous) {
-                nvmlGpmMetricsGet_t mg{};
-                mg.version = 1;
-                mg.numMetrics = 2;
-                mg.sample1 = d.gpm_samples[1 - d.gpm_current];
-                mg.sample2 = cur;
-                mg.metrics[0].metricId = NVML_GPM_METRIC_SM_UTIL;
-                mg.metrics[1].metricId = NVML_GPM_METRIC_ANY_TENSOR_UTIL;
-                if (call("nvmlGpmMetricsGet", [&] { return L.gpm_metrics_get(&mg); }) == NVML_SUCCESS) {
-                    if (mg.metrics[0].nvmlReturn == NVML_SUCCESS) g.sm_activity_percent = mg.metrics[0].value;
-                    if (mg.metrics[1].nvmlReturn == NVML_SUCCESS) g.tensor_activity_percent = mg.metrics[1].value;
-                }
-            }
-            d.gpm_have_previous = true;
-            d.gpm_current = 1 - d.gpm_current;
+    if (!d.gpm_supported) return true;
+    nvmlGpmSample_t cur = d.gpm_samples[d.gpm_current];
+    const nvmlReturn_t rc = call("nvmlGpmSampleGet", [&] { return L.gpm_sample_get(d.handle, cur); });
+    if (is_lost(rc)) return false;
+    if (rc != NVML_SUCCESS) return true;
+    if (d.gpm_have_previous) {
+        nvmlGpmMetricsGet_t mg{};
+        mg.version = 1;
+        mg.numMetrics = 2;
+        mg.sample1 = d.gpm_samples[1 - d.gpm_current];
+        mg.sample2 = cur;
+        mg.metrics[0].metricId = NVML_GPM_METRIC_SM_UTIL;
+        mg.metrics[1].metricId = NVML_GPM_METRIC_ANY_TENSOR_UTIL;
+        if (call("nvmlGpmMetricsGet", [&] { return L.gpm_metrics_get(&mg); }) == NVML_SUCCESS) {
+            if (mg.metrics[0].nvmlReturn == NVML_SUCCESS) g.sm_activity_percent = mg.metrics[0].value;
+            if (mg.metrics[1].nvmlReturn == NVML_SUCCESS) g.tensor_activity_percent = mg.metrics[1].value;
         }
     }
+    d.gpm_have_previous = true;
+    d.gpm_current = 1 - d.gpm_current;
+    return true;
+}
 
+// The GPU's compute and graphics processes, those of its MIG devices, and each one's SM share.
+bool read_device_processes(Shared& s, Device& d) {
+    Caller call(s);
+    NvmlLibrary& L = s.lib;
+    GpuInfo& g = d.info;
     g.processes.clear();
     if (s.process_buffer.empty()) s.process_buffer.resize(64 * 32);
     const std::uint64_t total = g.memory_total_bytes.value_or(0);
@@ -699,33 +728,58 @@ void read_device(Shared& s, Device& d, double now) {
             p.gpu_instance_id.reset();
             p.compute_instance_id.reset();
         }
-    if (!read_mig_instances(s, d)) {
-        lost(NVML_ERROR_GPU_IS_LOST);
-        return;
-    }
-    if (L.process_utilization && !g.processes.empty()) {
-        unsigned n = 0;
+    if (!read_mig_instances(s, d)) return false;
+    if (!L.process_utilization || g.processes.empty()) return true;
+    unsigned n = 0;
+    nvmlReturn_t rc = call("nvmlDeviceGetProcessUtilization",
+                           [&] { return L.process_utilization(d.handle, nullptr, &n, d.last_util_timestamp); });
+    if (rc == NVML_ERROR_INSUFFICIENT_SIZE && n > 0) {
+        s.util_buffer.resize(n);
         rc = call("nvmlDeviceGetProcessUtilization",
-                  [&] { return L.process_utilization(d.handle, nullptr, &n, d.last_util_timestamp); });
-        if (rc == NVML_ERROR_INSUFFICIENT_SIZE && n > 0) {
-            s.util_buffer.resize(n);
-            rc = call("nvmlDeviceGetProcessUtilization",
-                      [&] { return L.process_utilization(d.handle, s.util_buffer.data(), &n, d.last_util_timestamp); });
-            if (rc == NVML_SUCCESS) {
-                // Several samples per pid can come back: keep the newest.
-                std::map<unsigned, std::pair<unsigned long long, unsigned>> newest;
-                for (unsigned i = 0; i < n && i < s.util_buffer.size(); ++i) {
-                    const auto& smp = s.util_buffer[i];
-                    auto& slot = newest[smp.pid];
-                    if (smp.timeStamp >= slot.first) slot = {smp.timeStamp, smp.smUtil};
-                    d.last_util_timestamp = std::max(d.last_util_timestamp, smp.timeStamp);
-                }
-                for (auto& p : g.processes)
-                    if (auto it = newest.find(p.pid); it != newest.end()) p.sm_utilization_percent = it->second.second;
+                  [&] { return L.process_utilization(d.handle, s.util_buffer.data(), &n, d.last_util_timestamp); });
+        if (rc == NVML_SUCCESS) {
+            // Several samples per pid can come back: keep the newest.
+            std::map<unsigned, std::pair<unsigned long long, unsigned>> newest;
+            for (unsigned i = 0; i < n && i < s.util_buffer.size(); ++i) {
+                const auto& smp = s.util_buffer[i];
+                auto& slot = newest[smp.pid];
+                if (smp.timeStamp >= slot.first) slot = {smp.timeStamp, smp.smUtil};
+                d.last_util_timestamp = std::max(d.last_util_timestamp, smp.timeStamp);
             }
+            for (auto& p : g.processes)
+                if (auto it = newest.find(p.pid); it != newest.end()) p.sm_utilization_percent = it->second.second;
         }
-        if (lost(rc)) return;
     }
+    return !is_lost(rc);
+}
+
+// A lost GPU stops every later call on it: its identity stays, its values go.
+void mark_lost(Shared& s, Device& d) {
+    GpuInfo& g = d.info;
+    d.lost = true;
+    GpuInfo id;
+    id.index = g.index;
+    id.uuid = g.uuid;
+    id.name = g.name;
+    id.pci_bus_id = g.pci_bus_id;
+    id.minor_number = g.minor_number;
+    id.error = s.lib.describe(NVML_ERROR_GPU_IS_LOST);
+    id.lost = true;
+    g = std::move(id);
+}
+
+void read_device(Shared& s, Device& d, double now) {
+    if (d.lost) return;
+    d.info.error.reset();
+    d.info.stale = false;
+    bool ok = read_utilization(s, d) && read_memory(s, d) && read_thermal_power_clocks(s, d) &&
+              read_pcie_throughput(s, d, now) && read_counters(s, d) && read_modes(s, d) && read_fan_and_video(s, d);
+    if (ok && now - d.slow_read_at >= s.options.pcie_interval_seconds) {
+        d.slow_read_at = now;
+        ok = read_slow(s, d);
+    }
+    ok = ok && read_nvlink_traffic(s, d, now) && read_gpm(s, d) && read_device_processes(s, d);
+    if (!ok) mark_lost(s, d);
 }
 
 void collect(Shared& s, double now, GpuReading& out) {

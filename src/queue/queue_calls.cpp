@@ -1,0 +1,128 @@
+#include "queue/queue_calls.hpp"
+
+#include <chrono>
+#include <thread>
+
+namespace baton::queue {
+
+namespace {
+
+using nlohmann::json;
+
+Error bad_answer(const std::string& what) {
+    return make_error(ErrorCode::invalid_argument, "the agent's answer: " + what);
+}
+
+Result<JobView> job_of(const json& answer) {
+    if (!answer.contains("job")) return bad_answer("no 'job'");
+    Result<JobView> job = parse_job_view(answer["job"]);
+    if (!job.ok()) return bad_answer(job.error().message);
+    return job;
+}
+
+}  // namespace
+
+Result<std::vector<JobView>> parse_job_list(const json& answer) {
+    if (!answer.contains("jobs") || !answer["jobs"].is_array()) return bad_answer("'jobs' must be an array");
+    std::vector<JobView> jobs;
+    for (const json& row : answer["jobs"]) {
+        Result<JobView> job = parse_job_view(row);
+        if (!job.ok()) return bad_answer(job.error().message);
+        jobs.push_back(std::move(*job));
+    }
+    return jobs;
+}
+
+Result<std::vector<JobChange>> parse_job_changes(const json& answer) {
+    if (!answer.contains("jobs") || !answer["jobs"].is_array()) return bad_answer("'jobs' must be an array");
+    std::vector<JobChange> changes;
+    for (const json& row : answer["jobs"]) {
+        if (!row.is_object() || !row.contains("id") || !row["id"].is_number_integer())
+            return bad_answer("each of 'jobs' needs an integer 'id'");
+        if (!row.contains("state") || !row["state"].is_string())
+            return bad_answer("each of 'jobs' needs a string 'state'");
+        changes.push_back({row["id"].get<std::int64_t>(), row["state"].get<std::string>()});
+    }
+    return changes;
+}
+
+Result<LogChunk> parse_log_chunk(const json& answer) {
+    LogChunk c;
+    for (const char* key : {"offset", "size"})
+        if (!answer.contains(key) || !answer[key].is_number_integer() || answer[key].get<std::int64_t>() < 0)
+            return bad_answer(std::string("'") + key + "' must be a non-negative integer");
+    if (!answer.contains("ended") || !answer["ended"].is_boolean()) return bad_answer("'ended' must be true or false");
+    c.offset = answer["offset"].get<std::uint64_t>();
+    c.size = answer["size"].get<std::uint64_t>();
+    c.ended = answer["ended"].get<bool>();
+    if (answer.contains("data")) {
+        if (!answer["data"].is_string()) return bad_answer("'data' must be bytes");
+        c.data = answer["data"].get<std::string>();
+    }
+    return c;
+}
+
+Result<Submitted> parse_submit_reply(const Reply& reply) {
+    Result<json> answer = parse_answer(reply);
+    if (!answer.ok()) return answer.error();
+    const json& a = *answer;
+    if (!a.contains("id") || !a["id"].is_number_integer()) return bad_answer("'id' must be an integer");
+    const std::optional<JobState> state =
+        a.contains("state") && a["state"].is_string() ? state_from_name(a["state"].get<std::string>()) : std::nullopt;
+    if (!state) return bad_answer("'state' must be a job state");
+    return Submitted{a["id"].get<std::int64_t>(), *state};
+}
+
+Result<std::vector<JobView>> list_jobs(const Environment& env, bool all) {
+    Request r;
+    r.op = Op::list;
+    r.all = all;
+    Result<json> answer = ask_agent(env, r);
+    if (!answer.ok()) return answer.error();
+    return parse_job_list(*answer);
+}
+
+Result<JobView> show_job(const Environment& env, std::int64_t id) {
+    Request r;
+    r.op = Op::show;
+    r.jobs = {id};
+    Result<json> answer = ask_agent(env, r);
+    if (!answer.ok()) return answer.error();
+    return job_of(*answer);
+}
+
+Result<JobView> wait_for_job(const Environment& env, std::int64_t id) {
+    Request r;
+    r.op = Op::wait;
+    r.jobs = {id};
+    for (;;) {
+        Result<json> answer = ask_agent(env, r, -1);
+        if (answer.ok()) return job_of(*answer);
+        if (!answer.is(ErrorCode::disconnected)) return answer.error();
+        std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    }
+}
+
+Result<std::vector<JobChange>> change_jobs(const Environment& env, Op op, const std::vector<std::int64_t>& ids,
+                                           double grace_seconds) {
+    Request r;
+    r.op = op;
+    r.jobs = ids;
+    r.grace_seconds = grace_seconds;
+    Result<json> answer = ask_agent(env, r);
+    if (!answer.ok()) return answer.error();
+    return parse_job_changes(*answer);
+}
+
+Result<LogChunk> read_log(const Environment& env, std::int64_t id, bool stderr_stream, std::uint64_t offset) {
+    Request r;
+    r.op = Op::logs;
+    r.jobs = {id};
+    r.stderr_stream = stderr_stream;
+    r.offset = offset;
+    Result<json> answer = ask_agent(env, r);
+    if (!answer.ok()) return answer.error();
+    return parse_log_chunk(*answer);
+}
+
+}  // namespace baton::queue

@@ -1,0 +1,63 @@
+// The client's requests, typed: one function per request baton's commands make of the agent,
+// each sending it (queue_client's ask_agent) and parsing the answer into views, so a command reads
+// fields and error codes, never the answer's JSON keys or an error's text. docs/queue.md has the
+// answers these parse.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/result.hpp"
+#include "queue/job_view.hpp"
+#include "queue/protocol.hpp"
+#include "queue/queue_client.hpp"
+
+namespace baton::queue {
+
+using Environment = std::map<std::string, std::string>;
+
+// `baton submit`'s answer (its request goes on the connection connect_or_start_agent made, with
+// call()): the job's id and state, or the agent's refusal (a bad request, GPUs that do not exist)
+// with its code. Kept apart from call() so that a caller tells a refusal from a lost connection.
+struct Submitted {
+    std::int64_t id = 0;
+    JobState state = JobState::queued;
+};
+Result<Submitted> parse_submit_reply(const Reply& reply);
+
+// `baton queue`: the jobs (ended ones too with `all`).
+Result<std::vector<JobView>> list_jobs(const Environment& env, bool all);
+
+// `baton show`: one job.
+Result<JobView> show_job(const Environment& env, std::int64_t id);
+
+// `baton wait`: the job once it has ended. An agent that goes away meanwhile (restarting) is
+// asked again every half second: the job is in its store and it answers when back.
+Result<JobView> wait_for_job(const Environment& env, std::int64_t id);
+
+// `baton cancel`, `hold`, `release`, `retry` (op): what became of each job, in the order given.
+struct JobChange {
+    std::int64_t id = 0;
+    std::string outcome;  // "cancelled", "cancelling", "already done", "held", "queued", ... (docs/queue.md)
+};
+Result<std::vector<JobChange>> change_jobs(const Environment& env, Op op, const std::vector<std::int64_t>& ids,
+                                           double grace_seconds);
+
+// `baton logs`: the bytes of a job's stdout (or stderr) from `offset`, at most one chunk.
+struct LogChunk {
+    std::string data;          // the bytes, as the job wrote them (not necessarily UTF-8)
+    std::uint64_t offset = 0;  // where the next chunk starts
+    std::uint64_t size = 0;    // the file's size now
+    bool ended = false;        // the job has ended: the file will not grow
+};
+Result<LogChunk> read_log(const Environment& env, std::int64_t id, bool stderr_stream, std::uint64_t offset);
+
+// Parsers of the answers (exposed for tests): invalid_argument naming the field that is missing or
+// of the wrong type.
+Result<std::vector<JobView>> parse_job_list(const nlohmann::json& answer);
+Result<std::vector<JobChange>> parse_job_changes(const nlohmann::json& answer);
+Result<LogChunk> parse_log_chunk(const nlohmann::json& answer);
+
+}  // namespace baton::queue
