@@ -16,7 +16,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     using namespace baton;
     const std::string text(reinterpret_cast<const char*>(data), size);
     constexpr std::size_t kCap = 4096;
-    Result<std::vector<std::string>> hosts = expand_hostlist(text, kCap);
+    Result<std::vector<std::string>> hosts = baton::launch::expand_hostlist(text, kCap);
     if (hosts.ok()) {
         if (hosts->size() > kCap) std::abort();
         for (const std::string& h : *hosts)
@@ -33,16 +33,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         env["SLURM_JOB_NODELIST"] = text.substr(nl + 1);
         at = nl + 1;
     }
-    Result<std::optional<SlurmPlacement>> p = slurm_placement([&](const std::string& k) {
+    Result<std::optional<baton::launch::SlurmPlacement>> p = baton::launch::slurm_placement([&](const std::string& k) {
         auto it = env.find(k);
         return it == env.end() ? std::nullopt : std::optional<std::string>(it->second);
     });
     if (p.ok() && p->has_value()) {
-        const SlurmPlacement& s = **p;
+        const baton::launch::SlurmPlacement& s = **p;
         if (s.nnodes < 1 || s.node_rank < 0 || s.node_rank >= s.nnodes || s.master_addr.empty()) std::abort();
         if (s.master_port < 20000 || s.master_port >= 40000) std::abort();
     }
-    if (const std::optional<StatIds> ids = parse_stat_ids(text)) (void)ids->start_ticks;
+    if (const std::optional<baton::clean::StatIds> ids = baton::clean::parse_stat_ids(text)) (void)ids->start_ticks;
     if (const std::optional<RunOwner> o = parse_owner_token(text)) {
         if (o->pid <= 0) std::abort();
         if (owner_token(*o).empty()) std::abort();

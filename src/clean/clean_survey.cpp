@@ -2,7 +2,7 @@
 
 #include <unistd.h>
 
-namespace baton {
+namespace baton::clean {
 
 void name_ended_owners(std::map<std::uint32_t, ProcessFacts>& facts, History& history) {
     for (auto& [pid, f] : facts)
@@ -41,4 +41,4 @@ EndTally tally_ends(const std::vector<EndResult>& ended) {
     return t;
 }
 
-}  // namespace baton
+}  // namespace baton::clean

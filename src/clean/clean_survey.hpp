@@ -16,7 +16,7 @@
 #include "sample/snapshot.hpp"
 #include "store/history.hpp"
 
-namespace baton {
+namespace baton::clean {
 
 struct CleanSurvey {
     Snapshot snapshot;
@@ -40,4 +40,4 @@ struct EndTally {
 };
 EndTally tally_ends(const std::vector<EndResult>& ended);
 
-}  // namespace baton
+}  // namespace baton::clean

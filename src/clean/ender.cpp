@@ -9,7 +9,7 @@
 #include "sample/linux/pid_signal.hpp"
 #include "sample/linux/proc_pid_stat.hpp"
 
-namespace baton {
+namespace baton::clean {
 
 namespace {
 
@@ -97,4 +97,4 @@ std::vector<EndResult> end_processes(const std::vector<EndTarget>& targets, doub
     return results;
 }
 
-}  // namespace baton
+}  // namespace baton::clean

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-namespace baton {
+namespace baton::clean {
 
 struct EndTarget {
     std::uint32_t pid = 0;
@@ -32,4 +32,4 @@ struct EndResult {
 std::vector<EndResult> end_processes(const std::vector<EndTarget>& targets, double grace_seconds,
                                      const std::string& proc_root = "/proc");
 
-}  // namespace baton
+}  // namespace baton::clean

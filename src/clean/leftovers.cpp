@@ -7,7 +7,7 @@
 
 #include "sample/process_lookup.hpp"
 
-namespace baton {
+namespace baton::clean {
 
 namespace {
 
@@ -147,4 +147,4 @@ std::vector<Leftover> find_leftovers(const Snapshot& snap, const std::map<std::u
     return out;
 }
 
-}  // namespace baton
+}  // namespace baton::clean

@@ -12,7 +12,7 @@
 
 #include "sample/snapshot.hpp"
 
-namespace baton {
+namespace baton::clean {
 
 // What /proc says of a process beyond the snapshot.
 struct ProcessFacts {
@@ -54,4 +54,4 @@ struct CleanFilter {
 std::vector<Leftover> find_leftovers(const Snapshot& snap, const std::map<std::uint32_t, ProcessFacts>& facts,
                                      const CleanFilter& filter);
 
-}  // namespace baton
+}  // namespace baton::clean

@@ -6,7 +6,7 @@
 
 #include "store/run_owner.hpp"
 
-namespace baton {
+namespace baton::clean {
 
 namespace {
 
@@ -89,4 +89,4 @@ std::map<std::uint32_t, ProcessFacts> gather_process_facts(const Snapshot& snap,
     return out;
 }
 
-}  // namespace baton
+}  // namespace baton::clean

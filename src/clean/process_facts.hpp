@@ -11,7 +11,7 @@
 
 #include "clean/leftovers.hpp"
 
-namespace baton {
+namespace baton::clean {
 
 // Group, session and start time from one /proc/PID/stat line; nullopt when malformed.
 struct StatIds {
@@ -24,4 +24,4 @@ std::optional<StatIds> parse_stat_ids(std::string_view stat_line);
 std::map<std::uint32_t, ProcessFacts> gather_process_facts(const Snapshot& snap,
                                                            const std::string& proc_root = "/proc");
 
-}  // namespace baton
+}  // namespace baton::clean

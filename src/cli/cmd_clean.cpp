@@ -53,14 +53,14 @@ int run_clean(const CleanArgs& a, const std::string& config_path) {
     if (!cfg.ok()) return runtime_error(cfg.error().message);
     Result<SamplerOptions> so = sampler_options(*cfg, "", "", a.no_gpus);
     if (!so.ok()) return runtime_error(so.error().message);
-    CleanFilter filter;
+    clean::CleanFilter filter;
     filter.caller_uid = static_cast<std::uint32_t>(geteuid());
     filter.caller_pid = static_cast<std::uint32_t>(getpid());
     if (a.gpu >= 0) filter.gpu = static_cast<unsigned>(a.gpu);
     filter.older_than_seconds = a.older_than;
     Result<std::string> db = history_path(a.db, config_path);
-    const CleanSurvey survey = survey_leftovers(*so, filter, db.ok() ? *db : "");
-    const std::vector<EndTarget>& targets = survey.targets;
+    const clean::CleanSurvey survey = survey_leftovers(*so, filter, db.ok() ? *db : "");
+    const std::vector<clean::EndTarget>& targets = survey.targets;
     const bool act = !targets.empty() && !a.dry_run && (a.yes || !a.json);
 
     if (!a.json) {
@@ -91,8 +91,9 @@ int run_clean(const CleanArgs& a, const std::string& config_path) {
             return kExitFailure;
         }
     }
-    const std::vector<EndResult> ended = act ? end_processes(targets, a.grace) : std::vector<EndResult>{};
-    const EndTally tally = tally_ends(ended);
+    const std::vector<clean::EndResult> ended =
+        act ? clean::end_processes(targets, a.grace) : std::vector<clean::EndResult>{};
+    const clean::EndTally tally = tally_ends(ended);
     if (a.json) {
         if (!write_stdout(clean_json(survey.leftovers, ended, !act, tally))) return kExitFailure;
     } else {

@@ -36,8 +36,8 @@ CLI::App* add_doctor_command(CLI::App& app, DoctorArgs& a) {
 namespace {
 
 // The queue's agent, asked over its socket; without one, what an agent started from here would get.
-QueueFacts queue_facts() {
-    QueueFacts q;
+doctor::QueueFacts queue_facts() {
+    doctor::QueueFacts q;
     const std::map<std::string, std::string> env = environment_variables();
     Result<int> fd = queue::connect_agent(env);
     if (fd.ok()) {
@@ -67,7 +67,7 @@ int run_doctor(const DoctorArgs& a, const std::string& config_path) {
     Result<Config> cfg = load_config(config_path);
     if (!cfg.ok()) return runtime_error(cfg.error().message);
     std::signal(SIGPIPE, SIG_IGN);
-    GatherOptions o;
+    doctor::GatherOptions o;
     Result<SamplerOptions> sampler = sampler_options(*cfg, a.proc_root, a.sys_root, a.no_gpus);
     if (!sampler.ok()) return runtime_error(sampler.error().message);
     o.sampler = *sampler;
@@ -75,10 +75,10 @@ int run_doctor(const DoctorArgs& a, const std::string& config_path) {
     o.python_asked = a.python_option->count() > 0;
     o.probe_torch = !a.no_torch;
     o.python_timeout_seconds = a.timeout;
-    DoctorFacts facts = gather_facts(o);
+    doctor::DoctorFacts facts = gather_facts(o);
     facts.queue = queue_facts();
-    facts.config = config_facts(config_path, *cfg);
-    const std::vector<CheckItem> items = run_checks(facts);
+    facts.config = doctor::config_facts(config_path, *cfg);
+    const std::vector<doctor::CheckItem> items = doctor::run_checks(facts);
     std::string out;
     if (a.json) {
         append_doctor_json(items, out);

@@ -26,8 +26,8 @@ std::optional<std::string> env_var(const std::string& name) {
     return v ? std::optional<std::string>(v) : std::nullopt;
 }
 
-void print_notes(const std::vector<PreflightNote>& notes) {
-    for (const PreflightNote& n : notes)
+void print_notes(const std::vector<launch::PreflightNote>& notes) {
+    for (const launch::PreflightNote& n : notes)
         if (!n.error) std::fprintf(stderr, "baton launch: warning: %s\n", escaped_line(n.text).c_str());
 }
 
@@ -90,8 +90,8 @@ CLI::App* add_launch_command(CLI::App& app, LaunchArgs& a) {
 
 namespace {
 
-LaunchRequest launch_request(const LaunchArgs& a, const std::vector<std::string>& command) {
-    LaunchRequest req;
+launch::LaunchRequest launch_request(const LaunchArgs& a, const std::vector<std::string>& command) {
+    launch::LaunchRequest req;
     req.words = command;
     if (!req.words.empty() && req.words.front() == "--") req.words.erase(req.words.begin());
     req.module = a.module;
@@ -120,7 +120,7 @@ struct LaunchContext {
     Snapshot machine;
 };
 
-Result<LaunchMachine> read_machine(const LaunchArgs& a, const std::string& config_path, LaunchContext& c) {
+Result<launch::LaunchMachine> read_machine(const LaunchArgs& a, const std::string& config_path, LaunchContext& c) {
     Result<Config> cfg = load_config(config_path);
     if (!cfg.ok()) return cfg.error();
     Result<SamplerOptions> so = sampler_options(*cfg, "", "", a.no_gpus);
@@ -133,28 +133,30 @@ Result<LaunchMachine> read_machine(const LaunchArgs& a, const std::string& confi
         quick.priming_seconds = 0;
         Sampler(quick).take(c.machine);
     }
-    return LaunchMachine{visible_gpus(env_var, c.machine), c.machine.gpu_status, usable_cpus()};
+    return launch::LaunchMachine{launch::visible_gpus(env_var, c.machine), c.machine.gpu_status, launch::usable_cpus()};
 }
 
 // The network and debugging switches, and PyTorch against the driver: warnings printed, the
 // first error returned.
 Status preflight(const LaunchArgs& a, const Snapshot& machine, int nproc_per_node) {
-    std::vector<PreflightNote> notes = check_launch_environment(env_var, read_interfaces());
+    std::vector<launch::PreflightNote> notes = launch::check_launch_environment(env_var, launch::read_interfaces());
     if (!a.no_python && !machine.gpus.empty()) {
-        const std::vector<PreflightNote> torch = check_torch_against_driver(
-            machine, cached_torch_probe(a.python, machine.gpu_driver_version.value_or(""), default_cache_dir(), 20),
+        const std::vector<launch::PreflightNote> torch = launch::check_torch_against_driver(
+            machine,
+            launch::cached_torch_probe(a.python, machine.gpu_driver_version.value_or(""), launch::default_cache_dir(),
+                                       20),
             nproc_per_node);
         notes.insert(notes.end(), torch.begin(), torch.end());
     }
     print_notes(notes);
-    for (const PreflightNote& n : notes)
+    for (const launch::PreflightNote& n : notes)
         if (n.error) return make_error("launch: " + n.text);
     return Ok{};
 }
 
-Result<LaunchOptions> launch_options(const LaunchArgs& a, const LaunchPlan& plan, const LaunchContext& c,
-                                     const std::string& config_path) {
-    LaunchOptions o;
+Result<launch::LaunchOptions> launch_options(const LaunchArgs& a, const launch::LaunchPlan& plan,
+                                             const LaunchContext& c, const std::string& config_path) {
+    launch::LaunchOptions o;
     o.topology = plan.topology;
     o.argv = plan.argv;
     o.extras = plan.extras;
@@ -186,9 +188,9 @@ int run_launch_command(const LaunchArgs& a, const std::vector<std::string>& comm
     if (!a.report.empty() && a.no_db)
         return usage_error("launch: --report is made from the run's history; drop --no-db");
     LaunchContext context;
-    LaunchProbes probes = system_launch_probes();
+    launch::LaunchProbes probes = launch::system_launch_probes();
     probes.machine = [&] { return read_machine(a, config_path, context); };
-    Result<LaunchPlan> plan = plan_launch(launch_request(a, command), env_var, probes);
+    Result<launch::LaunchPlan> plan = launch::plan_launch(launch_request(a, command), env_var, probes);
     if (!plan.ok()) {
         if (plan.is(ErrorCode::invalid_argument)) return usage_error(plan.error().message);
         if (plan.is(ErrorCode::not_found)) return start_failure(plan.error());  // 127, as a shell
@@ -198,12 +200,12 @@ int run_launch_command(const LaunchArgs& a, const std::vector<std::string>& comm
         std::fprintf(stderr, "baton launch: warning: %s\n", escaped_line(w).c_str());
     if (Status ready = preflight(a, context.machine, plan->topology.nproc_per_node); !ready.ok())
         return runtime_error(ready.error().message);
-    Result<LaunchOptions> o = launch_options(a, *plan, context, config_path);
+    Result<launch::LaunchOptions> o = launch_options(a, *plan, context, config_path);
     if (!o.ok()) return runtime_error(o.error().message);
 
-    Result<LaunchResult> launched = run_launch(*o);
+    Result<launch::LaunchResult> launched = launch::run_launch(*o);
     if (!launched.ok()) return start_failure(launched.error().context("launch"));
-    std::string summary = launch_summary_text(*launched, plan->topology);
+    std::string summary = launch::launch_summary_text(*launched, plan->topology);
     summary += write_run_outputs(launched->stats, o->db_path, a.report, a.summary_json, "launch");
     std::fputs(printable_text(summary).c_str(), stderr);
     return launched->exit_status;

@@ -31,7 +31,7 @@ Status write_html_report(History& h, std::int64_t run, const std::string& path) 
     return write_file(path, run_report_html(*d));
 }
 
-std::string write_run_outputs(const RunStats& stats, const std::string& db_path, const std::string& report,
+std::string write_run_outputs(const run::RunStats& stats, const std::string& db_path, const std::string& report,
                               const std::string& summary_json, std::string_view what) {
     std::string out;
     if (!report.empty()) {
@@ -44,7 +44,7 @@ std::string write_run_outputs(const RunStats& stats, const std::string& db_path,
         out += w.ok() ? "  report: " + report + "\n" : "  report: not written: " + w.error().message + "\n";
     }
     if (!summary_json.empty()) {
-        if (Status w = write_file(summary_json, run_summary_json(stats)); !w.ok())
+        if (Status w = write_file(summary_json, run::run_summary_json(stats)); !w.ok())
             out += "  summary JSON: not written: " + w.error().message + "\n";
     }
     return out;

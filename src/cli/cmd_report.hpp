@@ -11,7 +11,7 @@ namespace CLI {
 class App;
 }
 
-namespace baton {
+namespace baton::run {
 struct RunStats;
 }
 
@@ -33,7 +33,7 @@ Status write_html_report(History& h, std::int64_t run, const std::string& path);
 // What `baton run` and `baton launch` write when they end: the HTML report (--report, read back
 // from the history at `db_path`) and the summary JSON (--summary-json). Returns the summary's
 // lines about them ("  report: FILE", "  report: not written: WHY"); `what` is "run" or "launch".
-std::string write_run_outputs(const RunStats& stats, const std::string& db_path, const std::string& report,
+std::string write_run_outputs(const run::RunStats& stats, const std::string& db_path, const std::string& report,
                               const std::string& summary_json, std::string_view what);
 
 }  // namespace baton::cli

@@ -82,7 +82,7 @@ int run_run(const RunArgs& a, const std::vector<std::string>& command, const std
     if (!a.report.empty() && a.no_db) return usage_error("run: --report is made from the run's history; drop --no-db");
     Result<Config> cfg = load_config(config_path);
     if (!cfg.ok()) return runtime_error(cfg.error().message);
-    RunOptions o;
+    run::RunOptions o;
     o.argv = argv;
     o.name = a.name;
     o.interval_seconds = a.interval;
@@ -93,9 +93,9 @@ int run_run(const RunArgs& a, const std::vector<std::string>& command, const std
     o.sampler = *sampler;
     o.thresholds = cfg->thresholds;
     if (!a.no_db) o.db_path = history_path(a.db, *cfg);
-    Result<RunStats> stats = run_command(o);
+    Result<run::RunStats> stats = run::run_command(o);
     if (!stats.ok()) return start_failure(stats.error());
-    std::string summary = "\n" + run_summary_text(*stats);
+    std::string summary = "\n" + run::run_summary_text(*stats);
     summary += write_run_outputs(*stats, o.db_path, a.report, a.summary_json, "run");
     std::fputs(printable_text(summary).c_str(), stderr);
     return stats->exit_status;

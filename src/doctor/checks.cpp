@@ -9,7 +9,7 @@
 
 #include "sample/process_lookup.hpp"
 
-namespace baton {
+namespace baton::doctor {
 
 const char* check_status_name(CheckStatus s) {
     switch (s) {
@@ -436,4 +436,4 @@ std::vector<std::string> nccl_socket_interfaces(const std::string& value, const 
     return out;
 }
 
-}  // namespace baton
+}  // namespace baton::doctor

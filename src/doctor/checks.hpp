@@ -7,7 +7,7 @@
 
 #include "doctor/facts.hpp"
 
-namespace baton {
+namespace baton::doctor {
 
 enum class CheckStatus { pass, warn, fail, skip };
 
@@ -31,4 +31,4 @@ const std::vector<std::string>& check_ids();
 // comma-separated prefixes; a leading '^' excludes them instead; a leading '=' matches names exactly.
 std::vector<std::string> nccl_socket_interfaces(const std::string& value, const std::vector<std::string>& names);
 
-}  // namespace baton
+}  // namespace baton::doctor

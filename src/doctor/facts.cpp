@@ -12,7 +12,7 @@
 #include "core/config_keys.hpp"
 #include "core/run_program.hpp"
 
-namespace baton {
+namespace baton::doctor {
 
 namespace {
 
@@ -142,4 +142,4 @@ ConfigFacts config_facts(const std::string& config_path, const Config& c) {
     return f;
 }
 
-}  // namespace baton
+}  // namespace baton::doctor

@@ -11,7 +11,7 @@
 #include "sample/sampler.hpp"
 #include "sample/snapshot.hpp"
 
-namespace baton {
+namespace baton::doctor {
 
 struct TorchFacts {
     bool probed = false;  // a python ran (or timed out)
@@ -86,4 +86,4 @@ TorchFacts probe_torch(const std::string& python, double timeout, std::string* a
 // Parses the probe script's JSON answer into `t` (exposed for tests); false when malformed.
 bool parse_torch_probe(const std::string& json_text, TorchFacts& t);
 
-}  // namespace baton
+}  // namespace baton::doctor

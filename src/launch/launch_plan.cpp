@@ -15,7 +15,7 @@
 #include "launch/preflight.hpp"
 #include "launch/slurm_env.hpp"
 
-namespace baton {
+namespace baton::launch {
 
 namespace {
 
@@ -235,4 +235,4 @@ LaunchProbes system_launch_probes() {
     return p;
 }
 
-}  // namespace baton
+}  // namespace baton::launch

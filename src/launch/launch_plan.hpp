@@ -15,7 +15,7 @@
 #include "core/result.hpp"
 #include "launch/worker_env.hpp"
 
-namespace baton {
+namespace baton::launch {
 
 // The flags as typed (cli/cmd_launch.cpp fills it; "" and negative numbers: not given).
 struct LaunchRequest {
@@ -79,4 +79,4 @@ LaunchProbes system_launch_probes();
 // The CPUs this process may run on (its affinity), at least 1.
 unsigned usable_cpus();
 
-}  // namespace baton
+}  // namespace baton::launch

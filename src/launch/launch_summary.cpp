@@ -2,13 +2,13 @@
 
 #include <fmt/format.h>  // header-only (fmt::fmt-header-only)
 
-namespace baton {
+namespace baton::launch {
 
 std::string launch_summary_text(const LaunchResult& r, const LaunchTopology& t) {
     std::string out;
     // A stop the user asked for (Ctrl-C) is no rank's failure.
     if (r.failure && !r.stop_signal) out += root_cause_text(*r.failure);
-    out += "\n" + run_summary_text(r.stats, "baton launch");
+    out += "\n" + run::run_summary_text(r.stats, "baton launch");
     out += fmt::format("  {} rank{} on this node ({} of {} in all), {} attempt{}, logs in {}\n", t.nproc_per_node,
                        t.nproc_per_node == 1 ? "" : "s", t.nproc_per_node, t.world_size(), r.attempts,
                        r.attempts == 1 ? "" : "s", r.run_dir);
@@ -19,4 +19,4 @@ std::string launch_summary_text(const LaunchResult& r, const LaunchTopology& t) 
     return out;
 }
 
-}  // namespace baton
+}  // namespace baton::launch

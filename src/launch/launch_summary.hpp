@@ -7,8 +7,8 @@
 
 #include "launch/launcher.hpp"
 
-namespace baton {
+namespace baton::launch {
 
 std::string launch_summary_text(const LaunchResult& r, const LaunchTopology& t);
 
-}  // namespace baton
+}  // namespace baton::launch

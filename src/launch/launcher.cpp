@@ -20,7 +20,7 @@
 #include "run/job_watch.hpp"
 #include "store/run_owner.hpp"
 
-namespace baton {
+namespace baton::launch {
 
 namespace {
 
@@ -51,7 +51,7 @@ struct Attempt {
 };
 
 // Reads what is waiting on every open output pipe; true when a pipe gave bytes.
-bool read_outputs(WorkerGroup& group, Attempt& a, JobWatch& watch, std::deque<std::string>& notes, bool quiet) {
+bool read_outputs(WorkerGroup& group, Attempt& a, run::JobWatch& watch, std::deque<std::string>& notes, bool quiet) {
     bool got = false;
     char buf[16384];
     const double now = monotonic_seconds();
@@ -76,7 +76,7 @@ bool read_outputs(WorkerGroup& group, Attempt& a, JobWatch& watch, std::deque<st
                 } else {
                     a.err[i].feed(bytes, now);
                     for (const Finding& f : watch.read_output(bytes))
-                        if (!quiet) notes.push_front(finding_note(f));
+                        if (!quiet) notes.push_front(run::finding_note(f));
                 }
             }
         }
@@ -127,7 +127,7 @@ std::string root_cause_text(const RankFailure& f) {
 
 Result<LaunchResult> run_launch(const LaunchOptions& o) {
     LaunchResult result;
-    become_subreaper();
+    run::become_subreaper();
     struct sigaction sa {};
     sa.sa_handler = on_stop;
     sigemptyset(&sa.sa_mask);
@@ -135,8 +135,8 @@ Result<LaunchResult> run_launch(const LaunchOptions& o) {
     std::signal(SIGPIPE, SIG_IGN);  // a console that went away must not end the launcher
 
     WorkerExtras extras = o.extras;
-    std::optional<EventsSocket> events;
-    if (Result<EventsSocket> s = EventsSocket::open(); s.ok()) {
+    std::optional<run::EventsSocket> events;
+    if (Result<run::EventsSocket> s = run::EventsSocket::open(); s.ok()) {
         events.emplace(std::move(*s));
         extras.events_socket = events->path();
     } else {
@@ -147,13 +147,13 @@ Result<LaunchResult> run_launch(const LaunchOptions& o) {
     extras.owner = owner_token(me);
     result.run_dir = o.log_dir + "/" + o.topology.run_id;
 
-    JobWatchOptions wo = local_job_options(o.name, o.argv, o.thresholds, o.db_path, o.recording);
+    run::JobWatchOptions wo = run::local_job_options(o.name, o.argv, o.thresholds, o.db_path, o.recording);
     if (!extras.gpus.empty()) {  // the ranks' GPUs together, as bound
         std::string all;
         for (const std::string& g : extras.gpus) all += (all.empty() ? "" : ",") + g;
         wo.cuda_visible_devices = all;
     }
-    JobWatch watch(std::move(wo), std::vector<pid_t>{});
+    run::JobWatch watch(std::move(wo), std::vector<pid_t>{});
 
     SamplerOptions so = o.sampler;
     so.priming_seconds = std::min(0.1, o.interval_seconds);
@@ -241,9 +241,9 @@ Result<LaunchResult> run_launch(const LaunchOptions& o) {
                 if (!sampler) sampler.emplace(so);
                 sampler->take(snap);
                 schedule.taken(monotonic_seconds());
-                push_to_window(window, std::move(snap), o.thresholds.window_seconds);
+                run::push_to_window(window, std::move(snap), o.thresholds.window_seconds);
                 for (const Finding& f : watch.sample(window))
-                    if (!o.quiet && f.severity != Severity::info) notes.push_back(finding_note(f));
+                    if (!o.quiet && f.severity != Severity::info) notes.push_back(run::finding_note(f));
             }
             if (!notes.empty() && now - last_note >= 5) {
                 std::fprintf(stderr, "%s\n", printable(notes.front()).c_str());
@@ -290,4 +290,4 @@ Result<LaunchResult> run_launch(const LaunchOptions& o) {
     return result;
 }
 
-}  // namespace baton
+}  // namespace baton::launch

@@ -17,7 +17,7 @@
 #include "run/run_command.hpp"
 #include "sample/sampler.hpp"
 
-namespace baton {
+namespace baton::launch {
 
 struct LaunchOptions {
     LaunchTopology topology;                     // complete: the port is chosen, the run id set
@@ -51,7 +51,7 @@ struct RankFailure {
 };
 
 struct LaunchResult {
-    RunStats stats;  // the whole launch as one run
+    run::RunStats stats;  // the whole launch as one run
     int exit_status = 0;
     int attempts = 0;
     int stop_signal = 0;                 // a stop signal the launcher forwarded (Ctrl-C, SIGTERM)
@@ -70,4 +70,4 @@ std::string root_cause_text(const RankFailure& f);
 // "SIGSEGV" for 11; "signal 77" for what has no name.
 std::string signal_name(int sig);
 
-}  // namespace baton
+}  // namespace baton::launch

@@ -15,7 +15,7 @@
 #include "doctor/checks.hpp"
 #include "launch/rank_output.hpp"
 
-namespace baton {
+namespace baton::launch {
 
 namespace {
 
@@ -42,7 +42,7 @@ void check_ifname(const char* var, const std::optional<std::string>& value, cons
     if (!value || value->empty()) return;
     std::vector<std::string> names, up;
     for (const InterfaceState& i : ifs) names.push_back(i.name);
-    const std::vector<std::string> named = nccl_socket_interfaces(*value, names);
+    const std::vector<std::string> named = doctor::nccl_socket_interfaces(*value, names);
     for (const InterfaceState& i : ifs)
         if (i.up && std::find(named.begin(), named.end(), i.name) != named.end()) up.push_back(i.name);
     if (named.empty())
@@ -141,16 +141,16 @@ std::vector<std::string> visible_gpus(const EnvLookup& env, const Snapshot& mach
     return out;
 }
 
-std::vector<PreflightNote> check_torch_against_driver(const Snapshot& machine, const TorchFacts& torch,
+std::vector<PreflightNote> check_torch_against_driver(const Snapshot& machine, const doctor::TorchFacts& torch,
                                                       int local_ranks) {
     std::vector<PreflightNote> out;
-    DoctorFacts f;
+    doctor::DoctorFacts f;
     f.snapshot = machine;
     f.torch = torch;
-    for (const CheckItem& c : run_checks(f)) {
-        if (c.id == "cuda_driver" && c.status == CheckStatus::fail)
+    for (const doctor::CheckItem& c : run_checks(f)) {
+        if (c.id == "cuda_driver" && c.status == doctor::CheckStatus::fail)
             out.push_back({true, "PyTorch and the driver: " + c.detail + ". " + c.fix});
-        if (c.id == "nccl" && c.status != CheckStatus::pass && torch.torch_version && local_ranks > 1 &&
+        if (c.id == "nccl" && c.status != doctor::CheckStatus::pass && torch.torch_version && local_ranks > 1 &&
             !machine.gpus.empty())
             out.push_back({false, "NCCL: " + c.detail + " (ranks on GPUs will need another backend, such as gloo)"});
     }
@@ -163,12 +163,12 @@ std::string default_cache_dir() {
     return "";
 }
 
-TorchFacts cached_torch_probe(const std::string& python, const std::string& driver_version,
-                              const std::string& cache_dir, double timeout) {
-    TorchFacts none;
+doctor::TorchFacts cached_torch_probe(const std::string& python, const std::string& driver_version,
+                                      const std::string& cache_dir, double timeout) {
+    doctor::TorchFacts none;
     none.python = python;
     none.probed = true;
-    const PythonAnswer where = run_python(
+    const doctor::PythonAnswer where = doctor::run_python(
         python, "import importlib.util as u\ns = u.find_spec('torch')\nprint(s.origin if s and s.origin else '')",
         timeout);
     std::string origin = where.out;
@@ -179,7 +179,7 @@ TorchFacts cached_torch_probe(const std::string& python, const std::string& driv
     }
     const std::string version_file = origin.substr(0, origin.rfind('/') + 1) + "version.py";
     struct stat st {};
-    if (cache_dir.empty() || stat(version_file.c_str(), &st) != 0) return probe_torch(python, timeout);
+    if (cache_dir.empty() || stat(version_file.c_str(), &st) != 0) return doctor::probe_torch(python, timeout);
     const std::string key = fmt::format("v1|{}|{}|{}.{}|{}|{}", python, origin, st.st_mtim.tv_sec, st.st_mtim.tv_nsec,
                                         st.st_size, driver_version);
     std::uint64_t h = 1469598103934665603ULL;  // FNV-1a: a file name per key
@@ -192,13 +192,14 @@ TorchFacts cached_torch_probe(const std::string& python, const std::string& driv
         while ((n = std::fread(buf, 1, sizeof buf, f)) > 0 && text.size() < (1 << 16)) text.append(buf, n);
         std::fclose(f);
         const std::size_t nl = text.find('\n');
-        TorchFacts t;
+        doctor::TorchFacts t;
         t.python = python;
         t.probed = true;
-        if (nl != std::string::npos && text.substr(0, nl) == key && parse_torch_probe(text.substr(nl + 1), t)) return t;
+        if (nl != std::string::npos && text.substr(0, nl) == key && doctor::parse_torch_probe(text.substr(nl + 1), t))
+            return t;
     }
     std::string answer;
-    TorchFacts t = probe_torch(python, timeout, &answer);
+    doctor::TorchFacts t = doctor::probe_torch(python, timeout, &answer);
     if (!answer.empty() && make_directories(cache_dir).ok()) {
         // Written whole under a temporary name, then renamed: a reader never sees half an answer.
         const std::string tmp = path + "." + std::to_string(getpid());
@@ -240,4 +241,4 @@ Result<int> pick_free_port() {
     return static_cast<int>(ntohs(a.sin_port));
 }
 
-}  // namespace baton
+}  // namespace baton::launch

@@ -12,7 +12,7 @@
 #include "launch/worker_env.hpp"
 #include "sample/snapshot.hpp"
 
-namespace baton {
+namespace baton::launch {
 
 struct PreflightNote {
     bool error = false;  // false: a warning, the launch goes on
@@ -37,15 +37,15 @@ std::vector<std::string> visible_gpus(const EnvLookup& env, const Snapshot& mach
 
 // The PyTorch the ranks import, against the driver (doctor's cuda_driver and nccl checks): an
 // error when the driver is older than the CUDA PyTorch was built for. Pure.
-std::vector<PreflightNote> check_torch_against_driver(const Snapshot& machine, const TorchFacts& torch,
+std::vector<PreflightNote> check_torch_against_driver(const Snapshot& machine, const doctor::TorchFacts& torch,
                                                       int local_ranks);
 
 // The doctor's PyTorch probe for `python`, kept in `cache_dir` (torch-probe-*.json) and asked again
 // only when torch's files (its version.py), the interpreter or the driver changed: importing torch
 // takes 1 to 2 s, which would double a launch's start-up. Finding torch costs one short Python
 // start. No torch: a fact with an error (the checks then say nothing).
-TorchFacts cached_torch_probe(const std::string& python, const std::string& driver_version,
-                              const std::string& cache_dir, double timeout);
+doctor::TorchFacts cached_torch_probe(const std::string& python, const std::string& driver_version,
+                                      const std::string& cache_dir, double timeout);
 // $XDG_CACHE_HOME/baton, else ~/.cache/baton.
 std::string default_cache_dir();
 
@@ -54,4 +54,4 @@ Status check_port_free(int port);
 // A port free now, chosen by the kernel.
 Result<int> pick_free_port();
 
-}  // namespace baton
+}  // namespace baton::launch

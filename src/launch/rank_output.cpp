@@ -6,7 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-namespace baton {
+namespace baton::launch {
 
 namespace {
 
@@ -149,4 +149,4 @@ void RankStream::finish() {
     tail_partial_.clear();
 }
 
-}  // namespace baton
+}  // namespace baton::launch

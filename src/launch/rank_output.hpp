@@ -12,7 +12,7 @@
 
 #include "core/result.hpp"
 
-namespace baton {
+namespace baton::launch {
 
 class RankStream {
   public:
@@ -60,4 +60,4 @@ class RankStream {
 // `group` is given, that group's. Directories already there are left as they are.
 Status make_directories(const std::string& path, mode_t mode = 0700, std::optional<gid_t> group = std::nullopt);
 
-}  // namespace baton
+}  // namespace baton::launch

@@ -2,7 +2,7 @@
 
 #include <charconv>
 
-namespace baton {
+namespace baton::launch {
 
 namespace {
 
@@ -148,4 +148,4 @@ Result<std::optional<SlurmPlacement>> slurm_placement(const EnvLookup& env) {
     return std::optional<SlurmPlacement>(std::move(p));
 }
 
-}  // namespace baton
+}  // namespace baton::launch

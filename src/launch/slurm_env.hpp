@@ -11,7 +11,7 @@
 #include "core/result.hpp"
 #include "launch/worker_env.hpp"
 
-namespace baton {
+namespace baton::launch {
 
 // A Slurm host list expanded as `scontrol show hostnames` does: "gpu[01-03,7],login" ->
 // gpu01 gpu02 gpu03 gpu7 login; several bracket groups multiply ("a[1-2]b[1-2]" -> a1b1 a1b2 a2b1
@@ -36,4 +36,4 @@ Result<std::optional<SlurmPlacement>> slurm_placement(const EnvLookup& env);
 // jobs sharing a node rarely collide).
 int slurm_master_port(std::string_view job_id);
 
-}  // namespace baton
+}  // namespace baton::launch

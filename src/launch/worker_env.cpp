@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace baton {
+namespace baton::launch {
 
 unsigned omp_threads(unsigned cpus, int local_workers) {
     if (local_workers < 1) local_workers = 1;
@@ -62,4 +62,4 @@ std::vector<std::pair<std::string, std::string>> worker_environment(const Launch
     return env;
 }
 
-}  // namespace baton
+}  // namespace baton::launch

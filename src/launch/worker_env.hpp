@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-namespace baton {
+namespace baton::launch {
 
 // Where the local workers sit in the whole job (static rendezvous, as torchrun's `env://`).
 struct LaunchTopology {
@@ -50,4 +50,4 @@ std::vector<std::pair<std::string, std::string>> worker_environment(const Launch
 // (torchrun sets 1 and warns; a rank of a CPU job then computes on one core).
 unsigned omp_threads(unsigned cpus, int local_workers);
 
-}  // namespace baton
+}  // namespace baton::launch

@@ -18,7 +18,7 @@
 
 extern char** environ;
 
-namespace baton {
+namespace baton::launch {
 
 namespace {
 
@@ -117,7 +117,7 @@ Result<WorkerGroup> WorkerGroup::start(const std::vector<WorkerSpec>& specs) {
         g.workers_.push_back(w);
         if (n == static_cast<ssize_t>(sizeof e)) {
             g.end(0, 2);
-            return exec_failure(spec.argv[0], e);
+            return run::exec_failure(spec.argv[0], e);
         }
     }
     return g;
@@ -177,7 +177,7 @@ int WorkerGroup::kill_all() const {
         if (w.pid > 0 && kill(-w.pid, SIGKILL) == 0) ++killed;
         groups.insert(w.pid);
     }
-    for (pid_t p : own_children()) {
+    for (pid_t p : run::own_children()) {
         const pid_t group = getpgid(p);
         if (kill(p, SIGKILL) == 0 && !groups.count(group)) ++killed;
     }
@@ -188,7 +188,7 @@ bool WorkerGroup::anything_left() {
     poll();
     for (const Worker& w : workers_)
         if (!w.exited || kill(-w.pid, 0) == 0) return true;
-    return !own_children().empty();
+    return !run::own_children().empty();
 }
 
 std::vector<StuckProcess> WorkerGroup::wait_gone(double seconds) {
@@ -199,7 +199,7 @@ std::vector<StuckProcess> WorkerGroup::wait_gone(double seconds) {
             std::set<pid_t> seen;
             for (const Worker& w : workers_)
                 if (!w.exited && seen.insert(w.pid).second) stuck.push_back(describe(w.pid));
-            for (pid_t p : own_children())
+            for (pid_t p : run::own_children())
                 if (seen.insert(p).second) stuck.push_back(describe(p));
             return stuck;
         }
@@ -212,7 +212,7 @@ TeardownReport WorkerGroup::end(double grace_seconds, double last_wait_seconds) 
     TeardownReport report;
     if (!anything_left()) return report;
     signal_all(SIGTERM);
-    for (pid_t p : own_children()) kill(p, SIGTERM);
+    for (pid_t p : run::own_children()) kill(p, SIGTERM);
     const double deadline = monotonic_seconds() + grace_seconds;
     while (monotonic_seconds() < deadline) {
         if (!anything_left()) return report;
@@ -223,4 +223,4 @@ TeardownReport WorkerGroup::end(double grace_seconds, double last_wait_seconds) 
     return report;
 }
 
-}  // namespace baton
+}  // namespace baton::launch

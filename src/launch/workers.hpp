@@ -12,7 +12,7 @@
 
 #include "core/result.hpp"
 
-namespace baton {
+namespace baton::launch {
 
 struct WorkerSpec {
     std::vector<std::string> argv;                         // argv[0] looked up on PATH
@@ -78,4 +78,4 @@ class WorkerGroup {
     std::vector<Worker> workers_;
 };
 
-}  // namespace baton
+}  // namespace baton::launch

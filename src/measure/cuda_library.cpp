@@ -94,7 +94,7 @@ Result<NcclLibrary> load_nccl_library(const std::string& given, const std::strin
     Result<void*> opened = open_library(path);
     if (!opened.ok() && given.empty() && !std::getenv("BATON_NCCL_LIBRARY")) {
         // Not on the loader's path: PyTorch's pip wheels ship their own (nvidia-nccl-cu12).
-        const PythonAnswer a = run_python(
+        const doctor::PythonAnswer a = doctor::run_python(
             python, "import os, nvidia.nccl as n; print(os.path.join(list(n.__path__)[0], 'lib', 'libnccl.so.2'))", 20);
         std::string found = a.out;
         while (!found.empty() && (found.back() == '\n' || found.back() == '\r')) found.pop_back();

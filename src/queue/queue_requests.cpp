@@ -143,7 +143,7 @@ std::string QueueServer::submit(const Client& c, const Submission& s) {
                               "--after " + std::to_string(a) + ": no job " + std::to_string(a) + " in the queue");
     JobRecord j;
     j.owner_uid = c.peer.uid;
-    j.name = s.name.empty() ? command_name(s.argv) : s.name;
+    j.name = s.name.empty() ? run::command_name(s.argv) : s.name;
     j.argv = s.argv;
     j.cwd = s.cwd;
     j.env = s.env;

@@ -259,7 +259,7 @@ void QueueServer::recover() {
                 const std::optional<std::string> text = read_small_file(r->dir + "/spec");
                 Result<ShimSpec> spec = text ? parse_spec_json(*text) : Result<ShimSpec>(make_error("no spec"));
                 std::vector<std::string> env = spec.ok() ? spec->env : std::vector<std::string>{};
-                Result<EventsSocket> events = EventsSocket::open_at(r->dir + "/events");
+                Result<run::EventsSocket> events = run::EventsSocket::open_at(r->dir + "/events");
                 if (events.ok()) {
                     if (spec.ok() && ::geteuid() == 0) ::chown(events->path().c_str(), spec->uid, spec->gid);
                     watched->events.emplace(std::move(*events));
@@ -509,7 +509,7 @@ void QueueServer::launch(std::int64_t id) {
     in.attempt = j.attempt;
     in.after_oom = j.attempt > 0 && j.note.rfind(kOomRetryNote, 0) == 0;
     // The Python hook's socket: the job's processes send to it as the owner.
-    Result<EventsSocket> events = EventsSocket::open_at(dir + "/events");
+    Result<run::EventsSocket> events = run::EventsSocket::open_at(dir + "/events");
     if (events.ok()) {
         if (::geteuid() == 0) ::chown(events->path().c_str(), owner->uid, owner->gid);
         in.events_path = events->path();
@@ -628,7 +628,7 @@ Result<pid_t> QueueServer::start_supervisor(const std::string& dir, int go_fd, i
 
 void QueueServer::watch(const JobRecord& j, pid_t pid, const std::vector<std::string>& env,
                         std::unique_ptr<Watched> watched) {
-    JobWatchOptions wo;
+    run::JobWatchOptions wo;
     wo.name = j.name;
     wo.argv = j.argv;
     wo.cwd = j.cwd;
@@ -637,7 +637,7 @@ void QueueServer::watch(const JobRecord& j, pid_t pid, const std::vector<std::st
     wo.recording.say = [](const std::string&) {};
     for (const std::string& kv : env)
         if (kv.rfind("CUDA_VISIBLE_DEVICES=", 0) == 0) wo.cuda_visible_devices = kv.substr(21);
-    watched->watch = std::make_unique<JobWatch>(std::move(wo), pid);
+    watched->watch = std::make_unique<run::JobWatch>(std::move(wo), pid);
     const std::string dir = attempt_dir(j.id, j.attempt);
     watched->stderr_path = dir + "/stderr";
     watched->started = monotonic_seconds();
@@ -673,7 +673,7 @@ std::unique_ptr<QueueServer::Watched> QueueServer::take_watch(std::int64_t id) {
 }
 
 // What is left of the job's stderr and the hook's events, then its end as the watch records it.
-RunStats QueueServer::finish_watch(Watched& w, const ShimStatus& st, std::uint64_t memory_limit) {
+run::RunStats QueueServer::finish_watch(Watched& w, const ShimStatus& st, std::uint64_t memory_limit) {
     const int fd = ::open(w.stderr_path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd >= 0) {
         char buf[65536];
@@ -725,7 +725,7 @@ void QueueServer::ended(std::int64_t id) {
         j = store_->job(id).value_or(j);
         return;
     }
-    std::optional<RunStats> stats;
+    std::optional<run::RunStats> stats;
     if (w) {
         stats = finish_watch(*w, *st, req ? req->want.memory_bytes : 0);
         if (stats->recording.run_id) {

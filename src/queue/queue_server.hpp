@@ -101,7 +101,7 @@ class QueueServer {
     Result<pid_t> start_supervisor(const std::string& dir, int go_fd, int log_fd, bool& own_child);
     void ended(std::int64_t id);  // its supervisor ended: the job's end recorded, retried or final
     std::unique_ptr<Watched> take_watch(std::int64_t id);
-    RunStats finish_watch(Watched& w, const ShimStatus& st, std::uint64_t memory_limit);
+    run::RunStats finish_watch(Watched& w, const ShimStatus& st, std::uint64_t memory_limit);
     void link_runs();
     void watch(const JobRecord& j, pid_t pid, const std::vector<std::string>& env, std::unique_ptr<Watched> watched);
     void handle(Client& c, const std::string& line);

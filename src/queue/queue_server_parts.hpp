@@ -52,8 +52,8 @@ struct QueueServer::Running {
 
 // One running job's watch, driven by the sampling thread (on_tick).
 struct QueueServer::Watched {
-    std::unique_ptr<JobWatch> watch;
-    std::optional<EventsSocket> events;
+    std::unique_ptr<run::JobWatch> watch;
+    std::optional<run::EventsSocket> events;
     std::string stderr_path;
     std::uint64_t stderr_read = 0;
     double started = 0;

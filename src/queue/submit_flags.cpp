@@ -88,7 +88,7 @@ Result<SlurmSubmit> slurm_submission(const SubmitFlags& a, const std::vector<std
     if (Status can = slurm_can_take(a); !can.ok()) return can.error();
     SlurmSubmit s;
     s.argv = argv;
-    s.name = a.name.empty() ? command_name(argv) : a.name;
+    s.name = a.name.empty() ? run::command_name(argv) : a.name;
     s.cwd = cwd;
     s.nodes = a.nodes;
     s.gpus_per_node = a.gpus;

@@ -19,10 +19,10 @@ std::string gib_text(std::uint64_t bytes) {
     return bytes ? fmt::format("{:.1f} GiB", static_cast<double>(bytes) / 1073741824.0) : "-";
 }
 
-void leftovers_json(JsonWriter& w, const std::vector<Leftover>& list) {
+void leftovers_json(JsonWriter& w, const std::vector<clean::Leftover>& list) {
     w.key("leftovers");
     w.begin_array();
-    for (const Leftover& l : list) {
+    for (const clean::Leftover& l : list) {
         w.begin_object();
         w.field("kind", leftover_kind_name(l.kind));
         w.field("pid", l.pid);
@@ -45,19 +45,19 @@ void leftovers_json(JsonWriter& w, const std::vector<Leftover>& list) {
     w.end_array();
 }
 
-std::string end_line(const EndResult& r, double grace_seconds) {
+std::string end_line(const clean::EndResult& r, double grace_seconds) {
     switch (r.outcome) {
-        case EndOutcome::ended:
+        case clean::EndOutcome::ended:
             return fmt::format("pid {}: ended (SIGTERM)\n", r.pid);
-        case EndOutcome::killed:
+        case clean::EndOutcome::killed:
             return fmt::format("pid {}: killed (SIGKILL after {:.0f} s)\n", r.pid, grace_seconds);
-        case EndOutcome::gone_before:
+        case clean::EndOutcome::gone_before:
             return fmt::format("pid {}: had ended already\n", r.pid);
-        case EndOutcome::reused:
+        case clean::EndOutcome::reused:
             return fmt::format("pid {}: now names another process (started after the listing): left alone\n", r.pid);
-        case EndOutcome::refused:
+        case clean::EndOutcome::refused:
             return fmt::format("pid {}: not signalled: {}\n", r.pid, r.detail);
-        case EndOutcome::survived:
+        case clean::EndOutcome::survived:
             return fmt::format("pid {}: still there after SIGKILL (waiting in the kernel, state D?)\n", r.pid);
     }
     return "";
@@ -65,10 +65,10 @@ std::string end_line(const EndResult& r, double grace_seconds) {
 
 }  // namespace
 
-std::string leftovers_table(const std::vector<Leftover>& list) {
+std::string leftovers_table(const std::vector<clean::Leftover>& list) {
     std::string out =
         fmt::format("{:>8} {:<10} {:>5} {:>9} {:<14} {}\n", "PID", "USER", "AGE", "GPU MEM", "KIND", "COMMAND");
-    for (const Leftover& l : list) {
+    for (const clean::Leftover& l : list) {
         std::string command = l.command.empty() ? "[" + l.name + "]" : l.command;
         if (command.size() > 60) command = command.substr(0, 57) + "...";
         out += fmt::format("{:>8} {:<10} {:>5} {:>9} {:<14} {}\n", l.pid, l.user.substr(0, 10), age_text(l.age_seconds),
@@ -79,17 +79,17 @@ std::string leftovers_table(const std::vector<Leftover>& list) {
     return out;
 }
 
-std::string end_lines(const std::vector<EndResult>& ended, double grace_seconds, const EndTally& tally) {
+std::string end_lines(const std::vector<clean::EndResult>& ended, double grace_seconds, const clean::EndTally& tally) {
     std::string out;
-    for (const EndResult& r : ended) out += end_line(r, grace_seconds);
+    for (const clean::EndResult& r : ended) out += end_line(r, grace_seconds);
     out += "GPU memory freed: " +
            (tally.gpu_memory_freed_bytes ? gib_text(tally.gpu_memory_freed_bytes) : "none (none of them held any)") +
            "\n";
     return out;
 }
 
-std::string clean_json(const std::vector<Leftover>& leftovers, const std::vector<EndResult>& ended, bool dry_run,
-                       const EndTally& tally) {
+std::string clean_json(const std::vector<clean::Leftover>& leftovers, const std::vector<clean::EndResult>& ended,
+                       bool dry_run, const clean::EndTally& tally) {
     std::string out;
     JsonWriter w(out);
     w.begin_object();
@@ -97,7 +97,7 @@ std::string clean_json(const std::vector<Leftover>& leftovers, const std::vector
     leftovers_json(w, leftovers);
     w.key("ended");
     w.begin_array();
-    for (const EndResult& r : ended) {
+    for (const clean::EndResult& r : ended) {
         w.begin_object();
         w.field("pid", r.pid);
         w.field("outcome", end_outcome_name(r.outcome));

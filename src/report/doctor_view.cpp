@@ -6,34 +6,34 @@
 
 namespace baton {
 
-int doctor_exit_status(const std::vector<CheckItem>& items) {
-    for (const CheckItem& i : items)
-        if (i.status == CheckStatus::fail) return 1;
+int doctor_exit_status(const std::vector<doctor::CheckItem>& items) {
+    for (const doctor::CheckItem& i : items)
+        if (i.status == doctor::CheckStatus::fail) return 1;
     return 0;
 }
 
-void append_doctor_text(const std::vector<CheckItem>& items, std::string& out) {
+void append_doctor_text(const std::vector<doctor::CheckItem>& items, std::string& out) {
     std::size_t counts[4] = {0, 0, 0, 0};
-    for (const CheckItem& i : items) {
-        const std::string mark = i.status == CheckStatus::pass   ? "ok  "
-                                 : i.status == CheckStatus::warn ? "WARN"
-                                 : i.status == CheckStatus::fail ? "FAIL"
-                                                                 : "skip";
+    for (const doctor::CheckItem& i : items) {
+        const std::string mark = i.status == doctor::CheckStatus::pass   ? "ok  "
+                                 : i.status == doctor::CheckStatus::warn ? "WARN"
+                                 : i.status == doctor::CheckStatus::fail ? "FAIL"
+                                                                         : "skip";
         out += fmt::format("{}  {:<24} {}\n", mark, i.id, i.detail);
-        if (!i.fix.empty() && (i.status == CheckStatus::warn || i.status == CheckStatus::fail))
+        if (!i.fix.empty() && (i.status == doctor::CheckStatus::warn || i.status == doctor::CheckStatus::fail))
             out += fmt::format("      {:<24} fix: {}\n", "", i.fix);
         counts[static_cast<int>(i.status)] += 1;
     }
     out += fmt::format("\n{} passed, {} warnings, {} failed, {} skipped\n", counts[0], counts[1], counts[2], counts[3]);
 }
 
-void append_doctor_json(const std::vector<CheckItem>& items, std::string& out) {
+void append_doctor_json(const std::vector<doctor::CheckItem>& items, std::string& out) {
     JsonWriter w(out);
     w.begin_object();
     w.field("schema_version", 1);
     w.key("checks");
     w.begin_array();
-    for (const CheckItem& i : items) {
+    for (const doctor::CheckItem& i : items) {
         w.begin_object();
         w.field("id", i.id);
         w.field("status", check_status_name(i.status));

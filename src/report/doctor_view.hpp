@@ -8,10 +8,10 @@
 
 namespace baton {
 
-void append_doctor_text(const std::vector<CheckItem>& items, std::string& out);
-void append_doctor_json(const std::vector<CheckItem>& items, std::string& out);
+void append_doctor_text(const std::vector<doctor::CheckItem>& items, std::string& out);
+void append_doctor_json(const std::vector<doctor::CheckItem>& items, std::string& out);
 
 // 0 when no check failed, 1 otherwise (warnings do not change it).
-int doctor_exit_status(const std::vector<CheckItem>& items);
+int doctor_exit_status(const std::vector<doctor::CheckItem>& items);
 
 }  // namespace baton

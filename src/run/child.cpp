@@ -13,7 +13,7 @@
 
 #include "core/clock.hpp"
 
-namespace baton {
+namespace baton::run {
 
 void become_subreaper() {
     prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
@@ -199,4 +199,4 @@ int Child::end_tree(double grace_seconds) {
     return killed;
 }
 
-}  // namespace baton
+}  // namespace baton::run

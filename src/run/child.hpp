@@ -9,7 +9,7 @@
 
 #include "core/result.hpp"
 
-namespace baton {
+namespace baton::run {
 
 // "cannot run PROGRAM: REASON" for exec's errno `err`: not_found for ENOENT (a shell's 127),
 // not_executable otherwise (126). Child and the launcher's workers report their exec failures so.
@@ -65,4 +65,4 @@ void become_subreaper();
 // This process's children (those it started, and the orphans a subreaper collected).
 std::vector<pid_t> own_children();
 
-}  // namespace baton
+}  // namespace baton::run

@@ -14,7 +14,7 @@
 #include "store/hook_event.hpp"
 #include "store/run_owner.hpp"
 
-namespace baton {
+namespace baton::run {
 
 namespace {
 
@@ -111,4 +111,4 @@ std::vector<std::string> EventsSocket::drain(std::size_t max) {
     return out;
 }
 
-}  // namespace baton
+}  // namespace baton::run

@@ -11,7 +11,7 @@
 
 #include "core/result.hpp"
 
-namespace baton {
+namespace baton::run {
 
 class EventsSocket {
   public:
@@ -37,4 +37,4 @@ class EventsSocket {
     std::string dir_, path_;
 };
 
-}  // namespace baton
+}  // namespace baton::run

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace baton {
+namespace baton::run {
 
 const std::vector<std::string>& run_finding_ids() {
     static const std::vector<std::string> ids = {"cuda_oom", "host_oom_kill", "dataloader_bus_error"};
@@ -75,4 +75,4 @@ void FailureScanner::line(std::string_view l) {
     }
 }
 
-}  // namespace baton
+}  // namespace baton::run

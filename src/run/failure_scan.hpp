@@ -9,7 +9,7 @@
 
 #include "diagnose/finding.hpp"
 
-namespace baton {
+namespace baton::run {
 
 class FailureScanner {
   public:
@@ -30,4 +30,4 @@ class FailureScanner {
 // The ids FailureScanner and `baton run` report besides the diagnosis rules (docs/findings.md).
 const std::vector<std::string>& run_finding_ids();
 
-}  // namespace baton
+}  // namespace baton::run

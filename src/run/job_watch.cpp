@@ -15,7 +15,7 @@
 #include "sample/gpu/throttle_reasons.hpp"
 #include "store/hook_event.hpp"
 
-namespace baton {
+namespace baton::run {
 
 namespace {
 
@@ -361,4 +361,4 @@ RunStats JobWatch::finish(int exit_status, int signal, double seconds, int kille
     return stats_;
 }
 
-}  // namespace baton
+}  // namespace baton::run

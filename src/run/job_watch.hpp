@@ -23,7 +23,7 @@
 #include "run/run_command.hpp"
 #include "store/history_writer.hpp"
 
-namespace baton {
+namespace baton::run {
 
 struct JobWatchOptions {
     std::string name;
@@ -107,4 +107,4 @@ class JobWatch {
     std::uint64_t cgroup_oom_kills_ = 0, cgroup_limit_bytes_ = 0;
 };
 
-}  // namespace baton
+}  // namespace baton::run

@@ -21,7 +21,7 @@
 #include "store/finding_json.hpp"
 #include "store/run_owner.hpp"
 
-namespace baton {
+namespace baton::run {
 
 namespace {
 
@@ -348,4 +348,4 @@ std::string run_summary_json(const RunStats& s) {
     return out;
 }
 
-}  // namespace baton
+}  // namespace baton::run

@@ -13,7 +13,7 @@
 #include "sample/sampler.hpp"
 #include "store/history_writer.hpp"
 
-namespace baton {
+namespace baton::run {
 
 struct RunOptions {
     std::vector<std::string> argv;
@@ -84,4 +84,4 @@ std::string run_summary_text(const RunStats& s, std::string_view who = "baton ru
 // docs/cli.md). Absent figures (no sample taken, no GPU used) are absent keys, never 0.
 std::string run_summary_json(const RunStats& s);
 
-}  // namespace baton
+}  // namespace baton::run

@@ -22,7 +22,7 @@ TEST(FindingsCatalogue, OneSectionPerRule) {
     sections.erase("JSON output");
     sections.erase("Exit status");
     std::set<std::string> ids(baton::rule_ids().begin(), baton::rule_ids().end());
-    ids.insert(baton::run_finding_ids().begin(), baton::run_finding_ids().end());  // baton run's own
+    ids.insert(baton::run::run_finding_ids().begin(), baton::run::run_finding_ids().end());  // baton run's own
     // The Python hook's checks (python/baton/checks.py): each `_finding("rule_id", ...`.
     std::ifstream py(baton::test::source_dir() + "/python/baton/checks.py");
     ASSERT_TRUE(py);

@@ -4,6 +4,7 @@
 #include "doctor/checks.hpp"
 
 using namespace baton;
+using namespace baton::doctor;
 
 namespace {
 

@@ -12,6 +12,7 @@
 #include "test_support.hpp"
 
 using namespace baton;
+using namespace baton::launch;
 
 namespace {
 
@@ -76,7 +77,7 @@ TEST(Preflight, ADriverOlderThanPyTorchsCudaStopsTheLaunch) {
     machine.gpu_driver_version = "535.54";
     machine.gpu_cuda_driver_version = "12.2";
     machine.gpus.resize(2);
-    TorchFacts t;
+    doctor::TorchFacts t;
     t.probed = true;
     t.torch_version = "2.4.0";
     t.cuda_version = "12.4";
@@ -145,7 +146,7 @@ TEST(Preflight, TheTorchProbeIsAskedAgainOnlyWhenTorchOrTheDriverChanged) {
     chmod((d.path() + "/python").c_str(), 0755);
     const std::string python = d.path() + "/python", cache = d.path() + "/cache";
     auto probes = [&] { return test::read_text(d.path() + "/probes").size() / 2; };
-    TorchFacts t = cached_torch_probe(python, "550.54", cache, 10);
+    doctor::TorchFacts t = launch::cached_torch_probe(python, "550.54", cache, 10);
     EXPECT_EQ(t.torch_version, std::optional<std::string>("2.4.0"));
     EXPECT_EQ(t.nccl_version, std::optional<std::string>("2.20.5"));
     EXPECT_EQ(probes(), 1u);

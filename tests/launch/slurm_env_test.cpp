@@ -8,6 +8,7 @@
 #include "test_support.hpp"
 
 using namespace baton;
+using namespace baton::launch;
 
 namespace {
 

@@ -7,6 +7,7 @@
 #include "launch/worker_env.hpp"
 
 using namespace baton;
+using namespace baton::launch;
 
 namespace {
 

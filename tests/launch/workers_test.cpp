@@ -13,6 +13,8 @@
 #include "run/child.hpp"
 
 using namespace baton;
+using namespace baton::launch;
+using namespace baton::run;
 
 namespace {
 

@@ -10,9 +10,9 @@ using namespace baton;
 
 namespace {
 
-std::vector<Leftover> two_leftovers() {
-    Leftover orphan;
-    orphan.kind = LeftoverKind::gpu_orphan;
+std::vector<clean::Leftover> two_leftovers() {
+    clean::Leftover orphan;
+    orphan.kind = clean::LeftoverKind::gpu_orphan;
     orphan.pid = 4242;
     orphan.ppid = 1;
     orphan.uid = 1000;
@@ -25,8 +25,8 @@ std::vector<Leftover> two_leftovers() {
     orphan.reason = "holds GPU 0, 2; its launcher ended";
     orphan.endable = true;
     orphan.start_ticks = 99;
-    Leftover zombie;
-    zombie.kind = LeftoverKind::defunct;
+    clean::Leftover zombie;
+    zombie.kind = clean::LeftoverKind::defunct;
     zombie.pid = 77;
     zombie.user = "root";
     zombie.name = "pt_data_worker";
@@ -50,11 +50,11 @@ TEST(CleanView, TableWithTheReasonUnderEachRow) {
 }
 
 TEST(CleanView, EndsAreTalliedAndSaidOneLineEach) {
-    std::vector<EndResult> ended = {{1, EndOutcome::ended, "", 1u << 30},
-                                    {2, EndOutcome::killed, "", 1u << 30},
-                                    {3, EndOutcome::gone_before, "", 0},
-                                    {4, EndOutcome::reused, "", 8u << 30}};
-    EndTally t = tally_ends(ended);
+    std::vector<clean::EndResult> ended = {{1, clean::EndOutcome::ended, "", 1u << 30},
+                                           {2, clean::EndOutcome::killed, "", 1u << 30},
+                                           {3, clean::EndOutcome::gone_before, "", 0},
+                                           {4, clean::EndOutcome::reused, "", 8u << 30}};
+    clean::EndTally t = tally_ends(ended);
     EXPECT_EQ(t.gpu_memory_freed_bytes, std::uint64_t{2} << 30);  // a reused pid's memory is not ours
     EXPECT_TRUE(t.all_done);
     const std::string lines = end_lines(ended, 5, t);
@@ -64,24 +64,24 @@ TEST(CleanView, EndsAreTalliedAndSaidOneLineEach) {
               "pid 3: had ended already\n"
               "pid 4: now names another process (started after the listing): left alone\n"
               "GPU memory freed: 2.0 GiB\n");
-    ended.push_back({5, EndOutcome::refused, "Operation not permitted", 0});
-    ended.push_back({6, EndOutcome::survived, "", 0});
-    t = tally_ends(ended);
+    ended.push_back({5, clean::EndOutcome::refused, "Operation not permitted", 0});
+    ended.push_back({6, clean::EndOutcome::survived, "", 0});
+    t = clean::tally_ends(ended);
     EXPECT_FALSE(t.all_done);
     const std::string more = end_lines(ended, 5, t);
     EXPECT_NE(more.find("pid 5: not signalled: Operation not permitted\n"), std::string::npos);
     EXPECT_NE(more.find("pid 6: still there after SIGKILL (waiting in the kernel, state D?)\n"), std::string::npos);
-    EXPECT_EQ(end_lines({}, 5, tally_ends({})), "GPU memory freed: none (none of them held any)\n");
+    EXPECT_EQ(end_lines({}, 5, clean::tally_ends({})), "GPU memory freed: none (none of them held any)\n");
 }
 
 TEST(CleanView, JsonAndTheEndableTargets) {
-    const std::vector<Leftover> list = two_leftovers();
-    const std::vector<EndTarget> targets = end_targets(list);
+    const std::vector<clean::Leftover> list = two_leftovers();
+    const std::vector<clean::EndTarget> targets = clean::end_targets(list);
     ASSERT_EQ(targets.size(), 1u);  // the zombie is not endable
     EXPECT_EQ(targets[0].pid, 4242u);
     EXPECT_EQ(targets[0].start_ticks, 99u);
-    const std::vector<EndResult> ended = {{4242, EndOutcome::refused, "Operation not permitted", 0}};
-    const nlohmann::json j = nlohmann::json::parse(clean_json(list, ended, false, tally_ends(ended)));
+    const std::vector<clean::EndResult> ended = {{4242, clean::EndOutcome::refused, "Operation not permitted", 0}};
+    const nlohmann::json j = nlohmann::json::parse(clean_json(list, ended, false, clean::tally_ends(ended)));
     EXPECT_EQ(j["dry_run"], false);
     ASSERT_EQ(j["leftovers"].size(), 2u);
     EXPECT_EQ(j["leftovers"][0]["kind"], "gpu_orphan");

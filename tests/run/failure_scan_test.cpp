@@ -4,6 +4,7 @@
 #include "run/failure_scan.hpp"
 
 using namespace baton;
+using namespace baton::run;
 
 namespace {
 
