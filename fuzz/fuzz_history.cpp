@@ -20,11 +20,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     std::fclose(f);
     for (const char* side : {"-wal", "-shm"}) unlink((path + side).c_str());
     {
-        baton::Result<baton::History> h = baton::History::open(path, baton::HistoryAccess::read);
+        baton::Result<baton::store::History> h = baton::store::History::open(path, baton::store::HistoryAccess::read);
         if (h.ok()) {
-            baton::Result<std::vector<baton::RunRecord>> runs = h->runs();
+            baton::Result<std::vector<baton::store::RunRecord>> runs = h->runs();
             if (runs.ok())
-                for (const baton::RunRecord& r : *runs) (void)h->load_run(r.id);
+                for (const baton::store::RunRecord& r : *runs) (void)h->load_run(r.id);
         }
     }
     return 0;

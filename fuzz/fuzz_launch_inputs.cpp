@@ -43,7 +43,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         if (s.master_port < 20000 || s.master_port >= 40000) std::abort();
     }
     if (const std::optional<baton::clean::StatIds> ids = baton::clean::parse_stat_ids(text)) (void)ids->start_ticks;
-    if (const std::optional<RunOwner> o = parse_owner_token(text)) {
+    if (const std::optional<baton::store::RunOwner> o = baton::store::parse_owner_token(text)) {
         if (o->pid <= 0) std::abort();
         if (owner_token(*o).empty()) std::abort();
     }

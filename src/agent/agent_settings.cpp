@@ -82,7 +82,7 @@ Result<queue::QueueServerOptions> queue_options(const ServeFlags& a, const Confi
         }
     }
     o.db_path = db_path;
-    o.jobs_dir = History::beside(db_path, "jobs");
+    o.jobs_dir = store::History::beside(db_path, "jobs");
     o.pool.cpus = m.cpus;
     o.pool.memory_bytes = m.memory_bytes;
     o.pool.sys_root = sampler.sys_root;

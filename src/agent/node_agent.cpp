@@ -55,11 +55,11 @@ Result<std::unique_ptr<NodeAgent>> NodeAgent::open(NodeAgentOptions options, con
     }
 
     // Two connections to the history: the agent's thread writes minutes, the HTTP thread reads.
-    std::optional<History> writer;
+    std::optional<store::History> writer;
     if (!flags.no_db) {
-        Result<History> w = History::open(options.db_path, HistoryAccess::record);
+        Result<store::History> w = store::History::open(options.db_path, store::HistoryAccess::record);
         if (!w.ok()) return make_error(w.error().code, w.error().message + " (--no-db keeps no history on disk)");
-        Result<History> r = History::open(options.db_path, HistoryAccess::read);
+        Result<store::History> r = store::History::open(options.db_path, store::HistoryAccess::read);
         if (!r.ok()) return r.error();
         writer.emplace(std::move(*w));
         n->reader_.emplace(std::move(*r));
@@ -74,7 +74,7 @@ Result<std::unique_ptr<NodeAgent>> NodeAgent::open(NodeAgentOptions options, con
     ao.interval_seconds = n->settings_.interval;
     ao.thresholds = n->settings_.thresholds;
     ao.retention_seconds = config.serve.retention_seconds;
-    ao.on_tick = [queue = &n->ticking_queue_](const Window& w) {
+    ao.on_tick = [queue = &n->ticking_queue_](const diagnose::Window& w) {
         if (queue::QueueServer* q = queue->load()) q->on_tick(w);
     };
     n->agent_ = std::make_unique<serve::Agent>(ao, std::move(writer));

@@ -68,7 +68,7 @@ class NodeAgent {
     ServeSettings settings_;  // as started: a reload cannot change the address or the interval
     sigset_t stop_signals_{};
     std::shared_ptr<queue::Spawner> spawner_;
-    std::optional<History> reader_;                            // the HTTP thread's connection
+    std::optional<store::History> reader_;                     // the HTTP thread's connection
     std::atomic<queue::QueueServer*> ticking_queue_{nullptr};  // what the sampling thread ticks
     std::unique_ptr<serve::Agent> agent_;
     std::unique_ptr<queue::QueueServer> queue_;

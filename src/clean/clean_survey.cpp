@@ -4,7 +4,7 @@
 
 namespace baton::clean {
 
-void name_ended_owners(std::map<std::uint32_t, ProcessFacts>& facts, History& history) {
+void name_ended_owners(std::map<std::uint32_t, ProcessFacts>& facts, store::History& history) {
     for (auto& [pid, f] : facts)
         if (f.owner_pid && !f.owner_alive)
             f.owner_label = history.owner_label(*f.owner_pid, f.owner_start_ticks).value_or("");
@@ -24,7 +24,8 @@ CleanSurvey survey_leftovers(SamplerOptions sampler, const CleanFilter& filter, 
     std::map<std::uint32_t, ProcessFacts> facts = gather_process_facts(s.snapshot);
     // A history that is not there is not created: clean only reads it.
     if (!db_path.empty() && access(db_path.c_str(), R_OK) == 0)
-        if (Result<History> h = History::open(db_path, HistoryAccess::read); h.ok()) name_ended_owners(facts, *h);
+        if (Result<store::History> h = store::History::open(db_path, store::HistoryAccess::read); h.ok())
+            name_ended_owners(facts, *h);
     s.leftovers = find_leftovers(s.snapshot, facts, filter);
     s.targets = end_targets(s.leftovers);
     return s;

@@ -29,7 +29,7 @@ struct CleanSurvey {
 CleanSurvey survey_leftovers(SamplerOptions sampler, const CleanFilter& filter, const std::string& db_path);
 
 // Names each fact's ended owner from the history ("run 12 (resnet)"; "" when it recorded none).
-void name_ended_owners(std::map<std::uint32_t, ProcessFacts>& facts, History& history);
+void name_ended_owners(std::map<std::uint32_t, ProcessFacts>& facts, store::History& history);
 
 // The leftovers baton clean may end, in the listed order.
 std::vector<EndTarget> end_targets(const std::vector<Leftover>& leftovers);

@@ -1,4 +1,5 @@
 #include "clean/leftovers.hpp"
+#include "core/units.hpp"
 
 #include <algorithm>
 #include <set>
@@ -20,7 +21,7 @@ bool adopted(const Snapshot& s, const ProcessInfo& p) {
 }
 
 std::string gib(std::uint64_t bytes) {
-    return fmt::format("{:.1f} GiB", static_cast<double>(bytes) / 1073741824.0);
+    return format_gib(static_cast<double>(bytes));
 }
 
 }  // namespace

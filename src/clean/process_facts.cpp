@@ -4,22 +4,17 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "core/files.hpp"
 #include "store/run_owner.hpp"
 
 namespace baton::clean {
 
 namespace {
 
-// A whole small /proc file (environ can be large: at most 1 MiB is read).
+// A /proc file's text (at most `max` bytes: a stat line, an environ), empty when the process is
+// gone or the file is longer (an environ over 1 MiB is no process baton started).
 std::string read_proc(const std::string& path, std::size_t max = 1 << 20) {
-    std::string out;
-    const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return out;
-    char buf[16384];
-    ssize_t n;
-    while (out.size() < max && (n = read(fd, buf, sizeof buf)) > 0) out.append(buf, static_cast<std::size_t>(n));
-    close(fd);
-    return out;
+    return read_small_file(path, max).value_or("");
 }
 
 }  // namespace
@@ -69,14 +64,14 @@ std::map<std::uint32_t, ProcessFacts> gather_process_facts(const Snapshot& snap,
             std::size_t end = env.find('\0', at);
             if (end == std::string::npos) end = env.size();
             const std::string_view kv(env.data() + at, end - at);
-            const std::string owner_prefix = std::string(kOwnerVariable) + "=";
+            const std::string owner_prefix = std::string(store::kOwnerVariable) + "=";
             if (kv.rfind(owner_prefix, 0) == 0) {
-                if (const std::optional<RunOwner> o = parse_owner_token(kv.substr(owner_prefix.size()))) {
+                if (const std::optional<store::RunOwner> o = store::parse_owner_token(kv.substr(owner_prefix.size()))) {
                     f.owner_pid = o->pid;
                     f.owner_start_ticks = o->start_ticks.value_or(0);
                     const std::pair<std::int64_t, std::uint64_t> key{o->pid, o->start_ticks.value_or(0)};
                     auto known = owners.find(key);
-                    if (known == owners.end()) known = owners.emplace(key, owner_alive(*o)).first;
+                    if (known == owners.end()) known = owners.emplace(key, store::owner_alive(*o)).first;
                     f.owner_alive = known->second;
                 }
             } else if (kv.rfind("TORCHELASTIC_RUN_ID=", 0) == 0) {

@@ -109,23 +109,24 @@ Result<std::string> history_path(const std::string& db_flag, const std::string& 
     if (!db_flag.empty()) return db_flag;
     Result<Config> c = load_config(config_path);
     if (!c.ok()) return c.error();
-    return c->history.db.empty() ? History::default_path() : c->history.db;
+    return c->history.db.empty() ? store::History::default_path() : c->history.db;
 }
 
 std::string history_path(const std::string& db_flag, const Config& config) {
     if (!db_flag.empty()) return db_flag;
-    return config.history.db.empty() ? History::default_path() : config.history.db;
+    return config.history.db.empty() ? store::History::default_path() : config.history.db;
 }
 
 std::string state_file(const std::string& name, const std::string& config_path) {
     Result<std::string> db = history_path("", config_path);
-    return History::beside(db.ok() ? *db : History::default_path(), name);
+    return store::History::beside(db.ok() ? *db : store::History::default_path(), name);
 }
 
-Result<History> open_history(const std::string& db_flag, const std::string& config_path, HistoryAccess access) {
+Result<store::History> open_history(const std::string& db_flag, const std::string& config_path,
+                                    store::HistoryAccess access) {
     Result<std::string> path = history_path(db_flag, config_path);
     if (!path.ok()) return path.error();
-    return History::open(*path, access);
+    return store::History::open(*path, access);
 }
 
 }  // namespace baton::cli

@@ -67,7 +67,7 @@ std::string history_path(const std::string& db_flag, const Config& config);
 std::string state_file(const std::string& name, const std::string& config_path);
 // That database opened for reading (runs, report, compare; read-only) or for `runs prune`
 // (manage): never created at a mistyped path.
-Result<History> open_history(const std::string& db_flag, const std::string& config_path,
-                             HistoryAccess access = HistoryAccess::read);
+Result<store::History> open_history(const std::string& db_flag, const std::string& config_path,
+                                    store::HistoryAccess access = store::HistoryAccess::read);
 
 }  // namespace baton::cli

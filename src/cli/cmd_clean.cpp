@@ -69,7 +69,7 @@ int run_clean(const CleanArgs& a, const std::string& config_path) {
                 "nothing to clean: no orphaned GPU process, no leftover of an ended baton, no defunct process\n");
             return kExitOk;
         }
-        std::fputs(printable_text(leftovers_table(survey.leftovers)).c_str(), stdout);
+        std::fputs(printable_text(report::leftovers_table(survey.leftovers)).c_str(), stdout);
         const std::string& gpu_status = survey.snapshot.gpu_status;
         if (!gpu_status.empty() && gpu_status != "ok" && !a.no_gpus)
             std::printf("(GPU memory unknown: %s)\n", escaped_line(gpu_status).c_str());
@@ -95,9 +95,9 @@ int run_clean(const CleanArgs& a, const std::string& config_path) {
         act ? clean::end_processes(targets, a.grace) : std::vector<clean::EndResult>{};
     const clean::EndTally tally = tally_ends(ended);
     if (a.json) {
-        if (!write_stdout(clean_json(survey.leftovers, ended, !act, tally))) return kExitFailure;
+        if (!write_stdout(report::clean_json(survey.leftovers, ended, !act, tally))) return kExitFailure;
     } else {
-        std::fputs(end_lines(ended, a.grace, tally).c_str(), stdout);
+        std::fputs(report::end_lines(ended, a.grace, tally).c_str(), stdout);
     }
     return tally.all_done ? kExitOk : kExitFailure;
 }

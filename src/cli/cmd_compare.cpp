@@ -20,29 +20,31 @@ CLI::App* add_compare_command(CLI::App& app, CompareArgs& a) {
 }
 
 int run_compare(const CompareArgs& a, const std::string& config_path) {
-    Result<History> h = open_history(a.db, config_path);
+    Result<store::History> h = open_history(a.db, config_path);
     if (!h.ok()) return runtime_error(h.error().message);
-    Result<std::int64_t> ia = parse_run_id(a.a);
+    Result<std::int64_t> ia = store::parse_run_id(a.a);
     if (!ia.ok()) return runtime_error(ia.error().message);
-    Result<std::int64_t> ib = parse_run_id(a.b);
+    Result<std::int64_t> ib = store::parse_run_id(a.b);
     if (!ib.ok()) return runtime_error(ib.error().message);
-    Result<StoredRun> da = h->load_run(*ia);
+    Result<store::StoredRun> da = h->load_run(*ia);
     if (!da.ok()) return runtime_error(da.error().message);
-    Result<StoredRun> db = h->load_run(*ib);
+    Result<store::StoredRun> db = h->load_run(*ib);
     if (!db.ok()) return runtime_error(db.error().message);
-    const RunRecord& ra = da->run;
-    const RunRecord& rb = db->run;
+    const store::RunRecord& ra = da->run;
+    const store::RunRecord& rb = db->run;
     if (ra.kind != rb.kind)
         return runtime_error(fmt::format("run {} is a {} and run {} a {}: only two runs or two benches compare", ra.id,
-                                         run_kind_name(ra.kind), rb.id, run_kind_name(rb.kind)));
-    if (ra.kind != RunKind::bench)
-        return write_stdout(a.json ? compare_runs_json(*da, *db) : compare_runs_text(*da, *db)) ? kExitOk
-                                                                                                : kExitFailure;
-    Result<std::vector<BenchLinkRecord>> la = h->bench_links(ra.id);
+                                         store::run_kind_name(ra.kind), rb.id, run_kind_name(rb.kind)));
+    if (ra.kind != store::RunKind::bench)
+        return write_stdout(a.json ? report::compare_runs_json(*da, *db) : report::compare_runs_text(*da, *db))
+                   ? kExitOk
+                   : kExitFailure;
+    Result<std::vector<store::BenchLinkRecord>> la = h->bench_links(ra.id);
     if (!la.ok()) return runtime_error(la.error().message);
-    Result<std::vector<BenchLinkRecord>> lb = h->bench_links(rb.id);
+    Result<std::vector<store::BenchLinkRecord>> lb = h->bench_links(rb.id);
     if (!lb.ok()) return runtime_error(lb.error().message);
-    const std::string out = a.json ? compare_benches_json(ra, rb, *la, *lb) : compare_benches_text(ra, rb, *la, *lb);
+    const std::string out =
+        a.json ? report::compare_benches_json(ra, rb, *la, *lb) : report::compare_benches_text(ra, rb, *la, *lb);
     return write_stdout(out) ? kExitOk : kExitFailure;
 }
 

@@ -28,20 +28,20 @@ int cannot_judge(const std::string& message) {
 }
 
 // A recorded stream from a file, or stdin for "-".
-Result<Window> read_replay(const std::string& path) {
-    if (path == "-") return read_snapshot_stream(std::cin, path);
+Result<diagnose::Window> read_replay(const std::string& path) {
+    if (path == "-") return store::read_snapshot_stream(std::cin, path);
     std::ifstream file(path, std::ios::binary);
     if (!file) return make_error("cannot read " + path);
-    return read_snapshot_stream(file, path);
+    return store::read_snapshot_stream(file, path);
 }
 
 // `count` snapshots `interval` apart, live.
-Window sample_live(const SamplerOptions& options, double interval, std::size_t count) {
+diagnose::Window sample_live(const SamplerOptions& options, double interval, std::size_t count) {
     SamplerOptions opts = options;
     opts.priming_seconds = std::min(0.5, interval);
     Sampler sampler(opts);
     SampleSchedule schedule(interval);
-    Window w;
+    diagnose::Window w;
     for (std::size_t i = 0; i < count; ++i) {
         sleep_seconds(schedule.next() - monotonic_seconds());
         Snapshot s;
@@ -78,10 +78,10 @@ int run_diagnose(const DiagnoseArgs& a, const std::string& config_path) {
     const Thresholds& t = cfg->thresholds;
     std::signal(SIGPIPE, SIG_IGN);
 
-    DiagnosisInfo info;  // its source here, the rest from the window below
-    Window w;
+    report::DiagnosisInfo info;  // its source here, the rest from the window below
+    diagnose::Window w;
     if (!a.replay.empty()) {
-        Result<Window> r = read_replay(a.replay);
+        Result<diagnose::Window> r = read_replay(a.replay);
         if (!r.ok()) return cannot_judge(r.error().message);
         w = std::move(*r);
         if (w.empty()) return cannot_judge(a.replay + ": no snapshots to judge");
@@ -101,19 +101,19 @@ int run_diagnose(const DiagnoseArgs& a, const std::string& config_path) {
         w = sample_live(*options, a.interval, count);
         info.source = "live";
     }
-    info = diagnosis_info(w, info.source);
+    info = report::diagnosis_info(w, info.source);
 
-    const std::vector<Finding> findings = diagnose(w, t);
-    const std::vector<IndicatorSummary> indicators = summarize_indicators(w, t);
+    const std::vector<diagnose::Finding> findings = diagnose::diagnose(w, t);
+    const std::vector<diagnose::IndicatorSummary> indicators = diagnose::summarize_indicators(w, t);
     std::string out;
     if (a.json) {
-        append_findings_json(info, findings, indicators, out);
+        report::append_findings_json(info, findings, indicators, out);
         out.push_back('\n');
     } else {
-        append_findings_text(info, findings, indicators, out);
+        report::append_findings_text(info, findings, indicators, out);
     }
     write_stdout(out);
-    return diagnosis_exit_status(findings);
+    return report::diagnosis_exit_status(findings);
 }
 
 }  // namespace baton::cli

@@ -81,13 +81,13 @@ int run_doctor(const DoctorArgs& a, const std::string& config_path) {
     const std::vector<doctor::CheckItem> items = doctor::run_checks(facts);
     std::string out;
     if (a.json) {
-        append_doctor_json(items, out);
+        report::append_doctor_json(items, out);
         out.push_back('\n');
     } else {
-        append_doctor_text(items, out);
+        report::append_doctor_text(items, out);
     }
     write_stdout(out);
-    return doctor_exit_status(items);
+    return report::doctor_exit_status(items);
 }
 
 }  // namespace baton::cli

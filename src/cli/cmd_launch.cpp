@@ -161,7 +161,7 @@ Result<launch::LaunchOptions> launch_options(const LaunchArgs& a, const launch::
     o.argv = plan.argv;
     o.extras = plan.extras;
     o.console_ranks = plan.console_ranks;
-    o.log_dir = a.log_dir.empty() ? History::beside(history_path("", c.config), "launch") : a.log_dir;
+    o.log_dir = a.log_dir.empty() ? store::History::beside(history_path("", c.config), "launch") : a.log_dir;
     if (!c.config.launch.log_group.empty()) {
         const group* g = getgrnam(c.config.launch.log_group.c_str());
         if (!g) return make_error("launch: [launch] log_group '" + c.config.launch.log_group + "' is no group here");

@@ -102,7 +102,7 @@ int run_wait(const QueueArgs& a, std::int64_t id) {
     Result<queue::JobView> job = queue::wait_for_job(environment_variables(), id);
     if (!job.ok()) return runtime_error(job.error().message);
     if (a.json) print_json(queue::job_view_json(*job));
-    if (job->state == JobState::done) return 0;
+    if (job->state == store::JobState::done) return 0;
     if (job->exit_status && *job->exit_status != 0) return *job->exit_status & 255;
     return kExitFailure;
 }

@@ -25,10 +25,10 @@ CLI::App* add_report_command(CLI::App& app, ReportArgs& a) {
     return cmd;
 }
 
-Status write_html_report(History& h, std::int64_t run, const std::string& path) {
-    Result<StoredRun> d = h.load_run(run);
+Status write_html_report(store::History& h, std::int64_t run, const std::string& path) {
+    Result<store::StoredRun> d = h.load_run(run);
     if (!d.ok()) return d.error();
-    return write_file(path, run_report_html(*d));
+    return write_file(path, report::run_report_html(*d));
 }
 
 std::string write_run_outputs(const run::RunStats& stats, const std::string& db_path, const std::string& report,
@@ -38,7 +38,7 @@ std::string write_run_outputs(const run::RunStats& stats, const std::string& db_
         // Read back from the history, so it shows exactly what `baton report` would.
         Status w = make_error(fmt::format("the {} was not recorded, so there is no report", what));
         if (stats.recording.run_id) {
-            Result<History> h = History::open(db_path, HistoryAccess::read);
+            Result<store::History> h = store::History::open(db_path, store::HistoryAccess::read);
             w = h.ok() ? write_html_report(*h, stats.recording.run_id, report) : Status(h.error());
         }
         out += w.ok() ? "  report: " + report + "\n" : "  report: not written: " + w.error().message + "\n";
@@ -51,14 +51,14 @@ std::string write_run_outputs(const run::RunStats& stats, const std::string& db_
 }
 
 int run_report(const ReportArgs& a, const std::string& config_path) {
-    Result<History> h = open_history(a.db, config_path);
+    Result<store::History> h = open_history(a.db, config_path);
     if (!h.ok()) return runtime_error(h.error().message);
-    Result<std::int64_t> id = parse_run_id(a.run);
+    Result<std::int64_t> id = store::parse_run_id(a.run);
     if (!id.ok()) return runtime_error(id.error().message);
     if (a.markdown) {
-        Result<StoredRun> d = h->load_run(*id);
+        Result<store::StoredRun> d = h->load_run(*id);
         if (!d.ok()) return runtime_error(d.error().message);
-        write_stdout(run_report_markdown(*d));
+        write_stdout(report::run_report_markdown(*d));
         return kExitOk;
     }
     const std::string path = a.html.empty() ? "baton-run-" + std::to_string(*id) + ".html" : a.html;

@@ -28,7 +28,7 @@ CLI::App* add_report_command(CLI::App& app, ReportArgs& args);
 int run_report(const ReportArgs& args, const std::string& config_path);
 
 // Writes run `run` of the history `h` as HTML to `path` ("-": stdout).
-Status write_html_report(History& h, std::int64_t run, const std::string& path);
+Status write_html_report(store::History& h, std::int64_t run, const std::string& path);
 
 // What `baton run` and `baton launch` write when they end: the HTML report (--report, read back
 // from the history at `db_path`) and the summary JSON (--summary-json). Returns the summary's

@@ -37,9 +37,9 @@ CLI::App* add_runs_command(CLI::App& app, RunsArgs& a) {
 namespace {
 
 // `runs prune`: what goes (or would, with --dry-run), and the space given back.
-int prune(History& h, const RunsArgs& a) {
+int prune(store::History& h, const RunsArgs& a) {
     const std::int64_t before = unix_millis() - static_cast<std::int64_t>(a.older_than * 1000);
-    Result<std::vector<RunRecord>> going = h.prunable(before);
+    Result<std::vector<store::RunRecord>> going = h.prunable(before);
     if (!going.ok()) return runtime_error(going.error().message);
     std::int64_t freed = 0;
     std::string note;  // why the space was not given back
@@ -54,8 +54,8 @@ int prune(History& h, const RunsArgs& a) {
                 note = v.error().message;
         }
     }
-    const PruneOutcome outcome{*going, a.dry_run, freed, note};
-    write_stdout(a.json ? prune_json(outcome) : prune_text(outcome));
+    const report::PruneOutcome outcome{*going, a.dry_run, freed, note};
+    write_stdout(a.json ? report::prune_json(outcome) : report::prune_text(outcome));
     return kExitOk;
 }
 
@@ -66,40 +66,40 @@ int run_runs(const RunsArgs& a, const std::string& config_path) {
     if (exporting && a.json && a.format != "jsonl")
         return usage_error("runs export: --json is --format jsonl; drop one of them");
     // Prune deletes; everything else only reads (a read-only history, or someone else's, is fine).
-    Result<History> h =
-        open_history(a.db, config_path, a.prune->parsed() ? HistoryAccess::manage : HistoryAccess::read);
+    Result<store::History> h =
+        open_history(a.db, config_path, a.prune->parsed() ? store::HistoryAccess::manage : store::HistoryAccess::read);
     if (!h.ok()) return runtime_error(h.error().message);
     if (a.prune->parsed()) return prune(*h, a);
     if (!a.show->parsed() && !exporting) {
-        Result<std::vector<RunRecord>> runs = h->runs();
+        Result<std::vector<store::RunRecord>> runs = h->runs();
         if (!runs.ok()) return runtime_error(runs.error().message);
-        write_stdout(a.json ? runs_jsonl(*runs) : runs_table(*runs));
+        write_stdout(a.json ? report::runs_jsonl(*runs) : report::runs_table(*runs));
         return kExitOk;
     }
-    Result<std::int64_t> id = parse_run_id(a.run);
+    Result<std::int64_t> id = store::parse_run_id(a.run);
     if (!id.ok()) return runtime_error(id.error().message);
-    Result<RunRecord> it = h->run(*id);
+    Result<store::RunRecord> it = h->run(*id);
     if (!it.ok()) return runtime_error(it.error().message);
-    Result<std::vector<RecordedFinding>> findings = h->findings(*id);
+    Result<std::vector<store::RecordedFinding>> findings = h->findings(*id);
     if (!findings.ok()) return runtime_error(findings.error().message);
     if (exporting) {
         const std::string format = a.json ? "jsonl" : a.format;
         if (a.steps) {
-            Result<std::vector<StepEvent>> steps = h->steps(*id);
+            Result<std::vector<store::StepEvent>> steps = h->steps(*id);
             if (!steps.ok()) return runtime_error(steps.error().message);
-            write_stdout(export_steps(*steps, format));
+            write_stdout(report::export_steps(*steps, format));
             return kExitOk;
         }
-        Result<std::vector<RunSample>> samples = h->samples(*id);
+        Result<std::vector<store::RunSample>> samples = h->samples(*id);
         if (!samples.ok()) return runtime_error(samples.error().message);
-        write_stdout(export_samples(*samples, format));
+        write_stdout(report::export_samples(*samples, format));
         return kExitOk;
     }
     if (a.json) {
-        write_stdout(run_json(*it, *findings));
+        write_stdout(report::run_json(*it, *findings));
         return kExitOk;
     }
-    write_stdout(run_text(*it, *findings));
+    write_stdout(report::run_text(*it, *findings));
     return kExitOk;
 }
 

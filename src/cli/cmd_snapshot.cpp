@@ -51,11 +51,11 @@ int run_snapshot(const SnapshotArgs& a, const std::string& config_path) {
     Sampler sampler(opts);
     Snapshot snap;
     std::string out;
-    SnapshotJsonEncoder json_encoder;
-    PrometheusOptions prometheus;  // as baton serve's /metrics has them, from [serve]
+    store::SnapshotJsonEncoder json_encoder;
+    store::PrometheusOptions prometheus;  // as baton serve's /metrics has them, from [serve]
     prometheus.process_series = cfg->serve.process_series;
     prometheus.dcgm_compat = cfg->serve.dcgm_compat;
-    TextOptions text;
+    report::TextOptions text;
     text.top_processes = static_cast<std::size_t>(a.top);
     SampleSchedule schedule(a.interval);
     for (int i = 0; i < a.count; ++i) {
@@ -67,10 +67,10 @@ int run_snapshot(const SnapshotArgs& a, const std::string& config_path) {
             json_encoder.append(snap, out);
             out.push_back('\n');
         } else if (a.prometheus) {
-            append_snapshot_prometheus(snap, prometheus, out);
+            store::append_snapshot_prometheus(snap, prometheus, out);
         } else {
             if (i > 0) out.push_back('\n');
-            append_snapshot_text(snap, text, out);
+            report::append_snapshot_text(snap, text, out);
         }
         if (!write_stdout(out)) return kExitOk;  // reader closed the pipe: stop quietly
     }

@@ -55,4 +55,10 @@ std::optional<std::string> read_small_file(const std::string& path, std::size_t 
     return out;
 }
 
+std::string file_value(const std::string& path) {
+    std::string t = read_small_file(path, 1u << 20).value_or("");
+    while (!t.empty() && (t.back() == '\n' || t.back() == ' ' || t.back() == '\t')) t.pop_back();
+    return t;
+}
+
 }  // namespace baton

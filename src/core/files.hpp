@@ -23,4 +23,8 @@ Status write_file_atomically(const std::string& path, const std::string& text);
 // cannot be opened or read or is longer than `max` bytes.
 std::optional<std::string> read_small_file(const std::string& path, std::size_t max = 64u << 20);
 
+// A sysfs or /proc value: the file's text (at most 1 MiB) without trailing newlines and blanks
+// ("16.0 GT/s PCIe"); empty when it cannot be read, which such lookups take as "unknown".
+std::string file_value(const std::string& path);
+
 }  // namespace baton

@@ -92,4 +92,10 @@ std::string format_size(std::uint64_t bytes) {
     return out;
 }
 
+std::string format_gib(double bytes, int decimals) {
+    char out[48];
+    std::snprintf(out, sizeof out, "%.*f GiB", decimals, bytes / 1073741824.0);
+    return out;
+}
+
 }  // namespace baton

@@ -21,6 +21,13 @@ std::optional<double> parse_rate(std::string_view text);
 // "12.0 kB/s", "800 B/s".
 std::string format_rate(double bytes_per_second);
 
+// Which formatter: format_size for a size someone asked for or a file's (it picks the unit);
+// format_gib for memory in findings, tables and checks (always GiB, so amounts side by side
+// compare at a glance); format_rate for a bandwidth.
+
+// Memory in GiB with `decimals` decimals: "30.0 GiB", "0.5 GiB" (decimals 0: "80 GiB").
+std::string format_gib(double bytes, int decimals = 1);
+
 // A size for people, in the largest binary unit it fills: "4 KiB", "1 GiB", "512 B", "3.2 GiB"
 // (whole numbers when exact, else one decimal).
 std::string format_size(std::uint64_t bytes);

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-namespace baton {
+namespace baton::diagnose {
 
 enum class Severity { info, warning, critical };
 
@@ -35,4 +35,4 @@ struct Finding {
     std::string doc;                     // "docs/findings.md#input_bound"
 };
 
-}  // namespace baton
+}  // namespace baton::diagnose

@@ -7,7 +7,7 @@
 
 #include "core/printable.hpp"
 
-namespace baton {
+namespace baton::diagnose {
 
 const char* level_name(Level l) {
     switch (l) {
@@ -194,4 +194,4 @@ std::vector<Breach> IndicatorWindow::breaches() const {
     return out;
 }
 
-}  // namespace baton
+}  // namespace baton::diagnose

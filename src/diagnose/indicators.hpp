@@ -12,7 +12,7 @@
 #include "diagnose/series.hpp"
 #include "sample/snapshot.hpp"
 
-namespace baton {
+namespace baton::diagnose {
 
 enum class Level {
     unknown,   // no value
@@ -99,4 +99,4 @@ class IndicatorWindow {
     std::deque<Sample> samples_;
 };
 
-}  // namespace baton
+}  // namespace baton::diagnose

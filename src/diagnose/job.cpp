@@ -7,7 +7,7 @@
 #include "diagnose/series.hpp"
 #include "sample/process_lookup.hpp"
 
-namespace baton {
+namespace baton::diagnose {
 
 namespace {
 
@@ -78,4 +78,4 @@ std::vector<const ProcessInfo*> process_trees(const Snapshot& s, const std::vect
     return out;
 }
 
-}  // namespace baton
+}  // namespace baton::diagnose

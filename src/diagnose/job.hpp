@@ -7,7 +7,7 @@
 
 #include "sample/snapshot.hpp"
 
-namespace baton {
+namespace baton::diagnose {
 
 // The job a process belongs to, named by its topmost ancestor below the session level: walking
 // up from `pid`, stop before init, a shell, a terminal multiplexer, sshd, sudo or a container
@@ -21,4 +21,4 @@ std::vector<const ProcessInfo*> process_and_descendants(const Snapshot& s, std::
 // hostile parent cycle, is walked once): roots first, then breadth first.
 std::vector<const ProcessInfo*> process_trees(const Snapshot& s, const std::vector<std::uint32_t>& roots);
 
-}  // namespace baton
+}  // namespace baton::diagnose

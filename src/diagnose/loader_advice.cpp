@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>  // header-only (fmt::fmt-header-only)
 
-namespace baton {
+namespace baton::diagnose {
 
 LoaderAdvice loader_advice(const std::string& waiting, unsigned workers, unsigned cpus, unsigned gpus_in_use,
                            bool host_saturated, bool to_gpu) {
@@ -52,4 +52,4 @@ LoaderAdvice loader_advice(const std::string& waiting, unsigned workers, unsigne
     return a;
 }
 
-}  // namespace baton
+}  // namespace baton::diagnose

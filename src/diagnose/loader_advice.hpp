@@ -5,7 +5,7 @@
 
 #include <string>
 
-namespace baton {
+namespace baton::diagnose {
 
 struct LoaderAdvice {
     std::string fix;
@@ -20,4 +20,4 @@ struct LoaderAdvice {
 LoaderAdvice loader_advice(const std::string& waiting, unsigned workers, unsigned cpus, unsigned gpus_in_use,
                            bool host_saturated, bool to_gpu);
 
-}  // namespace baton
+}  // namespace baton::diagnose

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace baton {
+namespace baton::diagnose {
 
 const std::vector<std::string>& rule_ids() {
     static const std::vector<std::string> ids = {
@@ -44,4 +44,4 @@ std::vector<Finding> diagnose(const Window& w, const Thresholds& t, const StepWi
     return out;
 }
 
-}  // namespace baton
+}  // namespace baton::diagnose

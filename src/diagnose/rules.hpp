@@ -10,7 +10,7 @@
 #include "diagnose/series.hpp"
 #include "diagnose/steps.hpp"
 
-namespace baton {
+namespace baton::diagnose {
 
 // Findings of every rule, most severe first (then by rule id and subject). `steps`: the training
 // steps the Python hook reported within the window, if any.
@@ -32,4 +32,4 @@ void step_rules(const Window& w, const Thresholds& t, const StepWindow& steps, s
 Finding make_finding(const std::string& rule, Severity severity, std::string subject, std::string summary,
                      std::string recommendation);
 
-}  // namespace baton
+}  // namespace baton::diagnose

@@ -7,17 +7,18 @@
 #include <fmt/format.h>  // header-only (fmt::fmt-header-only)
 
 #include "diagnose/indicators.hpp"
+#include "core/units.hpp"
 #include "diagnose/job.hpp"
 #include "diagnose/rules.hpp"
 #include "sample/gpu/throttle_reasons.hpp"
 #include "sample/process_lookup.hpp"
 
-namespace baton {
+namespace baton::diagnose {
 
 namespace {
 
 std::string gib(double bytes) {
-    return fmt::format("{:.1f} GiB", bytes / 1073741824.0);
+    return format_gib(bytes);
 }
 
 std::string subject(unsigned index) {
@@ -422,4 +423,4 @@ void gpu_rules(const Window& w, const Thresholds& t, std::vector<Finding>& out) 
     gpu_memory_leak(w, t, out);
 }
 
-}  // namespace baton
+}  // namespace baton::diagnose

@@ -5,7 +5,7 @@
 #include "diagnose/indicators.hpp"
 #include "diagnose/rules.hpp"
 
-namespace baton {
+namespace baton::diagnose {
 
 namespace {
 
@@ -170,4 +170,4 @@ void host_rules(const Window& w, const Thresholds& t, std::vector<Finding>& out)
     shm_low(w, t, out);
 }
 
-}  // namespace baton
+}  // namespace baton::diagnose

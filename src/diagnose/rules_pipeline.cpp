@@ -9,7 +9,7 @@
 #include "diagnose/loader_advice.hpp"
 #include "diagnose/rules.hpp"
 
-namespace baton {
+namespace baton::diagnose {
 
 namespace {
 
@@ -192,4 +192,4 @@ void pipeline_rules(const Window& w, const Thresholds& t, const StepWindow& step
     step_rules(w, t, steps, out);
 }
 
-}  // namespace baton
+}  // namespace baton::diagnose

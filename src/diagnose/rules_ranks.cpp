@@ -14,7 +14,7 @@
 #include "diagnose/job.hpp"
 #include "diagnose/rules.hpp"
 
-namespace baton {
+namespace baton::diagnose {
 
 namespace {
 
@@ -160,4 +160,4 @@ void rank_rules(const Window& w, const Thresholds& t, const StepWindow& steps, s
     straggler_by_gpus(w, t, out);
 }
 
-}  // namespace baton
+}  // namespace baton::diagnose

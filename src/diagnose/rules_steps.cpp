@@ -12,7 +12,7 @@
 #include "diagnose/loader_advice.hpp"
 #include "diagnose/rules.hpp"
 
-namespace baton {
+namespace baton::diagnose {
 
 namespace {
 
@@ -157,4 +157,4 @@ void step_rules(const Window& w, const Thresholds& t, const StepWindow& steps, s
     }
 }
 
-}  // namespace baton
+}  // namespace baton::diagnose

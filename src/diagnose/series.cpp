@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace baton {
+namespace baton::diagnose {
 
 const char* severity_name(Severity s) {
     switch (s) {
@@ -72,4 +72,4 @@ std::vector<unsigned> gpu_indices(const Window& w) {
     return out;
 }
 
-}  // namespace baton
+}  // namespace baton::diagnose

@@ -12,7 +12,7 @@
 #include "diagnose/finding.hpp"
 #include "sample/snapshot.hpp"
 
-namespace baton {
+namespace baton::diagnose {
 
 using Window = std::vector<Snapshot>;  // in time order
 
@@ -76,4 +76,4 @@ bool gpu_is_fed(const Window& w, unsigned index, const Thresholds& t);
 // Every GPU index seen in the window, in order.
 std::vector<unsigned> gpu_indices(const Window& w);
 
-}  // namespace baton
+}  // namespace baton::diagnose

@@ -7,7 +7,7 @@
 #include <optional>
 #include <vector>
 
-namespace baton {
+namespace baton::diagnose {
 
 struct StepSample {
     std::int64_t t_ms = 0;  // when the step ended (unix ms)
@@ -21,4 +21,4 @@ struct StepSample {
 // The steps of the window, oldest first.
 using StepWindow = std::vector<StepSample>;
 
-}  // namespace baton
+}  // namespace baton::diagnose

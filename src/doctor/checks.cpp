@@ -1,4 +1,5 @@
 #include "doctor/checks.hpp"
+#include "core/units.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -99,7 +100,7 @@ std::vector<std::string> split(const std::string& s, char sep) {
 }
 
 std::string gib(double bytes) {
-    return fmt::format("{:.1f} GiB", bytes / 1073741824.0);
+    return format_gib(bytes);
 }
 
 void driver_checks(const DoctorFacts& f, std::vector<CheckItem>& out) {

@@ -75,7 +75,7 @@ bool read_outputs(WorkerGroup& group, Attempt& a, run::JobWatch& watch, std::deq
                     a.out[i].feed(bytes, now);
                 } else {
                     a.err[i].feed(bytes, now);
-                    for (const Finding& f : watch.read_output(bytes))
+                    for (const diagnose::Finding& f : watch.read_output(bytes))
                         if (!quiet) notes.push_front(run::finding_note(f));
                 }
             }
@@ -143,8 +143,8 @@ Result<LaunchResult> run_launch(const LaunchOptions& o) {
         std::fprintf(stderr, "baton: the Python hook's step events will not be recorded: %s\n",
                      escaped_line(s.error().message).c_str());
     }
-    const RunOwner me = current_owner();
-    extras.owner = owner_token(me);
+    const store::RunOwner me = store::current_owner();
+    extras.owner = store::owner_token(me);
     result.run_dir = o.log_dir + "/" + o.topology.run_id;
 
     run::JobWatchOptions wo = run::local_job_options(o.name, o.argv, o.thresholds, o.db_path, o.recording);
@@ -159,7 +159,7 @@ Result<LaunchResult> run_launch(const LaunchOptions& o) {
     so.priming_seconds = std::min(0.1, o.interval_seconds);
     // Made at the first sample, once the ranks run: loading NVML does not delay their start.
     std::optional<Sampler> sampler;
-    Window window;
+    diagnose::Window window;
     SampleSchedule schedule(o.interval_seconds);
     std::deque<std::string> notes;  // new findings waiting for the rate limit
     double last_note = -1e9;
@@ -242,8 +242,8 @@ Result<LaunchResult> run_launch(const LaunchOptions& o) {
                 sampler->take(snap);
                 schedule.taken(monotonic_seconds());
                 run::push_to_window(window, std::move(snap), o.thresholds.window_seconds);
-                for (const Finding& f : watch.sample(window))
-                    if (!o.quiet && f.severity != Severity::info) notes.push_back(run::finding_note(f));
+                for (const diagnose::Finding& f : watch.sample(window))
+                    if (!o.quiet && f.severity != diagnose::Severity::info) notes.push_back(run::finding_note(f));
             }
             if (!notes.empty() && now - last_note >= 5) {
                 std::fprintf(stderr, "%s\n", printable(notes.front()).c_str());

@@ -35,7 +35,7 @@ struct LaunchOptions {
     SamplerOptions sampler;
     Thresholds thresholds;
     std::string db_path;  // empty: not recorded
-    HistoryWriter::Options recording;
+    store::HistoryWriter::Options recording;
 };
 
 // The rank that failed first.

@@ -12,23 +12,13 @@
 
 #include <fmt/format.h>  // header-only (fmt::fmt-header-only)
 
+#include "core/files.hpp"
 #include "doctor/checks.hpp"
 #include "launch/rank_output.hpp"
 
 namespace baton::launch {
 
 namespace {
-
-std::string read_line(const std::string& path) {
-    std::string out;
-    if (FILE* f = std::fopen(path.c_str(), "r")) {
-        char buf[256] = "";
-        if (std::fgets(buf, sizeof buf, f)) out = buf;
-        std::fclose(f);
-    }
-    while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
-    return out;
-}
 
 std::string joined(const std::vector<std::string>& names) {
     std::string out;
@@ -89,7 +79,7 @@ std::vector<InterfaceState> read_interfaces(const std::string& dir) {
         if (e->d_name[0] == '.') continue;
         InterfaceState i;
         i.name = e->d_name;
-        const std::string state = read_line(dir + "/" + i.name + "/operstate");
+        const std::string state = file_value(dir + "/" + i.name + "/operstate");
         i.up = state == "up" || state == "unknown";
         out.push_back(std::move(i));
     }

@@ -15,9 +15,9 @@ Result<DiskNeed> need_from_flag(const std::string& text) {
     return DiskNeed{rate, "--need " + text};
 }
 
-Result<DiskNeed> need_from_samples(std::int64_t run, const std::vector<RunSample>& samples) {
+Result<DiskNeed> need_from_samples(std::int64_t run, const std::vector<store::RunSample>& samples) {
     std::vector<double> reads;
-    for (const RunSample& s : samples)
+    for (const store::RunSample& s : samples)
         if (s.disk_read_mb_s >= 0) reads.push_back(s.disk_read_mb_s * 1e6);
     if (reads.empty())
         return make_error(
@@ -31,15 +31,15 @@ Result<DiskNeed> need_from_samples(std::int64_t run, const std::vector<RunSample
 }
 
 Result<DiskNeed> disk_need(const std::string& need, const std::string& need_from_run,
-                           const std::function<Result<History>()>& open_history) {
+                           const std::function<Result<store::History>()>& open_history) {
     if (!need.empty()) return need_from_flag(need);
     if (need_from_run.empty()) return DiskNeed{};
-    Result<std::int64_t> id = parse_run_id(need_from_run);
+    Result<std::int64_t> id = store::parse_run_id(need_from_run);
     if (!id.ok()) return id.error();
-    Result<History> h = open_history();
+    Result<store::History> h = open_history();
     if (!h.ok()) return h.error();
-    if (Result<RunRecord> run = h->run(*id); !run.ok()) return run.error();
-    Result<std::vector<RunSample>> samples = h->samples(*id);
+    if (Result<store::RunRecord> run = h->run(*id); !run.ok()) return run.error();
+    Result<std::vector<store::RunSample>> samples = h->samples(*id);
     if (!samples.ok()) return samples.error();
     return need_from_samples(*id, *samples);
 }

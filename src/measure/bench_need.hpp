@@ -24,11 +24,11 @@ Result<DiskNeed> need_from_flag(const std::string& text);
 
 // A run's samples -> the p95 of its disk reads (samples without a disk figure are left out); an
 // error when the run recorded no reads, or read next to nothing (no need to measure against).
-Result<DiskNeed> need_from_samples(std::int64_t run, const std::vector<RunSample>& samples);
+Result<DiskNeed> need_from_samples(std::int64_t run, const std::vector<store::RunSample>& samples);
 
 // --need or --need-from-run (the CLI lets only one be given; both empty: no need). The run's
 // samples come from `history`, opened only when a run is named (`open_history` is called then).
 Result<DiskNeed> disk_need(const std::string& need, const std::string& need_from_run,
-                           const std::function<Result<History>()>& open_history);
+                           const std::function<Result<store::History>()>& open_history);
 
 }  // namespace baton::measure

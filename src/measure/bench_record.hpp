@@ -13,7 +13,7 @@
 namespace baton::measure {
 
 // The reports' links, in the order measured, as the history keeps them.
-std::vector<BenchLinkRecord> link_records(const std::vector<BenchReport>& reports);
+std::vector<store::BenchLinkRecord> link_records(const std::vector<BenchReport>& reports);
 
 struct BenchRecord {
     std::string what;  // the subcommand ("h2d"); empty for the quick suite

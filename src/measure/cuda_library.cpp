@@ -6,28 +6,19 @@
 
 #include <fmt/format.h>  // header-only (fmt::fmt-header-only)
 
+#include "core/shared_library.hpp"
 #include "doctor/facts.hpp"
 
 namespace baton::measure {
 
 namespace {
 
+// One entry point every caller needs; the first one missing is named in `missing`.
 template <typename Fn>
 bool resolve(void* handle, Fn& into, const char* name, std::string& missing) {
-    if (void* p = dlsym(handle, name)) {
-        into = reinterpret_cast<Fn>(p);
-        return true;
-    }
+    if (resolve_symbol(handle, into, {name})) return true;
     if (missing.empty()) missing = name;
     return false;
-}
-
-// dlopen's handle, or the loader's reason (not_found: this machine lacks the library, or one it needs).
-Result<void*> open_library(const std::string& path) {
-    dlerror();
-    if (void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL)) return h;
-    const char* e = dlerror();
-    return make_error(ErrorCode::not_found, e ? e : "cannot load " + path);
 }
 
 std::string from_env(const std::string& given, const char* variable, const char* fallback) {
@@ -50,7 +41,7 @@ std::string CudaLibrary::describe(CUresult rc) const {
 
 Result<CudaLibrary> load_cuda_library(const std::string& given) {
     const std::string path = from_env(given, "BATON_CUDA_LIBRARY", "libcuda.so.1");
-    Result<void*> opened = open_library(path);
+    Result<void*> opened = open_shared_library(path);
     if (!opened.ok()) return opened.error().context("no CUDA driver");
     void* h = *opened;
     CudaLibrary L;
@@ -91,7 +82,7 @@ std::string NcclLibrary::describe(ncclResult_t rc) const {
 
 Result<NcclLibrary> load_nccl_library(const std::string& given, const std::string& python) {
     std::string path = from_env(given, "BATON_NCCL_LIBRARY", "libnccl.so.2");
-    Result<void*> opened = open_library(path);
+    Result<void*> opened = open_shared_library(path);
     if (!opened.ok() && given.empty() && !std::getenv("BATON_NCCL_LIBRARY")) {
         // Not on the loader's path: PyTorch's pip wheels ship their own (nvidia-nccl-cu12).
         const doctor::PythonAnswer a = doctor::run_python(
@@ -99,7 +90,7 @@ Result<NcclLibrary> load_nccl_library(const std::string& given, const std::strin
         std::string found = a.out;
         while (!found.empty() && (found.back() == '\n' || found.back() == '\r')) found.pop_back();
         if (a.exit_status == 0 && !found.empty()) {
-            if (Result<void*> wheel = open_library(found); wheel.ok()) {
+            if (Result<void*> wheel = open_shared_library(found); wheel.ok()) {
                 opened = wheel;
                 path = found;
             }

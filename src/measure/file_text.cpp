@@ -1,21 +1,14 @@
 #include "measure/file_text.hpp"
 
-#include <fstream>
-#include <sstream>
+#include <limits>
+
+#include "core/files.hpp"
 
 namespace baton::measure {
 
 std::string file_text(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
-
-std::string file_value(const std::string& path) {
-    std::string t = file_text(path);
-    while (!t.empty() && (t.back() == '\n' || t.back() == ' ' || t.back() == '\t')) t.pop_back();
-    return t;
+    // (a rank's log can be large: no size bound here, unlike a sysfs value)
+    return read_small_file(path, std::numeric_limits<std::size_t>::max()).value_or("");
 }
 
 }  // namespace baton::measure

@@ -3,11 +3,13 @@
 
 #include <string>
 
+#include "core/files.hpp"
+
 namespace baton::measure {
 
 // The file's bytes; "" when it cannot be read (sysfs files that are absent mean "unknown" here).
 std::string file_text(const std::string& path);
-// The same with trailing newlines and blanks removed: a sysfs value ("16.0 GT/s PCIe").
-std::string file_value(const std::string& path);
+// A sysfs value is core/files.hpp's file_value.
+using baton::file_value;
 
 }  // namespace baton::measure

@@ -82,18 +82,21 @@ Result<std::vector<int>> parse_sizes(const std::string& text) {
     return out;
 }
 
-std::optional<double> steady_throughput(const std::vector<StepEvent>& steps, double warmup_seconds, bool& by_samples) {
+std::optional<double> steady_throughput(const std::vector<store::StepEvent>& steps, double warmup_seconds,
+                                        bool& by_samples) {
     if (steps.empty()) return std::nullopt;
     std::int64_t first = steps.front().t_ms;
-    for (const StepEvent& s : steps) first = std::min(first, s.t_ms);
+    for (const store::StepEvent& s : steps) first = std::min(first, s.t_ms);
     const std::int64_t from = first + static_cast<std::int64_t>(warmup_seconds * 1000);
-    std::map<int, std::vector<const StepEvent*>> ranks;
-    for (const StepEvent& s : steps) ranks[s.rank].push_back(&s);
-    by_samples = std::all_of(steps.begin(), steps.end(), [](const StepEvent& s) { return s.samples.has_value(); });
+    std::map<int, std::vector<const store::StepEvent*>> ranks;
+    for (const store::StepEvent& s : steps) ranks[s.rank].push_back(&s);
+    by_samples =
+        std::all_of(steps.begin(), steps.end(), [](const store::StepEvent& s) { return s.samples.has_value(); });
     double total = 0;
     bool any = false;
     for (auto& [rank, list] : ranks) {
-        std::sort(list.begin(), list.end(), [](const StepEvent* a, const StepEvent* b) { return a->t_ms < b->t_ms; });
+        std::sort(list.begin(), list.end(),
+                  [](const store::StepEvent* a, const store::StepEvent* b) { return a->t_ms < b->t_ms; });
         // The steps ending after the warm-up; the one before them marks where their time starts.
         std::size_t i = 0;
         while (i < list.size() && list[i]->t_ms < from) ++i;
@@ -215,10 +218,10 @@ Result<BenchReport> run_scaling_bench(const ScalingOptions& o) {
             throughput = regex_throughput(outputs, *re, o.warmup_seconds / o.seconds, n, note);
             if (!note.empty()) notes.push_back(fmt::format("{} ranks: {}", n, note));
             by_samples = false;
-        } else if (Result<History> h = History::open(db, HistoryAccess::read); h.ok()) {
-            Result<std::vector<RunRecord>> runs = h->runs();
+        } else if (Result<store::History> h = store::History::open(db, store::HistoryAccess::read); h.ok()) {
+            Result<std::vector<store::RunRecord>> runs = h->runs();
             if (runs.ok() && !runs->empty()) {
-                Result<std::vector<StepEvent>> steps = h->steps(runs->back().id);
+                Result<std::vector<store::StepEvent>> steps = h->steps(runs->back().id);
                 bool samples = false;
                 if (steps.ok()) throughput = steady_throughput(*steps, o.warmup_seconds, samples);
                 by_samples = by_samples && samples;

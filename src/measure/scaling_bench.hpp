@@ -41,7 +41,8 @@ Result<std::vector<int>> parse_sizes(const std::string& text);
 // The hook's steps of one launch -> its training throughput after `warmup_seconds` (from its first
 // step): per rank, the samples of its steps after the warm-up over the time they span, summed over
 // the ranks. Steps without a sample count count as one each (`by_samples` false: steps/s).
-std::optional<double> steady_throughput(const std::vector<StepEvent>& steps, double warmup_seconds, bool& by_samples);
+std::optional<double> steady_throughput(const std::vector<store::StepEvent>& steps, double warmup_seconds,
+                                        bool& by_samples);
 
 // The ranks' output -> the throughput the regex's first group reports (the whole match without
 // a group): per rank the median of its values after the first `skip_share` of them, summed over

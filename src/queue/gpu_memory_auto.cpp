@@ -12,18 +12,18 @@ std::uint64_t with_margin(std::uint64_t peak_bytes) {
     return std::max(bytes, step);
 }
 
-Result<std::uint64_t> auto_gpu_memory(History& h, const std::string& name) {
-    Result<std::vector<RunRecord>> runs = h.runs();
+Result<std::uint64_t> auto_gpu_memory(store::History& h, const std::string& name) {
+    Result<std::vector<store::RunRecord>> runs = h.runs();
     if (!runs.ok()) return runs.error();
     int used = 0;
     double peak_gib = -1;
     for (auto it = runs->rbegin(); it != runs->rend() && used < kAutoRuns; ++it) {
-        if (it->name != name || it->state != RunState::finished || it->exit_status != 0) continue;
-        Result<std::vector<RunSample>> samples = h.samples(it->id);
+        if (it->name != name || it->state != store::RunState::finished || it->exit_status != 0) continue;
+        Result<std::vector<store::RunSample>> samples = h.samples(it->id);
         if (!samples.ok()) continue;
         bool any = false;
-        for (const RunSample& s : *samples)
-            for (const RunSample::Gpu& g : s.gpus) {
+        for (const store::RunSample& s : *samples)
+            for (const store::RunSample::Gpu& g : s.gpus) {
                 peak_gib = std::max(peak_gib, static_cast<double>(g.memory_used_gib));
                 any = true;
             }

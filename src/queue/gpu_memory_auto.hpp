@@ -19,6 +19,6 @@ std::uint64_t with_margin(std::uint64_t peak_bytes);
 
 // The size for `name`, or an error saying why there is none ("no successful run named NAME in the
 // history yet: give --gpu-mem SIZE the first time").
-Result<std::uint64_t> auto_gpu_memory(History& h, const std::string& name);
+Result<std::uint64_t> auto_gpu_memory(store::History& h, const std::string& name);
 
 }  // namespace baton::queue

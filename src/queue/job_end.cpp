@@ -4,25 +4,25 @@
 
 namespace baton::queue {
 
-JobEnd job_end(const ShimStatus& st, const std::vector<Finding>& findings) {
+JobEnd job_end(const ShimStatus& st, const std::vector<diagnose::Finding>& findings) {
     JobEnd e;
     e.note = st.error;
     if (st.cancelled) {
-        e.state = JobState::cancelled;
+        e.state = store::JobState::cancelled;
         if (e.note.empty()) e.note = "cancelled";
         return e;
     }
     if (st.started && st.exit_status == 0 && st.error.empty() && st.oom_kills == 0) {
-        e.state = JobState::done;
+        e.state = store::JobState::done;
         return e;
     }
-    e.state = JobState::failed;
+    e.state = store::JobState::failed;
     if (e.note.empty()) {
         const char* abbrev = st.signal ? sigabbrev_np(st.signal) : nullptr;
         e.note = st.signal ? std::string("killed by SIG") + (abbrev ? abbrev : "?")
                            : "exit status " + std::to_string(st.exit_status);
     }
-    for (const Finding& f : findings)
+    for (const diagnose::Finding& f : findings)
         if (f.rule == "cuda_oom" || f.rule == "host_oom_kill") {
             e.oom = true;
             e.note += "; " + f.summary;

@@ -13,13 +13,13 @@
 namespace baton::queue {
 
 struct JobEnd {
-    JobState state = JobState::failed;  // done, failed or cancelled
-    std::string note;                   // why, one line ("killed by SIGKILL; the job ran out of its --mem 64M: ...")
+    store::JobState state = store::JobState::failed;  // done, failed or cancelled
+    std::string note;  // why, one line ("killed by SIGKILL; the job ran out of its --mem 64M: ...")
     bool oom = false;  // out of memory: CUDA's (cuda_oom), the kernel's (host_oom_kill) or its cgroup's
 };
 
 // `findings`: the run's (empty when the job was not watched). A cgroup that counted OOM kills makes
 // the job failed and oom even when nothing was watched; a cancelled job is never oom.
-JobEnd job_end(const ShimStatus& status, const std::vector<Finding>& findings);
+JobEnd job_end(const ShimStatus& status, const std::vector<diagnose::Finding>& findings);
 
 }  // namespace baton::queue

@@ -260,8 +260,8 @@ int run_job_shim(const std::string& dir) {
     std::vector<std::string> args = spec.argv, env;
     // The job's processes say whose they are: this supervisor's (baton clean lists them once it is gone).
     for (const std::string& kv : spec.env)
-        if (kv.rfind(std::string(kOwnerVariable) + "=", 0) != 0) env.push_back(kv);
-    env.push_back(std::string(kOwnerVariable) + "=" + owner_token(current_owner()));
+        if (kv.rfind(std::string(store::kOwnerVariable) + "=", 0) != 0) env.push_back(kv);
+    env.push_back(std::string(store::kOwnerVariable) + "=" + store::owner_token(store::current_owner()));
     for (std::string& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
     for (std::string& e : env) envp.push_back(e.data());

@@ -12,7 +12,7 @@ json job_view_json(const JobView& j) {
     o["owner_uid"] = j.owner_uid;
     o["owner"] = j.owner;
     o["name"] = j.name;
-    o["state"] = state_name(j.state);
+    o["state"] = store::state_name(j.state);
     o["priority"] = j.priority;
     o["argv"] = j.argv;
     o["cwd"] = j.cwd;
@@ -124,7 +124,7 @@ Result<JobView> parse_job_view(const json& o) {
                      take(o, "note", j.note, false),
                      take(o, "waiting", j.waiting, false)})
         if (!s.ok()) return s.error();
-    const std::optional<JobState> known = state_from_name(state);
+    const std::optional<store::JobState> known = store::state_from_name(state);
     if (!known)
         return make_error(ErrorCode::invalid_argument, "the job's state \"" + state + "\" is not one baton knows");
     j.state = *known;

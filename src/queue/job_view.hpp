@@ -21,7 +21,7 @@ struct JobView {
     std::int64_t id = 0;
     std::uint32_t owner_uid = 0;
     std::string owner, name;
-    JobState state = JobState::queued;
+    store::JobState state = store::JobState::queued;
     int priority = 0;
     std::vector<std::string> argv;
     std::string cwd;

@@ -67,8 +67,9 @@ Result<Submitted> parse_submit_reply(const Reply& reply) {
     if (!answer.ok()) return answer.error();
     const json& a = *answer;
     if (!a.contains("id") || !a["id"].is_number_integer()) return bad_answer("'id' must be an integer");
-    const std::optional<JobState> state =
-        a.contains("state") && a["state"].is_string() ? state_from_name(a["state"].get<std::string>()) : std::nullopt;
+    const std::optional<store::JobState> state = a.contains("state") && a["state"].is_string()
+                                                     ? store::state_from_name(a["state"].get<std::string>())
+                                                     : std::nullopt;
     if (!state) return bad_answer("'state' must be a job state");
     return Submitted{a["id"].get<std::int64_t>(), *state};
 }

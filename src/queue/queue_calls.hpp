@@ -23,7 +23,7 @@ using Environment = std::map<std::string, std::string>;
 // with its code. Kept apart from call() so that a caller tells a refusal from a lost connection.
 struct Submitted {
     std::int64_t id = 0;
-    JobState state = JobState::queued;
+    store::JobState state = store::JobState::queued;
 };
 Result<Submitted> parse_submit_reply(const Reply& reply);
 

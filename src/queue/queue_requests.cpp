@@ -32,7 +32,7 @@ void QueueServer::handle(Client& c, const std::string& line) {
     c.out += tail;
 }
 
-JobView QueueServer::job_view(const JobRecord& j) {
+JobView QueueServer::job_view(const store::JobRecord& j) {
     JobView v;
     v.id = j.id;
     v.owner_uid = j.owner_uid;
@@ -59,15 +59,15 @@ JobView QueueServer::job_view(const JobRecord& j) {
     v.run_id = j.run_id;
     v.note = j.note;
     auto w = waiting_.find(j.id);
-    if (j.state == JobState::queued && w != waiting_.end()) v.waiting = w->second;
+    if (j.state == store::JobState::queued && w != waiting_.end()) v.waiting = w->second;
     return v;
 }
 
-std::string QueueServer::job_json(const JobRecord& j) {
+std::string QueueServer::job_json(const store::JobRecord& j) {
     return job_view_json(job_view(j)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-std::string QueueServer::job_line(const JobRecord& j) {
+std::string QueueServer::job_line(const store::JobRecord& j) {
     return "{\"ok\":true,\"job\":" + job_json(j) + "}\n";
 }
 
@@ -79,11 +79,11 @@ std::string QueueServer::answer(Client& c, const Request& r, std::string& tail) 
             // Each job's object as job_json() made it, not parsed and made again: a listing of
             // thousands of queued jobs stays a few milliseconds of the queue's thread.
             std::string jobs;
-            auto add = [&](const JobRecord& j) { jobs += (jobs.empty() ? "" : ",") + job_json(j); };
+            auto add = [&](const store::JobRecord& j) { jobs += (jobs.empty() ? "" : ",") + job_json(j); };
             if (r.all) {
-                Result<std::vector<JobRecord>> all = store_->jobs(false);
+                Result<std::vector<store::JobRecord>> all = store_->jobs(false);
                 if (!all.ok()) return error_line(all.error());
-                for (const JobRecord& j : *all) {
+                for (const store::JobRecord& j : *all) {
                     auto o = open_.find(j.id);
                     add(o != open_.end() ? o->second : j);
                 }
@@ -94,9 +94,9 @@ std::string QueueServer::answer(Client& c, const Request& r, std::string& tail) 
         }
         case Op::show:
         case Op::wait: {
-            Result<JobRecord> j = find(r.jobs.front());
+            Result<store::JobRecord> j = find(r.jobs.front());
             if (!j.ok()) return error_line(j.error());
-            if (r.op == Op::wait && !is_final(j->state)) {
+            if (r.op == Op::wait && !store::is_final(j->state)) {
                 c.waiting = j->id;
                 return {};
             }
@@ -141,7 +141,7 @@ std::string QueueServer::submit(const Client& c, const Submission& s) {
         if (!find(a).ok())
             return error_line(ErrorCode::not_found,
                               "--after " + std::to_string(a) + ": no job " + std::to_string(a) + " in the queue");
-    JobRecord j;
+    store::JobRecord j;
     j.owner_uid = c.peer.uid;
     j.name = s.name.empty() ? run::command_name(s.argv) : s.name;
     j.argv = s.argv;
@@ -151,24 +151,24 @@ std::string QueueServer::submit(const Client& c, const Submission& s) {
     j.priority = s.priority;
     j.after = s.after;
     j.after_ok = s.after_ok;
-    j.state = s.hold ? JobState::held : JobState::queued;
+    j.state = s.hold ? store::JobState::held : store::JobState::queued;
     j.submit_ms = unix_millis();
     Result<std::int64_t> id = store_->add_job(j);
     if (!id.ok()) return error_line(id.error());
     j.id = *id;
     open_[j.id] = j;
-    return dump({{"ok", true}, {"id", j.id}, {"state", state_name(j.state)}});
+    return dump({{"ok", true}, {"id", j.id}, {"state", store::state_name(j.state)}});
 }
 
 // cancel: a waiting job leaves the queue now; a running one ends with its whole tree.
-Result<std::string> QueueServer::cancel_job(JobRecord j, double grace_seconds, std::int64_t now) {
-    if (j.state == JobState::queued || j.state == JobState::held) {
+Result<std::string> QueueServer::cancel_job(store::JobRecord j, double grace_seconds, std::int64_t now) {
+    if (j.state == store::JobState::queued || j.state == store::JobState::held) {
         if (!store_
-                 ->change_job_state(j.id, {JobState::queued, JobState::held}, JobState::cancelled, now, std::nullopt,
-                                    "cancelled before it started")
+                 ->change_job_state(j.id, {store::JobState::queued, store::JobState::held}, store::JobState::cancelled,
+                                    now, std::nullopt, "cancelled before it started")
                  .value_or(false))
             return std::string();  // it moved on meanwhile: nothing to say
-        j.state = JobState::cancelled;
+        j.state = store::JobState::cancelled;
         j.end_ms = now;
         j.note = "cancelled before it started";
         job_final(j);
@@ -182,22 +182,22 @@ Result<std::string> QueueServer::cancel_job(JobRecord j, double grace_seconds, s
 }
 
 // hold and release: between queued and held, nothing else.
-Result<std::string> QueueServer::hold_job(const JobRecord& j, bool hold, std::int64_t now) {
-    const JobState from = hold ? JobState::queued : JobState::held;
-    const JobState to = hold ? JobState::held : JobState::queued;
+Result<std::string> QueueServer::hold_job(const store::JobRecord& j, bool hold, std::int64_t now) {
+    const store::JobState from = hold ? store::JobState::queued : store::JobState::held;
+    const store::JobState to = hold ? store::JobState::held : store::JobState::queued;
     if (!store_->change_job_state(j.id, {from}, to, now).value_or(false))
-        return make_error("job " + std::to_string(j.id) + " is " + state_name(j.state) +
+        return make_error("job " + std::to_string(j.id) + " is " + store::state_name(j.state) +
                           (hold ? ": only a queued job can be held" : ": only a held job can be released"));
     open_[j.id].state = to;
-    return std::string(state_name(to));
+    return std::string(store::state_name(to));
 }
 
 // retry: an ended job queued again, as its next attempt.
-Result<std::string> QueueServer::retry_job(const JobRecord& j, const Client& c) {
+Result<std::string> QueueServer::retry_job(const store::JobRecord& j, const Client& c) {
     if (!store_->requeue_job(j.id, "retried by " + users_.name(c.peer.uid)).value_or(false))
-        return make_error("job " + std::to_string(j.id) + " is " + state_name(j.state) +
+        return make_error("job " + std::to_string(j.id) + " is " + store::state_name(j.state) +
                           ": only an ended job can be retried");
-    Result<JobRecord> again = store_->job(j.id);
+    Result<store::JobRecord> again = store_->job(j.id);
     if (again.ok()) open_[j.id] = *again;
     return std::string("queued");
 }
@@ -205,7 +205,7 @@ Result<std::string> QueueServer::retry_job(const JobRecord& j, const Client& c) 
 std::string QueueServer::change(const Client& c, const Request& r) {
     // Every job is the caller's (or the caller is root) before any is changed.
     for (std::int64_t id : r.jobs) {
-        Result<JobRecord> j = find(id);
+        Result<store::JobRecord> j = find(id);
         if (!j.ok()) return error_line(j.error());
         if (c.peer.uid != 0 && c.peer.uid != j->owner_uid)
             return error_line(ErrorCode::permission_denied,
@@ -215,7 +215,7 @@ std::string QueueServer::change(const Client& c, const Request& r) {
     const std::int64_t now = unix_millis();
     nlohmann::json done = nlohmann::json::array();
     for (std::int64_t id : r.jobs) {
-        const JobRecord j = *find(id);
+        const store::JobRecord j = *find(id);
         Result<std::string> outcome = make_error(ErrorCode::invalid_argument, "not a change");
         switch (r.op) {
             case Op::cancel:
@@ -238,14 +238,14 @@ std::string QueueServer::change(const Client& c, const Request& r) {
 }
 
 std::string QueueServer::logs(const Client& c, const Request& r, std::string& tail) {
-    Result<JobRecord> j = find(r.jobs.front());
+    Result<store::JobRecord> j = find(r.jobs.front());
     if (!j.ok()) return error_line(j.error());
     if (c.peer.uid != 0 && c.peer.uid != j->owner_uid)
         return error_line(ErrorCode::permission_denied, "job " + std::to_string(j->id) + " belongs to " +
                                                             users_.name(j->owner_uid) +
                                                             ": only its owner or root may read its logs");
     const std::string path = attempt_dir(j->id, j->attempt) + (r.stderr_stream ? "/stderr" : "/stdout");
-    const bool ended = is_final(j->state);
+    const bool ended = store::is_final(j->state);
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     std::uint64_t size = 0;
     if (fd >= 0) {

@@ -45,7 +45,7 @@ std::string boot_id() {
     return id;
 }
 
-QueueJob queue_job(const JobRecord& r, const JobRequest* req) {
+QueueJob queue_job(const store::JobRecord& r, const JobRequest* req) {
     QueueJob q;
     q.id = r.id;
     q.state = r.state;
@@ -72,7 +72,7 @@ Result<std::unique_ptr<QueueServer>> QueueServer::open(QueueServerOptions option
     std::unique_ptr<QueueServer> s(new QueueServer());
     s->options_ = std::move(options);
     s->latest_ = std::move(latest);
-    Result<History> h = History::open(s->options_.db_path, HistoryAccess::record);
+    Result<store::History> h = store::History::open(s->options_.db_path, store::HistoryAccess::record);
     if (!h.ok()) return h.error();
     s->store_.emplace(std::move(*h));
     std::error_code ec;
@@ -149,7 +149,7 @@ void QueueServer::stop() {
     if (thread_.joinable()) thread_.join();
 }
 
-void QueueServer::on_tick(const Window& window) {
+void QueueServer::on_tick(const diagnose::Window& window) {
     {
         MutexLock lock(watch_mutex_);
         for (auto& [id, w] : watched_) {
@@ -195,13 +195,13 @@ Pool QueueServer::current_pool(std::set<std::uint32_t>* queue_pids) {
     std::vector<std::uint32_t> roots;
     for (const auto& [id, r] : running_) roots.push_back(static_cast<std::uint32_t>(r->pid));
     std::set<std::uint32_t> pids;
-    for (const ProcessInfo* p : process_trees(s, roots)) pids.insert(p->pid);
+    for (const ProcessInfo* p : diagnose::process_trees(s, roots)) pids.insert(p->pid);
     Pool pool = make_pool(s, pids, options_.pool);
     if (queue_pids) *queue_pids = std::move(pids);
     return pool;
 }
 
-const JobRequest* QueueServer::request_of(const JobRecord& j) {
+const JobRequest* QueueServer::request_of(const store::JobRecord& j) {
     auto it = requests_.find(j.id);
     if (it != requests_.end() && it->second.first == j.request) return &it->second.second;
     Result<JobRequest> req = parse_request_json(j.request);
@@ -216,38 +216,38 @@ const JobRequest* QueueServer::request_of(const JobRecord& j) {
     return &slot.second;
 }
 
-Result<JobRecord> QueueServer::find(std::int64_t id) {
+Result<store::JobRecord> QueueServer::find(std::int64_t id) {
     auto it = open_.find(id);
     if (it != open_.end()) return it->second;
     return store_->job(id);
 }
 
 void QueueServer::recover() {
-    Result<std::vector<JobRecord>> jobs = store_->jobs(true);
+    Result<std::vector<store::JobRecord>> jobs = store_->jobs(true);
     if (!jobs.ok()) {
         std::fprintf(stderr, "baton: cannot read the queue: %s\n", jobs.error().message.c_str());
         return;
     }
     const std::string boot = boot_id();
-    for (JobRecord& j : *jobs) {
+    for (store::JobRecord& j : *jobs) {
         open_[j.id] = j;
-        if (j.state != JobState::starting && j.state != JobState::running) continue;
+        if (j.state != store::JobState::starting && j.state != store::JobState::running) continue;
         if (!j.pid) {
             // The agent ended between deciding the start and starting the supervisor, or before the
             // supervisor got its go: nothing of the job ran.
-            record_state(j.id, {JobState::starting}, JobState::queued, unix_millis());
-            open_[j.id].state = JobState::queued;
+            record_state(j.id, {store::JobState::starting}, store::JobState::queued, unix_millis());
+            open_[j.id].state = store::JobState::queued;
             continue;
         }
-        RunOwner owner{static_cast<std::int64_t>(*j.pid), j.pid_start_ticks, j.boot_id};
+        store::RunOwner owner{static_cast<std::int64_t>(*j.pid), j.pid_start_ticks, j.boot_id};
         auto r = std::make_unique<Running>();
         r->pid = static_cast<pid_t>(*j.pid);
         r->dir = attempt_dir(j.id, j.attempt);
         r->start_ticks = j.pid_start_ticks.value_or(0);
-        if (j.boot_id == boot && owner_alive(owner)) {
+        if (j.boot_id == boot && store::owner_alive(owner)) {
             r->pidfd = os::open_pidfd(r->pid);
             // The pid was checked before the descriptor pinned it: check again now that it cannot change.
-            if (r->pidfd >= 0 && process_start_ticks(r->pid) != j.pid_start_ticks) {
+            if (r->pidfd >= 0 && store::process_start_ticks(r->pid) != j.pid_start_ticks) {
                 ::close(r->pidfd);
                 r->pidfd = -1;
             } else {
@@ -343,7 +343,7 @@ bool QueueServer::check_once_a_second() {
     std::erase_if(stale_cgroups_, [](const std::string& dir) { return remove_job_cgroup(dir); });
     std::vector<std::int64_t> gone;
     for (auto& [id, r] : running_)
-        if (r->pidfd < 0 && process_start_ticks(r->pid) != std::optional<std::uint64_t>(r->start_ticks))
+        if (r->pidfd < 0 && store::process_start_ticks(r->pid) != std::optional<std::uint64_t>(r->start_ticks))
             gone.push_back(id);
     for (std::int64_t id : gone) ended(id);
     return !gone.empty();
@@ -408,7 +408,7 @@ void QueueServer::schedule() {
     for (const auto& [id, j] : open_)
         for (std::int64_t a : j.after)
             if (have.insert(a).second) {
-                Result<JobRecord> r = store_->job(a);
+                Result<store::JobRecord> r = store_->job(a);
                 if (r.ok()) jobs.push_back(queue_job(*r, nullptr));  // (only its state counts)
             }
     Pool pool = current_pool();
@@ -416,7 +416,7 @@ void QueueServer::schedule() {
     Plan p = plan(jobs, pool);
     waiting_ = std::move(p.waiting);
     if (p.starts.empty()) return;
-    std::vector<JobStartRecord> starts;
+    std::vector<store::JobStartRecord> starts;
     for (const Start& s : p.starts) starts.push_back({s.job, s.gpus, s.cpus});
     Result<std::vector<std::int64_t>> moved = store_->start_jobs(starts, unix_millis());
     if (!moved.ok()) {
@@ -425,8 +425,8 @@ void QueueServer::schedule() {
     }
     for (const Start& s : p.starts) {
         if (std::find(moved->begin(), moved->end(), s.job) == moved->end()) continue;
-        JobRecord& j = open_[s.job];
-        j.state = JobState::starting;
+        store::JobRecord& j = open_[s.job];
+        j.state = store::JobState::starting;
         j.gpus = s.gpus;
         j.cpus = s.cpus;
         j.start_ms = unix_millis();
@@ -434,13 +434,13 @@ void QueueServer::schedule() {
     }
 }
 
-void QueueServer::record_state(std::int64_t id, const std::vector<JobState>& from, JobState to, std::int64_t now_ms,
-                               std::optional<int> exit_status, const std::string& note) {
+void QueueServer::record_state(std::int64_t id, const std::vector<store::JobState>& from, store::JobState to,
+                               std::int64_t now_ms, std::optional<int> exit_status, const std::string& note) {
     // The job's state in memory moves on regardless: a store that cannot be written (a full disk)
     // is said in the agent's log, and the job is read back from the store at the next start.
     if (Result<bool> r = store_->change_job_state(id, from, to, now_ms, exit_status, note); !r.ok())
         std::fprintf(stderr, "baton: job %lld: cannot record its state %s: %s\n", static_cast<long long>(id),
-                     state_name(to), r.error().message.c_str());
+                     store::state_name(to), r.error().message.c_str());
 }
 
 void QueueServer::link_run(std::int64_t id, std::int64_t run_id) {
@@ -470,21 +470,21 @@ Status QueueServer::verify_gpus(const std::vector<std::string>& uuids) {
 }
 
 // A start that cannot happen (no such user, no directory, no supervisor): the job fails with why.
-void QueueServer::fail_start(JobRecord& j, const std::string& why) {
-    record_state(j.id, {JobState::starting}, JobState::failed, unix_millis(), std::nullopt, why);
-    j.state = JobState::failed;
+void QueueServer::fail_start(store::JobRecord& j, const std::string& why) {
+    record_state(j.id, {store::JobState::starting}, store::JobState::failed, unix_millis(), std::nullopt, why);
+    j.state = store::JobState::failed;
     j.note = why;
     job_final(j);
 }
 
 void QueueServer::launch(std::int64_t id) {
-    JobRecord& j = open_[id];
+    store::JobRecord& j = open_[id];
     auto fail = [&](const std::string& why) { fail_start(j, why); };
     if (Status free = verify_gpus(j.gpus); !free.ok()) {
         // Back in the queue: the next plan sees the new process (and skips that GPU).
         const std::string& why = free.error().message;
-        record_state(id, {JobState::starting}, JobState::queued, unix_millis(), std::nullopt, why);
-        j.state = JobState::queued;
+        record_state(id, {store::JobState::starting}, store::JobState::queued, unix_millis(), std::nullopt, why);
+        j.state = store::JobState::queued;
         j.gpus.clear();
         j.cpus.clear();
         waiting_[id] = why;
@@ -547,7 +547,7 @@ void QueueServer::launch(std::int64_t id) {
 
 // The supervisor: its own session, the go pipe on descriptor 3, nothing else inherited. It runs
 // the job only after the store says it runs it (the go).
-void QueueServer::start_supervised(JobRecord& j, const std::string& dir, const std::vector<std::string>& env,
+void QueueServer::start_supervised(store::JobRecord& j, const std::string& dir, const std::vector<std::string>& env,
                                    std::unique_ptr<Watched> watched) {
     const std::int64_t id = j.id;
     auto fail = [&](const std::string& why) { fail_start(j, why); };
@@ -568,7 +568,7 @@ void QueueServer::start_supervised(JobRecord& j, const std::string& dir, const s
     r->child = own_child;
     r->dir = dir;
     r->pidfd = os::open_pidfd(pid);
-    r->start_ticks = process_start_ticks(pid).value_or(0);
+    r->start_ticks = store::process_start_ticks(pid).value_or(0);
     Result<bool> recorded =
         store_->job_running(id, static_cast<std::uint32_t>(pid), r->start_ticks, boot_id(), std::nullopt);
     if (!recorded.ok() || !*recorded) {
@@ -576,14 +576,14 @@ void QueueServer::start_supervised(JobRecord& j, const std::string& dir, const s
         ::close(go[1]);
         if (own_child) ::waitpid(pid, nullptr, 0);
         if (r->pidfd >= 0) ::close(r->pidfd);
-        record_state(id, {JobState::starting}, JobState::queued, unix_millis(), std::nullopt,
+        record_state(id, {store::JobState::starting}, store::JobState::queued, unix_millis(), std::nullopt,
                      recorded.ok() ? "" : recorded.error().message);
-        j.state = JobState::queued;
+        j.state = store::JobState::queued;
         return;
     }
     (void)!::write(go[1], "g", 1);
     ::close(go[1]);
-    j.state = JobState::running;
+    j.state = store::JobState::running;
     j.pid = static_cast<std::uint32_t>(pid);
 
     watch(j, pid, env, std::move(watched));
@@ -626,7 +626,7 @@ Result<pid_t> QueueServer::start_supervisor(const std::string& dir, int go_fd, i
     return pid;
 }
 
-void QueueServer::watch(const JobRecord& j, pid_t pid, const std::vector<std::string>& env,
+void QueueServer::watch(const store::JobRecord& j, pid_t pid, const std::vector<std::string>& env,
                         std::unique_ptr<Watched> watched) {
     run::JobWatchOptions wo;
     wo.name = j.name;
@@ -698,7 +698,7 @@ void QueueServer::ended(std::int64_t id) {
     if (r->pidfd >= 0) ::close(r->pidfd);
     drop_cgroup(id, open_[id].attempt);
     std::unique_ptr<Watched> w = take_watch(id);
-    JobRecord& j = open_[id];
+    store::JobRecord& j = open_[id];
     const std::optional<std::string> text = read_small_file(r->dir + "/status", 1u << 20);
     Result<ShimStatus> st = text ? parse_status_json(*text) : Result<ShimStatus>(make_error("no status"));
     const std::int64_t now = unix_millis();
@@ -709,8 +709,9 @@ void QueueServer::ended(std::int64_t id) {
     if (!st.ok()) {
         if (w) w->watch->finish(137, SIGKILL, monotonic_seconds() - w->started, 0);
         const std::string note = "its supervisor ended without saying how the job ended";
-        record_state(id, {JobState::starting, JobState::running}, JobState::lost, now, std::nullopt, note);
-        j.state = JobState::lost;
+        record_state(id, {store::JobState::starting, store::JobState::running}, store::JobState::lost, now,
+                     std::nullopt, note);
+        j.state = store::JobState::lost;
         j.note = note;
         if (static_cast<unsigned>(j.attempt) < retries &&
             store_->requeue_job(id, "lost: retry " + std::to_string(j.attempt + 1)).value_or(false)) {
@@ -721,7 +722,7 @@ void QueueServer::ended(std::int64_t id) {
     }
     if (!st->started && st->no_go) {
         if (w) w->watch.reset();
-        record_state(id, {JobState::starting, JobState::running}, JobState::queued, now);
+        record_state(id, {store::JobState::starting, store::JobState::running}, store::JobState::queued, now);
         j = store_->job(id).value_or(j);
         return;
     }
@@ -733,17 +734,17 @@ void QueueServer::ended(std::int64_t id) {
             j.run_id = stats->recording.run_id;
         }
     }
-    const JobEnd end = job_end(*st, stats ? stats->findings : std::vector<Finding>{});
-    const JobState state = end.state;
+    const JobEnd end = job_end(*st, stats ? stats->findings : std::vector<diagnose::Finding>{});
+    const store::JobState state = end.state;
     const std::string& note = end.note;
     const bool oom = end.oom;
-    record_state(id, {JobState::starting, JobState::running}, state, now,
+    record_state(id, {store::JobState::starting, store::JobState::running}, state, now,
                  st->started ? std::optional<int>(st->exit_status) : std::nullopt, note);
     j.state = state;
     j.note = note;
     j.end_ms = now;
     if (st->started) j.exit_status = st->exit_status;
-    if (state == JobState::failed && oom && retry_oom && static_cast<unsigned>(j.attempt) < retries) {
+    if (state == store::JobState::failed && oom && retry_oom && static_cast<unsigned>(j.attempt) < retries) {
         const std::string again = kOomRetryNote + std::to_string(j.attempt + 1) + " of " + std::to_string(retries);
         if (store_->requeue_job(id, again).value_or(false)) {
             j = store_->job(id).value_or(j);
@@ -753,7 +754,7 @@ void QueueServer::ended(std::int64_t id) {
     job_final(j);
 }
 
-void QueueServer::job_final(const JobRecord& j) {
+void QueueServer::job_final(const store::JobRecord& j) {
     const std::int64_t id = j.id;
     const std::string line = job_line(j);
     for (auto& [fd, c] : clients_)

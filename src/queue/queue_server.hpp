@@ -74,7 +74,7 @@ class QueueServer {
     // Called by the agent's sampling thread after each sample: feeds every running job's watch
     // (its figures, findings, output and the Python hook's events) and wakes the queue thread to
     // decide again on the new snapshot.
-    void on_tick(const Window& window);
+    void on_tick(const diagnose::Window& window);
 
     const std::string& socket_path() const { return options_.socket_path; }
 
@@ -93,8 +93,8 @@ class QueueServer {
     // Starts a job the plan placed: its GPUs checked free, its owner, directories, environment and
     // spec; then start_supervised hands it to its supervisor and records it running.
     void launch(std::int64_t id);
-    void fail_start(JobRecord& j, const std::string& why);
-    void start_supervised(JobRecord& j, const std::string& dir, const std::vector<std::string>& env,
+    void fail_start(store::JobRecord& j, const std::string& why);
+    void start_supervised(store::JobRecord& j, const std::string& dir, const std::vector<std::string>& env,
                           std::unique_ptr<Watched> watched);
     // The supervisor of the job in `dir`, from the spawner or, without one, forked and exec'd by
     // this process (then `own_child`: this process reaps it).
@@ -103,29 +103,30 @@ class QueueServer {
     std::unique_ptr<Watched> take_watch(std::int64_t id);
     run::RunStats finish_watch(Watched& w, const ShimStatus& st, std::uint64_t memory_limit);
     void link_runs();
-    void watch(const JobRecord& j, pid_t pid, const std::vector<std::string>& env, std::unique_ptr<Watched> watched);
+    void watch(const store::JobRecord& j, pid_t pid, const std::vector<std::string>& env,
+               std::unique_ptr<Watched> watched);
     void handle(Client& c, const std::string& line);
     std::string answer(Client& c, const Request& r, std::string& tail);
     std::string submit(const Client& c, const Submission& s);
     std::string change(const Client& c, const Request& r);
-    Result<std::string> cancel_job(JobRecord j, double grace_seconds, std::int64_t now);
-    Result<std::string> hold_job(const JobRecord& j, bool hold, std::int64_t now);
-    Result<std::string> retry_job(const JobRecord& j, const Client& c);
+    Result<std::string> cancel_job(store::JobRecord j, double grace_seconds, std::int64_t now);
+    Result<std::string> hold_job(const store::JobRecord& j, bool hold, std::int64_t now);
+    Result<std::string> retry_job(const store::JobRecord& j, const Client& c);
     std::string logs(const Client& c, const Request& r, std::string& tail);
-    JobView job_view(const JobRecord& j);  // what clients are told of it (job_view.hpp)
-    std::string job_json(const JobRecord& j);
-    std::string job_line(const JobRecord& j);  // the answer naming one job: {"ok":true,"job":...}
-    void job_final(const JobRecord& j);
-    Result<JobRecord> find(std::int64_t id);
+    JobView job_view(const store::JobRecord& j);  // what clients are told of it (job_view.hpp)
+    std::string job_json(const store::JobRecord& j);
+    std::string job_line(const store::JobRecord& j);  // the answer naming one job: {"ok":true,"job":...}
+    void job_final(const store::JobRecord& j);
+    Result<store::JobRecord> find(std::int64_t id);
     // The job's parsed request (its `request` JSON), parsed once while the job is open; null when
     // it cannot be parsed. Valid until the next call.
-    const JobRequest* request_of(const JobRecord& j);
+    const JobRequest* request_of(const store::JobRecord& j);
     Status verify_gpus(const std::vector<std::string>& uuids);
     // The store's change_job_state, its failure said in the agent's log (callers that act on
     // whether the job was in `from` call the store themselves).
     void link_run(std::int64_t id, std::int64_t run_id);  // set_job_run, its failure logged
-    void record_state(std::int64_t id, const std::vector<JobState>& from, JobState to, std::int64_t now_ms,
-                      std::optional<int> exit_status = std::nullopt, const std::string& note = "");
+    void record_state(std::int64_t id, const std::vector<store::JobState>& from, store::JobState to,
+                      std::int64_t now_ms, std::optional<int> exit_status = std::nullopt, const std::string& note = "");
     std::string attempt_dir(std::int64_t id, int attempt) const;
     void cancel_running(Running& r, double grace_seconds);
     std::string cgroup_name(std::int64_t id, int attempt) const;
@@ -133,7 +134,7 @@ class QueueServer {
 
     QueueServerOptions options_;
     SnapshotSource latest_;
-    std::optional<History> store_;
+    std::optional<store::History> store_;
     int listen_fd_ = -1;
     int wake_fd_ = -1;  // eventfd: stop(), on_tick()
     std::thread thread_;
@@ -142,8 +143,8 @@ class QueueServer {
     Mutex stop_mutex_;
     bool stopping_ BATON_GUARDED_BY(stop_mutex_) = false;
 
-    std::map<std::int64_t, JobRecord> open_;       // the store's open jobs, kept in step with it
-    std::map<std::int64_t, std::string> waiting_;  // the last plan's reasons
+    std::map<std::int64_t, store::JobRecord> open_;  // the store's open jobs, kept in step with it
+    std::map<std::int64_t, std::string> waiting_;    // the last plan's reasons
     std::map<std::int64_t, std::pair<std::string, JobRequest>> requests_;  // request_of(): text, parsed
     JobRequest scratch_request_;
     Pool last_pool_;  // the machine the last plan decided on

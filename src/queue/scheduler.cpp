@@ -1,4 +1,5 @@
 #include "queue/scheduler.hpp"
+#include "core/units.hpp"
 
 #include <algorithm>
 #include <set>
@@ -11,8 +12,7 @@ namespace baton::queue {
 namespace {
 
 std::string gib(double bytes) {
-    const double g = bytes / (1024.0 * 1024.0 * 1024.0);
-    return g < 10 ? fmt::format("{:.1f} GiB", g) : fmt::format("{:.0f} GiB", g);
+    return format_gib(bytes, bytes < 10.0 * 1073741824.0 ? 1 : 0);
 }
 
 bool wants_gpus(const Resources& r) {
@@ -228,12 +228,12 @@ Plan plan(const std::vector<QueueJob>& jobs, const Pool& pool) {
     std::map<std::int64_t, const QueueJob*> by_id;
     for (const QueueJob& j : jobs) by_id[j.id] = &j;
     for (const QueueJob& j : jobs)
-        if (j.state == JobState::starting || j.state == JobState::running)
+        if (j.state == store::JobState::starting || j.state == store::JobState::running)
             m.hold(j.id, j.want, j.gpus_held, j.cpus_held);
 
     std::vector<const QueueJob*> queued;
     for (const QueueJob& j : jobs)
-        if (j.state == JobState::queued) queued.push_back(&j);
+        if (j.state == store::JobState::queued) queued.push_back(&j);
     std::sort(queued.begin(), queued.end(), [](const QueueJob* a, const QueueJob* b) {
         return a->priority != b->priority ? a->priority > b->priority : a->id < b->id;
     });
@@ -256,11 +256,11 @@ Plan plan(const std::vector<QueueJob>& jobs, const Pool& pool) {
                 break;
             }
             const QueueJob& dep = *it->second;
-            if (!is_final(dep.state)) {
+            if (!store::is_final(dep.state)) {
                 if (waits_for.empty())
                     waits_for = fmt::format("waiting for job {} to {}", d, j.after_ok ? "succeed" : "end");
-            } else if (j.after_ok && dep.state != JobState::done) {
-                never = fmt::format("job {} it waits for ended {}", d, state_name(dep.state));
+            } else if (j.after_ok && dep.state != store::JobState::done) {
+                never = fmt::format("job {} it waits for ended {}", d, store::state_name(dep.state));
                 break;
             }
         }

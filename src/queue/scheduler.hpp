@@ -47,7 +47,7 @@ inline unsigned gpus_asked(const Resources& r) {
 
 struct QueueJob {
     std::int64_t id = 0;
-    JobState state = JobState::queued;
+    store::JobState state = store::JobState::queued;
     int priority = 0;
     Resources want;
     std::vector<std::int64_t> after;  // jobs that must end first

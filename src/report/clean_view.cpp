@@ -1,10 +1,11 @@
 #include "report/clean_view.hpp"
+#include "core/units.hpp"
 
 #include <fmt/format.h>  // header-only (fmt::fmt-header-only)
 
 #include "core/json_writer.hpp"
 
-namespace baton {
+namespace baton::report {
 
 namespace {
 
@@ -16,7 +17,7 @@ std::string age_text(double s) {
 }
 
 std::string gib_text(std::uint64_t bytes) {
-    return bytes ? fmt::format("{:.1f} GiB", static_cast<double>(bytes) / 1073741824.0) : "-";
+    return bytes ? format_gib(static_cast<double>(bytes)) : "-";
 }
 
 void leftovers_json(JsonWriter& w, const std::vector<clean::Leftover>& list) {
@@ -112,4 +113,4 @@ std::string clean_json(const std::vector<clean::Leftover>& leftovers, const std:
     return out;
 }
 
-}  // namespace baton
+}  // namespace baton::report

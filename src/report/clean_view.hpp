@@ -8,7 +8,7 @@
 
 #include "clean/clean_survey.hpp"
 
-namespace baton {
+namespace baton::report {
 
 // PID, USER, AGE, GPU MEM, KIND, COMMAND, then the reason (and "left alone: ...") under each.
 std::string leftovers_table(const std::vector<clean::Leftover>& leftovers);
@@ -21,4 +21,4 @@ std::string end_lines(const std::vector<clean::EndResult>& ended, double grace_s
 std::string clean_json(const std::vector<clean::Leftover>& leftovers, const std::vector<clean::EndResult>& ended,
                        bool dry_run, const clean::EndTally& tally);
 
-}  // namespace baton
+}  // namespace baton::report

@@ -9,7 +9,7 @@
 #include "report/run_comparison.hpp"
 #include "report/run_figures.hpp"
 
-namespace baton {
+namespace baton::report {
 
 namespace {
 
@@ -27,15 +27,15 @@ std::string delta(double a, double b, const char* unit) {
 }
 
 // The two records compared, as the JSON's "runs".
-void runs_json(JsonWriter& w, const RunRecord& ra, const RunRecord& rb) {
+void runs_json(JsonWriter& w, const store::RunRecord& ra, const store::RunRecord& rb) {
     w.key("runs");
     w.begin_array();
-    for (const RunRecord* r : {&ra, &rb}) {
+    for (const store::RunRecord* r : {&ra, &rb}) {
         w.begin_object();
         w.field("id", r->id);
         w.field("name", r->name);
-        w.field("kind", run_kind_name(r->kind));
-        w.field("state", run_state_name(r->state));
+        w.field("kind", store::run_kind_name(r->kind));
+        w.field("state", store::run_state_name(r->state));
         w.optional_field("exit_status", r->exit_status);
         w.end_object();
     }
@@ -69,7 +69,7 @@ std::vector<FigureRow> figure_rows(const RunFigures& fa, const RunFigures& fb) {
     return rows;
 }
 
-RunFigures figures_of(const StoredRun& r) {
+RunFigures figures_of(const store::StoredRun& r) {
     return run_figures(r.run, r.samples, r.findings, r.steps);
 }
 
@@ -102,7 +102,7 @@ void findings_json(JsonWriter& w, const std::vector<FindingChange>& changes) {
     w.end_array();
 }
 
-std::string link_cell(const BenchLinkRecord* l) {
+std::string link_cell(const store::BenchLinkRecord* l) {
     if (!l) return "-";
     if (l->verdict == "skipped") return "skipped";
     return (l->unit == "B/s" ? format_rate(l->measured) : fmt::format("{:.4g} {}", l->measured, l->unit)) + " " +
@@ -111,9 +111,9 @@ std::string link_cell(const BenchLinkRecord* l) {
 
 }  // namespace
 
-std::string compare_runs_text(const StoredRun& a, const StoredRun& b) {
-    const RunRecord& ra = a.run;
-    const RunRecord& rb = b.run;
+std::string compare_runs_text(const store::StoredRun& a, const store::StoredRun& b) {
+    const store::RunRecord& ra = a.run;
+    const store::RunRecord& rb = b.run;
     const RunFigures fa = figures_of(a);
     const RunFigures fb = figures_of(b);
     std::string out;
@@ -122,7 +122,7 @@ std::string compare_runs_text(const StoredRun& a, const StoredRun& b) {
     };
     row("", fmt::format("run {}", ra.id), fmt::format("run {}", rb.id), "change");
     row("name", ra.name.substr(0, 14), rb.name.substr(0, 14), "");
-    row("state / exit", run_state_name(ra.state) + (ra.exit_status ? " " + std::to_string(*ra.exit_status) : ""),
+    row("state / exit", store::run_state_name(ra.state) + (ra.exit_status ? " " + std::to_string(*ra.exit_status) : ""),
         run_state_name(rb.state) + (rb.exit_status ? " " + std::to_string(*rb.exit_status) : ""), "");
     for (const FigureRow& r : figure_rows(fa, fb))
         row(r.name, value(fa.*r.field, r.unit), value(fb.*r.field, r.unit),
@@ -133,7 +133,7 @@ std::string compare_runs_text(const StoredRun& a, const StoredRun& b) {
     return out;
 }
 
-std::string compare_runs_json(const StoredRun& a, const StoredRun& b) {
+std::string compare_runs_json(const store::StoredRun& a, const store::StoredRun& b) {
     const RunFigures fa = figures_of(a);
     const RunFigures fb = figures_of(b);
     std::string out;
@@ -163,21 +163,23 @@ std::string compare_runs_json(const StoredRun& a, const StoredRun& b) {
     return out;
 }
 
-std::vector<LinkPair> pair_links(const std::vector<BenchLinkRecord>& la, const std::vector<BenchLinkRecord>& lb) {
+std::vector<LinkPair> pair_links(const std::vector<store::BenchLinkRecord>& la,
+                                 const std::vector<store::BenchLinkRecord>& lb) {
     std::vector<LinkPair> pairs;
-    auto slot = [&](const BenchLinkRecord& l) -> LinkPair& {
+    auto slot = [&](const store::BenchLinkRecord& l) -> LinkPair& {
         for (LinkPair& p : pairs)
             if (p.bench == l.bench && p.link == l.link) return p;
         pairs.push_back({l.bench, l.link});
         return pairs.back();
     };
-    for (const BenchLinkRecord& l : la) slot(l).a = &l;
-    for (const BenchLinkRecord& l : lb) slot(l).b = &l;
+    for (const store::BenchLinkRecord& l : la) slot(l).a = &l;
+    for (const store::BenchLinkRecord& l : lb) slot(l).b = &l;
     return pairs;
 }
 
-std::string compare_benches_text(const RunRecord& ra, const RunRecord& rb, const std::vector<BenchLinkRecord>& la,
-                                 const std::vector<BenchLinkRecord>& lb) {
+std::string compare_benches_text(const store::RunRecord& ra, const store::RunRecord& rb,
+                                 const std::vector<store::BenchLinkRecord>& la,
+                                 const std::vector<store::BenchLinkRecord>& lb) {
     std::string out = fmt::format("{:<28} {:>22} {:>22}   {}\n", "", fmt::format("bench {}", ra.id),
                                   fmt::format("bench {}", rb.id), "change");
     for (const LinkPair& p : pair_links(la, lb)) {
@@ -189,8 +191,9 @@ std::string compare_benches_text(const RunRecord& ra, const RunRecord& rb, const
     return out;
 }
 
-std::string compare_benches_json(const RunRecord& ra, const RunRecord& rb, const std::vector<BenchLinkRecord>& la,
-                                 const std::vector<BenchLinkRecord>& lb) {
+std::string compare_benches_json(const store::RunRecord& ra, const store::RunRecord& rb,
+                                 const std::vector<store::BenchLinkRecord>& la,
+                                 const std::vector<store::BenchLinkRecord>& lb) {
     std::string out;
     JsonWriter w(out);
     w.begin_object();
@@ -224,4 +227,4 @@ std::string compare_benches_json(const RunRecord& ra, const RunRecord& rb, const
     return out;
 }
 
-}  // namespace baton
+}  // namespace baton::report

@@ -9,22 +9,25 @@
 
 #include "store/history.hpp"
 
-namespace baton {
+namespace baton::report {
 
-std::string compare_runs_text(const StoredRun& a, const StoredRun& b);
-std::string compare_runs_json(const StoredRun& a, const StoredRun& b);
+std::string compare_runs_text(const store::StoredRun& a, const store::StoredRun& b);
+std::string compare_runs_json(const store::StoredRun& a, const store::StoredRun& b);
 
 // One link in either bench or both, in the order first measured (a's links, then b's new ones).
 struct LinkPair {
     std::string bench, link;
-    const BenchLinkRecord* a = nullptr;  // none: not measured in that bench
-    const BenchLinkRecord* b = nullptr;
+    const store::BenchLinkRecord* a = nullptr;  // none: not measured in that bench
+    const store::BenchLinkRecord* b = nullptr;
 };
-std::vector<LinkPair> pair_links(const std::vector<BenchLinkRecord>& a, const std::vector<BenchLinkRecord>& b);
+std::vector<LinkPair> pair_links(const std::vector<store::BenchLinkRecord>& a,
+                                 const std::vector<store::BenchLinkRecord>& b);
 
-std::string compare_benches_text(const RunRecord& ra, const RunRecord& rb, const std::vector<BenchLinkRecord>& la,
-                                 const std::vector<BenchLinkRecord>& lb);
-std::string compare_benches_json(const RunRecord& ra, const RunRecord& rb, const std::vector<BenchLinkRecord>& la,
-                                 const std::vector<BenchLinkRecord>& lb);
+std::string compare_benches_text(const store::RunRecord& ra, const store::RunRecord& rb,
+                                 const std::vector<store::BenchLinkRecord>& la,
+                                 const std::vector<store::BenchLinkRecord>& lb);
+std::string compare_benches_json(const store::RunRecord& ra, const store::RunRecord& rb,
+                                 const std::vector<store::BenchLinkRecord>& la,
+                                 const std::vector<store::BenchLinkRecord>& lb);
 
-}  // namespace baton
+}  // namespace baton::report

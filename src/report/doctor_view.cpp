@@ -4,7 +4,7 @@
 
 #include "core/json_writer.hpp"
 
-namespace baton {
+namespace baton::report {
 
 int doctor_exit_status(const std::vector<doctor::CheckItem>& items) {
     for (const doctor::CheckItem& i : items)
@@ -48,4 +48,4 @@ void append_doctor_json(const std::vector<doctor::CheckItem>& items, std::string
     w.finish();
 }
 
-}  // namespace baton
+}  // namespace baton::report

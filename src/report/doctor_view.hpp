@@ -6,7 +6,7 @@
 
 #include "doctor/checks.hpp"
 
-namespace baton {
+namespace baton::report {
 
 void append_doctor_text(const std::vector<doctor::CheckItem>& items, std::string& out);
 void append_doctor_json(const std::vector<doctor::CheckItem>& items, std::string& out);
@@ -14,4 +14,4 @@ void append_doctor_json(const std::vector<doctor::CheckItem>& items, std::string
 // 0 when no check failed, 1 otherwise (warnings do not change it).
 int doctor_exit_status(const std::vector<doctor::CheckItem>& items);
 
-}  // namespace baton
+}  // namespace baton::report

@@ -10,7 +10,7 @@
 #include "diagnose/series.hpp"
 #include "store/finding_json.hpp"
 
-namespace baton {
+namespace baton::report {
 
 namespace {
 
@@ -25,7 +25,7 @@ std::string value_text(double v) {
     return fmt::format("{:.1f}", v);
 }
 
-std::string indicator_value(const IndicatorSummary& s) {
+std::string indicator_value(const diagnose::IndicatorSummary& s) {
     if (s.unit == "B/s") {
         if (s.value >= 1e6) return fmt::format("{:.1f} MB/s", s.value / 1e6);
         return fmt::format("{:.0f} kB/s", s.value / 1e3);
@@ -33,7 +33,7 @@ std::string indicator_value(const IndicatorSummary& s) {
     return fmt::format("{:.1f} %", s.value);
 }
 
-std::string indicator_name(const IndicatorSummary& s) {
+std::string indicator_name(const diagnose::IndicatorSummary& s) {
     if (s.indicator == "gpu_memory") {
         // "gpu:0" -> "GPU0", "gpu:0/mig:3" -> "GPU0 MIG GI 3"
         std::string name = "GPU" + s.subject.substr(4);
@@ -46,17 +46,17 @@ std::string indicator_name(const IndicatorSummary& s) {
     return "I/O wait";
 }
 
-std::string level_text(Level l) {
+std::string level_text(diagnose::Level l) {
     switch (l) {
-        case Level::low:
+        case diagnose::Level::low:
             return "below the best range: room to grow";
-        case Level::best:
+        case diagnose::Level::best:
             return "within the best range";
-        case Level::elevated:
+        case diagnose::Level::elevated:
             return "above the best range";
-        case Level::alarm:
+        case diagnose::Level::alarm:
             return "ALARM";
-        case Level::unknown:
+        case diagnose::Level::unknown:
             break;
     }
     return "unknown";
@@ -64,11 +64,11 @@ std::string level_text(Level l) {
 
 }  // namespace
 
-int diagnosis_exit_status(const std::vector<Finding>& findings) {
+int diagnosis_exit_status(const std::vector<diagnose::Finding>& findings) {
     int status = 0;
-    for (const Finding& f : findings) {
-        if (f.severity == Severity::critical) return 2;
-        if (f.severity == Severity::warning) status = 1;
+    for (const diagnose::Finding& f : findings) {
+        if (f.severity == diagnose::Severity::critical) return 2;
+        if (f.severity == diagnose::Severity::warning) status = 1;
     }
     return status;
 }
@@ -80,8 +80,8 @@ DiagnosisInfo diagnosis_info(const std::vector<Snapshot>& w, std::string source)
     info.hostname = w.back().host.hostname;
     info.start_unix_ms = w.front().time_unix_ms;
     info.end_unix_ms = w.back().time_unix_ms;
-    info.seconds = seconds(w.back()) - seconds(w.front());
-    info.gpus = static_cast<unsigned>(gpu_indices(w).size());
+    info.seconds = diagnose::seconds(w.back()) - diagnose::seconds(w.front());
+    info.gpus = static_cast<unsigned>(diagnose::gpu_indices(w).size());
     // A driver that hangs or fails (not a box without one) is said: its GPUs were not judged.
     const std::string& status = w.back().gpu_status;
     if (!status.empty() && status != "ok" && status.rfind("no NVIDIA", 0) != 0 && status != "disabled" &&
@@ -90,8 +90,8 @@ DiagnosisInfo diagnosis_info(const std::vector<Snapshot>& w, std::string source)
     return info;
 }
 
-void append_findings_text(const DiagnosisInfo& info, const std::vector<Finding>& findings,
-                          const std::vector<IndicatorSummary>& indicators, std::string& out) {
+void append_findings_text(const DiagnosisInfo& info, const std::vector<diagnose::Finding>& findings,
+                          const std::vector<diagnose::IndicatorSummary>& indicators, std::string& out) {
     auto line = [&](const std::string& l) { out.append(l).push_back('\n'); };
     line(fmt::format("baton diagnose: {} snapshots over {:.0f} s on {} ({}), {} GPU{}", info.snapshots, info.seconds,
                      info.hostname, info.source, info.gpus, info.gpus == 1 ? "" : "s"));
@@ -101,9 +101,9 @@ void append_findings_text(const DiagnosisInfo& info, const std::vector<Finding>&
         line("No findings.");
         line("");
     }
-    for (const Finding& f : findings) {
+    for (const diagnose::Finding& f : findings) {
         line(fmt::format("{:<8}  {}  [{}]  {}", upper(severity_name(f.severity)), f.rule, f.subject, f.summary));
-        for (const Evidence& e : f.evidence) {
+        for (const diagnose::Evidence& e : f.evidence) {
             std::string share =
                 e.breach_share ? fmt::format(", {:.0f} % of samples breach", 100 * *e.breach_share) : "";
             std::string values = e.average
@@ -128,13 +128,15 @@ void append_findings_text(const DiagnosisInfo& info, const std::vector<Finding>&
     }
     if (!indicators.empty()) {
         line("Indicators:");
-        for (const IndicatorSummary& s : indicators)
+        for (const diagnose::IndicatorSummary& s : indicators)
             line(fmt::format("  {:<22} {:>10}   best {:<12} alarm {:<18} {}", indicator_name(s), indicator_value(s),
                              s.best, s.alarm, level_text(s.level)));
     }
     std::size_t critical = 0, warning = 0, info_count = 0;
-    for (const Finding& f : findings)
-        (f.severity == Severity::critical ? critical : f.severity == Severity::warning ? warning : info_count) += 1;
+    for (const diagnose::Finding& f : findings)
+        (f.severity == diagnose::Severity::critical  ? critical
+         : f.severity == diagnose::Severity::warning ? warning
+                                                     : info_count) += 1;
     line("");
     if (critical + warning == 0)
         line(fmt::format("Verdict: nothing above info ({} info finding{}).", info_count, info_count == 1 ? "" : "s"));
@@ -143,8 +145,8 @@ void append_findings_text(const DiagnosisInfo& info, const std::vector<Finding>&
                          info_count));
 }
 
-void append_findings_json(const DiagnosisInfo& info, const std::vector<Finding>& findings,
-                          const std::vector<IndicatorSummary>& indicators, std::string& out) {
+void append_findings_json(const DiagnosisInfo& info, const std::vector<diagnose::Finding>& findings,
+                          const std::vector<diagnose::IndicatorSummary>& indicators, std::string& out) {
     JsonWriter w(out);
     w.begin_object();
     w.field("schema_version", 1);
@@ -161,11 +163,11 @@ void append_findings_json(const DiagnosisInfo& info, const std::vector<Finding>&
     w.end_object();
     w.key("findings");
     w.begin_array();
-    for (const Finding& f : findings) write_finding_json(w, f);
+    for (const diagnose::Finding& f : findings) store::write_finding_json(w, f);
     w.end_array();
     w.key("indicators");
     w.begin_array();
-    for (const IndicatorSummary& s : indicators) {
+    for (const diagnose::IndicatorSummary& s : indicators) {
         w.begin_object();
         w.field("indicator", s.indicator);
         w.field("subject", s.subject);
@@ -182,4 +184,4 @@ void append_findings_json(const DiagnosisInfo& info, const std::vector<Finding>&
     w.finish();
 }
 
-}  // namespace baton
+}  // namespace baton::report

@@ -8,7 +8,7 @@
 #include "diagnose/finding.hpp"
 #include "diagnose/indicators.hpp"
 
-namespace baton {
+namespace baton::report {
 
 // What was judged: the window's extent and source.
 struct DiagnosisInfo {
@@ -28,15 +28,15 @@ DiagnosisInfo diagnosis_info(const std::vector<Snapshot>& window, std::string so
 
 // Findings ranked as given (most severe first), each with evidence, fix, snippet and doc link;
 // then the indicator table; then the verdict line.
-void append_findings_text(const DiagnosisInfo& info, const std::vector<Finding>& findings,
-                          const std::vector<IndicatorSummary>& indicators, std::string& out);
+void append_findings_text(const DiagnosisInfo& info, const std::vector<diagnose::Finding>& findings,
+                          const std::vector<diagnose::IndicatorSummary>& indicators, std::string& out);
 
 // One JSON object (no trailing newline).
-void append_findings_json(const DiagnosisInfo& info, const std::vector<Finding>& findings,
-                          const std::vector<IndicatorSummary>& indicators, std::string& out);
+void append_findings_json(const DiagnosisInfo& info, const std::vector<diagnose::Finding>& findings,
+                          const std::vector<diagnose::IndicatorSummary>& indicators, std::string& out);
 
 // The exit status of `baton diagnose` for these findings: 0 nothing above info, 1 a warning, 2 a
 // critical finding.
-int diagnosis_exit_status(const std::vector<Finding>& findings);
+int diagnosis_exit_status(const std::vector<diagnose::Finding>& findings);
 
-}  // namespace baton
+}  // namespace baton::report

@@ -7,22 +7,22 @@
 
 #include "report/svg_chart.hpp"
 
-namespace baton {
+namespace baton::report {
 
 namespace {
 
 // The subject as a key that means the same GPU in both runs.
-std::string stable_subject(const RunRecord& r, const std::string& subject) {
+std::string stable_subject(const store::RunRecord& r, const std::string& subject) {
     unsigned index = 0;
     char rest = 0;
     if (std::sscanf(subject.c_str(), "gpu:%u%c", &index, &rest) == 1)
-        for (const RunGpu& g : r.gpus)
+        for (const store::RunGpu& g : r.gpus)
             if (g.index == index && !g.uuid.empty()) return "uuid:" + g.uuid;
     return subject;
 }
 
-const RecordedFinding* find(const StoredRun& run, const std::string& rule, const std::string& key) {
-    for (const RecordedFinding& f : run.findings)
+const store::RecordedFinding* find(const store::StoredRun& run, const std::string& rule, const std::string& key) {
+    for (const store::RecordedFinding& f : run.findings)
         if (f.rule == rule && stable_subject(run.run, f.subject) == key) return &f;
     return nullptr;
 }
@@ -50,10 +50,10 @@ std::pair<std::string, std::string> metric_label(const std::string& metric) {
     return {name, unit};
 }
 
-std::vector<FindingChange> compare_findings(const StoredRun& a, const StoredRun& b) {
+std::vector<FindingChange> compare_findings(const store::StoredRun& a, const store::StoredRun& b) {
     std::vector<FindingChange> both, fresh, gone;
     std::vector<std::string> seen;  // rule + key, each once
-    for (const RecordedFinding& fb : b.findings) {
+    for (const store::RecordedFinding& fb : b.findings) {
         const std::string key = stable_subject(b.run, fb.subject);
         if (std::find(seen.begin(), seen.end(), fb.rule + " " + key) != seen.end()) continue;
         seen.push_back(fb.rule + " " + key);
@@ -61,16 +61,16 @@ std::vector<FindingChange> compare_findings(const StoredRun& a, const StoredRun&
         c.rule = fb.rule;
         c.subject = fb.subject;
         c.severity_b = fb.severity;
-        const RecordedFinding* fa = find(a, fb.rule, key);
+        const store::RecordedFinding* fa = find(a, fb.rule, key);
         if (!fa) {
             c.status = FindingChange::Status::fresh;
             fresh.push_back(std::move(c));
             continue;
         }
         c.severity_a = fa->severity;
-        for (const Evidence& eb : fb.evidence) {
+        for (const diagnose::Evidence& eb : fb.evidence) {
             auto ea = std::find_if(fa->evidence.begin(), fa->evidence.end(),
-                                   [&](const Evidence& e) { return e.metric == eb.metric; });
+                                   [&](const diagnose::Evidence& e) { return e.metric == eb.metric; });
             if (ea == fa->evidence.end() || !ea->average || !eb.average) continue;
             auto [label, unit] = metric_label(eb.metric);
             c.evidence.push_back({eb.metric, label, unit, *ea->average, *eb.average});
@@ -78,7 +78,7 @@ std::vector<FindingChange> compare_findings(const StoredRun& a, const StoredRun&
         both.push_back(std::move(c));
     }
     std::vector<std::string> seen_a;
-    for (const RecordedFinding& fa : a.findings) {
+    for (const store::RecordedFinding& fa : a.findings) {
         const std::string key = stable_subject(a.run, fa.subject);
         if (std::find(seen_a.begin(), seen_a.end(), fa.rule + " " + key) != seen_a.end()) continue;
         seen_a.push_back(fa.rule + " " + key);
@@ -108,4 +108,4 @@ std::string finding_change_text(const FindingChange& c) {
     return out + "still present";
 }
 
-}  // namespace baton
+}  // namespace baton::report

@@ -10,7 +10,7 @@
 
 #include "store/history.hpp"
 
-namespace baton {
+namespace baton::report {
 
 struct FindingChange {
     enum class Status { gone, fresh, both };  // gone in run B, new in run B, in both
@@ -27,7 +27,7 @@ struct FindingChange {
 
 // Findings of `a` and `b` matched as above: those in both first (in b's order), then the new
 // ones, then the gone ones.
-std::vector<FindingChange> compare_findings(const StoredRun& a, const StoredRun& b);
+std::vector<FindingChange> compare_findings(const store::StoredRun& a, const store::StoredRun& b);
 
 // A metric's words and unit for people: "steps.data_wait_percent" -> {"data wait", "%"}.
 std::pair<std::string, std::string> metric_label(const std::string& metric);
@@ -35,4 +35,4 @@ std::pair<std::string, std::string> metric_label(const std::string& metric);
 // "input_bound [job]: data wait 62 % -> 25 %, still present" (and "gone", "new").
 std::string finding_change_text(const FindingChange& c);
 
-}  // namespace baton
+}  // namespace baton::report

@@ -10,7 +10,7 @@
 #include "core/json_writer.hpp"
 #include "sample/gpu/throttle_reasons.hpp"
 
-namespace baton {
+namespace baton::report {
 
 namespace {
 
@@ -18,11 +18,11 @@ namespace {
 // in base units, like the snapshot JSON: bytes, bytes per second, percent, seconds.
 struct ExportColumn {
     const char* name;
-    std::optional<double> (*value)(const RunSample&);
+    std::optional<double> (*value)(const store::RunSample&);
 };
 struct ExportGpuColumn {
     const char* name;
-    std::optional<double> (*value)(const RunSample::Gpu&);
+    std::optional<double> (*value)(const store::RunSample::Gpu&);
 };
 
 constexpr double kExportGiB = 1073741824.0;
@@ -33,29 +33,30 @@ std::optional<double> recorded(float v, double scale = 1) {
 }
 
 const ExportColumn kExportColumns[] = {
-    {"cpu_percent", [](const RunSample& s) -> std::optional<double> { return s.cpu_percent; }},
-    {"iowait_percent", [](const RunSample& s) -> std::optional<double> { return s.iowait_percent; }},
-    {"memory_used_bytes", [](const RunSample& s) -> std::optional<double> { return s.memory_used_gib * kExportGiB; }},
-    {"swap_bytes_per_second", [](const RunSample& s) -> std::optional<double> { return s.swap_mb_per_s * 1e6; }},
-    {"job_cpu_percent", [](const RunSample& s) -> std::optional<double> { return s.job_cpu_percent; }},
-    {"job_rss_bytes", [](const RunSample& s) -> std::optional<double> { return s.job_rss_gib * kExportGiB; }},
-    {"disk_read_bytes_per_second", [](const RunSample& s) { return recorded(s.disk_read_mb_s, 1e6); }},
-    {"disk_write_bytes_per_second", [](const RunSample& s) { return recorded(s.disk_write_mb_s, 1e6); }},
+    {"cpu_percent", [](const store::RunSample& s) -> std::optional<double> { return s.cpu_percent; }},
+    {"iowait_percent", [](const store::RunSample& s) -> std::optional<double> { return s.iowait_percent; }},
+    {"memory_used_bytes",
+     [](const store::RunSample& s) -> std::optional<double> { return s.memory_used_gib * kExportGiB; }},
+    {"swap_bytes_per_second", [](const store::RunSample& s) -> std::optional<double> { return s.swap_mb_per_s * 1e6; }},
+    {"job_cpu_percent", [](const store::RunSample& s) -> std::optional<double> { return s.job_cpu_percent; }},
+    {"job_rss_bytes", [](const store::RunSample& s) -> std::optional<double> { return s.job_rss_gib * kExportGiB; }},
+    {"disk_read_bytes_per_second", [](const store::RunSample& s) { return recorded(s.disk_read_mb_s, 1e6); }},
+    {"disk_write_bytes_per_second", [](const store::RunSample& s) { return recorded(s.disk_write_mb_s, 1e6); }},
 };
 
 const ExportGpuColumn kExportGpuColumns[] = {
-    {"utilization_percent", [](const RunSample::Gpu& g) -> std::optional<double> { return g.utilization; }},
+    {"utilization_percent", [](const store::RunSample::Gpu& g) -> std::optional<double> { return g.utilization; }},
     {"memory_used_bytes",
-     [](const RunSample::Gpu& g) -> std::optional<double> { return g.memory_used_gib * kExportGiB; }},
-    {"sm_activity_percent", [](const RunSample::Gpu& g) { return recorded(g.sm_activity); }},
-    {"power_watts", [](const RunSample::Gpu& g) { return recorded(g.power_watts); }},
-    {"temperature_celsius", [](const RunSample::Gpu& g) { return recorded(g.temperature_celsius); }},
-    {"sm_clock_mhz", [](const RunSample::Gpu& g) { return recorded(g.sm_clock_mhz); }},
+     [](const store::RunSample::Gpu& g) -> std::optional<double> { return g.memory_used_gib * kExportGiB; }},
+    {"sm_activity_percent", [](const store::RunSample::Gpu& g) { return recorded(g.sm_activity); }},
+    {"power_watts", [](const store::RunSample::Gpu& g) { return recorded(g.power_watts); }},
+    {"temperature_celsius", [](const store::RunSample::Gpu& g) { return recorded(g.temperature_celsius); }},
+    {"sm_clock_mhz", [](const store::RunSample::Gpu& g) { return recorded(g.sm_clock_mhz); }},
 };
 
 // The clock-event reasons of a GPU sample, when recorded (sample version 3).
-std::optional<std::vector<std::string>> throttle_reasons(const RunSample::Gpu& g) {
-    if (g.throttle_reasons == RunSample::Gpu::kThrottleUnknown) return std::nullopt;
+std::optional<std::vector<std::string>> throttle_reasons(const store::RunSample::Gpu& g) {
+    if (g.throttle_reasons == store::RunSample::Gpu::kThrottleUnknown) return std::nullopt;
     return decode_throttle_reasons(g.throttle_reasons);
 }
 
@@ -71,10 +72,10 @@ std::string cell(std::optional<double> v) {
 
 }  // namespace
 
-std::string export_samples(const std::vector<RunSample>& samples, const std::string& format) {
+std::string export_samples(const std::vector<store::RunSample>& samples, const std::string& format) {
     std::vector<unsigned> gpus;
-    for (const RunSample& s : samples)
-        for (const RunSample::Gpu& g : s.gpus)
+    for (const store::RunSample& s : samples)
+        for (const store::RunSample::Gpu& g : s.gpus)
             if (std::find(gpus.begin(), gpus.end(), g.index) == gpus.end()) gpus.push_back(g.index);
     std::sort(gpus.begin(), gpus.end());
     std::string out;
@@ -85,18 +86,18 @@ std::string export_samples(const std::vector<RunSample>& samples, const std::str
             for (const ExportGpuColumn& c : kExportGpuColumns) out += fmt::format(",gpu{}_{}", g, c.name);
         for (unsigned g : gpus) out += fmt::format(",gpu{}_throttle_reasons", g);
         out += "\n";
-        for (const RunSample& s : samples) {
+        for (const store::RunSample& s : samples) {
             out += rfc3339_utc(s.t_ms);
             for (const ExportColumn& c : kExportColumns) out += "," + cell(c.value(s));
             for (unsigned g : gpus) {
-                auto it =
-                    std::find_if(s.gpus.begin(), s.gpus.end(), [&](const RunSample::Gpu& x) { return x.index == g; });
+                auto it = std::find_if(s.gpus.begin(), s.gpus.end(),
+                                       [&](const store::RunSample::Gpu& x) { return x.index == g; });
                 for (const ExportGpuColumn& c : kExportGpuColumns)
                     out += "," + (it == s.gpus.end() ? std::string() : cell(c.value(*it)));
             }
             for (unsigned g : gpus) {  // the reasons joined by ';' (none: empty; not recorded: empty too)
-                auto it =
-                    std::find_if(s.gpus.begin(), s.gpus.end(), [&](const RunSample::Gpu& x) { return x.index == g; });
+                auto it = std::find_if(s.gpus.begin(), s.gpus.end(),
+                                       [&](const store::RunSample::Gpu& x) { return x.index == g; });
                 std::string reasons;
                 if (it != s.gpus.end())
                     if (auto r = throttle_reasons(*it))
@@ -107,7 +108,7 @@ std::string export_samples(const std::vector<RunSample>& samples, const std::str
         }
         return out;
     }
-    for (const RunSample& s : samples) {
+    for (const store::RunSample& s : samples) {
         JsonWriter w(out);
         w.begin_object();
         w.field("time", rfc3339_utc(s.t_ms));
@@ -118,7 +119,7 @@ std::string export_samples(const std::vector<RunSample>& samples, const std::str
             }
         w.key("gpus");
         w.begin_array();
-        for (const RunSample::Gpu& g : s.gpus) {
+        for (const store::RunSample::Gpu& g : s.gpus) {
             w.begin_object();
             w.field("index", static_cast<unsigned>(g.index));
             for (const ExportGpuColumn& c : kExportGpuColumns)
@@ -143,10 +144,10 @@ std::string export_samples(const std::vector<RunSample>& samples, const std::str
 }
 
 // The hook's steps (python/baton), one per line or row, in seconds.
-std::string export_steps(const std::vector<StepEvent>& steps, const std::string& format) {
+std::string export_steps(const std::vector<store::StepEvent>& steps, const std::string& format) {
     std::string out;
     if (format == "csv") out += "time,pid,rank,step,step_seconds,data_wait_seconds,samples\n";
-    for (const StepEvent& e : steps) {
+    for (const store::StepEvent& e : steps) {
         if (format == "csv") {
             out += fmt::format("{},{},{},{},{},{},{}\n", rfc3339_utc(e.t_ms), e.pid, e.rank, e.step,
                                number(e.step_ms / 1000.0), number(e.wait_ms / 1000.0),
@@ -172,4 +173,4 @@ std::string export_steps(const std::vector<StepEvent>& steps, const std::string&
     }
     return out;
 }
-}  // namespace baton
+}  // namespace baton::report

@@ -9,10 +9,10 @@
 
 #include "store/history.hpp"
 
-namespace baton {
+namespace baton::report {
 
 // `format`: "csv" or "jsonl".
-std::string export_samples(const std::vector<RunSample>& samples, const std::string& format);
-std::string export_steps(const std::vector<StepEvent>& steps, const std::string& format);
+std::string export_samples(const std::vector<store::RunSample>& samples, const std::string& format);
+std::string export_steps(const std::vector<store::StepEvent>& steps, const std::string& format);
 
-}  // namespace baton
+}  // namespace baton::report

@@ -7,16 +7,17 @@
 
 #include "core/percentile.hpp"
 
-namespace baton {
+namespace baton::report {
 
-RunFigures run_figures(const RunRecord& r, const std::vector<RunSample>& samples,
-                       const std::vector<RecordedFinding>& findings, const std::vector<StepEvent>& steps) {
+RunFigures run_figures(const store::RunRecord& r, const std::vector<store::RunSample>& samples,
+                       const std::vector<store::RecordedFinding>& findings,
+                       const std::vector<store::StepEvent>& steps) {
     RunFigures f;
     if (!steps.empty()) {
         std::vector<double> ms;
         double total = 0, wait = 0, counted_ms = 0;
         std::int64_t counted = 0;
-        for (const StepEvent& s : steps) {
+        for (const store::StepEvent& s : steps) {
             ms.push_back(s.step_ms);
             total += s.step_ms;
             wait += s.wait_ms;
@@ -31,7 +32,7 @@ RunFigures run_figures(const RunRecord& r, const std::vector<RunSample>& samples
         f.data_wait_percent = total > 0 ? 100.0 * wait / total : 0;
         // Per rank each step's samples are its own; ranks train side by side, so their rates add up.
         std::set<int> ranks;
-        for (const StepEvent& s : steps) ranks.insert(s.rank);
+        for (const store::StepEvent& s : steps) ranks.insert(s.rank);
         if (counted_ms > 0)
             f.samples_per_second =
                 static_cast<double>(counted) * 1000.0 / counted_ms * static_cast<double>(ranks.size());
@@ -50,7 +51,7 @@ RunFigures run_figures(const RunRecord& r, const std::vector<RunSample>& samples
     double read_sum = 0, write_sum = 0;
     std::size_t disk_samples = 0;
     for (std::size_t i = 0; i < samples.size(); ++i) {
-        const RunSample& s = samples[i];
+        const store::RunSample& s = samples[i];
         f.job_cpu_avg += s.job_cpu_percent;
         f.job_cpu_peak = std::max(f.job_cpu_peak, static_cast<double>(s.job_cpu_percent));
         f.job_rss_peak_gib = std::max(f.job_rss_peak_gib, static_cast<double>(s.job_rss_gib));
@@ -66,7 +67,7 @@ RunFigures run_figures(const RunRecord& r, const std::vector<RunSample>& samples
             f.disk_read_peak = std::max(f.disk_read_peak, static_cast<double>(s.disk_read_mb_s));
             f.disk_write_peak = std::max(f.disk_write_peak, static_cast<double>(s.disk_write_mb_s));
         }
-        for (const RunSample::Gpu& g : s.gpus) {
+        for (const store::RunSample::Gpu& g : s.gpus) {
             GpuFigures& x = gpus[g.index];
             x.index = g.index;
             ++x.samples;
@@ -103,24 +104,24 @@ RunFigures run_figures(const RunRecord& r, const std::vector<RunSample>& samples
         g.util_avg = sum / static_cast<double>(u.size());
         g.util_p95 = percentile(u, 95);
         if (sm_samples[index]) g.sm_avg = sm_sum[index] / static_cast<double>(sm_samples[index]);
-        for (const RunGpu& m : r.gpus)
+        for (const store::RunGpu& m : r.gpus)
             if (m.index == index) {
                 g.name = m.name;
                 g.memory_total_gib = static_cast<double>(m.memory_total_bytes) / 1073741824.0;
             }
         f.gpus.push_back(g);
     }
-    for (const RecordedFinding& x : findings) f.findings.insert(x.rule + " [" + x.subject + "]");
+    for (const store::RecordedFinding& x : findings) f.findings.insert(x.rule + " [" + x.subject + "]");
     return f;
 }
 
-std::string machine_text(const RunRecord& r) {
+std::string machine_text(const store::RunRecord& r) {
     if (!r.cpu_count) return "";
     std::string s = fmt::format("{} CPUs", *r.cpu_count);
     if (r.memory_total_bytes)
         s += fmt::format(", {:.1f} GiB memory", static_cast<double>(*r.memory_total_bytes) / 1073741824.0);
-    auto gib = [](const RunGpu& g) { return static_cast<double>(g.memory_total_bytes) / 1073741824.0; };
-    const bool alike = std::all_of(r.gpus.begin(), r.gpus.end(), [&](const RunGpu& g) {
+    auto gib = [](const store::RunGpu& g) { return static_cast<double>(g.memory_total_bytes) / 1073741824.0; };
+    const bool alike = std::all_of(r.gpus.begin(), r.gpus.end(), [&](const store::RunGpu& g) {
         return g.name == r.gpus.front().name && g.memory_total_bytes == r.gpus.front().memory_total_bytes;
     });
     if (r.gpus.empty())
@@ -128,8 +129,8 @@ std::string machine_text(const RunRecord& r) {
     else if (alike)  // the usual box: one model throughout
         s += fmt::format("; {} x {} {:.1f} GiB", r.gpus.size(), r.gpus.front().name, gib(r.gpus.front()));
     else
-        for (const RunGpu& g : r.gpus) s += fmt::format("; GPU{} {} {:.1f} GiB", g.index, g.name, gib(g));
+        for (const store::RunGpu& g : r.gpus) s += fmt::format("; GPU{} {} {:.1f} GiB", g.index, g.name, gib(g));
     return s;
 }
 
-}  // namespace baton
+}  // namespace baton::report

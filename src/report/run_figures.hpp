@@ -8,7 +8,7 @@
 
 #include "store/history.hpp"
 
-namespace baton {
+namespace baton::report {
 
 struct GpuFigures {
     unsigned index = 0;
@@ -38,10 +38,11 @@ struct RunFigures {
     double step_ms_median = -1, step_ms_p95 = -1, data_wait_percent = -1, samples_per_second = -1;
 };
 
-RunFigures run_figures(const RunRecord& r, const std::vector<RunSample>& samples,
-                       const std::vector<RecordedFinding>& findings, const std::vector<StepEvent>& steps = {});
+RunFigures run_figures(const store::RunRecord& r, const std::vector<store::RunSample>& samples,
+                       const std::vector<store::RecordedFinding>& findings,
+                       const std::vector<store::StepEvent>& steps = {});
 
 // "16 CPUs, 125.9 GiB memory; GPU0 NVIDIA H200 140.4 GiB": the run's machine, or "" when not recorded.
-std::string machine_text(const RunRecord& r);
+std::string machine_text(const store::RunRecord& r);
 
-}  // namespace baton
+}  // namespace baton::report

@@ -11,13 +11,13 @@
 #include "report/svg_chart.hpp"
 #include "sample/gpu/throttle_reasons.hpp"
 
-namespace baton {
+namespace baton::report {
 
 namespace {
 
 using Rows = std::vector<std::pair<std::string, std::string>>;
 
-double offset_s(const RunRecord& r, std::int64_t t_ms) {
+double offset_s(const store::RunRecord& r, std::int64_t t_ms) {
     return static_cast<double>(t_ms - r.start_ms) / 1000.0;
 }
 
@@ -26,8 +26,8 @@ std::string duration_text(double s) {
     return clock_offset(s) + (s >= 3600 ? " h" : " min");
 }
 
-std::string state_text(const RunRecord& r) {
-    std::string s = run_state_name(r.state);
+std::string state_text(const store::RunRecord& r) {
+    std::string s = store::run_state_name(r.state);
     if (r.exit_status) {
         const int e = *r.exit_status;
         s += e > 128 && e < 160 ? fmt::format(", exit {} (signal {})", e, e - 128) : fmt::format(", exit {}", e);
@@ -35,13 +35,13 @@ std::string state_text(const RunRecord& r) {
     return s;
 }
 
-double sample_interval(const std::vector<RunSample>& s) {
+double sample_interval(const std::vector<store::RunSample>& s) {
     if (s.size() < 2) return 0;
     return static_cast<double>(s.back().t_ms - s.front().t_ms) / 1000.0 / static_cast<double>(s.size() - 1);
 }
 
-Rows run_rows(const RunReportData& d) {
-    const RunRecord& r = d.run;
+Rows run_rows(const report::RunReportData& d) {
+    const store::RunRecord& r = d.run;
     Rows rows = {{"command", r.command}, {"directory", r.cwd}, {"host", r.host}};
     if (std::string m = machine_text(r); !m.empty()) rows.push_back({"machine", m});
     rows.push_back({"state", state_text(r)});
@@ -88,10 +88,10 @@ Rows figure_rows(const RunFigures& f) {
     return rows;
 }
 
-std::vector<unsigned> gpu_indices(const std::vector<RunSample>& samples) {
+std::vector<unsigned> gpu_indices(const std::vector<store::RunSample>& samples) {
     std::vector<unsigned> out;
-    for (const RunSample& s : samples)
-        for (const RunSample::Gpu& g : s.gpus)
+    for (const store::RunSample& s : samples)
+        for (const store::RunSample::Gpu& g : s.gpus)
             if (std::find(out.begin(), out.end(), g.index) == out.end()) out.push_back(g.index);
     std::sort(out.begin(), out.end());
     return out;
@@ -99,10 +99,10 @@ std::vector<unsigned> gpu_indices(const std::vector<RunSample>& samples) {
 
 // A series of one figure of every sample (those where `value` gives a number).
 template <typename F>
-ChartSeries series_of(const RunReportData& d, std::string label, F value) {
+ChartSeries series_of(const report::RunReportData& d, std::string label, F value) {
     ChartSeries s;
     s.label = std::move(label);
-    for (const RunSample& x : d.samples)
+    for (const store::RunSample& x : d.samples)
         if (std::optional<double> v = value(x)) {
             s.t.push_back(offset_s(d.run, x.t_ms));
             s.values.push_back(*v);
@@ -110,17 +110,17 @@ ChartSeries series_of(const RunReportData& d, std::string label, F value) {
     return s;
 }
 
-std::optional<double> gpu_value(const RunSample& s, unsigned index, float RunSample::Gpu::*field) {
-    for (const RunSample::Gpu& g : s.gpus)
+std::optional<double> gpu_value(const store::RunSample& s, unsigned index, float store::RunSample::Gpu::*field) {
+    for (const store::RunSample::Gpu& g : s.gpus)
         if (g.index == index && g.*field >= 0) return g.*field;
     return std::nullopt;
 }
 
-std::vector<Chart> charts(const RunReportData& d, double duration) {
-    const RunRecord& r = d.run;
+std::vector<Chart> charts(const report::RunReportData& d, double duration) {
+    const store::RunRecord& r = d.run;
     std::vector<ChartMark> marks;
     for (std::size_t i = 0; i < d.findings.size(); ++i) {
-        const RecordedFinding& f = d.findings[i];
+        const store::RecordedFinding& f = d.findings[i];
         marks.push_back({offset_s(r, f.t_ms), f.severity,
                          fmt::format("#{} {} {} [{}]: {}", i + 1, f.severity, f.rule, f.subject, f.summary),
                          static_cast<int>(i + 1)});
@@ -135,19 +135,19 @@ std::vector<Chart> charts(const RunReportData& d, double duration) {
     if (!gpus.empty()) {
         std::vector<ChartSeries> util, sm, memory;
         for (unsigned g : gpus) {
-            util.push_back(series_of(d, fmt::format("GPU{}", g), [&](const RunSample& s) {
-                return gpu_value(s, g, &RunSample::Gpu::utilization);
+            util.push_back(series_of(d, fmt::format("GPU{}", g), [&](const store::RunSample& s) {
+                return gpu_value(s, g, &store::RunSample::Gpu::utilization);
             }));
-            ChartSeries activity = series_of(d, fmt::format("GPU{}", g), [&](const RunSample& s) {
-                return gpu_value(s, g, &RunSample::Gpu::sm_activity);
+            ChartSeries activity = series_of(d, fmt::format("GPU{}", g), [&](const store::RunSample& s) {
+                return gpu_value(s, g, &store::RunSample::Gpu::sm_activity);
             });
             if (!activity.values.empty()) sm.push_back(std::move(activity));
-            memory.push_back(series_of(d, fmt::format("GPU{}", g), [&](const RunSample& s) {
-                return gpu_value(s, g, &RunSample::Gpu::memory_used_gib);
+            memory.push_back(series_of(d, fmt::format("GPU{}", g), [&](const store::RunSample& s) {
+                return gpu_value(s, g, &store::RunSample::Gpu::memory_used_gib);
             }));
         }
         std::optional<double> memory_top;
-        for (const RunGpu& g : r.gpus)
+        for (const store::RunGpu& g : r.gpus)
             memory_top = std::max(memory_top.value_or(0), static_cast<double>(g.memory_total_bytes) / 1073741824.0);
         add("chart-gpu-utilization", "GPU util", "GPU utilisation (a kernel ran)", "%", 100.0, std::move(util));
         // SM activity (how much of the GPU the kernels occupy) only where the driver reports it.
@@ -161,16 +161,18 @@ std::vector<Chart> charts(const RunReportData& d, double duration) {
             auto keep = [](std::vector<ChartSeries>& into, ChartSeries s) {
                 if (!s.values.empty()) into.push_back(std::move(s));
             };
-            keep(power, series_of(d, label,
-                                  [&](const RunSample& s) { return gpu_value(s, g, &RunSample::Gpu::power_watts); }));
-            keep(temperature, series_of(d, label, [&](const RunSample& s) {
-                     return gpu_value(s, g, &RunSample::Gpu::temperature_celsius);
+            keep(power, series_of(d, label, [&](const store::RunSample& s) {
+                     return gpu_value(s, g, &store::RunSample::Gpu::power_watts);
                  }));
-            keep(clock, series_of(d, label,
-                                  [&](const RunSample& s) { return gpu_value(s, g, &RunSample::Gpu::sm_clock_mhz); }));
-            keep(slowed, series_of(d, label, [&](const RunSample& s) -> std::optional<double> {
-                     for (const RunSample::Gpu& x : s.gpus) {
-                         if (x.index != g || x.throttle_reasons == RunSample::Gpu::kThrottleUnknown) continue;
+            keep(temperature, series_of(d, label, [&](const store::RunSample& s) {
+                     return gpu_value(s, g, &store::RunSample::Gpu::temperature_celsius);
+                 }));
+            keep(clock, series_of(d, label, [&](const store::RunSample& s) {
+                     return gpu_value(s, g, &store::RunSample::Gpu::sm_clock_mhz);
+                 }));
+            keep(slowed, series_of(d, label, [&](const store::RunSample& s) -> std::optional<double> {
+                     for (const store::RunSample::Gpu& x : s.gpus) {
+                         if (x.index != g || x.throttle_reasons == store::RunSample::Gpu::kThrottleUnknown) continue;
                          for (const std::string& reason : decode_throttle_reasons(x.throttle_reasons))
                              if (throttle_reason_slows(reason)) return 1.0;
                          return 0.0;
@@ -191,28 +193,28 @@ std::vector<Chart> charts(const RunReportData& d, double duration) {
     add("chart-cpu", "CPU",
         cpus > 0 ? "CPU: the job against the host (% of all CPUs)" : "CPU (host: % of all CPUs; job: % of one core)",
         "%", cpus > 0 ? std::optional<double>(100.0) : std::nullopt,
-        {series_of(d, "host", [](const RunSample& s) { return std::optional<double>(s.cpu_percent); }),
-         series_of(d, "job", [&](const RunSample& s) {
+        {series_of(d, "host", [](const store::RunSample& s) { return std::optional<double>(s.cpu_percent); }),
+         series_of(d, "job", [&](const store::RunSample& s) {
              return std::optional<double>(cpus > 0 ? s.job_cpu_percent / cpus : s.job_cpu_percent);
          })});
     add("chart-memory", "Memory", "Memory: host used and the job's RSS", "GiB",
         r.memory_total_bytes ? std::optional<double>(static_cast<double>(*r.memory_total_bytes) / 1073741824.0)
                              : std::nullopt,
-        {series_of(d, "host used", [](const RunSample& s) { return std::optional<double>(s.memory_used_gib); }),
-         series_of(d, "job RSS", [](const RunSample& s) { return std::optional<double>(s.job_rss_gib); })});
+        {series_of(d, "host used", [](const store::RunSample& s) { return std::optional<double>(s.memory_used_gib); }),
+         series_of(d, "job RSS", [](const store::RunSample& s) { return std::optional<double>(s.job_rss_gib); })});
     add("chart-swap", "Swap", "Swap traffic (in + out)", "MB/s", std::nullopt,
-        {series_of(d, "swap", [](const RunSample& s) { return std::optional<double>(s.swap_mb_per_s); })});
+        {series_of(d, "swap", [](const store::RunSample& s) { return std::optional<double>(s.swap_mb_per_s); })});
     add("chart-iowait", "I/O wait", "I/O wait", "%", std::nullopt,
-        {series_of(d, "I/O wait", [](const RunSample& s) { return std::optional<double>(s.iowait_percent); })});
+        {series_of(d, "I/O wait", [](const store::RunSample& s) { return std::optional<double>(s.iowait_percent); })});
     // The hook's steps: time and data wait per step, and throughput, per rank.
     if (!d.steps.empty()) {
-        std::map<int, std::vector<const StepEvent*>> ranks;
-        for (const StepEvent& s : d.steps) ranks[s.rank].push_back(&s);
+        std::map<int, std::vector<const store::StepEvent*>> ranks;
+        for (const store::StepEvent& s : d.steps) ranks[s.rank].push_back(&s);
         std::vector<ChartSeries> time, rate;
         for (const auto& [rank, steps] : ranks) {
             const std::string who = ranks.size() > 1 ? fmt::format("rank {} ", rank) : "";
             ChartSeries step{who + "step", {}, {}}, wait{who + "data wait", {}, {}}, samples{who + "samples/s", {}, {}};
-            for (const StepEvent* s : steps) {
+            for (const store::StepEvent* s : steps) {
                 const double at = offset_s(r, s->t_ms);
                 step.t.push_back(at);
                 step.values.push_back(s->step_ms);
@@ -235,12 +237,12 @@ std::vector<Chart> charts(const RunReportData& d, double duration) {
     }
     auto disk = [](float v) { return v >= 0 ? std::optional<double>(v) : std::nullopt; };
     add("chart-disk", "Disk", "Disk read and write (all disks)", "MB/s", std::nullopt,
-        {series_of(d, "read", [&](const RunSample& s) { return disk(s.disk_read_mb_s); }),
-         series_of(d, "write", [&](const RunSample& s) { return disk(s.disk_write_mb_s); })});
+        {series_of(d, "read", [&](const store::RunSample& s) { return disk(s.disk_read_mb_s); }),
+         series_of(d, "write", [&](const store::RunSample& s) { return disk(s.disk_write_mb_s); })});
     return out;
 }
 
-double report_duration(const RunReportData& d, const RunFigures& f) {
+double report_duration(const report::RunReportData& d, const RunFigures& f) {
     double t = f.seconds;
     if (!d.samples.empty()) t = std::max(t, offset_s(d.run, d.samples.back().t_ms));
     return std::max(t, 1.0);
@@ -320,8 +322,8 @@ std::string markdown_cell(const std::string& s) {
 
 }  // namespace
 
-std::string run_report_html(const RunReportData& d) {
-    const RunRecord& r = d.run;
+std::string run_report_html(const report::RunReportData& d) {
+    const store::RunRecord& r = d.run;
     const RunFigures f = run_figures(r, d.samples, d.findings, d.steps);
     std::string o =
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
@@ -341,7 +343,7 @@ std::string run_report_html(const RunReportData& d) {
         o +=
             "<table class=\"findings\">\n<tr><th>#</th><th>at</th><th>severity</th><th>finding</th><th>fix</th></tr>\n";
         for (std::size_t i = 0; i < d.findings.size(); ++i) {
-            const RecordedFinding& x = d.findings[i];
+            const store::RecordedFinding& x = d.findings[i];
             o += fmt::format(
                 "<tr class=\"finding\" data-rule=\"{0}\"><td>{1}</td><td>+{2}<br><small>{3}</small></td>"
                 "<td class=\"sev {4}\">{4}</td><td><code>{0}</code> [{5}]<br>{6}</td><td>{7}</td></tr>\n",
@@ -379,15 +381,15 @@ std::string run_report_html(const RunReportData& d) {
     return o;
 }
 
-std::string run_report_markdown(const RunReportData& d) {
-    const RunRecord& r = d.run;
+std::string run_report_markdown(const report::RunReportData& d) {
+    const store::RunRecord& r = d.run;
     const RunFigures f = run_figures(r, d.samples, d.findings, d.steps);
     std::string o = fmt::format("# Run {}: {}\n\n| | |\n|---|---|\n", r.id, markdown_cell(r.name));
     for (const auto& [k, v] : run_rows(d)) o += fmt::format("| {} | {} |\n", k, markdown_cell(v));
     o += "\n## Findings\n\n";
     if (d.findings.empty()) o += "No findings: nothing that baton watches held this run back.\n";
     for (std::size_t i = 0; i < d.findings.size(); ++i) {
-        const RecordedFinding& x = d.findings[i];
+        const store::RecordedFinding& x = d.findings[i];
         o += fmt::format("{}. **{}** `{}` [{}] at +{}: {}  \n   Fix: {}\n", i + 1, markdown_text(x.severity),
                          markdown_text(x.rule), markdown_text(x.subject), clock_offset(offset_s(r, x.t_ms)),
                          markdown_text(x.summary), markdown_text(x.recommendation));
@@ -428,4 +430,4 @@ std::string run_report_markdown(const RunReportData& d) {
     return o;
 }
 
-}  // namespace baton
+}  // namespace baton::report

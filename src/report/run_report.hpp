@@ -8,14 +8,14 @@
 
 #include "store/history.hpp"
 
-namespace baton {
+namespace baton::report {
 
-using RunReportData = StoredRun;  // the run as the history holds it
+using RunReportData = store::StoredRun;  // the run as the history holds it
 
 // One file: inline CSS and SVG, no script, and a Content-Security-Policy that forbids every
 // request, so it opens the same offline, from a mail attachment or in a CI artefact viewer.
-std::string run_report_html(const RunReportData& d);
+std::string run_report_html(const report::RunReportData& d);
 
-std::string run_report_markdown(const RunReportData& d);
+std::string run_report_markdown(const report::RunReportData& d);
 
-}  // namespace baton
+}  // namespace baton::report

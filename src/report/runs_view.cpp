@@ -8,50 +8,50 @@
 #include "report/snapshot_text.hpp"
 #include "store/run_json.hpp"
 
-namespace baton {
+namespace baton::report {
 
 namespace {
 
-std::string run_row(const RunRecord& r) {
+std::string run_row(const store::RunRecord& r) {
     const double seconds = r.end_ms ? static_cast<double>(*r.end_ms - r.start_ms) / 1000.0 : -1;
-    return fmt::format("{:>4}  {:<5}  {:<11}  {:<20}  {:>9}  {:>4}  {:>7}  {:>8}  {}\n", r.id, run_kind_name(r.kind),
-                       run_state_name(r.state), rfc3339_utc(r.start_ms).substr(0, 19),
-                       seconds >= 0 ? fmt::format("{:.1f} s", seconds) : "-",
+    return fmt::format("{:>4}  {:<5}  {:<11}  {:<20}  {:>9}  {:>4}  {:>7}  {:>8}  {}\n", r.id,
+                       store::run_kind_name(r.kind), store::run_state_name(r.state),
+                       rfc3339_utc(r.start_ms).substr(0, 19), seconds >= 0 ? fmt::format("{:.1f} s", seconds) : "-",
                        r.exit_status ? std::to_string(*r.exit_status) : "-", r.samples, r.findings, r.name);
 }
 
 }  // namespace
 
-std::string runs_table(const std::vector<RunRecord>& runs) {
+std::string runs_table(const std::vector<store::RunRecord>& runs) {
     std::string out = fmt::format("{:>4}  {:<5}  {:<11}  {:<20}  {:>9}  {:>4}  {:>7}  {:>8}  {}\n", "ID", "KIND",
                                   "STATE", "STARTED (UTC)", "DURATION", "EXIT", "SAMPLES", "FINDINGS", "NAME");
-    for (const RunRecord& r : runs) out += run_row(r);
+    for (const store::RunRecord& r : runs) out += run_row(r);
     return out;
 }
 
-std::string runs_jsonl(const std::vector<RunRecord>& runs) {
+std::string runs_jsonl(const std::vector<store::RunRecord>& runs) {
     std::string out;
-    for (const RunRecord& r : runs) {
+    for (const store::RunRecord& r : runs) {
         append_run_json(r, out);
         out.push_back('\n');
     }
     return out;
 }
 
-std::string run_text(const RunRecord& run, const std::vector<RecordedFinding>& findings) {
+std::string run_text(const store::RunRecord& run, const std::vector<store::RecordedFinding>& findings) {
     std::string out = runs_table({run});
     out += fmt::format("command: {}\ncwd: {}\nhost: {}\n", run.command, run.cwd, run.host);
     if (run.cpu_count) out += "machine: " + machine_text(run) + "\n";
-    for (const RecordedFinding& f : findings)
+    for (const store::RecordedFinding& f : findings)
         out += fmt::format("{} {} {} [{}]: {}\n", rfc3339_utc(f.t_ms).substr(11, 8), f.severity, f.rule, f.subject,
                            f.summary);
     if (!run.summary.empty()) out += "\n" + run.summary;
     return out;
 }
 
-std::string run_json(const RunRecord& run, const std::vector<RecordedFinding>& findings) {
+std::string run_json(const store::RunRecord& run, const std::vector<store::RecordedFinding>& findings) {
     std::string out;
-    append_run_json(run, out, &findings);
+    store::append_run_json(run, out, &findings);
     return out + "\n";
 }
 
@@ -60,7 +60,7 @@ std::string prune_text(const PruneOutcome& o) {
     std::string out = fmt::format("{} {} run{}", o.dry_run ? "would prune" : "pruned", n, n == 1 ? "" : "s");
     if (n) {
         out += ":";
-        for (const RunRecord& r : o.runs) out += fmt::format(" {}", r.id);
+        for (const store::RunRecord& r : o.runs) out += fmt::format(" {}", r.id);
     }
     if (!o.dry_run && n) out += fmt::format(", {} freed", human_bytes(static_cast<double>(o.bytes_freed)));
     out += "\n";
@@ -75,7 +75,7 @@ std::string prune_json(const PruneOutcome& o) {
     w.field("dry_run", o.dry_run);
     w.key("runs");
     w.begin_array();
-    for (const RunRecord& r : o.runs) w.value(r.id);
+    for (const store::RunRecord& r : o.runs) w.value(r.id);
     w.end_array();
     if (!o.dry_run) w.field("bytes_freed", o.bytes_freed);
     if (!o.note.empty()) w.field("error", o.note);
@@ -85,4 +85,4 @@ std::string prune_json(const PruneOutcome& o) {
     return out;
 }
 
-}  // namespace baton
+}  // namespace baton::report

@@ -8,18 +8,18 @@
 
 #include "store/history.hpp"
 
-namespace baton {
+namespace baton::report {
 
 // ID, KIND, STATE, STARTED (UTC), DURATION, EXIT, SAMPLES, FINDINGS, NAME.
-std::string runs_table(const std::vector<RunRecord>& runs);
-std::string runs_jsonl(const std::vector<RunRecord>& runs);
+std::string runs_table(const std::vector<store::RunRecord>& runs);
+std::string runs_jsonl(const std::vector<store::RunRecord>& runs);
 
 // `runs show`: its row, command, cwd, host, machine, each finding with its time, the summary.
-std::string run_text(const RunRecord& run, const std::vector<RecordedFinding>& findings);
-std::string run_json(const RunRecord& run, const std::vector<RecordedFinding>& findings);
+std::string run_text(const store::RunRecord& run, const std::vector<store::RecordedFinding>& findings);
+std::string run_json(const store::RunRecord& run, const std::vector<store::RecordedFinding>& findings);
 
 struct PruneOutcome {
-    std::vector<RunRecord> runs;  // deleted, or with dry_run those that would be
+    std::vector<store::RunRecord> runs;  // deleted, or with dry_run those that would be
     bool dry_run = false;
     std::int64_t bytes_freed = 0;
     std::string note;  // why the space was not given back
@@ -27,4 +27,4 @@ struct PruneOutcome {
 std::string prune_text(const PruneOutcome& o);
 std::string prune_json(const PruneOutcome& o);
 
-}  // namespace baton
+}  // namespace baton::report

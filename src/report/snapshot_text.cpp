@@ -8,7 +8,7 @@
 
 #include "core/printable.hpp"
 
-namespace baton {
+namespace baton::report {
 
 std::string human_bytes(double b) {
     static constexpr const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
@@ -124,4 +124,4 @@ void append_snapshot_text(const Snapshot& s, const TextOptions& o, std::string& 
     }
 }
 
-}  // namespace baton
+}  // namespace baton::report

@@ -6,7 +6,7 @@
 
 #include "sample/snapshot.hpp"
 
-namespace baton {
+namespace baton::report {
 
 struct TextOptions {
     std::size_t top_processes = 10;  // processes listed, by GPU memory then CPU
@@ -17,4 +17,4 @@ void append_snapshot_text(const Snapshot& snap, const TextOptions& options, std:
 // "1.5 GiB", "312 MiB", "12 KiB", "900 B".
 std::string human_bytes(double bytes);
 
-}  // namespace baton
+}  // namespace baton::report

@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>  // header-only (fmt::fmt-header-only)
 
-namespace baton {
+namespace baton::report {
 
 namespace {
 
@@ -281,4 +281,4 @@ std::string render_chart_svg(const Chart& c) {
     return o;
 }
 
-}  // namespace baton
+}  // namespace baton::report

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-namespace baton {
+namespace baton::report {
 
 struct ChartSeries {
     std::string label;           // legend text, e.g. "GPU0"
@@ -53,4 +53,4 @@ std::string number_text(double v);
 // Text for HTML: & < > " ' escaped.
 std::string html_escape(const std::string& s);
 
-}  // namespace baton
+}  // namespace baton::report

@@ -19,7 +19,7 @@ namespace baton::run {
 namespace {
 
 // The directory's name says whose it is: baton-events-PID-STARTTICKS-XXXXXX.
-std::string owner_prefix(const RunOwner& o) {
+std::string owner_prefix(const store::RunOwner& o) {
     return "baton-events-" + std::to_string(o.pid) + "-" + std::to_string(o.start_ticks.value_or(0)) + "-";
 }
 
@@ -30,7 +30,7 @@ void EventsSocket::remove_stale(const std::string& base) {
     if (!d) return;
     const uid_t me = geteuid();
     while (const dirent* e = readdir(d)) {
-        RunOwner o;
+        store::RunOwner o;
         unsigned long long pid = 0, start = 0;
         int used = 0;
         if (std::sscanf(e->d_name, "baton-events-%llu-%llu-%n", &pid, &start, &used) != 2 || used == 0) continue;
@@ -39,7 +39,7 @@ void EventsSocket::remove_stale(const std::string& base) {
         const std::string dir = base + "/" + e->d_name;
         struct stat st {};
         // Only this user's directories (never follow a link planted there), only of dead owners.
-        if (lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != me || owner_alive(o)) continue;
+        if (lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != me || store::owner_alive(o)) continue;
         unlink((dir + "/events").c_str());
         rmdir(dir.c_str());
     }
@@ -55,7 +55,7 @@ std::string EventsSocket::base_directory() {
 Result<EventsSocket> EventsSocket::open() {
     const std::string base = base_directory();
     remove_stale(base);
-    std::string dir = base + "/" + owner_prefix(current_owner()) + "XXXXXX";
+    std::string dir = base + "/" + owner_prefix(store::current_owner()) + "XXXXXX";
     if (!mkdtemp(dir.data())) return make_error("cannot create a directory in " + base + ": " + std::strerror(errno));
     Result<EventsSocket> s = open_at(dir + "/events");
     if (!s.ok()) {
@@ -101,7 +101,7 @@ EventsSocket::~EventsSocket() {
 
 std::vector<std::string> EventsSocket::drain(std::size_t max) {
     std::vector<std::string> out;
-    char buf[kMaxHookEventBytes + 1];
+    char buf[store::kMaxHookEventBytes + 1];
     while (fd_ >= 0 && out.size() < max) {
         const ssize_t n = recv(fd_, buf, sizeof buf, MSG_TRUNC);
         if (n < 0) break;  // EAGAIN: nothing more for now

@@ -25,10 +25,11 @@ void FailureScanner::feed(std::string_view chunk) {
     }
 }
 
-void FailureScanner::add(const std::string& rule, Severity s, std::string summary, std::string fix, std::string snippet,
-                         std::string_view evidence) {
-    if (std::any_of(findings_.begin(), findings_.end(), [&](const Finding& f) { return f.rule == rule; })) return;
-    Finding f;
+void FailureScanner::add(const std::string& rule, diagnose::Severity s, std::string summary, std::string fix,
+                         std::string snippet, std::string_view evidence) {
+    if (std::any_of(findings_.begin(), findings_.end(), [&](const diagnose::Finding& f) { return f.rule == rule; }))
+        return;
+    diagnose::Finding f;
     f.rule = rule;
     f.severity = s;
     f.subject = "job";
@@ -36,7 +37,7 @@ void FailureScanner::add(const std::string& rule, Severity s, std::string summar
     f.recommendation = std::move(fix);
     if (!snippet.empty()) f.snippet = std::move(snippet);
     f.doc = "docs/findings.md#" + rule;
-    Evidence e;
+    diagnose::Evidence e;
     e.metric = "stderr";
     e.threshold = std::string(evidence.substr(0, 300));
     e.samples = 1;
@@ -47,7 +48,7 @@ void FailureScanner::add(const std::string& rule, Severity s, std::string summar
 void FailureScanner::line(std::string_view l) {
     if (l.find("CUDA out of memory") != std::string_view::npos ||
         l.find("OutOfMemoryError") != std::string_view::npos) {
-        add("cuda_oom", Severity::critical, "the job ran out of GPU memory (CUDA out of memory)",
+        add("cuda_oom", diagnose::Severity::critical, "the job ran out of GPU memory (CUDA out of memory)",
             "Mixed precision (torch.autocast with a GradScaler) cuts activation memory by about 40 %; a smaller batch "
             "with gradient accumulation keeps the effective batch; activation checkpointing trades compute for "
             "memory; PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True helps when the message shows much memory "
@@ -58,7 +59,7 @@ void FailureScanner::line(std::string_view l) {
     const bool worker = l.find("DataLoader worker") != std::string_view::npos;
     if ((worker && l.find("Bus error") != std::string_view::npos) ||
         l.find("out of shared memory") != std::string_view::npos) {
-        add("dataloader_bus_error", Severity::critical,
+        add("dataloader_bus_error", diagnose::Severity::critical,
             "a DataLoader worker died of SIGBUS: shared memory (/dev/shm) ran out",
             "Workers hand batches over through /dev/shm. In Docker run with --ipc=host or --shm-size=16g; otherwise "
             "remount /dev/shm larger, or use fewer workers or a smaller prefetch_factor.",
@@ -66,7 +67,7 @@ void FailureScanner::line(std::string_view l) {
         return;
     }
     if (worker && l.find("killed by signal: Killed") != std::string_view::npos) {
-        add("host_oom_kill", Severity::critical,
+        add("host_oom_kill", diagnose::Severity::critical,
             "a DataLoader worker was killed with SIGKILL, the host's OOM killer's signal",
             "Host memory ran out. Fewer DataLoader workers (each holds its own copy of an in-memory dataset), "
             "smaller data types, or load the dataset once into shared memory; check dmesg for \"Out of memory: "

@@ -16,15 +16,15 @@ class FailureScanner {
     // Feeds output as it arrives (any chunking; lines are reassembled, long ones capped).
     void feed(std::string_view chunk);
     // One finding per failure kind seen, with the first matching line as evidence.
-    const std::vector<Finding>& findings() const { return findings_; }
+    const std::vector<diagnose::Finding>& findings() const { return findings_; }
 
   private:
     void line(std::string_view l);
-    void add(const std::string& rule, Severity s, std::string summary, std::string fix, std::string snippet,
+    void add(const std::string& rule, diagnose::Severity s, std::string summary, std::string fix, std::string snippet,
              std::string_view evidence);
 
     std::string partial_;
-    std::vector<Finding> findings_;
+    std::vector<diagnose::Finding> findings_;
 };
 
 // The ids FailureScanner and `baton run` report besides the diagnosis rules (docs/findings.md).

@@ -31,7 +31,7 @@ struct JobTotals {
 JobTotals job_totals(const Snapshot& snap, const std::vector<pid_t>& roots) {
     JobTotals j;
     const std::vector<std::uint32_t> pids(roots.begin(), roots.end());
-    for (const ProcessInfo* p : process_trees(snap, pids)) {
+    for (const ProcessInfo* p : diagnose::process_trees(snap, pids)) {
         j.cpu_percent += p->cpu_percent.value_or(0);
         j.rss_bytes += p->rss_bytes;
         ++j.processes;
@@ -49,7 +49,7 @@ void note_job_gpus(const Snapshot& snap, const JobTotals& job, std::set<unsigned
 }
 
 // The GPU a finding is about, if any: its subject's GPU, or the GPU a process subject runs on.
-std::optional<unsigned> gpu_of_finding(const Finding& f, const Snapshot& snap) {
+std::optional<unsigned> gpu_of_finding(const diagnose::Finding& f, const Snapshot& snap) {
     unsigned n = 0;
     if (std::sscanf(f.subject.c_str(), "gpu:%u", &n) == 1) return n;
     if (std::sscanf(f.subject.c_str(), "pid:%u", &n) == 1)
@@ -61,7 +61,7 @@ std::optional<unsigned> gpu_of_finding(const Finding& f, const Snapshot& snap) {
 
 // For a finding about one MIG device ("gpu:0/mig:3"): whether one of the job's processes runs on it
 // now. Another slice of the same GPU is another user's, not the job's. None for other subjects.
-std::optional<bool> job_on_mig_device(const Finding& f, const Snapshot& snap, const JobTotals& job) {
+std::optional<bool> job_on_mig_device(const diagnose::Finding& f, const Snapshot& snap, const JobTotals& job) {
     unsigned index = 0, instance = 0;
     if (std::sscanf(f.subject.c_str(), "gpu:%u/mig:%u", &index, &instance) != 2) return std::nullopt;
     for (const GpuInfo& g : snap.gpus)
@@ -73,7 +73,7 @@ std::optional<bool> job_on_mig_device(const Finding& f, const Snapshot& snap, co
 
 // A finding about one of the job's own processes is about "job": the same subject in every run
 // (pids change), so compare can match it, and one finding for all the job's ranks.
-void attribute_to_job(Finding& f, const JobTotals& job) {
+void attribute_to_job(diagnose::Finding& f, const JobTotals& job) {
     unsigned pid = 0;
     if (std::sscanf(f.subject.c_str(), "pid:%u", &pid) == 1 && job.pids.count(pid)) f.subject = "job";
 }
@@ -114,9 +114,9 @@ void account(RunStats& s, const Snapshot& snap, const JobTotals& job, double dt,
 }
 
 // The figures of one tick that the history keeps (GPUs: the job's).
-RunSample to_run_sample(const Snapshot& snap, const JobTotals& job, const std::set<unsigned>& job_gpus) {
+store::RunSample to_run_sample(const Snapshot& snap, const JobTotals& job, const std::set<unsigned>& job_gpus) {
     constexpr float gib = 1073741824.0f;
-    RunSample r;
+    store::RunSample r;
     r.t_ms = snap.time_unix_ms;
     r.cpu_percent = static_cast<float>(snap.cpu.total.utilization_percent.value_or(0));
     r.iowait_percent = static_cast<float>(snap.cpu.total.iowait_percent.value_or(0));
@@ -135,7 +135,7 @@ RunSample to_run_sample(const Snapshot& snap, const JobTotals& job, const std::s
     r.disk_write_mb_s = static_cast<float>(write / 1e6);
     for (const GpuInfo& g : snap.gpus) {
         if (g.stale || g.error || !job_gpus.count(g.index)) continue;
-        RunSample::Gpu x;
+        store::RunSample::Gpu x;
         x.index = static_cast<std::uint8_t>(g.index);
         x.utilization = static_cast<float>(g.utilization_percent.value_or(0));
         x.memory_used_gib = static_cast<float>(g.memory_used_bytes.value_or(0)) / gib;
@@ -149,7 +149,7 @@ RunSample to_run_sample(const Snapshot& snap, const JobTotals& job, const std::s
     return r;
 }
 
-void account_step(RunStats& s, const StepEvent& e) {
+void account_step(RunStats& s, const store::StepEvent& e) {
     s.step_ms_sum += e.step_ms;
     s.wait_ms_sum += e.wait_ms;
     if (e.samples) {
@@ -160,8 +160,8 @@ void account_step(RunStats& s, const StepEvent& e) {
     s.ranks.insert(e.rank);
 }
 
-std::vector<RunGpu> run_gpus(const Snapshot& snap, const std::set<unsigned>& job_gpus) {
-    std::vector<RunGpu> out;
+std::vector<store::RunGpu> run_gpus(const Snapshot& snap, const std::set<unsigned>& job_gpus) {
+    std::vector<store::RunGpu> out;
     for (const GpuInfo& g : snap.gpus)
         if (job_gpus.count(g.index)) out.push_back({g.index, g.uuid, g.name, g.memory_total_bytes.value_or(0)});
     return out;
@@ -171,7 +171,7 @@ std::vector<RunGpu> run_gpus(const Snapshot& snap, const std::set<unsigned>& job
 
 JobWatchOptions local_job_options(const std::string& name, const std::vector<std::string>& argv,
                                   const Thresholds& thresholds, const std::string& db_path,
-                                  const HistoryWriter::Options& recording) {
+                                  const store::HistoryWriter::Options& recording) {
     JobWatchOptions wo;
     wo.name = name.empty() ? command_name(argv) : name;
     wo.argv = argv;
@@ -184,15 +184,15 @@ JobWatchOptions local_job_options(const std::string& name, const std::vector<std
     return wo;
 }
 
-void push_to_window(Window& window, Snapshot snap, double window_seconds) {
+void push_to_window(diagnose::Window& window, Snapshot snap, double window_seconds) {
     window.push_back(std::move(snap));
-    const double oldest = seconds(window.back()) - window_seconds;
-    window.erase(window.begin(),
-                 std::find_if(window.begin(), window.end(), [&](const Snapshot& x) { return seconds(x) >= oldest; }));
+    const double oldest = diagnose::seconds(window.back()) - window_seconds;
+    window.erase(window.begin(), std::find_if(window.begin(), window.end(),
+                                              [&](const Snapshot& x) { return diagnose::seconds(x) >= oldest; }));
 }
 
-std::string finding_note(const Finding& f) {
-    return fmt::format("baton: {} {} [{}]: {}", severity_name(f.severity), f.rule, f.subject, f.summary);
+std::string finding_note(const diagnose::Finding& f) {
+    return fmt::format("baton: {} {} [{}]: {}", diagnose::severity_name(f.severity), f.rule, f.subject, f.summary);
 }
 
 JobWatch::JobWatch(JobWatchOptions options, pid_t root) : JobWatch(std::move(options), std::vector<pid_t>{root}) {}
@@ -205,7 +205,7 @@ JobWatch::JobWatch(JobWatchOptions options, std::vector<pid_t> roots)
     // The history, written on its own thread (store/history_writer.hpp): a job that cannot be
     // recorded still runs, and the database never holds the job's output back.
     if (!options_.db_path.empty()) {
-        RunHeader header;
+        store::RunHeader header;
         header.name = stats_.name;
         for (const std::string& a : options_.argv) header.command += (header.command.empty() ? "" : " ") + a;
         header.cwd = options_.cwd;
@@ -218,11 +218,11 @@ JobWatch::JobWatch(JobWatchOptions options, std::vector<pid_t> roots)
     }
 }
 
-std::vector<Finding> JobWatch::merge(const std::vector<Finding>& found) {
-    std::vector<Finding> fresh;
-    for (const Finding& f : found) {
+std::vector<diagnose::Finding> JobWatch::merge(const std::vector<diagnose::Finding>& found) {
+    std::vector<diagnose::Finding> fresh;
+    for (const diagnose::Finding& f : found) {
         auto it = std::find_if(stats_.findings.begin(), stats_.findings.end(),
-                               [&](const Finding& x) { return x.rule == f.rule && x.subject == f.subject; });
+                               [&](const diagnose::Finding& x) { return x.rule == f.rule && x.subject == f.subject; });
         if (it == stats_.findings.end()) {
             stats_.findings.push_back(f);
             fresh.push_back(f);
@@ -233,12 +233,12 @@ std::vector<Finding> JobWatch::merge(const std::vector<Finding>& found) {
     return fresh;
 }
 
-std::vector<Finding> JobWatch::read_output(std::string_view bytes) {
+std::vector<diagnose::Finding> JobWatch::read_output(std::string_view bytes) {
     if (!bytes.empty()) scanner_.feed(bytes);
-    std::vector<Finding> news;
+    std::vector<diagnose::Finding> news;
     const auto& f = scanner_.findings();
     for (; scanned_ < f.size(); ++scanned_)
-        for (Finding& x : merge({f[scanned_]})) {
+        for (diagnose::Finding& x : merge({f[scanned_]})) {
             if (history_) history_->add_finding(unix_millis(), x);
             news.push_back(std::move(x));
         }
@@ -246,16 +246,16 @@ std::vector<Finding> JobWatch::read_output(std::string_view bytes) {
 }
 
 void JobWatch::read_events(const std::vector<std::string>& datagrams) {
-    std::vector<StepEvent> fresh;
+    std::vector<store::StepEvent> fresh;
     for (const std::string& datagram : datagrams) {
-        Result<HookEvent> e = parse_hook_event(datagram);
+        Result<store::HookEvent> e = store::parse_hook_event(datagram);
         if (!e.ok()) {
             ++stats_.events_rejected;
             continue;
         }
         dropped_[e->step.pid] = std::max(dropped_[e->step.pid], e->dropped);
         if (e->finding) {  // from baton.torch.check(), which printed it already
-            for (Finding& x : merge({*e->finding}))
+            for (diagnose::Finding& x : merge({*e->finding}))
                 if (history_) history_->add_finding(e->step.t_ms, std::move(x));
             continue;
         }
@@ -267,7 +267,7 @@ void JobWatch::read_events(const std::vector<std::string>& datagrams) {
     if (history_ && !fresh.empty()) history_->add_steps(std::move(fresh));
 }
 
-std::vector<Finding> JobWatch::sample(const Window& window) {
+std::vector<diagnose::Finding> JobWatch::sample(const diagnose::Window& window) {
     if (window.empty()) return {};
     const Snapshot& snap = window.back();
     const JobTotals job = job_totals(snap, roots_);
@@ -281,11 +281,11 @@ std::vector<Finding> JobWatch::sample(const Window& window) {
         if (!oom_kills_at_start_) oom_kills_at_start_ = snap.swap.oom_kill_total;
         oom_kills_now_ = snap.swap.oom_kill_total;
     }
-    steps_.erase(steps_.begin(), std::find_if(steps_.begin(), steps_.end(), [&](const StepSample& s) {
+    steps_.erase(steps_.begin(), std::find_if(steps_.begin(), steps_.end(), [&](const diagnose::StepSample& s) {
                      return s.t_ms >= window.front().time_unix_ms;
                  }));
-    std::vector<Finding> found;  // about the job, the host, and the job's GPUs
-    for (Finding& f : diagnose(window, options_.thresholds, steps_)) {
+    std::vector<diagnose::Finding> found;  // about the job, the host, and the job's GPUs
+    for (diagnose::Finding& f : diagnose::diagnose(window, options_.thresholds, steps_)) {
         attribute_to_job(f, job);
         // A MIG device's finding is the job's while it runs there; it comes again while it holds.
         if (const std::optional<bool> mine = job_on_mig_device(f, snap, job)) {
@@ -309,9 +309,9 @@ std::vector<Finding> JobWatch::sample(const Window& window) {
             ++it;
         }
     }
-    std::vector<Finding> fresh = merge(found);
+    std::vector<diagnose::Finding> fresh = merge(found);
     if (history_)
-        for (const Finding& f : fresh) history_->add_finding(snap.time_unix_ms, f);
+        for (const diagnose::Finding& f : fresh) history_->add_finding(snap.time_unix_ms, f);
     return fresh;
 }
 
@@ -324,36 +324,36 @@ RunStats JobWatch::finish(int exit_status, int signal, double seconds, int kille
     if (cgroup_oom_kills_ > 0) {
         // The job's own cgroup says so: its memory limit was hit.
         const std::string limit = cgroup_limit_bytes_ ? "its --mem " + format_size(cgroup_limit_bytes_) : "its memory";
-        Finding f = make_finding(
-            "host_oom_kill", Severity::critical, "job",
+        diagnose::Finding f = diagnose::make_finding(
+            "host_oom_kill", diagnose::Severity::critical, "job",
             fmt::format("the job ran out of {}: the kernel's OOM killer killed {} process(es) of its cgroup", limit,
                         cgroup_oom_kills_),
             "Ask for more (--mem), or use less: fewer DataLoader workers (each holds its own copy of an in-memory "
             "dataset), smaller data types, or load the dataset once into shared memory.");
-        Evidence e;
+        diagnose::Evidence e;
         e.metric = "cgroup.memory_events_oom_kill";
         e.average = e.minimum = e.maximum = static_cast<double>(cgroup_oom_kills_);
         if (cgroup_limit_bytes_) e.threshold = "memory.max " + format_size(cgroup_limit_bytes_);
         e.samples = 1;
         f.evidence.push_back(e);
-        for (Finding& x : merge({f}))
+        for (diagnose::Finding& x : merge({f}))
             if (history_) history_->add_finding(unix_millis(), std::move(x));
     } else if (signal == SIGKILL && oom_kills_at_start_ && oom_kills_now_ && *oom_kills_now_ > *oom_kills_at_start_) {
         // The kernel's OOM killer acted during the run and the job died of SIGKILL.
-        Finding f =
-            make_finding("host_oom_kill", Severity::critical, "job",
-                         fmt::format("the command died of SIGKILL while the kernel's OOM killer killed {} "
-                                     "process(es)",
-                                     *oom_kills_now_ - *oom_kills_at_start_),
-                         "Host memory ran out. Fewer DataLoader workers (each holds its own copy of an "
-                         "in-memory dataset), smaller data types, or load the dataset once into shared memory.");
-        for (Finding& x : merge({f}))
+        diagnose::Finding f = diagnose::make_finding(
+            "host_oom_kill", diagnose::Severity::critical, "job",
+            fmt::format("the command died of SIGKILL while the kernel's OOM killer killed {} "
+                        "process(es)",
+                        *oom_kills_now_ - *oom_kills_at_start_),
+            "Host memory ran out. Fewer DataLoader workers (each holds its own copy of an "
+            "in-memory dataset), smaller data types, or load the dataset once into shared memory.");
+        for (diagnose::Finding& x : merge({f}))
             if (history_) history_->add_finding(unix_millis(), std::move(x));
     }
     std::stable_sort(stats_.findings.begin(), stats_.findings.end(),
-                     [](const Finding& a, const Finding& b) { return a.severity > b.severity; });
+                     [](const diagnose::Finding& a, const diagnose::Finding& b) { return a.severity > b.severity; });
     if (history_)
-        stats_.recording = history_->finish(unix_millis(), stats_.exit_status, [&](const RecordingReport& r) {
+        stats_.recording = history_->finish(unix_millis(), stats_.exit_status, [&](const store::RecordingReport& r) {
             stats_.recording = r;
             return run_summary_text(stats_);
         });

@@ -33,20 +33,20 @@ struct JobWatchOptions {
     std::optional<std::string> cuda_visible_devices;  // as the job got it, for the summary
     // Where to record the job (store/history.hpp); empty: not recorded.
     std::string db_path;
-    HistoryWriter::Options recording;
+    store::HistoryWriter::Options recording;
 };
 
 // The options of a job watched from this process's point of view: its name (the command's when
 // empty), its command, this process's working directory and CUDA_VISIBLE_DEVICES.
 JobWatchOptions local_job_options(const std::string& name, const std::vector<std::string>& argv,
                                   const Thresholds& thresholds, const std::string& db_path,
-                                  const HistoryWriter::Options& recording);
+                                  const store::HistoryWriter::Options& recording);
 
 // Adds `snap` to the window and drops what is older than `window_seconds` before it.
-void push_to_window(Window& window, Snapshot snap, double window_seconds);
+void push_to_window(diagnose::Window& window, Snapshot snap, double window_seconds);
 
 // "baton: warning rule [subject]: summary", the line printed when a finding first appears.
-std::string finding_note(const Finding& f);
+std::string finding_note(const diagnose::Finding& f);
 
 class JobWatch {
   public:
@@ -60,7 +60,7 @@ class JobWatch {
 
     // The job's output (stderr) as it comes: read for failures (CUDA out of memory, NCCL errors).
     // Returns the findings seen for the first time.
-    std::vector<Finding> read_output(std::string_view bytes);
+    std::vector<diagnose::Finding> read_output(std::string_view bytes);
 
     // Datagrams from the Python hook (BATON_EVENTS): steps, and findings the hook printed itself.
     void read_events(const std::vector<std::string>& datagrams);
@@ -68,7 +68,7 @@ class JobWatch {
     // One sample: `window` holds the machine's snapshots of the last window_seconds, the newest
     // last (the one accounted). Returns the findings seen for the first time, most severe ones
     // included (the caller decides which to announce).
-    std::vector<Finding> sample(const Window& window);
+    std::vector<diagnose::Finding> sample(const diagnose::Window& window);
 
     // The job ended: `exit_status` and the signal that ended it (0: it exited). Adds the end's
     // findings (a host OOM kill), records the end, and returns the figures. Call once.
@@ -89,17 +89,17 @@ class JobWatch {
   private:
     // Keeps the first sighting of each (rule, subject), replaced only by a more severe one;
     // returns copies of the ones never seen before.
-    std::vector<Finding> merge(const std::vector<Finding>& found);
+    std::vector<diagnose::Finding> merge(const std::vector<diagnose::Finding>& found);
 
     JobWatchOptions options_;
     std::vector<pid_t> roots_;
     RunStats stats_;
-    std::optional<HistoryWriter> history_;
+    std::optional<store::HistoryWriter> history_;
     std::set<unsigned> job_gpus_;  // the GPUs the job used so far
     // Findings about a GPU the job does not use (yet): a CUDA context shows up in NVML only after
     // the job initialised CUDA, so they wait; released if the GPU becomes the job's, else dropped.
-    std::vector<std::pair<unsigned, Finding>> held_;
-    StepWindow steps_;                                // the hook's steps within the window
+    std::vector<std::pair<unsigned, diagnose::Finding>> held_;
+    diagnose::StepWindow steps_;                      // the hook's steps within the window
     std::map<std::uint32_t, std::uint64_t> dropped_;  // events each sending process could not send
     FailureScanner scanner_;
     std::size_t scanned_ = 0;  // scanner findings already merged

@@ -1,4 +1,5 @@
 #include "run/run_command.hpp"
+#include "core/units.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -33,7 +34,7 @@ void on_stop(int sig) {
 
 // The summary's line about the record: where, and which part of it is missing.
 std::string recording_text(const RunStats& s) {
-    const RecordingReport& r = s.recording;
+    const store::RecordingReport& r = s.recording;
     if (!r.run_id) return "  not recorded in " + r.db_path + ": " + (r.error.empty() ? "unknown error" : r.error);
     std::string out = fmt::format("  recorded as run {} in {}", r.run_id, r.db_path);
     if (r.complete()) return out;
@@ -51,7 +52,7 @@ std::string recording_text(const RunStats& s) {
 }
 
 std::string bytes_text(double bytes) {
-    if (bytes >= 1073741824.0) return fmt::format("{:.1f} GiB", bytes / 1073741824.0);
+    if (bytes >= 1073741824.0) return format_gib(bytes);
     return fmt::format("{:.0f} MiB", bytes / 1048576.0);
 }
 
@@ -110,7 +111,7 @@ Result<RunStats> run_command(const RunOptions& o) {
                      escaped_line(s.error().message).c_str());
     }
     // Its processes say whose they are (baton clean lists them once this baton is gone).
-    setenv(kOwnerVariable, owner_token(current_owner()).c_str(), 1);
+    setenv(store::kOwnerVariable, store::owner_token(store::current_owner()).c_str(), 1);
     Result<Child> started = Child::start(o.argv, /*capture_stderr=*/true);
     if (!started.ok()) return started.error();
     Child child = std::move(*started);
@@ -120,7 +121,7 @@ Result<RunStats> run_command(const RunOptions& o) {
     SamplerOptions so = o.sampler;
     so.priming_seconds = std::min(0.1, o.interval_seconds);
     Sampler sampler(so);
-    Window window;  // the last window_seconds, for the rules
+    diagnose::Window window;  // the last window_seconds, for the rules
     SampleSchedule schedule(o.interval_seconds);
     double kill_at = -1;
     double last_note = -1e9;
@@ -138,7 +139,7 @@ Result<RunStats> run_command(const RunOptions& o) {
                 if (w <= 0) break;  // our stderr is gone: keep reading so the command never blocks
                 off += w;
             }
-            for (const Finding& f : watch.read_output(std::string_view(buf, static_cast<std::size_t>(n))))
+            for (const diagnose::Finding& f : watch.read_output(std::string_view(buf, static_cast<std::size_t>(n))))
                 if (!o.quiet) pending.push_front(finding_note(f));
         }
     };
@@ -169,8 +170,8 @@ Result<RunStats> run_command(const RunOptions& o) {
             // after it.
             if (watch.stats().samples == 0 && child.poll_exit()) break;
             push_to_window(window, std::move(snap), o.thresholds.window_seconds);
-            for (const Finding& f : watch.sample(window))
-                if (!o.quiet && f.severity != Severity::info) pending.push_back(finding_note(f));
+            for (const diagnose::Finding& f : watch.sample(window))
+                if (!o.quiet && f.severity != diagnose::Severity::info) pending.push_back(finding_note(f));
         }
         // At most one new-finding line every 5 s on the command's terminal.
         if (!pending.empty() && now - last_note >= 5) {
@@ -245,7 +246,7 @@ std::string run_summary_text(const RunStats& s, std::string_view who) {
                          s.recording.longest_wait_seconds,
                          s.recording.error.empty() ? std::string() : " (" + s.recording.error + ")"));
     if (s.findings.empty()) line("  findings: none");
-    for (const Finding& f : s.findings) {
+    for (const diagnose::Finding& f : s.findings) {
         line(fmt::format("  {} {} [{}]: {}", severity_name(f.severity), f.rule, f.subject, f.summary));
         line("      fix: " + f.recommendation);
         line("      see: baton explain " + f.rule);
@@ -274,7 +275,7 @@ std::string run_summary_json(const RunStats& s) {
         w.field("db", s.recording.db_path);
     }
     if (s.recording_requested) {
-        const RecordingReport& r = s.recording;
+        const store::RecordingReport& r = s.recording;
         w.key("history");
         w.begin_object();
         w.field("db", r.db_path);
@@ -340,7 +341,7 @@ std::string run_summary_json(const RunStats& s) {
     w.field("killed_after_grace", s.killed_after_grace);
     w.key("findings");
     w.begin_array();
-    for (const Finding& f : s.findings) write_finding_json(w, f);
+    for (const diagnose::Finding& f : s.findings) store::write_finding_json(w, f);
     w.end_array();
     w.end_object();
     w.finish();

@@ -25,7 +25,7 @@ struct RunOptions {
     Thresholds thresholds;
     // Where to record the run (store/history.hpp); empty: not recorded.
     std::string db_path;
-    HistoryWriter::Options recording;  // its queue's bounds, retry pause
+    store::HistoryWriter::Options recording;  // its queue's bounds, retry pause
 };
 
 // What the summary reports, kept as running aggregates so memory stays flat over long runs.
@@ -55,10 +55,11 @@ struct RunStats {
     double swap_bytes = 0;  // swapped in + out during the run
     double iowait_sum = 0;
     std::size_t iowait_samples = 0;
-    std::vector<Finding> findings;     // every distinct (rule, subject): first sighting, or a later more severe one
+    std::vector<diagnose::Finding>
+        findings;                      // every distinct (rule, subject): first sighting, or a later more severe one
     int killed_after_grace = 0;        // processes that needed SIGKILL
     bool recording_requested = false;  // a history database was named
-    RecordingReport recording;         // what became of the record (the run's id, what is missing)
+    store::RecordingReport recording;  // what became of the record (the run's id, what is missing)
     // The Python hook's steps (python/baton): how many, their time and data wait, throughput.
     double step_ms_sum = 0, wait_ms_sum = 0;
     std::int64_t step_samples = 0;     // samples of the steps that said how many

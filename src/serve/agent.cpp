@@ -10,14 +10,14 @@
 
 namespace baton::serve {
 
-Agent::Agent(AgentOptions options, std::optional<History> store)
+Agent::Agent(AgentOptions options, std::optional<store::History> store)
     : options_(std::move(options)),
       thresholds_(options_.thresholds),
       retention_seconds_(options_.retention_seconds),
       memory_(options_.memory_seconds, options_.interval_seconds),
       store_(std::move(store)) {
-    state_.findings = std::make_shared<const std::vector<Finding>>();
-    state_.indicators = std::make_shared<const std::vector<IndicatorSummary>>();
+    state_.findings = std::make_shared<const std::vector<diagnose::Finding>>();
+    state_.indicators = std::make_shared<const std::vector<diagnose::IndicatorSummary>>();
 }
 
 Agent::~Agent() {
@@ -55,7 +55,7 @@ void Agent::set_retention(double seconds) {
 // Writes the minutes that ended, and once an hour deletes those past the retention. A write that
 // fails (a full disk) is said once, kept (up to a day of minutes) and tried again each minute.
 void Agent::store_minutes(std::int64_t now_ms) {
-    std::vector<MetricMinute> rows = memory_.take_finished_minutes(now_ms);
+    std::vector<store::MetricMinute> rows = memory_.take_finished_minutes(now_ms);
     if (!store_) return;
     if (rows.empty() && unsaved_.empty()) return;
     unsaved_.insert(unsaved_.end(), std::make_move_iterator(rows.begin()), std::make_move_iterator(rows.end()));
@@ -141,16 +141,17 @@ void Agent::tick(Sampler& sampler) {
     memory_.add(*current_);
     store_minutes(current_->time_unix_ms);
     window_.add(*current_, t.window_seconds);
-    const Window& window = window_.snapshots();
-    auto findings = std::make_shared<const std::vector<Finding>>(diagnose(window, t));
-    auto indicators = std::make_shared<const std::vector<IndicatorSummary>>(summarize_indicators(window, t));
-    DiagnosisInfo info = diagnosis_info(window, "live");
+    const diagnose::Window& window = window_.snapshots();
+    auto findings = std::make_shared<const std::vector<diagnose::Finding>>(diagnose::diagnose(window, t));
+    auto indicators =
+        std::make_shared<const std::vector<diagnose::IndicatorSummary>>(diagnose::summarize_indicators(window, t));
+    report::DiagnosisInfo info = report::diagnosis_info(window, "live");
     if (options_.on_tick) options_.on_tick(window);
 
     MutexLock lock(mutex_);
     // A finding "begins" when its (rule, subject) was not active at the previous tick.
-    for (const Finding& f : *findings) {
-        const bool was = std::any_of(state_.findings->begin(), state_.findings->end(), [&](const Finding& p) {
+    for (const diagnose::Finding& f : *findings) {
+        const bool was = std::any_of(state_.findings->begin(), state_.findings->end(), [&](const diagnose::Finding& p) {
             return p.rule == f.rule && p.subject == f.subject && p.severity == f.severity;
         });
         if (!was) ++state_.findings_started[{f.rule, f.severity}];

@@ -37,17 +37,17 @@ struct AgentOptions {
     double retention_seconds = 30 * 86400.0;  // minutes older than this leave the database
     // Called on the sampling thread after each sample with the diagnosis window (the queue's job
     // watches are fed from it); must not block for long.
-    std::function<void(const Window&)> on_tick;
+    std::function<void(const diagnose::Window&)> on_tick;
 };
 
 // What the HTTP thread reads: one consistent tick.
 struct AgentState {
     std::shared_ptr<const Snapshot> snapshot;  // null before the first sample
-    std::shared_ptr<const std::vector<Finding>> findings;
-    std::shared_ptr<const std::vector<IndicatorSummary>> indicators;
-    DiagnosisInfo window;  // the window the findings were judged over
+    std::shared_ptr<const std::vector<diagnose::Finding>> findings;
+    std::shared_ptr<const std::vector<diagnose::IndicatorSummary>> indicators;
+    report::DiagnosisInfo window;  // the window the findings were judged over
     // Findings that began (rule, severity) -> count, since the agent started.
-    std::map<std::pair<std::string, Severity>, std::uint64_t> findings_started;
+    std::map<std::pair<std::string, diagnose::Severity>, std::uint64_t> findings_started;
     std::uint64_t samples = 0;
     double last_sample_seconds = 0;    // how long the last sample took (CPU and NVML waits)
     double last_sample_monotonic = 0;  // CLOCK_MONOTONIC when it was taken
@@ -56,7 +56,7 @@ struct AgentState {
 class Agent {
   public:
     // `store`: the history database the minutes go to (written on the sampling thread only), or none.
-    Agent(AgentOptions options, std::optional<History> store);
+    Agent(AgentOptions options, std::optional<store::History> store);
     ~Agent();  // stops the thread
     Agent(const Agent&) = delete;
     Agent& operator=(const Agent&) = delete;
@@ -93,8 +93,8 @@ class Agent {
     // The snapshot being filled and the one published before: sampling into a snapshot that held
     // the same processes lets the process table reuse its storage and strings (sample/sampler.hpp).
     std::shared_ptr<Snapshot> current_, spare_;
-    std::optional<History> store_;
-    std::vector<MetricMinute> unsaved_;  // minutes a failed write left, tried again next time
+    std::optional<store::History> store_;
+    std::vector<store::MetricMinute> unsaved_;  // minutes a failed write left, tried again next time
     bool store_failing_ = false;
     double pruned_at_ = -1e9;  // monotonic seconds of the last retention pass
 };

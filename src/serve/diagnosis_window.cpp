@@ -26,7 +26,7 @@ void keep_window_processes(Snapshot& s) {
     for (const GpuInfo& g : s.gpus)
         for (const GpuProcess& gp : g.processes) roots.push_back(gp.our_pid());
     std::vector<std::uint32_t> keep;
-    for (const ProcessInfo* p : process_trees(s, roots)) keep.push_back(p->pid);
+    for (const ProcessInfo* p : diagnose::process_trees(s, roots)) keep.push_back(p->pid);
     std::sort(keep.begin(), keep.end());
     auto& ps = s.processes;
     ps.erase(std::remove_if(ps.begin(), ps.end(),
@@ -41,9 +41,9 @@ void keep_window_processes(Snapshot& s) {
 void DiagnosisWindow::add(const Snapshot& s, double window_seconds) {
     if (!window_.empty()) keep_window_processes(window_.back());
     window_.push_back(copy_without_texts(s));
-    const double oldest = seconds(window_.back()) - window_seconds;
+    const double oldest = diagnose::seconds(window_.back()) - window_seconds;
     window_.erase(window_.begin(), std::find_if(window_.begin(), window_.end(),
-                                                [&](const Snapshot& x) { return seconds(x) >= oldest; }));
+                                                [&](const Snapshot& x) { return diagnose::seconds(x) >= oldest; }));
 }
 
 }  // namespace baton::serve

@@ -22,10 +22,10 @@ class DiagnosisWindow {
     // Adds the newest snapshot (copied), trims the one that was newest, and drops those older than
     // `window_seconds` before the newest.
     void add(const Snapshot& s, double window_seconds);
-    const Window& snapshots() const { return window_; }
+    const diagnose::Window& snapshots() const { return window_; }
 
   private:
-    Window window_;
+    diagnose::Window window_;
 };
 
 // Leaves in `s` only the processes an older window snapshot needs (above).

@@ -65,7 +65,7 @@ HttpResponse history_response(const HttpRequest& r, const HistorySources& src) {
         for (const auto& key : src.memory->series()) all[key] = true;
         if (src.store)
             if (auto stored = src.store->metric_series(); stored.ok())
-                for (const MetricMinute& m : *stored) all[{m.metric, m.subject}] = true;
+                for (const store::MetricMinute& m : *stored) all[{m.metric, m.subject}] = true;
         w.begin_object();
         w.field("interval_seconds", src.interval_seconds);
         w.key("series");
@@ -111,7 +111,7 @@ HttpResponse history_response(const HttpRequest& r, const HistorySources& src) {
             if (m == metric) all[subj] = true;
         if (from_store)
             if (auto stored = src.store->metric_series(); stored.ok())
-                for (const MetricMinute& m : *stored)
+                for (const store::MetricMinute& m : *stored)
                     if (m.metric == metric) all[m.subject] = true;
         for (const auto& [subj, unused] : all) subjects.push_back(subj);
     } else {
@@ -124,10 +124,10 @@ HttpResponse history_response(const HttpRequest& r, const HistorySources& src) {
         std::map<std::int64_t, Bucket> buckets;  // bucket start (ms) -> values
         std::int64_t memory_from = *from;
         if (from_store) {
-            Result<std::vector<MetricMinute>> rows =
+            Result<std::vector<store::MetricMinute>> rows =
                 src.store->metric_minutes(metric, subj, *from / 60000, *to / 60000);
             if (!rows.ok()) return rows.error().message;
-            for (const MetricMinute& m : *rows) {
+            for (const store::MetricMinute& m : *rows) {
                 const std::int64_t t = std::max(m.minute * 60000, *from);
                 buckets[bucket_of(t)].add(m.avg, m.min, m.max, 60);
                 memory_from = std::max(memory_from, (m.minute + 1) * 60000);  // memory takes over after it
@@ -175,18 +175,18 @@ HttpResponse history_response(const HttpRequest& r, const HistorySources& src) {
     return out;
 }
 
-HttpResponse runs_response(const HttpRequest& r, History* store) {
+HttpResponse runs_response(const HttpRequest& r, store::History* store) {
     if (!store) return json_error(404, "baton serve runs without a history database (--db)");
     HttpResponse out;
     out.content_type = "application/json";
     const std::string prefix = "/api/v1/runs";
     if (r.path == prefix || r.path == prefix + "/") {
-        Result<std::vector<RunRecord>> runs = store->runs();
+        Result<std::vector<store::RunRecord>> runs = store->runs();
         if (!runs.ok()) return json_error(500, runs.error().message);
         out.body = "{\"runs\":[";
         for (std::size_t i = 0; i < runs->size(); ++i) {
             if (i) out.body.push_back(',');
-            append_run_json((*runs)[i], out.body);
+            store::append_run_json((*runs)[i], out.body);
         }
         out.body += "]}\n";
         return out;
@@ -201,19 +201,19 @@ HttpResponse runs_response(const HttpRequest& r, History* store) {
         id_text.size() <= 18 && id_text.find_first_not_of("0123456789") == std::string::npos ? text::parse_u64(id_text)
                                                                                              : std::nullopt;
     if (!id) return json_error(404, "no run '" + id_text + "'");
-    Result<RunRecord> run = store->run(static_cast<std::int64_t>(*id));
+    Result<store::RunRecord> run = store->run(static_cast<std::int64_t>(*id));
     if (!run.ok()) return json_error(404, "no run " + id_text + " in the history");
     if (report) {  // baton report's HTML page: inline CSS and SVG, no script, nothing loaded
-        Result<StoredRun> stored = store->load_run(run->id);
+        Result<store::StoredRun> stored = store->load_run(run->id);
         if (!stored.ok()) return json_error(500, stored.error().message);
         out.content_type = "text/html; charset=utf-8";
-        out.body = run_report_html(*stored);
+        out.body = report::run_report_html(*stored);
         out.headers.emplace_back("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'");
         return out;
     }
-    Result<std::vector<RecordedFinding>> findings = store->findings(run->id);
+    Result<std::vector<store::RecordedFinding>> findings = store->findings(run->id);
     if (!findings.ok()) return json_error(500, findings.error().message);
-    append_run_json(*run, out.body, &*findings);
+    store::append_run_json(*run, out.body, &*findings);
     out.body.push_back('\n');
     return out;
 }

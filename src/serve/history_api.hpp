@@ -12,14 +12,14 @@ namespace baton::serve {
 
 struct HistorySources {
     const MetricHistory* memory = nullptr;
-    History* store = nullptr;     // null: no database (then only memory)
-    double interval_seconds = 1;  // the sampling interval (the finest step)
+    store::History* store = nullptr;  // null: no database (then only memory)
+    double interval_seconds = 1;      // the sampling interval (the finest step)
     std::int64_t now_ms = 0;
 };
 
 HttpResponse history_response(const HttpRequest& r, const HistorySources& sources);
 
 // /api/v1/runs and /api/v1/runs/ID; `store` may be null (404: no database).
-HttpResponse runs_response(const HttpRequest& r, History* store);
+HttpResponse runs_response(const HttpRequest& r, store::History* store);
 
 }  // namespace baton::serve

@@ -93,10 +93,10 @@ std::vector<std::pair<std::string, std::string>> MetricHistory::series() const {
     return out;
 }
 
-std::vector<MetricMinute> MetricHistory::take_finished_minutes(std::int64_t now_ms) {
+std::vector<store::MetricMinute> MetricHistory::take_finished_minutes(std::int64_t now_ms) {
     const std::int64_t now_minute = now_ms / 60000;
     MutexLock lock(mutex_);
-    std::vector<MetricMinute> out;
+    std::vector<store::MetricMinute> out;
     for (auto& [key, x] : series_) {
         // A minute is also finished when the series stopped getting values in it.
         if (x.open.n && x.open.minute < now_minute && x.stored) {

@@ -44,7 +44,7 @@ class MetricHistory {
 
     // The minutes that ended before `now_ms` and were not yet taken, each series' average,
     // minimum and maximum over its samples in that minute (per-core series left out).
-    std::vector<MetricMinute> take_finished_minutes(std::int64_t now_ms);
+    std::vector<store::MetricMinute> take_finished_minutes(std::int64_t now_ms);
 
   private:
     struct Minute {

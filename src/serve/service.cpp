@@ -146,14 +146,14 @@ HttpResponse Service::metrics(const AgentState& s) {
     // The snapshot's families change once a sample: built once, whatever the number of scrapers.
     if (cache_.metrics_of != s.snapshot || cache_.metrics_options_version != options_version_) {
         cache_.metrics.clear();
-        if (s.snapshot) append_snapshot_prometheus(*s.snapshot, options_.prometheus, cache_.metrics);
+        if (s.snapshot) store::append_snapshot_prometheus(*s.snapshot, options_.prometheus, cache_.metrics);
         cache_.metrics_of = s.snapshot;
         cache_.metrics_options_version = options_version_;
     }
-    Exposition e;
+    store::Exposition e;
 
     e.family("baton_finding_active", "gauge", "1 while a finding holds (the series goes when it ends).");
-    for (const Finding& f : *s.findings)
+    for (const diagnose::Finding& f : *s.findings)
         e.sample("baton_finding_active",
                  {{"rule", f.rule}, {"severity", severity_name(f.severity)}, {"subject", f.subject}}, 1.0);
     // The words of each active finding, for alert annotations: a series apart from
@@ -161,7 +161,7 @@ HttpResponse Service::metrics(const AgentState& s) {
     // while the numbers in its summary move; the alert rules look the words up with a query.
     e.family("baton_finding_info", "gauge",
              "The summary and the fix of an active finding, as labels; always 1 (deploy/prometheus/ uses it).");
-    for (const Finding& f : *s.findings)
+    for (const diagnose::Finding& f : *s.findings)
         e.sample("baton_finding_info",
                  {{"rule", f.rule},
                   {"severity", severity_name(f.severity)},
@@ -171,10 +171,11 @@ HttpResponse Service::metrics(const AgentState& s) {
                  1.0);
     // Every rule and severity from the start, at 0: increase() then sees the first finding too.
     e.family("baton_findings_total", "counter", "Findings that began since the agent started.");
-    for (const std::string& rule : rule_ids())
-        for (Severity sev : {Severity::info, Severity::warning, Severity::critical}) {
+    for (const std::string& rule : diagnose::rule_ids())
+        for (diagnose::Severity sev :
+             {diagnose::Severity::info, diagnose::Severity::warning, diagnose::Severity::critical}) {
             auto it = s.findings_started.find({rule, sev});
-            e.sample("baton_findings_total", {{"rule", rule}, {"severity", severity_name(sev)}},
+            e.sample("baton_findings_total", {{"rule", rule}, {"severity", diagnose::severity_name(sev)}},
                      it == s.findings_started.end() ? 0.0 : static_cast<double>(it->second));
         }
 
@@ -242,7 +243,7 @@ HttpResponse Service::findings(const AgentState& s) const {
     if (!s.snapshot) return json_error(503, "no findings yet: the agent has just started");
     HttpResponse r;
     r.content_type = kJson;
-    append_findings_json(s.window, *s.findings, *s.indicators, r.body);
+    report::append_findings_json(s.window, *s.findings, *s.indicators, r.body);
     r.body.push_back('\n');
     return r;
 }

@@ -25,7 +25,7 @@ struct ServiceOptions {
     // loopback listener, so that a web page whose name was pointed at 127.0.0.1 (DNS rebinding)
     // reads nothing. Empty: any Host (a listener other machines reach, behind the token).
     std::vector<std::string> allowed_hosts;
-    PrometheusOptions prometheus;
+    store::PrometheusOptions prometheus;
     std::string version, commit;  // baton_build_info
     double interval_seconds = 1;  // for /api/v1/health's staleness rule
 };
@@ -34,7 +34,7 @@ class Service {
   public:
     // `store`: a reading connection to the history database (runs, and the machine history past
     // the memory), used on the HTTP thread only; null without a database.
-    Service(const Agent& agent, ServiceOptions options, History* store = nullptr)
+    Service(const Agent& agent, ServiceOptions options, store::History* store = nullptr)
         : agent_(agent), options_(std::move(options)), store_(store) {}
     HttpResponse handle(const HttpRequest& r);
     void set_options(ServiceOptions o) {
@@ -52,7 +52,7 @@ class Service {
 
     const Agent& agent_;
     ServiceOptions options_;
-    History* store_;
+    store::History* store_;
     // What a sample's snapshot gives, built once per sample: the agent publishes a new snapshot
     // object each tick, so the snapshot each text was built from says whether it is current.
     struct Cache {
@@ -60,7 +60,7 @@ class Service {
         unsigned metrics_options_version = 0;
         std::string metrics;  // the snapshot's families, Prometheus text
         std::string json;
-        SnapshotJsonEncoder json_encoder;
+        store::SnapshotJsonEncoder json_encoder;
     } cache_;
     unsigned options_version_ = 1;
     double last_scrape_seconds_ = -1;  // the previous /metrics's duration, -1 before the first

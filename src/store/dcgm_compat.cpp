@@ -6,7 +6,7 @@
 #include "store/snapshot_fields.hpp"
 #include "store/snapshot_prometheus.hpp"
 
-namespace baton {
+namespace baton::store {
 
 void append_dcgm_compat(const Snapshot& s, Exposition& e) {
     declare_families(e, gpu_fields(), /*dcgm=*/true);
@@ -22,4 +22,4 @@ void append_dcgm_compat(const Snapshot& s, Exposition& e) {
     }
 }
 
-}  // namespace baton
+}  // namespace baton::store

@@ -1,10 +1,10 @@
 #include "store/finding_json.hpp"
 
-namespace baton {
+namespace baton::store {
 
-void write_evidence_json(JsonWriter& w, const std::vector<Evidence>& evidence) {
+void write_evidence_json(JsonWriter& w, const std::vector<diagnose::Evidence>& evidence) {
     w.begin_array();
-    for (const Evidence& e : evidence) {
+    for (const diagnose::Evidence& e : evidence) {
         w.begin_object();
         w.field("metric", e.metric);
         w.optional_field("average", e.average);
@@ -18,10 +18,10 @@ void write_evidence_json(JsonWriter& w, const std::vector<Evidence>& evidence) {
     w.end_array();
 }
 
-void write_finding_json(JsonWriter& w, const Finding& f) {
+void write_finding_json(JsonWriter& w, const diagnose::Finding& f) {
     w.begin_object();
     w.field("rule", f.rule);
-    w.field("severity", severity_name(f.severity));
+    w.field("severity", diagnose::severity_name(f.severity));
     w.field("subject", f.subject);
     w.field("summary", f.summary);
     w.key("evidence");
@@ -32,4 +32,4 @@ void write_finding_json(JsonWriter& w, const Finding& f) {
     w.end_object();
 }
 
-}  // namespace baton
+}  // namespace baton::store

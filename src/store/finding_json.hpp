@@ -7,13 +7,13 @@
 #include "core/json_writer.hpp"
 #include "diagnose/finding.hpp"
 
-namespace baton {
+namespace baton::store {
 
 // Writes `f` as one JSON object at the writer's current position (a value: after a key or
 // inside an array).
-void write_finding_json(JsonWriter& w, const Finding& f);
+void write_finding_json(JsonWriter& w, const diagnose::Finding& f);
 
 // Writes the evidence list alone, as a JSON array.
-void write_evidence_json(JsonWriter& w, const std::vector<Evidence>& evidence);
+void write_evidence_json(JsonWriter& w, const std::vector<diagnose::Evidence>& evidence);
 
-}  // namespace baton
+}  // namespace baton::store

@@ -22,7 +22,7 @@
 #include "store/run_owner.hpp"
 #include "store/sqlite_statement.hpp"
 
-namespace baton {
+namespace baton::store {
 
 Result<std::int64_t> parse_run_id(const std::string& text) {
     const std::optional<std::uint64_t> id = text.size() <= 18 ? text::parse_u64(text) : std::nullopt;
@@ -122,8 +122,8 @@ bool get_f32(const std::string& in, std::size_t& at, float& v) {
 
 // The evidence column as written by add_finding; empty for runs recorded before schema 3, and
 // for text that is not what baton wrote (the finding itself is still read).
-std::vector<Evidence> parse_evidence(const std::string& json) {
-    std::vector<Evidence> out;
+std::vector<diagnose::Evidence> parse_evidence(const std::string& json) {
+    std::vector<diagnose::Evidence> out;
     if (json.empty()) return out;
     const nlohmann::json j = nlohmann::json::parse(json, nullptr, false);
     if (!j.is_array()) return out;
@@ -133,7 +133,7 @@ std::vector<Evidence> parse_evidence(const std::string& json) {
     };
     for (const nlohmann::json& o : j) {
         if (!o.is_object() || !o.contains("metric") || !o["metric"].is_string()) continue;
-        Evidence e;
+        diagnose::Evidence e;
         e.metric = o["metric"].get<std::string>();
         e.average = number(o, "average");
         e.minimum = number(o, "minimum");
@@ -516,7 +516,7 @@ Status History::add_sample(std::int64_t run, const RunSample& s) {
     return Ok{};
 }
 
-Status History::add_finding(std::int64_t run, std::int64_t t_ms, const Finding& f) {
+Status History::add_finding(std::int64_t run, std::int64_t t_ms, const diagnose::Finding& f) {
     Statement st(db_,
                  "INSERT INTO findings (run_id, t_ms, rule, severity, subject, summary, recommendation, evidence) "
                  "VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
@@ -524,7 +524,7 @@ Status History::add_finding(std::int64_t run, std::int64_t t_ms, const Finding& 
     sqlite3_bind_int64(st.get(), 1, run);
     sqlite3_bind_int64(st.get(), 2, t_ms);
     sqlite3_bind_text(st.get(), 3, f.rule.c_str(), -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(st.get(), 4, severity_name(f.severity), -1, SQLITE_STATIC);
+    sqlite3_bind_text(st.get(), 4, diagnose::severity_name(f.severity), -1, SQLITE_STATIC);
     sqlite3_bind_text(st.get(), 5, f.subject.c_str(), -1, SQLITE_TRANSIENT);
     sqlite3_bind_text(st.get(), 6, f.summary.c_str(), -1, SQLITE_TRANSIENT);
     sqlite3_bind_text(st.get(), 7, f.recommendation.c_str(), -1, SQLITE_TRANSIENT);
@@ -765,4 +765,4 @@ std::string History::integrity() {
     return sqlite3_errmsg(db_);
 }
 
-}  // namespace baton
+}  // namespace baton::store

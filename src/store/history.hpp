@@ -23,7 +23,7 @@
 
 struct sqlite3;
 
-namespace baton {
+namespace baton::store {
 
 // A GPU the run's machine had, as seen at its first sample.
 struct RunGpu {
@@ -60,7 +60,7 @@ struct BenchLinkRecord {
 struct RecordedFinding {
     std::int64_t t_ms = 0;
     std::string rule, severity, subject, summary, recommendation;
-    std::vector<Evidence> evidence;  // empty for runs recorded before schema 3
+    std::vector<diagnose::Evidence> evidence;  // empty for runs recorded before schema 3
 };
 
 // One tick of a run, as stored.
@@ -188,7 +188,7 @@ class History {
     Status add_step(std::int64_t run, const StepEvent& e);
     // Several steps in one transaction (what `baton run` drains from the socket each turn).
     Status add_steps(std::int64_t run, const std::vector<StepEvent>& steps);
-    Status add_finding(std::int64_t run, std::int64_t t_ms, const Finding& f);
+    Status add_finding(std::int64_t run, std::int64_t t_ms, const diagnose::Finding& f);
     Status finish_run(std::int64_t run, std::int64_t end_ms, int exit_status, const std::string& summary);
 
     // A bench, recorded whole once it is done (history_bench.cpp): a finished run of kind "bench"
@@ -280,4 +280,4 @@ class History {
     int last_rc_ = 0;  // the result code of exec()'s last failure
 };
 
-}  // namespace baton
+}  // namespace baton::store

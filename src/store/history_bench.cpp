@@ -5,7 +5,7 @@
 #include "store/run_owner.hpp"
 #include "store/sqlite_statement.hpp"
 
-namespace baton {
+namespace baton::store {
 
 using sqlite::column_text;
 using sqlite::db_error;
@@ -102,4 +102,4 @@ Result<std::vector<BenchLinkRecord>> History::bench_links(std::int64_t run) {
     return out;
 }
 
-}  // namespace baton
+}  // namespace baton::store

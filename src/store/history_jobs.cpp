@@ -9,7 +9,7 @@
 #include "store/history.hpp"
 #include "store/sqlite_statement.hpp"
 
-namespace baton {
+namespace baton::store {
 
 using sqlite::column_text;
 using sqlite::db_error;
@@ -253,4 +253,4 @@ Result<bool> History::requeue_job(std::int64_t id, const std::string& note) {
     return sqlite3_changes(db_) == 1;
 }
 
-}  // namespace baton
+}  // namespace baton::store

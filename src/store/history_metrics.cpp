@@ -8,7 +8,7 @@
 #include "store/history.hpp"
 #include "store/sqlite_statement.hpp"
 
-namespace baton {
+namespace baton::store {
 
 using sqlite::column_text;
 using sqlite::db_error;
@@ -107,4 +107,4 @@ Result<std::int64_t> History::prune_metric_minutes(std::int64_t minute) {
     return static_cast<std::int64_t>(sqlite3_changes(db_));
 }
 
-}  // namespace baton
+}  // namespace baton::store

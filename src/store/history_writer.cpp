@@ -8,7 +8,7 @@
 #include "core/clock.hpp"
 #include "core/printable.hpp"
 
-namespace baton {
+namespace baton::store {
 
 namespace {
 
@@ -105,7 +105,7 @@ void HistoryWriter::add_steps(std::vector<StepEvent> steps) {
     if (!steps.empty()) push(std::move(steps));
 }
 
-void HistoryWriter::add_finding(std::int64_t t_ms, Finding f) {
+void HistoryWriter::add_finding(std::int64_t t_ms, diagnose::Finding f) {
     push(FindingAt{t_ms, std::move(f)});
 }
 
@@ -234,4 +234,4 @@ RecordingReport HistoryWriter::finish(std::int64_t end_ms, int exit_status,
     return r;
 }
 
-}  // namespace baton
+}  // namespace baton::store

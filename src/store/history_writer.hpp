@@ -24,7 +24,7 @@
 #include "diagnose/finding.hpp"
 #include "store/history.hpp"
 
-namespace baton {
+namespace baton::store {
 
 // The run as `History::begin_run` records it.
 struct RunHeader {
@@ -66,7 +66,7 @@ class HistoryWriter {
     void set_machine(unsigned cpu_count, std::uint64_t memory_total_bytes, std::vector<RunGpu> gpus);
     void add_sample(RunSample s);
     void add_steps(std::vector<StepEvent> steps);
-    void add_finding(std::int64_t t_ms, Finding f);
+    void add_finding(std::int64_t t_ms, diagnose::Finding f);
 
     // The end of the run: waits for the queue to reach the database (up to `drain_seconds`, or
     // two more failed tries when it is failing), records the end with the text `summary` makes
@@ -88,7 +88,7 @@ class HistoryWriter {
     };
     struct FindingAt {
         std::int64_t t_ms;
-        Finding finding;
+        diagnose::Finding finding;
     };
     struct End {
         std::int64_t end_ms;
@@ -130,4 +130,4 @@ class HistoryWriter {
     std::thread thread_;
 };
 
-}  // namespace baton
+}  // namespace baton::store

@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace baton {
+namespace baton::store {
 
 using nlohmann::json;
 
@@ -47,8 +47,8 @@ Result<std::string> text(const json& j, const char* key, std::size_t max, bool r
     return it->get<std::string>();
 }
 
-Result<Finding> finding_of(const json& j) {
-    Finding f;
+Result<diagnose::Finding> finding_of(const json& j) {
+    diagnose::Finding f;
     Result<std::string> rule = text(j, "rule", 64);
     if (!rule.ok()) return rule.error();
     if (!std::all_of(rule->begin(), rule->end(),
@@ -57,11 +57,11 @@ Result<Finding> finding_of(const json& j) {
     Result<std::string> severity = text(j, "severity", 16);
     if (!severity.ok()) return severity.error();
     if (*severity == "info")
-        f.severity = Severity::info;
+        f.severity = diagnose::Severity::info;
     else if (*severity == "warning")
-        f.severity = Severity::warning;
+        f.severity = diagnose::Severity::warning;
     else if (*severity == "critical")
-        f.severity = Severity::critical;
+        f.severity = diagnose::Severity::critical;
     else
         return make_error("'severity' must be info, warning or critical");
     Result<std::string> subject = text(j, "subject", 256);
@@ -106,7 +106,7 @@ Result<HookEvent> parse_hook_event(std::string_view datagram) {
         e.dropped = static_cast<std::uint64_t>(*dropped);
     }
     if (e.type == "finding") {
-        Result<Finding> f = finding_of(j);
+        Result<diagnose::Finding> f = finding_of(j);
         if (!f.ok()) return f.error();
         e.finding = std::move(*f);
         return e;
@@ -136,4 +136,4 @@ Result<HookEvent> parse_hook_event(std::string_view datagram) {
     return e;
 }
 
-}  // namespace baton
+}  // namespace baton::store

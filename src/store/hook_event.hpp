@@ -12,15 +12,15 @@
 #include "diagnose/finding.hpp"
 #include "store/history.hpp"
 
-namespace baton {
+namespace baton::store {
 
 inline constexpr std::size_t kMaxHookEventBytes = 16384;
 
 struct HookEvent {
-    std::string type;                // "step", "finding" (others are skipped by the reader's caller)
-    std::uint64_t dropped = 0;       // events the sender could not send before this one (cumulative)
-    StepEvent step;                  // for "step"; its t_ms and pid are every event's time and sender
-    std::optional<Finding> finding;  // for "finding": from baton.torch.check()
+    std::string type;                          // "step", "finding" (others are skipped by the reader's caller)
+    std::uint64_t dropped = 0;                 // events the sender could not send before this one (cumulative)
+    StepEvent step;                            // for "step"; its t_ms and pid are every event's time and sender
+    std::optional<diagnose::Finding> finding;  // for "finding": from baton.torch.check()
 };
 
 // Parses one datagram. Keys: type (string), t (unix ms), pid, dropped; for "step": rank, step,
@@ -30,4 +30,4 @@ struct HookEvent {
 // length. Unknown keys are ignored.
 Result<HookEvent> parse_hook_event(std::string_view datagram);
 
-}  // namespace baton
+}  // namespace baton::store

@@ -2,7 +2,7 @@
 
 #include <iterator>
 
-namespace baton {
+namespace baton::store {
 
 namespace {
 
@@ -24,4 +24,4 @@ bool is_final(JobState s) {
     return s == JobState::done || s == JobState::failed || s == JobState::cancelled || s == JobState::lost;
 }
 
-}  // namespace baton
+}  // namespace baton::store

@@ -5,7 +5,7 @@
 #include <optional>
 #include <string>
 
-namespace baton {
+namespace baton::store {
 
 enum class JobState { queued, held, starting, running, done, failed, cancelled, lost };
 
@@ -16,4 +16,4 @@ std::optional<JobState> state_from_name(const std::string& name);
 // done, failed, cancelled, lost: the job will not run again (unless retried, as a new attempt).
 bool is_final(JobState s);
 
-}  // namespace baton
+}  // namespace baton::store

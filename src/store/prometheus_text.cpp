@@ -5,7 +5,7 @@
 
 #include "core/printable.hpp"
 
-namespace baton {
+namespace baton::store {
 
 void append_label_value(std::string_view value, std::string& out) {
     for (std::size_t i = 0; i < value.size();) {
@@ -70,4 +70,4 @@ void Exposition::write(std::string& out) const {
     }
 }
 
-}  // namespace baton
+}  // namespace baton::store

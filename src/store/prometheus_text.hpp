@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-namespace baton {
+namespace baton::store {
 
 class Exposition {
   public:
@@ -48,4 +48,4 @@ class Exposition {
 // double quote and newline escaped. Appended to `out`.
 void append_label_value(std::string_view value, std::string& out);
 
-}  // namespace baton
+}  // namespace baton::store

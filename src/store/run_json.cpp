@@ -3,7 +3,7 @@
 #include "core/clock.hpp"
 #include "core/json_writer.hpp"
 
-namespace baton {
+namespace baton::store {
 
 void append_run_json(const RunRecord& r, std::string& out, const std::vector<RecordedFinding>* findings) {
     JsonWriter w(out);
@@ -52,4 +52,4 @@ void append_run_json(const RunRecord& r, std::string& out, const std::vector<Rec
     w.end_object();
 }
 
-}  // namespace baton
+}  // namespace baton::store

@@ -7,10 +7,10 @@
 
 #include "store/history.hpp"
 
-namespace baton {
+namespace baton::store {
 
 // One run as a JSON object, without a newline; with its machine, findings and summary when
 // `findings` is given (baton runs show --json).
 void append_run_json(const RunRecord& r, std::string& out, const std::vector<RecordedFinding>* findings = nullptr);
 
-}  // namespace baton
+}  // namespace baton::store

@@ -8,7 +8,7 @@
 #include "sample/linux/kept_file.hpp"
 #include "sample/linux/proc_pid_stat.hpp"
 
-namespace baton {
+namespace baton::store {
 
 namespace {
 
@@ -79,4 +79,4 @@ bool owner_alive(const RunOwner& owner) {
     return true;
 }
 
-}  // namespace baton
+}  // namespace baton::store

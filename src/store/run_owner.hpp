@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-namespace baton {
+namespace baton::store {
 
 struct RunOwner {
     std::int64_t pid = 0;
@@ -37,4 +37,4 @@ std::optional<RunOwner> parse_owner_token(std::string_view token);
 // The start time of `pid` in clock ticks after boot, from `proc_root`/PID/stat.
 std::optional<std::uint64_t> process_start_ticks(std::int64_t pid, const std::string& proc_root = "/proc");
 
-}  // namespace baton
+}  // namespace baton::store

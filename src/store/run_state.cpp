@@ -2,7 +2,7 @@
 
 #include <iterator>
 
-namespace baton {
+namespace baton::store {
 
 namespace {
 
@@ -34,4 +34,4 @@ std::optional<RunKind> run_kind_from_name(const std::string& name) {
     return from_name<RunKind>(kRunKinds, name);
 }
 
-}  // namespace baton
+}  // namespace baton::store

@@ -5,7 +5,7 @@
 #include <optional>
 #include <string>
 
-namespace baton {
+namespace baton::store {
 
 // running: recording (or its recorder died: a reader that finds the owner gone says interrupted).
 enum class RunState { running, finished, interrupted };
@@ -17,4 +17,4 @@ enum class RunKind { run, bench };
 const char* run_kind_name(RunKind k);
 std::optional<RunKind> run_kind_from_name(const std::string& name);
 
-}  // namespace baton
+}  // namespace baton::store

@@ -5,7 +5,7 @@
 #include "core/json_writer.hpp"
 #include "store/prometheus_text.hpp"
 
-namespace baton {
+namespace baton::store {
 
 namespace {
 
@@ -461,4 +461,4 @@ BATON_FIELD_FUNCTIONS(GpuInfo)
 BATON_FIELD_FUNCTIONS(GpuProcess)
 #undef BATON_FIELD_FUNCTIONS
 
-}  // namespace baton
+}  // namespace baton::store

@@ -24,8 +24,11 @@
 #include "sample/snapshot.hpp"
 
 namespace baton {
-
 class JsonWriter;
+}
+
+namespace baton::store {
+
 class Exposition;
 
 // A member of record R that holds one scalar. std::optional: absent when unknown (the JSON key
@@ -156,4 +159,4 @@ template <class R>
 void sample_fields(Exposition& e, const FieldTable<R>& t, const R& r,
                    const std::vector<std::pair<const char*, std::string>>& labels, bool dcgm = false);
 
-}  // namespace baton
+}  // namespace baton::store

@@ -4,7 +4,7 @@
 #include "core/json_writer.hpp"
 #include "store/snapshot_fields.hpp"
 
-namespace baton {
+namespace baton::store {
 
 namespace {
 
@@ -254,4 +254,4 @@ void SnapshotJsonEncoder::append(const Snapshot& s, std::string& out) {
     w.finish();
 }
 
-}  // namespace baton
+}  // namespace baton::store

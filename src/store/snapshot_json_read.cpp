@@ -11,7 +11,7 @@
 #include "core/clock.hpp"
 #include "store/snapshot_fields.hpp"
 
-namespace baton {
+namespace baton::store {
 
 namespace {
 
@@ -337,8 +337,8 @@ Result<Snapshot> parse_snapshot_json(std::string_view text) {
     }
 }
 
-Result<Window> read_snapshot_stream(std::istream& in, const std::string& path) {
-    Window w;
+Result<diagnose::Window> read_snapshot_stream(std::istream& in, const std::string& path) {
+    diagnose::Window w;
     std::string line;
     // Whether the recording carried its own monotonic clock; one file is one kind or the other.
     std::optional<bool> recorded_monotonic;
@@ -370,4 +370,4 @@ Result<Window> read_snapshot_stream(std::istream& in, const std::string& path) {
     return w;
 }
 
-}  // namespace baton
+}  // namespace baton::store

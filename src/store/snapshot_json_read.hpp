@@ -11,7 +11,7 @@
 #include "diagnose/series.hpp"
 #include "sample/snapshot.hpp"
 
-namespace baton {
+namespace baton::store {
 
 Result<Snapshot> parse_snapshot_json(std::string_view text);
 
@@ -23,6 +23,6 @@ Result<Snapshot> parse_snapshot_json(std::string_view text);
 // step too. A clock going back is a file put together from several recordings and is refused:
 // `monotonic_seconds` going back, or, in an older recording, the host's uptime (CLOCK_BOOTTIME,
 // which never steps) going back.
-Result<Window> read_snapshot_stream(std::istream& in, const std::string& name);
+Result<diagnose::Window> read_snapshot_stream(std::istream& in, const std::string& name);
 
-}  // namespace baton
+}  // namespace baton::store

@@ -9,7 +9,7 @@
 #include "sample/process_lookup.hpp"
 #include "store/snapshot_fields.hpp"
 
-namespace baton {
+namespace baton::store {
 
 namespace {
 
@@ -195,4 +195,4 @@ void append_snapshot_prometheus(const Snapshot& s, const PrometheusOptions& o, s
     e.write(out);
 }
 
-}  // namespace baton
+}  // namespace baton::store

@@ -12,7 +12,7 @@
 #include "sample/snapshot.hpp"
 #include "store/prometheus_text.hpp"
 
-namespace baton {
+namespace baton::store {
 
 struct PrometheusOptions {
     // Processes with series of their own (CPU time, resident memory): the top N by CPU. Processes
@@ -31,4 +31,4 @@ void append_snapshot_prometheus(const Snapshot& snap, const PrometheusOptions& o
 // The dcgm-exporter compatible families (called by append_snapshot_prometheus with dcgm_compat).
 void append_dcgm_compat(const Snapshot& snap, Exposition& e);
 
-}  // namespace baton
+}  // namespace baton::store

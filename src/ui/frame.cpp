@@ -2,17 +2,17 @@
 
 namespace baton::ui {
 
-Style style_for(Level l) {
+Style style_for(diagnose::Level l) {
     switch (l) {
-        case Level::low:
+        case diagnose::Level::low:
             return Style::low;
-        case Level::best:
+        case diagnose::Level::best:
             return Style::best;
-        case Level::elevated:
+        case diagnose::Level::elevated:
             return Style::elevated;
-        case Level::alarm:
+        case diagnose::Level::alarm:
             return Style::alarm;
-        case Level::unknown:
+        case diagnose::Level::unknown:
             break;
     }
     return Style::dim;

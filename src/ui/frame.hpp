@@ -28,7 +28,7 @@ enum class Style : std::uint8_t {
     status,    // the status line
 };
 
-Style style_for(Level l);
+Style style_for(diagnose::Level l);
 // "plain", "dim", "title", "low", "best", "elevated", "alarm", "column", "selected", "status".
 const char* style_name(Style s);
 

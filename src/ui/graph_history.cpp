@@ -42,7 +42,7 @@ void GraphHistory::add(const Snapshot& s) {
         if (info.stale || info.lost) continue;  // stale values are an earlier tick's: a gap, not a repeat
         it->utilization[slot] = value(info.utilization_percent);
         it->sm_activity[slot] = value(info.sm_activity_percent);
-        it->memory[slot] = value(gpu_memory_percent(info));
+        it->memory[slot] = value(diagnose::gpu_memory_percent(info));
     }
 }
 

@@ -225,7 +225,7 @@ Result<int> run_top_interactive(const TopOptions& o) {
     catch_stop_signals();
     auto collector = std::make_unique<Collector>(o.sampler, o.delay_seconds, history_capacity(o));
     ViewState view = o.view;
-    IndicatorWindow window(o.thresholds);
+    diagnose::IndicatorWindow window(o.thresholds);
     Snapshot shown;
     GraphHistory history(history_capacity(o));
     std::uint64_t seen = 0;
@@ -293,7 +293,7 @@ int run_top_batch(const TopOptions& options) {
     int w = 0, h = 0;
     frame_size(o, w, h);
     Sampler sampler(o.sampler);
-    IndicatorWindow window(o.thresholds);
+    diagnose::IndicatorWindow window(o.thresholds);
     Snapshot snap;
     GraphHistory history(history_capacity(o));
     TopInput input;
@@ -326,7 +326,7 @@ std::string top_once(const TopOptions& options, bool marked) {
     Sampler sampler(o.sampler);
     Snapshot snap;
     sampler.take(snap);
-    IndicatorWindow window(o.thresholds);
+    diagnose::IndicatorWindow window(o.thresholds);
     window.add(snap);
     TopInput input;
     input.snapshot = &snap;

@@ -147,12 +147,13 @@ std::vector<Line> Layout::gpus() const {
         p.push_back(bar_piece(g.utilization_percent.value_or(0), util_style, 3, 20));
         p.push_back(text_piece(percent_text(g.utilization_percent), util_style, 0, false));
         if (any_sm) p.push_back(text_piece("SM" + percent_text(g.sm_activity_percent), util_style, 6));
-        auto mem = gpu_memory_percent(g);
+        auto mem = diagnose::gpu_memory_percent(g);
         // The colour is the judgement: on a GPU in MIG mode its fullest MIG device's (a slice runs
         // out at its own size), while the bar shows the whole GPU.
-        const auto judged = judged_memory_percent(g);
+        const auto judged = diagnose::judged_memory_percent(g);
         const Style mem_style =
-            g.stale ? Style::dim : (judged ? style_for(gpu_memory_level(in_.thresholds, *judged)) : Style::dim);
+            g.stale ? Style::dim
+                    : (judged ? style_for(diagnose::gpu_memory_level(in_.thresholds, *judged)) : Style::dim);
         p.push_back(bar_piece(mem.value_or(0), mem_style, 3, 20));
         std::string mem_text = g.memory_used_bytes && g.memory_total_bytes
                                    ? compact_bytes(static_cast<double>(*g.memory_used_bytes)) + "/" +
@@ -280,10 +281,10 @@ std::vector<Line> Layout::gpu_details(const GpuInfo& g) const {
     for (const MigInstance& m : g.mig_instances) {
         std::vector<Piece> p;
         p.push_back(text_piece(indent + "MIG", Style::dim, 0, false));
-        p.push_back(text_piece(pad_right(mig_profile(m.name), 8), Style::title));
+        p.push_back(text_piece(pad_right(diagnose::mig_profile(m.name), 8), Style::title));
         p.push_back(text_piece(fmt::format("GI {} CI {}", m.gpu_instance_id, m.compute_instance_id), Style::plain, 0));
-        const std::optional<double> used = mig_memory_percent(m);
-        const Style mem_style = used ? style_for(gpu_memory_level(in_.thresholds, *used)) : Style::dim;
+        const std::optional<double> used = diagnose::mig_memory_percent(m);
+        const Style mem_style = used ? style_for(diagnose::gpu_memory_level(in_.thresholds, *used)) : Style::dim;
         p.push_back(bar_piece(used.value_or(0), mem_style, 3, 12, 3));
         p.push_back(text_piece(m.memory_used_bytes && m.memory_total_bytes
                                    ? compact_bytes(static_cast<double>(*m.memory_used_bytes)) + "/" +
@@ -309,7 +310,7 @@ std::vector<Line> Layout::gpu_details(const GpuInfo& g) const {
 Line Layout::cpu_total() const {
     const CpuTimes& t = s_.cpu.total;
     const Style cpu_style =
-        t.utilization_percent ? style_for(cpu_level(in_.thresholds, *t.utilization_percent)) : Style::dim;
+        t.utilization_percent ? style_for(diagnose::cpu_level(in_.thresholds, *t.utilization_percent)) : Style::dim;
     std::vector<Piece> p;
     p.push_back(text_piece("CPU ", Style::title));
     p.push_back(bar_piece(t.utilization_percent.value_or(0), cpu_style, 3, 30));
@@ -319,7 +320,8 @@ Line Layout::cpu_total() const {
     };
     p.push_back(text_piece(part("usr", t.user_percent), Style::plain, 4));
     p.push_back(text_piece(part("sys", t.system_percent), Style::plain, 4));
-    const Style io_style = t.iowait_percent ? style_for(iowait_level(in_.thresholds, *t.iowait_percent)) : Style::dim;
+    const Style io_style =
+        t.iowait_percent ? style_for(diagnose::iowait_level(in_.thresholds, *t.iowait_percent)) : Style::dim;
     p.push_back(text_piece(part("iow", t.iowait_percent), io_style, 6));
     p.push_back(text_piece(part("st", t.steal_percent), Style::plain, 2));
     p.push_back(text_piece(fmt::format("load {:.2f} {:.2f} {:.2f}", s_.cpu.load_average[0], s_.cpu.load_average[1],
@@ -347,8 +349,9 @@ std::vector<Line> Layout::cpu_cores(int max_rows) const {
                 const int i = r * per_row + c;
                 if (i >= n) break;
                 const CpuTimes& t = cores[static_cast<std::size_t>(i)].times;
-                const Style st =
-                    t.utilization_percent ? style_for(cpu_level(in_.thresholds, *t.utilization_percent)) : Style::dim;
+                const Style st = t.utilization_percent
+                                     ? style_for(diagnose::cpu_level(in_.thresholds, *t.utilization_percent))
+                                     : Style::dim;
                 if (c > 0) l.add(" ");
                 l.add(pad_left(std::to_string(cores[static_cast<std::size_t>(i)].id), 4), Style::dim);
                 l.add("[", Style::dim);
@@ -371,7 +374,7 @@ std::vector<Line> Layout::cpu_cores(int max_rows) const {
             const CpuTimes& t = cores[static_cast<std::size_t>(i)].times;
             const double u = std::clamp(t.utilization_percent.value_or(0), 0.0, 100.0);
             const int k = static_cast<int>(std::lround(u / 100.0 * 8));
-            const Style st = t.utilization_percent ? style_for(cpu_level(in_.thresholds, u)) : Style::dim;
+            const Style st = t.utilization_percent ? style_for(diagnose::cpu_level(in_.thresholds, u)) : Style::dim;
             l.add(v_.ascii ? ascii_levels[k] : levels[k], st);
         }
         out.push_back(std::move(l));
@@ -401,8 +404,8 @@ Line Layout::swap() const {
     const SwapStats& sw = s_.swap;
     const double used =
         sw.total_bytes ? 100.0 * static_cast<double>(sw.used_bytes) / static_cast<double>(sw.total_bytes) : 0;
-    auto traffic = swap_traffic(sw);
-    const Style st = traffic ? style_for(swap_level(in_.thresholds, *traffic)) : Style::dim;
+    auto traffic = diagnose::swap_traffic(sw);
+    const Style st = traffic ? style_for(diagnose::swap_level(in_.thresholds, *traffic)) : Style::dim;
     std::vector<Piece> p;
     p.push_back(text_piece("Swp ", Style::title));
     p.push_back(bar_piece(used, Style::plain, 3, 30));
@@ -536,16 +539,18 @@ std::vector<Line> Layout::graphs(int budget) const {
                               : std::nullopt;
     strip("Host", "",
           {{"cpu", GraphSeries::cpu, t.utilization_percent,
-            t.utilization_percent ? style_for(cpu_level(in_.thresholds, *t.utilization_percent)) : Style::plain},
+            t.utilization_percent ? style_for(diagnose::cpu_level(in_.thresholds, *t.utilization_percent))
+                                  : Style::plain},
            {"mem", GraphSeries::memory, mem_now, Style::plain}},
           true);
     for (const GpuInfo* g : gpus) {
         const Style util_style = g->stale ? Style::dim : Style::plain;
-        const auto mem = gpu_memory_percent(*g);
+        const auto mem = diagnose::gpu_memory_percent(*g);
         std::vector<GraphCell> row_cells{{"util", GraphSeries::gpu_utilization, g->utilization_percent, util_style}};
         if (any_sm) row_cells.push_back({"SM", GraphSeries::gpu_sm_activity, g->sm_activity_percent, util_style});
-        row_cells.push_back({"mem", GraphSeries::gpu_memory, mem,
-                             g->stale || !mem ? Style::dim : style_for(gpu_memory_level(in_.thresholds, *mem))});
+        row_cells.push_back(
+            {"mem", GraphSeries::gpu_memory, mem,
+             g->stale || !mem ? Style::dim : style_for(diagnose::gpu_memory_level(in_.thresholds, *mem))});
         strip(fmt::format("GPU{}", g->index), g->uuid, row_cells, false);
     }
     return out;
@@ -738,7 +743,7 @@ Line Layout::status() const {
         l.add("no threshold breached", Style::status);
     } else {
         std::string text;
-        for (const Breach& b : in_.breaches) text += (text.empty() ? "" : "  |  ") + b.text;
+        for (const diagnose::Breach& b : in_.breaches) text += (text.empty() ? "" : "  |  ") + b.text;
         l.add(text, Style::alarm);
     }
     std::string hint = "  h help  q quit";

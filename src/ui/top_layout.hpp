@@ -25,7 +25,7 @@ struct SelfUsage {
 
 struct TopInput {
     const Snapshot* snapshot = nullptr;
-    std::vector<Breach> breaches;
+    std::vector<diagnose::Breach> breaches;
     Thresholds thresholds;
     SelfUsage self;
     const GraphHistory* history = nullptr;  // the graphs' past; none: no graphs

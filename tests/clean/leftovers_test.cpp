@@ -12,6 +12,7 @@
 #include "store/run_owner.hpp"
 
 using namespace baton;
+using namespace baton::store;
 using namespace baton::clean;
 
 namespace {

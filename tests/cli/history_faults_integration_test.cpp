@@ -212,19 +212,19 @@ TEST(HistoryFaultsCli, EveryReaderFailsOnADamagedHistory) {
     TempDir d;
     const std::string db = d.path() + "/baton.db";
     {
-        auto h = baton::History::open(db);
+        auto h = baton::store::History::open(db);
         for (int r = 0; r < 2; ++r) {
             auto id = h->begin_run("run", "python train.py", "/", "box", 1000);
-            baton::Finding f;
+            baton::diagnose::Finding f;
             f.rule = "input_bound";
-            f.severity = baton::Severity::warning;
+            f.severity = baton::diagnose::Severity::warning;
             f.subject = "job";
             f.summary = std::string(300, 's');
             f.recommendation = "more workers";
-            std::vector<baton::StepEvent> steps(300);
+            std::vector<baton::store::StepEvent> steps(300);
             for (int i = 0; i < 300; ++i) {
                 ASSERT_TRUE(h->add_finding(*id, 1000 + i, f).ok());
-                baton::RunSample s;
+                baton::store::RunSample s;
                 s.t_ms = 1000 + i;
                 s.gpus.resize(8);
                 ASSERT_TRUE(h->add_sample(*id, s).ok());
@@ -392,7 +392,7 @@ TEST(HistoryFaultsCli, EventsDirectoriesOfKilledBatonsAreRemoved) {
     // Left by a killed baton of this user (no such pid), by a living one (this test), and a
     // directory of another name: only the first goes.
     const std::string stale = base + "/baton-events-4194304-1-abcdef";
-    const baton::RunOwner me = baton::current_owner();
+    const baton::store::RunOwner me = baton::store::current_owner();
     const std::string alive =
         base + "/baton-events-" + std::to_string(me.pid) + "-" + std::to_string(me.start_ticks.value_or(0)) + "-ghijkl";
     for (const std::string& dir : {stale, alive, base + "/other"}) {

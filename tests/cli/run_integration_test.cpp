@@ -302,9 +302,9 @@ TEST(RunCommand, RunsShowExportPrune) {
     EXPECT_EQ(run({baton_binary(), "runs", "export", "1", "--json", "--format", "csv", "--db", db}).exit_code, 2);
     // The hook's steps, in seconds.
     {
-        auto h = baton::History::open(db);
+        auto h = baton::store::History::open(db);
         ASSERT_TRUE(h.ok());
-        baton::StepEvent e;
+        baton::store::StepEvent e;
         e.t_ms = 1000;
         e.pid = 42;
         e.step = 7;
@@ -339,9 +339,9 @@ TEST(RunCommand, RunsShowExportPrune) {
     EXPECT_EQ(run({baton_binary(), "runs", "export", "1", "--format", "xml", "--db", db}).exit_code, 2);
     // Prune: --dry-run deletes nothing; a real prune gives the space back.
     {
-        auto h = baton::History::open(db);
+        auto h = baton::store::History::open(db);
         ASSERT_TRUE(h.ok());
-        baton::RunSample s;
+        baton::store::RunSample s;
         s.gpus.resize(4);
         for (int i = 0; i < 20000; ++i) {
             s.t_ms = 1000 + i;
@@ -391,12 +391,12 @@ TEST(RunCommand, CompareTwoRuns) {
     EXPECT_EQ(r.out.find("throughput"), std::string::npos) << r.out;  // no hook, no throughput row
     // With the hook's steps (as baton run stores them): throughput, step time and data wait compared.
     {
-        auto h = baton::History::open(db);
+        auto h = baton::store::History::open(db);
         ASSERT_TRUE(h.ok());
         for (std::int64_t run_id : {1, 2}) {
-            std::vector<baton::StepEvent> steps;
+            std::vector<baton::store::StepEvent> steps;
             for (int i = 0; i < 10; ++i) {
-                baton::StepEvent e;
+                baton::store::StepEvent e;
                 e.t_ms = 1000 + i;
                 e.step = i;
                 e.step_ms = run_id == 1 ? 100 : 50;  // run 2 twice as fast
@@ -424,16 +424,16 @@ TEST(RunCommand, CompareMatchesFindingsAcrossRuns) {
     TempDir d;
     const std::string db = d.path() + "/baton.db";
     {
-        auto h = baton::History::open(db);
+        auto h = baton::store::History::open(db);
         ASSERT_TRUE(h.ok());
         auto finding = [](const char* rule, const char* subject, double average) {
-            baton::Finding f;
+            baton::diagnose::Finding f;
             f.rule = rule;
-            f.severity = baton::Severity::warning;
+            f.severity = baton::diagnose::Severity::warning;
             f.subject = subject;
             f.summary = "s";
             f.recommendation = "r";
-            baton::Evidence e;
+            baton::diagnose::Evidence e;
             e.metric = "steps.data_wait_percent";
             e.average = average;
             e.threshold = "> 5";

@@ -33,3 +33,11 @@ TEST(Units, RatesAndSizesForPeople) {
     EXPECT_EQ(format_size(3390242406ull), "3.2 GiB");
     EXPECT_EQ(format_size(1023), "1023 B");
 }
+
+TEST(Units, GibIsAlwaysGibWithItsDecimals) {
+    EXPECT_EQ(format_gib(30.0 * (1ull << 30)), "30.0 GiB");
+    EXPECT_EQ(format_gib(512.0 * (1 << 20)), "0.5 GiB");
+    EXPECT_EQ(format_gib(80.0 * (1ull << 30), 0), "80 GiB");
+    EXPECT_EQ(format_gib(1.25 * (1ull << 30), 2), "1.25 GiB");
+    EXPECT_EQ(format_gib(0), "0.0 GiB");
+}

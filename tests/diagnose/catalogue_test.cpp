@@ -21,7 +21,7 @@ TEST(FindingsCatalogue, OneSectionPerRule) {
         if (line.rfind("## ", 0) == 0) sections.insert(line.substr(3));
     sections.erase("JSON output");
     sections.erase("Exit status");
-    std::set<std::string> ids(baton::rule_ids().begin(), baton::rule_ids().end());
+    std::set<std::string> ids(baton::diagnose::rule_ids().begin(), baton::diagnose::rule_ids().end());
     ids.insert(baton::run::run_finding_ids().begin(), baton::run::run_finding_ids().end());  // baton run's own
     // The Python hook's checks (python/baton/checks.py): each `_finding("rule_id", ...`.
     std::ifstream py(baton::test::source_dir() + "/python/baton/checks.py");

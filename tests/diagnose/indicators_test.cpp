@@ -4,6 +4,7 @@
 #include "diagnose/indicators.hpp"
 
 using namespace baton;
+using namespace baton::diagnose;
 
 namespace {
 

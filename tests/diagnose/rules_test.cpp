@@ -9,6 +9,7 @@
 #include "diagnose/rules.hpp"
 
 using namespace baton;
+using namespace baton::diagnose;
 
 namespace {
 
@@ -102,12 +103,13 @@ const Thresholds kT;
 }  // namespace
 
 TEST(Rules, HealthyWindowHasNoFindings) {
-    EXPECT_TRUE(diagnose(window(), kT).empty()) << ::testing::PrintToString(rules_of(diagnose(window(), kT)));
-    EXPECT_TRUE(diagnose(Window{}, kT).empty());
+    EXPECT_TRUE(diagnose::diagnose(window(), kT).empty())
+        << ::testing::PrintToString(rules_of(diagnose::diagnose(window(), kT)));
+    EXPECT_TRUE(diagnose::diagnose(Window{}, kT).empty());
 }
 
 TEST(Rules, CpuLoadHighNeedsToBeSustained) {
-    auto f = diagnose(window([](Snapshot& s, int) { s.cpu.total.utilization_percent = 92; }), kT);
+    auto f = diagnose::diagnose(window([](Snapshot& s, int) { s.cpu.total.utilization_percent = 92; }), kT);
     const Finding* x = find_rule(f, "cpu_load_high");
     ASSERT_NE(x, nullptr);
     EXPECT_EQ(x->severity, Severity::warning);
@@ -118,27 +120,28 @@ TEST(Rules, CpuLoadHighNeedsToBeSustained) {
     EXPECT_DOUBLE_EQ(*x->evidence[0].breach_share, 1.0);
     EXPECT_EQ(x->evidence[0].threshold, "> 80");
     // Busy in only a third of the samples: not sustained.
-    f = diagnose(window([](Snapshot& s, int i) { s.cpu.total.utilization_percent = i % 3 == 0 ? 95 : 40; }), kT);
+    f = diagnose::diagnose(window([](Snapshot& s, int i) { s.cpu.total.utilization_percent = i % 3 == 0 ? 95 : 40; }),
+                           kT);
     EXPECT_EQ(find_rule(f, "cpu_load_high"), nullptr);
 }
 
 TEST(Rules, SwapActiveAndThrash) {
-    auto f = diagnose(window([](Snapshot& s, int) { s.swap.out_bytes_per_second = 3e6; }), kT);
+    auto f = diagnose::diagnose(window([](Snapshot& s, int) { s.swap.out_bytes_per_second = 3e6; }), kT);
     EXPECT_EQ(rules_of(f), (std::vector<std::string>{"swap_active"}));
-    f = diagnose(window([](Snapshot& s, int) {
-                     s.swap.in_bytes_per_second = 2e6;
-                     s.swap.out_bytes_per_second = 2e6;
-                 }),
-                 kT);
+    f = diagnose::diagnose(window([](Snapshot& s, int) {
+                               s.swap.in_bytes_per_second = 2e6;
+                               s.swap.out_bytes_per_second = 2e6;
+                           }),
+                           kT);
     EXPECT_EQ(rules_of(f), (std::vector<std::string>{"swap_active", "swap_thrash"}));
     EXPECT_EQ(f[0].rule, "swap_thrash");  // critical first
     EXPECT_EQ(f[0].severity, Severity::critical);
 }
 
 TEST(Rules, IoWaitHighOnTheAverage) {
-    auto f = diagnose(window([](Snapshot& s, int) { s.cpu.total.iowait_percent = 8; }), kT);
+    auto f = diagnose::diagnose(window([](Snapshot& s, int) { s.cpu.total.iowait_percent = 8; }), kT);
     EXPECT_EQ(rules_of(f), (std::vector<std::string>{"io_wait_high"}));
-    f = diagnose(window([](Snapshot& s, int) { s.cpu.total.iowait_percent = 4; }), kT);
+    f = diagnose::diagnose(window([](Snapshot& s, int) { s.cpu.total.iowait_percent = 4; }), kT);
     EXPECT_TRUE(f.empty());
 }
 
@@ -149,7 +152,7 @@ TEST(Rules, InputBoundWhenTheJobsCpusAreSaturated) {
         for (ProcessInfo& p : s.processes)
             if (p.pid >= 100) p.cpu_percent = 98;
     };
-    auto f = diagnose(window(starved), kT);
+    auto f = diagnose::diagnose(window(starved), kT);
     const Finding* x = find_rule(f, "input_bound");
     ASSERT_NE(x, nullptr) << ::testing::PrintToString(rules_of(f));
     EXPECT_EQ(x->subject, "gpu:0");
@@ -158,14 +161,14 @@ TEST(Rules, InputBoundWhenTheJobsCpusAreSaturated) {
     ASSERT_TRUE(x->snippet);
     EXPECT_NE(x->snippet->find("num_workers=7, pin_memory=True, persistent_workers=True"), std::string::npos);
     // Healthy twin: the same busy workers, but the GPU is busy too.
-    f = diagnose(window([](Snapshot& s, int) {
-                     for (ProcessInfo& p : s.processes)
-                         if (p.pid >= 100) p.cpu_percent = 98;
-                 }),
-                 kT);
+    f = diagnose::diagnose(window([](Snapshot& s, int) {
+                               for (ProcessInfo& p : s.processes)
+                                   if (p.pid >= 100) p.cpu_percent = 98;
+                           }),
+                           kT);
     EXPECT_EQ(find_rule(f, "input_bound"), nullptr);
     // Starved GPU but idle CPUs: not input bound (something else, e.g. synchronisation).
-    f = diagnose(window([](Snapshot& s, int) { s.gpus[0].utilization_percent = 30; }), kT);
+    f = diagnose::diagnose(window([](Snapshot& s, int) { s.gpus[0].utilization_percent = 30; }), kT);
     EXPECT_EQ(find_rule(f, "input_bound"), nullptr);
 }
 
@@ -177,7 +180,7 @@ TEST(Rules, InputBoundCountsTheWorkersNotTheWaitingTrainer) {
         for (ProcessInfo& p : s.processes)
             if (p.pid >= 100) p.cpu_percent = p.pid == 100 ? 20 : p.pid <= 102 ? 96 : 1;
     };
-    auto f = diagnose(window(starved), kT);
+    auto f = diagnose::diagnose(window(starved), kT);
     const Finding* x = find_rule(f, "input_bound");
     ASSERT_NE(x, nullptr) << ::testing::PrintToString(rules_of(f));
     EXPECT_NE(x->summary.find("keeps its CPUs 96 % busy"), std::string::npos) << x->summary;
@@ -196,30 +199,30 @@ TEST(Rules, InputBoundCountsTheWorkersNotTheWaitingTrainer) {
         };
     };
     // The same trainer with num_workers=0: it loads its data itself, at 20 %: not input bound ...
-    f = diagnose(window(alone_at(20)), kT);
+    f = diagnose::diagnose(window(alone_at(20)), kT);
     EXPECT_EQ(find_rule(f, "input_bound"), nullptr);
     // Workers that exit at the end of the window (the end of a run) still count in the advice.
-    f = diagnose(window([&](Snapshot& s, int i) {
-                     starved(s, i);
-                     if (i >= 28) without_workers(s);
-                 }),
-                 kT);
+    f = diagnose::diagnose(window([&](Snapshot& s, int i) {
+                               starved(s, i);
+                               if (i >= 28) without_workers(s);
+                           }),
+                           kT);
     x = find_rule(f, "input_bound");
     ASSERT_NE(x, nullptr);
     EXPECT_NE(x->recommendation.find("its 4 DataLoader worker(s)"), std::string::npos) << x->recommendation;
     // ... and a trainer without workers at a full core is input bound too.
-    f = diagnose(window(alone_at(99)), kT);
+    f = diagnose::diagnose(window(alone_at(99)), kT);
     EXPECT_NE(find_rule(f, "input_bound"), nullptr);
 }
 
 TEST(Rules, InputBoundAtTheCpuLimitSuggestsGpuAugmentation) {
-    auto f = diagnose(window([](Snapshot& s, int) {
-                          s.gpus[0].utilization_percent = 25;
-                          s.cpu.total.utilization_percent = 97;
-                          for (std::uint32_t pid = 105; pid < 112; ++pid)
-                              s.processes.push_back(proc(pid, 100, "python", 99));
-                      }),
-                      kT);
+    auto f = diagnose::diagnose(window([](Snapshot& s, int) {
+                                    s.gpus[0].utilization_percent = 25;
+                                    s.cpu.total.utilization_percent = 97;
+                                    for (std::uint32_t pid = 105; pid < 112; ++pid)
+                                        s.processes.push_back(proc(pid, 100, "python", 99));
+                                }),
+                                kT);
     const Finding* x = find_rule(f, "input_bound");
     ASSERT_NE(x, nullptr);
     EXPECT_NE(x->recommendation.find("move augmentation to the GPU"), std::string::npos) << x->recommendation;
@@ -231,23 +234,23 @@ TEST(Rules, IoBoundNeedsIoWaitAndABusyDisk) {
         s.cpu.total.iowait_percent = 30;
         s.disks[0].busy_percent = 98;
     };
-    auto f = diagnose(window(io), kT);
+    auto f = diagnose::diagnose(window(io), kT);
     const Finding* x = find_rule(f, "io_bound");
     ASSERT_NE(x, nullptr) << ::testing::PrintToString(rules_of(f));
     EXPECT_EQ(x->subject, "disk:nvme0n1");
     EXPECT_NE(find_rule(f, "io_wait_high"), nullptr);
-    f = diagnose(window([](Snapshot& s, int) {
-                     s.gpus[0].utilization_percent = 20;
-                     s.cpu.total.iowait_percent = 30;
-                 }),
-                 kT);
+    f = diagnose::diagnose(window([](Snapshot& s, int) {
+                               s.gpus[0].utilization_percent = 20;
+                               s.cpu.total.iowait_percent = 30;
+                           }),
+                           kT);
     EXPECT_EQ(find_rule(f, "io_bound"), nullptr);  // no busy disk: the wait is elsewhere (network storage)
 }
 
 TEST(Rules, GpuMemoryHighAndNearOom) {
-    auto f = diagnose(window([](Snapshot& s, int) { s.gpus[0] = gpu(0, 90, 93); }), kT);
+    auto f = diagnose::diagnose(window([](Snapshot& s, int) { s.gpus[0] = gpu(0, 90, 93); }), kT);
     EXPECT_EQ(rules_of(f), (std::vector<std::string>{"gpu_memory_high"}));
-    f = diagnose(window([](Snapshot& s, int) { s.gpus[0] = gpu(0, 90, 97); }), kT);
+    f = diagnose::diagnose(window([](Snapshot& s, int) { s.gpus[0] = gpu(0, 90, 97); }), kT);
     EXPECT_EQ(rules_of(f), (std::vector<std::string>{"gpu_memory_high", "gpu_memory_near_oom"}));
     const Finding* x = find_rule(f, "gpu_memory_near_oom");
     EXPECT_EQ(x->severity, Severity::critical);
@@ -255,12 +258,12 @@ TEST(Rules, GpuMemoryHighAndNearOom) {
     EXPECT_NE(x->snippet->find("GradScaler"), std::string::npos);
     EXPECT_NE(x->snippet->find("expandable_segments:True"), std::string::npos);
     // Rising from 86 % by 0.1 point a second: full in about 2 minutes -> a warning now.
-    f = diagnose(window([](Snapshot& s, int i) { s.gpus[0] = gpu(0, 90, 86 + 0.1 * i); }), kT);
+    f = diagnose::diagnose(window([](Snapshot& s, int i) { s.gpus[0] = gpu(0, 90, 86 + 0.1 * i); }), kT);
     x = find_rule(f, "gpu_memory_near_oom");
     ASSERT_NE(x, nullptr) << ::testing::PrintToString(rules_of(f));
     EXPECT_EQ(x->severity, Severity::warning);
     // Flat at 84 %: nothing.
-    EXPECT_TRUE(diagnose(window([](Snapshot& s, int) { s.gpus[0] = gpu(0, 90, 84); }), kT).empty());
+    EXPECT_TRUE(diagnose::diagnose(window([](Snapshot& s, int) { s.gpus[0] = gpu(0, 90, 84); }), kT).empty());
 }
 
 // A GPU in MIG mode: each MIG device is judged by its own memory. The whole GPU at 50 % says nothing of
@@ -286,7 +289,7 @@ TEST(Rules, MigDevicesAreJudgedByTheirOwnMemory) {
         add(3, 1, "2g.20gb", 20ull << 30, slice_percent);  // a second compute instance: the same memory
         s.gpus[0] = g;
     };
-    auto f = diagnose(window([&](Snapshot& s, int i) { mig(s, i, 97); }), kT);
+    auto f = diagnose::diagnose(window([&](Snapshot& s, int i) { mig(s, i, 97); }), kT);
     EXPECT_EQ(rules_of(f), (std::vector<std::string>{"gpu_memory_high", "gpu_memory_near_oom"}));
     for (const Finding& x : f) {
         EXPECT_EQ(x.subject, "gpu:0/mig:3") << x.rule;
@@ -294,7 +297,7 @@ TEST(Rules, MigDevicesAreJudgedByTheirOwnMemory) {
     }
     EXPECT_EQ(find_rule(f, "gpu_memory_near_oom")->severity, Severity::critical);
     // The slice at 50 %, like the whole GPU: nothing.
-    EXPECT_TRUE(diagnose(window([&](Snapshot& s, int i) { mig(s, i, 50); }), kT).empty());
+    EXPECT_TRUE(diagnose::diagnose(window([&](Snapshot& s, int i) { mig(s, i, 50); }), kT).empty());
     // The indicator table: one row per GPU instance, none for the GPU as a whole.
     const Window w = window([&](Snapshot& s, int i) { mig(s, i, 97); });
     std::vector<std::pair<std::string, Level>> rows;
@@ -312,10 +315,10 @@ TEST(Rules, MigDevicesAreJudgedByTheirOwnMemory) {
 }
 
 TEST(Rules, GpuUnderused) {
-    auto f = diagnose(window([](Snapshot& s, int) { s.gpus[0] = gpu(0, 95, 30); }), kT);
+    auto f = diagnose::diagnose(window([](Snapshot& s, int) { s.gpus[0] = gpu(0, 95, 30); }), kT);
     EXPECT_EQ(rules_of(f), (std::vector<std::string>{"gpu_underused"}));
     EXPECT_EQ(f[0].severity, Severity::info);
-    EXPECT_TRUE(diagnose(window([](Snapshot& s, int) { s.gpus[0] = gpu(0, 50, 30); }), kT).empty());
+    EXPECT_TRUE(diagnose::diagnose(window([](Snapshot& s, int) { s.gpus[0] = gpu(0, 50, 30); }), kT).empty());
 }
 
 TEST(Rules, GpuIdleHeldNamesTheProcess) {
@@ -326,34 +329,34 @@ TEST(Rules, GpuIdleHeldNamesTheProcess) {
         s.processes.push_back(proc(200, 50, "python", 0));
         s.processes.back().start_time_ms = kStart - 3 * 3600 * 1000;  // a three-hour-old notebook kernel
     };
-    auto f = diagnose(window(idle), kT);
+    auto f = diagnose::diagnose(window(idle), kT);
     const Finding* x = find_rule(f, "gpu_idle_held");
     ASSERT_NE(x, nullptr) << ::testing::PrintToString(rules_of(f));
     EXPECT_EQ(x->subject, "pid:200");
     EXPECT_NE(x->summary.find("user alice"), std::string::npos) << x->summary;
     // A young process (just started, still loading): not flagged.
-    f = diagnose(window([&](Snapshot& s, int i) {
-                     idle(s, i);
-                     s.processes.back().start_time_ms = kStart;
-                 }),
-                 kT);
+    f = diagnose::diagnose(window([&](Snapshot& s, int i) {
+                               idle(s, i);
+                               s.processes.back().start_time_ms = kStart;
+                           }),
+                           kT);
     EXPECT_EQ(find_rule(f, "gpu_idle_held"), nullptr);
     // An old holder that works on the CPU while its GPU idles still keeps the memory from others: said.
-    f = diagnose(window([&](Snapshot& s, int i) {
-                     idle(s, i);
-                     s.processes.back().cpu_percent = 80;
-                 }),
-                 kT);
+    f = diagnose::diagnose(window([&](Snapshot& s, int i) {
+                               idle(s, i);
+                               s.processes.back().cpu_percent = 80;
+                           }),
+                           kT);
     x = find_rule(f, "gpu_idle_held");
     ASSERT_NE(x, nullptr) << ::testing::PrintToString(rules_of(f));
     EXPECT_NE(x->summary.find("while the process works on the CPU (80 % of a core)"), std::string::npos) << x->summary;
     // ... but one whose GPU does a little work (3 %, as a real input-bound H200 read) is a slow trainer.
-    f = diagnose(window([&](Snapshot& s, int i) {
-                     idle(s, i);
-                     s.gpus[0].utilization_percent = 3;
-                     s.processes.back().cpu_percent = 80;
-                 }),
-                 kT);
+    f = diagnose::diagnose(window([&](Snapshot& s, int i) {
+                               idle(s, i);
+                               s.gpus[0].utilization_percent = 3;
+                               s.processes.back().cpu_percent = 80;
+                           }),
+                           kT);
     EXPECT_EQ(find_rule(f, "gpu_idle_held"), nullptr);
 }
 
@@ -373,7 +376,7 @@ TEST(Rules, InputBoundOnlyWhereTheGpuIsFed) {
         s.processes.back().start_time_ms = kStart - 2 * 3600 * 1000;
         s.cpu.total.utilization_percent = 100.0 / 8;
     };
-    auto f = diagnose(window(notebook), kT);
+    auto f = diagnose::diagnose(window(notebook), kT);
     EXPECT_EQ(find_rule(f, "input_bound"), nullptr) << ::testing::PrintToString(rules_of(f));
     EXPECT_EQ(find_rule(f, "io_bound"), nullptr);
     const Finding* held = find_rule(f, "gpu_idle_held");
@@ -381,14 +384,14 @@ TEST(Rules, InputBoundOnlyWhereTheGpuIsFed) {
     EXPECT_EQ(held->subject, "pid:300");
     // The same box where the GPU works in bursts (SM activity in a third of the samples) while the one
     // core feeding it is saturated: input-bound.
-    f = diagnose(window([&](Snapshot& s, int i) {
-                     notebook(s, i);
-                     if (i % 3 == 0) {
-                         s.gpus[0].utilization_percent = 40;
-                         s.gpus[0].sm_activity_percent = 30;
-                     }
-                 }),
-                 kT);
+    f = diagnose::diagnose(window([&](Snapshot& s, int i) {
+                               notebook(s, i);
+                               if (i % 3 == 0) {
+                                   s.gpus[0].utilization_percent = 40;
+                                   s.gpus[0].sm_activity_percent = 30;
+                               }
+                           }),
+                           kT);
     EXPECT_NE(find_rule(f, "input_bound"), nullptr) << ::testing::PrintToString(rules_of(f));
 }
 
@@ -403,37 +406,40 @@ TEST(Rules, GpuContentionNeedsSeparateJobs) {
         gp.sm_utilization_percent = 40;
         s.gpus[0].processes.push_back(gp);
     };
-    auto f = diagnose(window(shared), kT);
+    auto f = diagnose::diagnose(window(shared), kT);
     ASSERT_NE(find_rule(f, "gpu_contention"), nullptr) << ::testing::PrintToString(rules_of(f));
     // Two processes of one job (the trainer and one of its workers) on one GPU: fine.
-    f = diagnose(window([](Snapshot& s, int) {
-                     GpuProcess gp;
-                     gp.pid = 101;
-                     gp.used_memory_bytes = 1ull << 30;
-                     gp.sm_utilization_percent = 5;
-                     s.gpus[0].processes.push_back(gp);
-                 }),
-                 kT);
+    f = diagnose::diagnose(window([](Snapshot& s, int) {
+                               GpuProcess gp;
+                               gp.pid = 101;
+                               gp.used_memory_bytes = 1ull << 30;
+                               gp.sm_utilization_percent = 5;
+                               s.gpus[0].processes.push_back(gp);
+                           }),
+                           kT);
     EXPECT_EQ(find_rule(f, "gpu_contention"), nullptr);
 }
 
 TEST(Rules, HostMemoryPressureAndOversubscription) {
-    auto f = diagnose(window([](Snapshot& s, int) { s.pressure.memory.full = PressureLine{12.0, 0, 0, 0}; }), kT);
+    auto f = diagnose::diagnose(window([](Snapshot& s, int) {
+                                    s.pressure.memory.full = PressureLine{12.0, 0, 0, 0};
+                                }),
+                                kT);
     EXPECT_EQ(rules_of(f), (std::vector<std::string>{"host_memory_pressure"}));
-    f = diagnose(window([](Snapshot& s, int) { s.cpu.runnable_tasks = 40; }), kT);
+    f = diagnose::diagnose(window([](Snapshot& s, int) { s.cpu.runnable_tasks = 40; }), kT);
     EXPECT_EQ(rules_of(f), (std::vector<std::string>{"cpu_oversubscribed"}));
     EXPECT_NE(f[0].snippet->find("OMP_NUM_THREADS"), std::string::npos);
 }
 
 TEST(Rules, ShmLow) {
-    auto f = diagnose(window([](Snapshot& s, int) { s.memory.shm_used_bytes = 31ull << 30; }), kT);
+    auto f = diagnose::diagnose(window([](Snapshot& s, int) { s.memory.shm_used_bytes = 31ull << 30; }), kT);
     EXPECT_EQ(rules_of(f), (std::vector<std::string>{"shm_low"}));
     EXPECT_EQ(f[0].severity, Severity::critical);
-    f = diagnose(window([](Snapshot& s, int) {
-                     s.memory.shm_total_bytes = 64ull << 20;  // Docker's default
-                     s.memory.shm_used_bytes = 1ull << 20;
-                 }),
-                 kT);
+    f = diagnose::diagnose(window([](Snapshot& s, int) {
+                               s.memory.shm_total_bytes = 64ull << 20;  // Docker's default
+                               s.memory.shm_used_bytes = 1ull << 20;
+                           }),
+                           kT);
     EXPECT_EQ(rules_of(f), (std::vector<std::string>{"shm_low"}));
     EXPECT_NE(f[0].snippet->find("--ipc=host"), std::string::npos);
 }
@@ -443,19 +449,19 @@ TEST(Rules, ThrottledAndPcieOnlyWhileBusy) {
         s.gpus[0].throttle_reasons = std::vector<std::string>{"hw_thermal_slowdown"};
         s.gpus[0].temperature_celsius = 92;
     };
-    auto f = diagnose(window(hot), kT);
+    auto f = diagnose::diagnose(window(hot), kT);
     EXPECT_EQ(rules_of(f), (std::vector<std::string>{"gpu_throttled"}));
     EXPECT_NE(f[0].recommendation.find("too hot"), std::string::npos);
-    f = diagnose(window([&](Snapshot& s, int i) {
-                     hot(s, i);
-                     s.gpus[0].utilization_percent = 0;  // idle GPUs may slow down: not a finding
-                 }),
-                 kT);
+    f = diagnose::diagnose(window([&](Snapshot& s, int i) {
+                               hot(s, i);
+                               s.gpus[0].utilization_percent = 0;  // idle GPUs may slow down: not a finding
+                           }),
+                           kT);
     EXPECT_EQ(find_rule(f, "gpu_throttled"), nullptr);
-    f = diagnose(window([](Snapshot& s, int) { s.gpus[0].pcie_width = 8; }), kT);
+    f = diagnose::diagnose(window([](Snapshot& s, int) { s.gpus[0].pcie_width = 8; }), kT);
     EXPECT_EQ(rules_of(f), (std::vector<std::string>{"pcie_degraded"}));
-    f = diagnose(window([](Snapshot& s, int) { s.gpus[0].throttle_reasons = std::vector<std::string>{"gpu_idle"}; }),
-                 kT);
+    f = diagnose::diagnose(
+        window([](Snapshot& s, int) { s.gpus[0].throttle_reasons = std::vector<std::string>{"gpu_idle"}; }), kT);
     EXPECT_TRUE(f.empty());
 }
 
@@ -463,38 +469,41 @@ TEST(Rules, GpuMemoryLeakAndHardwareErrors) {
     auto leak = [](Snapshot& s, int i) {
         s.gpus[0].processes[0].used_memory_bytes = (40ull << 30) + static_cast<std::uint64_t>(i) * (64ull << 20);
     };
-    auto f = diagnose(window(leak), kT);
+    auto f = diagnose::diagnose(window(leak), kT);
     EXPECT_EQ(rules_of(f), (std::vector<std::string>{"gpu_memory_leak"}));
     EXPECT_EQ(f[0].subject, "pid:100");
     // The same growth, but memory is given back regularly (a caching allocator's sawtooth): no leak.
-    f = diagnose(window([](Snapshot& s, int i) {
-                     s.gpus[0].processes[0].used_memory_bytes =
-                         (40ull << 30) + static_cast<std::uint64_t>(i % 2 ? i : i / 2) * (64ull << 20);
-                 }),
-                 kT);
+    f = diagnose::diagnose(window([](Snapshot& s, int i) {
+                               s.gpus[0].processes[0].used_memory_bytes =
+                                   (40ull << 30) + static_cast<std::uint64_t>(i % 2 ? i : i / 2) * (64ull << 20);
+                           }),
+                           kT);
     EXPECT_EQ(find_rule(f, "gpu_memory_leak"), nullptr);
     // A trainer's start-up: one step up at the first training steps, then a plateau (seen on an H200),
     // whether the window ends on the step or after it.
     for (int step_at : {5, 12, 18}) {
-        f = diagnose(window([step_at](Snapshot& s, int i) {
-                         s.gpus[0].processes[0].used_memory_bytes = i < step_at ? (512ull << 20) : (1400ull << 20);
-                     }),
-                     kT);
+        f = diagnose::diagnose(window([step_at](Snapshot& s, int i) {
+                                   s.gpus[0].processes[0].used_memory_bytes =
+                                       i < step_at ? (512ull << 20) : (1400ull << 20);
+                               }),
+                               kT);
         EXPECT_EQ(find_rule(f, "gpu_memory_leak"), nullptr) << "step at " << step_at;
     }
     // A trainer that appears mid-window: its context, then its first steps (also seen on an H200).
-    f = diagnose(window([](Snapshot& s, int i) {
-                     if (i < 20) {
-                         s.gpus[0].processes.clear();
-                         return;
-                     }
-                     s.gpus[0].processes[0].used_memory_bytes = i == 20  ? 0ull
-                                                                : i < 25 ? (512ull << 20)
-                                                                         : (512ull << 20) + (i - 24) * (200ull << 20);
-                 }),
-                 kT);
+    f = diagnose::diagnose(window([](Snapshot& s, int i) {
+                               if (i < 20) {
+                                   s.gpus[0].processes.clear();
+                                   return;
+                               }
+                               s.gpus[0].processes[0].used_memory_bytes =
+                                   i == 20  ? 0ull
+                                   : i < 25 ? (512ull << 20)
+                                            : (512ull << 20) + (i - 24) * (200ull << 20);
+                           }),
+                           kT);
     EXPECT_EQ(find_rule(f, "gpu_memory_leak"), nullptr);
-    f = diagnose(window([](Snapshot& s, int i) { s.gpus[0].ecc_uncorrected_volatile = i >= 20 ? 2 : 0; }), kT);
+    f = diagnose::diagnose(window([](Snapshot& s, int i) { s.gpus[0].ecc_uncorrected_volatile = i >= 20 ? 2 : 0; }),
+                           kT);
     EXPECT_EQ(rules_of(f), (std::vector<std::string>{"gpu_hardware_errors"}));
     EXPECT_EQ(f[0].severity, Severity::critical);
 }
@@ -520,7 +529,7 @@ StepWindow steps_of(std::size_t n, double step_ms, double wait_ms, std::uint32_t
 
 TEST(Rules, InputBoundFromTheHooksDataWait) {
     // The GPU looks healthy (90 %) and the workers idle, but the loop says it waits 40 % of each step.
-    auto f = diagnose(window(), kT, steps_of(50, 100, 40));
+    auto f = diagnose::diagnose(window(), kT, steps_of(50, 100, 40));
     const Finding* x = find_rule(f, "input_bound");
     ASSERT_NE(x, nullptr) << ::testing::PrintToString(rules_of(f));
     EXPECT_EQ(x->subject, "gpu:0");  // pid 100 computes on GPU0
@@ -538,15 +547,15 @@ TEST(Rules, InputBoundFromTheHooksDataWait) {
         for (ProcessInfo& p : s.processes)
             if (p.pid >= 100) p.cpu_percent = 98;
     };
-    ASSERT_NE(find_rule(diagnose(window(starved), kT), "input_bound"), nullptr);
-    EXPECT_EQ(find_rule(diagnose(window(starved), kT, steps_of(50, 100, 4)), "input_bound"), nullptr);
+    ASSERT_NE(find_rule(diagnose::diagnose(window(starved), kT), "input_bound"), nullptr);
+    EXPECT_EQ(find_rule(diagnose::diagnose(window(starved), kT, steps_of(50, 100, 4)), "input_bound"), nullptr);
     // Too few steps say nothing either way (the system guess stays), nor do steps of the first seconds.
-    EXPECT_EQ(find_rule(diagnose(window(), kT, steps_of(4, 100, 90)), "input_bound"), nullptr);
+    EXPECT_EQ(find_rule(diagnose::diagnose(window(), kT, steps_of(4, 100, 90)), "input_bound"), nullptr);
     StepWindow early = steps_of(50, 100, 40);
     for (StepSample& s : early) s.t_ms = 1'029'000 + (s.t_ms - 1'000'000) / 10;  // the last 3 s only
-    EXPECT_EQ(find_rule(diagnose(window(), kT, early), "input_bound"), nullptr);
+    EXPECT_EQ(find_rule(diagnose::diagnose(window(), kT, early), "input_bound"), nullptr);
     // A process with no GPU (CPU training): subject pid:N.
-    f = diagnose(window(), kT, steps_of(10, 100, 60, 777));
+    f = diagnose::diagnose(window(), kT, steps_of(10, 100, 60, 777));
     x = find_rule(f, "input_bound");
     ASSERT_NE(x, nullptr);
     EXPECT_EQ(x->subject, "pid:777");
@@ -560,12 +569,12 @@ TEST(Rules, InputBoundFromTheHooksDataWait) {
     // It trains on the CPU: no pin_memory (pinning is for copies to a GPU); GPU0's trainer gets it.
     EXPECT_EQ(x->recommendation.find("pin_memory"), std::string::npos) << x->recommendation;
     EXPECT_EQ(x->snippet->find("pin_memory"), std::string::npos) << *x->snippet;
-    EXPECT_NE(
-        find_rule(diagnose(window(), kT, steps_of(50, 100, 40)), "input_bound")->recommendation.find("pin_memory=True"),
-        std::string::npos);
+    EXPECT_NE(find_rule(diagnose::diagnose(window(), kT, steps_of(50, 100, 40)), "input_bound")
+                  ->recommendation.find("pin_memory=True"),
+              std::string::npos);
     // The same loop on a host whose CPUs are busy with something else: still its num_workers=0 to fix.
-    f = diagnose(window([](Snapshot& s, int) { s.cpu.total.utilization_percent = 97; }), kT,
-                 steps_of(10, 100, 60, 777));
+    f = diagnose::diagnose(window([](Snapshot& s, int) { s.cpu.total.utilization_percent = 97; }), kT,
+                           steps_of(10, 100, 60, 777));
     x = find_rule(f, "input_bound");
     ASSERT_NE(x, nullptr);
     EXPECT_NE(x->recommendation.find("loads every batch itself (num_workers=0)"), std::string::npos)
@@ -577,7 +586,7 @@ TEST(Rules, StepTimeUnstable) {
     // One step in eight takes 5 x the usual (a checkpoint every 8 steps).
     StepWindow steps = steps_of(80, 50, 1);
     for (std::size_t i = 0; i < steps.size(); i += 8) steps[i].step_ms = 250;
-    auto f = diagnose(window(), kT, steps);
+    auto f = diagnose::diagnose(window(), kT, steps);
     const Finding* x = find_rule(f, "step_time_unstable");
     ASSERT_NE(x, nullptr) << ::testing::PrintToString(rules_of(f));
     EXPECT_EQ(x->subject, "gpu:0");
@@ -588,16 +597,16 @@ TEST(Rules, StepTimeUnstable) {
         bursty[i].step_ms = 250;
         bursty[i].wait_ms = 201;
     }
-    f = diagnose(window(), kT, bursty);
+    f = diagnose::diagnose(window(), kT, bursty);
     EXPECT_EQ(find_rule(f, "step_time_unstable"), nullptr);
     // Steady steps, or a spread within the ratio: nothing.
-    EXPECT_EQ(find_rule(diagnose(window(), kT, steps_of(80, 50, 1)), "step_time_unstable"), nullptr);
+    EXPECT_EQ(find_rule(diagnose::diagnose(window(), kT, steps_of(80, 50, 1)), "step_time_unstable"), nullptr);
     for (std::size_t i = 0; i < steps.size(); i += 8) steps[i].step_ms = 90;
-    EXPECT_EQ(find_rule(diagnose(window(), kT, steps), "step_time_unstable"), nullptr);
+    EXPECT_EQ(find_rule(diagnose::diagnose(window(), kT, steps), "step_time_unstable"), nullptr);
     // Fewer than 20 steps: no tail to judge.
     StepWindow few = steps_of(19, 50, 1);
     few[0].step_ms = few[9].step_ms = 500;
-    EXPECT_EQ(find_rule(diagnose(window(), kT, few), "step_time_unstable"), nullptr);
+    EXPECT_EQ(find_rule(diagnose::diagnose(window(), kT, few), "step_time_unstable"), nullptr);
 }
 
 TEST(Rules, EveryRuleIdIsKnown) {
@@ -625,9 +634,9 @@ StepWindow rank_steps(const std::function<void(StepSample&, int rank, std::size_
 }  // namespace
 
 TEST(Rules, RankStragglerBySlowSteps) {
-    auto f = diagnose(window(), kT, rank_steps([](StepSample& s, int rank, std::size_t) {
-                          if (rank == 2) s.step_ms = 180;
-                      }));
+    auto f = diagnose::diagnose(window(), kT, rank_steps([](StepSample& s, int rank, std::size_t) {
+                                    if (rank == 2) s.step_ms = 180;
+                                }));
     const Finding* x = find_rule(f, "rank_straggler");
     ASSERT_NE(x, nullptr) << ::testing::PrintToString(rules_of(f));
     EXPECT_EQ(x->subject, "rank:2");
@@ -639,29 +648,29 @@ TEST(Rules, RankStragglerBySlowSteps) {
     EXPECT_EQ(x->evidence[4].average, 180.0);
     EXPECT_EQ(x->evidence[4].samples, 40u);
     // 1.4 x is within the ratio (1.5): no finding.
-    f = diagnose(window(), kT, rank_steps([](StepSample& s, int rank, std::size_t) {
-                     if (rank == 2) s.step_ms = 140;
-                 }));
+    f = diagnose::diagnose(window(), kT, rank_steps([](StepSample& s, int rank, std::size_t) {
+                               if (rank == 2) s.step_ms = 140;
+                           }));
     EXPECT_EQ(find_rule(f, "rank_straggler"), nullptr);
 }
 
 TEST(Rules, RankStragglerByDataWaitWhenDdpEvensTheSteps) {
     // Every rank's step is 100 ms (the all-reduce waits for the slowest), but rank 1 waits 60 ms for data.
-    auto f = diagnose(window(), kT, rank_steps([](StepSample& s, int rank, std::size_t) {
-                          if (rank == 1) s.wait_ms = 60;
-                      }));
+    auto f = diagnose::diagnose(window(), kT, rank_steps([](StepSample& s, int rank, std::size_t) {
+                                    if (rank == 1) s.wait_ms = 60;
+                                }));
     const Finding* x = find_rule(f, "rank_straggler");
     ASSERT_NE(x, nullptr) << ::testing::PrintToString(rules_of(f));
     EXPECT_EQ(x->subject, "rank:1");
     EXPECT_NE(x->summary.find("it waits 60.0 ms for each batch against the other ranks' 5.0 ms"), std::string::npos)
         << x->summary;
     // One rank alone, or too few steps: nothing to compare.
-    EXPECT_EQ(find_rule(diagnose(window(), kT, steps_of(40, 100, 60)), "rank_straggler"), nullptr);
+    EXPECT_EQ(find_rule(diagnose::diagnose(window(), kT, steps_of(40, 100, 60)), "rank_straggler"), nullptr);
     StepWindow few = rank_steps([](StepSample& s, int rank, std::size_t) {
         if (rank == 1) s.wait_ms = 60;
     });
     few.resize(12);
-    EXPECT_EQ(find_rule(diagnose(window(), kT, few), "rank_straggler"), nullptr);
+    EXPECT_EQ(find_rule(diagnose::diagnose(window(), kT, few), "rank_straggler"), nullptr);
 }
 
 TEST(Rules, RankStragglerByAnIdleGpuOfTheJob) {
@@ -679,7 +688,7 @@ TEST(Rules, RankStragglerByAnIdleGpuOfTheJob) {
             s.gpus.push_back(g);
         }
     };
-    auto f = diagnose(window(edit), kT);
+    auto f = diagnose::diagnose(window(edit), kT);
     const Finding* x = find_rule(f, "rank_straggler");
     ASSERT_NE(x, nullptr) << ::testing::PrintToString(rules_of(f));
     EXPECT_EQ(x->subject, "gpu:2");
@@ -692,5 +701,5 @@ TEST(Rules, RankStragglerByAnIdleGpuOfTheJob) {
         edit(s, i);
         s.gpus[2].utilization_percent = 90;
     };
-    EXPECT_EQ(find_rule(diagnose(window(even), kT), "rank_straggler"), nullptr);
+    EXPECT_EQ(find_rule(diagnose::diagnose(window(even), kT), "rank_straggler"), nullptr);
 }

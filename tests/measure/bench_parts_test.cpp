@@ -20,6 +20,7 @@
 #include "test_support.hpp"
 
 using namespace baton;
+using namespace baton::store;
 using namespace baton::measure;
 using baton::test::TempDir;
 

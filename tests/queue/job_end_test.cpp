@@ -19,8 +19,8 @@ ShimStatus ended(int exit_status, int signal = 0) {
     return s;
 }
 
-Finding finding(const char* rule, const char* summary) {
-    Finding f;
+diagnose::Finding finding(const char* rule, const char* summary) {
+    diagnose::Finding f;
     f.rule = rule;
     f.summary = summary;
     return f;
@@ -29,9 +29,9 @@ Finding finding(const char* rule, const char* summary) {
 }  // namespace
 
 TEST(JobEnd, DoneFailedAndCancelled) {
-    EXPECT_EQ(job_end(ended(0), {}).state, JobState::done);
+    EXPECT_EQ(job_end(ended(0), {}).state, store::JobState::done);
     const JobEnd failed = job_end(ended(3), {});
-    EXPECT_EQ(failed.state, JobState::failed);
+    EXPECT_EQ(failed.state, store::JobState::failed);
     EXPECT_EQ(failed.note, "exit status 3");
     EXPECT_FALSE(failed.oom);
     EXPECT_EQ(job_end(ended(143, SIGTERM), {}).note, "killed by SIGTERM");
@@ -39,7 +39,7 @@ TEST(JobEnd, DoneFailedAndCancelled) {
     cancelled.cancelled = true;
     cancelled.oom_kills = 2;  // a cancelled job is not retried for memory
     const JobEnd c = job_end(cancelled, {finding("cuda_oom", "CUDA out of memory")});
-    EXPECT_EQ(c.state, JobState::cancelled);
+    EXPECT_EQ(c.state, store::JobState::cancelled);
     EXPECT_FALSE(c.oom);
     ShimStatus never = ended(0);
     never.started = false;
@@ -53,7 +53,7 @@ TEST(JobEnd, TheCgroupsOomKillsMakeItFailedAndOutOfMemory) {
     ShimStatus s = ended(137, SIGKILL);
     s.oom_kills = 1;
     const JobEnd unwatched = job_end(s, {});
-    EXPECT_EQ(unwatched.state, JobState::failed);
+    EXPECT_EQ(unwatched.state, store::JobState::failed);
     EXPECT_TRUE(unwatched.oom);
     EXPECT_EQ(unwatched.note,
               "killed by SIGKILL; out of memory: the kernel's OOM killer killed 1 process(es) of its cgroup");
@@ -66,7 +66,7 @@ TEST(JobEnd, TheCgroupsOomKillsMakeItFailedAndOutOfMemory) {
               "of its cgroup");
     ShimStatus zero = ended(0);
     zero.oom_kills = 1;  // a worker killed, the main process exited 0 anyway
-    EXPECT_EQ(job_end(zero, {}).state, JobState::failed);
+    EXPECT_EQ(job_end(zero, {}).state, store::JobState::failed);
     EXPECT_TRUE(job_end(ended(1), {finding("cuda_oom", "CUDA out of memory")}).oom);
     EXPECT_FALSE(job_end(ended(1), {finding("input_bound", "GPU0 waits")}).oom);
 }

@@ -25,7 +25,7 @@ TEST(JobText, TheTableWithSlurmRowsBeside) {
     JobView running;
     running.id = 7;
     running.owner = "ana";
-    running.state = JobState::running;
+    running.state = store::JobState::running;
     running.gpu_indices = {0, 1};
     running.gpus = {"GPU-a", "GPU-b"};
     running.cpus = {0, 1, 2, 3};
@@ -35,7 +35,7 @@ TEST(JobText, TheTableWithSlurmRowsBeside) {
     JobView queued;
     queued.id = 8;
     queued.owner = "bo";
-    queued.state = JobState::queued;
+    queued.state = store::JobState::queued;
     queued.ask = JobView::Ask{};
     queued.ask->want.gpus = 2;
     queued.ask->want.cpus = 8;
@@ -58,7 +58,7 @@ JobView ended_job() {
     j.name = "run\x07";
     j.owner = "ana";
     j.owner_uid = 1000;
-    j.state = JobState::failed;
+    j.state = store::JobState::failed;
     j.exit_status = 3;
     j.argv = {"python3", "train.py", "--note", "two words", "it's"};
     j.cwd = "/work";
@@ -105,14 +105,14 @@ TEST(JobView, RoundTripAndWrongTypesNamed) {
     Result<JobView> back = parse_job_view(encoded);
     ASSERT_TRUE(back.ok()) << back.error().message;
     EXPECT_EQ(job_view_json(*back), encoded);
-    EXPECT_EQ(back->state, JobState::failed);
+    EXPECT_EQ(back->state, store::JobState::failed);
     EXPECT_EQ(back->ask->on_oom, OnOom::retry);
     EXPECT_EQ(back->after, j.after);
     EXPECT_FALSE(back->pid);
     // A job without a readable request has no "want": no ask.
     JobView bare;
     bare.id = 1;
-    bare.state = JobState::lost;
+    bare.state = store::JobState::lost;
     Result<JobView> b = parse_job_view(job_view_json(bare));
     ASSERT_TRUE(b.ok()) << b.error().message;
     EXPECT_FALSE(b->ask);

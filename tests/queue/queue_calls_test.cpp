@@ -11,17 +11,17 @@ using nlohmann::json;
 TEST(QueueCalls, AListIsJobViews) {
     JobView a;
     a.id = 3;
-    a.state = JobState::running;
+    a.state = store::JobState::running;
     a.name = "train";
     JobView b;
     b.id = 4;
-    b.state = JobState::held;
+    b.state = store::JobState::held;
     const json answer = {{"ok", true}, {"jobs", {job_view_json(a), job_view_json(b)}}};
     Result<std::vector<JobView>> jobs = parse_job_list(answer);
     ASSERT_TRUE(jobs.ok()) << jobs.error().message;
     ASSERT_EQ(jobs->size(), 2u);
     EXPECT_EQ((*jobs)[0].name, "train");
-    EXPECT_EQ((*jobs)[1].state, JobState::held);
+    EXPECT_EQ((*jobs)[1].state, store::JobState::held);
     // A row of the wrong shape names the field and says whose answer it was.
     json bad = answer;
     bad["jobs"][1]["state"] = 7;
@@ -64,7 +64,7 @@ TEST(QueueCalls, ASubmitAnswerOrTheRefusalWithItsCode) {
     Result<Submitted> s = parse_submit_reply(Reply{R"({"ok":true,"id":12,"state":"queued"})", ""});
     ASSERT_TRUE(s.ok()) << s.error().message;
     EXPECT_EQ(s->id, 12);
-    EXPECT_EQ(s->state, JobState::queued);
+    EXPECT_EQ(s->state, store::JobState::queued);
     Result<Submitted> refused =
         parse_submit_reply(Reply{R"({"ok":false,"error":"no GPU 9 on this machine","code":"invalid_argument"})", ""});
     ASSERT_FALSE(refused.ok());

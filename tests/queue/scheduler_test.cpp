@@ -45,7 +45,7 @@ QueueJob job(std::int64_t id, unsigned gpus, int priority = 0) {
 QueueJob running(std::int64_t id, std::vector<std::string> gpus, std::vector<unsigned> cpus = {}) {
     QueueJob j;
     j.id = id;
-    j.state = JobState::running;
+    j.state = store::JobState::running;
     j.want.gpus = static_cast<unsigned>(gpus.size());
     j.want.cpus = static_cast<unsigned>(cpus.size());
     j.gpus_held = std::move(gpus);
@@ -62,12 +62,13 @@ const Start* started(const Plan& p, std::int64_t id) {
 }  // namespace
 
 TEST(QueueScheduler, StateNamesRoundTrip) {
-    for (JobState s : {JobState::queued, JobState::held, JobState::starting, JobState::running, JobState::done,
-                       JobState::failed, JobState::cancelled, JobState::lost})
-        EXPECT_EQ(state_from_name(state_name(s)), s);
-    EXPECT_FALSE(state_from_name("Running").has_value());
-    EXPECT_TRUE(is_final(JobState::lost));
-    EXPECT_FALSE(is_final(JobState::held));
+    for (store::JobState s :
+         {store::JobState::queued, store::JobState::held, store::JobState::starting, store::JobState::running,
+          store::JobState::done, store::JobState::failed, store::JobState::cancelled, store::JobState::lost})
+        EXPECT_EQ(store::state_from_name(store::state_name(s)), s);
+    EXPECT_FALSE(store::state_from_name("Running").has_value());
+    EXPECT_TRUE(store::is_final(store::JobState::lost));
+    EXPECT_FALSE(store::is_final(store::JobState::held));
 }
 
 TEST(QueueScheduler, TwentyAtOnceOnFourFreeGpusStartExactlyFour) {
@@ -200,13 +201,13 @@ TEST(QueueScheduler, DependenciesWaitSucceedOrNeverRun) {
     EXPECT_EQ(p.never.at(4), "job 99 it waits for does not exist");
     EXPECT_TRUE(p.starts.empty());
 
-    jobs[0].state = JobState::failed;
+    jobs[0].state = store::JobState::failed;
     p = plan(jobs, four_gpus());
     EXPECT_NE(started(p, 2), nullptr) << "after: any end";
     EXPECT_EQ(p.never.at(3), "job 1 it waits for ended failed");
     EXPECT_EQ(p.waiting.at(3), "can never run: job 1 it waits for ended failed");
 
-    jobs[0].state = JobState::done;
+    jobs[0].state = store::JobState::done;
     p = plan(jobs, four_gpus());
     EXPECT_NE(started(p, 3), nullptr);
 }
@@ -259,9 +260,9 @@ TEST(QueueScheduler, CpusComeFromTheGpusNumaNode) {
 
 TEST(QueueScheduler, HeldAndEndedJobsTakeNothing) {
     QueueJob held = job(1, 4);
-    held.state = JobState::held;
+    held.state = store::JobState::held;
     QueueJob ended = running(2, {"GPU-0", "GPU-1", "GPU-2", "GPU-3"});
-    ended.state = JobState::done;
+    ended.state = store::JobState::done;
     std::vector<QueueJob> jobs = {held, ended, job(3, 4)};
     const Plan p = plan(jobs, four_gpus());
     ASSERT_EQ(p.starts.size(), 1u);
@@ -328,28 +329,28 @@ TEST(QueueScheduler, FortyJobsFlowWithoutFights) {
             const Plan p = plan(jobs, pool);
             for (const Start& s : p.starts) {
                 QueueJob& j = jobs[at[s.job]];
-                ASSERT_EQ(j.state, JobState::queued);
+                ASSERT_EQ(j.state, store::JobState::queued);
                 for (std::int64_t d : j.after) {
                     const QueueJob& dep = jobs[at[d]];
                     ASSERT_TRUE(is_final(dep.state)) << "seed " << seed << ": job " << j.id << " before " << d;
                     if (j.after_ok) {
-                        ASSERT_EQ(dep.state, JobState::done);
+                        ASSERT_EQ(dep.state, store::JobState::done);
                     }
                 }
                 ASSERT_EQ(s.gpus.size(), j.want.gpus);
                 ASSERT_EQ(s.cpus.size(), j.want.cpus);
                 for (const std::string& g : s.gpus) ASSERT_TRUE(g != "GPU-3" || pool.gpus[3].foreign.empty());
-                j.state = JobState::running;
+                j.state = store::JobState::running;
                 j.gpus_held = s.gpus;
                 j.cpus_held = s.cpus;
             }
-            for (const auto& [id, why] : p.never) jobs[at[id]].state = JobState::cancelled;
+            for (const auto& [id, why] : p.never) jobs[at[id]].state = store::JobState::cancelled;
             // Invariants over everything running now.
             std::map<std::string, std::vector<const QueueJob*>> on;
             std::set<unsigned> cpus;
             std::uint64_t memory = 0;
             for (const QueueJob& j : jobs) {
-                if (j.state != JobState::running) continue;
+                if (j.state != store::JobState::running) continue;
                 for (const std::string& g : j.gpus_held) on[g].push_back(&j);
                 for (unsigned c : j.cpus_held) ASSERT_TRUE(cpus.insert(c).second) << "CPU " << c << " twice";
                 memory += j.want.memory_bytes;
@@ -368,8 +369,8 @@ TEST(QueueScheduler, FortyJobsFlowWithoutFights) {
             // Some running jobs end; most succeed.
             bool open = false;
             for (QueueJob& j : jobs) {
-                if (j.state == JobState::running && rng() % 3 == 0) {
-                    j.state = rng() % 5 == 0 ? JobState::failed : JobState::done;
+                if (j.state == store::JobState::running && rng() % 3 == 0) {
+                    j.state = rng() % 5 == 0 ? store::JobState::failed : store::JobState::done;
                     j.gpus_held.clear();
                     j.cpus_held.clear();
                 }
@@ -379,7 +380,7 @@ TEST(QueueScheduler, FortyJobsFlowWithoutFights) {
         }
         EXPECT_LT(step, 2000) << "seed " << seed << ": jobs still open after 2000 steps";
         for (const QueueJob& j : jobs) {
-            if (j.state != JobState::cancelled) continue;
+            if (j.state != store::JobState::cancelled) continue;
             ASSERT_FALSE(j.after.empty()) << "only a failed dependency can stop a job of this machine's size";
             ASSERT_TRUE(j.after_ok);
         }

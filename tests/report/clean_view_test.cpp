@@ -7,6 +7,7 @@
 #include "report/clean_view.hpp"
 
 using namespace baton;
+using namespace baton::report;
 
 namespace {
 

@@ -7,15 +7,16 @@
 #include "report/compare_view.hpp"
 
 using namespace baton;
+using namespace baton::report;
 
 namespace {
 
-RunRecord bench_record(std::int64_t id) {
-    RunRecord r;
+store::RunRecord bench_record(std::int64_t id) {
+    store::RunRecord r;
     r.id = id;
     r.name = "bench";
-    r.kind = RunKind::bench;
-    r.state = RunState::finished;
+    r.kind = store::RunKind::bench;
+    r.state = store::RunState::finished;
     r.exit_status = 0;
     return r;
 }
@@ -23,11 +24,11 @@ RunRecord bench_record(std::int64_t id) {
 }  // namespace
 
 TEST(CompareView, BenchesLinkByLink) {
-    const std::vector<BenchLinkRecord> a = {
+    const std::vector<store::BenchLinkRecord> a = {
         {"h2d", "h2d gpu0 pinned", 20e9, 25e9, std::nullopt, "PCIe 4.0 x16", "ok", ""},
         {"net", "net", 0, std::nullopt, std::nullopt, "", "skipped", "needs a peer"},
         {"memory", "memory triad", 18e9, 25e9, std::nullopt, "DIMMs", "ok", ""}};
-    const std::vector<BenchLinkRecord> b = {
+    const std::vector<store::BenchLinkRecord> b = {
         {"h2d", "h2d gpu0 pinned", 10e9, 25e9, std::nullopt, "PCIe 4.0 x16", "degraded", ""},
         {"scaling", "scaling 2 GPUs", 1800, 2000, std::nullopt, "", "ok", "", "samples/s"}};
     const std::vector<LinkPair> pairs = pair_links(a, b);
@@ -55,10 +56,10 @@ TEST(CompareView, BenchesLinkByLink) {
 }
 
 TEST(CompareView, RunsFiguresAndFindings) {
-    StoredRun a, b;
+    store::StoredRun a, b;
     a.run.id = 1;
     a.run.name = "resnet-before-the-fix";
-    a.run.state = RunState::finished;
+    a.run.state = store::RunState::finished;
     a.run.exit_status = 0;
     a.run.start_ms = 0;
     a.run.end_ms = 100000;
@@ -66,7 +67,7 @@ TEST(CompareView, RunsFiguresAndFindings) {
     b.run.id = 2;
     b.run.end_ms = 50000;
     b.run.exit_status = 1;
-    RecordedFinding f;
+    store::RecordedFinding f;
     f.rule = "input_bound";
     f.severity = "warning";
     f.subject = "job";

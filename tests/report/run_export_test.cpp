@@ -9,24 +9,25 @@
 #include "report/run_export.hpp"
 
 using namespace baton;
+using namespace baton::report;
 
 namespace {
 
-std::vector<RunSample> two_samples() {
-    RunSample a;
+std::vector<store::RunSample> two_samples() {
+    store::RunSample a;
     a.t_ms = 1000;
     a.cpu_percent = 50;
     a.memory_used_gib = 2;
     a.disk_read_mb_s = -1;  // not recorded (an old sample)
-    RunSample::Gpu g0;
+    store::RunSample::Gpu g0;
     g0.index = 0;
     g0.utilization = 97.5;
     g0.throttle_reasons = 0b1000;  // hw_slowdown
     a.gpus = {g0};
-    RunSample b = a;
+    store::RunSample b = a;
     b.t_ms = 2000;
     b.disk_read_mb_s = 12.5;
-    RunSample::Gpu g3;
+    store::RunSample::Gpu g3;
     g3.index = 3;
     g3.power_watts = 300;
     b.gpus = {g3};
@@ -71,7 +72,7 @@ TEST(RunExport, JsonLinesLeaveOutWhatWasNotRecorded) {
     EXPECT_EQ(b["gpus"][0]["index"], 3);
     EXPECT_FALSE(b["gpus"][0].contains("throttle_reasons"));  // not reported
 
-    StepEvent s;
+    store::StepEvent s;
     s.t_ms = 5000;
     s.pid = 7;
     s.rank = 1;

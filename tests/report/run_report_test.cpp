@@ -7,6 +7,7 @@
 #include "report/run_report.hpp"
 
 using namespace baton;
+using namespace baton::report;
 
 namespace {
 
@@ -14,7 +15,7 @@ namespace {
 // of 10 MB/s for 2 s, disks reading 100 MB/s.
 RunReportData fixture() {
     RunReportData d;
-    RunRecord& r = d.run;
+    store::RunRecord& r = d.run;
     r.id = 7;
     r.name = "train <resnet>";
     r.command = "python train.py --tag 'a|b'";
@@ -23,13 +24,13 @@ RunReportData fixture() {
     r.start_ms = 1'000'000;
     r.end_ms = 1'000'000 + 20'000;
     r.exit_status = 0;
-    r.state = RunState::finished;
+    r.state = store::RunState::finished;
     r.cpu_count = 16;
     r.memory_total_bytes = 64ull << 30;
     r.gpus = {{0, "GPU-a", "NVIDIA H200", 141ull << 30}, {1, "GPU-b", "NVIDIA H200", 141ull << 30}};
     r.summary = "baton run: train exited with 0 & more";
     for (int i = 0; i < 40; ++i) {
-        RunSample s;
+        store::RunSample s;
         s.t_ms = r.start_ms + 500 + i * 500;
         s.cpu_percent = 50;
         s.iowait_percent = 1;
@@ -39,7 +40,7 @@ RunReportData fixture() {
         s.job_rss_gib = 6;
         s.disk_read_mb_s = 100;
         s.disk_write_mb_s = 2;
-        RunSample::Gpu g0{0, static_cast<float>(80 + i % 20), 70, 60};
+        store::RunSample::Gpu g0{0, static_cast<float>(80 + i % 20), 70, 60};
         g0.power_watts = i >= 30 ? 400 : 650;  // from 15 s on, thermal slowdown: power and clock drop
         g0.temperature_celsius = i >= 30 ? 88 : 70;
         g0.sm_clock_mhz = i >= 30 ? 1100 : 1980;
@@ -49,7 +50,7 @@ RunReportData fixture() {
         d.samples.push_back(s);
     }
     for (int i = 0; i < 25; ++i) {  // the hook's steps: 25 of 200 ms with 50 ms of data wait, 64 samples
-        StepEvent e;
+        store::StepEvent e;
         e.t_ms = r.start_ms + 1000 + i * 200;
         e.pid = 100;
         e.step = i;
@@ -116,9 +117,9 @@ TEST(RunFigures, PerGpuAndWholeRun) {
     EXPECT_DOUBLE_EQ(s.data_wait_percent, 25.0);
     EXPECT_DOUBLE_EQ(s.samples_per_second, 320.0);
     // An interrupted run has no end: its duration runs to the last sample.
-    RunRecord r = d.run;
+    store::RunRecord r = d.run;
     r.end_ms.reset();
-    r.state = RunState::interrupted;
+    r.state = store::RunState::interrupted;
     EXPECT_DOUBLE_EQ(run_figures(r, d.samples, {}).seconds, 20.0);
     EXPECT_EQ(machine_text(d.run), "16 CPUs, 64.0 GiB memory; 2 x NVIDIA H200 141.0 GiB");
     r.gpus[1].name = "NVIDIA A100-SXM4-80GB";
@@ -174,7 +175,7 @@ TEST(RunReport, OldRunsWithoutMachineOrDiskRates) {
     d.run.cpu_count.reset();
     d.run.memory_total_bytes.reset();
     d.run.gpus.clear();
-    for (RunSample& s : d.samples) s.disk_read_mb_s = s.disk_write_mb_s = -1;
+    for (store::RunSample& s : d.samples) s.disk_read_mb_s = s.disk_write_mb_s = -1;
     d.findings.clear();
     const std::string html = run_report_html(d);
     EXPECT_NE(html.find("CPU (host: % of all CPUs; job: % of one core)"), std::string::npos);
@@ -188,7 +189,7 @@ TEST(RunReport, OldRunsWithoutMachineOrDiskRates) {
 TEST(RunReport, NoGpuSaysSo) {
     RunReportData d = fixture();
     d.run.gpus.clear();
-    for (RunSample& s : d.samples) s.gpus.clear();
+    for (store::RunSample& s : d.samples) s.gpus.clear();
     const std::string html = run_report_html(d);
     EXPECT_NE(html.find("No GPU was seen during this run."), std::string::npos);
     EXPECT_EQ(html.find("chart-gpu-utilization"), std::string::npos);
@@ -229,7 +230,7 @@ TEST(RunReport, AnHourAtHalfASecondWithFourGpus) {
     d.samples.clear();
     d.run.end_ms = d.run.start_ms + 3'600'000;
     for (int i = 0; i < 7200; ++i) {
-        RunSample s;
+        store::RunSample s;
         s.t_ms = d.run.start_ms + 500 + i * 500;
         s.cpu_percent = static_cast<float>(40 + i % 17);
         s.memory_used_gib = 30;

@@ -7,22 +7,23 @@
 #include "report/runs_view.hpp"
 
 using namespace baton;
+using namespace baton::report;
 
 TEST(RunsView, ListShowAndPrune) {
-    RunRecord done;
+    store::RunRecord done;
     done.id = 3;
     done.name = "resnet";
-    done.kind = RunKind::run;
-    done.state = RunState::finished;
+    done.kind = store::RunKind::run;
+    done.state = store::RunState::finished;
     done.start_ms = 1764586200000;  // 2025-12-01T10:50:00Z
     done.end_ms = done.start_ms + 90500;
     done.exit_status = 0;
     done.samples = 90;
     done.command = "python3 train.py";
     done.summary = "SUMMARY\n";
-    RunRecord running = done;
+    store::RunRecord running = done;
     running.id = 4;
-    running.state = RunState::running;
+    running.state = store::RunState::running;
     running.end_ms.reset();
     running.exit_status.reset();
     const std::string t = runs_table({done, running});
@@ -34,7 +35,7 @@ TEST(RunsView, ListShowAndPrune) {
     EXPECT_EQ(std::count(jsonl.begin(), jsonl.end(), '\n'), 2);
     EXPECT_EQ(nlohmann::json::parse(jsonl.substr(0, jsonl.find('\n')))["id"], 3);
 
-    RecordedFinding f;
+    store::RecordedFinding f;
     f.t_ms = done.start_ms + 30000;
     f.severity = "warning";
     f.rule = "input_bound";

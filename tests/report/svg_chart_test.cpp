@@ -7,6 +7,7 @@
 #include "report/svg_chart.hpp"
 
 using namespace baton;
+using namespace baton::report;
 
 namespace {
 

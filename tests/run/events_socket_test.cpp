@@ -11,6 +11,7 @@
 #include "store/hook_event.hpp"
 
 using namespace baton;
+using namespace baton::store;
 using namespace baton::run;
 
 namespace {

@@ -10,7 +10,7 @@ namespace {
 
 std::vector<std::string> rules(const FailureScanner& s) {
     std::vector<std::string> r;
-    for (const Finding& f : s.findings()) r.push_back(f.rule);
+    for (const diagnose::Finding& f : s.findings()) r.push_back(f.rule);
     return r;
 }
 
@@ -30,7 +30,7 @@ TEST(FailureScan, CudaOutOfMemoryOldAndNewWording) {
         FailureScanner s;
         feed_in_pieces(s, "epoch 3: 100%|##########| 500/500\rTraceback (most recent call last):\n" + msg, 7);
         ASSERT_EQ(rules(s), std::vector<std::string>{"cuda_oom"}) << msg;
-        EXPECT_EQ(s.findings()[0].severity, Severity::critical);
+        EXPECT_EQ(s.findings()[0].severity, diagnose::Severity::critical);
         EXPECT_NE(s.findings()[0].evidence[0].threshold.find("CUDA out of memory"), std::string::npos);
         EXPECT_EQ(s.findings()[0].doc, "docs/findings.md#cuda_oom");
     }

@@ -10,6 +10,7 @@
 #include "test_support.hpp"
 
 using namespace baton;
+using namespace baton::store;
 using namespace baton::run;
 
 namespace {
@@ -83,15 +84,15 @@ TEST(JobWatch, FiguresFindingsAndRecordFromSnapshotsAlone) {
     o.cwd = "/work";
     o.db_path = d.path() + "/h.db";
     JobWatch w(o, 500);
-    Window window;
+    diagnose::Window window;
     bool gpu1_finding_before = false;
     for (int t = 0; t < 8; ++t) {
         window.push_back(at(t, t >= 5));
-        for (const Finding& f : w.sample(window)) gpu1_finding_before |= f.subject == "gpu:1" && t < 5;
+        for (const diagnose::Finding& f : w.sample(window)) gpu1_finding_before |= f.subject == "gpu:1" && t < 5;
     }
     EXPECT_FALSE(gpu1_finding_before) << "GPU1 was not the job's before t=5";
     bool gpu1_finding = false;
-    for (const Finding& f : w.stats().findings) gpu1_finding |= f.subject == "gpu:1";
+    for (const diagnose::Finding& f : w.stats().findings) gpu1_finding |= f.subject == "gpu:1";
     EXPECT_TRUE(gpu1_finding) << "GPU1's finding, held until the job used GPU1, is released then";
     EXPECT_EQ(w.stats().samples, 8u);
     EXPECT_DOUBLE_EQ(w.stats().job_cpu_peak, 150);  // the trainer and its worker
@@ -102,7 +103,7 @@ TEST(JobWatch, FiguresFindingsAndRecordFromSnapshotsAlone) {
 
     // A failure in the output is found once, however it is cut.
     EXPECT_TRUE(w.read_output("epoch 1\n").empty());
-    std::vector<Finding> oom = w.read_output("torch.OutOfMemoryError: CUDA out of memo");
+    std::vector<diagnose::Finding> oom = w.read_output("torch.OutOfMemoryError: CUDA out of memo");
     oom = w.read_output("ry. Tried to allocate 20.00 MiB\n");
     ASSERT_EQ(oom.size(), 1u);
     EXPECT_EQ(oom[0].rule, "cuda_oom");
@@ -138,7 +139,7 @@ TEST(JobWatch, DiskRatesCountStackedDevicesOnce) {
     o.argv = {"python3", "train.py"};
     o.db_path = d.path() + "/h.db";
     JobWatch w(o, 500);
-    Window window;
+    diagnose::Window window;
     for (int t = 0; t < 3; ++t) {
         Snapshot s = at(t, false);
         auto disk = [&](const char* name, double read_mb, double write_mb, bool stacked) {
@@ -179,8 +180,8 @@ TEST(JobWatch, AMigDevicesFindingIsTheJobsOnlyWhereTheJobRuns) {
         o.name = "train";
         o.argv = {"python3", "train.py"};
         JobWatch w(o, 500);
-        Window window;
-        std::vector<Finding> found;
+        diagnose::Window window;
+        std::vector<diagnose::Finding> found;
         for (int t = 0; t < 31; ++t) {
             Snapshot s = at(t, false);
             GpuInfo& g = s.gpus[0];
@@ -195,13 +196,13 @@ TEST(JobWatch, AMigDevicesFindingIsTheJobsOnlyWhereTheJobRuns) {
             }
             g.processes[0].gpu_instance_id = job_instance;  // the job's process (pid 500)
             window.push_back(s);
-            for (Finding& f : w.sample(window)) found.push_back(f);
+            for (diagnose::Finding& f : w.sample(window)) found.push_back(f);
         }
-        const bool near_oom = std::any_of(found.begin(), found.end(), [](const Finding& f) {
+        const bool near_oom = std::any_of(found.begin(), found.end(), [](const diagnose::Finding& f) {
             return f.rule == "gpu_memory_near_oom" && f.subject == "gpu:0/mig:2";
         });
         EXPECT_EQ(near_oom, job_instance == 2) << "the job on GI " << job_instance;
-        EXPECT_FALSE(std::any_of(found.begin(), found.end(), [](const Finding& f) {
+        EXPECT_FALSE(std::any_of(found.begin(), found.end(), [](const diagnose::Finding& f) {
             return f.subject == "gpu:0/mig:1" && f.rule.rfind("gpu_memory", 0) == 0;
         }));
     }

@@ -16,12 +16,15 @@
 #include "store/snapshot_json_read.hpp"
 
 using namespace baton;
+using namespace baton::diagnose;
+using namespace baton::report;
+using namespace baton::store;
 
 namespace {
 
 std::string judged(const Window& w, const Thresholds& t) {
     std::string out;
-    append_findings_json(diagnosis_info(w, "live"), diagnose(w, t), summarize_indicators(w, t), out);
+    append_findings_json(diagnosis_info(w, "live"), diagnose::diagnose(w, t), summarize_indicators(w, t), out);
     return out;
 }
 

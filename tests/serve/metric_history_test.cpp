@@ -9,6 +9,7 @@
 
 using namespace baton;
 using namespace baton::serve;
+using store::MetricMinute;
 
 namespace {
 
@@ -92,19 +93,19 @@ TEST(MetricHistory, SummarisesEachMinuteOnce) {
     for (int s = 0; s < 60; ++s) h.add(snap_at(m0 * 60000 + s * 1000, s, s % 2 ? 100 : 0));
     EXPECT_TRUE(h.take_finished_minutes(m0 * 60000 + 59500).empty());  // the minute is not over
     h.add(snap_at((m0 + 1) * 60000, 7, 7));
-    std::vector<MetricMinute> rows = h.take_finished_minutes((m0 + 1) * 60000 + 10);
+    std::vector<store::MetricMinute> rows = h.take_finished_minutes((m0 + 1) * 60000 + 10);
     auto find = [&](const std::string& metric, const std::string& subject) -> const MetricMinute* {
         for (const MetricMinute& m : rows)
             if (m.metric == metric && m.subject == subject) return &m;
         return nullptr;
     };
-    const MetricMinute* cpu = find("cpu.utilization_percent", "host");
+    const store::MetricMinute* cpu = find("cpu.utilization_percent", "host");
     ASSERT_NE(cpu, nullptr);
     EXPECT_EQ(cpu->minute, m0);
     EXPECT_DOUBLE_EQ(cpu->avg, 29.5);
     EXPECT_DOUBLE_EQ(cpu->min, 0);
     EXPECT_DOUBLE_EQ(cpu->max, 59);
-    const MetricMinute* gpu = find("gpu.utilization_percent", "gpu:1");
+    const store::MetricMinute* gpu = find("gpu.utilization_percent", "gpu:1");
     ASSERT_NE(gpu, nullptr);
     EXPECT_DOUBLE_EQ(gpu->avg, 50);
     EXPECT_EQ(find("cpu.core_utilization_percent", "cpu:3"), nullptr);    // memory only

@@ -17,6 +17,7 @@
 #include "test_support.hpp"
 
 using namespace baton;
+using namespace baton::store;
 
 namespace {
 
@@ -25,9 +26,9 @@ std::int64_t record_big_run(const std::string& path) {
     auto h = History::open(path);
     EXPECT_TRUE(h.ok());
     auto run = h->begin_run("big", "python train.py", "/", "box", 1000);
-    Finding f;
+    diagnose::Finding f;
     f.rule = "input_bound";
-    f.severity = Severity::warning;
+    f.severity = diagnose::Severity::warning;
     f.subject = "job";
     f.summary = std::string(200, 's');
     f.recommendation = std::string(200, 'r');

@@ -11,6 +11,7 @@
 #include "test_support.hpp"
 
 using namespace baton;
+using namespace baton::store;
 
 namespace {
 

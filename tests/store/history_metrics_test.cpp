@@ -8,6 +8,7 @@
 #include "test_support.hpp"
 
 using namespace baton;
+using namespace baton::store;
 
 TEST(HistoryMetrics, WritesReadsReplacesAndPrunes) {
     test::TempDir d;

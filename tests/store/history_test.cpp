@@ -12,6 +12,7 @@
 #include "test_support.hpp"
 
 using namespace baton;
+using namespace baton::store;
 
 namespace {
 
@@ -42,9 +43,9 @@ TEST(History, RecordsSurviveAReopen) {
         ASSERT_TRUE(run.ok());
         ASSERT_TRUE(h->add_sample(*run, sample(1500, 4)).ok());
         ASSERT_TRUE(h->add_sample(*run, sample(2000, 4)).ok());
-        Finding f;
+        diagnose::Finding f;
         f.rule = "input_bound";
-        f.severity = Severity::warning;
+        f.severity = diagnose::Severity::warning;
         f.subject = "gpu:0";
         f.summary = "GPU0 waits";
         f.recommendation = "num_workers=7";

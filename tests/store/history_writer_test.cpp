@@ -16,6 +16,7 @@
 #include "test_support.hpp"
 
 using namespace baton;
+using namespace baton::store;
 
 namespace {
 
@@ -69,7 +70,7 @@ TEST(HistoryWriter, EverythingReachesTheDatabase) {
     HistoryWriter w(path, header(), notes.options());
     w.set_machine(8, 64ull << 30, {{0, "GPU-a", "H200", 141ull << 30}});
     for (int i = 0; i < 50; ++i) w.add_sample(sample(1000 + i * 100));
-    Finding f;
+    diagnose::Finding f;
     f.rule = "input_bound";
     f.subject = "job";
     w.add_finding(2000, f);
@@ -168,7 +169,7 @@ TEST(HistoryWriter, ADatabaseThatNeverWorksLosesTheRunAndSaysWhy) {
     Notes notes;
     HistoryWriter w(path, header(), notes.options(0.05));
     for (int i = 0; i < 7; ++i) w.add_sample(sample(1000 + i));
-    Finding f;
+    diagnose::Finding f;
     w.add_finding(1, f);
     const double t0 = monotonic_seconds();
     const RecordingReport r = w.finish(9000, 0, summary_of);

@@ -5,6 +5,7 @@
 #include "store/hook_event.hpp"
 
 using namespace baton;
+using namespace baton::store;
 
 TEST(HookEvent, AStepAsThePythonHookSendsIt) {
     auto e = parse_hook_event(
@@ -40,7 +41,7 @@ TEST(HookEvent, AFindingFromCheck) {
     ASSERT_TRUE(e.ok()) << e.error().message;
     ASSERT_TRUE(e->finding);
     EXPECT_EQ(e->finding->rule, "loader_num_workers_zero");
-    EXPECT_EQ(e->finding->severity, Severity::warning);
+    EXPECT_EQ(e->finding->severity, diagnose::Severity::warning);
     EXPECT_EQ(e->finding->subject, "loader");
     EXPECT_EQ(e->finding->recommendation, "Use num_workers=7");
     EXPECT_EQ(e->finding->snippet, "DataLoader(...)");

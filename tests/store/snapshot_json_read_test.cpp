@@ -10,6 +10,7 @@
 #include "test_support.hpp"
 
 using namespace baton;
+using namespace baton::store;
 
 namespace {
 
@@ -113,7 +114,7 @@ std::string line_at(double monotonic, std::optional<double> uptime, bool with_mo
     return out + "\n";
 }
 
-Result<Window> stream(const std::string& text) {
+Result<diagnose::Window> stream(const std::string& text) {
     std::istringstream in(text);
     return read_snapshot_stream(in, "rec.jsonl");
 }
@@ -122,7 +123,7 @@ Result<Window> stream(const std::string& text) {
 
 TEST(SnapshotJsonRead, AStreamInMonotonicOrder) {
     // The wall clock may step back inside one recording; the monotonic clock orders it.
-    Result<Window> w = stream(line_at(10, 100) + "\n  \n" + line_at(11, 101) + line_at(12, 102));
+    Result<diagnose::Window> w = stream(line_at(10, 100) + "\n  \n" + line_at(11, 101) + line_at(12, 102));
     ASSERT_TRUE(w.ok()) << w.error().message;
     EXPECT_EQ(w->size(), 3u);
     w = stream(line_at(10, 100) + line_at(9, 101));

@@ -14,6 +14,7 @@
 #include "test_support.hpp"
 
 using namespace baton;
+using namespace baton::store;
 using nlohmann::json;
 
 namespace {

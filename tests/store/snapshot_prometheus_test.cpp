@@ -10,6 +10,7 @@
 #include "test_support.hpp"
 
 using namespace baton;
+using namespace baton::store;
 
 namespace {
 

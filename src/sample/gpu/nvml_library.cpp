@@ -2,6 +2,8 @@
 
 #include <dlfcn.h>
 
+#include "core/shared_library.hpp"
+
 namespace baton {
 
 std::string NvmlLibrary::describe(nvmlReturn_t rc) const {
@@ -13,27 +15,18 @@ std::string NvmlLibrary::describe(nvmlReturn_t rc) const {
 
 namespace {
 
+// (the entry points below are many: a short name for the one resolver)
 template <typename Fn>
 bool resolve(void* handle, Fn& into, std::initializer_list<const char*> names, std::string* which = nullptr) {
-    for (const char* n : names) {
-        if (void* p = dlsym(handle, n)) {
-            into = reinterpret_cast<Fn>(p);
-            if (which) *which = n;
-            return true;
-        }
-    }
-    return false;
+    return resolve_symbol(handle, into, names, which);
 }
 
 }  // namespace
 
 Result<NvmlLibrary> load_nvml_library(const std::string& path) {
-    dlerror();
-    void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-        const char* e = dlerror();
-        return make_error(std::string("no NVIDIA driver: ") + (e ? e : ("cannot load " + path).c_str()));
-    }
+    Result<void*> opened = open_shared_library(path);
+    if (!opened.ok()) return make_error("no NVIDIA driver: " + opened.error().message);
+    void* h = *opened;
     NvmlLibrary L;
     L.handle = h;
     bool core = resolve(h, L.init, {"nvmlInit_v2", "nvmlInit"}) &&
