@@ -5,11 +5,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
 #include <toml++/toml.h>
 
-#include "core/clock.hpp"
 #include "core/config_keys.hpp"
 #include "core/printable.hpp"
 
