@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "core/files.hpp"
+#include "core/text_parse.hpp"
 #include "store/run_owner.hpp"
 
 namespace baton::clean {
@@ -34,9 +35,9 @@ std::optional<StatIds> parse_stat_ids(std::string_view line) {
         ++field;
         const std::string_view word = rest.substr(i, j - i);
         if (field == 5 || field == 6 || field == 22) {
-            std::uint64_t v = 0;
-            const auto r = std::from_chars(word.data(), word.data() + word.size(), v);
-            if (r.ec != std::errc() || r.ptr != word.data() + word.size()) return std::nullopt;
+            const std::optional<std::uint64_t> number = text::parse_digits<std::uint64_t>(word);
+            if (!number) return std::nullopt;
+            const std::uint64_t v = *number;
             if (field == 5) ids.pgid = static_cast<std::uint32_t>(v);
             if (field == 6) ids.sid = static_cast<std::uint32_t>(v);
             if (field == 22) ids.start_ticks = v;

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <ctime>
 
+#include "core/text_parse.hpp"
+
 namespace baton {
 
 double monotonic_seconds() {
@@ -49,12 +51,7 @@ std::int64_t days_from_civil(std::int64_t y, unsigned m, unsigned d) {
 // `n` decimal digits at s[at]; -1 when any is not a digit.
 int digits(std::string_view s, std::size_t at, std::size_t n) {
     if (at + n > s.size()) return -1;
-    int v = 0;
-    for (std::size_t i = at; i < at + n; ++i) {
-        if (s[i] < '0' || s[i] > '9') return -1;
-        v = v * 10 + (s[i] - '0');
-    }
-    return v;
+    return text::parse_digits<int>(s.substr(at, n)).value_or(-1);
 }
 
 void put_digits(char* at, std::int64_t v, int width) {

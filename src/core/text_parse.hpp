@@ -2,9 +2,11 @@
 // instead of streams or std::stoul (design.md: "never allocate per field").
 #pragma once
 
+#include <charconv>
 #include <cstdint>
 #include <optional>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 namespace baton::text {
@@ -31,6 +33,19 @@ std::string_view take_line(std::string_view& s);
 // Whole-string parse: the text is exactly one unsigned decimal (surrounding blanks and a
 // trailing newline allowed).
 std::optional<std::uint64_t> parse_u64(std::string_view s);
+
+// The one whole-string integer parser of the tree (ids, counts, ports, sizes in flags, files and replies):
+// `s` is a run of ASCII digits, nothing else (no sign, no blanks, no '+'), whose value fits T. Anything else,
+// overflow included, is nullopt, so a caller never needs std::stoi's exceptions or a hand loop's wrap-around.
+template <class T>
+std::optional<T> parse_digits(std::string_view s) {
+    static_assert(std::is_integral_v<T> && !std::is_same_v<T, bool>);
+    if (s.empty() || s.front() < '0' || s.front() > '9') return std::nullopt;  // from_chars would take '-'
+    T v{};
+    const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec != std::errc{} || end != s.data() + s.size()) return std::nullopt;
+    return v;
+}
 
 // Returns the value of "Key: value" lines such as /proc/meminfo's, for a line that starts
 // with `key` followed by ':'; nullopt otherwise. The value is the text after the colon,

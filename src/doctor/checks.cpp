@@ -1,4 +1,5 @@
 #include "doctor/checks.hpp"
+#include "core/text_parse.hpp"
 #include "core/units.hpp"
 
 #include <algorithm>
@@ -61,12 +62,10 @@ std::vector<int> version_parts(const std::string& v) {
     std::stringstream s(v);
     std::string part;
     while (std::getline(s, part, '.')) {
-        int n = 0;
-        for (char c : part) {
-            if (c < '0' || c > '9') break;
-            n = n * 10 + (c - '0');
-        }
-        out.push_back(n);
+        std::string_view digits = part;  // "0rc1" counts as 0: a version part's leading digits
+        out.push_back(digits.empty() || digits[0] < '0' || digits[0] > '9'
+                          ? 0
+                          : static_cast<int>(text::take_u64(digits).value_or(0)));
     }
     return out;
 }
@@ -202,8 +201,8 @@ void visibility_checks(const DoctorFacts& f, std::vector<CheckItem>& out) {
             e.erase(e.find_last_not_of(' ') + 1);
             bool found = false;
             if (!e.empty() && std::all_of(e.begin(), e.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-                const unsigned long n = std::stoul(e.substr(0, 9));
-                found = n < gpus.size();
+                const std::optional<std::size_t> n = text::parse_digits<std::size_t>(e);
+                found = n && *n < gpus.size();
             } else if (!e.empty()) {
                 for (const GpuInfo& g : gpus) found |= g.uuid.rfind(e, 0) == 0;
             }

@@ -12,6 +12,7 @@
 
 #include "core/allowed_cpus.hpp"
 #include "core/printable.hpp"
+#include "core/text_parse.hpp"
 #include "launch/preflight.hpp"
 #include "launch/slurm_env.hpp"
 
@@ -28,9 +29,8 @@ Error failure(std::string message) {
 }
 
 std::optional<int> whole_number(const std::string& s, int max) {
-    if (s.empty() || s.size() > 9 || s.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
-    const int v = std::stoi(s);
-    return v <= max ? std::optional<int>(v) : std::nullopt;
+    const std::optional<int> v = text::parse_digits<int>(s);
+    return v && *v <= max ? v : std::nullopt;
 }
 
 // Flags first, else Slurm's placement when the job runs inside an allocation, else one node.
@@ -157,8 +157,7 @@ Result<LaunchPlan> plan_launch(const LaunchRequest& r, const EnvLookup& env, con
         plan.console_ranks = std::move(*ranks);
     }
     if (!r.seed.empty()) {
-        if (r.seed.size() > 10 || r.seed.find_first_not_of("0123456789") != std::string::npos ||
-            std::stoull(r.seed) > 4294967295ULL)
+        if (!text::parse_digits<std::uint32_t>(r.seed))
             return usage("--seed takes a whole number from 0 to 4294967295 (PYTHONHASHSEED's range)");
         plan.extras.seed = r.seed;
     }

@@ -1,6 +1,6 @@
 #include "launch/slurm_env.hpp"
 
-#include <charconv>
+#include "core/text_parse.hpp"
 
 namespace baton::launch {
 
@@ -24,11 +24,11 @@ Result<std::vector<std::string>> expand_ranges(std::string_view body, std::size_
         const std::size_t dash = part.find('-');
         const std::string_view lo = part.substr(0, dash);
         const std::string_view hi = dash == std::string_view::npos ? lo : part.substr(dash + 1);
-        if (!all_digits(lo) || !all_digits(hi) || lo.size() > 18 || hi.size() > 18)
+        const std::optional<std::uint64_t> first = text::parse_digits<std::uint64_t>(lo);
+        const std::optional<std::uint64_t> last = text::parse_digits<std::uint64_t>(hi);
+        if (!first || !last || lo.size() > 18 || hi.size() > 18)
             return make_error("invalid range '" + std::string(part) + "'");
-        unsigned long long a = 0, b = 0;
-        std::from_chars(lo.data(), lo.data() + lo.size(), a);
-        std::from_chars(hi.data(), hi.data() + hi.size(), b);
+        const std::uint64_t a = *first, b = *last;
         if (b < a) return make_error("invalid range '" + std::string(part) + "' (it runs backwards)");
         if (b - a >= max_hosts || out.size() + (b - a) >= max_hosts)
             return make_error("more than " + std::to_string(max_hosts) + " hosts");
@@ -77,8 +77,8 @@ Status expand_one(std::string_view item, std::vector<std::string>& out, std::siz
 }
 
 std::optional<int> small_int(const std::optional<std::string>& v) {
-    if (!v || !all_digits(*v) || v->size() > 9) return std::nullopt;
-    return std::stoi(*v);
+    if (!v || v->size() > 9) return std::nullopt;
+    return text::parse_digits<int>(*v);
 }
 
 }  // namespace
@@ -103,8 +103,7 @@ Result<std::vector<std::string>> expand_hostlist(std::string_view list, std::siz
 }
 
 int slurm_master_port(std::string_view job_id) {
-    unsigned long long id = 0;
-    std::from_chars(job_id.data(), job_id.data() + job_id.size(), id);
+    const std::uint64_t id = text::take_u64(job_id).value_or(0);  // "123_4", an array task: its job's digits
     return 20000 + static_cast<int>(id % 20000);
 }
 

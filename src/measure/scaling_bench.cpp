@@ -15,6 +15,7 @@
 
 #include <fmt/format.h>  // header-only (fmt::fmt-header-only)
 
+#include "core/text_parse.hpp"
 #include "measure/file_text.hpp"
 #include "core/clock.hpp"
 #include "core/percentile.hpp"
@@ -71,9 +72,9 @@ Result<std::vector<int>> parse_sizes(const std::string& text) {
     std::stringstream in(text);
     std::string part;
     while (std::getline(in, part, ',')) {
-        if (part.empty() || part.size() > 4 || !std::all_of(part.begin(), part.end(), ::isdigit))
-            return make_error("--gpus " + text + ": expected sizes such as 1,2,4,8");
-        const int n = std::stoi(part);
+        const std::optional<int> size = part.size() <= 4 ? text::parse_digits<int>(part) : std::nullopt;
+        if (!size) return make_error("--gpus " + text + ": expected sizes such as 1,2,4,8");
+        const int n = *size;
         if (n < 1 || n > 1024) return make_error("--gpus " + text + ": each size is 1 to 1024");
         if (!out.empty() && n <= out.back()) return make_error("--gpus " + text + ": sizes go up, each once");
         out.push_back(n);

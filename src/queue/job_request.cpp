@@ -5,6 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/text_parse.hpp"
+
 namespace baton::queue {
 
 namespace {
@@ -39,12 +41,13 @@ Result<After> parse_after(std::string_view text) {
         text.remove_suffix(3);
     }
     for (std::string_view id : split(text, ',')) {
-        if (!all_digits(id) || id.size() > 18)
+        const std::optional<std::int64_t> job = text::parse_digits<std::int64_t>(id);
+        if (!job)
             return make_error(
                 "--after takes job ids separated by commas, with :ok to need their success (e.g. "
                 "12,14:ok), not '" +
                 std::string(id) + "'");
-        a.jobs.push_back(std::stoll(std::string(id)));
+        a.jobs.push_back(*job);
     }
     return a;
 }
@@ -54,7 +57,7 @@ Result<std::vector<std::string>> resolve_gpus(std::string_view text, const Pool&
     for (std::string_view id : split(text, ',')) {
         std::vector<const PoolGpu*> match;
         for (const PoolGpu& g : pool.gpus) {
-            if (all_digits(id) ? id.size() <= 4 && std::stoul(std::string(id)) == g.index
+            if (all_digits(id) ? id.size() <= 4 && text::parse_digits<unsigned>(id) == g.index
                                : id.size() >= 8 && g.uuid.compare(0, id.size(), id) == 0)
                 match.push_back(&g);
         }

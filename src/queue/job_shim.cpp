@@ -19,6 +19,7 @@
 
 #include "core/clock.hpp"
 #include "core/files.hpp"
+#include "core/text_parse.hpp"
 #include "queue/protocol.hpp"
 #include "sample/linux/pid_signal.hpp"
 #include "sample/linux/proc_pid_stat.hpp"
@@ -45,9 +46,8 @@ std::vector<Member> descendants(pid_t root) {
     std::multimap<pid_t, Member> children;
     if (DIR* d = ::opendir("/proc")) {
         while (dirent* e = ::readdir(d)) {
-            char* end = nullptr;
-            const long pid = std::strtol(e->d_name, &end, 10);
-            if (pid <= 0 || *end) continue;
+            const pid_t pid = text::parse_digits<pid_t>(e->d_name).value_or(0);
+            if (pid <= 0) continue;
             const std::string stat = read_small_file(std::string("/proc/") + e->d_name + "/stat", 4096).value_or("");
             os::PidStat st;
             if (!os::parse_pid_stat(stat, st)) continue;
@@ -93,12 +93,8 @@ std::uint64_t cgroup_oom_kills(const std::string& cgroup_dir) {
         const std::string_view line(text.data() + at, end - at);
         constexpr std::string_view key = "oom_kill ";
         if (line.substr(0, key.size()) == key) {
-            std::uint64_t n = 0;
-            for (char c : line.substr(key.size())) {
-                if (c < '0' || c > '9' || n > (std::numeric_limits<std::uint64_t>::max() - 9) / 10) return n;
-                n = n * 10 + static_cast<std::uint64_t>(c - '0');
-            }
-            return n;
+            std::string_view count = line.substr(key.size());
+            return text::take_u64(count).value_or(0);
         }
         at = end + 1;
     }

@@ -8,21 +8,17 @@
 
 #include "core/clock.hpp"
 #include "core/printable.hpp"
+#include "core/text_parse.hpp"
 
 namespace baton::queue {
 
 using nlohmann::json;
 
 Result<std::int64_t> parse_job_id(const std::string& word) {
-    std::int64_t id = 0;
-    for (char c : word) {
-        if (c < '0' || c > '9' || id > (INT64_MAX - 9) / 10)
-            return make_error(ErrorCode::invalid_argument, "'" + word + "' is not a job id (baton queue lists them)");
-        id = id * 10 + (c - '0');
-    }
-    if (word.empty() || id == 0)
+    const std::optional<std::int64_t> id = text::parse_digits<std::int64_t>(word);
+    if (!id || *id == 0)
         return make_error(ErrorCode::invalid_argument, "'" + word + "' is not a job id (baton queue lists them)");
-    return id;
+    return *id;
 }
 
 namespace {

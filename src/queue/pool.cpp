@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/text_parse.hpp"
 #include "sample/process_lookup.hpp"
 
 namespace baton::queue {
@@ -39,7 +40,7 @@ std::vector<unsigned> local_cpus(const std::string& sys_root, const std::string&
 // Whether `id` (an index or a UUID, or a UUID's unique prefix as CUDA takes it) names GPU g.
 bool names(const std::string& id, const GpuInfo& g) {
     if (!id.empty() && std::all_of(id.begin(), id.end(), [](char c) { return c >= '0' && c <= '9'; }))
-        return id.size() <= 4 && static_cast<unsigned>(std::stoul(id)) == g.index;
+        return id.size() <= 4 && text::parse_digits<unsigned>(id) == g.index;
     return !g.uuid.empty() && id.size() >= 8 && g.uuid.compare(0, id.size(), id) == 0;
 }
 

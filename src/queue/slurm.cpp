@@ -57,8 +57,7 @@ std::vector<std::string> split(const std::string& line, char sep, std::size_t fi
 }
 
 std::optional<std::int64_t> number(const std::string& s) {
-    if (s.empty() || s.size() > 18 || s.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
-    return std::stoll(s);
+    return text::parse_digits<std::int64_t>(s);
 }
 
 std::string lower_first_word(const std::string& s) {

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/files.hpp"
+#include "core/text_parse.hpp"
 #include "queue/job_shim.hpp"
 
 namespace baton::queue {
@@ -42,9 +43,9 @@ void set_command_line(const std::vector<std::string>& words) {
     std::vector<std::string> f;
     for (std::string w; in >> w;) f.push_back(w);
     if (f.size() < 49) return;  // fields 48..51 (arg_start, arg_end, env_start, env_end) are f[45..48]
-    const std::uintptr_t arg_start = std::strtoull(f[45].c_str(), nullptr, 10);
-    const std::uintptr_t arg_end = std::strtoull(f[46].c_str(), nullptr, 10);
-    const std::uintptr_t env_end = std::strtoull(f[48].c_str(), nullptr, 10);
+    const std::uintptr_t arg_start = text::parse_digits<std::uintptr_t>(f[45]).value_or(0);
+    const std::uintptr_t arg_end = text::parse_digits<std::uintptr_t>(f[46]).value_or(0);
+    const std::uintptr_t env_end = text::parse_digits<std::uintptr_t>(f[48]).value_or(0);
     if (!arg_start || arg_end <= arg_start || env_end < arg_end) return;
     char* area = reinterpret_cast<char*>(arg_start);
     const std::size_t args = arg_end - arg_start, all = env_end - arg_start;

@@ -7,6 +7,7 @@
 #include "core/clock.hpp"
 #include "core/json_writer.hpp"
 #include "core/printable.hpp"
+#include "core/text_parse.hpp"
 #include "diagnose/rules.hpp"
 #include "report/findings_view.hpp"
 #include "sample/linux/kept_file.hpp"
@@ -29,11 +30,7 @@ double self_resident_bytes() {
     const std::size_t space = s.find(' ');
     if (space == std::string_view::npos) return 0;
     s.remove_prefix(space + 1);
-    double pages = 0;
-    for (char c : s) {
-        if (c < '0' || c > '9') break;
-        pages = pages * 10 + (c - '0');
-    }
+    const double pages = static_cast<double>(text::take_u64(s).value_or(0));
     return pages * static_cast<double>(sysconf(_SC_PAGESIZE));
 }
 

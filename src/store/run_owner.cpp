@@ -5,6 +5,7 @@
 #include <limits>
 #include <unistd.h>
 
+#include "core/text_parse.hpp"
 #include "sample/linux/kept_file.hpp"
 #include "sample/linux/proc_pid_stat.hpp"
 
@@ -49,15 +50,10 @@ std::optional<RunOwner> parse_owner_token(std::string_view token) {
         token.size() - colon - 1 > 20)
         return std::nullopt;
     RunOwner o;
-    std::uint64_t pid = 0, ticks = 0;
-    for (char c : token.substr(0, colon)) {
-        if (c < '0' || c > '9') return std::nullopt;
-        pid = pid * 10 + static_cast<std::uint64_t>(c - '0');
-    }
-    for (char c : token.substr(colon + 1)) {
-        if (c < '0' || c > '9') return std::nullopt;
-        ticks = ticks * 10 + static_cast<std::uint64_t>(c - '0');
-    }
+    const std::optional<std::uint64_t> pid_digits = text::parse_digits<std::uint64_t>(token.substr(0, colon));
+    const std::optional<std::uint64_t> ticks_digits = text::parse_digits<std::uint64_t>(token.substr(colon + 1));
+    if (!pid_digits || !ticks_digits) return std::nullopt;
+    const std::uint64_t pid = *pid_digits, ticks = *ticks_digits;
     if (pid == 0 || pid > static_cast<std::uint64_t>(std::numeric_limits<pid_t>::max())) return std::nullopt;
     o.pid = static_cast<std::int64_t>(pid);
     if (ticks) o.start_ticks = ticks;

@@ -47,6 +47,20 @@ TEST(TextParse, WholeStringParse) {
     EXPECT_FALSE(parse_u64("-1").has_value());
 }
 
+TEST(TextParse, ParseDigitsIsExactlyDigitsThatFit) {
+    using baton::text::parse_digits;
+    EXPECT_EQ(parse_digits<int>("0"), 0);
+    EXPECT_EQ(parse_digits<int>("2147483647"), 2147483647);
+    EXPECT_FALSE(parse_digits<int>("2147483648").has_value());  // overflow is refused, not wrapped
+    EXPECT_EQ(parse_digits<std::uint64_t>("18446744073709551615"), 18446744073709551615ULL);
+    EXPECT_FALSE(parse_digits<std::uint64_t>("18446744073709551616").has_value());
+    EXPECT_EQ(parse_digits<std::int64_t>("0012"), 12);
+    for (const char* bad : {"", "-1", "+1", " 1", "1 ", "1\n", "1x", "x1", "1.5", "0x10", "-0"})
+        EXPECT_FALSE(parse_digits<std::int64_t>(bad).has_value()) << bad;
+    EXPECT_EQ(parse_digits<std::uint8_t>("255"), 255);
+    EXPECT_FALSE(parse_digits<std::uint8_t>("256").has_value());
+}
+
 TEST(TextParse, ValueAfterKey) {
     EXPECT_EQ(value_after_key("Uid:\t1000\t1000", "Uid"), "1000\t1000");
     EXPECT_FALSE(value_after_key("Uidx: 1", "Uid").has_value());

@@ -4,6 +4,8 @@
 #include <dirent.h>
 #include <unistd.h>
 
+#include "core/text_parse.hpp"
+
 namespace baton::os {
 
 std::optional<unsigned> nvidia_minor(std::string_view target, std::string_view dev_root) {
@@ -13,12 +15,7 @@ std::optional<unsigned> nvidia_minor(std::string_view target, std::string_view d
     if (target.substr(0, 7) != "/nvidia") return std::nullopt;
     target.remove_prefix(7);
     if (target.empty() || target.size() > 4) return std::nullopt;  // "nvidiactl", "nvidia-uvm", ...
-    unsigned n = 0;
-    for (char c : target) {
-        if (c < '0' || c > '9') return std::nullopt;
-        n = n * 10 + static_cast<unsigned>(c - '0');
-    }
-    return n;
+    return text::parse_digits<unsigned>(target);
 }
 
 GpuDeviceFiles::GpuDeviceFiles(std::string proc_root, std::string dev_root)

@@ -165,16 +165,7 @@ void ProcessTable::scan(double now, std::uint64_t boot_time_seconds, std::vector
         while (dirent* d = readdir(dir_)) {
             const char* n = d->d_name;
             if (*n < '1' || *n > '9') continue;
-            std::uint32_t pid = 0;
-            bool numeric = true;
-            for (; *n; ++n) {
-                if (*n < '0' || *n > '9') {
-                    numeric = false;
-                    break;
-                }
-                pid = pid * 10 + static_cast<std::uint32_t>(*n - '0');
-            }
-            if (numeric) pids_.push_back(pid);
+            if (const std::optional<std::uint32_t> pid = text::parse_digits<std::uint32_t>(n)) pids_.push_back(*pid);
         }
     }
     if (list) std::sort(pids_.begin(), pids_.end());
