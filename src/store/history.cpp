@@ -105,7 +105,9 @@ constexpr const char* kMigrations[] = {
 };
 
 using sqlite::db_error;
+using sqlite::Row;
 using sqlite::Statement;
+using sqlite::Walk;
 
 void put_f32(std::string& out, float v) {
     char b[4];
@@ -315,14 +317,13 @@ void History::mark_interrupted() {
         Statement st(db_,
                      "SELECT id, owner_pid, owner_start_ticks, COALESCE(owner_boot_id, '') FROM runs WHERE state = "
                      "'running'");
-        while (st.ok() && sqlite3_step(st.get()) == SQLITE_ROW) {
+        (void)sqlite::each_row(st, [&](const Row& row) {  // best effort, as the updates below
             RunOwner o;
-            o.pid = sqlite3_column_int64(st.get(), 1);
-            if (sqlite3_column_type(st.get(), 2) != SQLITE_NULL)
-                o.start_ticks = static_cast<std::uint64_t>(sqlite3_column_int64(st.get(), 2));
-            o.boot_id = sqlite::column_text(st.get(), 3);
-            if (!owner_alive(o)) dead.push_back(sqlite3_column_int64(st.get(), 0));
-        }
+            o.pid = row.int64(1);
+            if (!row.null(2)) o.start_ticks = static_cast<std::uint64_t>(row.int64(2));
+            o.boot_id = row.text(3);
+            if (!owner_alive(o)) dead.push_back(row.int64(0));
+        });
     }
     for (std::int64_t id : dead) {
         Statement st(db_, "UPDATE runs SET state = 'interrupted' WHERE id = ?");
@@ -564,11 +565,15 @@ Result<std::string> History::owner_label(std::int64_t pid, std::uint64_t start_t
         if (!st.ok()) return read_error("cannot look up an owner");
         sqlite3_bind_int64(st.get(), 1, pid);
         sqlite3_bind_int64(st.get(), 2, static_cast<sqlite3_int64>(start_ticks));
-        const int rc = sqlite3_step(st.get());
-        if (rc == SQLITE_ROW)
-            return std::string(q.what) + " " + std::to_string(sqlite3_column_int64(st.get(), 0)) + " (" +
-                   sqlite::column_text(st.get(), 1) + ")";
-        if (rc != SQLITE_DONE) return read_error("cannot look up an owner");
+        bool failed = false;
+        const std::optional<std::string> label = sqlite::first_row(
+            st,
+            [&](const Row& row) {
+                return std::string(q.what) + " " + std::to_string(row.int64(0)) + " (" + row.text(1) + ")";
+            },
+            &failed);
+        if (label) return *label;
+        if (failed) return read_error("cannot look up an owner");
     }
     return std::string();
 }
@@ -580,52 +585,45 @@ Result<std::vector<RunRecord>> History::runs() {
         " (SELECT COUNT(*) FROM samples WHERE run_id = runs.id),"
         " (SELECT COUNT(*) FROM findings WHERE run_id = runs.id), COALESCE(summary, ''), cpu_count,"
         " memory_total_bytes, owner_pid, owner_start_ticks, COALESCE(owner_boot_id, ''), kind FROM runs ORDER BY id");
-    if (!st.ok()) return read_error("cannot list runs");
     std::vector<RunRecord> out;
-    int rc;
-    while ((rc = sqlite3_step(st.get())) == SQLITE_ROW) {
+    const Walk runs = sqlite::each_row(st, [&](const Row& row) {
         RunRecord r;
-        r.id = sqlite3_column_int64(st.get(), 0);
-        r.name = sqlite::column_text(st.get(), 1);
-        r.command = sqlite::column_text(st.get(), 2);
-        r.cwd = sqlite::column_text(st.get(), 3);
-        r.host = sqlite::column_text(st.get(), 4);
-        r.start_ms = sqlite3_column_int64(st.get(), 5);
-        if (sqlite3_column_type(st.get(), 6) != SQLITE_NULL) r.end_ms = sqlite3_column_int64(st.get(), 6);
-        if (sqlite3_column_type(st.get(), 7) != SQLITE_NULL) r.exit_status = sqlite3_column_int(st.get(), 7);
+        r.id = row.int64(0);
+        r.name = row.text(1);
+        r.command = row.text(2);
+        r.cwd = row.text(3);
+        r.host = row.text(4);
+        r.start_ms = row.int64(5);
+        r.end_ms = row.maybe_int64(6);
+        if (!row.null(7)) r.exit_status = row.int32(7);
         // The schema admits only the names run_state.hpp knows; a newer kind reads as a run.
-        r.state = run_state_from_name(sqlite::column_text(st.get(), 8)).value_or(RunState::interrupted);
-        r.samples = sqlite3_column_int64(st.get(), 9);
-        r.findings = sqlite3_column_int64(st.get(), 10);
-        r.summary = sqlite::column_text(st.get(), 11);
-        if (sqlite3_column_type(st.get(), 12) != SQLITE_NULL)
-            r.cpu_count = static_cast<unsigned>(sqlite3_column_int64(st.get(), 12));
-        if (sqlite3_column_type(st.get(), 13) != SQLITE_NULL)
-            r.memory_total_bytes = static_cast<std::uint64_t>(sqlite3_column_int64(st.get(), 13));
-        r.kind = run_kind_from_name(sqlite::column_text(st.get(), 17)).value_or(RunKind::run);
+        r.state = run_state_from_name(row.text(8)).value_or(RunState::interrupted);
+        r.samples = row.int64(9);
+        r.findings = row.int64(10);
+        r.summary = row.text(11);
+        if (!row.null(12)) r.cpu_count = static_cast<unsigned>(row.int64(12));
+        if (!row.null(13)) r.memory_total_bytes = static_cast<std::uint64_t>(row.int64(13));
+        r.kind = run_kind_from_name(row.text(17)).value_or(RunKind::run);
         if (r.state == RunState::running) {  // a reader judges the owner itself: it does not write
             RunOwner o;
-            o.pid = sqlite3_column_int64(st.get(), 14);
-            if (sqlite3_column_type(st.get(), 15) != SQLITE_NULL)
-                o.start_ticks = static_cast<std::uint64_t>(sqlite3_column_int64(st.get(), 15));
-            o.boot_id = sqlite::column_text(st.get(), 16);
+            o.pid = row.int64(14);
+            if (!row.null(15)) o.start_ticks = static_cast<std::uint64_t>(row.int64(15));
+            o.boot_id = row.text(16);
             if (!owner_alive(o)) r.state = RunState::interrupted;
         }
         out.push_back(std::move(r));
-    }
-    if (rc != SQLITE_DONE) return read_error("cannot list runs");
+    });
+    if (runs != Walk::done) return read_error("cannot list runs");
     Statement gs(db_,
                  "SELECT run_id, gpu_index, uuid, name, memory_total_bytes FROM run_gpus ORDER BY run_id, gpu_index");
-    if (!gs.ok()) return read_error("cannot list runs' GPUs");
-    while ((rc = sqlite3_step(gs.get())) == SQLITE_ROW) {
-        const std::int64_t id = sqlite3_column_int64(gs.get(), 0);
+    const Walk gpus = sqlite::each_row(gs, [&](const Row& row) {
+        const std::int64_t id = row.int64(0);
         auto it = std::find_if(out.begin(), out.end(), [&](const RunRecord& r) { return r.id == id; });
-        if (it == out.end()) continue;
-        it->gpus.push_back({static_cast<unsigned>(sqlite3_column_int64(gs.get(), 1)), sqlite::column_text(gs.get(), 2),
-                            sqlite::column_text(gs.get(), 3),
-                            static_cast<std::uint64_t>(sqlite3_column_int64(gs.get(), 4))});
-    }
-    if (rc != SQLITE_DONE) return read_error("cannot list runs' GPUs");
+        if (it == out.end()) return;
+        it->gpus.push_back(
+            {static_cast<unsigned>(row.int64(1)), row.text(2), row.text(3), static_cast<std::uint64_t>(row.int64(4))});
+    });
+    if (gpus != Walk::done) return read_error("cannot list runs' GPUs");
     return out;
 }
 
@@ -660,18 +658,20 @@ Result<std::vector<RunSample>> History::samples(std::int64_t run) {
     if (!st.ok()) return read_error(what);
     sqlite3_bind_int64(st.get(), 1, run);
     std::vector<RunSample> out;
-    int rc;
-    while ((rc = sqlite3_step(st.get())) == SQLITE_ROW) {
+    std::optional<std::int64_t> damaged;  // the time of a sample that does not unpack
+    const Walk walk = sqlite::each_row(st, [&](const Row& row) {
         RunSample s;
-        s.t_ms = sqlite3_column_int64(st.get(), 0);
-        const auto* p = static_cast<const char*>(sqlite3_column_blob(st.get(), 1));
-        const std::string blob(p ? p : "", static_cast<std::size_t>(sqlite3_column_bytes(st.get(), 1)));
-        if (!unpack(blob, s))
-            return make_error(path_ + ": run " + std::to_string(run) + ": a damaged sample at " +
-                              std::to_string(s.t_ms));
+        s.t_ms = row.int64(0);
+        if (!unpack(row.blob(1), s)) {
+            damaged = s.t_ms;
+            return false;
+        }
         out.push_back(std::move(s));
-    }
-    if (rc != SQLITE_DONE) return read_error(what);
+        return true;
+    });
+    if (damaged)
+        return make_error(path_ + ": run " + std::to_string(run) + ": a damaged sample at " + std::to_string(*damaged));
+    if (walk != Walk::done) return read_error(what);
     return out;
 }
 
@@ -684,18 +684,11 @@ Result<std::vector<RecordedFinding>> History::findings(std::int64_t run) {
     if (!st.ok()) return read_error(what);
     sqlite3_bind_int64(st.get(), 1, run);
     std::vector<RecordedFinding> out;
-    int rc;
-    while ((rc = sqlite3_step(st.get())) == SQLITE_ROW) {
-        out.push_back({sqlite3_column_int64(st.get(), 0),
-                       sqlite::column_text(st.get(), 1),
-                       sqlite::column_text(st.get(), 2),
-                       sqlite::column_text(st.get(), 3),
-                       sqlite::column_text(st.get(), 4),
-                       sqlite::column_text(st.get(), 5),
-                       {}});
-        out.back().evidence = parse_evidence(sqlite::column_text(st.get(), 6));
-    }
-    if (rc != SQLITE_DONE) return read_error(what);
+    const Walk walk = sqlite::each_row(st, [&](const Row& row) {
+        out.push_back({row.int64(0), row.text(1), row.text(2), row.text(3), row.text(4), row.text(5),
+                       parse_evidence(row.text(6))});
+    });
+    if (walk != Walk::done) return read_error(what);
     return out;
 }
 
@@ -707,20 +700,19 @@ Result<std::vector<StepEvent>> History::steps(std::int64_t run) {
     if (!st.ok()) return read_error(what);
     sqlite3_bind_int64(st.get(), 1, run);
     std::vector<StepEvent> out;
-    int rc;
-    while ((rc = sqlite3_step(st.get())) == SQLITE_ROW) {
+    const Walk walk = sqlite::each_row(st, [&](const Row& row) {
         StepEvent e;
-        e.t_ms = sqlite3_column_int64(st.get(), 0);
-        e.pid = static_cast<std::uint32_t>(sqlite3_column_int64(st.get(), 1));
-        e.rank = sqlite3_column_int(st.get(), 2);
-        e.step = sqlite3_column_int64(st.get(), 3);
-        e.step_ms = sqlite3_column_double(st.get(), 4);
-        e.wait_ms = sqlite3_column_double(st.get(), 5);
-        if (sqlite3_column_type(st.get(), 6) != SQLITE_NULL) e.samples = sqlite3_column_int64(st.get(), 6);
-        e.data = sqlite::column_text(st.get(), 7);
+        e.t_ms = row.int64(0);
+        e.pid = static_cast<std::uint32_t>(row.int64(1));
+        e.rank = row.int32(2);
+        e.step = row.int64(3);
+        e.step_ms = row.real(4);
+        e.wait_ms = row.real(5);
+        e.samples = row.maybe_int64(6);
+        e.data = row.text(7);
         out.push_back(std::move(e));
-    }
-    if (rc != SQLITE_DONE) return read_error(what);
+    });
+    if (walk != Walk::done) return read_error(what);
     return out;
 }
 
@@ -744,12 +736,11 @@ Result<std::vector<RunRecord>> History::prunable(std::int64_t before_ms) {
 Result<std::int64_t> History::vacuum() {
     // The database's size in pages: what VACUUM can shrink (the WAL is truncated after it).
     auto bytes = [&]() -> std::int64_t {
-        std::int64_t pages = 0, page_size = 0;
-        Statement a(db_, "PRAGMA page_count");
-        if (a.ok() && sqlite3_step(a.get()) == SQLITE_ROW) pages = sqlite3_column_int64(a.get(), 0);
-        Statement b(db_, "PRAGMA page_size");
-        if (b.ok() && sqlite3_step(b.get()) == SQLITE_ROW) page_size = sqlite3_column_int64(b.get(), 0);
-        return pages * page_size;
+        auto pragma = [&](const char* sql) {
+            const Statement st(db_, sql);
+            return sqlite::first_row(st, [](const Row& row) { return row.int64(0); }).value_or(0);
+        };
+        return pragma("PRAGMA page_count") * pragma("PRAGMA page_size");
     };
     const std::int64_t before = bytes();
     if (Status s = exec("VACUUM"); !s.ok()) return make_error("cannot give the space back: " + s.error().message);
@@ -760,9 +751,8 @@ Result<std::int64_t> History::vacuum() {
 }
 
 std::string History::integrity() {
-    Statement st(db_, "PRAGMA integrity_check");
-    if (st.ok() && sqlite3_step(st.get()) == SQLITE_ROW) return sqlite::column_text(st.get(), 0);
-    return sqlite3_errmsg(db_);
+    const Statement st(db_, "PRAGMA integrity_check");
+    return sqlite::first_row(st, [](const Row& row) { return row.text(0); }).value_or(sqlite3_errmsg(db_));
 }
 
 }  // namespace baton::store

@@ -7,7 +7,6 @@
 
 namespace baton::store {
 
-using sqlite::column_text;
 using sqlite::db_error;
 using sqlite::Statement;
 
@@ -84,21 +83,20 @@ Result<std::vector<BenchLinkRecord>> History::bench_links(std::int64_t run) {
     if (!st.ok()) return read_error(what);
     sqlite3_bind_int64(st.get(), 1, run);
     std::vector<BenchLinkRecord> out;
-    int rc;
-    while ((rc = sqlite3_step(st.get())) == SQLITE_ROW) {
+    const sqlite::Walk walk = sqlite::each_row(st, [&](const sqlite::Row& row) {
         BenchLinkRecord l;
-        l.bench = column_text(st.get(), 0);
-        l.link = column_text(st.get(), 1);
-        l.measured = sqlite3_column_double(st.get(), 2);
-        if (sqlite3_column_type(st.get(), 3) != SQLITE_NULL) l.peak = sqlite3_column_double(st.get(), 3);
-        l.peak_source = column_text(st.get(), 4);
-        if (sqlite3_column_type(st.get(), 5) != SQLITE_NULL) l.need = sqlite3_column_double(st.get(), 5);
-        l.verdict = column_text(st.get(), 6);
-        l.detail = column_text(st.get(), 7);
-        l.unit = column_text(st.get(), 8);
+        l.bench = row.text(0);
+        l.link = row.text(1);
+        l.measured = row.real(2);
+        l.peak = row.maybe_real(3);
+        l.peak_source = row.text(4);
+        l.need = row.maybe_real(5);
+        l.verdict = row.text(6);
+        l.detail = row.text(7);
+        l.unit = row.text(8);
         out.push_back(std::move(l));
-    }
-    if (rc != SQLITE_DONE) return read_error(what);
+    });
+    if (walk != sqlite::Walk::done) return read_error(what);
     return out;
 }
 

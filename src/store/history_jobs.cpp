@@ -11,7 +11,6 @@
 
 namespace baton::store {
 
-using sqlite::column_text;
 using sqlite::db_error;
 using sqlite::Statement;
 
@@ -27,10 +26,8 @@ std::string pack_strings(const std::vector<std::string>& v) {
     return out;
 }
 
-std::vector<std::string> unpack_strings(const void* data, int size) {
+std::vector<std::string> unpack_strings(std::string_view all) {
     std::vector<std::string> out;
-    if (!data || size <= 0) return out;
-    const std::string_view all(static_cast<const char*>(data), static_cast<std::size_t>(size));
     std::size_t at = 0;
     while (at < all.size()) {
         std::size_t end = all.find('\0', at);
@@ -41,18 +38,13 @@ std::vector<std::string> unpack_strings(const void* data, int size) {
     return out;
 }
 
-std::optional<std::int64_t> column_int(sqlite3_stmt* s, int col) {
-    if (sqlite3_column_type(s, col) == SQLITE_NULL) return std::nullopt;
-    return sqlite3_column_int64(s, col);
-}
-
 std::string json_text(const nlohmann::json& j) {
     return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 // A JSON array column, read leniently: a damaged value reads as empty, never as a crash.
-nlohmann::json json_array(sqlite3_stmt* s, int col) {
-    nlohmann::json j = nlohmann::json::parse(column_text(s, col), nullptr, false);
+nlohmann::json json_array(const sqlite::Row& row, int col) {
+    nlohmann::json j = nlohmann::json::parse(row.text(col), nullptr, false);
     return j.is_array() ? j : nlohmann::json::array();
 }
 
@@ -60,39 +52,39 @@ constexpr const char* kColumns =
     "id, owner_uid, name, argv, cwd, env, request, priority, after, after_ok, state, attempt, submit_ms, start_ms, "
     "end_ms, exit_status, gpus, cpus, pid, pid_start_ticks, COALESCE(boot_id, ''), run_id, note";
 
-JobRecord read_job(sqlite3_stmt* s) {
+JobRecord read_job(const sqlite::Row& row) {
     JobRecord j;
-    j.id = sqlite3_column_int64(s, 0);
-    j.owner_uid = static_cast<std::uint32_t>(sqlite3_column_int64(s, 1));
-    j.name = column_text(s, 2);
-    j.argv = unpack_strings(sqlite3_column_blob(s, 3), sqlite3_column_bytes(s, 3));
-    j.cwd = column_text(s, 4);
-    for (std::string& kv : unpack_strings(sqlite3_column_blob(s, 5), sqlite3_column_bytes(s, 5))) {
+    j.id = row.int64(0);
+    j.owner_uid = static_cast<std::uint32_t>(row.int64(1));
+    j.name = row.text(2);
+    j.argv = unpack_strings(row.blob(3));
+    j.cwd = row.text(4);
+    for (std::string& kv : unpack_strings(row.blob(5))) {
         const std::size_t eq = kv.find('=');
         if (eq == std::string::npos) continue;
         j.env.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
     }
-    j.request = column_text(s, 6);
-    j.priority = sqlite3_column_int(s, 7);
-    for (const auto& a : json_array(s, 8))
+    j.request = row.text(6);
+    j.priority = row.int32(7);
+    for (const auto& a : json_array(row, 8))
         if (a.is_number_integer()) j.after.push_back(a.get<std::int64_t>());
-    j.after_ok = sqlite3_column_int(s, 9) != 0;
+    j.after_ok = row.int32(9) != 0;
     // A state this baton does not know (a newer one wrote it) is read as lost: nothing runs it.
-    j.state = state_from_name(column_text(s, 10)).value_or(JobState::lost);
-    j.attempt = sqlite3_column_int(s, 11);
-    j.submit_ms = sqlite3_column_int64(s, 12);
-    j.start_ms = column_int(s, 13);
-    j.end_ms = column_int(s, 14);
-    if (auto e = column_int(s, 15)) j.exit_status = static_cast<int>(*e);
-    for (const auto& g : json_array(s, 16))
+    j.state = state_from_name(row.text(10)).value_or(JobState::lost);
+    j.attempt = row.int32(11);
+    j.submit_ms = row.int64(12);
+    j.start_ms = row.maybe_int64(13);
+    j.end_ms = row.maybe_int64(14);
+    if (auto e = row.maybe_int64(15)) j.exit_status = static_cast<int>(*e);
+    for (const auto& g : json_array(row, 16))
         if (g.is_string()) j.gpus.push_back(g.get<std::string>());
-    for (const auto& c : json_array(s, 17))
+    for (const auto& c : json_array(row, 17))
         if (c.is_number_unsigned()) j.cpus.push_back(c.get<unsigned>());
-    if (auto p = column_int(s, 18)) j.pid = static_cast<std::uint32_t>(*p);
-    if (auto t = column_int(s, 19)) j.pid_start_ticks = static_cast<std::uint64_t>(*t);
-    j.boot_id = column_text(s, 20);
-    j.run_id = column_int(s, 21);
-    j.note = column_text(s, 22);
+    if (auto p = row.maybe_int64(18)) j.pid = static_cast<std::uint32_t>(*p);
+    if (auto t = row.maybe_int64(19)) j.pid_start_ticks = static_cast<std::uint64_t>(*t);
+    j.boot_id = row.text(20);
+    j.run_id = row.maybe_int64(21);
+    j.note = row.text(22);
     return j;
 }
 
@@ -132,9 +124,8 @@ Result<std::vector<JobRecord>> History::jobs(bool open_only) {
     Statement st(db_, sql.c_str());
     if (!st.ok()) return db_error(db_, "cannot read the queue");
     std::vector<JobRecord> out;
-    int rc;
-    while ((rc = sqlite3_step(st.get())) == SQLITE_ROW) out.push_back(read_job(st.get()));
-    if (rc != SQLITE_DONE) return read_error("cannot read the queue");
+    if (sqlite::each_row(st, [&](const sqlite::Row& row) { out.push_back(read_job(row)); }) != sqlite::Walk::done)
+        return read_error("cannot read the queue");
     return out;
 }
 
@@ -143,9 +134,9 @@ Result<JobRecord> History::job(std::int64_t id) {
     Statement st(db_, sql.c_str());
     if (!st.ok()) return db_error(db_, "cannot read the queue");
     sqlite3_bind_int64(st.get(), 1, id);
-    const int rc = sqlite3_step(st.get());
-    if (rc == SQLITE_ROW) return read_job(st.get());
-    if (rc != SQLITE_DONE) return read_error("cannot read the queue");
+    bool failed = false;
+    if (std::optional<JobRecord> j = sqlite::first_row(st, read_job, &failed)) return std::move(*j);
+    if (failed) return read_error("cannot read the queue");
     return make_error(ErrorCode::not_found, "no job " + std::to_string(id) + " in the queue");
 }
 

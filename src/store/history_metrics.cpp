@@ -10,7 +10,6 @@
 
 namespace baton::store {
 
-using sqlite::column_text;
 using sqlite::db_error;
 using sqlite::Statement;
 
@@ -36,10 +35,11 @@ Status History::add_metric_minutes(const std::vector<MetricMinute>& rows) {
             sqlite3_reset(series.get());
             sqlite3_bind_text(series.get(), 1, r.metric.c_str(), -1, SQLITE_TRANSIENT);
             sqlite3_bind_text(series.get(), 2, r.subject.c_str(), -1, SQLITE_TRANSIENT);
-            if (sqlite3_step(series.get()) != SQLITE_ROW) return fail("cannot record the machine history");
-            it = ids.emplace(key, sqlite3_column_int64(series.get(), 0)).first;
-            while (sqlite3_step(series.get()) == SQLITE_ROW) {
-            }
+            const std::optional<std::int64_t> id =
+                sqlite::first_row(series, [](const sqlite::Row& row) { return row.int64(0); });
+            if (!id) return fail("cannot record the machine history");
+            it = ids.emplace(key, *id).first;
+            (void)sqlite::each_row(series, [](const sqlite::Row&) {});  // the upsert's RETURNING, stepped to its end
         }
         sqlite3_reset(minute.get());
         sqlite3_bind_int64(minute.get(), 1, it->second);
@@ -68,18 +68,17 @@ Result<std::vector<MetricMinute>> History::metric_minutes(const std::string& met
     sqlite3_bind_int64(st.get(), 3, from_minute);
     sqlite3_bind_int64(st.get(), 4, to_minute);
     std::vector<MetricMinute> out;
-    int rc;
-    while ((rc = sqlite3_step(st.get())) == SQLITE_ROW) {
+    const sqlite::Walk walk = sqlite::each_row(st, [&](const sqlite::Row& row) {
         MetricMinute m;
         m.metric = metric;
         m.subject = subject;
-        m.minute = sqlite3_column_int64(st.get(), 0);
-        m.avg = sqlite3_column_double(st.get(), 1);
-        m.min = sqlite3_column_double(st.get(), 2);
-        m.max = sqlite3_column_double(st.get(), 3);
+        m.minute = row.int64(0);
+        m.avg = row.real(1);
+        m.min = row.real(2);
+        m.max = row.real(3);
         out.push_back(std::move(m));
-    }
-    if (rc != SQLITE_DONE) return read_error("cannot read the machine history");
+    });
+    if (walk != sqlite::Walk::done) return read_error("cannot read the machine history");
     return out;
 }
 
@@ -87,14 +86,13 @@ Result<std::vector<MetricMinute>> History::metric_series() {
     Statement st(db_, "SELECT metric, subject FROM metric_series ORDER BY metric, subject");
     if (!st.ok()) return read_error("cannot read the machine history");
     std::vector<MetricMinute> out;
-    int rc;
-    while ((rc = sqlite3_step(st.get())) == SQLITE_ROW) {
+    const sqlite::Walk walk = sqlite::each_row(st, [&](const sqlite::Row& row) {
         MetricMinute m;
-        m.metric = column_text(st.get(), 0);
-        m.subject = column_text(st.get(), 1);
+        m.metric = row.text(0);
+        m.subject = row.text(1);
         out.push_back(std::move(m));
-    }
-    if (rc != SQLITE_DONE) return read_error("cannot read the machine history");
+    });
+    if (walk != sqlite::Walk::done) return read_error("cannot read the machine history");
     return out;
 }
 
