@@ -8,6 +8,11 @@
 
 namespace baton {
 
+// The two unit sizes baton shows: memory in GiB (binary, as nvidia-smi and the kernel count it), rates in
+// MB/s (decimal, as disks and links are sold).
+inline constexpr double kBytesPerGiB = 1073741824.0;
+inline constexpr double kBytesPerMB = 1e6;
+
 // "20G", "20GiB", "1.5T", "512m", "4096" (bytes): binary units (G = 2^30, as nvidia-smi, Slurm's
 // --mem and fio's --size count). None for anything else, 0, or more than 2^63.
 std::optional<std::uint64_t> parse_size(std::string_view text);

@@ -18,7 +18,7 @@ Result<DiskNeed> need_from_flag(const std::string& text) {
 Result<DiskNeed> need_from_samples(std::int64_t run, const std::vector<store::RunSample>& samples) {
     std::vector<double> reads;
     for (const store::RunSample& s : samples)
-        if (s.disk_read_mb_s >= 0) reads.push_back(s.disk_read_mb_s * 1e6);
+        if (s.disk_read_bytes_per_second) reads.push_back(*s.disk_read_bytes_per_second);
     if (reads.empty())
         return make_error(
             ErrorCode::not_found,

@@ -16,7 +16,7 @@ Result<std::uint64_t> auto_gpu_memory(store::History& h, const std::string& name
     Result<std::vector<store::RunRecord>> runs = h.runs();
     if (!runs.ok()) return runs.error();
     int used = 0;
-    double peak_gib = -1;
+    std::optional<double> peak_bytes;  // the largest GPU memory any of those runs used
     for (auto it = runs->rbegin(); it != runs->rend() && used < kAutoRuns; ++it) {
         if (it->name != name || it->state != store::RunState::finished || it->exit_status != 0) continue;
         Result<std::vector<store::RunSample>> samples = h.samples(it->id);
@@ -24,15 +24,15 @@ Result<std::uint64_t> auto_gpu_memory(store::History& h, const std::string& name
         bool any = false;
         for (const store::RunSample& s : *samples)
             for (const store::RunSample::Gpu& g : s.gpus) {
-                peak_gib = std::max(peak_gib, static_cast<double>(g.memory_used_gib));
+                peak_bytes = std::max(peak_bytes.value_or(0), g.memory_used_bytes);
                 any = true;
             }
         used += any ? 1 : 0;
     }
-    if (peak_gib < 0)
+    if (!peak_bytes)
         return make_error("--gpu-mem auto: no successful run named '" + name +
                           "' that used a GPU is in the history yet: give --gpu-mem SIZE the first time");
-    return with_margin(static_cast<std::uint64_t>(peak_gib * 1073741824.0));
+    return with_margin(static_cast<std::uint64_t>(*peak_bytes));
 }
 
 }  // namespace baton::queue

@@ -25,39 +25,32 @@ struct ExportGpuColumn {
     std::optional<double> (*value)(const store::RunSample::Gpu&);
 };
 
-constexpr double kExportGiB = 1073741824.0;
-
-// A stored figure times `scale`; negative means not recorded (older sample versions).
-std::optional<double> recorded(float v, double scale = 1) {
-    return v < 0 ? std::nullopt : std::optional<double>(v * scale);
-}
-
 const ExportColumn kExportColumns[] = {
     {"cpu_percent", [](const store::RunSample& s) -> std::optional<double> { return s.cpu_percent; }},
     {"iowait_percent", [](const store::RunSample& s) -> std::optional<double> { return s.iowait_percent; }},
-    {"memory_used_bytes",
-     [](const store::RunSample& s) -> std::optional<double> { return s.memory_used_gib * kExportGiB; }},
-    {"swap_bytes_per_second", [](const store::RunSample& s) -> std::optional<double> { return s.swap_mb_per_s * 1e6; }},
+    {"memory_used_bytes", [](const store::RunSample& s) -> std::optional<double> { return s.memory_used_bytes; }},
+    {"swap_bytes_per_second",
+     [](const store::RunSample& s) -> std::optional<double> { return s.swap_bytes_per_second; }},
     {"job_cpu_percent", [](const store::RunSample& s) -> std::optional<double> { return s.job_cpu_percent; }},
-    {"job_rss_bytes", [](const store::RunSample& s) -> std::optional<double> { return s.job_rss_gib * kExportGiB; }},
-    {"disk_read_bytes_per_second", [](const store::RunSample& s) { return recorded(s.disk_read_mb_s, 1e6); }},
-    {"disk_write_bytes_per_second", [](const store::RunSample& s) { return recorded(s.disk_write_mb_s, 1e6); }},
+    {"job_rss_bytes", [](const store::RunSample& s) -> std::optional<double> { return s.job_rss_bytes; }},
+    {"disk_read_bytes_per_second", [](const store::RunSample& s) { return s.disk_read_bytes_per_second; }},
+    {"disk_write_bytes_per_second", [](const store::RunSample& s) { return s.disk_write_bytes_per_second; }},
 };
 
 const ExportGpuColumn kExportGpuColumns[] = {
-    {"utilization_percent", [](const store::RunSample::Gpu& g) -> std::optional<double> { return g.utilization; }},
-    {"memory_used_bytes",
-     [](const store::RunSample::Gpu& g) -> std::optional<double> { return g.memory_used_gib * kExportGiB; }},
-    {"sm_activity_percent", [](const store::RunSample::Gpu& g) { return recorded(g.sm_activity); }},
-    {"power_watts", [](const store::RunSample::Gpu& g) { return recorded(g.power_watts); }},
-    {"temperature_celsius", [](const store::RunSample::Gpu& g) { return recorded(g.temperature_celsius); }},
-    {"sm_clock_mhz", [](const store::RunSample::Gpu& g) { return recorded(g.sm_clock_mhz); }},
+    {"utilization_percent",
+     [](const store::RunSample::Gpu& g) -> std::optional<double> { return g.utilization_percent; }},
+    {"memory_used_bytes", [](const store::RunSample::Gpu& g) -> std::optional<double> { return g.memory_used_bytes; }},
+    {"sm_activity_percent", [](const store::RunSample::Gpu& g) { return g.sm_activity_percent; }},
+    {"power_watts", [](const store::RunSample::Gpu& g) { return g.power_watts; }},
+    {"temperature_celsius", [](const store::RunSample::Gpu& g) { return g.temperature_celsius; }},
+    {"sm_clock_mhz", [](const store::RunSample::Gpu& g) { return g.sm_clock_mhz; }},
 };
 
 // The clock-event reasons of a GPU sample, when recorded (sample version 3).
 std::optional<std::vector<std::string>> throttle_reasons(const store::RunSample::Gpu& g) {
-    if (g.throttle_reasons == store::RunSample::Gpu::kThrottleUnknown) return std::nullopt;
-    return decode_throttle_reasons(g.throttle_reasons);
+    if (!g.throttle_reasons) return std::nullopt;
+    return decode_throttle_reasons(*g.throttle_reasons);
 }
 
 // A number as exported: integers without a fraction (bytes), others to float precision.

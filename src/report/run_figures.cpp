@@ -6,6 +6,7 @@
 #include <fmt/format.h>  // header-only (fmt::fmt-header-only)
 
 #include "core/percentile.hpp"
+#include "core/units.hpp"
 
 namespace baton::report {
 
@@ -53,30 +54,34 @@ RunFigures run_figures(const store::RunRecord& r, const std::vector<store::RunSa
     for (std::size_t i = 0; i < samples.size(); ++i) {
         const store::RunSample& s = samples[i];
         f.job_cpu_avg += s.job_cpu_percent;
-        f.job_cpu_peak = std::max(f.job_cpu_peak, static_cast<double>(s.job_cpu_percent));
-        f.job_rss_peak_gib = std::max(f.job_rss_peak_gib, static_cast<double>(s.job_rss_gib));
+        f.job_cpu_peak = std::max(f.job_cpu_peak, s.job_cpu_percent);
+        f.job_rss_peak_gib = std::max(f.job_rss_peak_gib, s.job_rss_bytes / kBytesPerGiB);
         f.host_cpu_avg += s.cpu_percent;
-        f.host_memory_peak_gib = std::max(f.host_memory_peak_gib, static_cast<double>(s.memory_used_gib));
+        f.host_memory_peak_gib = std::max(f.host_memory_peak_gib, s.memory_used_bytes / kBytesPerGiB);
         f.iowait_avg += s.iowait_percent;
         // Swap traffic: the rate times the time to the previous sample (the rate's own window).
-        if (i > 0) f.swap_mb += s.swap_mb_per_s * static_cast<double>(s.t_ms - samples[i - 1].t_ms) / 1000.0;
-        if (s.disk_read_mb_s >= 0 && s.disk_write_mb_s >= 0) {
+        if (i > 0)
+            f.swap_mb +=
+                s.swap_bytes_per_second / kBytesPerMB * static_cast<double>(s.t_ms - samples[i - 1].t_ms) / 1000.0;
+        if (s.disk_read_bytes_per_second && s.disk_write_bytes_per_second) {
+            const double read = *s.disk_read_bytes_per_second / kBytesPerMB,
+                         write = *s.disk_write_bytes_per_second / kBytesPerMB;
             ++disk_samples;
-            read_sum += s.disk_read_mb_s;
-            write_sum += s.disk_write_mb_s;
-            f.disk_read_peak = std::max(f.disk_read_peak, static_cast<double>(s.disk_read_mb_s));
-            f.disk_write_peak = std::max(f.disk_write_peak, static_cast<double>(s.disk_write_mb_s));
+            read_sum += read;
+            write_sum += write;
+            f.disk_read_peak = std::max(f.disk_read_peak, read);
+            f.disk_write_peak = std::max(f.disk_write_peak, write);
         }
         for (const store::RunSample::Gpu& g : s.gpus) {
             GpuFigures& x = gpus[g.index];
             x.index = g.index;
             ++x.samples;
-            util[g.index].push_back(g.utilization);
-            all_util.push_back(g.utilization);
-            x.memory_peak_gib = std::max(x.memory_peak_gib, static_cast<double>(g.memory_used_gib));
-            f.gpu_memory_peak_gib = std::max(f.gpu_memory_peak_gib, static_cast<double>(g.memory_used_gib));
-            if (g.sm_activity >= 0) {  // -1: not reported
-                sm_sum[g.index] += g.sm_activity;
+            util[g.index].push_back(g.utilization_percent);
+            all_util.push_back(g.utilization_percent);
+            x.memory_peak_gib = std::max(x.memory_peak_gib, g.memory_used_bytes / kBytesPerGiB);
+            f.gpu_memory_peak_gib = std::max(f.gpu_memory_peak_gib, g.memory_used_bytes / kBytesPerGiB);
+            if (g.sm_activity_percent) {
+                sm_sum[g.index] += *g.sm_activity_percent;
                 ++sm_samples[g.index];
             }
         }

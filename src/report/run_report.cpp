@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>  // header-only (fmt::fmt-header-only)
 
+#include "core/units.hpp"
 #include "core/clock.hpp"
 #include "report/run_figures.hpp"
 #include "report/svg_chart.hpp"
@@ -110,9 +111,11 @@ ChartSeries series_of(const report::RunReportData& d, std::string label, F value
     return s;
 }
 
-std::optional<double> gpu_value(const store::RunSample& s, unsigned index, float store::RunSample::Gpu::*field) {
+// GPU `index`'s figure in one sample: `field` of its record, when the sample has the GPU and the figure.
+template <typename Field>
+std::optional<double> gpu_value(const store::RunSample& s, unsigned index, Field field) {
     for (const store::RunSample::Gpu& g : s.gpus)
-        if (g.index == index && g.*field >= 0) return g.*field;
+        if (g.index == index) return std::optional<double>(field(g));
     return std::nullopt;
 }
 
@@ -136,19 +139,20 @@ std::vector<Chart> charts(const report::RunReportData& d, double duration) {
         std::vector<ChartSeries> util, sm, memory;
         for (unsigned g : gpus) {
             util.push_back(series_of(d, fmt::format("GPU{}", g), [&](const store::RunSample& s) {
-                return gpu_value(s, g, &store::RunSample::Gpu::utilization);
+                return gpu_value(s, g, [](const store::RunSample::Gpu& x) { return x.utilization_percent; });
             }));
             ChartSeries activity = series_of(d, fmt::format("GPU{}", g), [&](const store::RunSample& s) {
-                return gpu_value(s, g, &store::RunSample::Gpu::sm_activity);
+                return gpu_value(s, g, [](const store::RunSample::Gpu& x) { return x.sm_activity_percent; });
             });
             if (!activity.values.empty()) sm.push_back(std::move(activity));
             memory.push_back(series_of(d, fmt::format("GPU{}", g), [&](const store::RunSample& s) {
-                return gpu_value(s, g, &store::RunSample::Gpu::memory_used_gib);
+                return gpu_value(s, g,
+                                 [](const store::RunSample::Gpu& x) { return x.memory_used_bytes / kBytesPerGiB; });
             }));
         }
         std::optional<double> memory_top;
         for (const store::RunGpu& g : r.gpus)
-            memory_top = std::max(memory_top.value_or(0), static_cast<double>(g.memory_total_bytes) / 1073741824.0);
+            memory_top = std::max(memory_top.value_or(0), static_cast<double>(g.memory_total_bytes) / kBytesPerGiB);
         add("chart-gpu-utilization", "GPU util", "GPU utilisation (a kernel ran)", "%", 100.0, std::move(util));
         // SM activity (how much of the GPU the kernels occupy) only where the driver reports it.
         if (!sm.empty()) add("chart-gpu-sm", "GPU SM", "GPU SM activity", "%", 100.0, std::move(sm));
@@ -162,18 +166,18 @@ std::vector<Chart> charts(const report::RunReportData& d, double duration) {
                 if (!s.values.empty()) into.push_back(std::move(s));
             };
             keep(power, series_of(d, label, [&](const store::RunSample& s) {
-                     return gpu_value(s, g, &store::RunSample::Gpu::power_watts);
+                     return gpu_value(s, g, [](const store::RunSample::Gpu& x) { return x.power_watts; });
                  }));
             keep(temperature, series_of(d, label, [&](const store::RunSample& s) {
-                     return gpu_value(s, g, &store::RunSample::Gpu::temperature_celsius);
+                     return gpu_value(s, g, [](const store::RunSample::Gpu& x) { return x.temperature_celsius; });
                  }));
             keep(clock, series_of(d, label, [&](const store::RunSample& s) {
-                     return gpu_value(s, g, &store::RunSample::Gpu::sm_clock_mhz);
+                     return gpu_value(s, g, [](const store::RunSample::Gpu& x) { return x.sm_clock_mhz; });
                  }));
             keep(slowed, series_of(d, label, [&](const store::RunSample& s) -> std::optional<double> {
                      for (const store::RunSample::Gpu& x : s.gpus) {
-                         if (x.index != g || x.throttle_reasons == store::RunSample::Gpu::kThrottleUnknown) continue;
-                         for (const std::string& reason : decode_throttle_reasons(x.throttle_reasons))
+                         if (x.index != g || !x.throttle_reasons) continue;
+                         for (const std::string& reason : decode_throttle_reasons(*x.throttle_reasons))
                              if (throttle_reason_slows(reason)) return 1.0;
                          return 0.0;
                      }
@@ -198,12 +202,16 @@ std::vector<Chart> charts(const report::RunReportData& d, double duration) {
              return std::optional<double>(cpus > 0 ? s.job_cpu_percent / cpus : s.job_cpu_percent);
          })});
     add("chart-memory", "Memory", "Memory: host used and the job's RSS", "GiB",
-        r.memory_total_bytes ? std::optional<double>(static_cast<double>(*r.memory_total_bytes) / 1073741824.0)
+        r.memory_total_bytes ? std::optional<double>(static_cast<double>(*r.memory_total_bytes) / kBytesPerGiB)
                              : std::nullopt,
-        {series_of(d, "host used", [](const store::RunSample& s) { return std::optional<double>(s.memory_used_gib); }),
-         series_of(d, "job RSS", [](const store::RunSample& s) { return std::optional<double>(s.job_rss_gib); })});
+        {series_of(d, "host used",
+                   [](const store::RunSample& s) { return std::optional<double>(s.memory_used_bytes / kBytesPerGiB); }),
+         series_of(d, "job RSS",
+                   [](const store::RunSample& s) { return std::optional<double>(s.job_rss_bytes / kBytesPerGiB); })});
     add("chart-swap", "Swap", "Swap traffic (in + out)", "MB/s", std::nullopt,
-        {series_of(d, "swap", [](const store::RunSample& s) { return std::optional<double>(s.swap_mb_per_s); })});
+        {series_of(d, "swap", [](const store::RunSample& s) {
+            return std::optional<double>(s.swap_bytes_per_second / kBytesPerMB);
+        })});
     add("chart-iowait", "I/O wait", "I/O wait", "%", std::nullopt,
         {series_of(d, "I/O wait", [](const store::RunSample& s) { return std::optional<double>(s.iowait_percent); })});
     // The hook's steps: time and data wait per step, and throughput, per rank.
@@ -235,10 +243,13 @@ std::vector<Chart> charts(const report::RunReportData& d, double duration) {
             add("chart-throughput", "Throughput", "Throughput (baton hook)", "samples/s", std::nullopt,
                 std::move(rate));
     }
-    auto disk = [](float v) { return v >= 0 ? std::optional<double>(v) : std::nullopt; };
+    auto mb_per_s = [](const std::optional<double>& bytes_per_second) -> std::optional<double> {
+        if (!bytes_per_second) return std::nullopt;
+        return *bytes_per_second / kBytesPerMB;
+    };
     add("chart-disk", "Disk", "Disk read and write (all disks)", "MB/s", std::nullopt,
-        {series_of(d, "read", [&](const store::RunSample& s) { return disk(s.disk_read_mb_s); }),
-         series_of(d, "write", [&](const store::RunSample& s) { return disk(s.disk_write_mb_s); })});
+        {series_of(d, "read", [&](const store::RunSample& s) { return mb_per_s(s.disk_read_bytes_per_second); }),
+         series_of(d, "write", [&](const store::RunSample& s) { return mb_per_s(s.disk_write_bytes_per_second); })});
     return out;
 }
 

@@ -115,34 +115,32 @@ void account(RunStats& s, const Snapshot& snap, const JobTotals& job, double dt,
 
 // The figures of one tick that the history keeps (GPUs: the job's).
 store::RunSample to_run_sample(const Snapshot& snap, const JobTotals& job, const std::set<unsigned>& job_gpus) {
-    constexpr float gib = 1073741824.0f;
     store::RunSample r;
     r.t_ms = snap.time_unix_ms;
-    r.cpu_percent = static_cast<float>(snap.cpu.total.utilization_percent.value_or(0));
-    r.iowait_percent = static_cast<float>(snap.cpu.total.iowait_percent.value_or(0));
-    r.memory_used_gib = static_cast<float>(snap.memory.used_bytes) / gib;
-    r.swap_mb_per_s = static_cast<float>(
-        (snap.swap.in_bytes_per_second.value_or(0) + snap.swap.out_bytes_per_second.value_or(0)) / 1e6);
-    r.job_cpu_percent = static_cast<float>(job.cpu_percent);
-    r.job_rss_gib = static_cast<float>(job.rss_bytes) / gib;
+    r.cpu_percent = snap.cpu.total.utilization_percent.value_or(0);
+    r.iowait_percent = snap.cpu.total.iowait_percent.value_or(0);
+    r.memory_used_bytes = static_cast<double>(snap.memory.used_bytes);
+    r.swap_bytes_per_second = snap.swap.in_bytes_per_second.value_or(0) + snap.swap.out_bytes_per_second.value_or(0);
+    r.job_cpu_percent = job.cpu_percent;
+    r.job_rss_bytes = static_cast<double>(job.rss_bytes);
     double read = 0, write = 0;
     for (const DiskStats& d : snap.disks) {
         if (!counts_as_storage(d)) continue;  // dm, md, loop, zram: their bytes are counted below them
         read += d.read_bytes_per_second.value_or(0);
         write += d.write_bytes_per_second.value_or(0);
     }
-    r.disk_read_mb_s = static_cast<float>(read / 1e6);
-    r.disk_write_mb_s = static_cast<float>(write / 1e6);
+    r.disk_read_bytes_per_second = read;
+    r.disk_write_bytes_per_second = write;
     for (const GpuInfo& g : snap.gpus) {
         if (g.stale || g.error || !job_gpus.count(g.index)) continue;
         store::RunSample::Gpu x;
         x.index = static_cast<std::uint8_t>(g.index);
-        x.utilization = static_cast<float>(g.utilization_percent.value_or(0));
-        x.memory_used_gib = static_cast<float>(g.memory_used_bytes.value_or(0)) / gib;
-        x.sm_activity = g.sm_activity_percent ? static_cast<float>(*g.sm_activity_percent) : -1.0f;
-        x.power_watts = g.power_watts ? static_cast<float>(*g.power_watts) : -1.0f;
-        x.temperature_celsius = g.temperature_celsius ? static_cast<float>(*g.temperature_celsius) : -1.0f;
-        x.sm_clock_mhz = g.sm_clock_mhz ? static_cast<float>(*g.sm_clock_mhz) : -1.0f;
+        x.utilization_percent = g.utilization_percent.value_or(0);
+        x.memory_used_bytes = static_cast<double>(g.memory_used_bytes.value_or(0));
+        x.sm_activity_percent = g.sm_activity_percent;
+        x.power_watts = g.power_watts;
+        x.temperature_celsius = g.temperature_celsius;
+        x.sm_clock_mhz = g.sm_clock_mhz;
         if (g.throttle_reasons) x.throttle_reasons = throttle_reason_bits(*g.throttle_reasons);
         r.gpus.push_back(x);
     }

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 #include <sqlite3.h>
 
+#include "core/units.hpp"
 #include "core/clock.hpp"
 #include "core/json_writer.hpp"
 #include "core/text_parse.hpp"
@@ -380,6 +381,22 @@ Result<std::int64_t> History::begin_run(const std::string& name, const std::stri
     return sqlite3_last_insert_rowid(db_);
 }
 
+namespace {
+
+// The blob's units: host and GPU memory in GiB, swap and disk rates in MB/s (decimal), -1 for unknown.
+constexpr double kBlobGiB = kBytesPerGiB;
+constexpr double kBlobMB = kBytesPerMB;
+constexpr std::uint16_t kBlobNoThrottle = 0xFFFF;  // throttle reasons not reported
+
+float blob_value(const std::optional<double>& v, double unit = 1) {
+    return v ? static_cast<float>(*v / unit) : -1.0f;
+}
+std::optional<double> from_blob(float v, double unit = 1) {
+    return v < 0 ? std::nullopt : std::optional<double>(static_cast<double>(v) * unit);
+}
+
+}  // namespace
+
 std::string History::pack(const RunSample& s) {
     // Layout, all little-endian: u8 version (3), u8 GPU count, 8 x f32 host and job figures (version 1
     // had the first 6: no disk rates), then per GPU: u8 index, 3 x f32 (utilisation, memory GiB, SM
@@ -388,19 +405,24 @@ std::string History::pack(const RunSample& s) {
     std::string out;
     out.push_back(3);
     out.push_back(static_cast<char>(std::min<std::size_t>(s.gpus.size(), 255)));
-    for (float v : {s.cpu_percent, s.iowait_percent, s.memory_used_gib, s.swap_mb_per_s, s.job_cpu_percent,
-                    s.job_rss_gib, s.disk_read_mb_s, s.disk_write_mb_s})
+    for (float v :
+         {static_cast<float>(s.cpu_percent), static_cast<float>(s.iowait_percent),
+          static_cast<float>(s.memory_used_bytes / kBlobGiB), static_cast<float>(s.swap_bytes_per_second / kBlobMB),
+          static_cast<float>(s.job_cpu_percent), static_cast<float>(s.job_rss_bytes / kBlobGiB),
+          blob_value(s.disk_read_bytes_per_second, kBlobMB), blob_value(s.disk_write_bytes_per_second, kBlobMB)})
         put_f32(out, v);
     for (std::size_t i = 0; i < s.gpus.size() && i < 255; ++i) {
-        out.push_back(static_cast<char>(s.gpus[i].index));
-        put_f32(out, s.gpus[i].utilization);
-        put_f32(out, s.gpus[i].memory_used_gib);
-        put_f32(out, s.gpus[i].sm_activity);
-        put_f32(out, s.gpus[i].power_watts);
-        put_f32(out, s.gpus[i].temperature_celsius);
-        put_f32(out, s.gpus[i].sm_clock_mhz);
-        out.push_back(static_cast<char>(s.gpus[i].throttle_reasons & 0xFF));
-        out.push_back(static_cast<char>(s.gpus[i].throttle_reasons >> 8));
+        const RunSample::Gpu& g = s.gpus[i];
+        out.push_back(static_cast<char>(g.index));
+        put_f32(out, static_cast<float>(g.utilization_percent));
+        put_f32(out, static_cast<float>(g.memory_used_bytes / kBlobGiB));
+        put_f32(out, blob_value(g.sm_activity_percent));
+        put_f32(out, blob_value(g.power_watts));
+        put_f32(out, blob_value(g.temperature_celsius));
+        put_f32(out, blob_value(g.sm_clock_mhz));
+        const std::uint16_t throttle = g.throttle_reasons.value_or(kBlobNoThrottle);
+        out.push_back(static_cast<char>(throttle & 0xFF));
+        out.push_back(static_cast<char>(throttle >> 8));
     }
     return out;
 }
@@ -410,24 +432,36 @@ bool History::unpack(const std::string& in, RunSample& s) {
     const int version = in[0];
     const auto gpus = static_cast<unsigned char>(in[1]);
     std::size_t at = 2;
-    for (float* v :
-         {&s.cpu_percent, &s.iowait_percent, &s.memory_used_gib, &s.swap_mb_per_s, &s.job_cpu_percent, &s.job_rss_gib})
-        if (!get_f32(in, at, *v)) return false;
-    s.disk_read_mb_s = s.disk_write_mb_s = -1;
-    if (version >= 2 && (!get_f32(in, at, s.disk_read_mb_s) || !get_f32(in, at, s.disk_write_mb_s))) return false;
+    float host[8] = {0, 0, 0, 0, 0, 0, -1, -1};  // version 1 stops after the job's RSS
+    for (int i = 0; i < (version >= 2 ? 8 : 6); ++i)
+        if (!get_f32(in, at, host[i])) return false;
+    s.cpu_percent = host[0];
+    s.iowait_percent = host[1];
+    s.memory_used_bytes = host[2] * kBlobGiB;
+    s.swap_bytes_per_second = host[3] * kBlobMB;
+    s.job_cpu_percent = host[4];
+    s.job_rss_bytes = host[5] * kBlobGiB;
+    s.disk_read_bytes_per_second = from_blob(host[6], kBlobMB);
+    s.disk_write_bytes_per_second = from_blob(host[7], kBlobMB);
     s.gpus.clear();
     for (unsigned i = 0; i < gpus; ++i) {
         if (at >= in.size()) return false;
         RunSample::Gpu g;
         g.index = static_cast<std::uint8_t>(in[at++]);
-        if (!get_f32(in, at, g.utilization) || !get_f32(in, at, g.memory_used_gib) || !get_f32(in, at, g.sm_activity))
-            return false;
+        float f[6] = {0, 0, -1, -1, -1, -1};  // before version 3: no power, temperature or clock
+        for (int k = 0; k < (version >= 3 ? 6 : 3); ++k)
+            if (!get_f32(in, at, f[k])) return false;
+        g.utilization_percent = f[0];
+        g.memory_used_bytes = f[1] * kBlobGiB;
+        g.sm_activity_percent = from_blob(f[2]);
+        g.power_watts = from_blob(f[3]);
+        g.temperature_celsius = from_blob(f[4]);
+        g.sm_clock_mhz = from_blob(f[5]);
         if (version >= 3) {
-            if (!get_f32(in, at, g.power_watts) || !get_f32(in, at, g.temperature_celsius) ||
-                !get_f32(in, at, g.sm_clock_mhz) || at + 2 > in.size())
-                return false;
-            g.throttle_reasons = static_cast<std::uint16_t>(static_cast<unsigned char>(in[at]) |
-                                                            static_cast<unsigned char>(in[at + 1]) << 8);
+            if (at + 2 > in.size()) return false;
+            const auto throttle = static_cast<std::uint16_t>(static_cast<unsigned char>(in[at]) |
+                                                             static_cast<unsigned char>(in[at + 1]) << 8);
+            if (throttle != kBlobNoThrottle) g.throttle_reasons = throttle;
             at += 2;
         }
         s.gpus.push_back(g);

@@ -63,22 +63,29 @@ struct RecordedFinding {
     std::vector<diagnose::Evidence> evidence;  // empty for runs recorded before schema 3
 };
 
-// One tick of a run, as stored.
+// One tick of a run, in base units (bytes, bytes per second, percent, watts, degrees Celsius, MHz), with
+// what was not measured left empty. The history packs it into a small blob of GiB and MB/s floats with -1
+// for unknown (the on-disk format since schema 1, kept so old runs read back); `pack` and `unpack` are the
+// only places that know those units.
 struct RunSample {
     std::int64_t t_ms = 0;
-    float cpu_percent = 0, iowait_percent = 0, memory_used_gib = 0, swap_mb_per_s = 0;
-    float job_cpu_percent = 0, job_rss_gib = 0;
-    float disk_read_mb_s = -1, disk_write_mb_s = -1;  // all disks summed; -1: not recorded (blob version 1)
+    double cpu_percent = 0, iowait_percent = 0;
+    double memory_used_bytes = 0;
+    double swap_bytes_per_second = 0;  // in and out
+    double job_cpu_percent = 0;
+    double job_rss_bytes = 0;
+    // All disks summed (the devices that count as storage); empty in runs recorded before blob version 2.
+    std::optional<double> disk_read_bytes_per_second, disk_write_bytes_per_second;
     struct Gpu {
         std::uint8_t index = 0;
-        float utilization = 0, memory_used_gib = 0, sm_activity = -1;  // -1: not reported
-        // From sample version 3 (-1: not reported, or recorded before):
-        float power_watts = -1, temperature_celsius = -1, sm_clock_mhz = -1;
+        double utilization_percent = 0;
+        double memory_used_bytes = 0;
+        // Empty: not reported by this GPU, or (all but SM activity) recorded before blob version 3.
+        std::optional<double> sm_activity_percent, power_watts, temperature_celsius, sm_clock_mhz;
         // The clock-event (throttle) reasons active, one bit each in the order of
         // decode_throttle_reasons() (bit 0 gpu_idle, 2 sw_power_cap, 3 hw_slowdown, 5 sw_thermal,
-        // 6 hw_thermal, 7 hw_power_brake); kThrottleUnknown: not reported.
-        std::uint16_t throttle_reasons = kThrottleUnknown;
-        static constexpr std::uint16_t kThrottleUnknown = 0xFFFF;
+        // 6 hw_thermal, 7 hw_power_brake); empty: not reported.
+        std::optional<std::uint16_t> throttle_reasons;
     };
     std::vector<Gpu> gpus;
 };

@@ -183,8 +183,8 @@ TEST(BenchNeed, FromTheFlagOrARecordedRun) {
     EXPECT_TRUE(need_from_flag("fast").error().is(ErrorCode::invalid_argument));
 
     std::vector<RunSample> samples(20);
-    for (int i = 0; i < 20; ++i) samples[i].disk_read_mb_s = static_cast<float>(i + 1) * 100;  // 100 .. 2000 MB/s
-    samples[3].disk_read_mb_s = -1;                                                            // not recorded: left out
+    for (int i = 0; i < 20; ++i) samples[i].disk_read_bytes_per_second = (i + 1) * 100e6;  // 100 .. 2000 MB/s
+    samples[3].disk_read_bytes_per_second.reset();                                         // not recorded: left out
     n = need_from_samples(12, samples);
     ASSERT_TRUE(n.ok());
     EXPECT_NEAR(*n->bytes_per_second, 1.9e9, 0.1e9);
@@ -192,7 +192,7 @@ TEST(BenchNeed, FromTheFlagOrARecordedRun) {
     EXPECT_EQ(need_from_samples(3, {}).error().message,
               "run 3 recorded no disk reads (no samples, or recorded by an older baton)");
     std::vector<RunSample> idle(5);
-    for (RunSample& s : idle) s.disk_read_mb_s = 0;
+    for (RunSample& s : idle) s.disk_read_bytes_per_second = 0;
     EXPECT_EQ(need_from_samples(4, idle).error().message, "run 4 read nothing from disk: nothing to measure against");
 
     // Neither flag: no need, and the history is not opened.

@@ -17,16 +17,16 @@ std::vector<store::RunSample> two_samples() {
     store::RunSample a;
     a.t_ms = 1000;
     a.cpu_percent = 50;
-    a.memory_used_gib = 2;
-    a.disk_read_mb_s = -1;  // not recorded (an old sample)
+    a.memory_used_bytes = 2.0 * 1073741824;
+    a.disk_read_bytes_per_second.reset();  // not recorded (an old sample)
     store::RunSample::Gpu g0;
     g0.index = 0;
-    g0.utilization = 97.5;
+    g0.utilization_percent = 97.5;
     g0.throttle_reasons = 0b1000;  // hw_slowdown
     a.gpus = {g0};
     store::RunSample b = a;
     b.t_ms = 2000;
-    b.disk_read_mb_s = 12.5;
+    b.disk_read_bytes_per_second = 12.5e6;
     store::RunSample::Gpu g3;
     g3.index = 3;
     g3.power_watts = 300;

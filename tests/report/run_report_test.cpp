@@ -11,6 +11,18 @@ using namespace baton::report;
 
 namespace {
 
+constexpr double kGiB = 1073741824.0;
+
+// One GPU's figures in a sample (memory in GiB; SM activity empty: not reported).
+store::RunSample::Gpu gpu(std::uint8_t index, double utilization, double memory_gib, std::optional<double> sm) {
+    store::RunSample::Gpu g;
+    g.index = index;
+    g.utilization_percent = utilization;
+    g.memory_used_bytes = memory_gib * kGiB;
+    g.sm_activity_percent = sm;
+    return g;
+}
+
 // 40 samples 0.5 s apart: GPU0 busy (SM activity reported), GPU1 idle (no SM activity), a swap burst
 // of 10 MB/s for 2 s, disks reading 100 MB/s.
 RunReportData fixture() {
@@ -34,19 +46,19 @@ RunReportData fixture() {
         s.t_ms = r.start_ms + 500 + i * 500;
         s.cpu_percent = 50;
         s.iowait_percent = 1;
-        s.memory_used_gib = 20 + 0.1f * static_cast<float>(i);
-        s.swap_mb_per_s = i >= 10 && i < 14 ? 10 : 0;
+        s.memory_used_bytes = (20 + 0.1 * i) * kGiB;
+        s.swap_bytes_per_second = i >= 10 && i < 14 ? 10e6 : 0;
         s.job_cpu_percent = 800;  // 8 cores of 16: half the host
-        s.job_rss_gib = 6;
-        s.disk_read_mb_s = 100;
-        s.disk_write_mb_s = 2;
-        store::RunSample::Gpu g0{0, static_cast<float>(80 + i % 20), 70, 60};
+        s.job_rss_bytes = 6 * kGiB;
+        s.disk_read_bytes_per_second = 100e6;
+        s.disk_write_bytes_per_second = 2e6;
+        store::RunSample::Gpu g0 = gpu(0, 80 + i % 20, 70, 60);
         g0.power_watts = i >= 30 ? 400 : 650;  // from 15 s on, thermal slowdown: power and clock drop
         g0.temperature_celsius = i >= 30 ? 88 : 70;
         g0.sm_clock_mhz = i >= 30 ? 1100 : 1980;
         g0.throttle_reasons = i >= 30 ? (1u << 5) : 0;
         s.gpus.push_back(g0);
-        s.gpus.push_back({1, 0, 1, -1});  // an older record: no power, temperature, clock or reasons
+        s.gpus.push_back(gpu(1, 0, 1, std::nullopt));  // an older record: no power, temperature, clock or reasons
         d.samples.push_back(s);
     }
     for (int i = 0; i < 25; ++i) {  // the hook's steps: 25 of 200 ms with 50 ms of data wait, 64 samples
@@ -175,7 +187,7 @@ TEST(RunReport, OldRunsWithoutMachineOrDiskRates) {
     d.run.cpu_count.reset();
     d.run.memory_total_bytes.reset();
     d.run.gpus.clear();
-    for (store::RunSample& s : d.samples) s.disk_read_mb_s = s.disk_write_mb_s = -1;
+    for (store::RunSample& s : d.samples) s.disk_read_bytes_per_second = s.disk_write_bytes_per_second = std::nullopt;
     d.findings.clear();
     const std::string html = run_report_html(d);
     EXPECT_NE(html.find("CPU (host: % of all CPUs; job: % of one core)"), std::string::npos);
@@ -232,13 +244,13 @@ TEST(RunReport, AnHourAtHalfASecondWithFourGpus) {
     for (int i = 0; i < 7200; ++i) {
         store::RunSample s;
         s.t_ms = d.run.start_ms + 500 + i * 500;
-        s.cpu_percent = static_cast<float>(40 + i % 17);
-        s.memory_used_gib = 30;
+        s.cpu_percent = 40 + i % 17;
+        s.memory_used_bytes = 30 * kGiB;
         s.job_cpu_percent = 700;
-        s.job_rss_gib = 9;
-        s.disk_read_mb_s = static_cast<float>(i % 50);
-        s.disk_write_mb_s = 1;
-        for (std::uint8_t g = 0; g < 4; ++g) s.gpus.push_back({g, static_cast<float>(90 + i % 9), 100, 70});
+        s.job_rss_bytes = 9 * kGiB;
+        s.disk_read_bytes_per_second = (i % 50) * 1e6;
+        s.disk_write_bytes_per_second = 1e6;
+        for (std::uint8_t g = 0; g < 4; ++g) s.gpus.push_back(gpu(g, 90 + i % 9, 100, 70));
         d.samples.push_back(s);
     }
     const std::string html = run_report_html(d);

@@ -167,8 +167,8 @@ TEST(JobWatch, DiskRatesCountStackedDevicesOnce) {
     ASSERT_TRUE(run.ok()) << run.error().message;
     ASSERT_EQ(run->samples.size(), 3u);
     for (const RunSample& r : run->samples) {
-        EXPECT_FLOAT_EQ(r.disk_read_mb_s, 140);
-        EXPECT_FLOAT_EQ(r.disk_write_mb_s, 20);
+        EXPECT_FLOAT_EQ(static_cast<float>(r.disk_read_bytes_per_second.value_or(-1)), 140e6f);
+        EXPECT_FLOAT_EQ(static_cast<float>(r.disk_write_bytes_per_second.value_or(-1)), 20e6f);
     }
 }
 

@@ -2,6 +2,8 @@
 // samples round-trip through their packed form, pruning, and the size of a one-hour run.
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include <filesystem>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -16,18 +18,26 @@ using namespace baton::store;
 
 namespace {
 
+constexpr double kGiB = 1073741824.0;
+
 RunSample sample(std::int64_t t, unsigned gpus) {
     RunSample s;
     s.t_ms = t;
-    s.cpu_percent = 55.5f;
-    s.iowait_percent = 1.25f;
-    s.memory_used_gib = 31.0f;
-    s.job_cpu_percent = 412.0f;
-    s.job_rss_gib = 12.5f;
-    s.disk_read_mb_s = 250.0f;
-    s.disk_write_mb_s = 3.5f;
-    for (unsigned g = 0; g < gpus; ++g)
-        s.gpus.push_back({static_cast<std::uint8_t>(g), 97.0f, 70.25f, g % 2 ? -1.0f : 81.0f});
+    s.cpu_percent = 55.5;
+    s.iowait_percent = 1.25;
+    s.memory_used_bytes = 31 * kGiB;
+    s.job_cpu_percent = 412;
+    s.job_rss_bytes = 12.5 * kGiB;
+    s.disk_read_bytes_per_second = 250e6;
+    s.disk_write_bytes_per_second = 3.5e6;
+    for (unsigned g = 0; g < gpus; ++g) {
+        RunSample::Gpu x;
+        x.index = static_cast<std::uint8_t>(g);
+        x.utilization_percent = 97;
+        x.memory_used_bytes = 70.25 * kGiB;
+        if (g % 2 == 0) x.sm_activity_percent = 81;  // odd GPUs: not reported
+        s.gpus.push_back(x);
+    }
     return s;
 }
 
@@ -69,8 +79,8 @@ TEST(History, RecordsSurviveAReopen) {
     ASSERT_EQ(s->size(), 2u);
     EXPECT_EQ((*s)[1].t_ms, 2000);
     ASSERT_EQ((*s)[1].gpus.size(), 4u);
-    EXPECT_FLOAT_EQ((*s)[1].gpus[2].memory_used_gib, 70.25f);
-    EXPECT_FLOAT_EQ((*s)[1].gpus[1].sm_activity, -1.0f);
+    EXPECT_DOUBLE_EQ((*s)[1].gpus[2].memory_used_bytes, 70.25 * kGiB);
+    EXPECT_FALSE((*s)[1].gpus[1].sm_activity_percent.has_value());
     EXPECT_FLOAT_EQ((*s)[1].job_cpu_percent, 412.0f);
     EXPECT_EQ(h->integrity(), "ok");
 }
@@ -101,7 +111,7 @@ TEST(History, RunOfADeadBatonIsInterrupted) {
 
 TEST(History, PackingAndDamage) {
     RunSample s = sample(42, 8), back;
-    s.gpus[3].power_watts = 655.5f;
+    s.gpus[3].power_watts = 655.5;
     s.gpus[3].temperature_celsius = 81;
     s.gpus[3].sm_clock_mhz = 1410;
     s.gpus[3].throttle_reasons = 1u << 5;  // sw_thermal_slowdown
@@ -110,31 +120,40 @@ TEST(History, PackingAndDamage) {
     EXPECT_EQ(blob.size(), 2u + 8 * 4 + 8 * 27);  // version 3: 13 bytes per GPU and 14 more
     ASSERT_TRUE(History::unpack(blob, back));
     EXPECT_EQ(back.gpus.size(), 8u);
-    EXPECT_FLOAT_EQ(back.cpu_percent, 55.5f);
-    EXPECT_FLOAT_EQ(back.disk_read_mb_s, 250.0f);
-    EXPECT_FLOAT_EQ(back.disk_write_mb_s, 3.5f);
-    EXPECT_FLOAT_EQ(back.gpus[3].power_watts, 655.5f);
-    EXPECT_FLOAT_EQ(back.gpus[3].temperature_celsius, 81.0f);
-    EXPECT_FLOAT_EQ(back.gpus[3].sm_clock_mhz, 1410.0f);
+    // The blob keeps the units it always had (GiB, MB/s as f32): memory at byte 10 is 31.0f, the read
+    // rate at byte 26 is 250.0f, whatever the struct's units are.
+    float at10 = 0, at26 = 0;
+    std::memcpy(&at10, blob.data() + 10, 4);
+    std::memcpy(&at26, blob.data() + 26, 4);
+    EXPECT_EQ(at10, 31.0f);
+    EXPECT_EQ(at26, 250.0f);
+    EXPECT_DOUBLE_EQ(back.cpu_percent, 55.5);
+    EXPECT_DOUBLE_EQ(back.memory_used_bytes, 31 * kGiB);
+    EXPECT_DOUBLE_EQ(back.job_rss_bytes, 12.5 * kGiB);
+    EXPECT_DOUBLE_EQ(*back.disk_read_bytes_per_second, 250e6);
+    EXPECT_DOUBLE_EQ(*back.disk_write_bytes_per_second, 3.5e6);
+    EXPECT_DOUBLE_EQ(*back.gpus[3].power_watts, 655.5);
+    EXPECT_DOUBLE_EQ(*back.gpus[3].temperature_celsius, 81);
+    EXPECT_DOUBLE_EQ(*back.gpus[3].sm_clock_mhz, 1410);
     EXPECT_EQ(back.gpus[3].throttle_reasons, 1u << 5);
     EXPECT_EQ(back.gpus[4].throttle_reasons, 0u);
-    EXPECT_EQ(back.gpus[0].throttle_reasons, RunSample::Gpu::kThrottleUnknown);
-    EXPECT_FLOAT_EQ(back.gpus[0].power_watts, -1.0f);
+    EXPECT_FALSE(back.gpus[0].throttle_reasons.has_value());
+    EXPECT_FALSE(back.gpus[0].power_watts.has_value());
     // Versions 2 (before power, temperature, clock and reasons) and 1 (before disk rates): the
     // same figures without the newer fields, still read; those are "not recorded".
     std::string host = blob.substr(2, 8 * 4), gpus2;
     for (std::size_t g = 0; g < 8; ++g) gpus2 += blob.substr(2 + 8 * 4 + g * 27, 13);
     const std::string v2 = std::string("\x02") + blob.substr(1, 1) + host + gpus2;
     ASSERT_TRUE(History::unpack(v2, back));
-    EXPECT_FLOAT_EQ(back.disk_read_mb_s, 250.0f);
-    EXPECT_FLOAT_EQ(back.gpus[3].power_watts, -1.0f);
-    EXPECT_EQ(back.gpus[3].throttle_reasons, RunSample::Gpu::kThrottleUnknown);
-    EXPECT_FLOAT_EQ(back.gpus[2].memory_used_gib, 70.25f);
+    EXPECT_DOUBLE_EQ(*back.disk_read_bytes_per_second, 250e6);
+    EXPECT_FALSE(back.gpus[3].power_watts.has_value());
+    EXPECT_FALSE(back.gpus[3].throttle_reasons.has_value());
+    EXPECT_DOUBLE_EQ(back.gpus[2].memory_used_bytes, 70.25 * kGiB);
     const std::string v1 = std::string("\x01") + blob.substr(1, 1) + host.substr(0, 6 * 4) + gpus2;
     ASSERT_TRUE(History::unpack(v1, back));
-    EXPECT_FLOAT_EQ(back.job_rss_gib, 12.5f);
-    EXPECT_FLOAT_EQ(back.disk_read_mb_s, -1.0f);  // not recorded
-    EXPECT_FLOAT_EQ(back.gpus[2].memory_used_gib, 70.25f);
+    EXPECT_DOUBLE_EQ(back.job_rss_bytes, 12.5 * kGiB);
+    EXPECT_FALSE(back.disk_read_bytes_per_second.has_value());  // not recorded
+    EXPECT_DOUBLE_EQ(back.gpus[2].memory_used_bytes, 70.25 * kGiB);
     EXPECT_FALSE(History::unpack("", back));
     EXPECT_FALSE(History::unpack(blob.substr(0, blob.size() - 1), back));       // truncated
     EXPECT_FALSE(History::unpack(std::string("\x04") + blob.substr(1), back));  // unknown version
@@ -258,9 +277,9 @@ TEST(History, ASchemaOneDatabaseIsMigrated) {
     ASSERT_EQ(s->size(), 1u);
     EXPECT_FLOAT_EQ((*s)[0].cpu_percent, 56.0f);
     EXPECT_FLOAT_EQ((*s)[0].iowait_percent, 1.0f);
-    EXPECT_FLOAT_EQ((*s)[0].memory_used_gib, 31.0f);
-    EXPECT_FLOAT_EQ((*s)[0].job_rss_gib, 12.5f);
-    EXPECT_FLOAT_EQ((*s)[0].disk_read_mb_s, -1.0f);
+    EXPECT_DOUBLE_EQ((*s)[0].memory_used_bytes, 31 * kGiB);
+    EXPECT_DOUBLE_EQ((*s)[0].job_rss_bytes, 12.5 * kGiB);
+    EXPECT_FALSE((*s)[0].disk_read_bytes_per_second.has_value());
     EXPECT_TRUE(h->steps(1)->empty());  // the new tables exist
     ASSERT_TRUE(h->jobs().ok());
     EXPECT_TRUE(h->jobs()->empty());
