@@ -125,117 +125,145 @@ const std::vector<KeyBinding>& key_bindings() {
     return bindings;
 }
 
+namespace {
+
+// A key while a prompt is open: each prompt reads the keys it wants and ignores the rest. `c` is the
+// character typed, 0 for a key with a code (Enter, Escape, arrows).
+void filter_prompt_key(const Key& key, char32_t c, ViewState& v, KeyOutcome&) {
+    if (key.code == KeyCode::enter) {
+        v.filter = v.edit;
+        v.prompt = Prompt::none;
+        v.scroll = 0;
+    } else if (key.code == KeyCode::escape) {
+        v.prompt = Prompt::none;
+    } else if (key.code == KeyCode::backspace) {
+        pop_utf8(v.edit);
+    } else if (c == 0x15) {  // Ctrl-U, as in a shell: clear the line
+        v.edit.clear();
+    } else if (c >= 0x20 && c != 0x7F && v.edit.size() < 200) {
+        append_utf8(v.edit, c);
+    }
+}
+
+void sort_prompt_key(const Key&, char32_t c, ViewState& v, KeyOutcome&) {
+    v.prompt = Prompt::none;
+    for (SortKey k : {SortKey::gpu_memory, SortKey::cpu, SortKey::memory, SortKey::pid, SortKey::io, SortKey::user,
+                      SortKey::command})
+        if (c == static_cast<char32_t>(sort_key_letter(k))) v.sort = k;
+}
+
+void kill_prompt_key(const Key&, char32_t c, ViewState& v, KeyOutcome& out) {
+    v.prompt = Prompt::none;
+    if (c == 'y' || c == 'Y') out.signal = SIGTERM;
+    if (c == '9') out.signal = SIGKILL;
+    if (out.signal) out.pid = v.selected_pid;
+    if (!out.signal) v.message = "nothing sent";
+}
+
+void renice_prompt_key(const Key& key, char32_t c, ViewState& v, KeyOutcome& out) {
+    if (key.code == KeyCode::enter) {
+        v.prompt = Prompt::none;
+        std::string_view t = v.edit;
+        if (t.size() > 1 && t[0] == '+' && t[1] != '-') t.remove_prefix(1);  // from_chars takes no '+'
+        const std::optional<std::int64_t> value = text::take_i64(t);
+        if (!value || !t.empty() || *value < -20 || *value > 19) {
+            v.message = "not a nice value (-20 to 19): nothing changed";
+            return;
+        }
+        out.nice = static_cast<int>(*value);
+        out.pid = v.selected_pid;
+    } else if (key.code == KeyCode::escape) {
+        v.prompt = Prompt::none;
+        v.message = "nothing changed";
+    } else if (key.code == KeyCode::backspace) {
+        pop_utf8(v.edit);
+    } else if (((c >= '0' && c <= '9') || c == '-' || c == '+') && v.edit.size() < 3) {
+        v.edit.push_back(static_cast<char>(c));
+    }
+}
+
+void columns_prompt_key(const Key& key, char32_t c, ViewState& v, KeyOutcome&) {
+    if (key.code == KeyCode::enter || key.code == KeyCode::escape) {
+        v.prompt = Prompt::none;
+        return;
+    }
+    for (const ColumnSpec& col : column_specs())
+        if (c == static_cast<char32_t>(col.letter)) v.columns ^= column_bit(col.column);
+}
+
+// Each open prompt and the function that takes its keys.
+struct PromptKeys {
+    Prompt prompt;
+    void (*key)(const Key& key, char32_t c, ViewState& v, KeyOutcome& out);
+};
+constexpr PromptKeys kPromptKeys[] = {
+    {Prompt::filter, filter_prompt_key}, {Prompt::sort, sort_prompt_key},       {Prompt::kill, kill_prompt_key},
+    {Prompt::renice, renice_prompt_key}, {Prompt::columns, columns_prompt_key},
+};
+
+// A click: on the header it sorts by that column, on a row it selects the row's process.
+void click(const Key& key, const LayoutResult& last, ViewState& v) {
+    if (last.header_line >= 0 && key.y == last.header_line) {
+        for (const LayoutResult::SortCell& cell : last.sort_cells)
+            if (key.x >= cell.from && key.x < cell.to) v.sort = cell.key;
+    } else if (last.header_line >= 0 && key.y > last.header_line && key.y <= last.header_line + last.visible_rows) {
+        const int row = last.scroll + key.y - last.header_line - 1;
+        if (row >= 0 && row < static_cast<int>(last.row_pids.size()))
+            v.selected_pid = last.row_pids[static_cast<std::size_t>(row)];
+    }
+}
+
+// The keys read by their code in the main view: how far each moves the selection (a page is the
+// table's visible rows less one, so one row stays in sight; Home and End go all the way).
+std::optional<int> selection_step(KeyCode code, const LayoutResult& last) {
+    const int page = std::max(1, last.visible_rows - 1);
+    const int all = static_cast<int>(last.row_pids.size());
+    switch (code) {
+        case KeyCode::wheel_up:
+            return -3;
+        case KeyCode::wheel_down:
+            return 3;
+        case KeyCode::up:
+            return -1;
+        case KeyCode::down:
+            return 1;
+        case KeyCode::page_up:
+            return -page;
+        case KeyCode::page_down:
+            return page;
+        case KeyCode::home:
+            return -all;
+        case KeyCode::end:
+            return all;
+        default:
+            return std::nullopt;
+    }
+}
+
+}  // namespace
+
 KeyOutcome handle_key(const Key& key, const LayoutResult& last, ViewState& v) {
     KeyOutcome out;
     if (key.code == KeyCode::resize) return out;
     v.message.clear();
     const char32_t c = key.code == KeyCode::character ? key.ch : 0;
-
-    switch (v.prompt) {
-        case Prompt::filter:
-            if (key.code == KeyCode::enter) {
-                v.filter = v.edit;
-                v.prompt = Prompt::none;
-                v.scroll = 0;
-            } else if (key.code == KeyCode::escape) {
-                v.prompt = Prompt::none;
-            } else if (key.code == KeyCode::backspace) {
-                pop_utf8(v.edit);
-            } else if (c == 0x15) {  // Ctrl-U, as in a shell: clear the line
-                v.edit.clear();
-            } else if (c >= 0x20 && c != 0x7F && v.edit.size() < 200) {
-                append_utf8(v.edit, c);
-            }
+    for (const PromptKeys& p : kPromptKeys)
+        if (p.prompt == v.prompt) {
+            p.key(key, c, v, out);
             return out;
-        case Prompt::sort:
-            v.prompt = Prompt::none;
-            for (SortKey k : {SortKey::gpu_memory, SortKey::cpu, SortKey::memory, SortKey::pid, SortKey::io,
-                              SortKey::user, SortKey::command})
-                if (c == static_cast<char32_t>(sort_key_letter(k))) v.sort = k;
-            return out;
-        case Prompt::kill:
-            v.prompt = Prompt::none;
-            if (c == 'y' || c == 'Y') out.signal = SIGTERM;
-            if (c == '9') out.signal = SIGKILL;
-            if (out.signal) out.pid = v.selected_pid;
-            if (!out.signal) v.message = "nothing sent";
-            return out;
-        case Prompt::renice:
-            if (key.code == KeyCode::enter) {
-                v.prompt = Prompt::none;
-                std::string_view t = v.edit;
-                if (t.size() > 1 && t[0] == '+' && t[1] != '-') t.remove_prefix(1);  // from_chars takes no '+'
-                const std::optional<std::int64_t> value = text::take_i64(t);
-                if (!value || !t.empty() || *value < -20 || *value > 19) {
-                    v.message = "not a nice value (-20 to 19): nothing changed";
-                    return out;
-                }
-                out.nice = static_cast<int>(*value);
-                out.pid = v.selected_pid;
-            } else if (key.code == KeyCode::escape) {
-                v.prompt = Prompt::none;
-                v.message = "nothing changed";
-            } else if (key.code == KeyCode::backspace) {
-                pop_utf8(v.edit);
-            } else if (((c >= '0' && c <= '9') || c == '-' || c == '+') && v.edit.size() < 3) {
-                v.edit.push_back(static_cast<char>(c));
-            }
-            return out;
-        case Prompt::columns:
-            if (key.code == KeyCode::enter || key.code == KeyCode::escape) {
-                v.prompt = Prompt::none;
-                return out;
-            }
-            for (const ColumnSpec& col : column_specs())
-                if (c == static_cast<char32_t>(col.letter)) v.columns ^= column_bit(col.column);
-            return out;
-        case Prompt::none:
-            break;
-    }
+        }
     if (v.help) {  // any key closes the help; q still quits
         v.help = false;
         if (c == 'q') out.quit = true;
         return out;
     }
-    const int page = std::max(1, last.visible_rows - 1);
-    switch (key.code) {
-        case KeyCode::wheel_up:
-            move_selection(last, v, -3);
-            return out;
-        case KeyCode::wheel_down:
-            move_selection(last, v, 3);
-            return out;
-        case KeyCode::click:
-            if (last.header_line >= 0 && key.y == last.header_line) {
-                for (const LayoutResult::SortCell& cell : last.sort_cells)
-                    if (key.x >= cell.from && key.x < cell.to) v.sort = cell.key;
-            } else if (last.header_line >= 0 && key.y > last.header_line &&
-                       key.y <= last.header_line + last.visible_rows) {
-                const int row = last.scroll + key.y - last.header_line - 1;
-                if (row >= 0 && row < static_cast<int>(last.row_pids.size()))
-                    v.selected_pid = last.row_pids[static_cast<std::size_t>(row)];
-            }
-            return out;
-        case KeyCode::up:
-            move_selection(last, v, -1);
-            return out;
-        case KeyCode::down:
-            move_selection(last, v, 1);
-            return out;
-        case KeyCode::page_up:
-            move_selection(last, v, -page);
-            return out;
-        case KeyCode::page_down:
-            move_selection(last, v, page);
-            return out;
-        case KeyCode::home:
-            move_selection(last, v, -static_cast<int>(last.row_pids.size()));
-            return out;
-        case KeyCode::end:
-            move_selection(last, v, static_cast<int>(last.row_pids.size()));
-            return out;
-        default:
-            break;
+    if (key.code == KeyCode::click) {
+        click(key, last, v);
+        return out;
+    }
+    if (const std::optional<int> step = selection_step(key.code, last)) {
+        move_selection(last, v, *step);
+        return out;
     }
     for (const KeyBinding& b : key_bindings())
         if (b.act && b.chars.find(c) != std::u32string_view::npos) {
