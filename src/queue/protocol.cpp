@@ -284,4 +284,48 @@ Result<Request> parse_request(std::string_view line) {
     return r;
 }
 
+namespace {
+
+// Compact, invalid UTF-8 replaced (an error message or a path may carry any bytes), newline-ended.
+std::string encode_line(const nlohmann::json& j) {
+    return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+}  // namespace
+
+std::string answer_line(const nlohmann::json& fields) {
+    nlohmann::json j = fields.is_object() ? fields : nlohmann::json::object();
+    j["ok"] = true;
+    return encode_line(j);
+}
+
+std::string answer_line_with(std::string_view key, std::string_view encoded_json) {
+    std::string line = "{\"ok\":true,";
+    line += nlohmann::json(std::string(key)).dump();
+    line += ':';
+    line += encoded_json;
+    line += "}\n";
+    return line;
+}
+
+std::string refusal_line(const Error& e) {
+    return encode_line({{"ok", false}, {"error", e.message}, {"code", error_code_name(e.code)}});
+}
+
+Result<nlohmann::json> parse_answer_line(std::string_view line) {
+    nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+    if (!j.is_object()) return make_error("the agent's answer is not a JSON object");
+    const auto ok = j.find("ok");
+    if (ok == j.end() || !ok->is_boolean() || !ok->get<bool>()) {
+        const auto code = j.find("code");
+        const auto error = j.find("error");
+        return make_error(
+            code != j.end() && code->is_string()
+                ? error_code_from_name(code->get<std::string>()).value_or(ErrorCode::failed)
+                : ErrorCode::failed,
+            error != j.end() && error->is_string() ? error->get<std::string>() : std::string("the agent refused"));
+    }
+    return j;
+}
+
 }  // namespace baton::queue

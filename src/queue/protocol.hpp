@@ -16,6 +16,8 @@
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "core/result.hpp"
 #include "queue/job_request.hpp"
 
@@ -56,6 +58,16 @@ struct Request {
 
 std::string request_line(const Request& r);  // with its newline
 Result<Request> parse_request(std::string_view line);
+
+// The agent's answers, encoded here and parsed back here so the two ends cannot drift:
+// `answer_line(fields)` is {"ok": true, fields...}; `answer_line_with(key, json)` is the same with one field
+// already encoded (a job list of thousands is not parsed and made again); `refusal_line(error)` is
+// {"ok": false, "error": message, "code": name}. `parse_answer_line` gives the fields of an answer, or the
+// refusal as an Error with its ErrorCode: a client tests the code and never an error's text.
+std::string answer_line(const nlohmann::json& fields);  // with its newline
+std::string answer_line_with(std::string_view key, std::string_view encoded_json);
+std::string refusal_line(const Error& e);
+Result<nlohmann::json> parse_answer_line(std::string_view line);
 
 // Strings packed NUL-ended, then base64 (and back; an error for anything that is not base64).
 std::string pack_base64(const std::vector<std::string>& strings);

@@ -123,15 +123,9 @@ Result<AgentConnection> connect_or_start_agent(const std::map<std::string, std::
 }
 
 Result<nlohmann::json> parse_answer(const Reply& reply) {
-    nlohmann::json j = nlohmann::json::parse(reply.line, nullptr, false);
-    if (!j.is_object()) return make_error("the agent's answer is not a JSON object");
-    if (!j.value("ok", false)) {
-        const std::string code = j.contains("code") && j["code"].is_string() ? j["code"].get<std::string>() : "";
-        return make_error(error_code_from_name(code).value_or(ErrorCode::failed),
-                          j.contains("error") && j["error"].is_string() ? j["error"].get<std::string>()
-                                                                        : std::string("the agent refused"));
-    }
-    if (!reply.bytes.empty()) j["data"] = reply.bytes;  // (logs: bytes, not necessarily UTF-8)
+    Result<nlohmann::json> j = parse_answer_line(reply.line);
+    if (!j.ok()) return j;
+    if (!reply.bytes.empty()) (*j)["data"] = reply.bytes;  // (logs: bytes, not necessarily UTF-8)
     return j;
 }
 

@@ -23,7 +23,7 @@ constexpr std::size_t kMaxLogChunk = 256 * 1024;
 void QueueServer::handle(Client& c, const std::string& line) {
     Result<Request> r = parse_request(line);
     if (!r.ok()) {
-        c.out += error_line(ErrorCode::invalid_argument, r.error().message);
+        c.out += refusal_line(make_error(ErrorCode::invalid_argument, r.error().message));
         return;
     }
     std::string tail;
@@ -68,7 +68,7 @@ std::string QueueServer::job_json(const store::JobRecord& j) {
 }
 
 std::string QueueServer::job_line(const store::JobRecord& j) {
-    return "{\"ok\":true,\"job\":" + job_json(j) + "}\n";
+    return answer_line_with("job", job_json(j));
 }
 
 std::string QueueServer::answer(Client& c, const Request& r, std::string& tail) {
@@ -82,7 +82,7 @@ std::string QueueServer::answer(Client& c, const Request& r, std::string& tail) 
             auto add = [&](const store::JobRecord& j) { jobs += (jobs.empty() ? "" : ",") + job_json(j); };
             if (r.all) {
                 Result<std::vector<store::JobRecord>> all = store_->jobs(false);
-                if (!all.ok()) return error_line(all.error());
+                if (!all.ok()) return refusal_line(all.error());
                 for (const store::JobRecord& j : *all) {
                     auto o = open_.find(j.id);
                     add(o != open_.end() ? o->second : j);
@@ -90,12 +90,12 @@ std::string QueueServer::answer(Client& c, const Request& r, std::string& tail) 
             } else {
                 for (const auto& [id, j] : open_) add(j);
             }
-            return "{\"ok\":true,\"jobs\":[" + jobs + "]}\n";
+            return answer_line_with("jobs", "[" + jobs + "]");
         }
         case Op::show:
         case Op::wait: {
             Result<store::JobRecord> j = find(r.jobs.front());
-            if (!j.ok()) return error_line(j.error());
+            if (!j.ok()) return refusal_line(j.error());
             if (r.op == Op::wait && !store::is_final(j->state)) {
                 c.waiting = j->id;
                 return {};
@@ -105,11 +105,10 @@ std::string QueueServer::answer(Client& c, const Request& r, std::string& tail) 
         case Op::logs:
             return logs(c, r, tail);
         case Op::info:
-            return dump({{"ok", true},
-                         {"pid", ::getpid()},
-                         {"socket", options_.socket_path},
-                         {"cgroups", cgroup_status_},
-                         {"job_cgroups", cgroups_.has_value()}});
+            return answer_line({{"pid", ::getpid()},
+                                {"socket", options_.socket_path},
+                                {"cgroups", cgroup_status_},
+                                {"job_cgroups", cgroups_.has_value()}});
         default:
             return change(c, r);
     }
@@ -117,30 +116,32 @@ std::string QueueServer::answer(Client& c, const Request& r, std::string& tail) 
 
 std::string QueueServer::submit(const Client& c, const Submission& s) {
     if (::geteuid() != 0 && c.peer.uid != ::geteuid())
-        return error_line(ErrorCode::permission_denied,
-                          "this agent runs as uid " + std::to_string(::geteuid()) + " and runs only that user's jobs");
+        return refusal_line(
+            make_error(ErrorCode::permission_denied,
+                       "this agent runs as uid " + std::to_string(::geteuid()) + " and runs only that user's jobs"));
     JobRequest req = s.request;
     Pool pool = current_pool();
     if (!s.gpu_list.empty()) {
         if (!pool.gpus_known)
-            return error_line(ErrorCode::unavailable,
-                              "--gpu " + s.gpu_list + ": the GPUs cannot be read now (" + pool.gpus_problem + ")");
+            return refusal_line(
+                make_error(ErrorCode::unavailable,
+                           "--gpu " + s.gpu_list + ": the GPUs cannot be read now (" + pool.gpus_problem + ")"));
         Result<std::vector<std::string>> uuids = resolve_gpus(s.gpu_list, pool);
-        if (!uuids.ok()) return error_line(uuids.error());
+        if (!uuids.ok()) return refusal_line(uuids.error());
         req.want.gpu_uuids = *uuids;
         req.want.gpus = 0;
     }
     if (req.gpu_memory_auto) {
         Result<std::uint64_t> bytes = auto_gpu_memory(*store_, s.name);
-        if (!bytes.ok()) return error_line(bytes.error());
+        if (!bytes.ok()) return refusal_line(bytes.error());
         req.want.gpu_memory_bytes = *bytes;
     }
     if (s.default_cpus) req.want.cpus = default_cpus(req.want, pool);
-    if (Status fits = check_request(req, pool); !fits.ok()) return error_line(fits.error());
+    if (Status fits = check_request(req, pool); !fits.ok()) return refusal_line(fits.error());
     for (std::int64_t a : s.after)
         if (!find(a).ok())
-            return error_line(ErrorCode::not_found,
-                              "--after " + std::to_string(a) + ": no job " + std::to_string(a) + " in the queue");
+            return refusal_line(make_error(ErrorCode::not_found, "--after " + std::to_string(a) + ": no job " +
+                                                                     std::to_string(a) + " in the queue"));
     store::JobRecord j;
     j.owner_uid = c.peer.uid;
     j.name = s.name.empty() ? run::command_name(s.argv) : s.name;
@@ -154,10 +155,10 @@ std::string QueueServer::submit(const Client& c, const Submission& s) {
     j.state = s.hold ? store::JobState::held : store::JobState::queued;
     j.submit_ms = unix_millis();
     Result<std::int64_t> id = store_->add_job(j);
-    if (!id.ok()) return error_line(id.error());
+    if (!id.ok()) return refusal_line(id.error());
     j.id = *id;
     open_[j.id] = j;
-    return dump({{"ok", true}, {"id", j.id}, {"state", store::state_name(j.state)}});
+    return answer_line({{"id", j.id}, {"state", store::state_name(j.state)}});
 }
 
 // cancel: a waiting job leaves the queue now; a running one ends with its whole tree.
@@ -206,11 +207,11 @@ std::string QueueServer::change(const Client& c, const Request& r) {
     // Every job is the caller's (or the caller is root) before any is changed.
     for (std::int64_t id : r.jobs) {
         Result<store::JobRecord> j = find(id);
-        if (!j.ok()) return error_line(j.error());
+        if (!j.ok()) return refusal_line(j.error());
         if (c.peer.uid != 0 && c.peer.uid != j->owner_uid)
-            return error_line(ErrorCode::permission_denied,
-                              "job " + std::to_string(id) + " belongs to " + users_.name(j->owner_uid) +
-                                  ": only its owner or root may " + op_name(r.op) + " it");
+            return refusal_line(make_error(ErrorCode::permission_denied,
+                                           "job " + std::to_string(id) + " belongs to " + users_.name(j->owner_uid) +
+                                               ": only its owner or root may " + op_name(r.op) + " it"));
     }
     const std::int64_t now = unix_millis();
     nlohmann::json done = nlohmann::json::array();
@@ -231,19 +232,19 @@ std::string QueueServer::change(const Client& c, const Request& r) {
             default:
                 break;
         }
-        if (!outcome.ok()) return error_line(outcome.error());
+        if (!outcome.ok()) return refusal_line(outcome.error());
         done.push_back({{"id", id}, {"state", *outcome}});
     }
-    return dump({{"ok", true}, {"jobs", done}});
+    return answer_line({{"jobs", done}});
 }
 
 std::string QueueServer::logs(const Client& c, const Request& r, std::string& tail) {
     Result<store::JobRecord> j = find(r.jobs.front());
-    if (!j.ok()) return error_line(j.error());
+    if (!j.ok()) return refusal_line(j.error());
     if (c.peer.uid != 0 && c.peer.uid != j->owner_uid)
-        return error_line(ErrorCode::permission_denied, "job " + std::to_string(j->id) + " belongs to " +
-                                                            users_.name(j->owner_uid) +
-                                                            ": only its owner or root may read its logs");
+        return refusal_line(make_error(ErrorCode::permission_denied, "job " + std::to_string(j->id) + " belongs to " +
+                                                                         users_.name(j->owner_uid) +
+                                                                         ": only its owner or root may read its logs"));
     const std::string path = attempt_dir(j->id, j->attempt) + (r.stderr_stream ? "/stderr" : "/stdout");
     const bool ended = store::is_final(j->state);
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -258,12 +259,11 @@ std::string QueueServer::logs(const Client& c, const Request& r, std::string& ta
         }
         ::close(fd);
     }
-    return dump({{"ok", true},
-                 {"bytes", tail.size()},
-                 {"offset", r.offset + tail.size()},
-                 {"size", size},
-                 {"state", j->state},
-                 {"ended", ended}});
+    return answer_line({{"bytes", tail.size()},
+                        {"offset", r.offset + tail.size()},
+                        {"size", size},
+                        {"state", j->state},
+                        {"ended", ended}});
 }
 
 }  // namespace baton::queue

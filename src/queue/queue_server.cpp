@@ -317,7 +317,8 @@ bool QueueServer::serve_client(const pollfd& p) {
                 handled = true;
             }
             if (!c.closing && c.in.size() > kMaxRequestBytes) {
-                c.out += error_line("the request is longer than " + std::to_string(kMaxRequestBytes) + " bytes");
+                c.out += refusal_line(
+                    make_error("the request is longer than " + std::to_string(kMaxRequestBytes) + " bytes"));
                 c.in.clear();
                 c.closing = true;
             }

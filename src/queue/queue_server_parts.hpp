@@ -8,30 +8,12 @@
 #include <string>
 #include <sys/types.h>
 
-#include <nlohmann/json.hpp>
-
 #include "queue/queue_server.hpp"
 #include "queue/queue_socket.hpp"
 #include "run/events_socket.hpp"
 #include "run/job_watch.hpp"
 
 namespace baton::queue {
-
-// One answer line: compact JSON, invalid UTF-8 replaced, newline-ended.
-inline std::string dump(const nlohmann::json& j) {
-    return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-}
-
-// A refusal: its message, and its code for the client to act on (queue_client's ask_agent).
-inline std::string error_line(const Error& e) {
-    return dump({{"ok", false}, {"error", e.message}, {"code", error_code_name(e.code)}});
-}
-inline std::string error_line(ErrorCode code, const std::string& message) {
-    return error_line(make_error(code, message));
-}
-inline std::string error_line(const std::string& message) {
-    return error_line(make_error(message));
-}
 
 struct QueueServer::Client {
     int fd = -1;

@@ -2,6 +2,8 @@
 // not UTF-8 included), and hostile lines get one clear error each.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "queue/protocol.hpp"
 
 using namespace baton::queue;
@@ -121,4 +123,49 @@ TEST(QueueProtocol, HostileLinesGetOneLineErrors) {
     // A good submit for contrast: the same fields, well typed.
     EXPECT_TRUE(
         parse_request("{\"op\": \"submit\", \"argv\": \"dHJ1ZQA=\", \"cwd\": \"L3RtcA==\", \"request\": {}}").ok());
+}
+
+// The agent's answers are encoded and parsed in one place: a refusal keeps its code both ways, so a
+// client acts on the code (an agent that went away, a job not found) and never on the message.
+TEST(QueueProtocol, AnswersAndRefusalsRoundTripWithTheirCode) {
+    using baton::ErrorCode;
+    using baton::make_error;
+    const std::string answer = answer_line({{"id", 7}, {"state", "queued"}});
+    EXPECT_EQ(answer.back(), '\n');
+    EXPECT_EQ(answer.find('\n'), answer.size() - 1);  // one line
+    auto back = parse_answer_line(answer);
+    ASSERT_TRUE(back.ok()) << back.error().message;
+    EXPECT_EQ((*back)["id"], 7);
+    EXPECT_EQ((*back)["state"], "queued");
+
+    auto listed = parse_answer_line(answer_line_with("jobs", R"([{"id":1},{"id":2}])"));
+    ASSERT_TRUE(listed.ok());
+    EXPECT_EQ((*listed)["jobs"].size(), 2u);
+    EXPECT_TRUE(parse_answer_line(answer_line_with("a\"b", "1")).ok());  // the key is escaped
+
+    for (ErrorCode code : {ErrorCode::not_found, ErrorCode::permission_denied, ErrorCode::unavailable,
+                           ErrorCode::invalid_argument, ErrorCode::failed}) {
+        const std::string line = refusal_line(make_error(code, "job 3: \xff not \"yours\"\nsecond line"));
+        EXPECT_EQ(line.find('\n'), line.size() - 1);  // a newline in the message stays inside the line
+        auto r = parse_answer_line(line);
+        ASSERT_FALSE(r.ok());
+        EXPECT_TRUE(r.error().is(code)) << line;
+        EXPECT_NE(r.error().message.find("not \"yours\""), std::string::npos);
+    }
+}
+
+TEST(QueueProtocol, HostileAnswersAreRefusalsNotCrashes) {
+    using baton::ErrorCode;
+    for (const char* bad : {"", "null", "[1]", "\"ok\"", "{", "{\"ok\":\"true\"}", "{\"ok\":1}", "{}"}) {
+        auto r = parse_answer_line(bad);
+        EXPECT_FALSE(r.ok()) << bad;
+        EXPECT_TRUE(r.error().is(ErrorCode::failed)) << bad;
+    }
+    auto unknown = parse_answer_line(R"({"ok":false,"code":"from_the_future","error":"new"})");
+    ASSERT_FALSE(unknown.ok());
+    EXPECT_TRUE(unknown.error().is(ErrorCode::failed));  // a code this client does not know: plain failure
+    EXPECT_EQ(unknown.error().message, "new");
+    auto wrong = parse_answer_line(R"({"ok":false,"code":3,"error":[]})");
+    ASSERT_FALSE(wrong.ok());
+    EXPECT_EQ(wrong.error().message, "the agent refused");
 }
