@@ -42,7 +42,7 @@ JobView QueueServer::job_view(const store::JobRecord& j) {
     v.priority = j.priority;
     v.argv = j.argv;
     v.cwd = j.cwd;
-    if (const JobRequest* req = request_of(j)) v.ask = JobView::Ask{req->want, req->retries, req->on_oom};
+    if (const JobRequest* req = jobs_.request_of(j)) v.ask = JobView::Ask{req->want, req->retries, req->on_oom};
     v.gpus = j.gpus;
     for (const std::string& u : j.gpus)
         for (const PoolGpu& g : last_pool_.gpus)
@@ -58,8 +58,8 @@ JobView QueueServer::job_view(const store::JobRecord& j) {
     v.pid = j.pid;
     v.run_id = j.run_id;
     v.note = j.note;
-    auto w = waiting_.find(j.id);
-    if (j.state == store::JobState::queued && w != waiting_.end()) v.waiting = w->second;
+    auto w = jobs_.waiting().find(j.id);
+    if (j.state == store::JobState::queued && w != jobs_.waiting().end()) v.waiting = w->second;
     return v;
 }
 
@@ -84,17 +84,17 @@ std::string QueueServer::answer(Client& c, const Request& r, std::string& tail) 
                 Result<std::vector<store::JobRecord>> all = store_->jobs(false);
                 if (!all.ok()) return refusal_line(all.error());
                 for (const store::JobRecord& j : *all) {
-                    auto o = open_.find(j.id);
-                    add(o != open_.end() ? o->second : j);
+                    auto o = jobs_.open().find(j.id);
+                    add(o != jobs_.open().end() ? o->second : j);
                 }
             } else {
-                for (const auto& [id, j] : open_) add(j);
+                for (const auto& [id, j] : jobs_.open()) add(j);
             }
             return answer_line_with("jobs", "[" + jobs + "]");
         }
         case Op::show:
         case Op::wait: {
-            Result<store::JobRecord> j = find(r.jobs.front());
+            Result<store::JobRecord> j = jobs_.find(r.jobs.front());
             if (!j.ok()) return refusal_line(j.error());
             if (r.op == Op::wait && !store::is_final(j->state)) {
                 c.waiting = j->id;
@@ -139,7 +139,7 @@ std::string QueueServer::submit(const Client& c, const Submission& s) {
     if (s.default_cpus) req.want.cpus = default_cpus(req.want, pool);
     if (Status fits = check_request(req, pool); !fits.ok()) return refusal_line(fits.error());
     for (std::int64_t a : s.after)
-        if (!find(a).ok())
+        if (!jobs_.find(a).ok())
             return refusal_line(make_error(ErrorCode::not_found, "--after " + std::to_string(a) + ": no job " +
                                                                      std::to_string(a) + " in the queue"));
     store::JobRecord j;
@@ -157,7 +157,7 @@ std::string QueueServer::submit(const Client& c, const Submission& s) {
     Result<std::int64_t> id = store_->add_job(j);
     if (!id.ok()) return refusal_line(id.error());
     j.id = *id;
-    open_[j.id] = j;
+    jobs_.open()[j.id] = j;
     return answer_line({{"id", j.id}, {"state", store::state_name(j.state)}});
 }
 
@@ -189,7 +189,7 @@ Result<std::string> QueueServer::hold_job(const store::JobRecord& j, bool hold, 
     if (!store_->change_job_state(j.id, {from}, to, now).value_or(false))
         return make_error("job " + std::to_string(j.id) + " is " + store::state_name(j.state) +
                           (hold ? ": only a queued job can be held" : ": only a held job can be released"));
-    open_[j.id].state = to;
+    jobs_.open()[j.id].state = to;
     return std::string(store::state_name(to));
 }
 
@@ -199,14 +199,14 @@ Result<std::string> QueueServer::retry_job(const store::JobRecord& j, const Clie
         return make_error("job " + std::to_string(j.id) + " is " + store::state_name(j.state) +
                           ": only an ended job can be retried");
     Result<store::JobRecord> again = store_->job(j.id);
-    if (again.ok()) open_[j.id] = *again;
+    if (again.ok()) jobs_.open()[j.id] = *again;
     return std::string("queued");
 }
 
 std::string QueueServer::change(const Client& c, const Request& r) {
     // Every job is the caller's (or the caller is root) before any is changed.
     for (std::int64_t id : r.jobs) {
-        Result<store::JobRecord> j = find(id);
+        Result<store::JobRecord> j = jobs_.find(id);
         if (!j.ok()) return refusal_line(j.error());
         if (c.peer.uid != 0 && c.peer.uid != j->owner_uid)
             return refusal_line(make_error(ErrorCode::permission_denied,
@@ -216,7 +216,7 @@ std::string QueueServer::change(const Client& c, const Request& r) {
     const std::int64_t now = unix_millis();
     nlohmann::json done = nlohmann::json::array();
     for (std::int64_t id : r.jobs) {
-        const store::JobRecord j = *find(id);
+        const store::JobRecord j = *jobs_.find(id);
         Result<std::string> outcome = make_error(ErrorCode::invalid_argument, "not a change");
         switch (r.op) {
             case Op::cancel:
@@ -239,7 +239,7 @@ std::string QueueServer::change(const Client& c, const Request& r) {
 }
 
 std::string QueueServer::logs(const Client& c, const Request& r, std::string& tail) {
-    Result<store::JobRecord> j = find(r.jobs.front());
+    Result<store::JobRecord> j = jobs_.find(r.jobs.front());
     if (!j.ok()) return refusal_line(j.error());
     if (c.peer.uid != 0 && c.peer.uid != j->owner_uid)
         return refusal_line(make_error(ErrorCode::permission_denied, "job " + std::to_string(j->id) + " belongs to " +

@@ -75,6 +75,7 @@ Result<std::unique_ptr<QueueServer>> QueueServer::open(QueueServerOptions option
     Result<store::History> h = store::History::open(s->options_.db_path, store::HistoryAccess::record);
     if (!h.ok()) return h.error();
     s->store_.emplace(std::move(*h));
+    s->jobs_.set_store(&*s->store_);
     std::error_code ec;
     std::filesystem::create_directories(s->options_.jobs_dir, ec);
     if (ec) return make_error("cannot create " + s->options_.jobs_dir + ": " + ec.message());
@@ -201,27 +202,6 @@ Pool QueueServer::current_pool(std::set<std::uint32_t>* queue_pids) {
     return pool;
 }
 
-const JobRequest* QueueServer::request_of(const store::JobRecord& j) {
-    auto it = requests_.find(j.id);
-    if (it != requests_.end() && it->second.first == j.request) return &it->second.second;
-    Result<JobRequest> req = parse_request_json(j.request);
-    if (!req.ok()) return nullptr;
-    if (!open_.count(j.id)) {
-        // An ended job (`baton queue --all`): not kept, or the cache would grow with the history.
-        scratch_request_ = std::move(*req);
-        return &scratch_request_;
-    }
-    auto& slot = requests_[j.id];
-    slot = {j.request, std::move(*req)};
-    return &slot.second;
-}
-
-Result<store::JobRecord> QueueServer::find(std::int64_t id) {
-    auto it = open_.find(id);
-    if (it != open_.end()) return it->second;
-    return store_->job(id);
-}
-
 void QueueServer::recover() {
     Result<std::vector<store::JobRecord>> jobs = store_->jobs(true);
     if (!jobs.ok()) {
@@ -230,13 +210,13 @@ void QueueServer::recover() {
     }
     const std::string boot = boot_id();
     for (store::JobRecord& j : *jobs) {
-        open_[j.id] = j;
+        jobs_.open()[j.id] = j;
         if (j.state != store::JobState::starting && j.state != store::JobState::running) continue;
         if (!j.pid) {
             // The agent ended between deciding the start and starting the supervisor, or before the
             // supervisor got its go: nothing of the job ran.
-            record_state(j.id, {store::JobState::starting}, store::JobState::queued, unix_millis());
-            open_[j.id].state = store::JobState::queued;
+            jobs_.record_state(j.id, {store::JobState::starting}, store::JobState::queued, unix_millis());
+            jobs_.open()[j.id].state = store::JobState::queued;
             continue;
         }
         store::RunOwner owner{static_cast<std::int64_t>(*j.pid), j.pid_start_ticks, j.boot_id};
@@ -401,12 +381,12 @@ void QueueServer::loop() {
 void QueueServer::schedule() {
     std::vector<QueueJob> jobs;
     std::set<std::int64_t> have;
-    for (const auto& [id, j] : open_) {
-        jobs.push_back(queue_job(j, request_of(j)));
+    for (const auto& [id, j] : jobs_.open()) {
+        jobs.push_back(queue_job(j, jobs_.request_of(j)));
         have.insert(id);
     }
     // The jobs `after` names that are no longer open: their end decides.
-    for (const auto& [id, j] : open_)
+    for (const auto& [id, j] : jobs_.open())
         for (std::int64_t a : j.after)
             if (have.insert(a).second) {
                 Result<store::JobRecord> r = store_->job(a);
@@ -415,7 +395,7 @@ void QueueServer::schedule() {
     Pool pool = current_pool();
     last_pool_ = pool;
     Plan p = plan(jobs, pool);
-    waiting_ = std::move(p.waiting);
+    jobs_.waiting() = std::move(p.waiting);
     if (p.starts.empty()) return;
     std::vector<store::JobStartRecord> starts;
     for (const Start& s : p.starts) starts.push_back({s.job, s.gpus, s.cpus});
@@ -426,28 +406,13 @@ void QueueServer::schedule() {
     }
     for (const Start& s : p.starts) {
         if (std::find(moved->begin(), moved->end(), s.job) == moved->end()) continue;
-        store::JobRecord& j = open_[s.job];
+        store::JobRecord& j = jobs_.open()[s.job];
         j.state = store::JobState::starting;
         j.gpus = s.gpus;
         j.cpus = s.cpus;
         j.start_ms = unix_millis();
         launch(s.job);
     }
-}
-
-void QueueServer::record_state(std::int64_t id, const std::vector<store::JobState>& from, store::JobState to,
-                               std::int64_t now_ms, std::optional<int> exit_status, const std::string& note) {
-    // The job's state in memory moves on regardless: a store that cannot be written (a full disk)
-    // is said in the agent's log, and the job is read back from the store at the next start.
-    if (Result<bool> r = store_->change_job_state(id, from, to, now_ms, exit_status, note); !r.ok())
-        std::fprintf(stderr, "baton: job %lld: cannot record its state %s: %s\n", static_cast<long long>(id),
-                     store::state_name(to), r.error().message.c_str());
-}
-
-void QueueServer::link_run(std::int64_t id, std::int64_t run_id) {
-    if (Status s = store_->set_job_run(id, run_id); !s.ok())
-        std::fprintf(stderr, "baton: job %lld: cannot link it to run %lld: %s\n", static_cast<long long>(id),
-                     static_cast<long long>(run_id), s.error().message.c_str());
 }
 
 Status QueueServer::verify_gpus(const std::vector<std::string>& uuids) {
@@ -472,26 +437,26 @@ Status QueueServer::verify_gpus(const std::vector<std::string>& uuids) {
 
 // A start that cannot happen (no such user, no directory, no supervisor): the job fails with why.
 void QueueServer::fail_start(store::JobRecord& j, const std::string& why) {
-    record_state(j.id, {store::JobState::starting}, store::JobState::failed, unix_millis(), std::nullopt, why);
+    jobs_.record_state(j.id, {store::JobState::starting}, store::JobState::failed, unix_millis(), std::nullopt, why);
     j.state = store::JobState::failed;
     j.note = why;
     job_final(j);
 }
 
 void QueueServer::launch(std::int64_t id) {
-    store::JobRecord& j = open_[id];
+    store::JobRecord& j = jobs_.open()[id];
     auto fail = [&](const std::string& why) { fail_start(j, why); };
     if (Status free = verify_gpus(j.gpus); !free.ok()) {
         // Back in the queue: the next plan sees the new process (and skips that GPU).
         const std::string& why = free.error().message;
-        record_state(id, {store::JobState::starting}, store::JobState::queued, unix_millis(), std::nullopt, why);
+        jobs_.record_state(id, {store::JobState::starting}, store::JobState::queued, unix_millis(), std::nullopt, why);
         j.state = store::JobState::queued;
         j.gpus.clear();
         j.cpus.clear();
-        waiting_[id] = why;
+        jobs_.waiting()[id] = why;
         return;
     }
-    const JobRequest* req = request_of(j);
+    const JobRequest* req = jobs_.request_of(j);
     const bool gpu_job = req && gpus_asked(req->want) > 0;
 
     Result<JobOwner> owner = job_owner(j.owner_uid);
@@ -577,8 +542,8 @@ void QueueServer::start_supervised(store::JobRecord& j, const std::string& dir, 
         ::close(go[1]);
         if (own_child) ::waitpid(pid, nullptr, 0);
         if (r->pidfd >= 0) ::close(r->pidfd);
-        record_state(id, {store::JobState::starting}, store::JobState::queued, unix_millis(), std::nullopt,
-                     recorded.ok() ? "" : recorded.error().message);
+        jobs_.record_state(id, {store::JobState::starting}, store::JobState::queued, unix_millis(), std::nullopt,
+                           recorded.ok() ? "" : recorded.error().message);
         j.state = store::JobState::queued;
         return;
     }
@@ -657,11 +622,7 @@ void QueueServer::link_runs() {
                     found.emplace_back(id, run);
                 }
     }
-    for (const auto& [id, run] : found) {
-        link_run(id, run);
-        auto it = open_.find(id);
-        if (it != open_.end()) it->second.run_id = run;
-    }
+    for (const auto& [id, run] : found) jobs_.link_run(id, run);
 }
 
 std::unique_ptr<QueueServer::Watched> QueueServer::take_watch(std::int64_t id) {
@@ -697,21 +658,21 @@ void QueueServer::ended(std::int64_t id) {
     running_.erase(it);
     if (r->child) ::waitpid(r->pid, nullptr, 0);
     if (r->pidfd >= 0) ::close(r->pidfd);
-    drop_cgroup(id, open_[id].attempt);
+    drop_cgroup(id, jobs_.open()[id].attempt);
     std::unique_ptr<Watched> w = take_watch(id);
-    store::JobRecord& j = open_[id];
+    store::JobRecord& j = jobs_.open()[id];
     const std::optional<std::string> text = read_small_file(r->dir + "/status", 1u << 20);
     Result<ShimStatus> st = text ? parse_status_json(*text) : Result<ShimStatus>(make_error("no status"));
     const std::int64_t now = unix_millis();
-    const JobRequest* req = request_of(j);
+    const JobRequest* req = jobs_.request_of(j);
     const unsigned retries = req ? req->retries : 0;
     const bool retry_oom = req && req->on_oom == OnOom::retry;
 
     if (!st.ok()) {
         if (w) w->watch->finish(137, SIGKILL, monotonic_seconds() - w->started, 0);
         const std::string note = "its supervisor ended without saying how the job ended";
-        record_state(id, {store::JobState::starting, store::JobState::running}, store::JobState::lost, now,
-                     std::nullopt, note);
+        jobs_.record_state(id, {store::JobState::starting, store::JobState::running}, store::JobState::lost, now,
+                           std::nullopt, note);
         j.state = store::JobState::lost;
         j.note = note;
         if (static_cast<unsigned>(j.attempt) < retries &&
@@ -723,7 +684,7 @@ void QueueServer::ended(std::int64_t id) {
     }
     if (!st->started && st->no_go) {
         if (w) w->watch.reset();
-        record_state(id, {store::JobState::starting, store::JobState::running}, store::JobState::queued, now);
+        jobs_.record_state(id, {store::JobState::starting, store::JobState::running}, store::JobState::queued, now);
         j = store_->job(id).value_or(j);
         return;
     }
@@ -731,7 +692,7 @@ void QueueServer::ended(std::int64_t id) {
     if (w) {
         stats = finish_watch(*w, *st, req ? req->want.memory_bytes : 0);
         if (stats->recording.run_id) {
-            link_run(id, stats->recording.run_id);
+            jobs_.link_run(id, stats->recording.run_id);
             j.run_id = stats->recording.run_id;
         }
     }
@@ -739,8 +700,8 @@ void QueueServer::ended(std::int64_t id) {
     const store::JobState state = end.state;
     const std::string& note = end.note;
     const bool oom = end.oom;
-    record_state(id, {store::JobState::starting, store::JobState::running}, state, now,
-                 st->started ? std::optional<int>(st->exit_status) : std::nullopt, note);
+    jobs_.record_state(id, {store::JobState::starting, store::JobState::running}, state, now,
+                       st->started ? std::optional<int>(st->exit_status) : std::nullopt, note);
     j.state = state;
     j.note = note;
     j.end_ms = now;
@@ -763,9 +724,7 @@ void QueueServer::job_final(const store::JobRecord& j) {
             c->out += line;
             c->waiting.reset();
         }
-    open_.erase(id);
-    waiting_.erase(id);
-    requests_.erase(id);
+    jobs_.close(id);
 }
 
 std::string QueueServer::cgroup_name(std::int64_t id, int attempt) const {

@@ -28,6 +28,7 @@
 #include "queue/job_view.hpp"
 #include "queue/job_cgroup.hpp"
 #include "queue/job_request.hpp"
+#include "queue/job_table.hpp"
 #include "queue/job_shim.hpp"
 #include "queue/pool.hpp"
 #include "queue/protocol.hpp"
@@ -117,16 +118,7 @@ class QueueServer {
     std::string job_json(const store::JobRecord& j);
     std::string job_line(const store::JobRecord& j);  // the answer naming one job: {"ok":true,"job":...}
     void job_final(const store::JobRecord& j);
-    Result<store::JobRecord> find(std::int64_t id);
-    // The job's parsed request (its `request` JSON), parsed once while the job is open; null when
-    // it cannot be parsed. Valid until the next call.
-    const JobRequest* request_of(const store::JobRecord& j);
     Status verify_gpus(const std::vector<std::string>& uuids);
-    // The store's change_job_state, its failure said in the agent's log (callers that act on
-    // whether the job was in `from` call the store themselves).
-    void link_run(std::int64_t id, std::int64_t run_id);  // set_job_run, its failure logged
-    void record_state(std::int64_t id, const std::vector<store::JobState>& from, store::JobState to,
-                      std::int64_t now_ms, std::optional<int> exit_status = std::nullopt, const std::string& note = "");
     std::string attempt_dir(std::int64_t id, int attempt) const;
     void cancel_running(Running& r, double grace_seconds);
     std::string cgroup_name(std::int64_t id, int attempt) const;
@@ -143,10 +135,7 @@ class QueueServer {
     Mutex stop_mutex_;
     bool stopping_ BATON_GUARDED_BY(stop_mutex_) = false;
 
-    std::map<std::int64_t, store::JobRecord> open_;  // the store's open jobs, kept in step with it
-    std::map<std::int64_t, std::string> waiting_;    // the last plan's reasons
-    std::map<std::int64_t, std::pair<std::string, JobRequest>> requests_;  // request_of(): text, parsed
-    JobRequest scratch_request_;
+    JobTable jobs_;   // the open jobs, the plan's reasons, the parsed requests (job_table.hpp)
     Pool last_pool_;  // the machine the last plan decided on
     std::map<int, std::unique_ptr<Client>> clients_;
     std::map<std::int64_t, std::unique_ptr<Running>> running_;
