@@ -15,6 +15,11 @@ namespace baton::queue {
 
 namespace {
 
+// A job cgroup's name is its job and attempt: a retry never meets the last attempt's leftovers.
+std::string cgroup_name(std::int64_t id, int attempt) {
+    return std::to_string(id) + "-" + std::to_string(attempt);
+}
+
 std::string trimmed(std::string s) {
     while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
     return s;
@@ -133,6 +138,41 @@ bool remove_job_cgroup(const std::string& dir) {
     if (::rmdir(dir.c_str()) == 0 || errno == ENOENT) return true;
     (void)write_text(dir + "/cgroup.kill", "1");
     return ::rmdir(dir.c_str()) == 0 || errno == ENOENT;
+}
+
+JobCgroups JobCgroups::open(bool enabled, const std::string& proc_root) {
+    JobCgroups c;
+    if (!enabled) {
+        c.status_ = "CPU affinity only: job cgroups are off";
+        return c;
+    }
+    Result<CgroupPlace> place = find_delegated_cgroup(proc_root);
+    Status ready = place.ok() ? prepare_job_cgroups(*place) : Status(place.error());
+    if (!ready.ok()) {
+        c.status_ = "CPU affinity only: " + ready.error().message;
+        return c;
+    }
+    std::string controllers;
+    for (const std::string& name : place->controllers) controllers += (controllers.empty() ? "" : ", ") + name;
+    c.status_ = "a cgroup per job under " + place->dir + "/jobs (" + controllers + ")";
+    c.place_ = std::move(*place);
+    return c;
+}
+
+Result<std::string> JobCgroups::create(std::int64_t id, int attempt, std::uint64_t memory_bytes,
+                                       const std::vector<unsigned>& cpus) {
+    if (!place_) return std::string();
+    return create_job_cgroup(*place_, cgroup_name(id, attempt), memory_bytes, cpus);
+}
+
+void JobCgroups::drop(std::int64_t id, int attempt) {
+    if (!place_) return;
+    const std::string dir = job_cgroup_dir(*place_, cgroup_name(id, attempt));
+    if (!remove_job_cgroup(dir)) stale_.push_back(dir);
+}
+
+void JobCgroups::sweep() {
+    std::erase_if(stale_, [](const std::string& dir) { return remove_job_cgroup(dir); });
 }
 
 }  // namespace baton::queue

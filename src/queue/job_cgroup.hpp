@@ -50,4 +50,29 @@ bool remove_job_cgroup(const std::string& dir);
 // "0,2-3" style lists for cpuset.cpus.
 std::string cpu_list(const std::vector<unsigned>& cpus);
 
+// The queue's job cgroups over the functions above: where they go (none: CPU affinity only, and
+// why), each attempt's cgroup made and removed, and those still emptying removed again later.
+class JobCgroups {
+  public:
+    // With `enabled`, looks for a delegated subtree in `proc_root` and prepares it.
+    static JobCgroups open(bool enabled, const std::string& proc_root = "/proc");
+    bool active() const { return place_.has_value(); }
+    // What the jobs get, in words: "a cgroup per job under D/jobs (memory, cpuset)" or "CPU
+    // affinity only: WHY" (the agent's log, `baton doctor`).
+    const std::string& status() const { return status_; }
+    // Attempt `attempt` of job `id`'s cgroup (its directory), or "" when not active.
+    Result<std::string> create(std::int64_t id, int attempt, std::uint64_t memory_bytes,
+                               const std::vector<unsigned>& cpus);
+    // After the attempt: its cgroup removed, or kept to try again in sweep().
+    void drop(std::int64_t id, int attempt);
+    // The cgroups still emptying, removed again (the queue calls it each second).
+    void sweep();
+    std::size_t emptying() const { return stale_.size(); }
+
+  private:
+    std::optional<CgroupPlace> place_;
+    std::string status_;
+    std::vector<std::string> stale_;
+};
+
 }  // namespace baton::queue

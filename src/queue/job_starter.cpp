@@ -60,4 +60,17 @@ Status make_attempt_dirs(const std::string& job_dir, const std::string& attempt_
     return Ok{};
 }
 
+std::optional<std::string> foreign_gpu_process(const std::vector<std::string>& uuids, const std::vector<GpuInfo>& gpus,
+                                               const std::set<std::uint32_t>& queue_pids) {
+    for (const std::string& u : uuids)
+        for (const GpuInfo& g : gpus) {
+            if (g.uuid != u && "index:" + std::to_string(g.index) != u) continue;
+            for (const GpuProcess& gp : g.processes)
+                if (gp.type == "compute" && !queue_pids.count(gp.our_pid()) && !queue_pids.count(gp.pid))
+                    return "GPU" + std::to_string(g.index) + " got a process the queue did not start (pid " +
+                           std::to_string(gp.pid) + ") just before the start";
+        }
+    return std::nullopt;
+}
+
 }  // namespace baton::queue

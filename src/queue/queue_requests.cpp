@@ -71,47 +71,59 @@ std::string QueueServer::job_line(const store::JobRecord& j) {
     return answer_line_with("job", job_json(j));
 }
 
+// One handler per request; each returns the answer's line (empty: answered later, as a wait).
 std::string QueueServer::answer(Client& c, const Request& r, std::string& tail) {
     switch (r.op) {
         case Op::submit:
             return submit(c, r.submit);
-        case Op::list: {
-            // Each job's object as job_json() made it, not parsed and made again: a listing of
-            // thousands of queued jobs stays a few milliseconds of the queue's thread.
-            std::string jobs;
-            auto add = [&](const store::JobRecord& j) { jobs += (jobs.empty() ? "" : ",") + job_json(j); };
-            if (r.all) {
-                Result<std::vector<store::JobRecord>> all = store_->jobs(false);
-                if (!all.ok()) return refusal_line(all.error());
-                for (const store::JobRecord& j : *all) {
-                    auto o = jobs_.open().find(j.id);
-                    add(o != jobs_.open().end() ? o->second : j);
-                }
-            } else {
-                for (const auto& [id, j] : jobs_.open()) add(j);
-            }
-            return answer_line_with("jobs", "[" + jobs + "]");
-        }
+        case Op::list:
+            return list(r.all);
         case Op::show:
-        case Op::wait: {
-            Result<store::JobRecord> j = jobs_.find(r.jobs.front());
-            if (!j.ok()) return refusal_line(j.error());
-            if (r.op == Op::wait && !store::is_final(j->state)) {
-                c.waiting = j->id;
-                return {};
-            }
-            return job_line(*j);
-        }
+            return job_line_of(r.jobs.front());
+        case Op::wait:
+            return wait_for(c, r.jobs.front());
         case Op::logs:
             return logs(c, r, tail);
         case Op::info:
             return answer_line({{"pid", ::getpid()},
                                 {"socket", options_.socket_path},
-                                {"cgroups", cgroup_status_},
-                                {"job_cgroups", cgroups_.has_value()}});
+                                {"cgroups", cgroups_.status()},
+                                {"job_cgroups", cgroups_.active()}});
         default:
             return change(c, r);
     }
+}
+
+// Each job's object as job_json() made it, not parsed and made again: a listing of thousands of
+// queued jobs stays a few milliseconds of the queue's thread.
+std::string QueueServer::list(bool all) {
+    std::string jobs;
+    auto add = [&](const store::JobRecord& j) { jobs += (jobs.empty() ? "" : ",") + job_json(j); };
+    if (all) {
+        Result<std::vector<store::JobRecord>> every = store_->jobs(false);
+        if (!every.ok()) return refusal_line(every.error());
+        for (const store::JobRecord& j : *every) {
+            auto o = jobs_.open().find(j.id);
+            add(o != jobs_.open().end() ? o->second : j);
+        }
+    } else {
+        for (const auto& [id, j] : jobs_.open()) add(j);
+    }
+    return answer_line_with("jobs", "[" + jobs + "]");
+}
+
+std::string QueueServer::job_line_of(std::int64_t id) {
+    Result<store::JobRecord> j = jobs_.find(id);
+    return j.ok() ? job_line(*j) : refusal_line(j.error());
+}
+
+// A job still open is answered when it ends (job_final); one that ended, at once.
+std::string QueueServer::wait_for(Client& c, std::int64_t id) {
+    Result<store::JobRecord> j = jobs_.find(id);
+    if (!j.ok()) return refusal_line(j.error());
+    if (store::is_final(j->state)) return job_line(*j);
+    c.waiting = j->id;
+    return {};
 }
 
 std::string QueueServer::submit(const Client& c, const Submission& s) {

@@ -98,21 +98,8 @@ Result<std::unique_ptr<QueueServer>> QueueServer::open(QueueServerOptions option
     }
     ::fcntl(s->listen_fd_, F_SETFL, O_NONBLOCK);
     // Per-job cgroups where the agent was handed a subtree; CPU affinity alone elsewhere.
-    if (s->options_.job_cgroups) {
-        Result<CgroupPlace> place = find_delegated_cgroup();
-        Status ready = place.ok() ? prepare_job_cgroups(*place) : Status(place.error());
-        if (ready.ok()) {
-            s->cgroups_ = *place;
-            std::string controllers;
-            for (const std::string& c : place->controllers) controllers += (controllers.empty() ? "" : ", ") + c;
-            s->cgroup_status_ = "a cgroup per job under " + place->dir + "/jobs (" + controllers + ")";
-        } else {
-            s->cgroup_status_ = "CPU affinity only: " + ready.error().message;
-        }
-    } else {
-        s->cgroup_status_ = "CPU affinity only: job cgroups are off";
-    }
-    std::fprintf(stderr, "baton: jobs get %s\n", s->cgroup_status_.c_str());
+    s->cgroups_ = JobCgroups::open(s->options_.job_cgroups);
+    std::fprintf(stderr, "baton: jobs get %s\n", s->cgroups_.status().c_str());
     s->wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (s->wake_fd_ < 0) return make_error(std::string("cannot make an eventfd: ") + std::strerror(errno));
     return s;
@@ -151,25 +138,7 @@ void QueueServer::stop() {
 }
 
 void QueueServer::on_tick(const diagnose::Window& window) {
-    {
-        MutexLock lock(watch_mutex_);
-        for (auto& [id, w] : watched_) {
-            // The job's stderr as it grows: CUDA out of memory, NCCL errors.
-            const int fd = ::open(w->stderr_path.c_str(), O_RDONLY | O_CLOEXEC);
-            if (fd >= 0) {
-                char buf[65536];
-                ssize_t n;
-                int chunks = 0;
-                while (chunks++ < 16 && (n = ::pread(fd, buf, sizeof buf, static_cast<off_t>(w->stderr_read))) > 0) {
-                    w->watch->read_output(std::string_view(buf, static_cast<std::size_t>(n)));
-                    w->stderr_read += static_cast<std::uint64_t>(n);
-                }
-                ::close(fd);
-            }
-            if (w->events) w->watch->read_events(w->events->drain());
-            w->watch->sample(window);
-        }
-    }
+    watches_.feed(window);
     const std::uint64_t one = 1;
     (void)!::write(wake_fd_, &one, sizeof one);
 }
@@ -225,34 +194,40 @@ void QueueServer::recover() {
         r->dir = attempt_dir(j.id, j.attempt);
         r->start_ticks = j.pid_start_ticks.value_or(0);
         if (j.boot_id == boot && store::owner_alive(owner)) {
+            // Without a pidfd (an old kernel) it is followed by its start time once a second; with
+            // one, the pid was checked before the descriptor pinned it: check again now that it
+            // cannot change.
             r->pidfd = os::open_pidfd(r->pid);
-            // The pid was checked before the descriptor pinned it: check again now that it cannot change.
-            if (r->pidfd >= 0 && store::process_start_ticks(r->pid) != j.pid_start_ticks) {
-                ::close(r->pidfd);
-                r->pidfd = -1;
-            } else {
-                std::fprintf(stderr, "baton: job %lld re-adopted (its supervisor, pid %d, still runs)\n",
-                             static_cast<long long>(j.id), r->pid);
-                // Watched again from here: a new run in the history (the killed agent's is marked
-                // interrupted), the hook's socket bound again where the job's processes send.
-                auto watched = std::make_unique<Watched>();
-                const std::optional<std::string> text = read_small_file(r->dir + "/spec");
-                Result<ShimSpec> spec = text ? parse_spec_json(*text) : Result<ShimSpec>(make_error("no spec"));
-                std::vector<std::string> env = spec.ok() ? spec->env : std::vector<std::string>{};
-                Result<run::EventsSocket> events = run::EventsSocket::open_at(r->dir + "/events");
-                if (events.ok()) {
-                    if (spec.ok() && ::geteuid() == 0) ::chown(events->path().c_str(), spec->uid, spec->gid);
-                    watched->events.emplace(std::move(*events));
-                }
-                // (its stderr is scanned again from the start: an out-of-memory line before the kill still counts)
-                watch(j, r->pid, env, std::move(watched));
-                running_[j.id] = std::move(r);
+            if (r->pidfd < 0 || store::process_start_ticks(r->pid) == j.pid_start_ticks) {
+                readopt(j, std::move(r));
                 continue;
             }
+            ::close(r->pidfd);
+            r->pidfd = -1;
         }
         running_[j.id] = std::move(r);
         ended(j.id);
     }
+}
+
+// A supervisor the last agent left that still runs: followed and watched again from here, in a new
+// run of the history (the killed agent's is marked interrupted), the hook's socket bound again
+// where the job's processes send.
+void QueueServer::readopt(const store::JobRecord& j, std::unique_ptr<Running> r) {
+    std::fprintf(stderr, "baton: job %lld re-adopted (its supervisor, pid %d, still runs)\n",
+                 static_cast<long long>(j.id), r->pid);
+    auto watched = std::make_unique<WatchedJob>();
+    const std::optional<std::string> text = read_small_file(r->dir + "/spec");
+    Result<ShimSpec> spec = text ? parse_spec_json(*text) : Result<ShimSpec>(make_error("no spec"));
+    std::vector<std::string> env = spec.ok() ? spec->env : std::vector<std::string>{};
+    Result<run::EventsSocket> events = run::EventsSocket::open_at(r->dir + "/events");
+    if (events.ok()) {
+        if (spec.ok() && ::geteuid() == 0) ::chown(events->path().c_str(), spec->uid, spec->gid);
+        watched->events.emplace(std::move(*events));
+    }
+    // (its stderr is scanned again from the start: an out-of-memory line before the kill still counts)
+    watch(j, r->pid, env, std::move(watched));
+    running_[j.id] = std::move(r);
 }
 
 // New clients on the listening socket; a connection whose peer cannot be told, or past 4096
@@ -321,7 +296,7 @@ bool QueueServer::serve_client(const pollfd& p) {
 // Once a second: cgroups left to remove, and supervisors without a pidfd (an old kernel) looked
 // at by their start time. True when one ended.
 bool QueueServer::check_once_a_second() {
-    std::erase_if(stale_cgroups_, [](const std::string& dir) { return remove_job_cgroup(dir); });
+    cgroups_.sweep();
     std::vector<std::int64_t> gone;
     for (auto& [id, r] : running_)
         if (r->pidfd < 0 && store::process_start_ticks(r->pid) != std::optional<std::uint64_t>(r->start_ticks))
@@ -424,14 +399,8 @@ Status QueueServer::verify_gpus(const std::vector<std::string>& uuids) {
                           "the GPUs could not be read just before the start: " + reading.status);
     std::set<std::uint32_t> queue_pids;
     current_pool(&queue_pids);
-    for (const std::string& u : uuids)
-        for (const GpuInfo& g : reading.gpus) {
-            if (g.uuid != u && "index:" + std::to_string(g.index) != u) continue;
-            for (const GpuProcess& gp : g.processes)
-                if (gp.type == "compute" && !queue_pids.count(gp.our_pid()) && !queue_pids.count(gp.pid))
-                    return make_error("GPU" + std::to_string(g.index) + " got a process the queue did not start (pid " +
-                                      std::to_string(gp.pid) + ") just before the start");
-        }
+    if (std::optional<std::string> taken = foreign_gpu_process(uuids, reading.gpus, queue_pids))
+        return make_error(*taken);
     return Ok{};
 }
 
@@ -445,7 +414,6 @@ void QueueServer::fail_start(store::JobRecord& j, const std::string& why) {
 
 void QueueServer::launch(std::int64_t id) {
     store::JobRecord& j = jobs_.open()[id];
-    auto fail = [&](const std::string& why) { fail_start(j, why); };
     if (Status free = verify_gpus(j.gpus); !free.ok()) {
         // Back in the queue: the next plan sees the new process (and skips that GPU).
         const std::string& why = free.error().message;
@@ -456,82 +424,81 @@ void QueueServer::launch(std::int64_t id) {
         jobs_.waiting()[id] = why;
         return;
     }
-    const JobRequest* req = jobs_.request_of(j);
-    const bool gpu_job = req && gpus_asked(req->want) > 0;
-
     Result<JobOwner> owner = job_owner(j.owner_uid);
-    if (!owner.ok()) return fail(owner.error().message);
+    if (!owner.ok()) return fail_start(j, owner.error().message);
     const std::string dir = attempt_dir(id, j.attempt);
     if (Status made = make_attempt_dirs(options_.jobs_dir + "/" + std::to_string(id), dir); !made.ok())
-        return fail(made.error().message);
+        return fail_start(j, made.error().message);
+    auto watched = std::make_unique<WatchedJob>();
+    Result<ShimSpec> spec = job_spec(j, *owner, dir, *watched);
+    if (!spec.ok()) return fail_start(j, spec.error().message);
+    start_supervised(j, dir, spec->env, std::move(watched));
+}
 
-    auto watched = std::make_unique<Watched>();
+// What the supervisor runs, written to DIR/spec: the command as its owner with its environment,
+// CPUs and cgroup; the hook's socket made in `dir` and handed to `watched`.
+Result<ShimSpec> QueueServer::job_spec(const store::JobRecord& j, const JobOwner& owner, const std::string& dir,
+                                       WatchedJob& watched) {
+    const JobRequest* req = jobs_.request_of(j);
     JobEnvInput in;
     in.submitted = j.env;
-    in.gpu_job = gpu_job;
+    in.gpu_job = req && gpus_asked(req->want) > 0;
     in.gpus = visible_devices(j.gpus, last_pool_.gpus, options_.uuid_visible_devices);
     in.cpus = static_cast<unsigned>(j.cpus.size());
-    in.job_id = id;
+    in.job_id = j.id;
     in.attempt = j.attempt;
     in.after_oom = j.attempt > 0 && j.note.rfind(kOomRetryNote, 0) == 0;
     // The Python hook's socket: the job's processes send to it as the owner.
     Result<run::EventsSocket> events = run::EventsSocket::open_at(dir + "/events");
     if (events.ok()) {
-        if (::geteuid() == 0) ::chown(events->path().c_str(), owner->uid, owner->gid);
+        if (::geteuid() == 0) ::chown(events->path().c_str(), owner.uid, owner.gid);
         in.events_path = events->path();
-        watched->events.emplace(std::move(*events));
+        watched.events.emplace(std::move(*events));
     }
-    std::vector<std::string> env = job_environment(in);
-    set_login_variables(env, *owner);
-
     ShimSpec spec;
-    spec.job = id;
+    spec.env = job_environment(in);
+    set_login_variables(spec.env, owner);
+    spec.job = j.id;
     spec.attempt = j.attempt;
     spec.argv = j.argv;
-    spec.env = env;
     spec.cwd = j.cwd;
-    spec.uid = owner->uid;
-    spec.gid = owner->gid;
-    spec.user = owner->name;
+    spec.uid = owner.uid;
+    spec.gid = owner.gid;
+    spec.user = owner.name;
     spec.cpus = j.cpus;
     spec.end_grace_seconds = options_.end_grace_seconds;
-    if (cgroups_) {
-        // (its limits: the memory it asked for, the CPUs it was given)
-        Result<std::string> cg =
-            create_job_cgroup(*cgroups_, cgroup_name(id, j.attempt), req ? req->want.memory_bytes : 0, j.cpus);
-        if (cg.ok())
-            spec.cgroup = *cg;
-        else
-            std::fprintf(stderr, "baton: job %lld runs without its cgroup: %s\n", static_cast<long long>(id),
-                         cg.error().message.c_str());
-    }
+    // (its limits: the memory it asked for, the CPUs it was given)
+    Result<std::string> cg = cgroups_.create(j.id, j.attempt, req ? req->want.memory_bytes : 0, j.cpus);
+    if (cg.ok())
+        spec.cgroup = *cg;
+    else
+        std::fprintf(stderr, "baton: job %lld runs without its cgroup: %s\n", static_cast<long long>(j.id),
+                     cg.error().message.c_str());
     ::unlink((dir + "/status").c_str());
-    if (Status w = write_file_atomically(dir + "/spec", spec_json(spec)); !w.ok()) return fail(w.error().message);
-
-    start_supervised(j, dir, env, std::move(watched));
+    if (Status w = write_file_atomically(dir + "/spec", spec_json(spec)); !w.ok()) return w.error();
+    return spec;
 }
 
 // The supervisor: its own session, the go pipe on descriptor 3, nothing else inherited. It runs
 // the job only after the store says it runs it (the go).
 void QueueServer::start_supervised(store::JobRecord& j, const std::string& dir, const std::vector<std::string>& env,
-                                   std::unique_ptr<Watched> watched) {
+                                   std::unique_ptr<WatchedJob> watched) {
     const std::int64_t id = j.id;
-    auto fail = [&](const std::string& why) { fail_start(j, why); };
     int go[2];
-    if (::pipe2(go, O_CLOEXEC) != 0) return fail(std::string("cannot make a pipe: ") + std::strerror(errno));
+    if (::pipe2(go, O_CLOEXEC) != 0) return fail_start(j, std::string("cannot make a pipe: ") + std::strerror(errno));
     const int log = ::open((dir + "/supervisor.log").c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-    bool own_child = false;
-    Result<pid_t> started = start_supervisor(dir, go[0], log, own_child);
+    Result<StartedSupervisor> started =
+        start_supervisor(options_.spawner.get(), options_.shim_program, dir, go[0], log);
     ::close(go[0]);
     if (log >= 0) ::close(log);
     if (!started.ok()) {
         ::close(go[1]);
-        return fail(started.error().message);
+        return fail_start(j, started.error().message);
     }
-    const pid_t pid = *started;
+    const pid_t pid = started->pid;
     auto r = std::make_unique<Running>();
     r->pid = pid;
-    r->child = own_child;
+    r->child = started->own_child;
     r->dir = dir;
     r->pidfd = os::open_pidfd(pid);
     r->start_ticks = store::process_start_ticks(pid).value_or(0);
@@ -540,7 +507,7 @@ void QueueServer::start_supervised(store::JobRecord& j, const std::string& dir, 
     if (!recorded.ok() || !*recorded) {
         // Not written down: the supervisor must not run it (closing the pipe says so).
         ::close(go[1]);
-        if (own_child) ::waitpid(pid, nullptr, 0);
+        if (r->child) ::waitpid(pid, nullptr, 0);
         if (r->pidfd >= 0) ::close(r->pidfd);
         jobs_.record_state(id, {store::JobState::starting}, store::JobState::queued, unix_millis(), std::nullopt,
                            recorded.ok() ? "" : recorded.error().message);
@@ -556,99 +523,14 @@ void QueueServer::start_supervised(store::JobRecord& j, const std::string& dir, 
     running_[id] = std::move(r);
 }
 
-Result<pid_t> QueueServer::start_supervisor(const std::string& dir, int go_fd, int log_fd, bool& own_child) {
-    own_child = false;
-    if (options_.spawner && options_.spawner->serving()) {
-        Result<pid_t> pid = options_.spawner->spawn(dir, go_fd, log_fd);
-        if (pid.ok() || options_.spawner->serving()) return pid;
-        std::fprintf(stderr, "baton: %s: the agent starts the jobs' supervisors itself from now on\n",
-                     pid.error().message.c_str());
-    }
-    own_child = true;
-    // Fork and exec: this process has other threads, so only async-signal-safe calls in between.
-    const int null = ::open("/dev/null", O_RDWR | O_CLOEXEC);
-    std::string program = options_.shim_program, arg0 = "baton", arg1 = "job-shim", arg2 = dir;
-    char* argv[] = {arg0.data(), arg1.data(), arg2.data(), nullptr};
-    std::string path_env = "PATH=/usr/local/bin:/usr/bin:/bin";
-    char* envp[] = {path_env.data(), nullptr};
-    const pid_t pid = ::fork();
-    if (pid == 0) {
-        ::setsid();
-        ::dup2(go_fd, 3);  // dup2 clears close-on-exec on the copy
-        if (null >= 0) {
-            ::dup2(null, 0);
-            ::dup2(null, 1);
-        }
-        ::dup2(log_fd >= 0 ? log_fd : null, 2);
-        sigset_t none;
-        sigemptyset(&none);
-        sigprocmask(SIG_SETMASK, &none, nullptr);
-        ::execve(program.c_str(), argv, envp);
-        ::_exit(127);
-    }
-    const int fork_errno = errno;
-    if (null >= 0) ::close(null);
-    if (pid < 0) return make_error(std::string("cannot fork: ") + std::strerror(fork_errno));
-    return pid;
-}
-
 void QueueServer::watch(const store::JobRecord& j, pid_t pid, const std::vector<std::string>& env,
-                        std::unique_ptr<Watched> watched) {
-    run::JobWatchOptions wo;
-    wo.name = j.name;
-    wo.argv = j.argv;
-    wo.cwd = j.cwd;
-    wo.thresholds = options_.thresholds;
-    wo.db_path = options_.db_path;
-    wo.recording.say = [](const std::string&) {};
-    for (const std::string& kv : env)
-        if (kv.rfind("CUDA_VISIBLE_DEVICES=", 0) == 0) wo.cuda_visible_devices = kv.substr(21);
-    watched->watch = std::make_unique<run::JobWatch>(std::move(wo), pid);
-    const std::string dir = attempt_dir(j.id, j.attempt);
-    watched->stderr_path = dir + "/stderr";
-    watched->started = monotonic_seconds();
-    MutexLock lock(watch_mutex_);
-    watched_[j.id] = std::move(watched);
+                        std::unique_ptr<WatchedJob> watched) {
+    start_watch(*watched, j, pid, attempt_dir(j.id, j.attempt), env, options_.thresholds, options_.db_path);
+    watches_.add(j.id, std::move(watched));
 }
 
 void QueueServer::link_runs() {
-    std::vector<std::pair<std::int64_t, std::int64_t>> found;
-    {
-        MutexLock lock(watch_mutex_);
-        for (auto& [id, w] : watched_)
-            if (!w->run_linked)
-                if (const std::int64_t run = w->watch->run_id()) {
-                    w->run_linked = true;
-                    found.emplace_back(id, run);
-                }
-    }
-    for (const auto& [id, run] : found) jobs_.link_run(id, run);
-}
-
-std::unique_ptr<QueueServer::Watched> QueueServer::take_watch(std::int64_t id) {
-    MutexLock lock(watch_mutex_);
-    auto it = watched_.find(id);
-    if (it == watched_.end()) return nullptr;
-    std::unique_ptr<Watched> w = std::move(it->second);
-    watched_.erase(it);
-    return w;
-}
-
-// What is left of the job's stderr and the hook's events, then its end as the watch records it.
-run::RunStats QueueServer::finish_watch(Watched& w, const ShimStatus& st, std::uint64_t memory_limit) {
-    const int fd = ::open(w.stderr_path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd >= 0) {
-        char buf[65536];
-        ssize_t n;
-        while ((n = ::pread(fd, buf, sizeof buf, static_cast<off_t>(w.stderr_read))) > 0) {
-            w.watch->read_output(std::string_view(buf, static_cast<std::size_t>(n)));
-            w.stderr_read += static_cast<std::uint64_t>(n);
-        }
-        ::close(fd);
-    }
-    if (w.events) w.watch->read_events(w.events->drain());
-    if (st.oom_kills) w.watch->set_cgroup_oom_kills(st.oom_kills, memory_limit);
-    return w.watch->finish(st.exit_status, st.signal, monotonic_seconds() - w.started, st.killed_after_grace);
+    for (const auto& [id, run] : watches_.newly_recorded()) jobs_.link_run(id, run);
 }
 
 void QueueServer::ended(std::int64_t id) {
@@ -658,30 +540,16 @@ void QueueServer::ended(std::int64_t id) {
     running_.erase(it);
     if (r->child) ::waitpid(r->pid, nullptr, 0);
     if (r->pidfd >= 0) ::close(r->pidfd);
-    drop_cgroup(id, jobs_.open()[id].attempt);
-    std::unique_ptr<Watched> w = take_watch(id);
     store::JobRecord& j = jobs_.open()[id];
+    cgroups_.drop(id, j.attempt);
+    std::unique_ptr<WatchedJob> w = watches_.take(id);
     const std::optional<std::string> text = read_small_file(r->dir + "/status", 1u << 20);
     Result<ShimStatus> st = text ? parse_status_json(*text) : Result<ShimStatus>(make_error("no status"));
     const std::int64_t now = unix_millis();
     const JobRequest* req = jobs_.request_of(j);
     const unsigned retries = req ? req->retries : 0;
-    const bool retry_oom = req && req->on_oom == OnOom::retry;
 
-    if (!st.ok()) {
-        if (w) w->watch->finish(137, SIGKILL, monotonic_seconds() - w->started, 0);
-        const std::string note = "its supervisor ended without saying how the job ended";
-        jobs_.record_state(id, {store::JobState::starting, store::JobState::running}, store::JobState::lost, now,
-                           std::nullopt, note);
-        j.state = store::JobState::lost;
-        j.note = note;
-        if (static_cast<unsigned>(j.attempt) < retries &&
-            store_->requeue_job(id, "lost: retry " + std::to_string(j.attempt + 1)).value_or(false)) {
-            j = store_->job(id).value_or(j);
-            return;
-        }
-        return job_final(j);
-    }
+    if (!st.ok()) return ended_unsaid(j, w.get(), retries);
     if (!st->started && st->no_go) {
         if (w) w->watch.reset();
         jobs_.record_state(id, {store::JobState::starting, store::JobState::running}, store::JobState::queued, now);
@@ -697,21 +565,36 @@ void QueueServer::ended(std::int64_t id) {
         }
     }
     const JobEnd end = job_end(*st, stats ? stats->findings : std::vector<diagnose::Finding>{});
-    const store::JobState state = end.state;
-    const std::string& note = end.note;
-    const bool oom = end.oom;
-    jobs_.record_state(id, {store::JobState::starting, store::JobState::running}, state, now,
-                       st->started ? std::optional<int>(st->exit_status) : std::nullopt, note);
-    j.state = state;
-    j.note = note;
+    jobs_.record_state(id, {store::JobState::starting, store::JobState::running}, end.state, now,
+                       st->started ? std::optional<int>(st->exit_status) : std::nullopt, end.note);
+    j.state = end.state;
+    j.note = end.note;
     j.end_ms = now;
     if (st->started) j.exit_status = st->exit_status;
-    if (state == store::JobState::failed && oom && retry_oom && static_cast<unsigned>(j.attempt) < retries) {
+    const bool retry_oom = req && req->on_oom == OnOom::retry;
+    if (end.state == store::JobState::failed && end.oom && retry_oom && static_cast<unsigned>(j.attempt) < retries) {
         const std::string again = kOomRetryNote + std::to_string(j.attempt + 1) + " of " + std::to_string(retries);
         if (store_->requeue_job(id, again).value_or(false)) {
             j = store_->job(id).value_or(j);
             return;
         }
+    }
+    job_final(j);
+}
+
+// The supervisor ended without a status (killed, or the machine's disk full): the job is lost,
+// and requeued while its retries allow.
+void QueueServer::ended_unsaid(store::JobRecord& j, WatchedJob* w, unsigned retries) {
+    if (w) w->watch->finish(137, SIGKILL, monotonic_seconds() - w->started, 0);
+    const std::string note = "its supervisor ended without saying how the job ended";
+    jobs_.record_state(j.id, {store::JobState::starting, store::JobState::running}, store::JobState::lost,
+                       unix_millis(), std::nullopt, note);
+    j.state = store::JobState::lost;
+    j.note = note;
+    if (static_cast<unsigned>(j.attempt) < retries &&
+        store_->requeue_job(j.id, "lost: retry " + std::to_string(j.attempt + 1)).value_or(false)) {
+        j = store_->job(j.id).value_or(j);
+        return;
     }
     job_final(j);
 }
@@ -725,16 +608,6 @@ void QueueServer::job_final(const store::JobRecord& j) {
             c->waiting.reset();
         }
     jobs_.close(id);
-}
-
-std::string QueueServer::cgroup_name(std::int64_t id, int attempt) const {
-    return std::to_string(id) + "-" + std::to_string(attempt);
-}
-
-void QueueServer::drop_cgroup(std::int64_t id, int attempt) {
-    if (!cgroups_) return;
-    const std::string dir = job_cgroup_dir(*cgroups_, cgroup_name(id, attempt));
-    if (!remove_job_cgroup(dir)) stale_cgroups_.push_back(dir);
 }
 
 void QueueServer::cancel_running(Running& r, double grace_seconds) {

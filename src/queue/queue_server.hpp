@@ -29,6 +29,8 @@
 #include "queue/job_cgroup.hpp"
 #include "queue/job_request.hpp"
 #include "queue/job_table.hpp"
+#include "queue/job_starter.hpp"
+#include "queue/job_watches.hpp"
 #include "queue/job_shim.hpp"
 #include "queue/pool.hpp"
 #include "queue/protocol.hpp"
@@ -82,33 +84,34 @@ class QueueServer {
   private:
     struct Client;
     struct Running;
-    struct Watched;
     QueueServer() = default;
     void loop();  // the queue thread: poll, then accept, serve, end, plan
     void accept_clients();
     bool serve_client(const pollfd& p);
     bool check_once_a_second();
     void recover();
+    void readopt(const store::JobRecord& j, std::unique_ptr<Running> r);
     void schedule();
     Pool current_pool(std::set<std::uint32_t>* queue_pids = nullptr);
     // Starts a job the plan placed: its GPUs checked free, its owner, directories, environment and
-    // spec; then start_supervised hands it to its supervisor and records it running.
+    // spec (job_spec); then start_supervised hands it to its supervisor and records it running.
     void launch(std::int64_t id);
+    Result<ShimSpec> job_spec(const store::JobRecord& j, const JobOwner& owner, const std::string& dir,
+                              WatchedJob& watched);
     void fail_start(store::JobRecord& j, const std::string& why);
     void start_supervised(store::JobRecord& j, const std::string& dir, const std::vector<std::string>& env,
-                          std::unique_ptr<Watched> watched);
-    // The supervisor of the job in `dir`, from the spawner or, without one, forked and exec'd by
-    // this process (then `own_child`: this process reaps it).
-    Result<pid_t> start_supervisor(const std::string& dir, int go_fd, int log_fd, bool& own_child);
+                          std::unique_ptr<WatchedJob> watched);
     void ended(std::int64_t id);  // its supervisor ended: the job's end recorded, retried or final
-    std::unique_ptr<Watched> take_watch(std::int64_t id);
-    run::RunStats finish_watch(Watched& w, const ShimStatus& st, std::uint64_t memory_limit);
+    void ended_unsaid(store::JobRecord& j, WatchedJob* w, unsigned retries);
     void link_runs();
     void watch(const store::JobRecord& j, pid_t pid, const std::vector<std::string>& env,
-               std::unique_ptr<Watched> watched);
+               std::unique_ptr<WatchedJob> watched);
     void handle(Client& c, const std::string& line);
     std::string answer(Client& c, const Request& r, std::string& tail);
     std::string submit(const Client& c, const Submission& s);
+    std::string list(bool all);
+    std::string job_line_of(std::int64_t id);  // show
+    std::string wait_for(Client& c, std::int64_t id);
     std::string change(const Client& c, const Request& r);
     Result<std::string> cancel_job(store::JobRecord j, double grace_seconds, std::int64_t now);
     Result<std::string> hold_job(const store::JobRecord& j, bool hold, std::int64_t now);
@@ -121,8 +124,6 @@ class QueueServer {
     Status verify_gpus(const std::vector<std::string>& uuids);
     std::string attempt_dir(std::int64_t id, int attempt) const;
     void cancel_running(Running& r, double grace_seconds);
-    std::string cgroup_name(std::int64_t id, int attempt) const;
-    void drop_cgroup(std::int64_t id, int attempt);
 
     QueueServerOptions options_;
     SnapshotSource latest_;
@@ -131,7 +132,7 @@ class QueueServer {
     int wake_fd_ = -1;  // eventfd: stop(), on_tick()
     std::thread thread_;
     // stop() (any thread) tells the queue thread to end; everything else below is the queue
-    // thread's alone, but for the watches.
+    // thread's alone, but for the watches (which lock their own).
     Mutex stop_mutex_;
     bool stopping_ BATON_GUARDED_BY(stop_mutex_) = false;
 
@@ -139,15 +140,10 @@ class QueueServer {
     Pool last_pool_;  // the machine the last plan decided on
     std::map<int, std::unique_ptr<Client>> clients_;
     std::map<std::int64_t, std::unique_ptr<Running>> running_;
-    std::unique_ptr<GpuBackend> gpus_;        // the check just before a GPU job starts
-    std::optional<CgroupPlace> cgroups_;      // the delegated subtree the jobs' cgroups go in, if any
-    std::string cgroup_status_;               // what the jobs get, in words (the agent's log, baton doctor)
-    std::vector<std::string> stale_cgroups_;  // job cgroups still emptying: removed again each second
+    std::unique_ptr<GpuBackend> gpus_;  // the check just before a GPU job starts
+    JobCgroups cgroups_;                // a cgroup per job where the agent was handed a subtree
     os::UserNames users_;
-
-    // The watches, shared with the sampling thread (on_tick).
-    Mutex watch_mutex_;
-    std::map<std::int64_t, std::unique_ptr<Watched>> watched_ BATON_GUARDED_BY(watch_mutex_);
+    JobWatches watches_;  // shared with the sampling thread (on_tick)
 };
 
 // The default CPUs of a job that did not say: 1 for a job without GPUs; for a GPU job its share of

@@ -10,8 +10,6 @@
 
 #include "queue/queue_server.hpp"
 #include "queue/queue_socket.hpp"
-#include "run/events_socket.hpp"
-#include "run/job_watch.hpp"
 
 namespace baton::queue {
 
@@ -30,16 +28,6 @@ struct QueueServer::Running {
     std::uint64_t start_ticks = 0;
     std::string dir;
     bool cancelling = false;
-};
-
-// One running job's watch, driven by the sampling thread (on_tick).
-struct QueueServer::Watched {
-    std::unique_ptr<run::JobWatch> watch;
-    std::optional<run::EventsSocket> events;
-    std::string stderr_path;
-    std::uint64_t stderr_read = 0;
-    double started = 0;
-    bool run_linked = false;  // the store names its run
 };
 
 }  // namespace baton::queue

@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <csignal>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
@@ -224,6 +225,42 @@ Result<pid_t> Spawner::ask(const std::string& dir, int go_fd, int log_fd) {
         return make_error(std::string("the job starter cannot fork: ") + std::strerror(r.error));
     }
     return static_cast<pid_t>(r.pid);
+}
+
+Result<StartedSupervisor> start_supervisor(Spawner* spawner, const std::string& shim_program, const std::string& dir,
+                                           int go_fd, int log_fd) {
+    if (spawner && spawner->serving()) {
+        Result<pid_t> pid = spawner->spawn(dir, go_fd, log_fd);
+        if (pid.ok()) return StartedSupervisor{*pid, false};
+        if (spawner->serving()) return pid.error();  // (a refusal: fork failed there)
+        std::fprintf(stderr, "baton: %s: the agent starts the jobs' supervisors itself from now on\n",
+                     pid.error().message.c_str());
+    }
+    // Fork and exec: this process has other threads, so only async-signal-safe calls in between.
+    const int null = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+    std::string program = shim_program, arg0 = "baton", arg1 = "job-shim", arg2 = dir;
+    char* argv[] = {arg0.data(), arg1.data(), arg2.data(), nullptr};
+    std::string path_env = "PATH=/usr/local/bin:/usr/bin:/bin";
+    char* envp[] = {path_env.data(), nullptr};
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+        ::setsid();
+        ::dup2(go_fd, 3);  // dup2 clears close-on-exec on the copy
+        if (null >= 0) {
+            ::dup2(null, 0);
+            ::dup2(null, 1);
+        }
+        ::dup2(log_fd >= 0 ? log_fd : null, 2);
+        sigset_t none;
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, nullptr);
+        ::execve(program.c_str(), argv, envp);
+        ::_exit(127);
+    }
+    const int fork_errno = errno;
+    if (null >= 0) ::close(null);
+    if (pid < 0) return make_error(std::string("cannot fork: ") + std::strerror(fork_errno));
+    return StartedSupervisor{pid, true};
 }
 
 }  // namespace baton::queue

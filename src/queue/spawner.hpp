@@ -47,4 +47,14 @@ class Spawner {
     bool refused_ = false;  // the last ask was answered with a refusal (the spawner still serves)
 };
 
+// A job's supervisor, however it can be started: through `spawner` while it serves, else (none,
+// or gone: said once on stderr) forked and exec'd by this process as `shim_program job-shim DIR`
+// with the same descriptors, session, signals and environment as spawn() gives.
+struct StartedSupervisor {
+    pid_t pid = 0;
+    bool own_child = false;  // forked by this process, which must reap it
+};
+Result<StartedSupervisor> start_supervisor(Spawner* spawner, const std::string& shim_program, const std::string& dir,
+                                           int go_fd, int log_fd);
+
 }  // namespace baton::queue

@@ -110,4 +110,38 @@ TEST(JobCgroup, ADelegatedSubtreeIsPreparedAndEachJobGetsItsLimits) {
     Result<std::string> refused = create_job_cgroup(place, "no/such/parent", 0, {});
     ASSERT_FALSE(refused.ok());
     EXPECT_NE(refused.error().message.find("cannot create"), std::string::npos);
+
+    // The queue's keeper over them: attempt 1 of job 8 is 8-1; one that cannot be removed yet is
+    // swept again until it can.
+    JobCgroups cgroups = JobCgroups::open(true, fake_proc(d, mount, "0::/system.slice/baton-queue.service\n"));
+    ASSERT_TRUE(cgroups.active()) << cgroups.status();
+    EXPECT_EQ(cgroups.status(), "a cgroup per job under " + dir + "/jobs (cpuset, memory)");
+    Result<std::string> eight = cgroups.create(8, 1, 2ull << 30, {3});
+    ASSERT_TRUE(eight.ok());
+    EXPECT_EQ(*eight, dir + "/jobs/8-1");
+    EXPECT_EQ(read(*eight + "/memory.max"), "2147483648");
+    EXPECT_EQ(read(*eight + "/cpuset.cpus"), "3");
+    cgroups.drop(8, 1);
+    EXPECT_EQ(cgroups.emptying(), 1u);
+    cgroups.sweep();
+    EXPECT_EQ(cgroups.emptying(), 1u);
+    std::filesystem::remove_all(*eight);
+    cgroups.sweep();
+    EXPECT_EQ(cgroups.emptying(), 0u);
+}
+
+TEST(JobCgroup, WithoutASubtreeTheJobsGetAffinityOnlyAndSayWhy) {
+    test::TempDir d;
+    JobCgroups off = JobCgroups::open(false);
+    EXPECT_FALSE(off.active());
+    EXPECT_EQ(off.status(), "CPU affinity only: job cgroups are off");
+    Result<std::string> none = off.create(3, 0, 1ull << 30, {0});
+    ASSERT_TRUE(none.ok());
+    EXPECT_EQ(*none, "");  // (the supervisor's spec: no cgroup)
+    off.drop(3, 0);
+    EXPECT_EQ(off.emptying(), 0u);
+
+    JobCgroups v1 = JobCgroups::open(true, fake_proc(d, "", "4:memory:/x\n"));
+    EXPECT_FALSE(v1.active());
+    EXPECT_EQ(v1.status(), "CPU affinity only: no cgroup v2 hierarchy is mounted");
 }

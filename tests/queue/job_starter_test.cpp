@@ -60,3 +60,30 @@ TEST(JobStarter, DirectoriesStayTheAgents) {
     d.write("file", "x");
     EXPECT_FALSE(make_attempt_dirs(d.path() + "/file", d.path() + "/file/attempt-0").ok());
 }
+
+TEST(JobStarter, AForeignComputeProcessOnTheJobsGpuSendsItBack) {
+    std::vector<GpuInfo> gpus(2);
+    for (unsigned i = 0; i < 2; ++i) {
+        gpus[i].index = i;
+        gpus[i].uuid = "GPU-" + std::to_string(i);
+    }
+    GpuProcess ours;
+    ours.pid = 100;
+    GpuProcess in_container;  // (NVML's pid is the host's; the queue knows it by this namespace's)
+    in_container.pid = 90100;
+    in_container.local_pid = 101;
+    GpuProcess display;
+    display.pid = 7;
+    display.type = "graphics";
+    gpus[1].processes = {ours, in_container, display};
+    const std::set<std::uint32_t> queue_pids{100, 101};
+    EXPECT_EQ(foreign_gpu_process({"GPU-1"}, gpus, queue_pids), std::nullopt);
+    GpuProcess stranger;
+    stranger.pid = 4242;
+    gpus[1].processes.push_back(stranger);
+    EXPECT_EQ(foreign_gpu_process({"GPU-1"}, gpus, queue_pids),
+              "GPU1 got a process the queue did not start (pid 4242) just before the start");
+    EXPECT_EQ(foreign_gpu_process({"index:1"}, gpus, queue_pids).has_value(), true);  // (a GPU without a UUID)
+    EXPECT_EQ(foreign_gpu_process({"GPU-0"}, gpus, queue_pids), std::nullopt);        // (not the job's GPU)
+    EXPECT_EQ(foreign_gpu_process({}, gpus, queue_pids), std::nullopt);
+}

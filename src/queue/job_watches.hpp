@@ -1,0 +1,67 @@
+// The running jobs' watches (run/job_watch.hpp), one per job, shared by two threads: the queue
+// thread adds a job's watch when its supervisor starts, takes it back when the job ends, and asks
+// which runs the history now names; the agent's sampling thread feeds every watch after each
+// sample (the job's stderr as it grows, the Python hook's events, the machine's window). The lock
+// is this class's alone, so neither thread can touch a watch without it.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/thread_safety.hpp"
+#include "core/thresholds.hpp"
+#include "diagnose/series.hpp"
+#include "queue/job_shim.hpp"
+#include "run/events_socket.hpp"
+#include "run/job_watch.hpp"
+#include "store/history.hpp"
+
+namespace baton::queue {
+
+// One running job's watch and what feeds it.
+struct WatchedJob {
+    std::unique_ptr<run::JobWatch> watch;
+    std::optional<run::EventsSocket> events;  // the Python hook's socket in the job's directory
+    std::string stderr_path;
+    std::uint64_t stderr_read = 0;  // how much of it the watch has read
+    double started = 0;             // monotonic seconds
+    bool run_linked = false;        // the store names its run
+};
+
+// The watch of job `j`, whose supervisor is `pid`, whose directory is `dir` and whose environment
+// is `env` (its CUDA_VISIBLE_DEVICES goes in the summary): recorded in the history at `db_path`.
+// `watched` already holds the hook's socket when there is one.
+void start_watch(WatchedJob& watched, const store::JobRecord& j, pid_t pid, const std::string& dir,
+                 const std::vector<std::string>& env, const Thresholds& thresholds, const std::string& db_path);
+
+// Reads the job's stderr from where the watch left it: at most `max_chunks` reads of 64 KiB (0:
+// to its end), so that one job writing fast cannot hold the sampler.
+void read_stderr(WatchedJob& w, int max_chunks);
+
+// The job ended with status `st`: what is left of its stderr and the hook's events, its cgroup's
+// OOM kills (its memory.max being `memory_limit`, 0: none), then its end as the watch records it.
+run::RunStats finish_watch(WatchedJob& w, const ShimStatus& st, std::uint64_t memory_limit);
+
+class JobWatches {
+  public:
+    void add(std::int64_t id, std::unique_ptr<WatchedJob> w);
+    // The job's watch, no longer fed; null when it had none.
+    std::unique_ptr<WatchedJob> take(std::int64_t id);
+    // The sampling thread, after each sample: every watch reads its job's new output and events,
+    // then the window.
+    void feed(const diagnose::Window& window);
+    // The jobs whose run the history got since the last call, as (job, run) pairs.
+    std::vector<std::pair<std::int64_t, std::int64_t>> newly_recorded();
+    std::size_t size();
+
+  private:
+    Mutex mutex_;
+    std::map<std::int64_t, std::unique_ptr<WatchedJob>> watched_ BATON_GUARDED_BY(mutex_);
+};
+
+}  // namespace baton::queue
