@@ -209,7 +209,7 @@ void gpu_contention(const Window& w, const Thresholds& t, unsigned index, std::v
     if (!g || g->utilization_percent.value_or(0) < t.gpu_active_percent) return;
     std::vector<std::uint32_t> computing;
     for (const GpuProcess& gp : g->processes) {
-        if (gp.type != "compute") continue;
+        if (gp.type != GpuProcessType::compute) continue;
         if (gp.sm_utilization_percent && *gp.sm_utilization_percent <= 0) continue;  // holds memory, does not compute
         computing.push_back(gp.our_pid());
     }

@@ -26,7 +26,7 @@ std::vector<Job> gpu_jobs(const Snapshot& s) {
         Job j;
         j.gpu = g.index;
         for (const GpuProcess& gp : g.processes)
-            if (gp.type == "compute") j.pids.push_back(gp.our_pid());
+            if (gp.type == GpuProcessType::compute) j.pids.push_back(gp.our_pid());
         if (!j.pids.empty()) out.push_back(std::move(j));
     }
     return out;

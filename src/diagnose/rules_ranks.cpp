@@ -115,7 +115,7 @@ void straggler_by_gpus(const Window& w, const Thresholds& t, std::vector<Finding
     std::map<std::uint32_t, std::set<unsigned>> jobs;
     for (const GpuInfo& g : now.gpus)
         for (const GpuProcess& p : g.processes)
-            if (p.type == "compute") jobs[job_root(now, p.our_pid())].insert(g.index);
+            if (p.type == GpuProcessType::compute) jobs[job_root(now, p.our_pid())].insert(g.index);
     for (const auto& [root, gpus] : jobs) {
         if (gpus.size() < 2) continue;
         std::map<unsigned, Series> util;

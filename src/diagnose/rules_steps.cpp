@@ -33,10 +33,10 @@ std::optional<unsigned> gpu_of(const Snapshot& s, std::uint32_t pid) {
 unsigned gpus_in_use(const Snapshot& s) {
     unsigned n = 0;
     for (const GpuInfo& g : s.gpus)
-        n +=
-            std::any_of(g.processes.begin(), g.processes.end(), [](const GpuProcess& p) { return p.type == "compute"; })
-                ? 1
-                : 0;
+        n += std::any_of(g.processes.begin(), g.processes.end(),
+                         [](const GpuProcess& p) { return p.type == GpuProcessType::compute; })
+                 ? 1
+                 : 0;
     return n;
 }
 

@@ -251,8 +251,8 @@ void gpu_state_checks(const DoctorFacts& f, std::vector<CheckItem>& out) {
         if (g.pcie_width && g.pcie_width_max && *g.pcie_width < *g.pcie_width_max)
             narrow +=
                 (narrow.empty() ? "" : ", ") + fmt::format("{} x{} of x{}", name, *g.pcie_width, *g.pcie_width_max);
-        if (g.compute_mode == "prohibited") prohibited += (prohibited.empty() ? "" : ", ") + name;
-        if (g.compute_mode == "exclusive_process") exclusive += (exclusive.empty() ? "" : ", ") + name;
+        if (g.compute_mode == ComputeMode::prohibited) prohibited += (prohibited.empty() ? "" : ", ") + name;
+        if (g.compute_mode == ComputeMode::exclusive_process) exclusive += (exclusive.empty() ? "" : ", ") + name;
     }
     out.push_back(off.empty()
                       ? item("persistence_mode", CheckStatus::pass, "Persistence mode", "on (or not reported)")

@@ -66,7 +66,7 @@ std::optional<std::string> foreign_gpu_process(const std::vector<std::string>& u
         for (const GpuInfo& g : gpus) {
             if (g.uuid != u && "index:" + std::to_string(g.index) != u) continue;
             for (const GpuProcess& gp : g.processes)
-                if (gp.type == "compute" && !queue_pids.count(gp.our_pid()) && !queue_pids.count(gp.pid))
+                if (gp.type == GpuProcessType::compute && !queue_pids.count(gp.our_pid()) && !queue_pids.count(gp.pid))
                     return "GPU" + std::to_string(g.index) + " got a process the queue did not start (pid " +
                            std::to_string(gp.pid) + ") just before the start";
         }

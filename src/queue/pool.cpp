@@ -87,7 +87,7 @@ Pool make_pool(const Snapshot& s, const std::set<std::uint32_t>& queue_pids, con
         // Unknown use counts as full: a GPU is never handed out on a guess.
         pg.memory_used_bytes = g.memory_used_bytes.value_or(pg.memory_total_bytes);
         for (const GpuProcess& gp : g.processes) {
-            if (gp.type != "compute" || queue_pids.count(gp.our_pid())) continue;
+            if (gp.type != GpuProcessType::compute || queue_pids.count(gp.our_pid())) continue;
             ForeignProcess f;
             f.pid = gp.pid;
             if (const ProcessInfo* q = find_process(s, gp.our_pid())) f.user = q->user;

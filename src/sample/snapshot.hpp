@@ -7,10 +7,13 @@
 // Field names mirror docs/snapshot-schema.md; each scalar has its row in store/snapshot_fields.cpp.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "core/enum_names.hpp"
 
 namespace baton {
 
@@ -107,6 +110,22 @@ struct NetworkStats {
     std::optional<std::uint64_t> speed_mbps;               // link speed, when the driver reports one
 };
 
+// Which of NVML's lists a GPU process is on: compute (a CUDA context) or graphics (a display or
+// rendering client). Only compute processes are jobs.
+enum class GpuProcessType : std::uint8_t { compute, graphics };
+template <>
+struct EnumNames<GpuProcessType> {
+    static constexpr std::array<const char*, 2> list{"compute", "graphics"};
+};
+
+// nvmlComputeMode_t, in its order: who may make a CUDA context on the GPU. shared is NVML's
+// DEFAULT (any number of processes), written "default".
+enum class ComputeMode : std::uint8_t { shared, exclusive_thread, prohibited, exclusive_process };
+template <>
+struct EnumNames<ComputeMode> {
+    static constexpr std::array<const char*, 4> list{"default", "exclusive_thread", "prohibited", "exclusive_process"};
+};
+
 struct GpuProcess {
     std::uint32_t pid = 0;                       // host pid, as NVML reports it
     std::optional<std::uint32_t> container_pid;  // the pid inside the process's own pid namespace, when it differs
@@ -118,7 +137,7 @@ struct GpuProcess {
     std::uint32_t our_pid() const { return local_pid.value_or(pid); }
     std::optional<std::uint64_t> used_memory_bytes;
     std::optional<double> sm_utilization_percent;
-    std::string type = "compute";  // "compute" or "graphics"
+    GpuProcessType type = GpuProcessType::compute;
     // The MIG instance it runs in (GPU instance, compute instance); absent outside MIG.
     std::optional<unsigned> gpu_instance_id, compute_instance_id;
 };
@@ -160,7 +179,7 @@ struct GpuInfo {
     std::optional<double> energy_joules_total;
     std::optional<std::uint64_t> pcie_replay_total;
     std::optional<bool> persistence_mode;
-    std::optional<std::string> compute_mode;  // "default", "exclusive_process", "prohibited"
+    std::optional<ComputeMode> compute_mode;
     std::optional<bool> mig_mode;
     std::vector<MigInstance> mig_instances;  // with mig_mode: its MIG devices, by GPU then compute instance
     std::optional<double> sm_activity_percent, tensor_activity_percent;  // GPM (Hopper+)

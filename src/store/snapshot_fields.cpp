@@ -387,6 +387,19 @@ BATON_FIELD_TABLE(gpu_fields, GpuInfo, kGpu, "gpus[].", "gpu")
 BATON_FIELD_TABLE(gpu_process_fields, GpuProcess, kGpuProcess, "gpus[].processes[].", "")
 #undef BATON_FIELD_TABLE
 
+namespace {
+
+template <class T>
+void write_value(JsonWriter& w, const T& v) {
+    if constexpr (std::is_enum_v<T>) {
+        w.value(enum_name(v));
+    } else {
+        w.value(v);
+    }
+}
+
+}  // namespace
+
 template <class R>
 void write_fields(JsonWriter& w, const FieldTable<R>& t, const R& r) {
     for (const Field<R>& f : t.fields)
@@ -396,10 +409,10 @@ void write_fields(JsonWriter& w, const FieldTable<R>& t, const R& r) {
                 if constexpr (field_detail::IsOptional<std::decay_t<decltype(v)>>::value) {
                     if (!v) return;
                     w.key(std::string_view(f.key));
-                    w.value(*v);
+                    write_value(w, *v);
                 } else {
                     w.key(std::string_view(f.key));
-                    w.value(v);
+                    write_value(w, v);
                 }
             },
             f.member);

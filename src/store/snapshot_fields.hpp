@@ -32,12 +32,13 @@ namespace baton::store {
 class Exposition;
 
 // A member of record R that holds one scalar. std::optional: absent when unknown (the JSON key
-// is left out; docs say "optional"); a plain member is always written.
+// is left out; docs say "optional"); a plain member is always written. An enum is written as its
+// name (core/enum_names.hpp) and a name it does not know is refused on reading.
 template <class R>
 using FieldMember =
-    std::variant<double R::*, std::uint64_t R::*, unsigned R::*, bool R::*, std::string R::*,
+    std::variant<double R::*, std::uint64_t R::*, unsigned R::*, bool R::*, std::string R::*, GpuProcessType R::*,
                  std::optional<double> R::*, std::optional<std::uint64_t> R::*, std::optional<unsigned> R::*,
-                 std::optional<bool> R::*, std::optional<std::string> R::*>;
+                 std::optional<bool> R::*, std::optional<std::string> R::*, std::optional<ComputeMode> R::*>;
 
 // One Prometheus family a field is exported as; name null: not exported this way.
 struct FieldMetric {
@@ -104,7 +105,7 @@ const char* json_type_of() {
         return "number";
     } else if constexpr (std::is_same_v<T, bool>) {
         return "boolean";
-    } else if constexpr (std::is_same_v<T, std::string>) {
+    } else if constexpr (std::is_same_v<T, std::string> || std::is_enum_v<T>) {
         return "string";
     } else {
         return "integer";
@@ -116,7 +117,7 @@ std::optional<double> as_number(const T& v) {
     if constexpr (IsOptional<T>::value) {
         if (!v) return std::nullopt;
         return as_number(*v);
-    } else if constexpr (std::is_same_v<T, std::string>) {
+    } else if constexpr (std::is_same_v<T, std::string> || std::is_enum_v<T>) {
         return std::nullopt;
     } else if constexpr (std::is_same_v<T, bool>) {
         return v ? 1.0 : 0.0;
@@ -141,7 +142,7 @@ bool is_optional(const FieldMember<R>& m) {
         m);
 }
 
-// The field's value as a number for metrics (booleans 1 or 0); nullopt when unknown or a string.
+// The field's value as a number for metrics (booleans 1 or 0); nullopt when unknown, a string or a name.
 template <class R>
 std::optional<double> numeric_value(const R& r, const FieldMember<R>& m) {
     return std::visit([&](auto p) { return field_detail::as_number(r.*p); }, m);

@@ -105,6 +105,10 @@ T read_value(const Reader& r, const char* key, std::uint64_t max) {
         return r.boolean(key);
     } else if constexpr (std::is_same_v<T, std::string>) {
         return r.string(key);
+    } else if constexpr (std::is_enum_v<T>) {
+        const std::optional<T> v = enum_from_name<T>(r.string(key));
+        if (!v) r.fail(key, enum_choices<T>());
+        return *v;
     } else {
         return r.unsigned_value<T>(key, max ? max : std::numeric_limits<T>::max());
     }

@@ -146,7 +146,7 @@ void process_metrics(const Snapshot& s, const PrometheusOptions& o, Exposition& 
                            {"pid", std::to_string(p.pid)},
                            {"user", info ? printable(info->user) : std::string()},
                            {"command", info ? command_label(*info) : std::string()},
-                           {"type", p.type}};
+                           {"type", enum_name(p.type)}};
             sample_fields(e, gpu_process_fields(), p, l);
         }
 

@@ -273,7 +273,8 @@ std::vector<Line> Layout::gpu_details(const GpuInfo& g) const {
                                    *g.retired_pages > 0 ? Style::elevated : Style::plain, 0));
         if (g.persistence_mode)
             p.push_back(text_piece(*g.persistence_mode ? "persistence on" : "persistence off", Style::plain, 3));
-        if (g.compute_mode) p.push_back(text_piece("compute " + printable(*g.compute_mode), Style::plain, 2));
+        if (g.compute_mode)
+            p.push_back(text_piece(std::string("compute ") + enum_name(*g.compute_mode), Style::plain, 2));
         if (g.mig_mode) p.push_back(text_piece(*g.mig_mode ? "MIG on" : "MIG off", Style::plain, 4));
         if (p.size() > 1) out.push_back(fit_pieces(std::move(p), w_, v_.ascii));
     }

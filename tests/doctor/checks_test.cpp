@@ -16,7 +16,7 @@ GpuInfo gpu(unsigned index) {
     g.ecc_uncorrected_volatile = 0;
     g.pcie_width = 16;
     g.pcie_width_max = 16;
-    g.compute_mode = "default";
+    g.compute_mode = ComputeMode::shared;
     return g;
 }
 
@@ -173,7 +173,7 @@ TEST(DoctorChecks, GpuStateHostLimitsAndVariables) {
     f.snapshot.gpus[1].persistence_mode = false;
     f.snapshot.gpus[0].ecc_uncorrected_volatile = 3;
     f.snapshot.gpus[1].pcie_width = 8;
-    f.snapshot.gpus[0].compute_mode = "prohibited";
+    f.snapshot.gpus[0].compute_mode = ComputeMode::prohibited;
     f.snapshot.memory.shm_total_bytes = 64ull << 20;
     f.limits.memlock_bytes = 8 << 20;
     f.limits.nofile = 1024;

@@ -74,7 +74,7 @@ TEST(JobStarter, AForeignComputeProcessOnTheJobsGpuSendsItBack) {
     in_container.local_pid = 101;
     GpuProcess display;
     display.pid = 7;
-    display.type = "graphics";
+    display.type = GpuProcessType::graphics;
     gpus[1].processes = {ours, in_container, display};
     const std::set<std::uint32_t> queue_pids{100, 101};
     EXPECT_EQ(foreign_gpu_process({"GPU-1"}, gpus, queue_pids), std::nullopt);

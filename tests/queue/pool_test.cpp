@@ -34,7 +34,7 @@ Snapshot two_gpu_snapshot() {
     a.pid = 100;  // started by the queue
     b.pid = 200;  // not
     x.pid = 300;
-    x.type = "graphics";  // a display server is not a compute job
+    x.type = GpuProcessType::graphics;  // a display server is not a compute job
     s.gpus[0].processes = {a, x};
     s.gpus[1].processes = {b};
     return s;

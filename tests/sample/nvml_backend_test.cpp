@@ -84,7 +84,7 @@ TEST(NvmlBackend, OneIdleGpuEveryField) {
     EXPECT_DOUBLE_EQ(*g.pcie_tx_bytes_per_second, 3 * 1024.0);
     EXPECT_EQ(g.ecc_uncorrected_volatile, 0u);
     EXPECT_EQ(g.persistence_mode, true);
-    EXPECT_EQ(g.compute_mode, "default");
+    EXPECT_EQ(g.compute_mode, ComputeMode::shared);
     EXPECT_EQ(g.mig_mode, false);
     EXPECT_TRUE(g.processes.empty());
     EXPECT_FALSE(g.stale);
@@ -110,16 +110,16 @@ TEST(NvmlBackend, EightBusyGpusInPciOrderWithProcesses) {
     EXPECT_EQ(g0.utilization_percent, 97.0);
     EXPECT_EQ(g0.memory_used_bytes, (64ull << 30) + (512ull << 20));
     EXPECT_DOUBLE_EQ(*g0.power_watts, 655);
-    EXPECT_EQ(g0.compute_mode, "exclusive_process");
+    EXPECT_EQ(g0.compute_mode, ComputeMode::exclusive_process);
     EXPECT_DOUBLE_EQ(*g0.sm_activity_percent, 82.0);
     EXPECT_DOUBLE_EQ(*g0.tensor_activity_percent, 43.5);
     EXPECT_TRUE(g0.throttle_reasons->empty());
     ASSERT_EQ(g0.processes.size(), 3u);
     EXPECT_EQ(g0.processes[0].pid, 41010u);
-    EXPECT_EQ(g0.processes[0].type, "compute");
+    EXPECT_EQ(g0.processes[0].type, GpuProcessType::compute);
     EXPECT_EQ(g0.processes[0].used_memory_bytes, 61ull << 30);
     EXPECT_EQ(g0.processes[0].sm_utilization_percent, 89.0);
-    EXPECT_EQ(g0.processes[2].type, "graphics");
+    EXPECT_EQ(g0.processes[2].type, GpuProcessType::graphics);
     EXPECT_FALSE(g0.processes[2].sm_utilization_percent.has_value());
 }
 

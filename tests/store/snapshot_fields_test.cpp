@@ -226,7 +226,7 @@ TEST(SnapshotFields, NumericValuesFollowTheMember) {
     GpuInfo g;
     g.power_watts = 250.5;
     g.remapping_pending = true;
-    g.compute_mode = "default";
+    g.compute_mode = ComputeMode::shared;
     for (const Field<GpuInfo>& f : gpu_fields().fields) {
         const std::optional<double> v = numeric_value(g, f.member);
         const std::string key = f.key;

@@ -97,6 +97,14 @@ TEST(SnapshotJsonRead, HostileLinesAreOneLineErrors) {
     EXPECT_EQ(error_of(replace("\"time\":\"", "\"time\":\"yesterday\",\"t\":\"")), "'time' must be an RFC 3339 time");
     EXPECT_EQ(error_of(replace("\"pid\":1,", "\"pid\":99999999999,")),
               "'processes[0].pid' must be an integer from 0 to 4294967295");
+    // Names are read back into their enums; one the reader does not know is refused with the choices.
+    EXPECT_EQ(error_of(replace("\"type\":\"compute\"", "\"type\":\"cuda\"")),
+              "'gpus[0].processes[0].type' must be compute or graphics");
+    EXPECT_EQ(error_of(replace("\"index\":0,", "\"index\":0,\"compute_mode\":\"shared\",")),
+              "'gpus[0].compute_mode' must be default, exclusive_thread, prohibited or exclusive_process");
+    EXPECT_EQ(error_of(replace("\"index\":0,", "\"index\":0,\"compute_mode\":3,")),
+              "'gpus[0].compute_mode' must be a string");
+    EXPECT_TRUE(parse_snapshot_json(replace("\"index\":0,", "\"index\":0,\"compute_mode\":\"prohibited\",")).ok());
     for (const std::string& e : {error_of("nul"), error_of(replace("\"state\":\"", "\"state\":\"xy"))})
         EXPECT_EQ(e.find('\n'), std::string::npos);
 }

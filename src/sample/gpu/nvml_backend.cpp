@@ -194,7 +194,7 @@ bool initialize(Shared& s) {
 // Reads the process list of one kind (compute or graphics) of `handle` (a GPU or a MIG device)
 // into `out`. `memory_total` bounds plausible records (0: unknown).
 void read_processes(Shared& s, nvmlDevice_t handle, std::uint64_t memory_total,
-                    nvmlReturn_t (*fn)(nvmlDevice_t, unsigned*, void*), const char* name, const char* type,
+                    nvmlReturn_t (*fn)(nvmlDevice_t, unsigned*, void*), const char* name, GpuProcessType type,
                     std::vector<GpuProcess>& out) {
     Caller call(s);
     NvmlLibrary& L = s.lib;
@@ -430,7 +430,7 @@ bool read_mig_instances(Shared& s, Device& d) {
         on_mig.clear();
         if (L.compute_processes)
             read_processes(s, h, m.memory_total_bytes.value_or(0), L.compute_processes, L.process_symbol.c_str(),
-                           "compute", on_mig);
+                           GpuProcessType::compute, on_mig);
         for (GpuProcess& p : on_mig) {
             m.pids.push_back(p.pid);
             p.gpu_instance_id = m.gpu_instance_id;
@@ -647,10 +647,10 @@ bool read_modes(Shared& s, Device& d) {
         rc = call("nvmlDeviceGetComputeMode", [&] { return L.compute_mode(d.handle, &v); });
         if (is_lost(rc)) return false;
         if (rc == NVML_SUCCESS) {
-            g.compute_mode = v == NVML_COMPUTEMODE_DEFAULT             ? "default"
-                             : v == NVML_COMPUTEMODE_EXCLUSIVE_PROCESS ? "exclusive_process"
-                             : v == NVML_COMPUTEMODE_PROHIBITED        ? "prohibited"
-                                                                       : "exclusive_thread";
+            g.compute_mode = v == NVML_COMPUTEMODE_DEFAULT             ? ComputeMode::shared
+                             : v == NVML_COMPUTEMODE_EXCLUSIVE_PROCESS ? ComputeMode::exclusive_process
+                             : v == NVML_COMPUTEMODE_PROHIBITED        ? ComputeMode::prohibited
+                                                                       : ComputeMode::exclusive_thread;
         }
     }
     g.mig_mode.reset();
@@ -719,10 +719,11 @@ bool read_device_processes(Shared& s, Device& d) {
     if (s.process_buffer.empty()) s.process_buffer.resize(64 * 32);
     const std::uint64_t total = g.memory_total_bytes.value_or(0);
     if (L.compute_processes)
-        read_processes(s, d.handle, total, L.compute_processes, L.process_symbol.c_str(), "compute", g.processes);
-    if (L.graphics_processes)
-        read_processes(s, d.handle, total, L.graphics_processes, "nvmlDeviceGetGraphicsRunningProcesses", "graphics",
+        read_processes(s, d.handle, total, L.compute_processes, L.process_symbol.c_str(), GpuProcessType::compute,
                        g.processes);
+    if (L.graphics_processes)
+        read_processes(s, d.handle, total, L.graphics_processes, "nvmlDeviceGetGraphicsRunningProcesses",
+                       GpuProcessType::graphics, g.processes);
     if (!g.mig_mode.value_or(false))
         for (GpuProcess& p : g.processes) {  // outside MIG the instance fields mean nothing, whatever a driver wrote
             p.gpu_instance_id.reset();
