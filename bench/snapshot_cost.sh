@@ -9,6 +9,10 @@
 # processes' stat reads skipped, docs/architecture.md) and with skip_idle_processes = false, which reads
 # every /proc/PID/stat like the floor does: the second shows what everything but the kernel's stat costs.
 #
+# With BASELINE=PATH (another baton binary, e.g. one built from an older commit in a worktree),
+# each repetition also measures that binary right after this one, and the report adds this/baseline
+# medians: a change's cost measured within each repetition rather than across runs on a noisy VM.
+#
 # Usage: bench/snapshot_cost.sh [IDLE] [COUNT] [REPEAT]     (after scripts/test.sh: it builds the fake NVML)
 # Exit status: 0 when baton meets its targets (<= 1.5 x floor; system-only < 0.2 ms), 1 otherwise.
 set -euo pipefail
@@ -58,6 +62,8 @@ cmd_baton() { printf '%s\n' "$baton" snapshot --json --interval 0 --count "$1"; 
 cmd_baton_full() { printf '%s\n' "$baton" --config "$full_config" snapshot --json --interval 0 --count "$1"; }
 cmd_baton_system() { printf '%s\n' "$baton" snapshot --json --interval 0 --no-processes --count "$1"; }
 cmd_baton_system_nogpu() { printf '%s\n' "$baton" snapshot --json --interval 0 --no-processes --no-gpus --count "$1"; }
+cmd_baseline() { printf '%s\n' "$BASELINE" snapshot --json --interval 0 --count "$1"; }
+cmd_baseline_system() { printf '%s\n' "$BASELINE" snapshot --json --interval 0 --no-processes --count "$1"; }
 cmd_psutil() { printf '%s\n' "$python" "$root/bench/psutil_snapshot.py" "$1"; }
 cmd_psutil_system() { printf '%s\n' "$python" "$root/bench/psutil_snapshot.py" "$1" --no-processes; }
 
@@ -76,12 +82,18 @@ for ((r = 0; r < repeat; r++)); do
   bsn=$(cost_ms cmd_baton_system_nogpu "$count")
   ps=$(cost_ms cmd_psutil_system "$count")
   bf=$(cost_ms cmd_baton_full "$count")
-  echo "$f $b $p $bs $bsn $ps $bf" >> "$results"
+  if [ -n "${BASELINE:-}" ]; then
+    bb=$(cost_ms cmd_baseline "$count")
+    bbs=$(cost_ms cmd_baseline_system "$count")
+  else
+    bb=0 bbs=0
+  fi
+  echo "$f $b $p $bs $bsn $ps $bf $bb $bbs" >> "$results"
 done
 
-"$python" - "$nproc_now" "$count" "$repeat" "$results" <<'PY'
+"$python" - "$nproc_now" "$count" "$repeat" "$results" "${BASELINE:-}" <<'PY'
 import statistics, sys
-n, count, repeat, path = sys.argv[1:]
+n, count, repeat, path, baseline = sys.argv[1:]
 rows = [list(map(float, line.split())) for line in open(path)]
 med = lambda xs: statistics.median(xs)
 floor, baton, psutil, bsys, bsys_nogpu, psys, bfull = (med([r[i] for r in rows]) for i in range(7))
@@ -99,5 +111,9 @@ print(f"  psutil  same work, no GPUs                   {psutil:8.3f}   {psutil /
 print(f"  baton   --no-processes (+ 8 fake GPUs)       {bsys:8.3f}   (target < 0.2: {'met' if sys_ok else 'MISSED'})")
 print(f"  baton   --no-processes --no-gpus             {bsys_nogpu:8.3f}")
 print(f"  psutil  system only                          {psys:8.3f}   {psys / bsys:5.1f} x baton")
+if baseline:
+    for label, i, j in (("snapshot --json", 1, 7), ("--no-processes", 3, 8)):
+        r = [row[i] / row[j] for row in rows if row[j] > 0]
+        print(f"  baseline {label:<17} {med([row[j] for row in rows]):8.3f}   this = {med(r):4.2f} x baseline [{min(r):.2f}..{max(r):.2f}]  ({baseline})")
 sys.exit(0 if full_ok and sys_ok else 1)
 PY

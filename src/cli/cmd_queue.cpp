@@ -64,8 +64,8 @@ int run_submit(const QueueArgs& a, const std::vector<std::string>& command, cons
     Result<queue::Submission> submission = queue::local_submission(a.submit, argv, cwd, env);
     if (!submission.ok()) return error_exit(submission.error());
 
-    Result<queue::AgentConnection> agent =
-        queue::connect_or_start_agent(env, "/proc/self/exe", agent_args(config_path), agent_log(config_path));
+    Result<queue::AgentConnection> agent = queue::connect_or_start_agent(
+        env, "/proc/self/exe", agent_args(config_path), [&config_path] { return agent_log(config_path); });
     if (!agent.ok()) return runtime_error(agent.error().message);
     if (const std::optional<queue::StartedAgent>& started = agent->started)
         std::fprintf(stderr, "baton: no agent was running: started one for you (pid %d, socket %s, log %s)\n",

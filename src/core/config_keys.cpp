@@ -427,7 +427,9 @@ std::string type_name(const Row& r) {
 std::string key_show(const Row& r, const Config& c) {
     if (r.show) return r.show(c);
     if (std::string(r.section) == "thresholds") return key_number_text(c.thresholds.*(threshold_field(r.name)->field));
-    Config& m = const_cast<Config&>(c);  // the accessors are shared with the setters; nothing is written here
+    // The accessors are the setters' (a reference into a Config): they read a copy, so a const
+    // Config is never written through. Shown keys are few (doctor, docs), a copy is cheap.
+    Config m = c;
     return std::visit(
         [&](auto get) -> std::string {
             const auto& v = get(m);

@@ -104,7 +104,7 @@ Result<int> start_agent(const std::string& program, const std::vector<std::strin
 
 Result<AgentConnection> connect_or_start_agent(const std::map<std::string, std::string>& env,
                                                const std::string& program, const std::vector<std::string>& extra_args,
-                                               const std::string& log_path) {
+                                               const std::function<std::string()>& log_of) {
     Result<int> fd = connect_agent(env);
     if (fd.ok()) return AgentConnection{*fd, std::nullopt};
     if (!fd.is(ErrorCode::unavailable)) return fd.error();
@@ -114,6 +114,7 @@ Result<AgentConnection> connect_or_start_agent(const std::map<std::string, std::
     start_env["BATON_SOCKET"] = *place;
     std::vector<std::string> args{"--socket", *place};
     args.insert(args.end(), extra_args.begin(), extra_args.end());
+    const std::string log_path = log_of();
     std::error_code ec;  // (a first use: the state directory may not be there yet)
     std::filesystem::create_directories(std::filesystem::path(log_path).parent_path(), ec);
     int pid = 0;

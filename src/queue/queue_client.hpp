@@ -2,6 +2,7 @@
 // answers (baton submit), and one request with its answer.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -30,7 +31,9 @@ Result<int> start_agent(const std::string& program, const std::vector<std::strin
 
 // connect_agent, and when no agent answers (unavailable), this user's own started with
 // start_agent at own_socket_path(env) (`extra_args` after its --socket), as `baton submit` does:
-// the connection, and what was started (the log's directory made on a first use).
+// the connection, and what was started (the log's directory made on a first use). `log_path` is
+// asked only when an agent is started: finding it may read the config, which a client talking to
+// a running agent does not need (a thousand submits read it a thousand times otherwise).
 struct StartedAgent {
     int pid = 0;
     std::string socket, log;
@@ -41,7 +44,7 @@ struct AgentConnection {
 };
 Result<AgentConnection> connect_or_start_agent(const std::map<std::string, std::string>& env,
                                                const std::string& program, const std::vector<std::string>& extra_args,
-                                               const std::string& log_path);
+                                               const std::function<std::string()>& log_path);
 
 struct Reply {
     std::string line;   // the answer's JSON (without the newline)

@@ -87,7 +87,18 @@ TEST(Config, MissingExplicitFileIsAnErrorMissingDefaultIsNot) {
     EXPECT_EQ(load_config(home.path()).error().message,
               "config file " + home.path() + " is a directory (give the file, e.g. " + home.path() + "/config.toml)");
     home.write("huge.toml", "# " + std::string(2 << 20, 'x') + "\n");
-    EXPECT_FALSE(load_config(home.path() + "/huge.toml").ok());
+    EXPECT_EQ(load_config(home.path() + "/huge.toml").error().message,
+              "config file " + home.path() + "/huge.toml is larger than 1 MiB");
+    // Read in pieces: a key after 900 KB of comments is read, one byte past 1 MiB is refused.
+    const std::string comments = "# " + std::string(900 * 1024, 'c') + "\n";
+    home.write("long.toml", comments + "[sample]\nproc_root = \"/far\"\n");
+    Result<Config> far = load_config(home.path() + "/long.toml");
+    ASSERT_TRUE(far.ok()) << far.error().message;
+    EXPECT_EQ(far->sample.proc_root, "/far");
+    home.write("edge.toml", "#" + std::string((1 << 20) - 2, 'e') + "\n");
+    EXPECT_TRUE(load_config(home.path() + "/edge.toml").ok());
+    home.write("over.toml", "#" + std::string((1 << 20) - 1, 'e') + "\n");
+    EXPECT_FALSE(load_config(home.path() + "/over.toml").ok());
     home.write("baton/baton.toml", "[sample]\nproc_root = \"/elsewhere\"\n");
     auto c = load_config("");
     ASSERT_TRUE(c.ok());

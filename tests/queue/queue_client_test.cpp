@@ -91,8 +91,10 @@ TEST(QueueClient, ARunningAgentIsUsedNotStartedAgain) {
     const std::string sock = d.path() + "/agent.sock";
     Result<int> listener = listen_unix(sock, 0600);
     ASSERT_TRUE(listener.ok()) << listener.error().message;
-    Result<AgentConnection> c =
-        connect_or_start_agent({{"BATON_SOCKET", sock}}, "/nonexistent/baton", {}, d.path() + "/log/agent.log");
+    Result<AgentConnection> c = connect_or_start_agent({{"BATON_SOCKET", sock}}, "/nonexistent/baton", {}, [&] {
+        ADD_FAILURE() << "the log's path was asked for, with an agent answering";
+        return d.path() + "/log/agent.log";
+    });
     ASSERT_TRUE(c.ok()) << c.error().message;
     EXPECT_FALSE(c->started);
     EXPECT_FALSE(std::filesystem::exists(d.path() + "/log")) << "nothing is made for an agent not started";
