@@ -148,19 +148,11 @@ ProcessTable::Idle ProcessTable::check_idle(Entry& e, double now, bool reclaim_q
     return Idle::read;
 }
 
-void ProcessTable::scan(double now, std::uint64_t boot_time_seconds, std::vector<ProcessInfo>& out,
-                        const ScanHints& hints) {
-    ++tick_;
-    const bool list = !hints.forks_since_boot || !forks_at_listing_ || *hints.forks_since_boot != *forks_at_listing_;
-    // Without a listing, pids_ still holds the processes alive at the last scan (the loop
-    // below keeps only those it read), in order: nothing new can exist.
-    if (list) {
-        ++listings_;
-        forks_at_listing_ = hints.forks_since_boot;
-        pids_.clear();
-    }
-    if (!dir_ && list) dir_ = opendir(root_.c_str());
-    if (dir_ && list) {
+void ProcessTable::list_pids() {
+    ++listings_;
+    pids_.clear();
+    if (!dir_) dir_ = opendir(root_.c_str());
+    if (dir_) {
         rewinddir(dir_);
         while (dirent* d = readdir(dir_)) {
             const char* n = d->d_name;
@@ -168,171 +160,187 @@ void ProcessTable::scan(double now, std::uint64_t boot_time_seconds, std::vector
             if (const std::optional<std::uint32_t> pid = text::parse_digits<std::uint32_t>(n)) pids_.push_back(*pid);
         }
     }
-    if (list) std::sort(pids_.begin(), pids_.end());
+    std::sort(pids_.begin(), pids_.end());
+}
+
+ProcessTable::TickFacts ProcessTable::begin_tick(const ScanHints& hints) {
+    ++tick_;
+    // Without a listing, pids_ still holds the processes alive at the last scan (scan() keeps
+    // only those it read), in order: nothing new can exist.
+    if (!hints.forks_since_boot || !forks_at_listing_ || *hints.forks_since_boot != *forks_at_listing_) {
+        forks_at_listing_ = hints.forks_since_boot;
+        list_pids();
+    }
+    TickFacts t;
     // Stat reads may be skipped only if no page was reclaimed since the last scan (RSS of
     // idle processes unchanged); reclaim after the counter was read is seen next scan.
-    const bool reclaim_quiet =
+    t.reclaim_quiet =
         hints.reclaim_activity && reclaim_at_last_scan_ && *hints.reclaim_activity == *reclaim_at_last_scan_;
     reclaim_at_last_scan_ = hints.reclaim_activity;
     // Long-idle processes go unchecked only while no task was created or exited since the last
     // scan: then none of them can have exited or have had its pid reused.
-    const bool trust = trust_idle_after_ > 0 && hints.forks_since_boot && hints.tasks_alive &&
-                       hints.forks_since_boot == forks_at_last_scan_ && hints.tasks_alive == tasks_at_last_scan_;
+    t.trust = trust_idle_after_ > 0 && hints.forks_since_boot && hints.tasks_alive &&
+              hints.forks_since_boot == forks_at_last_scan_ && hints.tasks_alive == tasks_at_last_scan_;
     forks_at_last_scan_ = hints.forks_since_boot;
     tasks_at_last_scan_ = hints.tasks_alive;
     exited_before_.swap(exited_now_);
     exited_now_.clear();
+    return t;
+}
 
-    const double hz = static_cast<double>(clock_ticks_per_second_);
+void ProcessTable::scan(double now, std::uint64_t boot_time_seconds, std::vector<ProcessInfo>& out,
+                        const ScanHints& hints) {
+    const TickFacts tick = begin_tick(hints);
     std::size_t count = 0;
     for (std::size_t i = 0; i < pids_.size(); ++i) {
         const std::uint32_t pid = pids_[i];
         const auto emplaced = entries_.try_emplace(pid);
         const auto it = emplaced.first;  // (named, not bound: clang 14 cannot capture bindings)
-        bool fresh = emplaced.second;
+        Reading r;
+        r.fresh = emplaced.second;
         Entry& e = it->second;
         auto forget = [&] {
-            if (!fresh) exited_now_.push_back(pid);
+            if (!r.fresh) exited_now_.push_back(pid);
             entries_.erase(it);
         };
-        if (fresh && !open_new(pid, e)) {
+        if (r.fresh && !open_new(pid, e)) {
             entries_.erase(it);
             continue;
         }
         // schedstat is read before stat: a run between the two reads then shows as a change
         // next tick instead of hiding in the baseline.
-        if (fresh) e.last_ran = now;
-        const Idle idle = check_idle(e, now, reclaim_quiet, trust);
-        if (idle == Idle::gone) {
+        if (r.fresh) e.last_ran = now;
+        r.idle = check_idle(e, now, tick.reclaim_quiet, tick.trust);
+        if (r.idle == Idle::gone) {
             forget();
             continue;
         }
-        bool exec_seen = false;
-        std::uint64_t ticks = e.cpu_ticks;  // a skipped process did not run: its CPU time stands
-        if (idle == Idle::skip || idle == Idle::trusted) {
+        r.ticks = e.cpu_ticks;  // a skipped process did not run: its CPU time stands
+        if (r.idle == Idle::skip || r.idle == Idle::trusted) {
             ++idle_skips_;
-            trusted_skips_ += idle == Idle::trusted ? 1 : 0;
-        } else {
-            if (!read_pid_file(e.stat, e.stat_by_path, pid, "/stat")) {
-                // ESRCH: the process we had open has exited (its pid may already be reused:
-                // start over with a fresh descriptor next tick).
-                forget();
-                continue;
-            }
-            PidStat ps;
-            if (!parse_pid_stat(buf_, ps)) {
-                forget();
-                continue;
-            }
-            if (!fresh && ps.starttime != e.start_ticks) {
-                // Same pid, different process (a kept descriptor fails instead, but a fixture
-                // tree or a re-mounted /proc can do this): start over as a new process.
-                exited_now_.push_back(pid);
-                Entry renewed;
-                renewed.stat = std::move(e.stat);
-                renewed.sched = std::move(e.sched);
-                renewed.stat_by_path = e.stat_by_path;
-                renewed.io_by_path = e.io_by_path;
-                renewed.sched_valid = e.sched_valid;  // schedstat was read this tick
-                renewed.sched_runtime_ns = e.sched_runtime_ns;
-                renewed.sched_switches = e.sched_switches;
-                renewed.last_ran = now;
-                e = std::move(renewed);
-                fresh = true;
-            }
-            // A new name means an exec: re-read the identity. Kernel threads (no command line)
-            // rename themselves as they pick up work; their name is all there is to show.
-            exec_seen = !fresh && ps.comm != e.comm && !e.command.empty();
-            // A process that became a zombie has already handed its children to a new parent.
-            if (!fresh && (ps.state == 'Z' || ps.state == 'X') && e.state != ps.state) exited_now_.push_back(pid);
-            e.comm.assign(ps.comm);
-            e.start_ticks = ps.starttime;
-            e.ppid = ps.ppid;
-            e.state = ps.state;
-            e.threads = ps.num_threads;
-            e.rss_pages = ps.rss_pages;
-            // The first one is spread by pid over the second half of the span, so that processes
-            // seen together (at start) do not all come due on one tick; each keeps its phase after.
-            e.full_read_due = now + kIdleRefreshSeconds * (fresh ? 0.5 + static_cast<double>(pid % 64) / 128.0 : 1.0);
-            ticks = ps.utime + ps.stime;
-            if (ticks != e.cpu_ticks) e.last_ran = now;
-            if (fresh || exec_seen) {
-                if (!load_identity(pid, e)) {
-                    forget();
-                    continue;
-                }
-                if (fresh) {
-                    path_.assign(root_).append("/").append(std::to_string(pid)).append("/io");
-                    // Other users' io files need ptrace rights: EACCES is remembered, not retried.
-                    if (!e.io_by_path && !e.io.open(path_)) {
-                        if (too_many_files(e.io.last_errno()))
-                            e.io_by_path = true;
-                        else
-                            e.io_denied = true;
-                    }
-                }
-            }
+            trusted_skips_ += r.idle == Idle::trusted ? 1 : 0;
+        } else if (!read_stat(pid, e, now, r)) {
+            forget();
+            continue;
         }
-
         if (count == out.size()) out.emplace_back();
-        ProcessInfo& p = out[count];
-        // (clamped: a damaged stat file's start ticks must not overflow the conversion)
-        const auto start_ms = static_cast<std::int64_t>(std::clamp(
-            (static_cast<double>(boot_time_seconds) + static_cast<double>(e.start_ticks) / hz) * 1000.0, 0.0, 1e15));
-        // `out` is reused tick to tick and sorted by pid, so slot `count` usually already
-        // holds this very process: then its strings are current unless it was just
-        // (re)loaded or renamed, and copying them again is the bulk of a scan's user time.
-        const bool same_slot = p.pid == pid && p.start_time_ms == start_ms && !fresh && !exec_seen &&
-                               p.name.size() == e.comm.size() && p.name == e.comm;
-        if (!same_slot) {
-            p.name.assign(e.comm);
-            if (e.command.empty()) {
-                // Kernel threads and zombies have no command line: show the name as ps does.
-                p.command.assign("[").append(e.comm).append("]");
-            } else {
-                p.command.assign(e.command);
-            }
-            p.uid = e.uid;
-            p.user.assign(users_.name(e.uid));
-            p.cgroup.assign(e.cgroup);
-            p.container_pid.reset();
-            if (e.innermost_pid && *e.innermost_pid != pid) p.container_pid = e.innermost_pid;
-        }
-        p.pid = pid;
-        p.ppid = e.ppid;
-        p.state = e.state;
-        p.threads = e.threads;
-        p.rss_bytes = e.rss_pages * static_cast<std::uint64_t>(page_size_);
-        p.start_time_ms = start_ms;
-        p.start_ticks = e.start_ticks;
-        p.gpu_memory_bytes.reset();
-        p.gpu_indices.clear();
-        p.gpu_memory_ambiguous = false;
-
-        p.cpu_percent.reset();
-        p.cpu_seconds_total = static_cast<double>(ticks) / hz;
-        if (e.cpu_time_at >= 0 && now > e.cpu_time_at && ticks >= e.cpu_ticks)
-            p.cpu_percent = 100.0 * static_cast<double>(ticks - e.cpu_ticks) / hz / (now - e.cpu_time_at);
-        e.cpu_ticks = ticks;
-        // A trusted tick proves nothing: the next reading's rate spans back to the last real one.
-        if (idle != Idle::trusted) e.cpu_time_at = now;
-
-        update_io_rates(pid, e, ticks, now, p);
+        fill(out[count], pid, e, r, now, boot_time_seconds);
         e.seen_tick = tick_;
         pids_[count] = pid;  // survivors, still in order: the walk for a tick without a listing
         ++count;
     }
     out.resize(count);
     pids_.resize(count);
-    // Forget processes that have gone; their descriptors close here.
-    if (entries_.size() != count) {
-        for (auto it = entries_.begin(); it != entries_.end();) {
-            if (it->second.seen_tick != tick_) {
-                exited_now_.push_back(it->first);
-                it = entries_.erase(it);
-            } else {
-                ++it;
-            }
+    drop_gone(count);
+}
+
+bool ProcessTable::read_stat(std::uint32_t pid, Entry& e, double now, Reading& r) {
+    // ESRCH: the process we had open has exited (its pid may already be reused: start over
+    // with a fresh descriptor next tick).
+    if (!read_pid_file(e.stat, e.stat_by_path, pid, "/stat")) return false;
+    PidStat ps;
+    if (!parse_pid_stat(buf_, ps)) return false;
+    if (!r.fresh && ps.starttime != e.start_ticks) {
+        // Same pid, different process (a kept descriptor fails instead, but a fixture tree or
+        // a re-mounted /proc can do this): start over as a new process.
+        exited_now_.push_back(pid);
+        Entry renewed;
+        renewed.stat = std::move(e.stat);
+        renewed.sched = std::move(e.sched);
+        renewed.stat_by_path = e.stat_by_path;
+        renewed.io_by_path = e.io_by_path;
+        renewed.sched_valid = e.sched_valid;  // schedstat was read this tick
+        renewed.sched_runtime_ns = e.sched_runtime_ns;
+        renewed.sched_switches = e.sched_switches;
+        renewed.last_ran = now;
+        e = std::move(renewed);
+        r.fresh = true;
+    }
+    // A new name means an exec: re-read the identity. Kernel threads (no command line) rename
+    // themselves as they pick up work; their name is all there is to show.
+    r.exec_seen = !r.fresh && ps.comm != e.comm && !e.command.empty();
+    // A process that became a zombie has already handed its children to a new parent.
+    if (!r.fresh && (ps.state == 'Z' || ps.state == 'X') && e.state != ps.state) exited_now_.push_back(pid);
+    e.comm.assign(ps.comm);
+    e.start_ticks = ps.starttime;
+    e.ppid = ps.ppid;
+    e.state = ps.state;
+    e.threads = ps.num_threads;
+    e.rss_pages = ps.rss_pages;
+    // The first one is spread by pid over the second half of the span, so that processes seen
+    // together (at start) do not all come due on one tick; each keeps its phase after.
+    e.full_read_due = now + kIdleRefreshSeconds * (r.fresh ? 0.5 + static_cast<double>(pid % 64) / 128.0 : 1.0);
+    r.ticks = ps.utime + ps.stime;
+    if (r.ticks != e.cpu_ticks) e.last_ran = now;
+    if (!r.fresh && !r.exec_seen) return true;
+    if (!load_identity(pid, e)) return false;
+    if (r.fresh) {
+        path_.assign(root_).append("/").append(std::to_string(pid)).append("/io");
+        // Other users' io files need ptrace rights: EACCES is remembered, not retried.
+        if (!e.io_by_path && !e.io.open(path_)) {
+            if (too_many_files(e.io.last_errno()))
+                e.io_by_path = true;
+            else
+                e.io_denied = true;
+        }
+    }
+    return true;
+}
+
+void ProcessTable::fill(ProcessInfo& p, std::uint32_t pid, Entry& e, const Reading& r, double now,
+                        std::uint64_t boot_time_seconds) {
+    const double hz = static_cast<double>(clock_ticks_per_second_);
+    // (clamped: a damaged stat file's start ticks must not overflow the conversion)
+    const auto start_ms = static_cast<std::int64_t>(std::clamp(
+        (static_cast<double>(boot_time_seconds) + static_cast<double>(e.start_ticks) / hz) * 1000.0, 0.0, 1e15));
+    // `out` is reused tick to tick and sorted by pid, so slot `count` usually already holds this
+    // very process: then its strings are current unless it was just (re)loaded or renamed, and
+    // copying them again is the bulk of a scan's user time.
+    const bool same_slot = p.pid == pid && p.start_time_ms == start_ms && !r.fresh && !r.exec_seen &&
+                           p.name.size() == e.comm.size() && p.name == e.comm;
+    if (!same_slot) {
+        p.name.assign(e.comm);
+        if (e.command.empty()) {
+            // Kernel threads and zombies have no command line: show the name as ps does.
+            p.command.assign("[").append(e.comm).append("]");
+        } else {
+            p.command.assign(e.command);
+        }
+        p.uid = e.uid;
+        p.user.assign(users_.name(e.uid));
+        p.cgroup.assign(e.cgroup);
+        p.container_pid.reset();
+        if (e.innermost_pid && *e.innermost_pid != pid) p.container_pid = e.innermost_pid;
+    }
+    p.pid = pid;
+    p.ppid = e.ppid;
+    p.state = e.state;
+    p.threads = e.threads;
+    p.rss_bytes = e.rss_pages * static_cast<std::uint64_t>(page_size_);
+    p.start_time_ms = start_ms;
+    p.start_ticks = e.start_ticks;
+    p.gpu_memory_bytes.reset();
+    p.gpu_indices.clear();
+    p.gpu_memory_ambiguous = false;
+
+    p.cpu_percent.reset();
+    p.cpu_seconds_total = static_cast<double>(r.ticks) / hz;
+    if (e.cpu_time_at >= 0 && now > e.cpu_time_at && r.ticks >= e.cpu_ticks)
+        p.cpu_percent = 100.0 * static_cast<double>(r.ticks - e.cpu_ticks) / hz / (now - e.cpu_time_at);
+    e.cpu_ticks = r.ticks;
+    // A trusted tick proves nothing: the next reading's rate spans back to the last real one.
+    if (r.idle != Idle::trusted) e.cpu_time_at = now;
+    update_io_rates(pid, e, r.ticks, now, p);
+}
+
+void ProcessTable::drop_gone(std::size_t alive) {
+    if (entries_.size() == alive) return;
+    for (auto it = entries_.begin(); it != entries_.end();) {
+        if (it->second.seen_tick != tick_) {
+            exited_now_.push_back(it->first);
+            it = entries_.erase(it);
+        } else {
+            ++it;
         }
     }
 }

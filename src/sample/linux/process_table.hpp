@@ -140,6 +140,30 @@ class ProcessTable {
     // Reads /proc/PID/`file` into buf_: through the kept descriptor, or by path.
     bool read_pid_file(KeptFile& kept, bool by_path, std::uint32_t pid, const char* file);
 
+    // scan()'s steps, in order. What this tick may skip, from the hints against the last scan's
+    // (the listing of /proc redone when a task was created).
+    struct TickFacts {
+        bool reclaim_quiet = false;  // no page reclaimed since the last scan
+        bool trust = false;          // no task created or exited since the last scan
+    };
+    TickFacts begin_tick(const ScanHints& hints);
+    void list_pids();
+    // One process's reading this tick: a new one, an exec, its CPU ticks, whether stat was read.
+    struct Reading {
+        bool fresh = false;
+        bool exec_seen = false;
+        std::uint64_t ticks = 0;
+        Idle idle = Idle::read;
+    };
+    // Reads its stat (and a new process's identity, opening its io file); false: it is gone.
+    // r.fresh becomes true when the pid turned out to be another process's.
+    bool read_stat(std::uint32_t pid, Entry& e, double now, Reading& r);
+    // Its row in the snapshot, from the entry (strings copied only when they changed).
+    void fill(ProcessInfo& p, std::uint32_t pid, Entry& e, const Reading& r, double now,
+              std::uint64_t boot_time_seconds);
+    // Forgets the entries not seen this tick (their descriptors close); `alive` were seen.
+    void drop_gone(std::size_t alive);
+
     std::string root_;
     DIR* dir_ = nullptr;
     std::unordered_map<std::uint32_t, Entry> entries_;
