@@ -74,11 +74,11 @@ std::vector<PyThreadStack> parse_faulthandler_dump(std::string_view text) {
         PyThreadStack header;
         if (thread_header(line, header)) {
             // A thread this dump already holds, a second current one, or a one-thread dump
-            // ("Stack", id 0): the next dump began.
-            const bool again =
-                header.thread_id == 0 || std::any_of(dump.begin(), dump.end(), [&](const PyThreadStack& t) {
-                    return t.thread_id == header.thread_id || (t.current && header.current);
-                });
+            // ("Stack", id 0) before or now: the next dump began.
+            const bool one_thread = header.thread_id == 0 || (dump.size() == 1 && dump[0].thread_id == 0);
+            const bool again = one_thread || std::any_of(dump.begin(), dump.end(), [&](const PyThreadStack& t) {
+                                   return t.thread_id == header.thread_id || (t.current && header.current);
+                               });
             if (again) dump.clear();
             dump.push_back(std::move(header));
             thread = &dump.back();
@@ -95,6 +95,40 @@ std::vector<PyThreadStack> parse_faulthandler_dump(std::string_view text) {
         // (anything else: "  <no Python frame>", a line cut by a dump still being written)
     }
     return dump;
+}
+
+const PyThreadStack* main_thread(const std::vector<PyThreadStack>& threads) {
+    for (const PyThreadStack& t : threads)
+        if (!t.frames.empty() && t.frames.back().function == "<module>") return &t;
+    return threads.empty() ? nullptr : &threads.back();
+}
+
+std::vector<StackGroup> group_stacks(const std::vector<RankStack>& stacks) {
+    std::vector<StackGroup> groups;
+    for (const RankStack& s : stacks) {
+        auto same =
+            std::find_if(groups.begin(), groups.end(), [&](const StackGroup& g) { return g.frames == s.frames; });
+        if (same == groups.end()) {
+            groups.push_back({{s.rank}, s.frames, 0});
+        } else {
+            same->ranks.push_back(s.rank);
+        }
+    }
+    for (StackGroup& g : groups) std::sort(g.ranks.begin(), g.ranks.end());
+    std::sort(groups.begin(), groups.end(), [](const StackGroup& a, const StackGroup& b) {
+        if (a.ranks.size() != b.ranks.size()) return a.ranks.size() > b.ranks.size();
+        return a.ranks.front() < b.ranks.front();
+    });
+    // The outermost frames all groups share (frames are innermost first: compare from the back).
+    std::size_t shared = groups.empty() ? 0 : groups.front().frames.size();
+    for (const StackGroup& g : groups) {
+        const std::vector<PyFrame>& a = groups.front().frames;
+        std::size_t n = 0;
+        while (n < shared && n < g.frames.size() && a[a.size() - 1 - n] == g.frames[g.frames.size() - 1 - n]) ++n;
+        shared = n;
+    }
+    for (StackGroup& g : groups) g.shared_outer = shared;
+    return groups;
 }
 
 }  // namespace baton::run

@@ -35,4 +35,23 @@ struct PyThreadStack {
 // there is none. A dump begins again where a thread already seen in it appears a second time.
 std::vector<PyThreadStack> parse_faulthandler_dump(std::string_view text);
 
+// The thread that runs the script: the one whose outermost frame is the script's top level
+// (`<module>`), not a thread's `_bootstrap`; else the last one listed (CPython lists the newest
+// threads first). Null when there are none.
+const PyThreadStack* main_thread(const std::vector<PyThreadStack>& threads);
+
+// One rank's stack (innermost first), and the ranks' stacks grouped: identical stacks once with
+// their ranks, the largest group first (then by its lowest rank). `shared_outer` counts the
+// outermost frames every group has in common: where the ranks parted is the frame after them.
+struct RankStack {
+    int rank = 0;
+    std::vector<PyFrame> frames;
+};
+struct StackGroup {
+    std::vector<int> ranks;  // ascending
+    std::vector<PyFrame> frames;
+    std::size_t shared_outer = 0;
+};
+std::vector<StackGroup> group_stacks(const std::vector<RankStack>& stacks);
+
 }  // namespace baton::run

@@ -8,9 +8,13 @@
 #include "run/python_stacks.hpp"
 #include "test_support.hpp"
 
+using baton::run::group_stacks;
+using baton::run::main_thread;
 using baton::run::parse_faulthandler_dump;
 using baton::run::PyFrame;
 using baton::run::PyThreadStack;
+using baton::run::RankStack;
+using baton::run::StackGroup;
 
 namespace {
 
@@ -59,6 +63,11 @@ TEST(PythonStacks, TheLastOfSeveralDumpsCounts) {
     ASSERT_EQ(one.size(), 1u);
     EXPECT_EQ(one[0].thread_id, 0u);
     EXPECT_EQ(one[0].frames.at(0).file, "a.py");
+    // ... and so does any thread after it.
+    const std::vector<PyThreadStack> after = parse_faulthandler_dump(
+        "Stack (most recent call first):\n  File \"a.py\", line 1 in f\n\nThread 0x5 (most recent call first):\n");
+    ASSERT_EQ(after.size(), 1u);
+    EXPECT_EQ(after[0].thread_id, 5u);
 }
 
 TEST(PythonStacks, UnknownLinesNoPythonFrameAndTheCut) {
@@ -120,4 +129,41 @@ TEST(PythonStacks, WhatDebiansPythonWritesOnASignal) {
     ASSERT_EQ(dump[0].frames.size(), 2u);
     EXPECT_EQ(dump[0].frames[0], (PyFrame{"<string>", 5u, "waits_for_the_others"}));
     EXPECT_EQ(dump[0].frames[1], (PyFrame{"<string>", 6u, "<module>"}));
+}
+
+TEST(PythonStacks, TheMainThreadIsTheScriptsTopLevel) {
+    const std::vector<PyThreadStack> d = parse_faulthandler_dump(kTwoThreads);
+    ASSERT_NE(main_thread(d), nullptr);
+    EXPECT_EQ(main_thread(d)->frames.front().function, "inner");
+    std::vector<PyThreadStack> no_module = d;
+    no_module[1].frames.pop_back();  // (a dump cut before the top level)
+    EXPECT_EQ(main_thread(no_module), &no_module.back());
+    EXPECT_EQ(main_thread({}), nullptr);
+}
+
+TEST(PythonStacks, RanksWithTheSameStackAreOneGroupAndWhereTheyPartIsMarked) {
+    const PyFrame top{"train.py", 120u, "<module>"}, loop{"train.py", 70u, "train"};
+    const PyFrame reduce{"train.py", 61u, "all_reduce_step"}, wait{"distributed_c10d.py", 1320u, "all_reduce"};
+    const PyFrame eval{"train.py", 88u, "evaluate"};
+    const std::vector<StackGroup> g = group_stacks({{3, {wait, reduce, loop, top}},
+                                                    {2, {eval, loop, top}},
+                                                    {0, {wait, reduce, loop, top}},
+                                                    {1, {wait, reduce, loop, top}}});
+    ASSERT_EQ(g.size(), 2u);
+    EXPECT_EQ(g[0].ranks, (std::vector<int>{0, 1, 3}));
+    EXPECT_EQ(g[0].frames.front(), wait);
+    EXPECT_EQ(g[1].ranks, (std::vector<int>{2}));
+    EXPECT_EQ(g[0].shared_outer, 2u);  // <module> and train(): they part at the frame after
+    EXPECT_EQ(g[1].shared_outer, 2u);
+    // One stack everywhere: one group, every frame shared; none: no group.
+    const std::vector<StackGroup> one = group_stacks({{1, {eval, top}}, {0, {eval, top}}});
+    ASSERT_EQ(one.size(), 1u);
+    EXPECT_EQ(one[0].ranks, (std::vector<int>{0, 1}));
+    EXPECT_EQ(one[0].shared_outer, 2u);
+    EXPECT_TRUE(group_stacks({}).empty());
+    // Ties by size go to the lowest rank; a rank with no frames at all shares nothing.
+    const std::vector<StackGroup> tie = group_stacks({{5, {eval, top}}, {4, {}}});
+    ASSERT_EQ(tie.size(), 2u);
+    EXPECT_EQ(tie[0].ranks, (std::vector<int>{4}));
+    EXPECT_EQ(tie[0].shared_outer, 0u);
 }
