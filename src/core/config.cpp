@@ -9,6 +9,7 @@
 #include <toml++/toml.h>
 
 #include "core/config_keys.hpp"
+#include "core/files.hpp"
 #include "core/printable.hpp"
 
 namespace baton {
@@ -202,16 +203,11 @@ Status apply_file(const std::string& path, bool required, Config& c) {
         if (required) return make_error("cannot read config file " + path);
         return Ok{};
     }
-    // (bounded: a config is a few hundred bytes; a path to something huge is a mistake). Read in
-    // pieces: a buffer of the bound, zero-filled, was 256 page faults for every command.
+    // (bounded: a config is a few hundred bytes; a path to something huge is a mistake)
     constexpr std::size_t kMaxConfigBytes = 1 << 20;
-    std::string text;
-    char piece[16384];
-    while (in.read(piece, sizeof piece) || in.gcount() > 0) {
-        text.append(piece, static_cast<std::size_t>(in.gcount()));
-        if (text.size() > kMaxConfigBytes) return make_error("config file " + path + " is larger than 1 MiB");
-    }
-    return apply_config(text, path, c);
+    const std::optional<std::string> text = read_small_file(path, kMaxConfigBytes);
+    if (!text) return make_error("config file " + path + " is larger than 1 MiB or cannot be read");
+    return apply_config(*text, path, c);
 }
 
 }  // namespace
