@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <fcntl.h>
+#include <ftw.h>
 #include <unistd.h>
 
 namespace baton {
@@ -59,6 +60,19 @@ std::string file_value(const std::string& path) {
     std::string t = read_small_file(path, 1u << 20).value_or("");
     while (!t.empty() && (t.back() == '\n' || t.back() == ' ' || t.back() == '\t')) t.pop_back();
     return t;
+}
+
+namespace {
+
+int remove_entry(const char* path, const struct stat*, int, struct FTW*) {
+    ::remove(path);  // unlink or rmdir; a failure leaves the entry (and so its parent)
+    return 0;
+}
+
+}  // namespace
+
+void remove_tree(const std::string& dir) {
+    nftw(dir.c_str(), remove_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
 }
 
 }  // namespace baton

@@ -14,6 +14,7 @@
 
 #include "core/clock.hpp"
 #include "core/printable.hpp"
+#include "hang/stack_shim.hpp"
 #include "launch/rank_output.hpp"
 #include "run/child.hpp"
 #include "run/events_socket.hpp"
@@ -146,6 +147,7 @@ Result<LaunchResult> run_launch(const LaunchOptions& o) {
     const store::RunOwner me = store::current_owner();
     extras.owner = store::owner_token(me);
     result.run_dir = o.log_dir + "/" + o.topology.run_id;
+    bool shim_tried = false;
 
     run::JobWatchOptions wo = run::local_job_options(o.name, o.argv, o.thresholds, o.db_path, o.recording);
     if (!extras.gpus.empty()) {  // the ranks' GPUs together, as bound
@@ -183,6 +185,18 @@ Result<LaunchResult> run_launch(const LaunchOptions& o) {
                     // Said as a plain failure whatever its cause: the caller's 126 and 127 are
                     // for a program that cannot be started.
                     return make_error(st.error().message);
+            if (!shim_tried) {
+                // The ranks' stack handler and their stacks stay with the run's logs (the run directory
+                // exists now: the first rank's logs are open).
+                shim_tried = true;
+                if (Status st = hang::install_shim(result.run_dir + "/python", result.run_dir + "/stacks"); st.ok()) {
+                    extras.stack_shim_dir = result.run_dir + "/python";
+                    extras.stacks_dir = result.run_dir + "/stacks";
+                } else {
+                    std::fprintf(stderr, "baton launch: baton stacks will not reach the ranks: %s\n",
+                                 escaped_line(st.error().message).c_str());
+                }
+            }
             WorkerExtras x = extras;
             x.error_file = rank_dir + "/error.json";
             x.nccl_debug_file = rank_dir + "/nccl.%h.%p.log";

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "hang/stack_shim.hpp"
+
 namespace baton::launch {
 
 unsigned omp_threads(unsigned cpus, int local_workers) {
@@ -59,6 +61,9 @@ std::vector<std::pair<std::string, std::string>> worker_environment(const Launch
     }
     if (!x.events_socket.empty()) set("BATON_EVENTS", x.events_socket);
     if (!x.owner.empty()) set("BATON_OWNER", x.owner);
+    if (!x.stack_shim_dir.empty())
+        for (auto& [k, v] : hang::shim_environment(x.stack_shim_dir, x.stacks_dir, inherited("PYTHONPATH")))
+            env.emplace_back(std::move(k), std::move(v));
     return env;
 }
 

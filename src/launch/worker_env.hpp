@@ -36,6 +36,9 @@ struct WorkerExtras {
     unsigned cpus = 1;                      // the CPUs the launcher may use (for OMP_NUM_THREADS)
     std::string events_socket;              // BATON_EVENTS: the Python hook's socket
     std::string owner;                      // BATON_OWNER: "PID:START_TICKS" of the launcher (baton clean)
+    // The stack handler (hang/stack_shim.hpp): its directory, put first on PYTHONPATH, and where the
+    // ranks' stacks go; empty: none.
+    std::string stack_shim_dir, stacks_dir;
 };
 
 using EnvLookup = std::function<std::optional<std::string>(const std::string&)>;

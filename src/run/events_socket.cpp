@@ -11,6 +11,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "core/files.hpp"
 #include "store/hook_event.hpp"
 #include "store/run_owner.hpp"
 
@@ -40,8 +41,7 @@ void EventsSocket::remove_stale(const std::string& base) {
         struct stat st {};
         // Only this user's directories (never follow a link planted there), only of dead owners.
         if (lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != me || store::owner_alive(o)) continue;
-        unlink((dir + "/events").c_str());
-        rmdir(dir.c_str());
+        remove_tree(dir);
     }
     closedir(d);
 }
@@ -96,7 +96,7 @@ EventsSocket::EventsSocket(EventsSocket&& o) noexcept : fd_(o.fd_), dir_(std::mo
 EventsSocket::~EventsSocket() {
     if (fd_ >= 0) close(fd_);
     if (!path_.empty()) unlink(path_.c_str());
-    if (!dir_.empty()) rmdir(dir_.c_str());
+    if (!dir_.empty()) remove_tree(dir_);
 }
 
 std::vector<std::string> EventsSocket::drain(std::size_t max) {

@@ -21,9 +21,11 @@ class EventsSocket {
     static Result<EventsSocket> open_at(const std::string& path);
     EventsSocket(EventsSocket&& other) noexcept;
     EventsSocket& operator=(EventsSocket&&) = delete;
-    ~EventsSocket();  // closes, and removes the socket and its directory
+    ~EventsSocket();  // closes, and removes the socket and its directory (with what else is in it)
 
     const std::string& path() const { return path_; }
+    // The private directory open() made (the job's stack handler goes there too); "" after open_at.
+    const std::string& directory() const { return dir_; }
     // Where the directory goes.
     static std::string base_directory();
     // Removes the directories in `base` left by this user's batons that are gone (open() does).

@@ -16,6 +16,7 @@
 #include "core/json_writer.hpp"
 #include "core/percentile.hpp"
 #include "core/printable.hpp"
+#include "hang/stack_shim.hpp"
 #include "run/child.hpp"
 #include "run/events_socket.hpp"
 #include "run/job_watch.hpp"
@@ -109,6 +110,20 @@ Result<RunStats> run_command(const RunOptions& o) {
     } else {
         std::fprintf(stderr, "baton: the Python hook's step events will not be recorded: %s\n",
                      escaped_line(s.error().message).c_str());
+    }
+    // Its Python processes get the stack handler (`baton stacks`, the hang verdict), in the same
+    // private directory.
+    if (events) {
+        const std::string shim = events->directory() + "/python", stacks = events->directory() + "/stacks";
+        if (Status st = hang::install_shim(shim, stacks); st.ok()) {
+            const char* inherited = std::getenv("PYTHONPATH");
+            for (const auto& [k, v] :
+                 hang::shim_environment(shim, stacks, inherited ? std::optional<std::string>(inherited) : std::nullopt))
+                setenv(k.c_str(), v.c_str(), 1);
+        } else {
+            std::fprintf(stderr, "baton: baton stacks will not reach the command's Python processes: %s\n",
+                         escaped_line(st.error().message).c_str());
+        }
     }
     // Its processes say whose they are (baton clean lists them once this baton is gone).
     setenv(store::kOwnerVariable, store::owner_token(store::current_owner()).c_str(), 1);

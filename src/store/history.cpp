@@ -638,13 +638,11 @@ Result<std::vector<RunRecord>> History::runs() {
         if (!row.null(12)) r.cpu_count = static_cast<unsigned>(row.int64(12));
         if (!row.null(13)) r.memory_total_bytes = static_cast<std::uint64_t>(row.int64(13));
         r.kind = run_kind_from_name(row.text(17)).value_or(RunKind::run);
-        if (r.state == RunState::running) {  // a reader judges the owner itself: it does not write
-            RunOwner o;
-            o.pid = row.int64(14);
-            if (!row.null(15)) o.start_ticks = static_cast<std::uint64_t>(row.int64(15));
-            o.boot_id = row.text(16);
-            if (!owner_alive(o)) r.state = RunState::interrupted;
-        }
+        r.owner.pid = row.int64(14);
+        if (!row.null(15)) r.owner.start_ticks = static_cast<std::uint64_t>(row.int64(15));
+        r.owner.boot_id = row.text(16);
+        // A reader judges the owner itself: it does not write.
+        if (r.state == RunState::running && !owner_alive(r.owner)) r.state = RunState::interrupted;
         out.push_back(std::move(r));
     });
     if (runs != Walk::done) return read_error("cannot list runs");

@@ -19,6 +19,7 @@
 #include "diagnose/finding.hpp"
 #include "sample/snapshot.hpp"
 #include "store/job_state.hpp"
+#include "store/run_owner.hpp"
 #include "store/run_state.hpp"
 
 struct sqlite3;
@@ -46,6 +47,7 @@ struct RunRecord {
     std::int64_t findings = 0;
     std::string summary;  // the end-of-run summary text, once finished (a bench: its report)
     RunKind kind = RunKind::run;
+    RunOwner owner;  // the baton process that recorded it (`baton stacks RUN` asks its processes)
 };
 
 // One link a bench measured (measure/bench_report.hpp's LinkResult, as stored).

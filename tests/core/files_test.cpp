@@ -88,3 +88,18 @@ TEST(Files, ReadSmallFileKeepsToItsCeiling) {
     EXPECT_EQ(read_small_file(d.path()), std::nullopt) << "a directory cannot be read as a file";
     EXPECT_EQ(read_small_file("/proc/self/stat", 8192).value_or("").empty(), false) << "files of size 0 in /proc";
 }
+
+TEST(Files, RemoveTreeRemovesEverythingBelowButNotWhatALinkNames) {
+    test::TempDir d;
+    d.write("outside/keep", "mine");
+    const std::string tree = d.path() + "/tree";
+    std::filesystem::create_directories(tree + "/stacks/deeper");
+    d.write("tree/sitecustomize.py", "x");
+    d.write("tree/stacks/1.txt", "y");
+    d.write("tree/stacks/deeper/2.txt", "z");
+    ASSERT_EQ(symlink((d.path() + "/outside").c_str(), (tree + "/link").c_str()), 0);
+    remove_tree(tree);
+    EXPECT_FALSE(std::filesystem::exists(std::filesystem::symlink_status(tree)));
+    EXPECT_EQ(read_text(d.path() + "/outside/keep"), "mine") << "the link was removed, not followed";
+    remove_tree(d.path() + "/absent");  // nothing there: nothing happens
+}

@@ -23,7 +23,8 @@ PYTHON = "/usr/bin/python3"
 # the variables baton adds; OMP_NUM_THREADS (torchrun: 1; baton: the CPUs over the ranks).
 MAY_DIFFER = {"TORCHELASTIC_RUN_ID", "MASTER_PORT", "TORCHELASTIC_ERROR_FILE", "TORCHELASTIC_USE_AGENT_STORE",
               "OMP_NUM_THREADS", "_"}
-BATON_ADDS = {"BATON_EVENTS", "BATON_OWNER", "TORCH_NCCL_ASYNC_ERROR_HANDLING", "PYTHONUNBUFFERED"}
+BATON_ADDS = {"BATON_EVENTS", "BATON_OWNER", "TORCH_NCCL_ASYNC_ERROR_HANDLING", "PYTHONUNBUFFERED",
+              "PYTHONPATH", "BATON_STACKS_DIR", "BATON_STACKS_SIGNAL"}
 
 
 def free_port():
@@ -90,6 +91,9 @@ class LaunchTest(unittest.TestCase):
             self.assertEqual(b["env"]["TORCHELASTIC_ERROR_FILE"],
                              os.path.join(self.logs, "envtest", "attempt_0", str(rank), "error.json"))
             self.assertEqual(b["env"]["TORCH_NCCL_ASYNC_ERROR_HANDLING"], "1")
+            # The stack handler (baton stacks): first on the path, the ranks' files with the logs.
+            self.assertEqual(b["env"]["PYTHONPATH"], os.path.join(self.logs, "envtest", "python"))
+            self.assertEqual(b["env"]["BATON_STACKS_DIR"], os.path.join(self.logs, "envtest", "stacks"))
             self.assertEqual(b["env"]["OMP_NUM_THREADS"], str(max(1, len(os.sched_getaffinity(0)) // 4)))
         for rank in range(4):
             for name in ("stdout.log", "stderr.log"):

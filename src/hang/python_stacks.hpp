@@ -15,7 +15,7 @@
 #include <string_view>
 #include <vector>
 
-namespace baton::run {
+namespace baton::hang {
 
 struct PyFrame {
     std::string file;
@@ -54,4 +54,4 @@ struct StackGroup {
 };
 std::vector<StackGroup> group_stacks(const std::vector<RankStack>& stacks);
 
-}  // namespace baton::run
+}  // namespace baton::hang

@@ -1,10 +1,10 @@
-#include "run/python_stacks.hpp"
+#include "hang/python_stacks.hpp"
 
 #include <algorithm>
 
 #include "core/text_parse.hpp"
 
-namespace baton::run {
+namespace baton::hang {
 
 namespace {
 
@@ -131,4 +131,4 @@ std::vector<StackGroup> group_stacks(const std::vector<RankStack>& stacks) {
     return groups;
 }
 
-}  // namespace baton::run
+}  // namespace baton::hang

@@ -5,16 +5,16 @@
 
 #include <fstream>
 
-#include "run/python_stacks.hpp"
+#include "hang/python_stacks.hpp"
 #include "test_support.hpp"
 
-using baton::run::group_stacks;
-using baton::run::main_thread;
-using baton::run::parse_faulthandler_dump;
-using baton::run::PyFrame;
-using baton::run::PyThreadStack;
-using baton::run::RankStack;
-using baton::run::StackGroup;
+using baton::hang::group_stacks;
+using baton::hang::main_thread;
+using baton::hang::parse_faulthandler_dump;
+using baton::hang::PyFrame;
+using baton::hang::PyThreadStack;
+using baton::hang::RankStack;
+using baton::hang::StackGroup;
 
 namespace {
 

@@ -1,0 +1,128 @@
+#include "hang/stack_shim.hpp"
+
+#include <cerrno>
+#include <csignal>
+#include <sys/stat.h>
+
+#include "core/files.hpp"
+#include "core/text_parse.hpp"
+
+namespace baton::hang {
+
+namespace {
+
+// Every shim directory holds this file: a shim skips the directories that have it when it looks for
+// the user's sitecustomize, so a baton run inside a baton launch chains to the user's, not in a loop.
+constexpr const char* kMarker = "baton-stacks-shim";
+
+// Registration first (so a user sitecustomize that fails cannot stop it), then the user's
+// sitecustomize, whose errors reach site.py exactly as they would without the shim. No output on
+// any failure of our own: a job must run as it would without baton.
+constexpr std::string_view kSource =
+    R"PY(# Written by baton (baton run, baton launch): lets `baton stacks` and baton's hang verdict ask
+# this process for the Python stacks of all its threads (docs/launch.md, "When a job hangs"). It
+# registers faulthandler on $BATON_STACKS_SIGNAL, writing to $BATON_STACKS_DIR/PID.txt, then runs
+# the sitecustomize this file hides on sys.path, if there is one.
+import sys as _sys
+
+
+def _baton_register():
+    import os
+    folder = os.environ.get("BATON_STACKS_DIR")
+    signum = os.environ.get("BATON_STACKS_SIGNAL")
+    if not folder or not signum or "_baton_stacks" in _sys.modules:
+        return
+    try:
+        import faulthandler
+        pid = os.getpid()
+        with open("/proc/self/stat", "rb") as f:
+            start = int(f.read().rsplit(b")", 1)[1].split()[19])
+        exe = os.readlink("/proc/self/exe")
+        new = os.path.join(folder, "%d.new" % pid)
+        out = open(new, "a", encoding="ascii", errors="backslashreplace")
+        out.write("# baton stacks: pid %d start %d exe %s\n" % (pid, start, exe))
+        out.flush()
+        faulthandler.register(int(signum), file=out, all_threads=True)
+        os.replace(new, os.path.join(folder, "%d.txt" % pid))
+        _sys.modules["_baton_stacks"] = _sys.modules[__name__]
+        globals()["_baton_file"] = out  # faulthandler writes to its descriptor
+    except Exception:
+        pass
+
+
+def _baton_chain():
+    import os
+    import importlib.machinery
+    import importlib.util
+    rest = [p for p in _sys.path if not os.path.exists(os.path.join(p or os.curdir, "baton-stacks-shim"))]
+    spec = importlib.machinery.PathFinder.find_spec("sitecustomize", rest)
+    if spec is None or spec.loader is None:
+        return
+    module = importlib.util.module_from_spec(spec)
+    _sys.modules["sitecustomize"] = module
+    spec.loader.exec_module(module)
+
+
+_baton_register()
+_baton_chain()
+)PY";
+
+Status make_private_dir(const std::string& dir) {
+    if (mkdir(dir.c_str(), 0700) == 0 || errno == EEXIST) return Ok{};
+    return os_error("cannot create " + dir, errno);
+}
+
+}  // namespace
+
+int stacks_signal() {
+    return SIGRTMAX - 5;
+}
+
+std::string_view shim_source() {
+    return kSource;
+}
+
+Status install_shim(const std::string& shim_dir, const std::string& stacks_dir) {
+    for (const std::string& d : {shim_dir, stacks_dir})
+        if (Status s = make_private_dir(d); !s.ok()) return s;
+    if (Status s = write_file_atomically(shim_dir + "/sitecustomize.py", std::string(kSource)); !s.ok()) return s;
+    if (Status s = write_file_atomically(shim_dir + "/" + kMarker, ""); !s.ok()) return s;
+    // Readable by the job's processes (they are this user's; 0600 would do, but a job that drops
+    // privileges to run its Python, as a container's entry point may, still finds it).
+    chmod((shim_dir + "/sitecustomize.py").c_str(), 0644);
+    return Ok{};
+}
+
+std::vector<std::pair<std::string, std::string>> shim_environment(const std::string& shim_dir,
+                                                                  const std::string& stacks_dir,
+                                                                  const std::optional<std::string>& python_path) {
+    std::string path = shim_dir;
+    if (python_path && !python_path->empty()) path += ":" + *python_path;
+    return {{"PYTHONPATH", path},
+            {kStacksDirVariable, stacks_dir},
+            {kStacksSignalVariable, std::to_string(stacks_signal())}};
+}
+
+std::optional<StacksHeader> parse_stacks_header(std::string_view line) {
+    constexpr std::string_view kPrefix = "# baton stacks: pid ";
+    if (!line.empty() && line.back() == '\n') line.remove_suffix(1);
+    if (line.substr(0, kPrefix.size()) != kPrefix) return std::nullopt;
+    line.remove_prefix(kPrefix.size());
+    auto word = [&line]() {
+        const std::size_t sp = line.find(' ');
+        const std::string_view w = line.substr(0, sp);
+        line = sp == std::string_view::npos ? std::string_view() : line.substr(sp + 1);
+        return w;
+    };
+    StacksHeader h;
+    const std::optional<std::int64_t> pid = text::parse_digits<std::int64_t>(word());
+    if (!pid || *pid <= 0 || word() != "start") return std::nullopt;
+    const std::optional<std::uint64_t> start = text::parse_digits<std::uint64_t>(word());
+    if (!start || word() != "exe" || line.empty()) return std::nullopt;
+    h.pid = *pid;
+    h.start_ticks = *start;
+    h.exe = std::string(line);
+    return h;
+}
+
+}  // namespace baton::hang
