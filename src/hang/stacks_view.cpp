@@ -27,15 +27,6 @@ std::string frame_line(const PyFrame& f) {
                        printable(f.function));
 }
 
-// Outermost first; `marked_from_outer`: frames at and after this depth (from the outermost) get "> ".
-void write_frames(std::string& out, const std::vector<PyFrame>& frames, std::size_t marked_from_outer) {
-    if (frames.empty()) out += "    (no Python frame)\n";
-    for (std::size_t depth = 0; depth < frames.size(); ++depth) {
-        const PyFrame& f = frames[frames.size() - 1 - depth];
-        out += (depth >= marked_from_outer ? "  > " : "    ") + frame_line(f) + "\n";
-    }
-}
-
 void write_frames_json(JsonWriter& w, const std::vector<PyFrame>& frames) {
     w.key("frames");
     w.begin_array();
@@ -54,6 +45,17 @@ void write_frames_json(JsonWriter& w, const std::vector<PyFrame>& frames) {
 }
 
 }  // namespace
+
+std::string traceback_lines(const std::vector<PyFrame>& frames, std::size_t marked_from_outer,
+                            std::string_view indent) {
+    std::string out;
+    if (frames.empty()) out += std::string(indent) + "  (no Python frame)\n";
+    for (std::size_t depth = 0; depth < frames.size(); ++depth) {
+        const PyFrame& f = frames[frames.size() - 1 - depth];
+        out += std::string(indent) + (depth >= marked_from_outer ? "> " : "  ") + frame_line(f) + "\n";
+    }
+    return out;
+}
 
 std::string process_label(const StackTarget& t) {
     if (t.rank) return "rank " + std::to_string(*t.rank);
@@ -94,7 +96,7 @@ std::string stacks_text(const std::vector<StackReply>& replies, bool threads) {
         for (std::size_t i : g.members)
             if (replies[i].partial) out += " [" + process_label(replies[i].target) + ": partial dump]";
         out += "\n";
-        write_frames(out, g.frames, groups.size() > 1 ? g.shared_outer : g.frames.size());
+        out += traceback_lines(g.frames, groups.size() > 1 ? g.shared_outer : g.frames.size());
     }
     for (const StackReply& r : replies)
         if (r.threads.empty())
@@ -107,7 +109,7 @@ std::string stacks_text(const std::vector<StackReply>& replies, bool threads) {
                 if (&t == m) continue;
                 out += fmt::format("\n{} thread 0x{:016x}{}:\n", process_label(r.target), t.thread_id,
                                    t.current ? " (took the signal)" : "");
-                write_frames(out, t.frames, t.frames.size());
+                out += traceback_lines(t.frames, t.frames.size());
             }
         }
     } else if (more_threads) {

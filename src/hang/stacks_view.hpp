@@ -6,6 +6,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "hang/stack_request.hpp"
@@ -23,6 +24,11 @@ struct ReplyGroup {
     std::size_t shared_outer = 0;
 };
 std::vector<ReplyGroup> group_replies(const std::vector<StackReply>& replies);
+
+// The frames (innermost first) as a traceback's lines, outermost first, each after `indent`; frames at
+// and past depth `marked_from_outer` (counted from the outermost) get "> " instead of two spaces.
+std::string traceback_lines(const std::vector<PyFrame>& frames, std::size_t marked_from_outer,
+                            std::string_view indent = "  ");
 
 std::string stacks_text(const std::vector<StackReply>& replies, bool threads);
 std::string stacks_json(const std::vector<StackReply>& replies);
