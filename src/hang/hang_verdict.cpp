@@ -247,9 +247,14 @@ std::optional<HangVerdict> judge_hang(const Look& before, const Look& after, std
             parts += (parts.empty() ? "" : "; ") + ranks_text(g.ranks) + " " + doing_text(*g.first, g.ranks.size());
         v.summary = parts + since + ": no rank completes a step";
     }
+    // A running rank's place moves all the time: its condition is what counts.
     for (const RankVerdict& r : v.ranks)
-        v.key += std::to_string(r.rank) + ":" + condition_name(r.condition) + ":" + r.collective + ":" +
-                 (r.where ? r.where->file + ":" + std::to_string(r.where->line.value_or(0)) : "") + ";";
+        v.key += std::to_string(r.rank) + ":" + condition_name(r.condition) +
+                 (r.condition == RankCondition::running
+                      ? std::string()
+                      : ":" + r.collective + ":" +
+                            (r.where ? r.where->file + ":" + std::to_string(r.where->line.value_or(0)) : "")) +
+                 ";";
     return v;
 }
 
