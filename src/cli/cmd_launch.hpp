@@ -39,6 +39,8 @@ struct LaunchArgs {
     double interval = 0.5;
     bool quiet = false;
     bool no_gpus = false;
+    double hang_seconds = -1;  // -1: [launch] hang_seconds
+    std::string on_hang;       // "": [launch] on_hang
 };
 
 CLI::App* add_launch_command(CLI::App& app, LaunchArgs& args);

@@ -60,7 +60,9 @@ struct Config {
         std::string socket_group = "baton";  // a root agent's socket is this group's (0660): its members may submit
     } queue;
     struct Launch {
-        std::string log_group;  // the rank logs are 0640 and this group's; empty: 0600, the user's alone
+        std::string log_group;           // the rank logs are 0640 and this group's; empty: 0600, the user's alone
+        double hang_seconds = 0;         // no progress this long is a hang; 0: max(60 s, 10 x the median step)
+        std::string on_hang = "report";  // report (keep the job) or stop (tear it down, exit 124)
     } launch;
     struct Bench {                     // docs/bench.md
         double ok_share = 0.85;        // a link measuring at least this share of its peak is ok (the seed's 85 %)

@@ -45,10 +45,12 @@ RankVerdict classify(const RankLook& b, const RankLook& a, double interval) {
         v.condition = RankCondition::stopped;
     } else if (a.state == 'D' && b.state == 'D') {
         v.condition = RankCondition::in_kernel;
-    } else if (!a.has_stacks && !b.has_stacks) {
+    } else if (!a.has_stacks || !b.has_stacks) {
+        // One look is no proof that it stays there (it may have just arrived): judged at the next.
         v.condition = RankCondition::silent;
-    } else if (!a.has_stacks || !b.has_stacks || a.frames == b.frames) {
-        // The same place (or one look only): waiting or working there, as its CPU says.
+        if (v.no_stacks.empty()) v.no_stacks = "its stacks came at one look of two";
+    } else if (a.frames == b.frames) {
+        // The same place: waiting or working there, as its CPU says.
         if (!v.collective.empty())
             v.condition = RankCondition::waiting_in_collective;  // NCCL spins a core while it waits
         else
@@ -63,8 +65,11 @@ RankVerdict classify(const RankLook& b, const RankLook& a, double interval) {
     return v;
 }
 
+// A live rank that waits. Exited or silent ranks alone make no hang (the others may finish, as rank 0
+// saving a checkpoint after the rest left); they are named when others wait.
 bool waits(RankCondition c) {
-    return c != RankCondition::running && c != RankCondition::busy_in_place;
+    return c == RankCondition::waiting_in_collective || c == RankCondition::blocked || c == RankCondition::in_kernel ||
+           c == RankCondition::stopped;
 }
 
 // "rank 2", "ranks 0, 1, 3".

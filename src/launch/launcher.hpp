@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/thresholds.hpp"
+#include "hang/hang_watch.hpp"
 #include "launch/worker_env.hpp"
 #include "launch/workers.hpp"
 #include "run/run_command.hpp"
@@ -36,6 +37,10 @@ struct LaunchOptions {
     Thresholds thresholds;
     std::string db_path;  // empty: not recorded
     store::HistoryWriter::Options recording;
+    // The hang verdict (docs/launch.md, "When a job hangs"): when to call it, and whether a hang
+    // ends the launch ([launch] on_hang = "stop": torn down, exit status 124) or is reported only.
+    hang::HangWatchOptions hang;
+    bool stop_on_hang = false;
 };
 
 // The rank that failed first.
@@ -54,11 +59,16 @@ struct LaunchResult {
     run::RunStats stats;  // the whole launch as one run
     int exit_status = 0;
     int attempts = 0;
-    int stop_signal = 0;                 // a stop signal the launcher forwarded (Ctrl-C, SIGTERM)
-    std::optional<RankFailure> failure;  // of the last attempt
-    std::vector<StuckProcess> stuck;     // left after SIGKILL and the last wait
-    std::string run_dir;                 // log_dir/run_id
+    int stop_signal = 0;                    // a stop signal the launcher forwarded (Ctrl-C, SIGTERM)
+    std::optional<RankFailure> failure;     // of the last attempt
+    std::vector<StuckProcess> stuck;        // left after SIGKILL and the last wait
+    std::string run_dir;                    // log_dir/run_id
+    std::optional<hang::HangVerdict> hang;  // the last hang verdict said (of the last attempt)
+    bool stopped_on_hang = false;           // on_hang = "stop" ended the launch (exit status 124)
 };
+
+// The exit status of a launch stopped on a hang, as timeout(1)'s.
+inline constexpr int kExitHung = 124;
 
 // Runs the launch to its end. An error when a rank's log cannot be opened (failed) or its
 // program cannot be started (WorkerGroup::start's: not_found, not_executable).

@@ -231,6 +231,23 @@ std::vector<diagnose::Finding> JobWatch::merge(const std::vector<diagnose::Findi
     return fresh;
 }
 
+void JobWatch::add_finding(const diagnose::Finding& f) {
+    merge({f});
+    if (history_) history_->add_finding(unix_millis(), f);
+}
+
+double JobWatch::median_step_seconds() {
+    // Taken again when the steps grew by a tenth: a run of millions of steps is not sorted each second.
+    const std::size_t n = stats_.step_ms.size();
+    if (n != median_of_steps_ && (n < 100 || n >= median_of_steps_ + median_of_steps_ / 10)) {
+        std::vector<float> v = stats_.step_ms;
+        std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(n / 2), v.end());
+        median_step_ = n ? v[n / 2] / 1000.0 : 0;
+        median_of_steps_ = n;
+    }
+    return median_step_;
+}
+
 std::vector<diagnose::Finding> JobWatch::read_output(std::string_view bytes) {
     if (!bytes.empty()) scanner_.feed(bytes);
     std::vector<diagnose::Finding> news;
@@ -259,6 +276,7 @@ void JobWatch::read_events(const std::vector<std::string>& datagrams) {
         }
         if (e->type != "step") continue;
         account_step(stats_, e->step);
+        last_step_ms_ = std::max(last_step_ms_, e->step.t_ms);
         steps_.push_back({e->step.t_ms, e->step.pid, e->step.rank, e->step.step_ms, e->step.wait_ms, e->step.samples});
         fresh.push_back(std::move(e->step));
     }

@@ -82,6 +82,15 @@ class JobWatch {
         cgroup_limit_bytes_ = limit_bytes;
     }
 
+    // A finding found outside the window's rules (the hang verdict): kept as the others are, and
+    // recorded in the history each time it is given (a verdict that changed is recorded again).
+    void add_finding(const diagnose::Finding& f);
+
+    // The hook's newest step (unix ms, of any rank; 0 before the first) and the median step time of
+    // the run so far, in seconds (the hang verdict's default wait is ten of them).
+    std::int64_t last_step_unix_ms() const { return last_step_ms_; }
+    double median_step_seconds();
+
     const RunStats& stats() const { return stats_; }
     // The job's run in the history once it is recorded there, else 0.
     std::int64_t run_id() const { return history_ ? history_->run_id() : 0; }
@@ -105,6 +114,9 @@ class JobWatch {
     std::size_t scanned_ = 0;  // scanner findings already merged
     std::optional<std::uint64_t> oom_kills_at_start_, oom_kills_now_;
     std::uint64_t cgroup_oom_kills_ = 0, cgroup_limit_bytes_ = 0;
+    std::int64_t last_step_ms_ = 0;
+    double median_step_ = 0;
+    std::size_t median_of_steps_ = 0;  // how many steps median_step_ was taken over
 };
 
 }  // namespace baton::run
