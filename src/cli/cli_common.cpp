@@ -45,6 +45,17 @@ bool write_stdout(const std::string& raw) {
     return true;
 }
 
+void add_hang_options(CLI::App* cmd, double& hang_seconds, std::string& on_hang) {
+    add_duration_option(cmd, "--hang-seconds", hang_seconds,
+                        "No rank completing a step (or no stack moving) this long is a hang; 0: the larger of 60s and "
+                        "10 x the median step (default: [launch] hang_seconds)",
+                        0, 7 * 86400);
+    cmd->add_option("--on-hang", on_hang,
+                    "report: print the verdict, keep the job; stop: end it, exit status 124 (default: [launch] "
+                    "on_hang, report)")
+        ->check(CLI::IsMember({"report", "stop"}));
+}
+
 CLI::Option* add_duration_option(CLI::App* cmd, const std::string& name, double& seconds, const std::string& help,
                                  double min, double max) {
     CLI::Validator to_seconds(

@@ -44,6 +44,10 @@ Status write_file(const std::string& path, const std::string& text);
 // Adds an option that takes a duration in any form parse_duration() reads ("90", "0.5",
 // "1m30s", "5min", "2h", "30d"), stores it as seconds and keeps it within [min, max] seconds.
 // Every flag that takes a time uses this, so they all accept the same words.
+// --hang-seconds and --on-hang, the hang verdict's options of baton run and baton launch (-1 and "":
+// not given, the config's [launch] keys then).
+void add_hang_options(CLI::App* cmd, double& hang_seconds, std::string& on_hang);
+
 CLI::Option* add_duration_option(CLI::App* cmd, const std::string& name, double& seconds, const std::string& help,
                                  double min, double max);
 

@@ -67,14 +67,7 @@ CLI::App* add_launch_command(CLI::App& app, LaunchArgs& a) {
     add_duration_option(cmd, "--grace", a.grace,
                         "Time between SIGTERM to the ranks and SIGKILL when the launch ends, 0 to 1h (default 10s)", 0,
                         3600);
-    add_duration_option(cmd, "--hang-seconds", a.hang_seconds,
-                        "No rank completing a step (or no stack moving) this long is a hang; 0: the larger of 60s and "
-                        "10 x the median step (default: [launch] hang_seconds)",
-                        0, 7 * 86400);
-    cmd->add_option("--on-hang", a.on_hang,
-                    "report: print the verdict, keep the job; stop: tear it down, exit status 124 (default: [launch] "
-                    "on_hang, report)")
-        ->check(CLI::IsMember({"report", "stop"}));
+    add_hang_options(cmd, a.hang_seconds, a.on_hang);
     cmd->add_option("--db", a.db,
                     "History database (default: [history] db in the config, else $XDG_STATE_HOME/baton/baton.db)");
     cmd->add_flag("--no-db", a.no_db, "Do not record the launch");

@@ -23,6 +23,7 @@ CLI::App* add_run_command(CLI::App& app, RunArgs& a) {
     cmd->add_option("--name", a.name, "A name for the run (default: the command's name)");
     cmd->add_flag("--quiet", a.quiet, "Keep findings for the summary instead of printing them as they appear");
     cmd->add_flag("--no-gpus", a.no_gpus, "Do not load NVML");
+    add_hang_options(cmd, a.hang_seconds, a.on_hang);
     cmd->add_option("--db", a.db,
                     "History database (default: [history] db in the config, else $XDG_STATE_HOME/baton/baton.db)");
     cmd->add_flag("--no-db", a.no_db, "Do not record the run");
@@ -93,9 +94,11 @@ int run_run(const RunArgs& a, const std::vector<std::string>& command, const std
     o.sampler = *sampler;
     o.thresholds = cfg->thresholds;
     if (!a.no_db) o.db_path = history_path(a.db, *cfg);
+    o.hang.hang_seconds = a.hang_seconds >= 0 ? a.hang_seconds : cfg->launch.hang_seconds;
+    o.stop_on_hang = (a.on_hang.empty() ? cfg->launch.on_hang : a.on_hang) == "stop";
     Result<run::RunStats> stats = run::run_command(o);
     if (!stats.ok()) return start_failure(stats.error());
-    std::string summary = "\n" + run::run_summary_text(*stats);
+    std::string summary = stats->hang_root_cause + "\n" + run::run_summary_text(*stats);
     summary += write_run_outputs(*stats, o.db_path, a.report, a.summary_json, "run");
     std::fputs(printable_text(summary).c_str(), stderr);
     return stats->exit_status;

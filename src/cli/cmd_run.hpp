@@ -20,6 +20,8 @@ struct RunArgs {
     bool no_db = false;
     std::string report;        // --report FILE.html: written from the history at the end
     std::string summary_json;  // --summary-json FILE: the summary as JSON ("-": stdout)
+    double hang_seconds = -1;  // -1: [launch] hang_seconds
+    std::string on_hang;       // "": [launch] on_hang
 };
 
 // Where the command begins in baton's arguments (argv without argv[0]): the word after "--",

@@ -194,7 +194,15 @@ std::optional<HangVerdict> judge_hang(const Look& before, const Look& after, std
     for (const RankLook& a : after.ranks) {
         auto b = std::find_if(before.ranks.begin(), before.ranks.end(),
                               [&](const RankLook& x) { return x.rank == a.rank && x.pid == a.pid; });
-        v.ranks.push_back(classify(b == before.ranks.end() ? a : *b, a, b == before.ranks.end() ? 0 : interval));
+        if (b != before.ranks.end()) {
+            v.ranks.push_back(classify(*b, a, interval));
+            continue;
+        }
+        // A rank (or a pid) the first look did not have: started since, nothing to compare with.
+        RankLook none = a;
+        none.has_stacks = false;
+        none.state = '?';
+        v.ranks.push_back(classify(none, a, 0));
     }
     std::sort(v.ranks.begin(), v.ranks.end(),
               [](const RankVerdict& x, const RankVerdict& y) { return x.rank < y.rank; });

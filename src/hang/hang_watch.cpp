@@ -81,7 +81,20 @@ std::optional<HangVerdict> HangWatch::judge_without_steps() const {
                 }
         }
     }
-    return judge_hang(before, newest, ref->unix_ms, o_.multi_node);
+    // Since when: the earliest look from which a rank that stayed put all along was where it is now.
+    std::int64_t since = ref->unix_ms;
+    for (const RankLook& now_rank : newest.ranks) {
+        if (!now_rank.has_stacks) continue;
+        std::int64_t from = newest.unix_ms;
+        for (auto l = looks_.rbegin(); l != looks_.rend(); ++l) {
+            auto x = std::find_if(l->ranks.begin(), l->ranks.end(),
+                                  [&](const RankLook& y) { return y.rank == now_rank.rank && y.pid == now_rank.pid; });
+            if (x == l->ranks.end() || !x->has_stacks || x->frames != now_rank.frames) break;
+            from = l->unix_ms;
+        }
+        if (from <= ref->unix_ms) since = std::min(since, from);
+    }
+    return judge_hang(before, newest, since, o_.multi_node);
 }
 
 std::optional<HangWatch::Change> HangWatch::add_look(Look look) {

@@ -20,6 +20,9 @@
 
 namespace baton::hang {
 
+// The exit status of a job stopped on a hang (on_hang = "stop"), as timeout(1)'s.
+inline constexpr int kExitHung = 124;
+
 struct HangWatchOptions {
     double hang_seconds = 0;  // 0: the larger of 60 s and 10 x the median step
     double confirm_seconds = 5;

@@ -14,13 +14,12 @@
 
 #include "core/clock.hpp"
 #include "core/printable.hpp"
-#include "core/files.hpp"
-#include "hang/hang_verdict.hpp"
 #include "hang/rank_probe.hpp"
 #include "hang/stack_shim.hpp"
 #include "launch/rank_output.hpp"
 #include "run/child.hpp"
 #include "run/events_socket.hpp"
+#include "run/job_hangs.hpp"
 #include "run/job_watch.hpp"
 #include "store/run_owner.hpp"
 
@@ -104,43 +103,22 @@ void wait_for_output(const WorkerGroup& group, double seconds) {
     ::poll(fds.data(), fds.size(), ms);
 }
 
-// One turn of the hang watch: a look at the ranks when one is due, and the verdict said, recorded
-// and kept with the run's stacks when it appears or changes. True when the launch must stop on it.
-bool watch_hang(hang::HangWatch& hangs, const WorkerGroup& group, const LaunchOptions& o, run::JobWatch& watch,
-                std::int64_t attempt_start_ms, const std::string& run_dir, LaunchResult& result) {
-    const std::int64_t last_step = watch.last_step_unix_ms();
-    hangs.steps(last_step >= attempt_start_ms ? last_step : 0, watch.median_step_seconds());
+// The ranks as the hang verdict looks at them.
+std::vector<hang::ProbedRank> probed_ranks(const WorkerGroup& group, const LaunchTopology& t) {
+    std::vector<hang::ProbedRank> ranks;
     const double now = monotonic_seconds();
     const std::int64_t now_ms = unix_millis();
-    if (!hangs.look_due(now, now_ms)) return false;
-    std::vector<hang::ProbedRank> ranks;
     for (std::size_t i = 0; i < group.workers().size(); ++i) {
         const Worker& w = group.workers()[i];
         hang::ProbedRank r;
-        r.rank = o.topology.global_rank(static_cast<int>(i));
+        r.rank = t.global_rank(static_cast<int>(i));
         r.pid = w.pid;
         r.alive = !w.exited;
         r.exit_status = w.exit_status;
         if (w.exited) r.exited_unix_ms = now_ms - static_cast<std::int64_t>((now - w.exited_at) * 1000);
         ranks.push_back(r);
     }
-    const std::optional<hang::HangWatch::Change> change = hangs.add_look(hang::look_at_ranks(ranks, true, now));
-    if (!change) return false;
-    if (change->kind == hang::HangWatch::Change::Kind::cleared) {
-        std::fprintf(stderr, "baton launch: the ranks make progress again: the hang verdict is cleared\n");
-        return false;
-    }
-    const hang::HangVerdict& v = *change->verdict;
-    const std::string text = hang::hang_text(v, "baton launch");
-    (void)write_file_atomically(run_dir + "/stacks/hang.txt", text);  // kept with the run's logs
-    watch.add_finding(hang::hang_finding(v, hangs.hang_seconds()));
-    result.hang = v;
-    const bool stop = o.stop_on_hang && change->kind == hang::HangWatch::Change::Kind::appeared;
-    if (stop)  // the whole block comes with the summary, as the root cause
-        std::fprintf(stderr, "baton launch: %s: stopping the ranks (on_hang = \"stop\")\n", v.rule.c_str());
-    else
-        std::fputs(printable_text(text).c_str(), stderr);
-    return stop;
+    return ranks;
 }
 
 }  // namespace
@@ -210,6 +188,7 @@ Result<LaunchResult> run_launch(const LaunchOptions& o) {
     int killed = 0;
     const double started = monotonic_seconds();
     const int local = o.topology.nproc_per_node;
+    run::JobHangs hangs(o.hang, o.stop_on_hang, "baton launch", result.run_dir + "/stacks");
 
     for (int attempt = 0;; ++attempt) {
         result.attempts = attempt + 1;
@@ -254,8 +233,7 @@ Result<LaunchResult> run_launch(const LaunchOptions& o) {
 
         std::optional<RankFailure> failure;
         double kill_at = -1, give_up_at = -1;
-        hang::HangWatch hangs(o.hang);  // this attempt's ranks
-        const std::int64_t attempt_start_ms = unix_millis();
+        hangs.restart();  // this attempt's ranks
         while (!group.all_exited()) {
             const double now = monotonic_seconds();
             read_outputs(group, a, watch, notes, o.quiet);
@@ -286,7 +264,7 @@ Result<LaunchResult> run_launch(const LaunchOptions& o) {
                 if (kill_at < 0) kill_at = now + o.grace_seconds;
             }
             if (kill_at < 0 && give_up_at < 0 && !extras.stacks_dir.empty() &&
-                watch_hang(hangs, group, o, watch, attempt_start_ms, result.run_dir, result)) {
+                hangs.turn(watch, [&] { return probed_ranks(group, o.topology); })) {
                 // on_hang = "stop": the verdict is the root cause; the ranks go as on a failure.
                 result.stopped_on_hang = true;
                 group.signal_all(SIGTERM);
@@ -337,6 +315,7 @@ Result<LaunchResult> run_launch(const LaunchOptions& o) {
             if (access(a.error_files[i].c_str(), R_OK) == 0) failure->error_file = a.error_files[i];
         }
         result.failure = failure;
+        result.hang = hangs.last_verdict();
         if (failure && !result.stop_signal && !result.stopped_on_hang && result.stuck.empty() &&
             attempt < o.topology.max_restarts) {
             std::fputs(printable_text(root_cause_text(*failure)).c_str(), stderr);
@@ -350,7 +329,7 @@ Result<LaunchResult> run_launch(const LaunchOptions& o) {
     if (result.stop_signal) {
         result.exit_status = 128 + result.stop_signal;
     } else if (result.stopped_on_hang) {
-        result.exit_status = kExitHung;  // the summary prints the verdict as the root cause
+        result.exit_status = hang::kExitHung;  // the summary prints the verdict as the root cause
     } else if (result.failure) {
         result.exit_status = result.failure->exit_status;
     }

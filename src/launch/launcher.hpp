@@ -67,9 +67,6 @@ struct LaunchResult {
     bool stopped_on_hang = false;           // on_hang = "stop" ended the launch (exit status 124)
 };
 
-// The exit status of a launch stopped on a hang, as timeout(1)'s.
-inline constexpr int kExitHung = 124;
-
 // Runs the launch to its end. An error when a rank's log cannot be opened (failed) or its
 // program cannot be started (WorkerGroup::start's: not_found, not_executable).
 Result<LaunchResult> run_launch(const LaunchOptions& o);

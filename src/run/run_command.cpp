@@ -16,9 +16,12 @@
 #include "core/json_writer.hpp"
 #include "core/percentile.hpp"
 #include "core/printable.hpp"
+#include "hang/hang_verdict.hpp"
+#include "hang/stack_request.hpp"
 #include "hang/stack_shim.hpp"
 #include "run/child.hpp"
 #include "run/events_socket.hpp"
+#include "run/job_hangs.hpp"
 #include "run/job_watch.hpp"
 #include "store/finding_json.hpp"
 #include "store/run_owner.hpp"
@@ -161,10 +164,29 @@ Result<RunStats> run_command(const RunOptions& o) {
     auto take_events = [&] {
         if (events) watch.read_events(events->drain());
     };
+    JobHangs hangs(o.hang, o.stop_on_hang, "baton run", events ? events->directory() + "/stacks" : "");
+    bool stopped_on_hang = false;
+    // The command's ranks as the verdict sees them: its Python processes with a RANK (torchrun's), or,
+    // for a training loop that sends the hook's steps, its Python processes. A plain script that waits
+    // (a monitor that sleeps, a prompt) is no hung training: nothing is judged.
+    auto ranks = [&] {
+        std::vector<hang::ProbedRank> out;
+        const std::vector<hang::StackTarget> found = hang::stack_targets_under(child.pid(), true);
+        const bool ranked = std::any_of(found.begin(), found.end(), [](const hang::StackTarget& t) { return t.rank; });
+        if (!ranked && watch.last_step_unix_ms() == 0) return out;
+        for (const hang::StackTarget& t : found)
+            out.push_back({t.rank.value_or(static_cast<int>(out.size())), t.pid, true, 0, 0});
+        return out;
+    };
     while (!child.poll_exit()) {
         const double now = monotonic_seconds();
         if (child.stderr_fd() >= 0) pump();
         take_events();
+        if (events && kill_at < 0 && hangs.turn(watch, ranks)) {
+            stopped_on_hang = true;
+            child.signal_group(SIGTERM);
+            kill_at = now + o.grace_seconds;
+        }
         if (g_stop_signal) {
             const int sig = g_stop_signal;
             g_stop_signal = 0;
@@ -204,7 +226,10 @@ Result<RunStats> run_command(const RunOptions& o) {
     // Workers the command left behind (reparented to baton) end with it.
     killed_after_grace += child.end_tree(std::min(o.grace_seconds, 2.0));
     for (const std::string& line : pending) std::fprintf(stderr, "%s\n", printable(line).c_str());
-    return watch.finish(child.exit_status(), child.terminating_signal(), ran, killed_after_grace);
+    if (!stopped_on_hang) return watch.finish(child.exit_status(), child.terminating_signal(), ran, killed_after_grace);
+    RunStats stats = watch.finish(hang::kExitHung, 0, ran, killed_after_grace);
+    stats.hang_root_cause = hang::hang_text(*hangs.last_verdict(), "baton run: stopped on a hang");
+    return stats;
 }
 
 std::string run_summary_text(const RunStats& s, std::string_view who) {

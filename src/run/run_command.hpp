@@ -10,6 +10,7 @@
 
 #include "core/thresholds.hpp"
 #include "diagnose/finding.hpp"
+#include "hang/hang_watch.hpp"
 #include "sample/sampler.hpp"
 #include "store/history_writer.hpp"
 
@@ -26,6 +27,9 @@ struct RunOptions {
     // Where to record the run (store/history.hpp); empty: not recorded.
     std::string db_path;
     store::HistoryWriter::Options recording;  // its queue's bounds, retry pause
+    // The hang verdict over the command's Python ranks (docs/launch.md, "When a job hangs").
+    hang::HangWatchOptions hang;
+    bool stop_on_hang = false;  // on_hang = "stop": the command is stopped, baton run exits 124
 };
 
 // What the summary reports, kept as running aggregates so memory stays flat over long runs.
@@ -68,6 +72,8 @@ struct RunStats {
     std::set<int> ranks;               // the ranks that sent steps: their rates add up
     std::uint64_t events_dropped = 0;  // the hook could not send them (baton's queue was full)
     std::size_t events_rejected = 0;   // malformed datagrams, ignored
+    // Stopped on a hang (on_hang = "stop"): the verdict's block, printed as the root cause.
+    std::string hang_root_cause;
 };
 
 // "python3 train.py --lr 3e-4": the program's base name and its arguments, clipped to 60

@@ -9,6 +9,7 @@ Usage: hang_test.py BATON [unittest args, e.g. HangTest.test_x]"""
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -180,6 +181,27 @@ class HangTest(unittest.TestCase):
         self.assertEqual(rc, 0, err)
         self.assertNotIn("rank_hang", err)
         self.assertNotIn("rank_desync", err)
+
+    def test_baton_run_of_torchrun_finds_the_desync(self):
+        # The same job under Debian's torchrun, watched by `baton run` (its ranks are torchrun's children).
+        script = os.path.join(self.dir, "hang_ranks.py")
+        with open(SCRIPT) as src, open(script, "w") as dst:
+            dst.write(src.read())
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            port = sock.getsockname()[1]
+        self.started = time.monotonic()
+        with open(self.err, "w") as err:
+            r = subprocess.run([BATON, "run", "--no-db", "--hang-seconds", str(HANG), "--on-hang", "stop", "--",
+                                "/usr/bin/torchrun", "--nproc_per_node", "4", "--master_port", str(port), "-r", "1",
+                                "-t", "1", "--log_dir", os.path.join(self.dir, "torchrun-logs"), script, "skip"],
+                               stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err, timeout=120)
+        out = self.stderr()
+        self.assertEqual(r.returncode, 124, out)
+        self.assertIn("baton run: stopped on a hang: rank_desync: rank 2 waits in barrier at "
+                      f"{script}:{line_of('BARRIER_LINE')}", out)
+        self.assertIn(f"ranks 0, 1, 3 wait in all_reduce at {script}:{line_of('ALL_REDUCE_LINE')}", out)
+        self.assertEqual(processes_with(self.dir), [], "no rank is left")
 
     def test_stacks_of_a_running_launch_and_bad_input(self):
         db = os.path.join(self.dir, "history.db")
