@@ -243,6 +243,11 @@ std::vector<StackReply> request_stacks(const std::vector<StackTarget>& targets, 
             const ssize_t n = pread(p.fd, text.data(), text.size(), static_cast<off_t>(targets[i].header_bytes));
             text.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
             r.threads = parse_faulthandler_dump(text);
+            // The shim's own thread, the one that takes the signal, is not the script's.
+            std::erase_if(r.threads, [](const PyThreadStack& t) {
+                return !t.frames.empty() && t.frames.front().function == "_baton_signal_thread" &&
+                       t.frames.back().function == "_baton_signal_thread";
+            });
             r.partial = !p.done;
             if (r.threads.empty()) r.error = "its dump could not be read";
         } else if (p.signalled) {

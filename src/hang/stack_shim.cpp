@@ -33,7 +33,11 @@ def _baton_register():
     if not folder or not signum or "_baton_stacks" in _sys.modules:
         return
     try:
+        import _signal
+        import _thread
         import faulthandler
+        import time
+        sig = int(signum)
         pid = os.getpid()
         with open("/proc/self/stat", "rb") as f:
             start = int(f.read().rsplit(b")", 1)[1].split()[19])
@@ -42,7 +46,18 @@ def _baton_register():
         out = open(new, "a", encoding="ascii", errors="backslashreplace")
         out.write("# baton stacks: pid %d start %d exe %s\n" % (pid, start, exe))
         out.flush()
-        faulthandler.register(int(signum), file=out, all_threads=True)
+        # Only a thread of baton's own takes the signal: every thread the script starts inherits the
+        # signal blocked, so no system call of theirs is interrupted (a C library's poll() that does not
+        # retry on EINTR, as TCPStore's, would fail). faulthandler dumps every thread from that one.
+        _signal.pthread_sigmask(_signal.SIG_BLOCK, [sig])
+        faulthandler.register(sig, file=out, all_threads=True)
+
+        def _baton_signal_thread():
+            _signal.pthread_sigmask(_signal.SIG_UNBLOCK, [sig])
+            while True:
+                time.sleep(3600)
+
+        _thread.start_new_thread(_baton_signal_thread, ())
         os.replace(new, os.path.join(folder, "%d.txt" % pid))
         _sys.modules["_baton_stacks"] = _sys.modules[__name__]
         globals()["_baton_file"] = out  # faulthandler writes to its descriptor
@@ -52,13 +67,17 @@ def _baton_register():
 
 def _baton_chain():
     import os
-    import importlib.machinery
-    import importlib.util
+    try:  # the import system's own modules, loaded at every start (importlib.util costs 8 ms more)
+        from _frozen_importlib_external import PathFinder
+        from _frozen_importlib import module_from_spec
+    except ImportError:
+        from importlib.machinery import PathFinder
+        from importlib.util import module_from_spec
     rest = [p for p in _sys.path if not os.path.exists(os.path.join(p or os.curdir, "baton-stacks-shim"))]
-    spec = importlib.machinery.PathFinder.find_spec("sitecustomize", rest)
+    spec = PathFinder.find_spec("sitecustomize", rest)
     if spec is None or spec.loader is None:
         return
-    module = importlib.util.module_from_spec(spec)
+    module = module_from_spec(spec)
     _sys.modules["sitecustomize"] = module
     spec.loader.exec_module(module)
 

@@ -2,8 +2,10 @@
 // launch`), with no change to the user's code: a directory on PYTHONPATH whose sitecustomize.py
 // registers the standard library's faulthandler on a real-time signal, writing every thread's stack
 // to DIR/PID.txt, and then runs the user's own sitecustomize (the next one on sys.path), so nothing
-// they had is lost. `baton stacks` and the hang verdict signal a process and read its file
-// (stack_request.hpp); a healthy job pays one signal handler and one file per Python process.
+// they had is lost. The signal is blocked in the main thread (and so in every thread started after)
+// and taken by one thread of the shim's own that sleeps: no system call of the script is ever
+// interrupted by it (a C library that does not retry on EINTR would fail). `baton stacks` and the hang verdict signal a
+// process and read its file (stack_request.hpp); a healthy job pays one signal handler and one file per Python process.
 //
 // The file begins with a header the shim writes before it registers the handler:
 //     # baton stacks: pid 1234 start 5678901 exe /usr/bin/python3.11

@@ -110,6 +110,40 @@ TEST(StackRequest, APythonScriptUnderTheShimAnswersWithItsStacks) {
     EXPECT_TRUE(p.alive()) << "the signal dumped the stacks and did not end the process";
 }
 
+TEST(StackRequest, TheSignalNeverInterruptsTheScriptsSystemCalls) {
+    // libc's poll() called directly (Python's own calls retry on EINTR, a C library's may not: torch
+    // 1.13's TCPStore fails with "Interrupted system call"): the dump must not wake it.
+    ShimTree t;
+    t.dir.write("script.py", R"PY(import ctypes, os, sys
+class PollFd(ctypes.Structure):
+    _fields_ = [("fd", ctypes.c_int), ("events", ctypes.c_short), ("revents", ctypes.c_short)]
+libc = ctypes.CDLL(None, use_errno=True)
+r, w = os.pipe()
+fds = (PollFd * 1)(PollFd(r, 1, 0))
+open(sys.argv[1], "w").close()
+ret = libc.poll(fds, 1, 1500)
+open(sys.argv[2], "w").write("%d %d" % (ret, ctypes.get_errno()))
+)PY");
+    const std::string ready = t.dir.path() + "/ready", result = t.dir.path() + "/result";
+    Started p({"/usr/bin/python3", t.dir.path() + "/script.py", ready, result}, t.env());
+    ASSERT_TRUE(wait_for_file(ready));
+    baton::Result<StackTarget> target = find_stack_target(p.pid());
+    ASSERT_TRUE(target.ok()) << target.error().message;
+    for (int i = 0; i < 3; ++i) {
+        const std::vector<StackReply> replies = request_stacks({*target}, 5);
+        ASSERT_EQ(replies[0].error, "");
+        const baton::hang::PyThreadStack* m = main_thread(replies[0].threads);
+        ASSERT_NE(m, nullptr);
+        EXPECT_EQ(m->frames.front().function, "<module>");
+        for (const baton::hang::PyThreadStack& th : replies[0].threads)
+            EXPECT_NE(th.frames.empty() ? "" : th.frames.front().function, "_baton_signal_thread")
+                << "the shim's own thread is not shown";
+    }
+    ASSERT_TRUE(wait_for_file(result, 10));
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    EXPECT_EQ(baton::test::read_text(result), "0 0") << "poll() timed out as asked, it was not interrupted (EINTR 4)";
+}
+
 TEST(StackRequest, TheUsersSitecustomizeAndFaulthandlerKeepWorking) {
     ShimTree t;
     // The user's own sitecustomize, on their PYTHONPATH: it must still run.
