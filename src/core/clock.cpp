@@ -63,6 +63,15 @@ void put_digits(char* at, std::int64_t v, int width) {
 
 }  // namespace
 
+std::string local_time_text(std::int64_t unix_ms, const char* format) {
+    const std::time_t t = static_cast<std::time_t>(unix_ms >= 0 ? unix_ms / 1000 : (unix_ms - 999) / 1000);
+    std::tm tm{};
+    localtime_r(&t, &tm);
+    char buf[64];
+    const std::size_t n = std::strftime(buf, sizeof buf, format, &tm);
+    return std::string(buf, n);
+}
+
 std::string rfc3339_utc(std::int64_t unix_ms) {
     std::int64_t secs = unix_ms >= 0 ? unix_ms / 1000 : (unix_ms - 999) / 1000;
     const std::int64_t ms = unix_ms - secs * 1000;

@@ -15,6 +15,10 @@ double monotonic_seconds();
 // Milliseconds since the Unix epoch (CLOCK_REALTIME).
 std::int64_t unix_millis();
 
+// `unix_ms` in this machine's time zone, as strftime's `format` writes it ("%H:%M:%S": "14:02:10"),
+// for what people read on the console (at most 63 characters).
+std::string local_time_text(std::int64_t unix_ms, const char* format);
+
 // RFC 3339 UTC time with milliseconds, e.g. "2026-11-29T20:41:07.123Z".
 std::string rfc3339_utc(std::int64_t unix_ms);
 

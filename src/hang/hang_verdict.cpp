@@ -1,11 +1,11 @@
 #include "hang/hang_verdict.hpp"
 
 #include <algorithm>
-#include <ctime>
 #include <map>
 
 #include <fmt/format.h>  // header-only (fmt::fmt-header-only)
 
+#include "core/clock.hpp"
 #include "core/printable.hpp"
 #include "hang/frame_roles.hpp"
 #include "hang/stacks_view.hpp"
@@ -18,12 +18,7 @@ namespace {
 constexpr double kIdleCores = 0.2;
 
 std::string clock_hms(std::int64_t unix_ms) {
-    const std::time_t t = static_cast<std::time_t>(unix_ms / 1000);
-    std::tm tm{};
-    localtime_r(&t, &tm);
-    char buf[16];
-    std::strftime(buf, sizeof buf, "%H:%M:%S", &tm);
-    return buf;
+    return local_time_text(unix_ms, "%H:%M:%S");
 }
 
 RankVerdict classify(const RankLook& b, const RankLook& a, double interval) {

@@ -11,6 +11,7 @@
 #include <fmt/format.h>  // header-only (fmt::fmt-header-only)
 
 #include "core/allowed_cpus.hpp"
+#include "core/clock.hpp"
 #include "core/printable.hpp"
 #include "core/text_parse.hpp"
 #include "launch/preflight.hpp"
@@ -204,13 +205,8 @@ LaunchProbes system_launch_probes() {
     p.port_free = check_port_free;
     p.new_run_id = [] {
         // 20261201-071203-3f9a1c: sorts by time, unique enough for a log directory.
-        const std::time_t now = std::time(nullptr);
-        std::tm tm{};
-        localtime_r(&now, &tm);
-        char buf[32];
-        std::strftime(buf, sizeof buf, "%Y%m%d-%H%M%S", &tm);
         std::random_device rd;
-        return fmt::format("{}-{:06x}", buf, rd() & 0xffffff);
+        return fmt::format("{}-{:06x}", local_time_text(unix_millis(), "%Y%m%d-%H%M%S"), rd() & 0xffffff);
     };
     p.runnable = [](const std::string& program) {
         // As execvp looks it up: a name with a slash as it is, else each PATH entry (empty: ".").

@@ -39,12 +39,7 @@ std::optional<std::string> inherited(const std::string& name) {
 }
 
 std::string clock_text(std::int64_t unix_ms) {
-    const std::time_t t = static_cast<std::time_t>(unix_ms / 1000);
-    std::tm tm{};
-    localtime_r(&t, &tm);
-    char buf[64];
-    std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", &tm);
-    return fmt::format("{}.{:03d}", buf, static_cast<int>(unix_ms % 1000));
+    return fmt::format("{}.{:03d}", local_time_text(unix_ms, "%Y-%m-%d %H:%M:%S"), static_cast<int>(unix_ms % 1000));
 }
 
 // One attempt's local ranks: their processes and their output.

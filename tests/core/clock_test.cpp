@@ -59,3 +59,11 @@ TEST(SampleSchedule, TheSecondSampleIsAFullIntervalAfterTheFirstEnded) {
     s.taken(51.2);                     // a slow tick: no burst of catch-up samples
     EXPECT_DOUBLE_EQ(s.next(), 51.2);
 }
+
+TEST(Clock, LocalTimeTextIsTheTimeZonesWallClock) {
+    setenv("TZ", "UTC", 1);
+    tzset();
+    EXPECT_EQ(baton::local_time_text(1764771730123, "%H:%M:%S"), "14:22:10");
+    EXPECT_EQ(baton::local_time_text(1764771730123, "%Y%m%d-%H%M%S"), "20251203-142210");
+    EXPECT_EQ(baton::local_time_text(0, ""), "");
+}
