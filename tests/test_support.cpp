@@ -74,6 +74,25 @@ void expect_golden(const std::string& name, const std::string& actual) {
     EXPECT_EQ(actual, expected) << "frame differs from " << path << "; actual:\n" << actual;
 }
 
+int start_process(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
+                  const std::string& log) {
+    const pid_t pid = fork();
+    if (pid == 0) {
+        if (!log.empty()) {
+            const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
+            dup2(fd, 1);
+            dup2(fd, 2);
+        }
+        for (const auto& [k, v] : env) setenv(k.c_str(), v.c_str(), 1);
+        std::vector<char*> args;
+        for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+        args.push_back(nullptr);
+        execv(args[0], args.data());
+        _exit(127);
+    }
+    return pid;
+}
+
 bool corrupt_table_root(const std::string& path, const std::string& table) {
     sqlite3* db = nullptr;
     if (sqlite3_open(path.c_str(), &db) != SQLITE_OK) {

@@ -65,6 +65,12 @@ struct CommandResult {
 CommandResult run(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env = {},
                   double timeout_seconds = 60);
 
+// Starts argv[0] (a path, not looked up) in the background with `env` set over this process's
+// environment, its stdout and stderr appended to `log` when one is named (else this process's).
+// The caller ends it by the pid returned.
+int start_process(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
+                  const std::string& log = "");
+
 // Damages the SQLite database at `path` (closed, its WAL checkpointed) where `table` begins:
 // overwrites the table's root page with garbage, as a bad sector or a torn copy would.
 // False when the table is not there.

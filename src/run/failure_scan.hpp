@@ -27,7 +27,8 @@ class FailureScanner {
     std::vector<diagnose::Finding> findings_;
 };
 
-// The ids FailureScanner and `baton run` report besides the diagnosis rules (docs/findings.md).
+// The ids FailureScanner and `baton run` report besides the diagnosis rules (docs/findings.md), the hang
+// verdict's (run/job_hangs.hpp) among them.
 const std::vector<std::string>& run_finding_ids();
 
 }  // namespace baton::run

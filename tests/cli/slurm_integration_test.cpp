@@ -42,23 +42,6 @@ int free_port() {
     return ntohs(a.sin_port);
 }
 
-pid_t start(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
-            const std::string& log) {
-    const pid_t pid = fork();
-    if (pid == 0) {
-        const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
-        dup2(fd, 1);
-        dup2(fd, 2);
-        for (const auto& [k, v] : env) setenv(k.c_str(), v.c_str(), 1);
-        std::vector<char*> args;
-        for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-        args.push_back(nullptr);
-        execv(args[0], args.data());
-        _exit(127);
-    }
-    return pid;
-}
-
 void stop(pid_t pid) {
     if (pid <= 0) return;
     kill(pid, SIGTERM);
@@ -95,7 +78,7 @@ class Cluster {
             EXPECT_EQ(write(fd, key.data(), key.size()), 1024);
             close(fd);
         }
-        munged_ = start(
+        munged_ = test::start_process(
             {"/usr/sbin/munged", "-F", "-f", "--socket=" + d + "/munge.sock", "--key-file=" + d + "/munge.key",
              "--pid-file=" + d + "/munged.pid", "--log-file=" + d + "/munged.log", "--seed-file=" + d + "/munged.seed"},
             {}, d + "/munged.out");
@@ -130,9 +113,9 @@ class Cluster {
                 {"XDG_STATE_HOME", d + "/state-baton"},
                 {"BATON_SOCKET", d + "/baton.sock"},
                 {"PATH", "/usr/bin:/bin:/usr/sbin:/sbin"}};
-        ctld_ = start({"/usr/sbin/slurmctld", "-D", "-f", d + "/slurm.conf"}, {}, d + "/slurmctld.out");
+        ctld_ = test::start_process({"/usr/sbin/slurmctld", "-D", "-f", d + "/slurm.conf"}, {}, d + "/slurmctld.out");
         std::this_thread::sleep_for(std::chrono::milliseconds(500));
-        slurmd_ = start({"/usr/sbin/slurmd", "-D", "-f", d + "/slurm.conf"}, {}, d + "/slurmd.out");
+        slurmd_ = test::start_process({"/usr/sbin/slurmd", "-D", "-f", d + "/slurm.conf"}, {}, d + "/slurmd.out");
         const double until = monotonic_seconds() + 60;
         while (monotonic_seconds() < until) {
             test::CommandResult s = test::run({"/usr/bin/sinfo", "-h", "-o", "%T"}, env_, 10);

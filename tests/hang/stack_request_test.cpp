@@ -30,17 +30,8 @@ namespace {
 // A process of the test's own, started with extra environment variables, ended by its pid.
 class Started {
   public:
-    Started(const std::vector<std::string>& argv, const std::vector<std::pair<std::string, std::string>>& env) {
-        pid_ = fork();
-        if (pid_ == 0) {
-            for (const auto& [k, v] : env) setenv(k.c_str(), v.c_str(), 1);
-            std::vector<char*> args;
-            for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-            args.push_back(nullptr);
-            execv(args[0], args.data());
-            _exit(127);
-        }
-    }
+    Started(const std::vector<std::string>& argv, const std::vector<std::pair<std::string, std::string>>& env)
+        : pid_(baton::test::start_process(argv, {env.begin(), env.end()})) {}
     ~Started() {
         if (pid_ > 0) {
             kill(pid_, SIGKILL);
