@@ -20,9 +20,9 @@ constexpr const char* kMarker = "baton-stacks-shim";
 // any failure of our own: a job must run as it would without baton.
 constexpr std::string_view kSource =
     R"PY(# Written by baton (baton run, baton launch): lets `baton stacks` and baton's hang verdict ask
-# this process for the Python stacks of all its threads (docs/launch.md, "When a job hangs"). It
-# registers faulthandler on $BATON_STACKS_SIGNAL, writing to $BATON_STACKS_DIR/PID.txt, then runs
-# the sitecustomize this file hides on sys.path, if there is one.
+# this process for the Python stacks of all its threads (docs/launch.md, "When a job hangs"). On
+# $BATON_STACKS_SIGNAL a thread of its own writes them with faulthandler to $BATON_STACKS_DIR/PID.txt.
+# Then it runs the sitecustomize this file hides on sys.path, if there is one.
 import sys as _sys
 
 
@@ -36,7 +36,6 @@ def _baton_register():
         import _signal
         import _thread
         import faulthandler
-        import time
         sig = int(signum)
         pid = os.getpid()
         with open("/proc/self/stat", "rb") as f:
@@ -46,21 +45,24 @@ def _baton_register():
         out = open(new, "a", encoding="ascii", errors="backslashreplace")
         out.write("# baton stacks: pid %d start %d exe %s\n" % (pid, start, exe))
         out.flush()
-        # Only a thread of baton's own takes the signal: every thread the script starts inherits the
-        # signal blocked, so no system call of theirs is interrupted (a C library's poll() that does not
-        # retry on EINTR, as TCPStore's, would fail). faulthandler dumps every thread from that one.
+        # The signal is blocked in this thread, so in every thread the script starts, and taken by a
+        # thread of the shim's own with sigwait(): no system call of the script is interrupted (a C
+        # library's poll() that does not retry on EINTR, as torch 1.13's TCPStore, would fail), and the
+        # dump is written holding the GIL, so no other thread's frames change while they are read (a
+        # signal handler's dump of a thread that runs may read freed frames and crash the process).
         _signal.pthread_sigmask(_signal.SIG_BLOCK, [sig])
-        faulthandler.register(sig, file=out, all_threads=True)
+        # A thread that unblocks every signal (some C libraries do) then takes it harmlessly.
+        _signal.signal(sig, lambda *_: None)
 
         def _baton_signal_thread():
-            _signal.pthread_sigmask(_signal.SIG_UNBLOCK, [sig])
             while True:
-                time.sleep(3600)
+                _signal.sigwait([sig])
+                faulthandler.dump_traceback(file=out, all_threads=True)
 
         _thread.start_new_thread(_baton_signal_thread, ())
         os.replace(new, os.path.join(folder, "%d.txt" % pid))
         _sys.modules["_baton_stacks"] = _sys.modules[__name__]
-        globals()["_baton_file"] = out  # faulthandler writes to its descriptor
+        globals()["_baton_file"] = out
     except Exception:
         pass
 

@@ -1,13 +1,16 @@
 // The stack handler baton puts into every Python process of a job it starts (`baton run`, `baton
 // launch`), with no change to the user's code: a directory on PYTHONPATH whose sitecustomize.py
-// registers the standard library's faulthandler on a real-time signal, writing every thread's stack
-// to DIR/PID.txt, and then runs the user's own sitecustomize (the next one on sys.path), so nothing
-// they had is lost. The signal is blocked in the main thread (and so in every thread started after)
-// and taken by one thread of the shim's own that sleeps: no system call of the script is ever
-// interrupted by it (a C library that does not retry on EINTR would fail). `baton stacks` and the hang verdict signal a
-// process and read its file (stack_request.hpp); a healthy job pays one signal handler and one file per Python process.
+// blocks a real-time signal in the main thread (so in every thread started after) and starts one thread
+// of its own that takes it with sigwait() and writes every thread's stack with the standard library's
+// faulthandler to DIR/PID.txt, holding the GIL; then it runs the user's own sitecustomize (the next one
+// on sys.path), so nothing they had is lost. No system call of the script is interrupted by the signal
+// (a C library that does not retry on EINTR would fail), and no thread's frames change while they are
+// read (a signal handler's dump of a running thread can read freed frames and crash the process: seen
+// in CI). A process whose GIL is held forever by C code gives no dump (the request says so).
+// `baton stacks` and the hang verdict signal a process and read its file (stack_request.hpp); a
+// healthy job pays one sleeping thread and one file per Python process.
 //
-// The file begins with a header the shim writes before it registers the handler:
+// The file begins with a header the shim writes before it starts its thread:
 //     # baton stacks: pid 1234 start 5678901 exe /usr/bin/python3.11
 // (the process's pid, its start time in clock ticks after boot, its executable) and is renamed from
 // PID.new to PID.txt once the handler is in place: a PID.txt whose header matches the live process
@@ -30,7 +33,7 @@ namespace baton::hang {
 inline constexpr const char* kStacksDirVariable = "BATON_STACKS_DIR";
 inline constexpr const char* kStacksSignalVariable = "BATON_STACKS_SIGNAL";
 
-// The signal the handler is registered on: SIGRTMAX - 5 (59 with glibc). Not SIGUSR1 or SIGUSR2:
+// The signal the shim takes: SIGRTMAX - 5 (59 with glibc). Not SIGUSR1 or SIGUSR2:
 // Slurm, Lightning and submitit send those to training jobs for their own purposes; libraries that
 // use real-time signals take them from SIGRTMIN upwards.
 int stacks_signal();

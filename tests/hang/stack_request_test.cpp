@@ -135,6 +135,40 @@ open(sys.argv[2], "w").write("%d %d" % (ret, ctypes.get_errno()))
     EXPECT_EQ(baton::test::read_text(result), "0 0") << "poll() timed out as asked, it was not interrupted (EINTR 4)";
 }
 
+TEST(StackRequest, DumpsOfThreadsThatRunNeverCrashTheProcess) {
+    // Two threads pushing and popping frames as fast as they can while they are dumped again and
+    // again: a dump from a signal handler of another thread reads their frames as they change (a rank
+    // died of SIGSEGV that way in CI); the shim's dump holds the GIL, so they stand still meanwhile.
+    ShimTree t;
+    // Each function is compiled, run and freed at once, under a file name of its own: a dump that
+    // reads a frame as it goes reads a freed code object (the old design died of SIGSEGV here).
+    t.dir.write("script.py", R"PY(import sys, threading, time
+def churn(until, tag):
+    i = 0
+    while time.time() < until:
+        i += 1
+        src = "def f%d(n):\n    return n if n < 1 else f%d(n - 1)\nr = f%d(30)\n" % (i, i, i)
+        exec(compile(src, "/tmp/gen_%s_%d.py" % (tag, i), "exec"), {})
+until = time.time() + 4
+threading.Thread(target=churn, args=(until, "t")).start()
+open(sys.argv[1], "w").close()
+churn(until, "m")
+)PY");
+    const std::string ready = t.dir.path() + "/ready";
+    Started p({"/usr/bin/python3", t.dir.path() + "/script.py", ready}, t.env());
+    ASSERT_TRUE(wait_for_file(ready));
+    baton::Result<StackTarget> target = find_stack_target(p.pid());
+    ASSERT_TRUE(target.ok()) << target.error().message;
+    int answered = 0;
+    for (int i = 0; i < 60; ++i)
+        if (request_stacks({*target}, 2)[0].error.empty()) ++answered;
+    int status = -1;
+    ASSERT_EQ(waitpid(p.pid(), &status, 0), p.pid());
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        << "the script ended on its own, not by a signal (" << status << ")";
+    EXPECT_GE(answered, 20);
+}
+
 TEST(StackRequest, TheUsersSitecustomizeAndFaulthandlerKeepWorking) {
     ShimTree t;
     // The user's own sitecustomize, on their PYTHONPATH: it must still run.
