@@ -64,6 +64,12 @@ CLI::App* add_launch_command(CLI::App& app, LaunchArgs& a) {
            },
            "NCCL_DEBUG=INFO with its file in each rank's log directory; --nccl-debug=INIT,NET picks subsystems")
         ->expected(0, 1);
+    cmd->add_option("--nccl", a.nccl,
+                    "NCCL presets, comma-separated: socket (NCCL_SOCKET_IFNAME = the interface routing to the "
+                    "master address, NCCL_IB_DISABLE=1), ib (the same interface for the bootstrap, "
+                    "NCCL_IB_DISABLE=0), debug (NCCL_DEBUG=INFO, NCCL_DEBUG_SUBSYS=INIT,COLL,NET, a file per rank); "
+                    "variables already set are kept")
+        ->delimiter(',');
     add_duration_option(cmd, "--grace", a.grace,
                         "Time between SIGTERM to the ranks and SIGKILL when the launch ends, 0 to 1h (default 10s)", 0,
                         3600);
@@ -109,6 +115,7 @@ launch::LaunchRequest launch_request(const LaunchArgs& a, const std::vector<std:
     req.seed = a.seed;
     req.bind_gpus = a.bind_gpus;
     if (a.nccl_debug_given) req.nccl_debug = a.nccl_debug;
+    req.nccl = a.nccl;
     req.no_gpus = a.no_gpus;
     return req;
 }

@@ -26,6 +26,7 @@ struct LaunchArgs {
     std::string seed;
     std::string nccl_debug;
     bool nccl_debug_given = false;
+    std::vector<std::string> nccl;  // --nccl socket|ib|debug
     double grace = 10;
     std::string db;
     bool no_db = false;

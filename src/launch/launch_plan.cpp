@@ -1,9 +1,10 @@
 #include "launch/launch_plan.hpp"
 
+#include <arpa/inet.h>
 #include <cerrno>
+#include <netdb.h>
 #include <cstdlib>
 #include <cstring>
-#include <ctime>
 #include <random>
 #include <sched.h>
 #include <unistd.h>
@@ -12,9 +13,11 @@
 
 #include "core/allowed_cpus.hpp"
 #include "core/clock.hpp"
+#include "core/files.hpp"
 #include "core/printable.hpp"
 #include "core/text_parse.hpp"
 #include "launch/preflight.hpp"
+#include "launch/route.hpp"
 #include "launch/slurm_env.hpp"
 
 namespace baton::launch {
@@ -130,6 +133,41 @@ Result<int> master_port(const LaunchRequest& r, const LaunchTopology& t, bool sl
 
 }  // namespace
 
+// --nccl's words, checked with the other flags (before the machine or the script is read).
+Result<std::set<std::string>> nccl_words(const LaunchRequest& r) {
+    std::set<std::string> asked;
+    for (const std::string& words : r.nccl) {
+        std::size_t start = 0;
+        while (start <= words.size()) {
+            std::size_t comma = words.find(',', start);
+            if (comma == std::string::npos) comma = words.size();
+            const std::string w = words.substr(start, comma - start);
+            if (w != "socket" && w != "ib" && w != "debug")
+                return usage("--nccl takes socket, ib or debug (comma-separated), not '" + printable(w) + "'");
+            asked.insert(w);
+            start = comma + 1;
+        }
+    }
+    if (asked.count("socket") && asked.count("ib"))
+        return usage("--nccl socket and --nccl ib contradict each other (sockets only, or InfiniBand)");
+    return asked;
+}
+
+// --nccl socket|ib|debug: the switches the seed's debugging tips name, set for every rank unless the
+// environment already has them (docs/launch.md).
+void nccl_presets(const std::set<std::string>& asked, const LaunchTopology& t, const LaunchProbes& probes,
+                  LaunchPlan& plan) {
+    if (asked.count("debug") && !plan.extras.nccl_debug) plan.extras.nccl_debug = "INIT,COLL,NET";
+    if (!asked.count("socket") && !asked.count("ib")) return;
+    plan.extras.nccl_ib_disable = asked.count("socket") ? "1" : "0";
+    const std::optional<std::string> iface = probes.interface_to ? probes.interface_to(t.master_addr) : std::nullopt;
+    if (iface)
+        plan.extras.nccl_socket_ifname = *iface;
+    else
+        plan.warnings.push_back("--nccl: no interface routes to the master address " + t.master_addr +
+                                " here: NCCL_SOCKET_IFNAME is left to NCCL");
+}
+
 Result<LaunchPlan> plan_launch(const LaunchRequest& r, const EnvLookup& env, const LaunchProbes& probes) {
     if (r.words.empty())
         return usage("no script given (baton launch [OPTIONS] SCRIPT.py [ARGS...], -m MODULE or --no-python CMD)");
@@ -162,6 +200,8 @@ Result<LaunchPlan> plan_launch(const LaunchRequest& r, const EnvLookup& env, con
             return usage("--seed takes a whole number from 0 to 4294967295 (PYTHONHASHSEED's range)");
         plan.extras.seed = r.seed;
     }
+    const Result<std::set<std::string>> nccl = nccl_words(r);
+    if (!nccl.ok()) return nccl.error();
     Result<std::vector<std::string>> argv = rank_command(r, probes);
     if (!argv.ok()) return argv.error();
     plan.argv = std::move(*argv);
@@ -186,6 +226,8 @@ Result<LaunchPlan> plan_launch(const LaunchRequest& r, const EnvLookup& env, con
     } else if (!m.gpus.empty() && static_cast<std::size_t>(n) > m.gpus.size()) {
         plan.warnings.push_back(fmt::format("{} ranks on {} {}: ranks will share GPUs", n, m.gpus.size(), gpu_word));
     }
+
+    nccl_presets(*nccl, plan.topology, probes, plan);
 
     Result<int> port = master_port(r, plan.topology, slurm_fills, probes);
     if (!port.ok()) return port.error();
@@ -226,6 +268,17 @@ LaunchProbes system_launch_probes() {
     p.readable = [](const std::string& file) -> Status {
         if (access(file.c_str(), R_OK) != 0) return make_error(std::strerror(errno));
         return Ok{};
+    };
+    p.interface_to = [](const std::string& host) -> std::optional<std::string> {
+        addrinfo hints{};
+        hints.ai_family = AF_INET;
+        addrinfo* found = nullptr;
+        if (getaddrinfo(host.c_str(), nullptr, &hints, &found) != 0 || !found) return std::nullopt;
+        char text[INET_ADDRSTRLEN] = "";
+        inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(found->ai_addr)->sin_addr, text, sizeof text);
+        freeaddrinfo(found);
+        const std::optional<std::string> table = read_small_file("/proc/net/route", 1u << 20);
+        return route_interface(table.value_or(""), text);
     };
     return p;
 }

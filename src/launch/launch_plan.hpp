@@ -34,6 +34,7 @@ struct LaunchRequest {
     std::string seed;
     bool bind_gpus = false;
     std::optional<std::string> nccl_debug;  // --nccl-debug[=SUBSYS]
+    std::vector<std::string> nccl;          // --nccl socket|ib|debug (comma-separated, repeatable)
     bool no_gpus = false;                   // --no-gpus (said in the refusals)
 };
 
@@ -56,6 +57,8 @@ struct LaunchProbes {
     std::function<std::string()> new_run_id;             // "20261201-071203-3f9a1c"
     std::function<bool(const std::string&)> runnable;    // a program on PATH (or a path) this user may run
     std::function<Status(const std::string&)> readable;  // the script can be opened
+    // The network interface that routes to this host name or address (--nccl socket|ib), or none.
+    std::function<std::optional<std::string>(const std::string&)> interface_to;
 };
 
 struct LaunchPlan {

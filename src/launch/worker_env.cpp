@@ -59,6 +59,8 @@ std::vector<std::pair<std::string, std::string>> worker_environment(const Launch
         if (!x.nccl_debug->empty()) set("NCCL_DEBUG_SUBSYS", *x.nccl_debug);
         if (!x.nccl_debug_file.empty()) set("NCCL_DEBUG_FILE", x.nccl_debug_file);
     }
+    if (!x.nccl_socket_ifname.empty()) unless_set("NCCL_SOCKET_IFNAME", x.nccl_socket_ifname);
+    if (x.nccl_ib_disable) unless_set("NCCL_IB_DISABLE", *x.nccl_ib_disable);
     if (!x.events_socket.empty()) set("BATON_EVENTS", x.events_socket);
     if (!x.owner.empty()) set("BATON_OWNER", x.owner);
     if (!x.stack_shim_dir.empty())

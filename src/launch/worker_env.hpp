@@ -29,13 +29,15 @@ struct LaunchTopology {
 struct WorkerExtras {
     // --bind-gpus: the CUDA_VISIBLE_DEVICES entry of local rank i; empty: GPUs not bound.
     std::vector<std::string> gpus;
-    std::optional<std::string> seed;        // --seed: BATON_SEED and PYTHONHASHSEED
-    std::optional<std::string> nccl_debug;  // --nccl-debug: NCCL_DEBUG_SUBSYS ("" leaves NCCL's default)
-    std::string nccl_debug_file;            // NCCL_DEBUG_FILE (NCCL expands %h and %p)
-    std::string error_file;                 // TORCHELASTIC_ERROR_FILE (torch's @record writes it)
-    unsigned cpus = 1;                      // the CPUs the launcher may use (for OMP_NUM_THREADS)
-    std::string events_socket;              // BATON_EVENTS: the Python hook's socket
-    std::string owner;                      // BATON_OWNER: "PID:START_TICKS" of the launcher (baton clean)
+    std::optional<std::string> seed;             // --seed: BATON_SEED and PYTHONHASHSEED
+    std::optional<std::string> nccl_debug;       // --nccl-debug: NCCL_DEBUG_SUBSYS ("" leaves NCCL's default)
+    std::string nccl_debug_file;                 // NCCL_DEBUG_FILE (NCCL expands %h and %p)
+    std::string nccl_socket_ifname;              // --nccl socket|ib: NCCL_SOCKET_IFNAME unless set
+    std::optional<std::string> nccl_ib_disable;  // --nccl socket: "1", ib: "0" (NCCL_IB_DISABLE unless set)
+    std::string error_file;                      // TORCHELASTIC_ERROR_FILE (torch's @record writes it)
+    unsigned cpus = 1;                           // the CPUs the launcher may use (for OMP_NUM_THREADS)
+    std::string events_socket;                   // BATON_EVENTS: the Python hook's socket
+    std::string owner;                           // BATON_OWNER: "PID:START_TICKS" of the launcher (baton clean)
     // The stack handler (hang/stack_shim.hpp): its directory, put first on PYTHONPATH, and where the
     // ranks' stacks go; empty: none.
     std::string stack_shim_dir, stacks_dir;

@@ -21,7 +21,8 @@ struct FakeMachine {
     int machine_reads = 0, free_port_calls = 0;
     std::vector<int> ports_checked;
     bool port_taken = false;
-    std::set<std::string> missing;  // programs and scripts that are not there
+    std::set<std::string> missing;       // programs and scripts that are not there
+    std::vector<std::string> routed_to;  // the hosts --nccl asked the route of
 
     LaunchProbes probes() {
         LaunchProbes p;
@@ -43,6 +44,11 @@ struct FakeMachine {
         p.readable = [this](const std::string& file) -> Status {
             if (missing.count(file)) return make_error("No such file or directory");
             return Ok{};
+        };
+        p.interface_to = [this](const std::string& host) -> std::optional<std::string> {
+            routed_to.push_back(host);
+            if (host == "10.9.9.9") return std::nullopt;
+            return std::string(host == "127.0.0.1" ? "lo" : "ib0");
         };
         return p;
     }
@@ -280,4 +286,46 @@ TEST(LaunchPlan, AFailedMachineReadIsTheError) {
     Result<LaunchPlan> r = plan_launch(script(), test::env_lookup({}), p);
     ASSERT_FALSE(r.ok());
     EXPECT_EQ(r.error().message, "/etc/baton.toml: line 3: unknown key 'x'");
+}
+
+TEST(LaunchPlan, NcclPresetsSetTheSwitchesAndRefuseNonsense) {
+    FakeMachine m;
+    LaunchRequest r = script();
+    r.nnodes = 2;
+    r.node_rank = 1;
+    r.master_addr = "10.0.0.1";
+    r.master_port = "29500";
+    r.nccl = {"socket,debug"};
+    Result<LaunchPlan> p = plan(r, m);
+    ASSERT_TRUE(p.ok()) << p.error().message;
+    EXPECT_EQ(m.routed_to, std::vector<std::string>{"10.0.0.1"}) << "the route to the master address";
+    EXPECT_EQ(p->extras.nccl_socket_ifname, "ib0");
+    EXPECT_EQ(p->extras.nccl_ib_disable, "1");
+    EXPECT_EQ(p->extras.nccl_debug, "INIT,COLL,NET");
+    // ib: the same interface for NCCL's bootstrap, InfiniBand on; --nccl-debug's subsystems win.
+    r.nccl = {"ib", "debug"};
+    r.nccl_debug = "INIT";
+    p = plan(r, m);
+    ASSERT_TRUE(p.ok()) << p.error().message;
+    EXPECT_EQ(p->extras.nccl_ib_disable, "0");
+    EXPECT_EQ(p->extras.nccl_debug, "INIT");
+    // No route: said before the start, NCCL left to choose.
+    r.master_addr = "10.9.9.9";
+    r.nccl = {"socket"};
+    p = plan(r, m);
+    ASSERT_TRUE(p.ok()) << p.error().message;
+    EXPECT_EQ(p->extras.nccl_socket_ifname, "");
+    ASSERT_EQ(p->warnings.size(), 1u);
+    EXPECT_NE(p->warnings[0].find("no interface routes to the master address 10.9.9.9"), std::string::npos);
+    // Nonsense: a usage error, before the machine or the script is read.
+    m.missing.insert("train.py");
+    const int reads = m.machine_reads;
+    for (const std::vector<std::string>& bad : std::vector<std::vector<std::string>>{{"tcp"}, {"socket,ib"}, {""}}) {
+        r.nccl = bad;
+        p = plan(r, m);
+        EXPECT_EQ(m.machine_reads, reads);
+        ASSERT_FALSE(p.ok());
+        EXPECT_TRUE(p.is(ErrorCode::invalid_argument)) << p.error().message;
+        EXPECT_EQ(p.error().message.rfind("launch: --nccl", 0), 0u) << p.error().message;
+    }
 }

@@ -115,3 +115,20 @@ TEST(WorkerEnv, OmpThreadsShareTheCpusAndNeverDropToZero) {
     EXPECT_EQ(omp_threads(0, 1), 1u);
     EXPECT_EQ(omp_threads(7, 0), 7u);
 }
+
+TEST(WorkerEnv, NcclPresetsKeepWhatTheUserSet) {
+    LaunchTopology t;
+    WorkerExtras x;
+    x.nccl_socket_ifname = "ib0";
+    x.nccl_ib_disable = "1";
+    auto e = env_of(t, 0, 0, x);
+    EXPECT_EQ(e.at("NCCL_SOCKET_IFNAME"), "ib0");
+    EXPECT_EQ(e.at("NCCL_IB_DISABLE"), "1");
+    std::vector<std::pair<std::string, std::string>> mine =
+        worker_environment(t, 0, 0, x, test::env_lookup({{"NCCL_SOCKET_IFNAME", "eth1"}, {"NCCL_IB_DISABLE", "0"}}));
+    for (const auto& [k, v] : mine) {
+        EXPECT_NE(k, "NCCL_SOCKET_IFNAME") << "the user's own stays (inherited)";
+        EXPECT_NE(k, "NCCL_IB_DISABLE");
+    }
+    EXPECT_EQ(env_of(t, 0, 0, WorkerExtras{}).count("NCCL_SOCKET_IFNAME"), 0u);
+}
