@@ -85,7 +85,11 @@ keys h
 wait_for "baton top keys"
 keys x
 wait_without "baton top keys"
-# k asks, then signals the selected process (ours).
+# k asks, then signals the selected process (ours). Sorted by pid again: the victim and the sleeper,
+# started first, are the top rows, above any short-lived process whose command line holds the filter
+# text (the `tmux send-keys` that typed it), which a CPU sort can put first.
+keys s p
+wait_for "▼PID"
 victim_pid=$(pgrep -f -- "$marker-victim" | head -1)
 keys /
 keys C-u "$marker-victim" Enter
