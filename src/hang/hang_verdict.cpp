@@ -21,7 +21,7 @@ std::string clock_hms(std::int64_t unix_ms) {
     return local_time_text(unix_ms, "%H:%M:%S");
 }
 
-RankVerdict classify(const RankLook& b, const RankLook& a, double interval) {
+RankVerdict classify(const RankLook& b, const RankLook& a, double interval, std::int64_t before_unix_ms) {
     RankVerdict v;
     v.rank = a.rank;
     v.pid = a.pid;
@@ -57,6 +57,16 @@ RankVerdict classify(const RankLook& b, const RankLook& a, double interval) {
         const bool same_wait = !v.collective.empty() && was == v.collective && then && v.where && *then == *v.where;
         v.condition = same_wait ? RankCondition::waiting_in_collective : RankCondition::running;
     }
+    // NCCL's collectives are asynchronous: the rank waits where it next synchronises, the Flight
+    // Recorder says on which collective. One pending since before the first look did not complete
+    // in the whole interval.
+    const bool stays = v.condition == RankCondition::blocked || v.condition == RankCondition::busy_in_place ||
+                       v.condition == RankCondition::silent;
+    if (stays && a.alive && a.fr_pending && a.fr_pending->created_unix_ms <= before_unix_ms) {
+        v.condition = RankCondition::waiting_in_collective;
+        v.collective = a.fr_pending->op.empty() ? "a collective" : a.fr_pending->op;
+        if (const PyFrame* f = user_frame(a.fr_pending->frames)) v.where = *f;
+    }
     return v;
 }
 
@@ -65,13 +75,6 @@ RankVerdict classify(const RankLook& b, const RankLook& a, double interval) {
 bool waits(RankCondition c) {
     return c == RankCondition::waiting_in_collective || c == RankCondition::blocked || c == RankCondition::in_kernel ||
            c == RankCondition::stopped;
-}
-
-// "rank 2", "ranks 0, 1, 3".
-std::string ranks_text(const std::vector<int>& ranks) {
-    std::string out;
-    for (int r : ranks) out += (out.empty() ? "" : ", ") + std::to_string(r);
-    return (ranks.size() == 1 ? "rank " : "ranks ") + out;
 }
 
 std::string where_text(const RankVerdict& v) {
@@ -190,14 +193,14 @@ std::optional<HangVerdict> judge_hang(const Look& before, const Look& after, std
         auto b = std::find_if(before.ranks.begin(), before.ranks.end(),
                               [&](const RankLook& x) { return x.rank == a.rank && x.pid == a.pid; });
         if (b != before.ranks.end()) {
-            v.ranks.push_back(classify(*b, a, interval));
+            v.ranks.push_back(classify(*b, a, interval, before.unix_ms));
             continue;
         }
         // A rank (or a pid) the first look did not have: started since, nothing to compare with.
         RankLook none = a;
         none.has_stacks = false;
         none.state = '?';
-        v.ranks.push_back(classify(none, a, 0));
+        v.ranks.push_back(classify(none, a, 0, before.unix_ms));
     }
     std::sort(v.ranks.begin(), v.ranks.end(),
               [](const RankVerdict& x, const RankVerdict& y) { return x.rank < y.rank; });
@@ -255,6 +258,18 @@ std::optional<HangVerdict> judge_hang(const Look& before, const Look& after, std
             parts += (parts.empty() ? "" : "; ") + ranks_text(g.ranks) + " " + doing_text(*g.first, g.ranks.size());
         v.summary = parts + since + ": no rank completes a step";
     }
+    if (after.flight_recorder) {
+        const FrVerdict& fr = *after.flight_recorder;
+        v.flight_recorder = fr.summary;
+        v.summary += ". " + fr.summary;
+        if (fr.desync) v.rule = "rank_desync";
+        v.key += "fr:" + std::string(fr.desync ? "desync" : "pending") + ":" + fr.pg + ":" + std::to_string(fr.seq) +
+                 ":" + fr.op + ":";
+        for (int r : fr.culprits) v.key += std::to_string(r) + ",";
+        v.key += ";";
+    } else if (!after.flight_recorder_none.empty()) {
+        v.flight_recorder = "stacks only: " + after.flight_recorder_none;
+    }
     // A running rank's place moves all the time: its condition is what counts.
     for (const RankVerdict& r : v.ranks)
         v.key += std::to_string(r.rank) + ":" + condition_name(r.condition) +
@@ -299,6 +314,7 @@ diagnose::Finding hang_finding(const HangVerdict& v, double hang_seconds) {
 
 std::string hang_text(const HangVerdict& v, const std::string& who) {
     std::string out = who + ": " + v.rule + ": " + printable(v.summary) + "\n";
+    if (v.flight_recorder.rfind("stacks only", 0) == 0) out += "  " + printable(v.flight_recorder) + "\n";
     std::vector<RankStack> stacks;
     for (const RankVerdict& r : v.ranks)
         if (!r.frames.empty()) stacks.push_back({r.rank, r.frames});

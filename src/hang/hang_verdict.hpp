@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "diagnose/finding.hpp"
+#include "hang/flight_recorder.hpp"
 #include "hang/python_stacks.hpp"
 
 namespace baton::hang {
@@ -31,12 +32,20 @@ struct RankLook {
     bool has_stacks = false;      // its dump came
     std::vector<PyFrame> frames;  // its main thread, innermost first
     std::string no_stacks;        // why no dump came
+    // Its oldest collective that did not complete, from its Flight Recorder dump (when one came):
+    // with NCCL a rank waits for a collective wherever it next synchronises (`loss.item()`), not in
+    // the call, so its stack alone does not say it waits.
+    std::optional<FrEntry> fr_pending;
 };
 
 struct Look {
     double at = 0;  // monotonic seconds
     std::int64_t unix_ms = 0;
     std::vector<RankLook> ranks;  // the same ranks in both looks of a judgement
+    // The judgement of the ranks' Flight Recorder dumps taken with this look, or why there is none
+    // ("" when none was asked for).
+    std::optional<FrVerdict> flight_recorder;
+    std::string flight_recorder_none;
 };
 
 enum class RankCondition {
@@ -59,8 +68,8 @@ struct RankVerdict {
     RankCondition condition = RankCondition::silent;
     double cpu_cores = 0;  // CPU time between the looks over their interval (1 = one core)
     std::vector<PyFrame> frames;
-    std::string collective;        // collective_of(frames)
-    std::optional<PyFrame> where;  // user_frame(frames)
+    std::string collective;        // collective_of(frames), or the pending collective of its Flight Recorder
+    std::optional<PyFrame> where;  // user_frame(frames), or where that collective was called
     char state = '?';
     std::string wchan, no_stacks;
     int exit_status = 0;
@@ -68,8 +77,13 @@ struct RankVerdict {
 };
 
 struct HangVerdict {
-    std::string rule;     // "rank_hang", or "rank_desync" when the waiting ranks wait in different collectives
+    // "rank_hang", or "rank_desync" when the waiting ranks wait in different collectives (or the
+    // Flight Recorder finds a rank missing from one, or ranks in different ones)
+    std::string rule;
     std::string summary;  // the one sentence: who, where, since when, what it means
+    // The Flight Recorder's sentence (also at the end of the summary), or "stacks only: WHY" when
+    // no dump could be judged; "" when none was asked for.
+    std::string flight_recorder;
     std::vector<RankVerdict> ranks;  // by rank
     std::int64_t since_unix_ms = 0;
     // What makes two verdicts the same one (the conditions, collectives and places): said again only
@@ -78,6 +92,9 @@ struct HangVerdict {
 };
 
 // A job of one node or several (`multi_node`: the rank the local ones wait for may be elsewhere).
+// A rank whose stack stayed put (or gave none) while its Flight Recorder has a collective pending
+// since before the first look waits in that collective; `after`'s Flight Recorder judgement ends
+// the summary, and makes it a rank_desync when it finds one.
 // `since_unix_ms`: when the ranks last made progress (their last step, or the first look that saw
 // them as they are). nullopt: no hang (no rank waits, or every rank runs or computes: an evaluation
 // or a checkpoint on every rank is no hang).

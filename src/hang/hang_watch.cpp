@@ -97,6 +97,14 @@ std::optional<HangVerdict> HangWatch::judge_without_steps() const {
     return judge_hang(before, newest, since, o_.multi_node);
 }
 
+std::optional<HangWatch::Change> HangWatch::amend_newest(const std::function<void(Look&)>& amend) {
+    if (looks_.empty()) return std::nullopt;
+    amend(looks_.back());
+    if (last_step_ms_ == 0) return settle(judge_without_steps());
+    if (looks_.size() < 2) return std::nullopt;
+    return settle(judge_hang(looks_.front(), looks_.back(), last_step_ms_, o_.multi_node));
+}
+
 std::optional<HangWatch::Change> HangWatch::add_look(Look look) {
     looks_.push_back(std::move(look));
     const Look& newest = looks_.back();

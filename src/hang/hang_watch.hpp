@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <optional>
 
 #include "hang/hang_verdict.hpp"
@@ -50,6 +51,9 @@ class HangWatch {
     };
     // A look taken when due. A change of the verdict (a new one, a different one, or its end).
     std::optional<Change> add_look(Look look);
+    // The newest look changed by `amend` (what came later about that moment: the Flight Recorder's
+    // dumps), judged again. Nothing when there is no look.
+    std::optional<Change> amend_newest(const std::function<void(Look&)>& amend);
 
     const std::optional<HangVerdict>& verdict() const { return verdict_; }
 

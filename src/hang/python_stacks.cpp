@@ -131,4 +131,10 @@ std::vector<StackGroup> group_stacks(const std::vector<RankStack>& stacks) {
     return groups;
 }
 
+std::string ranks_text(const std::vector<int>& ranks) {
+    std::string out;
+    for (int r : ranks) out += (out.empty() ? "" : ", ") + std::to_string(r);
+    return (ranks.size() == 1 ? "rank " : "ranks ") + out;
+}
+
 }  // namespace baton::hang

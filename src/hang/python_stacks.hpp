@@ -54,4 +54,7 @@ struct StackGroup {
 };
 std::vector<StackGroup> group_stacks(const std::vector<RankStack>& stacks);
 
+// "rank 2", "ranks 0, 1, 3": ranks as the verdicts name them.
+std::string ranks_text(const std::vector<int>& ranks);
+
 }  // namespace baton::hang

@@ -14,6 +14,8 @@
 
 #include "core/clock.hpp"
 #include "core/printable.hpp"
+#include "hang/flight_recorder.hpp"
+#include "hang/flight_recorder_dumps.hpp"
 #include "hang/rank_probe.hpp"
 #include "hang/stack_shim.hpp"
 #include "launch/rank_output.hpp"
@@ -208,6 +210,15 @@ Result<LaunchResult> run_launch(const LaunchOptions& o) {
                 if (Status st = hang::install_shim(result.run_dir + "/python", result.run_dir + "/stacks"); st.ok()) {
                     extras.stack_shim_dir = result.run_dir + "/python";
                     extras.stacks_dir = result.run_dir + "/stacks";
+                    // The Flight Recorder's dumps and pipes beside the stacks (unless the user put them elsewhere).
+                    const std::string fr = extras.stacks_dir + "/fr";
+                    if (Status made = hang::make_flight_recorder_dir(fr); made.ok()) {
+                        extras.flight_recorder_dir = fr;
+                        hangs.set_flight_recorder(hang::flight_recorder_paths(fr, inherited));
+                    } else {
+                        std::fprintf(stderr, "baton launch: no Flight Recorder dumps: %s\n",
+                                     escaped_line(made.error().message).c_str());
+                    }
                 } else {
                     std::fprintf(stderr, "baton launch: baton stacks will not reach the ranks: %s\n",
                                  escaped_line(st.error().message).c_str());

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "hang/flight_recorder.hpp"
 #include "hang/stack_shim.hpp"
 
 namespace baton::launch {
@@ -65,6 +66,9 @@ std::vector<std::pair<std::string, std::string>> worker_environment(const Launch
     if (!x.owner.empty()) set("BATON_OWNER", x.owner);
     if (!x.stack_shim_dir.empty())
         for (auto& [k, v] : hang::shim_environment(x.stack_shim_dir, x.stacks_dir, inherited("PYTHONPATH")))
+            env.emplace_back(std::move(k), std::move(v));
+    if (!x.flight_recorder_dir.empty())
+        for (auto& [k, v] : hang::flight_recorder_environment(x.flight_recorder_dir, inherited))
             env.emplace_back(std::move(k), std::move(v));
     return env;
 }

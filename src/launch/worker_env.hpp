@@ -41,6 +41,9 @@ struct WorkerExtras {
     // The stack handler (hang/stack_shim.hpp): its directory, put first on PYTHONPATH, and where the
     // ranks' stacks go; empty: none.
     std::string stack_shim_dir, stacks_dir;
+    // Where the ranks' Flight Recorder dumps and pipes go (hang/flight_recorder.hpp); empty: its
+    // variables are not set.
+    std::string flight_recorder_dir;
 };
 
 using EnvLookup = std::function<std::optional<std::string>(const std::string&)>;

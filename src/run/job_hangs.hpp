@@ -3,14 +3,22 @@
 // appears or changes said on stderr (the whole block, or one line when the job is to stop on it),
 // kept in the job's stacks directory (hang.txt) and given to the JobWatch as a finding (summary,
 // history). A step or working ranks clear it, said in one line.
+//
+// The ranks' Flight Recorder dumps (PyTorch 2.3+ with NCCL) are asked for once the ranks look stuck
+// (no steps for hang_seconds; without steps, no rank's stack moved since the last look), at most
+// every 30 s, without waiting: a later turn reads them once written, and the looks after that carry
+// them into the verdict while no rank's stack moves. A healthy job is never asked.
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "hang/flight_recorder.hpp"
+#include "hang/flight_recorder_dumps.hpp"
 #include "hang/hang_watch.hpp"
 #include "hang/rank_probe.hpp"
 #include "run/job_watch.hpp"
@@ -20,7 +28,12 @@ namespace baton::run {
 class JobHangs {
   public:
     // `who`: "baton launch"; `stacks_dir`: where hang.txt goes ("": not kept); `stop_on_hang`: on_hang = stop.
-    JobHangs(hang::HangWatchOptions options, bool stop_on_hang, std::string who, std::string stacks_dir);
+    // `fr`: where the ranks' Flight Recorder dumps go (flight_recorder_paths of the job's environment).
+    JobHangs(hang::HangWatchOptions options, bool stop_on_hang, std::string who, std::string stacks_dir,
+             hang::FlightRecorderPaths fr = {});
+
+    // Where the ranks' Flight Recorder dumps go, once known.
+    void set_flight_recorder(hang::FlightRecorderPaths fr) { fr_ = std::move(fr); }
 
     // The job's processes were (re)started now: steps and looks of the last ones are forgotten.
     void restart();
@@ -33,12 +46,33 @@ class JobHangs {
     const std::optional<hang::HangVerdict>& last_verdict() const { return last_; }
 
   private:
+    // The dumps read after a request, and the ranks' stacks when it was made.
+    struct FrResult {
+        double at = 0;  // monotonic seconds of the request
+        std::map<int, std::vector<hang::PyFrame>> basis;
+        std::int64_t last_step_ms = 0;         // the newest step then
+        std::map<int, hang::FrEntry> pending;  // rank -> its oldest collective not completed
+        std::optional<hang::FrVerdict> verdict;
+        std::string none;  // why there is no verdict
+    };
+    void collect_flight_recorder(double now);
+    void attach_flight_recorder(hang::Look& look, std::int64_t last_step_ms) const;
+    void maybe_request_flight_recorder(const hang::Look& look, std::int64_t last_step_ms, double now);
+
     hang::HangWatch watch_;
     hang::HangWatchOptions options_;
     bool stop_on_hang_;
     std::string who_, stacks_dir_;
     std::int64_t started_ms_ = 0;
     std::optional<hang::HangVerdict> last_;
+    hang::FlightRecorderPaths fr_;
+    std::optional<hang::FrRequest> fr_request_;
+    double fr_requested_at_ = 0;
+    std::int64_t fr_step_ms_ = 0;
+    std::map<int, std::vector<hang::PyFrame>> fr_basis_;
+    std::map<int, pid_t> fr_pids_;
+    std::optional<FrResult> fr_result_;
+    std::optional<hang::Look> previous_;
 };
 
 }  // namespace baton::run

@@ -16,6 +16,8 @@
 #include "core/json_writer.hpp"
 #include "core/percentile.hpp"
 #include "core/printable.hpp"
+#include "hang/flight_recorder.hpp"
+#include "hang/flight_recorder_dumps.hpp"
 #include "hang/hang_verdict.hpp"
 #include "hang/stack_request.hpp"
 #include "hang/stack_shim.hpp"
@@ -116,6 +118,7 @@ Result<RunStats> run_command(const RunOptions& o) {
     }
     // Its Python processes get the stack handler (`baton stacks`, the hang verdict), in the same
     // private directory.
+    hang::FlightRecorderPaths flight_recorder;
     if (events) {
         const std::string shim = events->directory() + "/python", stacks = events->directory() + "/stacks";
         if (Status st = hang::install_shim(shim, stacks); st.ok()) {
@@ -123,6 +126,16 @@ Result<RunStats> run_command(const RunOptions& o) {
             for (const auto& [k, v] :
                  hang::shim_environment(shim, stacks, inherited ? std::optional<std::string>(inherited) : std::nullopt))
                 setenv(k.c_str(), v.c_str(), 1);
+            // And PyTorch's Flight Recorder dumps beside the stacks, unless the user has set where.
+            const std::string fr = stacks + "/fr";
+            if (hang::make_flight_recorder_dir(fr).ok()) {
+                const hang::EnvGet env = [](const std::string& k) -> std::optional<std::string> {
+                    const char* v = std::getenv(k.c_str());
+                    return v ? std::optional<std::string>(v) : std::nullopt;
+                };
+                flight_recorder = hang::flight_recorder_paths(fr, env);
+                for (const auto& [k, v] : hang::flight_recorder_environment(fr, env)) setenv(k.c_str(), v.c_str(), 1);
+            }
         } else {
             std::fprintf(stderr, "baton: baton stacks will not reach the command's Python processes: %s\n",
                          escaped_line(st.error().message).c_str());
@@ -164,7 +177,7 @@ Result<RunStats> run_command(const RunOptions& o) {
     auto take_events = [&] {
         if (events) watch.read_events(events->drain());
     };
-    JobHangs hangs(o.hang, o.stop_on_hang, "baton run", events ? events->directory() + "/stacks" : "");
+    JobHangs hangs(o.hang, o.stop_on_hang, "baton run", events ? events->directory() + "/stacks" : "", flight_recorder);
     bool stopped_on_hang = false;
     // The command's ranks as the verdict sees them: its Python processes with a RANK (torchrun's), or,
     // for a training loop that sends the hook's steps, its Python processes. A plain script that waits

@@ -1,6 +1,7 @@
 """Hung distributed jobs under `baton launch`, end to end with Debian's python3-torch (gloo on the
 CPU): 4 ranks where rank 2 skips a collective, spins, blocks on a pipe, exits, or is frozen in the
-kernel, each named for what it is (with and without the Python hook); no verdict on a job that
+kernel, each named for what it is (with and without the Python hook); the Flight Recorder's dumps
+asked for by their pipes and judged; no verdict on a job that
 evaluates on every rank, has a slow first step and a slow DataLoader start, and prints nothing;
 on_hang = "stop" ends the launch with 124 and leaves no rank; `baton stacks` of a running launch and
 its bad input.
@@ -60,7 +61,7 @@ class HangTest(unittest.TestCase):
             self.launcher.wait(30)
         self.tmp.cleanup()
 
-    def start(self, mode, on_hang="report", hook=False, hang=HANG, extra=(), db=None):
+    def start(self, mode, on_hang="report", hook=False, hang=HANG, extra=(), db=None, env_extra=None):
         # The script runs from this test's directory (a copy), so leftovers are found by its path.
         script = os.path.join(self.dir, "hang_ranks.py")
         with open(SCRIPT) as src, open(script, "w") as dst:
@@ -68,6 +69,7 @@ class HangTest(unittest.TestCase):
         env = dict(os.environ)
         if hook:
             env["PYTHONPATH"] = os.path.abspath(REPO_PYTHON)
+        env.update(env_extra or {})
         cmd = [BATON, "launch", "--python", PYTHON, "--nproc-per-node", "4", "--log-dir",
                os.path.join(self.dir, "logs"), "--run-id", mode, "--hang-seconds", str(hang), "--on-hang", on_hang]
         cmd += ["--db", db] if db else ["--no-db"]
@@ -110,11 +112,32 @@ class HangTest(unittest.TestCase):
                       err)
         self.assertIn("rank 2 skipped a collective", err)
         self.assertIn("baton launch: stopped on a hang: rank_desync", err)
+        # gloo on torch 1.13: no Flight Recorder, and the verdict says it judged by the stacks.
+        self.assertIn("stacks only: no Flight Recorder pipe (gloo, PyTorch before 2.3", err)
         # Start-up (4 ranks importing torch on 2 cores) + hang_seconds + 15 s at most.
         self.assertLess(took, 20 + HANG + 15, err)
         self.assertEqual(processes_with(self.dir), [], "no rank is left")
         with open(os.path.join(self.dir, "logs", "skip", "stacks", "hang.txt")) as f:
             self.assertIn("rank_desync", f.read())
+
+    def test_the_flight_recorder_names_the_collective_each_rank_called(self):
+        # Each rank keeps a Flight Recorder and answers its pipe as ProcessGroupNCCL does (emulated over
+        # gloo: hang_ranks.py's FlightRecorder). Once the ranks look stuck, baton writes to each rank's
+        # pipe, reads the pickled dumps with the job's interpreter, and the verdict says what each rank
+        # called as the group's collective #6.
+        fixtures = os.path.join(HERE, "..", "..", "fixtures", "flight_recorder")
+        self.start("skip", hook=True, extra=["--flight-recorder"], env_extra={"BATON_FR_FIXTURES": fixtures})
+        took = self.wait_for("Flight Recorder:", 90)
+        err = self.stderr()
+        self.assertIn("rank_desync", err)
+        self.assertIn("Flight Recorder: the ranks called #6 of process group 0 (default_pg) as different collectives: "
+                      f"ranks 0, 1, 3 all_reduce at {self.script}:{line_of('ALL_REDUCE_LINE')}; "
+                      f"rank 2 barrier at {self.script}:{line_of('BARRIER_LINE')}", err)
+        self.assertLess(took, 20 + HANG + 15, err)
+        fr = os.path.join(self.dir, "logs", "skip", "stacks", "fr")
+        self.assertEqual(sorted(f for f in os.listdir(fr) if f.startswith("rank_")),
+                         ["rank_0", "rank_1", "rank_2", "rank_3"], "the dumps are kept with the run")
+        self.stop_and_check_nothing_is_left()
 
     def test_with_the_hook_a_spinning_rank_is_named(self):
         self.start("spin", hook=True)
