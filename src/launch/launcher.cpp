@@ -140,6 +140,9 @@ std::string root_cause_text(const RankFailure& f) {
         for (const std::string& l : f.stderr_tail) out += "  | " + escaped_line(l) + "\n";
     }
     if (!f.error_file.empty()) out += "  the script's error record (torch's @record): " + f.error_file + "\n";
+    if (f.nccl)
+        out += fmt::format("  NCCL's first error line came from rank {} at {} ({}):\n  | {}\n", f.nccl->rank,
+                           clock_text(f.nccl->at_unix_ms), f.nccl->log, escaped_line(f.nccl->text));
     return out;
 }
 
@@ -319,6 +322,12 @@ Result<LaunchResult> run_launch(const LaunchOptions& o) {
             failure->stderr_tail.assign(a.err[i].tail().begin(), a.err[i].tail().end());
             failure->stderr_log = a.err[i].log_path();
             if (access(a.error_files[i].c_str(), R_OK) == 0) failure->error_file = a.error_files[i];
+            for (std::size_t r = 0; r < a.err.size(); ++r)
+                for (const RankStream* s : {&a.err[r], &a.out[r]})
+                    if (const auto& m = s->first_nccl_error();
+                        m && (!failure->nccl || m->unix_ms < failure->nccl->at_unix_ms))
+                        failure->nccl = RankFailure::NcclLine{o.topology.global_rank(static_cast<int>(r)), m->text,
+                                                              s->log_path(), m->unix_ms};
         }
         result.failure = failure;
         result.hang = hangs.last_verdict();

@@ -53,6 +53,14 @@ struct RankFailure {
     std::vector<std::string> stderr_tail;  // its last stderr lines
     std::string stderr_log;
     std::string error_file;  // TORCHELASTIC_ERROR_FILE, when the script's @record wrote it
+    // The first NCCL error line any local rank printed in this attempt (run/nccl_errors.hpp): with a
+    // watchdog timeout every rank fails at once, and the one that printed first is the one to read.
+    struct NcclLine {
+        int rank = 0;
+        std::string text, log;
+        std::int64_t at_unix_ms = 0;
+    };
+    std::optional<NcclLine> nccl;
 };
 
 struct LaunchResult {

@@ -6,6 +6,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/clock.hpp"
+#include "run/nccl_errors.hpp"
+
 namespace baton::launch {
 
 namespace {
@@ -64,6 +67,7 @@ RankStream::RankStream(RankStream&& o) noexcept
       mid_line_(o.mid_line_),
       tail_partial_(std::move(o.tail_partial_)),
       tail_(std::move(o.tail_)),
+      first_nccl_error_(std::move(o.first_nccl_error_)),
       bytes_(o.bytes_) {
     o.log_fd_ = -1;
 }
@@ -103,9 +107,15 @@ void RankStream::to_console(std::string_view text, bool ends_line) {
     mid_line_ = !ends_line;
 }
 
+void RankStream::line_done(std::string_view line) {
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (!first_nccl_error_ && run::nccl_error_line(line))
+        first_nccl_error_ = Marked{std::string(line.substr(0, kMaxTailLine)), unix_millis()};
+    keep(line);
+}
+
 void RankStream::keep(std::string_view line) {
     if (!keep_lines_) return;
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     tail_.emplace_back(line.substr(0, kMaxTailLine));
     while (tail_.size() > keep_lines_) tail_.pop_front();
 }
@@ -120,14 +130,12 @@ void RankStream::feed(std::string_view bytes, double now) {
             to_console(partial_, true);
             partial_.clear();
             partial_since_ = now;
-            if (keep_lines_) {
-                keep(tail_partial_);
-                tail_partial_.clear();
-            }
+            line_done(tail_partial_);
+            tail_partial_.clear();
             continue;
         }
         partial_.push_back(c);
-        if (keep_lines_ && tail_partial_.size() < kMaxTailLine + 1) tail_partial_.push_back(c);
+        if (tail_partial_.size() < kMaxTailLine + 1) tail_partial_.push_back(c);
         if (partial_.size() >= kMaxLine) {
             to_console(partial_, false);
             partial_.clear();
@@ -145,7 +153,7 @@ void RankStream::finish() {
     if (!partial_.empty() || mid_line_) to_console(partial_, true);
     partial_.clear();
     mid_line_ = false;
-    if (!tail_partial_.empty()) keep(tail_partial_);
+    if (!tail_partial_.empty()) line_done(tail_partial_);
     tail_partial_.clear();
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <deque>
 #include <optional>
 #include <string>
@@ -35,11 +36,18 @@ class RankStream {
     void finish();
 
     const std::deque<std::string>& tail() const { return tail_; }
+    // Its first NCCL error line (run/nccl_errors.hpp, clipped), and when it came.
+    struct Marked {
+        std::string text;
+        std::int64_t unix_ms = 0;
+    };
+    const std::optional<Marked>& first_nccl_error() const { return first_nccl_error_; }
     const std::string& log_path() const { return log_path_; }
     std::size_t bytes() const { return bytes_; }
 
   private:
     void to_console(std::string_view text, bool ends_line);
+    void line_done(std::string_view line);
     void keep(std::string_view line);
 
     int rank_;
@@ -53,6 +61,7 @@ class RankStream {
     bool mid_line_ = false;     // the console got part of a line already (its prefix too)
     std::string tail_partial_;  // the tail's unfinished line
     std::deque<std::string> tail_;
+    std::optional<Marked> first_nccl_error_;
     std::size_t bytes_ = 0;
 };
 

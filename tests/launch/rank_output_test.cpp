@@ -1,5 +1,5 @@
 // A rank's output stream: whole lines to the console (prefixed with --tee), everything to the log,
-// the last stderr lines kept for the root-cause block.
+// the last stderr lines kept for the root-cause block, the first NCCL error line of each stream.
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "launch/rank_output.hpp"
+#include "run/nccl_errors.hpp"
 #include "test_support.hpp"
 
 using namespace baton;
@@ -132,4 +133,38 @@ TEST(RankStream, APlantedLinkIsNotFollowed) {
     EXPECT_NE(st.error().message.find("is a symbolic link"), std::string::npos) << st.error().message;
     s.feed("secret\n", 0);
     EXPECT_EQ(test::read_text(d.path() + "/victim"), "keep me");
+}
+
+TEST(RankStream, TheFirstNcclErrorLineOfAStreamIsKeptWithItsTime) {
+    test::TempDir d;
+    // A stdout stream: no lines kept for the tail, the NCCL line found all the same, across chunks.
+    RankStream s(1, -1, false, d.path() + "/stdout.log", 0);
+    ASSERT_TRUE(s.open().ok());
+    s.feed("epoch 1 loss 0.3\nnode7:123:456 [0] NCCL W", 0);
+    EXPECT_FALSE(s.first_nccl_error());
+    s.feed("ARN NET/Socket : peer 10.0.0.2<34567> shut down\r\n", 0.1);
+    s.feed("[Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=15)\n", 0.2);
+    ASSERT_TRUE(s.first_nccl_error());
+    EXPECT_EQ(s.first_nccl_error()->text, "node7:123:456 [0] NCCL WARN NET/Socket : peer 10.0.0.2<34567> shut down");
+    EXPECT_GT(s.first_nccl_error()->unix_ms, 0);
+    EXPECT_TRUE(s.tail().empty());
+}
+
+TEST(NcclErrors, TheLinesNcclAndPytorchPrint) {
+    for (const char* yes :
+         {"gpu3:5123:5190 [3] NCCL WARN Cuda failure 'out of memory'",
+          "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:219, "
+          "unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.18.1",
+          "ncclRemoteError: A call failed possibly due to a network error or a remote process exiting prematurely.",
+          "Last error: remote process exited or there was a network error",
+          "[Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=15, OpType=ALLREDUCE, "
+          "NumelIn=1024, NumelOut=1024, Timeout(ms)=600000) ran for 600102 milliseconds before timing out.",
+          "[Rank 0] Some NCCL operations have failed or timed out. Due to the asynchronous nature of CUDA kernels",
+          "[PG 0 Rank 1] Heartbeat monitor timed out! Process will be terminated after dumping debug info.",
+          "RuntimeError: NCCL communicator was aborted on rank 3.", "ncclInternalError: Internal check failed."})
+        EXPECT_TRUE(baton::run::nccl_error_line(yes)) << yes;
+    for (const char* no :
+         {"", "NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>", "gpu3:5123:5190 [3] NCCL INFO NET/IB : No device found.",
+          "epoch 3: loss 0.12", "Traceback (most recent call last):"})
+        EXPECT_FALSE(baton::run::nccl_error_line(no)) << no;
 }

@@ -128,6 +128,21 @@ class LaunchTest(unittest.TestCase):
         for pid in self._pids(out, 4):
             self.assertFalse(alive(pid), f"pid {pid} is left")
 
+    def test_the_rank_that_printed_an_nccl_error_first_is_named(self):
+        # Rank 1 prints NCCL's warning on its stdout, then rank 2 a watchdog timeout on its stderr and
+        # fails: the block names rank 2 as the first to fail and rank 1 as the first to report NCCL's error.
+        out = os.path.join(self.dir, "out")
+        os.makedirs(out)
+        r = launch(["--nproc-per-node", "4", "--grace", "2", "--log-dir", self.logs, "--run-id", "nccl",
+                    os.path.join(HERE, "fail_rank2.py"), out], env={"NCCL_LINE": "1"}, timeout=60)
+        self.assertEqual(r.returncode, 7, r.stderr)
+        self.assertIn("baton launch: rank 2 failed first", r.stderr)
+        self.assertIn("  NCCL's first error line came from rank 1 at ", r.stderr)
+        self.assertIn(os.path.join(self.logs, "nccl", "attempt_0", "1", "stdout.log") + "):\n  | host:", r.stderr)
+        self.assertIn("NCCL WARN NET/Socket : peer 127.0.0.1<41234> shut down\n", r.stderr)
+        for pid in self._pids(out, 4):
+            self.assertFalse(alive(pid), f"pid {pid} is left")
+
     def test_a_rank_that_ignores_sigterm_dies_at_the_end_of_the_grace(self):
         out = os.path.join(self.dir, "out")
         os.makedirs(out)
