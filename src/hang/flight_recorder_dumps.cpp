@@ -18,7 +18,7 @@ namespace {
 
 // One line per file, "<index> OK <json>" or "<index> ERR <why>". The reader runs with -I -S: no
 // user site, no sitecustomize (nor baton's shim), no PYTHON* variables, the standard library only.
-constexpr std::string_view kReader = R"PY(import io, json, math, pickle, sys
+constexpr std::string_view kReader = R"PY(import io, json, math, os, pickle, stat, sys
 
 def _as_list(*args):
     return list(args[0]) if args else []
@@ -58,7 +58,11 @@ def _plain(x, budget, depth=0):
 
 for _i, _path in enumerate(sys.argv[1:]):
     try:
-        with open(_path, "rb") as _f:
+        # Not through a link, and a regular file only (the agent, as root, reads its users' dumps).
+        _fd = os.open(_path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        with os.fdopen(_fd, "rb") as _f:
+            if not stat.S_ISREG(os.fstat(_f.fileno()).st_mode):
+                raise ValueError("not a regular file")
             _data = _f.read(256 << 20)
         _dump = _Loader(io.BytesIO(_data)).load()
         if not isinstance(_dump, dict):
@@ -108,11 +112,18 @@ FrRequest request_flight_recorder_dumps(const FlightRecorderPaths& p, const std:
             r.not_asked[rank] = "no Flight Recorder pipe (gloo, PyTorch before 2.3, or no NCCL process group yet)";
             continue;
         }
-        // O_NONBLOCK: with no reader the open fails (ENXIO) instead of waiting for one.
-        const int fd = open(pipe.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+        // O_NONBLOCK: with no reader the open fails (ENXIO) instead of waiting for one. O_NOFOLLOW and
+        // the check of what was opened: a link put there in the meantime is not written through (the
+        // agent, as root, asks the pipes of its users' jobs).
+        const int fd = open(pipe.c_str(), O_WRONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
         if (fd < 0) {
             r.not_asked[rank] = errno == ENXIO ? "nobody reads its Flight Recorder pipe (the process is gone)"
                                                : std::string("its Flight Recorder pipe: ") + std::strerror(errno);
+            continue;
+        }
+        if (fstat(fd, &st) != 0 || !S_ISFIFO(st.st_mode)) {
+            close(fd);
+            r.not_asked[rank] = "no Flight Recorder pipe (gloo, PyTorch before 2.3, or no NCCL process group yet)";
             continue;
         }
         const ssize_t n = write(fd, "1\n", 2);
@@ -131,7 +142,7 @@ bool flight_recorder_dumps_ready(const FlightRecorderPaths& p, const FrRequest& 
                                  std::int64_t settle_ms) {
     for (int rank : r.asked) {
         struct stat st {};
-        if (stat((p.dump_prefix + std::to_string(rank)).c_str(), &st) != 0) return false;
+        if (lstat((p.dump_prefix + std::to_string(rank)).c_str(), &st) != 0) return false;
         const std::int64_t m = mtime_ns(st);
         if (m < r.at_unix_ns || st.st_size == 0 || now_unix_ns - m < settle_ms * 1'000'000) return false;
     }
@@ -146,11 +157,11 @@ FrCollection read_flight_recorder_dumps(const std::string& python,
     std::vector<int> rank_of;
     for (const auto& [rank, path] : files) {
         struct stat st {};
-        if (stat(path.c_str(), &st) != 0) {
+        if (lstat(path.c_str(), &st) != 0) {
             c.no_dump[rank] = "no dump came (" + path + ")";
             continue;
         }
-        if (!S_ISREG(st.st_mode)) {
+        if (!S_ISREG(st.st_mode)) {  // a link is not followed
             c.no_dump[rank] = path + " is not a file";
             continue;
         }

@@ -300,7 +300,9 @@ TEST(FlightRecorder, HostileDumpsAreRefusedOneByOneAndRunNoCode) {
     ASSERT_TRUE(made.ok() && made->exit_status == 0);
     dir.write("rank_5", std::string(1000, '\x80'));
     mkdir((dir.path() + "/rank_6").c_str(), 0700);
-    const baton::hang::FrCollection c = baton::hang::read_flight_recorder_dumps(kPython, files(dir, 8), 0, 30);
+    // A link to a good dump is not followed (the agent reads its users' directories as root).
+    ASSERT_EQ(symlink((dir.path() + "/rank_3").c_str(), (dir.path() + "/rank_8").c_str()), 0);
+    const baton::hang::FrCollection c = baton::hang::read_flight_recorder_dumps(kPython, files(dir, 9), 0, 30);
     EXPECT_EQ(access(marker.c_str(), F_OK), -1) << "the reader ran the pickle's code";
     ASSERT_EQ(c.dumps.size(), 1u);
     EXPECT_EQ(c.dumps[0].rank, 3);
@@ -311,6 +313,7 @@ TEST(FlightRecorder, HostileDumpsAreRefusedOneByOneAndRunNoCode) {
     EXPECT_NE(c.no_dump.at(5).find("unreadable"), std::string::npos) << c.no_dump.at(5);
     EXPECT_NE(c.no_dump.at(6).find("is not a file"), std::string::npos) << c.no_dump.at(6);
     EXPECT_NE(c.no_dump.at(7).find("no dump came"), std::string::npos) << c.no_dump.at(7);
+    EXPECT_NE(c.no_dump.at(8).find("is not a file"), std::string::npos) << c.no_dump.at(8);
 
     const baton::hang::FrCollection none =
         baton::hang::read_flight_recorder_dumps("/nonexistent/python3", files(dir, 4), 0, 30);
@@ -329,18 +332,21 @@ TEST(FlightRecorder, PipesAskWithoutBlockingAndSayWhyNot) {
     const int reader = open((dir.path() + "/pipe_0.pipe").c_str(), O_RDONLY | O_NONBLOCK);
     ASSERT_GE(reader, 0);
     // Rank 1: a pipe nobody reads (its process is gone). Rank 2: no pipe. Rank 3: a plain file.
+    // Rank 4: a link to rank 0's pipe (not written through).
     ASSERT_EQ(mkfifo((dir.path() + "/pipe_1.pipe").c_str(), 0600), 0);
     dir.write("pipe_3.pipe", "");
+    ASSERT_EQ(symlink((dir.path() + "/pipe_0.pipe").c_str(), (dir.path() + "/pipe_4.pipe").c_str()), 0);
     const double t0 = baton::monotonic_seconds();
-    const baton::hang::FrRequest r = baton::hang::request_flight_recorder_dumps(p, {0, 1, 2, 3});
+    const baton::hang::FrRequest r = baton::hang::request_flight_recorder_dumps(p, {0, 1, 2, 3, 4});
     EXPECT_LT(baton::monotonic_seconds() - t0, 1.0);
     EXPECT_EQ(r.asked, std::vector<int>{0});
     char buf[8] = {};
-    EXPECT_GT(read(reader, buf, sizeof buf), 0) << "the byte reached the reader";
+    EXPECT_EQ(read(reader, buf, sizeof buf), 2) << "the byte reached the reader, once";
     close(reader);
     EXPECT_NE(r.not_asked.at(1).find("nobody reads"), std::string::npos);
     EXPECT_NE(r.not_asked.at(2).find("no Flight Recorder pipe"), std::string::npos);
     EXPECT_NE(r.not_asked.at(3).find("no Flight Recorder pipe"), std::string::npos);
+    EXPECT_NE(r.not_asked.at(4).find("no Flight Recorder pipe"), std::string::npos);
 
     // Ready once rank 0's dump is written after the request and has settled.
     EXPECT_FALSE(baton::hang::flight_recorder_dumps_ready(p, r, r.at_unix_ns));
