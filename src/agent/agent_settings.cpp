@@ -93,6 +93,7 @@ Result<queue::QueueServerOptions> queue_options(const ServeFlags& a, const Confi
     o.uuid_visible_devices = c.queue.visible_devices_uuid || o.pool.allowed_gpus.has_value();
     if (!a.no_gpus) o.nvml = sampler.nvml;  // the sampler's, from the same config
     o.thresholds = c.thresholds;
+    o.hang.hang_seconds = c.launch.hang_seconds;  // the queued jobs' hang verdict, as baton launch's
     return o;
 }
 

@@ -75,7 +75,8 @@ Result<std::unique_ptr<NodeAgent>> NodeAgent::open(NodeAgentOptions options, con
     ao.thresholds = n->settings_.thresholds;
     ao.retention_seconds = config.serve.retention_seconds;
     ao.on_tick = [queue = &n->ticking_queue_](const diagnose::Window& w) {
-        if (queue::QueueServer* q = queue->load()) q->on_tick(w);
+        if (queue::QueueServer* q = queue->load()) return q->on_tick(w);
+        return std::vector<diagnose::Finding>{};
     };
     n->agent_ = std::make_unique<serve::Agent>(ao, std::move(writer));
 

@@ -59,6 +59,15 @@ Result<std::vector<hang::StackTarget>> run_targets(const StacksArgs& a, const st
     const std::string what = "run " + std::to_string(*id) + " (" + r->name + ")";
     if (r->state != store::RunState::running)
         return make_error(what + " is not running (" + store::run_state_name(r->state) + "): its processes are gone");
+    // A queued job's run is the agent's: its processes are below the job's supervisor, not below the
+    // agent (whose other jobs are not this run's).
+    if (Result<std::vector<store::JobRecord>> jobs = h->jobs(true); jobs.ok())
+        for (const store::JobRecord& j : *jobs)
+            if (j.run_id == *id && j.pid) {
+                if (store::process_start_ticks(static_cast<pid_t>(*j.pid)) != j.pid_start_ticks)
+                    return make_error(what + " is job " + std::to_string(j.id) + ", whose processes are gone");
+                return targets_under(static_cast<pid_t>(*j.pid), a.all, what);
+            }
     return targets_under(static_cast<pid_t>(r->owner.pid), a.all, what);
 }
 

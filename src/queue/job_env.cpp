@@ -1,6 +1,10 @@
 #include "queue/job_env.hpp"
 
 #include <map>
+#include <optional>
+
+#include "hang/flight_recorder.hpp"
+#include "hang/stack_shim.hpp"
 
 namespace baton::queue {
 
@@ -23,6 +27,21 @@ std::vector<std::string> job_environment(const JobEnvInput& in) {
     if (!in.events_path.empty()) env["BATON_EVENTS"] = in.events_path;
     if (in.attempt > 0) env["BATON_RETRY"] = std::to_string(in.attempt);
     if (in.after_oom) env["BATON_OOM"] = "1";
+    // The stack handler first on the path (then the submitter's), and PyTorch's Flight Recorder
+    // unless the submitter set its variables: the hang verdict of a queued job (docs/launch.md).
+    auto submitted = [&in](const std::string& k) -> std::optional<std::string> {
+        for (const auto& [name, v] : in.submitted)
+            if (name == k) return v;
+        return std::nullopt;
+    };
+    if (!in.stack_shim_dir.empty()) {
+        env.erase(hang::kStacksDirVariable);  // a stale one of a `baton run` shell
+        env.erase(hang::kStacksSignalVariable);
+        for (const auto& [k, v] : hang::shim_environment(in.stack_shim_dir, in.stacks_dir, submitted("PYTHONPATH")))
+            env[k] = v;
+    }
+    if (!in.flight_recorder_dir.empty())
+        for (const auto& [k, v] : hang::flight_recorder_environment(in.flight_recorder_dir, submitted)) env[k] = v;
     std::vector<std::string> out;
     out.reserve(env.size());
     for (const auto& [k, v] : env) out.push_back(k + "=" + v);

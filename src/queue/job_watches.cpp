@@ -7,8 +7,24 @@
 
 namespace baton::queue {
 
+hang::FlightRecorderPaths queue_flight_recorder_paths(const std::string& fr_dir, const std::vector<std::string>& env) {
+    const hang::EnvGet lookup = [&env](const std::string& k) -> std::optional<std::string> {
+        for (const std::string& kv : env)
+            if (kv.size() > k.size() && kv.compare(0, k.size(), k) == 0 && kv[k.size()] == '=')
+                return kv.substr(k.size() + 1);
+        return std::nullopt;
+    };
+    hang::FlightRecorderPaths p = hang::flight_recorder_paths(fr_dir, lookup);
+    if (p.enabled && (p.dump_prefix != fr_dir + "/rank_" || p.pipe_prefix != fr_dir + "/pipe_")) {
+        p.enabled = false;
+        p.off_reason = "the job names its own dump files or pipes; the queue reads only those it placed";
+    }
+    return p;
+}
+
 void start_watch(WatchedJob& watched, const store::JobRecord& j, pid_t pid, const std::string& dir,
-                 const std::vector<std::string>& env, const Thresholds& thresholds, const std::string& db_path) {
+                 const std::vector<std::string>& env, const Thresholds& thresholds, const std::string& db_path,
+                 const hang::HangWatchOptions& hang) {
     run::JobWatchOptions wo;
     wo.name = j.name;
     wo.argv = j.argv;
@@ -21,6 +37,14 @@ void start_watch(WatchedJob& watched, const store::JobRecord& j, pid_t pid, cons
     watched.watch = std::make_unique<run::JobWatch>(std::move(wo), pid);
     watched.stderr_path = dir + "/stderr";
     watched.started = monotonic_seconds();
+    watched.root = pid;
+    if (!watched.stacks_dir.empty()) {
+        watched.hangs =
+            std::make_unique<run::JobHangs>(hang, false, "baton: job " + std::to_string(j.id), watched.stacks_dir);
+        // Read with the system's Python: the agent may be root, the job's interpreter is its user's.
+        watched.hangs->set_flight_recorder(queue_flight_recorder_paths(watched.stacks_dir + "/fr", env),
+                                           "/usr/bin/python3");
+    }
 }
 
 void read_stderr(WatchedJob& w, int max_chunks) {
@@ -58,13 +82,23 @@ std::unique_ptr<WatchedJob> JobWatches::take(std::int64_t id) {
     return w;
 }
 
-void JobWatches::feed(const diagnose::Window& window) {
+std::vector<diagnose::Finding> JobWatches::feed(const diagnose::Window& window) {
+    std::vector<diagnose::Finding> holding;
     MutexLock lock(mutex_);
     for (auto& [id, w] : watched_) {
         read_stderr(*w, 16);  // (CUDA out of memory, NCCL errors)
         if (w->events) w->watch->read_events(w->events->drain());
         w->watch->sample(window);
+        if (!w->hangs) continue;
+        run::JobWatch& watch = *w->watch;
+        const pid_t root = w->root;
+        w->hangs->turn(watch, [&] { return run::job_ranks(root, watch.last_step_unix_ms() != 0); });
+        if (std::optional<diagnose::Finding> f = w->hangs->active_finding()) {
+            f->subject = "job " + std::to_string(id);
+            holding.push_back(std::move(*f));
+        }
     }
+    return holding;
 }
 
 std::vector<std::pair<std::int64_t, std::int64_t>> JobWatches::newly_recorded() {

@@ -18,6 +18,7 @@
 #include "diagnose/series.hpp"
 #include "queue/job_shim.hpp"
 #include "run/events_socket.hpp"
+#include "run/job_hangs.hpp"
 #include "run/job_watch.hpp"
 #include "store/history.hpp"
 
@@ -28,16 +29,26 @@ struct WatchedJob {
     std::unique_ptr<run::JobWatch> watch;
     std::optional<run::EventsSocket> events;  // the Python hook's socket in the job's directory
     std::string stderr_path;
-    std::uint64_t stderr_read = 0;  // how much of it the watch has read
-    double started = 0;             // monotonic seconds
-    bool run_linked = false;        // the store names its run
+    std::uint64_t stderr_read = 0;         // how much of it the watch has read
+    double started = 0;                    // monotonic seconds
+    bool run_linked = false;               // the store names its run
+    std::string stacks_dir;                // the job's stack handler writes there ("": it has none)
+    std::unique_ptr<run::JobHangs> hangs;  // its hang verdict, when it has the handler
+    pid_t root = 0;                        // its supervisor: the job's processes are below it
 };
 
 // The watch of job `j`, whose supervisor is `pid`, whose directory is `dir` and whose environment
 // is `env` (its CUDA_VISIBLE_DEVICES goes in the summary): recorded in the history at `db_path`.
 // `watched` already holds the hook's socket when there is one.
+// With a stacks directory, the job's hang verdict too (`hang`; reported, never stopped on).
 void start_watch(WatchedJob& watched, const store::JobRecord& j, pid_t pid, const std::string& dir,
-                 const std::vector<std::string>& env, const Thresholds& thresholds, const std::string& db_path);
+                 const std::vector<std::string>& env, const Thresholds& thresholds, const std::string& db_path,
+                 const hang::HangWatchOptions& hang = {});
+
+// Where the queue reads a job's Flight Recorder dumps: only the files it placed itself (in
+// `fr_dir`); a job whose environment names its own keeps them, and its verdict is from the stacks
+// (the agent, often root, does not read where its users point it).
+hang::FlightRecorderPaths queue_flight_recorder_paths(const std::string& fr_dir, const std::vector<std::string>& env);
 
 // Reads the job's stderr from where the watch left it: at most `max_chunks` reads of 64 KiB (0:
 // to its end), so that one job writing fast cannot hold the sampler.
@@ -53,8 +64,9 @@ class JobWatches {
     // The job's watch, no longer fed; null when it had none.
     std::unique_ptr<WatchedJob> take(std::int64_t id);
     // The sampling thread, after each sample: every watch reads its job's new output and events,
-    // then the window.
-    void feed(const diagnose::Window& window);
+    // then the window, and takes a turn of its hang verdict. The verdicts that hold, as findings
+    // whose subject is "job ID" (the agent's /metrics and alerts).
+    std::vector<diagnose::Finding> feed(const diagnose::Window& window);
     // The jobs whose run the history got since the last call, as (job, run) pairs.
     std::vector<std::pair<std::int64_t, std::int64_t>> newly_recorded();
     std::size_t size();

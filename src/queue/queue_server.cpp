@@ -23,6 +23,8 @@
 #include "core/files.hpp"
 #include "diagnose/job.hpp"
 #include "queue/gpu_memory_auto.hpp"
+#include "hang/flight_recorder_dumps.hpp"
+#include "hang/stack_shim.hpp"
 #include "queue/job_env.hpp"
 #include "queue/job_end.hpp"
 #include "queue/job_starter.hpp"
@@ -137,10 +139,11 @@ void QueueServer::stop() {
     if (thread_.joinable()) thread_.join();
 }
 
-void QueueServer::on_tick(const diagnose::Window& window) {
-    watches_.feed(window);
+std::vector<diagnose::Finding> QueueServer::on_tick(const diagnose::Window& window) {
+    std::vector<diagnose::Finding> holding = watches_.feed(window);
     const std::uint64_t one = 1;
     (void)!::write(wake_fd_, &one, sizeof one);
+    return holding;
 }
 
 std::string QueueServer::attempt_dir(std::int64_t id, int attempt) const {
@@ -225,6 +228,8 @@ void QueueServer::readopt(const store::JobRecord& j, std::unique_ptr<Running> r)
         if (spec.ok() && ::geteuid() == 0) ::chown(events->path().c_str(), spec->uid, spec->gid);
         watched->events.emplace(std::move(*events));
     }
+    struct stat st {};
+    if (::stat((r->dir + "/stacks").c_str(), &st) == 0 && S_ISDIR(st.st_mode)) watched->stacks_dir = r->dir + "/stacks";
     // (its stderr is scanned again from the start: an out-of-memory line before the kill still counts)
     watch(j, r->pid, env, std::move(watched));
     running_[j.id] = std::move(r);
@@ -455,6 +460,20 @@ Result<ShimSpec> QueueServer::job_spec(const store::JobRecord& j, const JobOwner
         in.events_path = events->path();
         watched.events.emplace(std::move(*events));
     }
+    // The stack handler and the Flight Recorder's directory, the owner's (its processes write there).
+    const std::string python = dir + "/python", stacks = dir + "/stacks", fr = stacks + "/fr";
+    if (Status st = hang::install_shim(python, stacks); st.ok() && hang::make_flight_recorder_dir(fr).ok()) {
+        if (::geteuid() == 0)
+            for (const std::string& p : {python, python + "/sitecustomize.py", stacks, fr})
+                (void)!::lchown(p.c_str(), owner.uid, owner.gid);
+        in.stack_shim_dir = python;
+        in.stacks_dir = stacks;
+        in.flight_recorder_dir = fr;
+        watched.stacks_dir = stacks;
+    } else {
+        std::fprintf(stderr, "baton: job %lld gets no stack handler (no hang verdict): %s\n",
+                     static_cast<long long>(j.id), st.ok() ? fr.c_str() : st.error().message.c_str());
+    }
     ShimSpec spec;
     spec.env = job_environment(in);
     set_login_variables(spec.env, owner);
@@ -525,7 +544,8 @@ void QueueServer::start_supervised(store::JobRecord& j, const std::string& dir, 
 
 void QueueServer::watch(const store::JobRecord& j, pid_t pid, const std::vector<std::string>& env,
                         std::unique_ptr<WatchedJob> watched) {
-    start_watch(*watched, j, pid, attempt_dir(j.id, j.attempt), env, options_.thresholds, options_.db_path);
+    start_watch(*watched, j, pid, attempt_dir(j.id, j.attempt), env, options_.thresholds, options_.db_path,
+                options_.hang);
     watches_.add(j.id, std::move(watched));
 }
 

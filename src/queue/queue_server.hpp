@@ -57,6 +57,7 @@ struct QueueServerOptions {
     double end_grace_seconds = 10;      // what a job leaves running when it ends: SIGTERM, then SIGKILL after this
     bool job_cgroups = true;            // a cgroup per job when the agent's cgroup was delegated (job_cgroup.hpp)
     Thresholds thresholds;              // for each job's findings
+    hang::HangWatchOptions hang;        // each job's hang verdict ([launch] hang_seconds)
 };
 
 class QueueServer {
@@ -75,9 +76,10 @@ class QueueServer {
     void stop();
 
     // Called by the agent's sampling thread after each sample: feeds every running job's watch
-    // (its figures, findings, output and the Python hook's events) and wakes the queue thread to
-    // decide again on the new snapshot.
-    void on_tick(const diagnose::Window& window);
+    // (its figures, findings, output and the Python hook's events, its hang verdict) and wakes the
+    // queue thread to decide again on the new snapshot. The jobs' hang verdicts that hold, as
+    // findings ("job ID" their subject).
+    std::vector<diagnose::Finding> on_tick(const diagnose::Window& window);
 
     const std::string& socket_path() const { return options_.socket_path; }
 

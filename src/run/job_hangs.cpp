@@ -1,5 +1,6 @@
 #include "run/job_hangs.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <unistd.h>
 
@@ -7,6 +8,7 @@
 #include "core/files.hpp"
 #include "core/printable.hpp"
 #include "hang/hang_verdict.hpp"
+#include "hang/stack_request.hpp"
 
 namespace baton::run {
 
@@ -76,8 +78,8 @@ void JobHangs::collect_flight_recorder(double now) {
     std::vector<std::pair<int, std::string>> files;
     for (int rank : fr_request_->asked) files.emplace_back(rank, fr_.dump_prefix + std::to_string(rank));
     const pid_t first = fr_pids_.count(fr_request_->asked.front()) ? fr_pids_[fr_request_->asked.front()] : 0;
-    hang::FrCollection c =
-        hang::read_flight_recorder_dumps(hang::interpreter_of(first), files, fr_request_->at_unix_ns, kFrReadSeconds);
+    hang::FrCollection c = hang::read_flight_recorder_dumps(
+        fr_python_.empty() ? hang::interpreter_of(first) : fr_python_, files, fr_request_->at_unix_ns, kFrReadSeconds);
     c.no_dump.insert(fr_request_->not_asked.begin(), fr_request_->not_asked.end());
     FrResult r;
     r.at = fr_requested_at_;
@@ -183,6 +185,21 @@ bool JobHangs::turn(JobWatch& watch, const std::function<std::vector<hang::Probe
     else
         std::fputs(printable_text(text).c_str(), stderr);
     return stop;
+}
+
+std::optional<diagnose::Finding> JobHangs::active_finding() const {
+    if (!watch_.verdict()) return std::nullopt;
+    return hang::hang_finding(*watch_.verdict(), watch_.hang_seconds());
+}
+
+std::vector<hang::ProbedRank> job_ranks(pid_t root, bool steps_seen) {
+    std::vector<hang::ProbedRank> out;
+    const std::vector<hang::StackTarget> found = hang::stack_targets_under(root, true);
+    const bool ranked = std::any_of(found.begin(), found.end(), [](const hang::StackTarget& t) { return t.rank; });
+    if (!ranked && !steps_seen) return out;
+    for (const hang::StackTarget& t : found)
+        out.push_back({t.rank.value_or(static_cast<int>(out.size())), t.pid, true, 0, 0});
+    return out;
 }
 
 }  // namespace baton::run

@@ -32,8 +32,13 @@ class JobHangs {
     JobHangs(hang::HangWatchOptions options, bool stop_on_hang, std::string who, std::string stacks_dir,
              hang::FlightRecorderPaths fr = {});
 
-    // Where the ranks' Flight Recorder dumps go, once known.
-    void set_flight_recorder(hang::FlightRecorderPaths fr) { fr_ = std::move(fr); }
+    // Where the ranks' Flight Recorder dumps go, once known. `python`: the interpreter that reads
+    // them ("": the job's own, the first rank's /proc/PID/exe; the agent, which may be root, gives
+    // the system's instead of running a program of its users').
+    void set_flight_recorder(hang::FlightRecorderPaths fr, std::string python = "") {
+        fr_ = std::move(fr);
+        fr_python_ = std::move(python);
+    }
 
     // The job's processes were (re)started now: steps and looks of the last ones are forgotten.
     void restart();
@@ -44,6 +49,8 @@ class JobHangs {
 
     // The last verdict said (cleared or not).
     const std::optional<hang::HangVerdict>& last_verdict() const { return last_; }
+    // The verdict as a finding while it holds (the agent's /metrics); none once cleared.
+    std::optional<diagnose::Finding> active_finding() const;
 
   private:
     // The dumps read after a request, and the ranks' stacks when it was made.
@@ -66,6 +73,7 @@ class JobHangs {
     std::int64_t started_ms_ = 0;
     std::optional<hang::HangVerdict> last_;
     hang::FlightRecorderPaths fr_;
+    std::string fr_python_;
     std::optional<hang::FrRequest> fr_request_;
     double fr_requested_at_ = 0;
     std::int64_t fr_step_ms_ = 0;
@@ -74,5 +82,11 @@ class JobHangs {
     std::optional<FrResult> fr_result_;
     std::optional<hang::Look> previous_;
 };
+
+// The ranks of the job below `root` as the verdict sees them: its Python processes with a RANK
+// (torchrun's, baton launch's), or, for a training loop that sends the hook's steps (`steps_seen`),
+// its Python processes. A plain script that waits (a monitor that sleeps, a prompt) is no hung
+// training: none.
+std::vector<hang::ProbedRank> job_ranks(pid_t root, bool steps_seen);
 
 }  // namespace baton::run

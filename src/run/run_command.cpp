@@ -179,18 +179,9 @@ Result<RunStats> run_command(const RunOptions& o) {
     };
     JobHangs hangs(o.hang, o.stop_on_hang, "baton run", events ? events->directory() + "/stacks" : "", flight_recorder);
     bool stopped_on_hang = false;
-    // The command's ranks as the verdict sees them: its Python processes with a RANK (torchrun's), or,
-    // for a training loop that sends the hook's steps, its Python processes. A plain script that waits
-    // (a monitor that sleeps, a prompt) is no hung training: nothing is judged.
-    auto ranks = [&] {
-        std::vector<hang::ProbedRank> out;
-        const std::vector<hang::StackTarget> found = hang::stack_targets_under(child.pid(), true);
-        const bool ranked = std::any_of(found.begin(), found.end(), [](const hang::StackTarget& t) { return t.rank; });
-        if (!ranked && watch.last_step_unix_ms() == 0) return out;
-        for (const hang::StackTarget& t : found)
-            out.push_back({t.rank.value_or(static_cast<int>(out.size())), t.pid, true, 0, 0});
-        return out;
-    };
+    // The command's ranks as the verdict sees them (job_ranks: RANK'd Python processes, or those of a
+    // loop that sends the hook's steps).
+    auto ranks = [&] { return job_ranks(child.pid(), watch.last_step_unix_ms() != 0); };
     while (!child.poll_exit()) {
         const double now = monotonic_seconds();
         if (child.stderr_fd() >= 0) pump();

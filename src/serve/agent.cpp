@@ -142,11 +142,13 @@ void Agent::tick(Sampler& sampler) {
     store_minutes(current_->time_unix_ms);
     window_.add(*current_, t.window_seconds);
     const diagnose::Window& window = window_.snapshots();
-    auto findings = std::make_shared<const std::vector<diagnose::Finding>>(diagnose::diagnose(window, t));
+    std::vector<diagnose::Finding> found = diagnose::diagnose(window, t);
     auto indicators =
         std::make_shared<const std::vector<diagnose::IndicatorSummary>>(diagnose::summarize_indicators(window, t));
     report::DiagnosisInfo info = report::diagnosis_info(window, "live");
-    if (options_.on_tick) options_.on_tick(window);
+    if (options_.on_tick)
+        for (diagnose::Finding& f : options_.on_tick(window)) found.push_back(std::move(f));
+    auto findings = std::make_shared<const std::vector<diagnose::Finding>>(std::move(found));
 
     MutexLock lock(mutex_);
     // A finding "begins" when its (rule, subject) was not active at the previous tick.

@@ -36,8 +36,9 @@ struct AgentOptions {
     double memory_seconds = 900;              // the full-resolution ring (15 min)
     double retention_seconds = 30 * 86400.0;  // minutes older than this leave the database
     // Called on the sampling thread after each sample with the diagnosis window (the queue's job
-    // watches are fed from it); must not block for long.
-    std::function<void(const diagnose::Window&)> on_tick;
+    // watches are fed from it); must not block for long. What it returns joins the findings of the
+    // tick (the queued jobs' hang verdicts).
+    std::function<std::vector<diagnose::Finding>(const diagnose::Window&)> on_tick;
 };
 
 // What the HTTP thread reads: one consistent tick.

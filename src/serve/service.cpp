@@ -1,5 +1,6 @@
 #include "serve/service.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -168,7 +169,11 @@ HttpResponse Service::metrics(const AgentState& s) {
                  1.0);
     // Every rule and severity from the start, at 0: increase() then sees the first finding too.
     e.family("baton_findings_total", "counter", "Findings that began since the agent started.");
-    for (const std::string& rule : diagnose::rule_ids())
+    // (and the rules of the queued jobs' verdicts, rank_hang among them, once one began)
+    std::vector<std::string> rules = diagnose::rule_ids();
+    for (const auto& [key, n] : s.findings_started)
+        if (std::find(rules.begin(), rules.end(), key.first) == rules.end()) rules.push_back(key.first);
+    for (const std::string& rule : rules)
         for (diagnose::Severity sev :
              {diagnose::Severity::info, diagnose::Severity::warning, diagnose::Severity::critical}) {
             auto it = s.findings_started.find({rule, sev});

@@ -5,6 +5,7 @@
 
 #include "queue/gpu_memory_auto.hpp"
 #include "queue/job_env.hpp"
+#include "queue/job_watches.hpp"
 #include "queue/queue_server.hpp"
 
 using namespace baton::queue;
@@ -60,6 +61,36 @@ TEST(QueueJobEnv, SubmitterThreadCountsWinAndQueueVariablesDoNot) {
     const std::vector<std::string> first = job_environment(in);
     EXPECT_EQ(value(first, "BATON_RETRY"), "<unset>");
     EXPECT_EQ(value(first, "BATON_OOM"), "<unset>");
+}
+
+TEST(QueueJobEnv, TheStackHandlerAndTheFlightRecorderUnlessTheSubmitterSetThem) {
+    JobEnvInput in;
+    in.submitted = {{"PYTHONPATH", "/home/u/lib"},
+                    {"BATON_STACKS_DIR", "/tmp/stale"},
+                    {"TORCH_NCCL_DEBUG_INFO_TEMP_FILE", "/scratch/trace_"}};
+    in.stack_shim_dir = "/j/1/attempt-0/python";
+    in.stacks_dir = "/j/1/attempt-0/stacks";
+    in.flight_recorder_dir = "/j/1/attempt-0/stacks/fr";
+    const std::vector<std::string> env = job_environment(in);
+    EXPECT_EQ(value(env, "PYTHONPATH"), "/j/1/attempt-0/python:/home/u/lib");
+    EXPECT_EQ(value(env, "BATON_STACKS_DIR"), "/j/1/attempt-0/stacks") << "not a stale one of the submitter's shell";
+    EXPECT_NE(value(env, "BATON_STACKS_SIGNAL"), "<unset>");
+    EXPECT_EQ(value(env, "TORCH_NCCL_TRACE_BUFFER_SIZE"), "2000");
+    EXPECT_EQ(value(env, "TORCH_FR_DEBUG_INFO_PIPE_FILE"), "/j/1/attempt-0/stacks/fr/pipe_");
+    EXPECT_EQ(value(env, "TORCH_NCCL_DEBUG_INFO_TEMP_FILE"), "/scratch/trace_") << "the submitter's own";
+    EXPECT_EQ(value(env, "TORCH_FR_DUMP_TEMP_FILE"), "<unset>");
+    EXPECT_TRUE(std::is_sorted(env.begin(), env.end()));
+    // ... and the queue does not read dumps where the job points: that job is judged by its stacks.
+    const baton::hang::FlightRecorderPaths p = queue_flight_recorder_paths(in.flight_recorder_dir, env);
+    EXPECT_FALSE(p.enabled);
+    EXPECT_NE(p.off_reason.find("reads only those it placed"), std::string::npos);
+    in.submitted.pop_back();
+    EXPECT_TRUE(queue_flight_recorder_paths(in.flight_recorder_dir, job_environment(in)).enabled);
+    // Without a handler (it could not be made), none of it.
+    JobEnvInput bare;
+    const std::vector<std::string> none = job_environment(bare);
+    EXPECT_EQ(value(none, "BATON_STACKS_DIR"), "<unset>");
+    EXPECT_EQ(value(none, "TORCH_NCCL_TRACE_BUFFER_SIZE"), "<unset>");
 }
 
 TEST(QueueJobEnv, DefaultCpusAreTheGpusShareOfTheMachine) {
