@@ -95,11 +95,13 @@ int run_runs(const RunsArgs& a, const std::string& config_path) {
         write_stdout(report::export_samples(*samples, format));
         return kExitOk;
     }
+    Result<std::vector<store::RecordedHang>> hangs = h->hangs(*id);
+    if (!hangs.ok()) return runtime_error(hangs.error().message);
     if (a.json) {
-        write_stdout(report::run_json(*it, *findings));
+        write_stdout(report::run_json(*it, *findings, *hangs));
         return kExitOk;
     }
-    write_stdout(report::run_text(*it, *findings));
+    write_stdout(report::run_text(*it, *findings, *hangs));
     return kExitOk;
 }
 

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>  // header-only (fmt::fmt-header-only)
 
+#include "core/printable.hpp"
 #include "core/units.hpp"
 #include "core/clock.hpp"
 #include "report/run_figures.hpp"
@@ -333,6 +334,43 @@ std::string markdown_cell(const std::string& s) {
 
 }  // namespace
 
+// Each rank's last steps before the first hang verdict was said: how the ranks stopped.
+struct RankLastSteps {
+    int rank = 0;
+    std::int64_t step = 0, t_ms = 0;
+    std::vector<double> step_ms;  // its last five, oldest first
+};
+std::vector<RankLastSteps> last_steps(const std::vector<store::StepEvent>& steps, std::int64_t until_ms) {
+    std::map<int, RankLastSteps> by;
+    for (const store::StepEvent& e : steps) {  // in time order
+        if (e.t_ms > until_ms) continue;
+        RankLastSteps& r = by[e.rank];
+        r.rank = e.rank;
+        r.step = e.step;
+        r.t_ms = e.t_ms;
+        r.step_ms.push_back(e.step_ms);
+        if (r.step_ms.size() > 5) r.step_ms.erase(r.step_ms.begin());
+    }
+    std::vector<RankLastSteps> out;
+    for (auto& [rank, r] : by) out.push_back(std::move(r));
+    return out;
+}
+
+// The rows of that timeline: rank, last step, when, how long before the verdict, the last steps' times.
+std::vector<std::vector<std::string>> hang_step_rows(const report::RunReportData& d) {
+    std::vector<std::vector<std::string>> rows;
+    if (d.hangs.empty()) return rows;
+    const std::int64_t said = d.hangs.front().t_ms;
+    for (const RankLastSteps& r : last_steps(d.steps, said)) {
+        std::string times;
+        for (double ms : r.step_ms) times += (times.empty() ? "" : ", ") + fmt::format("{:.0f}", ms);
+        rows.push_back({std::to_string(r.rank), std::to_string(r.step), rfc3339_utc(r.t_ms).substr(11, 12),
+                        fmt::format("{:.1f} s", static_cast<double>(said - r.t_ms) / 1000.0), times});
+    }
+    return rows;
+}
+constexpr const char* kHangColumns[] = {"rank", "last step", "at (UTC)", "before the verdict", "its last steps (ms)"};
+
 std::string run_report_html(const report::RunReportData& d) {
     const store::RunRecord& r = d.run;
     const RunFigures f = run_figures(r, d.samples, d.findings, d.steps);
@@ -364,6 +402,30 @@ std::string run_report_html(const report::RunReportData& d) {
         o += "</table>\n";
     }
     o += "</section>\n";
+
+    if (!d.hangs.empty()) {
+        // The last verdict said, whole (the ranks' grouped stacks), and how each rank's steps stopped.
+        const store::RecordedHang& h = d.hangs.back();
+        o += fmt::format("<section id=\"hang\">\n<h2>Hang</h2>\n<p><code>{}</code> at +{} ({}){}</p>\n",
+                         html_escape(h.rule), clock_offset(offset_s(r, h.t_ms)), rfc3339_utc(h.t_ms).substr(11, 8),
+                         d.hangs.size() > 1 ? fmt::format(": the last of {} verdicts", d.hangs.size()) : std::string());
+        o += "<pre class=\"hang\">" + html_escape(h.text) + "</pre>\n";
+        const auto rows = hang_step_rows(d);
+        if (rows.empty()) {
+            o += "<p>No step of the Python hook before the first verdict: judged from the stacks and CPU alone.</p>\n";
+        } else {
+            o += "<table class=\"hang-steps\">\n<tr>";
+            for (const char* c : kHangColumns) o += fmt::format("<th>{}</th>", c);
+            o += "</tr>\n";
+            for (const auto& row : rows) {
+                o += "<tr>";
+                for (const std::string& cell : row) o += "<td>" + html_escape(cell) + "</td>";
+                o += "</tr>\n";
+            }
+            o += "</table>\n";
+        }
+        o += "</section>\n";
+    }
 
     o += "<section id=\"summary\">\n<h2>Summary</h2>\n";
     if (!f.gpus.empty()) {
@@ -404,6 +466,31 @@ std::string run_report_markdown(const report::RunReportData& d) {
         o += fmt::format("{}. **{}** `{}` [{}] at +{}: {}  \n   Fix: {}\n", i + 1, markdown_text(x.severity),
                          markdown_text(x.rule), markdown_text(x.subject), clock_offset(offset_s(r, x.t_ms)),
                          markdown_text(x.summary), markdown_text(x.recommendation));
+    }
+    if (!d.hangs.empty()) {
+        const store::RecordedHang& h = d.hangs.back();
+        o +=
+            fmt::format("\n## Hang\n\n`{}` at +{}{}:\n\n", markdown_text(h.rule), clock_offset(offset_s(r, h.t_ms)),
+                        d.hangs.size() > 1 ? fmt::format(" (the last of {} verdicts)", d.hangs.size()) : std::string());
+        // An indented code block: nothing in the text (paths, function names) can end it or be markup.
+        std::size_t at = 0;
+        while (at < h.text.size()) {
+            const std::size_t nl = h.text.find('\n', at);
+            const std::size_t end = nl == std::string::npos ? h.text.size() : nl;
+            o += "    " + printable(h.text.substr(at, end - at)) + "\n";
+            at = end + 1;
+        }
+        const auto rows = hang_step_rows(d);
+        if (!rows.empty()) {
+            o += "\n|";
+            for (const char* c : kHangColumns) o += fmt::format(" {} |", c);
+            o += "\n|---|---|---|---|---|\n";
+            for (const auto& row : rows) {
+                o += "|";
+                for (const std::string& cell : row) o += " " + markdown_cell(cell) + " |";
+                o += "\n";
+            }
+        }
     }
     o += "\n## Summary\n\n";
     if (!f.gpus.empty()) {

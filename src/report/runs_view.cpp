@@ -6,6 +6,7 @@
 #include "core/json_writer.hpp"
 #include "report/run_figures.hpp"
 #include "report/snapshot_text.hpp"
+#include "core/printable.hpp"
 #include "store/run_json.hpp"
 
 namespace baton::report {
@@ -38,20 +39,30 @@ std::string runs_jsonl(const std::vector<store::RunRecord>& runs) {
     return out;
 }
 
-std::string run_text(const store::RunRecord& run, const std::vector<store::RecordedFinding>& findings) {
+std::string run_text(const store::RunRecord& run, const std::vector<store::RecordedFinding>& findings,
+                     const std::vector<store::RecordedHang>& hangs) {
     std::string out = runs_table({run});
     out += fmt::format("command: {}\ncwd: {}\nhost: {}\n", run.command, run.cwd, run.host);
     if (run.cpu_count) out += "machine: " + machine_text(run) + "\n";
     for (const store::RecordedFinding& f : findings)
         out += fmt::format("{} {} {} [{}]: {}\n", rfc3339_utc(f.t_ms).substr(11, 8), f.severity, f.rule, f.subject,
                            f.summary);
+    if (!hangs.empty()) {
+        // The last verdict said, whole: where each rank was (the earlier ones are in --json).
+        const store::RecordedHang& h = hangs.back();
+        out += fmt::format("\nhang verdict at {}{}:\n{}", rfc3339_utc(h.t_ms).substr(11, 8),
+                           hangs.size() > 1 ? fmt::format(" (the last of {})", hangs.size()) : std::string(),
+                           printable_text(h.text));
+        if (!out.empty() && out.back() != '\n') out += "\n";
+    }
     if (!run.summary.empty()) out += "\n" + run.summary;
     return out;
 }
 
-std::string run_json(const store::RunRecord& run, const std::vector<store::RecordedFinding>& findings) {
+std::string run_json(const store::RunRecord& run, const std::vector<store::RecordedFinding>& findings,
+                     const std::vector<store::RecordedHang>& hangs) {
     std::string out;
-    store::append_run_json(run, out, &findings);
+    store::append_run_json(run, out, &findings, &hangs);
     return out + "\n";
 }
 

@@ -15,8 +15,11 @@ std::string runs_table(const std::vector<store::RunRecord>& runs);
 std::string runs_jsonl(const std::vector<store::RunRecord>& runs);
 
 // `runs show`: its row, command, cwd, host, machine, each finding with its time, the summary.
-std::string run_text(const store::RunRecord& run, const std::vector<store::RecordedFinding>& findings);
-std::string run_json(const store::RunRecord& run, const std::vector<store::RecordedFinding>& findings);
+// `hangs`: the hang verdicts said during the run (the last one is shown whole).
+std::string run_text(const store::RunRecord& run, const std::vector<store::RecordedFinding>& findings,
+                     const std::vector<store::RecordedHang>& hangs = {});
+std::string run_json(const store::RunRecord& run, const std::vector<store::RecordedFinding>& findings,
+                     const std::vector<store::RecordedHang>& hangs = {});
 
 struct PruneOutcome {
     std::vector<store::RunRecord> runs;  // deleted, or with dry_run those that would be

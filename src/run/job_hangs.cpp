@@ -178,6 +178,7 @@ bool JobHangs::turn(JobWatch& watch, const std::function<std::vector<hang::Probe
     const std::string text = hang::hang_text(v, who_);
     if (!stacks_dir_.empty()) (void)write_file_atomically(stacks_dir_ + "/hang.txt", text);
     watch.add_finding(hang::hang_finding(v, watch_.hang_seconds()));
+    watch.record_hang(v.rule, text);
     last_ = v;
     const bool stop = stop_on_hang_ && change->kind == hang::HangWatch::Change::Kind::appeared;
     if (stop)  // the whole block comes with the summary, as the root cause

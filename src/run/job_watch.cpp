@@ -236,6 +236,10 @@ void JobWatch::add_finding(const diagnose::Finding& f) {
     if (history_) history_->add_finding(unix_millis(), f);
 }
 
+void JobWatch::record_hang(const std::string& rule, const std::string& text) {
+    if (history_) history_->add_hang(unix_millis(), rule, text);
+}
+
 double JobWatch::median_step_seconds() {
     // Taken again when the steps grew by a tenth: a run of millions of steps is not sorted each second.
     const std::size_t n = stats_.step_ms.size();

@@ -85,6 +85,9 @@ class JobWatch {
     // A finding found outside the window's rules (the hang verdict): kept as the others are, and
     // recorded in the history each time it is given (a verdict that changed is recorded again).
     void add_finding(const diagnose::Finding& f);
+    // A hang verdict's whole text (its sentence and the ranks' grouped stacks), recorded with the run
+    // for `baton runs show` and the report's Hang section.
+    void record_hang(const std::string& rule, const std::string& text);
 
     // The hook's newest step (unix ms, of any rank; 0 before the first) and the median step time of
     // the run so far, in seconds (the hang verdict's default wait is ten of them).

@@ -103,6 +103,12 @@ constexpr const char* kMigrations[] = {
     "  peak REAL, peak_source TEXT NOT NULL, need REAL, verdict TEXT NOT NULL, detail TEXT NOT NULL,"
     "  unit TEXT NOT NULL DEFAULT 'B/s',"
     "  PRIMARY KEY (run_id, seq)) WITHOUT ROWID;",
+    // 8: a hung job's verdicts as said (the sentence and the ranks' grouped stacks), for `baton runs
+    // show` and the report's Hang section.
+    "CREATE TABLE run_hangs ("
+    "  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+    "  t_ms INTEGER NOT NULL, rule TEXT NOT NULL, text TEXT NOT NULL);"
+    "CREATE INDEX run_hangs_run ON run_hangs(run_id, t_ms);",
 };
 
 using sqlite::db_error;
@@ -667,6 +673,30 @@ Result<RunRecord> History::run(std::int64_t id) {
     return make_error("no run " + std::to_string(id) + " in the history");
 }
 
+Status History::add_hang(std::int64_t run, std::int64_t t_ms, const std::string& rule, const std::string& text) {
+    Statement st(db_, "INSERT INTO run_hangs (run_id, t_ms, rule, text) VALUES (?, ?, ?, ?)");
+    if (!st.ok()) return db_error(db_, "cannot record a hang verdict");
+    sqlite3_bind_int64(st.get(), 1, run);
+    sqlite3_bind_int64(st.get(), 2, t_ms);
+    sqlite3_bind_text(st.get(), 3, rule.c_str(), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st.get(), 4, text.c_str(), -1, SQLITE_TRANSIENT);
+    if (sqlite3_step(st.get()) != SQLITE_DONE) return db_error(db_, "cannot record a hang verdict");
+    return Ok{};
+}
+
+Result<std::vector<RecordedHang>> History::hangs(std::int64_t run) {
+    Statement st(db_, "SELECT t_ms, rule, text FROM run_hangs WHERE run_id = ? ORDER BY t_ms");
+    const std::string what = "cannot read the hang verdicts of run " + std::to_string(run);
+    if (!st.ok()) return read_error(what);
+    sqlite3_bind_int64(st.get(), 1, run);
+    std::vector<RecordedHang> out;
+    const Walk walk = sqlite::each_row(st, [&](const Row& row) {
+        out.push_back({row.int64(0), row.text(1), row.text(2)});
+    });
+    if (walk != Walk::done) return read_error(what);
+    return out;
+}
+
 Result<StoredRun> History::load_run(std::int64_t id) {
     StoredRun d;
     Result<RunRecord> r = run(id);
@@ -678,6 +708,9 @@ Result<StoredRun> History::load_run(std::int64_t id) {
     if (!f.ok()) return f.error();
     Result<std::vector<StepEvent>> st = steps(id);
     if (!st.ok()) return st.error();
+    Result<std::vector<RecordedHang>> h = hangs(id);
+    if (!h.ok()) return h.error();
+    d.hangs = std::move(*h);
     d.samples = std::move(*s);
     d.findings = std::move(*f);
     d.steps = std::move(*st);

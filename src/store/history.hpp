@@ -65,6 +65,13 @@ struct RecordedFinding {
     std::vector<diagnose::Evidence> evidence;  // empty for runs recorded before schema 3
 };
 
+// A hang verdict as it was said during a run (run/job_hangs.hpp): its rule and its whole text (the
+// sentence, then the ranks' stacks grouped).
+struct RecordedHang {
+    std::int64_t t_ms = 0;
+    std::string rule, text;
+};
+
 // One tick of a run, in base units (bytes, bytes per second, percent, watts, degrees Celsius, MHz), with
 // what was not measured left empty. The history packs it into a small blob of GiB and MB/s floats with -1
 // for unknown (the on-disk format since schema 1, kept so old runs read back); `pack` and `unpack` are the
@@ -111,6 +118,7 @@ struct StoredRun {
     std::vector<RunSample> samples;
     std::vector<RecordedFinding> findings;
     std::vector<StepEvent> steps;
+    std::vector<RecordedHang> hangs;  // oldest first
 };
 
 // One minute of one machine metric, as baton serve keeps it (avg, min and max of the samples).
@@ -198,6 +206,7 @@ class History {
     // Several steps in one transaction (what `baton run` drains from the socket each turn).
     Status add_steps(std::int64_t run, const std::vector<StepEvent>& steps);
     Status add_finding(std::int64_t run, std::int64_t t_ms, const diagnose::Finding& f);
+    Status add_hang(std::int64_t run, std::int64_t t_ms, const std::string& rule, const std::string& text);
     Status finish_run(std::int64_t run, std::int64_t end_ms, int exit_status, const std::string& summary);
 
     // A bench, recorded whole once it is done (history_bench.cpp): a finished run of kind "bench"
@@ -218,6 +227,7 @@ class History {
     Result<StoredRun> load_run(std::int64_t id);
     Result<std::vector<RunSample>> samples(std::int64_t run);
     Result<std::vector<RecordedFinding>> findings(std::int64_t run);
+    Result<std::vector<RecordedHang>> hangs(std::int64_t run);
     Result<std::vector<StepEvent>> steps(std::int64_t run);
     // The runs prune(before_ms) would delete: finished or interrupted, ended (or, when
     // interrupted, started) before `before_ms`. What `baton runs prune --dry-run` lists.

@@ -88,8 +88,8 @@ void HistoryWriter::count_lost(const Write& w) {
     } else if (const auto* s = std::get_if<std::vector<StepEvent>>(&w)) {
         report_.steps_lost += s->size();
         queued_steps_ -= s->size();
-    } else if (std::holds_alternative<FindingAt>(w)) {
-        ++report_.findings_lost;
+    } else if (std::holds_alternative<FindingAt>(w) || std::holds_alternative<HangAt>(w)) {
+        ++report_.findings_lost;  // a hang verdict's text is its finding's record
     }
 }
 
@@ -107,6 +107,10 @@ void HistoryWriter::add_steps(std::vector<StepEvent> steps) {
 
 void HistoryWriter::add_finding(std::int64_t t_ms, diagnose::Finding f) {
     push(FindingAt{t_ms, std::move(f)});
+}
+
+void HistoryWriter::add_hang(std::int64_t t_ms, std::string rule, std::string text) {
+    push(HangAt{t_ms, std::move(rule), std::move(text)});
 }
 
 std::int64_t HistoryWriter::run_id() const {
@@ -136,6 +140,7 @@ Status HistoryWriter::apply(const Write& w) {
             [&](const RunSample& s) { return history_->add_sample(run, s); },
             [&](const std::vector<StepEvent>& s) { return history_->add_steps(run, s); },
             [&](const FindingAt& f) { return history_->add_finding(run, f.t_ms, f.finding); },
+            [&](const HangAt& h) { return history_->add_hang(run, h.t_ms, h.rule, h.text); },
             [&](const End& e) { return history_->finish_run(run, e.end_ms, e.exit_status, e.summary); }},
         w);
 }

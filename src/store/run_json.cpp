@@ -5,7 +5,8 @@
 
 namespace baton::store {
 
-void append_run_json(const RunRecord& r, std::string& out, const std::vector<RecordedFinding>* findings) {
+void append_run_json(const RunRecord& r, std::string& out, const std::vector<RecordedFinding>* findings,
+                     const std::vector<RecordedHang>* hangs) {
     JsonWriter w(out);
     w.begin_object();
     w.field("id", r.id);
@@ -47,6 +48,18 @@ void append_run_json(const RunRecord& r, std::string& out, const std::vector<Rec
             w.end_object();
         }
         w.end_array();
+        if (hangs) {
+            w.key("hangs");
+            w.begin_array();
+            for (const RecordedHang& h : *hangs) {
+                w.begin_object();
+                w.field("time", rfc3339_utc(h.t_ms));
+                w.field("rule", h.rule);
+                w.field("text", h.text);
+                w.end_object();
+            }
+            w.end_array();
+        }
         w.field("summary", r.summary);
     }
     w.end_object();

@@ -10,7 +10,8 @@
 namespace baton::store {
 
 // One run as a JSON object, without a newline; with its machine, findings and summary when
-// `findings` is given (baton runs show --json).
-void append_run_json(const RunRecord& r, std::string& out, const std::vector<RecordedFinding>* findings = nullptr);
+// `findings` is given (baton runs show --json), and its hang verdicts' texts when `hangs` is too.
+void append_run_json(const RunRecord& r, std::string& out, const std::vector<RecordedFinding>* findings = nullptr,
+                     const std::vector<RecordedHang>* hangs = nullptr);
 
 }  // namespace baton::store

@@ -276,3 +276,45 @@ TEST(RunReport, ThrottlingIsChartedOverTime) {
     ASSERT_NE(at, std::string::npos);
     EXPECT_NE(html.find("GPU clock slowed", at), std::string::npos);
 }
+
+TEST(RunReport, AHangSectionWithTheVerdictAndEachRanksLastSteps) {
+    RunReportData d = fixture();
+    EXPECT_EQ(run_report_html(d).find("<section id=\"hang\">"), std::string::npos) << "no hang, no section";
+    // Rank 1 stopped stepping 2 s before rank 0; the verdict came at +8 s, then again at +12 s.
+    for (int i = 0; i < 10; ++i) {
+        store::StepEvent e;
+        e.t_ms = d.run.start_ms + 1000 + i * 200;
+        e.pid = 101;
+        e.rank = 1;
+        e.step = i;
+        e.step_ms = 150 + i;
+        d.steps.push_back(e);
+    }
+    std::sort(d.steps.begin(), d.steps.end(), [](const auto& a, const auto& b) { return a.t_ms < b.t_ms; });
+    d.hangs.push_back({d.run.start_ms + 8000, "rank_hang", "baton launch: rank_hang: first"});
+    d.hangs.push_back({d.run.start_ms + 12000, "rank_desync",
+                       "baton launch: rank_desync: rank 1 waits in <barrier>\n  ranks 0 (most recent call last):\n"
+                       "      File \"/w/t.py\", line 9, in main\n"});
+    const std::string html = run_report_html(d);
+    EXPECT_NE(html.find("<section id=\"hang\">\n<h2>Hang</h2>\n<p><code>rank_desync</code> at +0:12"),
+              std::string::npos)
+        << html;
+    EXPECT_NE(html.find("the last of 2 verdicts"), std::string::npos);
+    EXPECT_NE(html.find("rank 1 waits in &lt;barrier&gt;"), std::string::npos) << "the text is escaped";
+    // Rank 0: steps 0..24 end at +5.8 s (2.2 s before the first verdict); rank 1: 0..9 end at +2.8 s.
+    EXPECT_NE(html.find("<tr><td>0</td><td>24</td><td>00:16:45.800</td><td>2.2 s</td><td>200, 200, 200, 200, "
+                        "200</td></tr>"),
+              std::string::npos)
+        << html;
+    EXPECT_NE(html.find("<tr><td>1</td><td>9</td><td>00:16:42.800</td><td>5.2 s</td><td>155, 156, 157, 158, "
+                        "159</td></tr>"),
+              std::string::npos)
+        << html;
+    const std::string md = run_report_markdown(d);
+    EXPECT_NE(md.find("\n## Hang\n\n`rank_desync` at +0:12 (the last of 2 verdicts):\n\n"
+                      "    baton launch: rank_desync: rank 1 waits in <barrier>\n"
+                      "      ranks 0 (most recent call last):\n"),
+              std::string::npos)
+        << md;
+    EXPECT_NE(md.find("| 1 | 9 | 00:16:42.800 | 5.2 s | 155, 156, 157, 158, 159 |"), std::string::npos) << md;
+}

@@ -241,6 +241,26 @@ TEST(History, MachineAndStepsRoundTrip) {
     EXPECT_TRUE(h->steps(*run)->empty());
 }
 
+TEST(History, HangVerdictsRoundTripAndGoWithTheirRun) {
+    test::TempDir d;
+    auto h = History::open(d.path() + "/baton.db");
+    ASSERT_TRUE(h.ok());
+    auto run = h->begin_run("train", "[]", "/", "box", 1000);
+    ASSERT_TRUE(h->add_hang(*run, 5000, "rank_desync", "later\n  ranks 0, 1:\n").ok());
+    ASSERT_TRUE(h->add_hang(*run, 4000, "rank_hang", "first").ok());
+    auto hangs = h->hangs(*run);
+    ASSERT_TRUE(hangs.ok());
+    ASSERT_EQ(hangs->size(), 2u);
+    EXPECT_EQ((*hangs)[0].rule, "rank_hang") << "in time order";
+    EXPECT_EQ((*hangs)[1].text, "later\n  ranks 0, 1:\n");
+    auto stored = h->load_run(*run);
+    ASSERT_TRUE(stored.ok());
+    EXPECT_EQ(stored->hangs.size(), 2u);
+    ASSERT_TRUE(h->finish_run(*run, 6000, 124, "").ok());
+    EXPECT_EQ(*h->prune(1'000'000), 1);
+    EXPECT_TRUE(h->hangs(*run)->empty());
+}
+
 TEST(History, ASchemaOneDatabaseIsMigrated) {
     // The database as the first release wrote it (schema 1, version-1 sample blobs).
     test::TempDir d;

@@ -126,7 +126,8 @@ class HangTest(unittest.TestCase):
         # pipe, reads the pickled dumps with the job's interpreter, and the verdict says what each rank
         # called as the group's collective #6.
         fixtures = os.path.join(HERE, "..", "..", "fixtures", "flight_recorder")
-        self.start("skip", hook=True, extra=["--flight-recorder"], env_extra={"BATON_FR_FIXTURES": fixtures})
+        db = os.path.join(self.dir, "history.db")
+        self.start("skip", hook=True, extra=["--flight-recorder"], env_extra={"BATON_FR_FIXTURES": fixtures}, db=db)
         took = self.wait_for("Flight Recorder:", 90)
         err = self.stderr()
         self.assertIn("rank_desync", err)
@@ -138,6 +139,20 @@ class HangTest(unittest.TestCase):
         self.assertEqual(sorted(f for f in os.listdir(fr) if f.startswith("rank_")),
                          ["rank_0", "rank_1", "rank_2", "rank_3"], "the dumps are kept with the run")
         self.stop_and_check_nothing_is_left()
+        # The verdict is kept with the run: `baton runs show` prints it whole, the report has a Hang
+        # section with each rank's last steps.
+        runs = [json.loads(l) for l in subprocess.run([BATON, "runs", "--db", db, "--json"], capture_output=True,
+                                                      text=True, timeout=30).stdout.splitlines()]
+        run = str(runs[0]["id"])
+        shown = subprocess.run([BATON, "runs", "show", run, "--db", db], capture_output=True, text=True, timeout=30)
+        self.assertIn("\nhang verdict at ", shown.stdout)
+        self.assertIn("Flight Recorder: the ranks called #6", shown.stdout)
+        self.assertIn("  rank 2 (most recent call last):", shown.stdout)
+        md = subprocess.run([BATON, "report", run, "--db", db, "--markdown"], capture_output=True, text=True,
+                            timeout=30).stdout
+        self.assertIn("\n## Hang\n\n`rank_desync` at +", md)
+        for rank in range(4):
+            self.assertRegex(md, rf"\n\| {rank} \| [0-9]+ \| [0-9:.]+ \| [0-9.]+ s \|", md)
 
     def test_with_the_hook_a_spinning_rank_is_named(self):
         self.start("spin", hook=True)
