@@ -7,8 +7,9 @@
 # (scripts/device_train.py: what does baton find, and what does its report show), runs `baton
 # doctor` against the real driver and PyTorch, runs a job through the queue on one GPU and the
 # queue's throughput bench, `baton launch` with one rank per GPU and its start-up bench against
-# torchrun, `baton bench h2d` against PyTorch's own copy bandwidth (and allreduce, and the summary's time),
-# and records the real GPUs as a fake-NVML scenario
+# torchrun, the hang verdict's Flight Recorder path on NCCL (the dump kept as a fixture) and the
+# recorder's cost, `baton bench h2d` against PyTorch's own copy bandwidth (and allreduce, and the
+# summary's time), and records the real GPUs as a fake-NVML scenario
 # so CI can replay them. Everything it prints is also written to OUT/device-check.log; keep that log under
 # docs/device-runs/ and the scenario under tests/fake_nvml/scenarios/.
 #
@@ -293,6 +294,86 @@ else
 fi
 rm -rf "$ldir"
 BATON=$baton "$python" "$root/bench/launch_vs_torchrun.py" 3 4 || echo "(bench target missed or torchrun absent: informational)"
+
+say "the hang verdict's NCCL path: the Flight Recorder's variables, a dump asked for by its pipe and read (issue 32)"
+# One rank (one GPU is enough): 20 all_reduces with the hook's steps, then it sleeps. The verdict looks
+# after --hang-seconds, asks the rank's Flight Recorder for a dump through its pipe, reads it, and
+# stops the job (124); with NCCL and PyTorch 2.3+ it says the dump has no collective pending (it was
+# read), with gloo or an older PyTorch "no Flight Recorder pipe". The dump is kept as a fixture.
+hdir=$(mktemp -d)
+cat > "$hdir/hang_rank.py" <<'PY'
+import os, sys, time, torch, torch.distributed as dist
+import baton.torch
+backend = sys.argv[1]
+dist.init_process_group(backend)
+dev = "cuda:0" if backend == "nccl" else "cpu"
+names = ["TORCH_NCCL_TRACE_BUFFER_SIZE", "TORCH_FR_BUFFER_SIZE", "TORCH_NCCL_DUMP_ON_TIMEOUT",
+         "TORCH_NCCL_DEBUG_INFO_TEMP_FILE", "TORCH_NCCL_DEBUG_INFO_PIPE_FILE"]
+print(f"torch {torch.__version__}, {backend}; " + " ".join(f"{n}={os.environ.get(n, '<unset>')}" for n in names),
+      flush=True)
+t = torch.ones(1024, device=dev)
+for _ in range(20):
+    dist.all_reduce(t)
+    baton.torch.step()
+if dev != "cpu":
+    torch.cuda.synchronize()
+time.sleep(3600)  # no step from here: the verdict looks
+PY
+hpython=$python
+backend=gloo
+if [ $fake -eq 0 ] && "$python" -c "import torch,sys; sys.exit(0 if torch.cuda.is_available() else 1)" 2>/dev/null; then
+  backend=nccl
+elif ! "$hpython" -c "import torch" 2>/dev/null && [ -x /usr/bin/python3 ]; then
+  hpython=/usr/bin/python3  # Debian's, with python3-torch (CPU)
+fi
+if "$hpython" -c "import torch" 2>/dev/null; then
+  PYTHONPATH="$root/python" timeout 180 "$baton" launch --no-db --python "$hpython" --nproc-per-node 1 \
+    --hang-seconds 10 --on-hang stop --log-dir "$hdir/logs" --run-id fr --tee "$hdir/hang_rank.py" "$backend" \
+    > "$hdir/out.txt" 2>&1
+  rc=$?
+  cat "$hdir/out.txt"
+  echo "baton launch exit status: $rc (124: stopped on the hang)"
+  [ $rc -eq 124 ] || status=1
+  grep -q "TORCH_NCCL_TRACE_BUFFER_SIZE=2000 TORCH_FR_BUFFER_SIZE=2000 TORCH_NCCL_DUMP_ON_TIMEOUT=1" "$hdir/out.txt" ||
+    { echo "MISMATCH: the Flight Recorder's variables are not in the rank's environment"; status=1; }
+  if [ "$backend" = nccl ]; then
+    if grep -q "stacks only: the Flight Recorder dumps have no collective pending" "$hdir/out.txt"; then
+      echo "the rank's Flight Recorder dump was asked for, written by PyTorch and read"
+    elif grep -q "no Flight Recorder pipe" "$hdir/out.txt"; then
+      echo "this PyTorch has no Flight Recorder pipe (before 2.3?): stacks only, as documented"
+    else
+      echo "MISMATCH: no word of the Flight Recorder in the verdict"; status=1
+    fi
+    [ -f "$hdir/logs/fr/stacks/fr/rank_0" ] && cp "$hdir/logs/fr/stacks/fr/rank_0" "$out/flight-recorder-rank_0.pickle" &&
+      echo "kept the dump: $out/flight-recorder-rank_0.pickle (a fixture for tests/fixtures/flight_recorder/)"
+    # What the recorder costs a healthy job: 5000 small all_reduces with it on (baton's default) and off.
+    cat > "$hdir/fr_cost.py" <<'PY'
+import os, time, torch, torch.distributed as dist
+dist.init_process_group("nccl")
+t = torch.ones(1, device="cuda:0")
+for _ in range(200):
+    dist.all_reduce(t)
+torch.cuda.synchronize()
+start = time.perf_counter()
+for _ in range(5000):
+    dist.all_reduce(t)
+torch.cuda.synchronize()
+print(f"FR_COST {os.environ.get('TORCH_NCCL_TRACE_BUFFER_SIZE')} {(time.perf_counter() - start) / 5000 * 1e6:.2f} us")
+dist.destroy_process_group()
+PY
+    for size in 2000 0; do
+      TORCH_NCCL_TRACE_BUFFER_SIZE=$size TORCH_FR_BUFFER_SIZE=$size timeout 120 "$baton" launch --no-db \
+        --python "$hpython" --nproc-per-node 1 --log-dir "$hdir/cost" "$hdir/fr_cost.py" 2>&1 | grep FR_COST
+    done
+    echo "(all_reduce of one float per call, Flight Recorder of 2000 entries against none: informational)"
+  else
+    grep -q "stacks only: no Flight Recorder pipe\|stacks only: the Flight Recorder dumps have no collective pending" \
+      "$hdir/out.txt" || { echo "MISMATCH: the verdict does not say it judged by the stacks"; status=1; }
+  fi
+else
+  echo "no PyTorch here: skipped"
+fi
+rm -rf "$hdir"
 
 say "baton bench: h2d against PyTorch's own copies, allreduce with 2+ GPUs, the summary's time (issue 16)"
 if [ $fake -eq 0 ] && "$python" -c "import torch,sys; sys.exit(0 if torch.cuda.is_available() else 1)" 2>/dev/null; then
