@@ -22,15 +22,8 @@ import urllib.request
 from serve_helpers import agent_env, check, start_agent, stop, summary
 
 BATON, NVML, SCENARIO, SOURCE = sys.argv[1:5]
-SCRIPT = os.path.join(SOURCE, "tests", "cli", "launch", "hang_ranks.py")
-
-
-def line_of(marker):
-    with open(SCRIPT) as f:
-        for n, line in enumerate(f, 1):
-            if line.rstrip().endswith("# " + marker):
-                return n
-    raise AssertionError(marker)
+sys.path.insert(0, os.path.join(SOURCE, "tests", "cli", "launch"))
+from hang_helpers import SCRIPT, line_of, processes_with  # noqa: E402
 
 
 def metrics(port):
@@ -39,19 +32,6 @@ def metrics(port):
             return r.read().decode()
     except OSError:
         return ""
-
-
-def processes_with(text):
-    found = []
-    for pid in os.listdir("/proc"):
-        if pid.isdigit():
-            try:
-                with open(f"/proc/{pid}/cmdline", "rb") as f:
-                    if text.encode() in f.read():
-                        found.append(int(pid))
-            except OSError:
-                pass
-    return found
 
 
 def main():

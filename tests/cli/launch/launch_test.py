@@ -24,7 +24,11 @@ PYTHON = "/usr/bin/python3"
 MAY_DIFFER = {"TORCHELASTIC_RUN_ID", "MASTER_PORT", "TORCHELASTIC_ERROR_FILE", "TORCHELASTIC_USE_AGENT_STORE",
               "OMP_NUM_THREADS", "_"}
 BATON_ADDS = {"BATON_EVENTS", "BATON_OWNER", "TORCH_NCCL_ASYNC_ERROR_HANDLING", "PYTHONUNBUFFERED",
-              "PYTHONPATH", "BATON_STACKS_DIR", "BATON_STACKS_SIGNAL"}
+              "PYTHONPATH", "BATON_STACKS_DIR", "BATON_STACKS_SIGNAL",
+              # PyTorch's Flight Recorder (docs/launch.md, "When a job hangs")
+              "TORCH_NCCL_TRACE_BUFFER_SIZE", "TORCH_FR_BUFFER_SIZE", "TORCH_NCCL_DUMP_ON_TIMEOUT",
+              "TORCH_FR_DUMP_ON_TIMEOUT", "TORCH_NCCL_DEBUG_INFO_TEMP_FILE", "TORCH_FR_DUMP_TEMP_FILE",
+              "TORCH_NCCL_DEBUG_INFO_PIPE_FILE", "TORCH_FR_DEBUG_INFO_PIPE_FILE"}
 
 
 def free_port():
@@ -91,6 +95,9 @@ class LaunchTest(unittest.TestCase):
             self.assertEqual(b["env"]["TORCHELASTIC_ERROR_FILE"],
                              os.path.join(self.logs, "envtest", "attempt_0", str(rank), "error.json"))
             self.assertEqual(b["env"]["TORCH_NCCL_ASYNC_ERROR_HANDLING"], "1")
+            self.assertEqual(b["env"]["TORCH_NCCL_TRACE_BUFFER_SIZE"], "2000")
+            self.assertEqual(b["env"]["TORCH_FR_DUMP_TEMP_FILE"],
+                             os.path.join(self.logs, "envtest", "stacks", "fr", "rank_"))
             # The stack handler (baton stacks): first on the path, the ranks' files with the logs.
             self.assertEqual(b["env"]["PYTHONPATH"], os.path.join(self.logs, "envtest", "python"))
             self.assertEqual(b["env"]["BATON_STACKS_DIR"], os.path.join(self.logs, "envtest", "stacks"))
