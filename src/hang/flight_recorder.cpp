@@ -1,6 +1,7 @@
 #include "hang/flight_recorder.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -37,8 +38,13 @@ std::string text_of(const nlohmann::json& j) {
 }
 
 std::int64_t int_of(const nlohmann::json& j) {
-    if (j.is_number_integer() || j.is_number_unsigned()) return j.get<std::int64_t>();
-    if (j.is_number_float()) return static_cast<std::int64_t>(j.get<double>());
+    if (j.is_number_unsigned())
+        return static_cast<std::int64_t>(std::min<std::uint64_t>(j.get<std::uint64_t>(), INT64_MAX));
+    if (j.is_number_integer()) return j.get<std::int64_t>();
+    if (j.is_number_float()) {  // in range, or 0 (NaN, infinities and what no int64 holds: found by fuzz)
+        const double d = j.get<double>();
+        return d >= -9.2e18 && d <= 9.2e18 ? static_cast<std::int64_t>(d) : 0;
+    }
     return 0;
 }
 
@@ -47,7 +53,8 @@ std::vector<int> ranks_of(const nlohmann::json& j) {
     std::vector<int> out;
     if (j.is_array()) {
         for (const nlohmann::json& r : j)
-            if (r.is_number_integer()) out.push_back(r.get<int>());
+            if (r.is_number_integer() && int_of(r) >= 0 && int_of(r) <= 1'000'000'000)
+                out.push_back(static_cast<int>(int_of(r)));
         return out;
     }
     const std::string s = text_of(j);
@@ -73,8 +80,9 @@ std::vector<PyFrame> frames_of(const nlohmann::json& j) {
         PyFrame p;
         p.file = f.contains("filename") ? text_of(f["filename"]) : "";
         p.function = f.contains("name") ? text_of(f["name"]) : "";
-        if (f.contains("line") && f["line"].is_number_integer() && f["line"].get<std::int64_t>() >= 0)
-            p.line = static_cast<unsigned>(f["line"].get<std::int64_t>());
+        if (f.contains("line") && f["line"].is_number_integer() && int_of(f["line"]) >= 0 &&
+            int_of(f["line"]) <= UINT32_MAX)
+            p.line = static_cast<unsigned>(int_of(f["line"]));
         out.push_back(std::move(p));
     }
     return out;

@@ -6,9 +6,9 @@
 
 #include <fmt/format.h>  // header-only (fmt::fmt-header-only)
 
+#include "core/clock.hpp"
 #include "core/printable.hpp"
 #include "core/units.hpp"
-#include "core/clock.hpp"
 #include "report/run_figures.hpp"
 #include "report/svg_chart.hpp"
 #include "sample/gpu/throttle_reasons.hpp"

@@ -4,9 +4,9 @@
 
 #include "core/clock.hpp"
 #include "core/json_writer.hpp"
+#include "core/printable.hpp"
 #include "report/run_figures.hpp"
 #include "report/snapshot_text.hpp"
-#include "core/printable.hpp"
 #include "store/run_json.hpp"
 
 namespace baton::report {

@@ -253,6 +253,16 @@ TEST(FlightRecorder, ParsesTheReadersJsonAndRefusesWhatIsNotADump) {
     EXPECT_EQ(odd->entries[0].pg, "7");
     EXPECT_EQ(odd->entries[0].seq, 0);
     EXPECT_TRUE(odd->entries[0].frames.size() == 1 && !odd->entries[0].frames[0].line);
+    // Numbers no int64 holds (found by fuzz_flight_recorder): 0, not undefined behaviour.
+    const baton::Result<FrDump> huge = baton::hang::parse_flight_recorder_json(
+        R"({"entries":[{"collective_seq_id":1.7e22,"time_created_ns":-1e300,"frames":[{"line":99999999999}]}],
+            "pg_config":{"0":{"ranks":[18446744073709551615, -3, 2]}}})",
+        0);
+    ASSERT_TRUE(huge.ok());
+    EXPECT_EQ(huge->entries[0].seq, 0);
+    EXPECT_EQ(huge->entries[0].created_unix_ms, 0);
+    EXPECT_FALSE(huge->entries[0].frames[0].line);
+    EXPECT_EQ(huge->pg_ranks.at("0"), std::vector<int>{2});
 }
 
 TEST(FlightRecorder, ReadsRealPicklesForFourRanksAndNamesTheOneMissingASequenceNumber) {
