@@ -1,0 +1,228 @@
+#include "profile/trace_events.hpp"
+
+#include <cmath>
+#include <functional>
+#include <unordered_map>
+
+#include <nlohmann/json.hpp>
+
+namespace baton::profile {
+
+namespace {
+
+// The SAX handler: the containers' nesting, where the events array is, and the event being read.
+class Reader {
+  public:
+    using json = nlohmann::json;
+    explicit Reader(const TraceLimits& l) : limits_(l) {}
+
+    bool null() { return value_none(); }
+    bool boolean(bool) { return value_none(); }
+    bool number_integer(json::number_integer_t v) { return value_number(static_cast<double>(v), v); }
+    bool number_unsigned(json::number_unsigned_t v) {
+        return value_number(static_cast<double>(v), v > INT64_MAX ? INT64_MAX : static_cast<std::int64_t>(v));
+    }
+    bool number_float(json::number_float_t v, const std::string&) {
+        const bool fits = std::isfinite(v) && std::fabs(v) < 9.2e18;
+        return value_number(fits ? v : 0, fits ? static_cast<std::int64_t>(v) : 0);
+    }
+    bool string(std::string& s) { return value_string(s); }
+    bool binary(json::binary_t&) { return value_none(); }
+
+    bool start_object(std::size_t) {
+        if (!push(false)) return false;
+        if (depth_ == 1) root_object_ = true;
+        if (in_event_list() && depth_ == events_depth_ + 1) {
+            event_ = TraceEvent{};
+            ph_.clear();
+            named_ = false;
+            reading_event_ = true;
+        }
+        if (reading_event_ && depth_ == events_depth_ + 2 && key_ == "args") in_args_ = true;
+        return true;
+    }
+    bool end_object() {
+        if (reading_event_ && depth_ == events_depth_ + 2) in_args_ = false;
+        if (reading_event_ && depth_ == events_depth_ + 1) {
+            reading_event_ = false;
+            if (ph_ == "X" || (trace_.legacy && ph_.empty())) {
+                if (trace_.events.size() >= limits_.max_events) {
+                    error_ = "more than " + std::to_string(limits_.max_events) + " events";
+                    return false;
+                }
+                if (!named_) event_.name = intern("");  // (found by fuzz_trace_events: no name, no index)
+                if (trace_.legacy && event_.category == Category::other) event_.category = legacy_category();
+                trace_.events.push_back(event_);
+            }
+        }
+        --depth_;
+        key_.clear();
+        return true;
+    }
+    bool start_array(std::size_t) {
+        if (!push(true)) return false;
+        if (depth_ == 1) {
+            trace_.legacy = true;  // a bare array of events
+            events_depth_ = 1;
+            found_events_ = true;
+        } else if (depth_ == 2 && root_object_ && key_ == "traceEvents") {
+            events_depth_ = 2;
+            found_events_ = true;
+        }
+        return true;
+    }
+    bool end_array() {
+        if (depth_ == events_depth_) events_depth_ = 0;
+        --depth_;
+        key_.clear();
+        return true;
+    }
+    bool key(std::string& k) {
+        key_ = k;
+        return true;
+    }
+    bool parse_error(std::size_t position, const std::string&, const nlohmann::detail::exception& e) {
+        error_ = "not a trace's JSON at byte " + std::to_string(position) + " (" + first_line(e.what()) + ")";
+        return false;
+    }
+
+    Trace take() { return std::move(trace_); }
+    const std::string& error() const { return error_; }
+    bool found_events() const { return found_events_; }
+
+  private:
+    static std::string first_line(std::string s) {
+        if (std::size_t at = s.find("]: "); at != std::string::npos) s = s.substr(at + 3);
+        return s.substr(0, s.find('\n')).substr(0, 200);
+    }
+    bool push(bool) {
+        if (++depth_ > limits_.max_depth) {
+            error_ = "nested deeper than " + std::to_string(limits_.max_depth) + " levels";
+            return false;
+        }
+        return true;
+    }
+    bool in_event_list() const { return events_depth_ > 0; }
+    // A value directly in the event (depth events+1) or in its args (events+2).
+    bool at_event() const { return reading_event_ && depth_ == events_depth_ + 1; }
+    bool at_args() const { return reading_event_ && in_args_ && depth_ == events_depth_ + 2; }
+
+    bool value_none() {
+        key_.clear();
+        return true;
+    }
+    bool value_number(double d, std::int64_t i) {
+        if (at_event()) {
+            if (key_ == "ts")
+                event_.ts_us = d;
+            else if (key_ == "dur")
+                event_.dur_us = d < 0 ? 0 : d;
+            else if (key_ == "pid")
+                event_.pid = i;
+            else if (key_ == "tid")
+                event_.tid = i;
+        } else if (at_args()) {
+            if (key_ == "correlation")
+                event_.correlation = i;
+            else if (key_ == "External id")
+                event_.external_id = i;
+            else if (key_ == "device")
+                event_.device = i >= 0 && i < 1 << 20 ? static_cast<int>(i) : -1;
+            else if (key_ == "stream")
+                event_.stream = i;
+            else if (key_ == "bytes")
+                event_.bytes = i;
+        }
+        key_.clear();
+        return true;
+    }
+    bool value_string(const std::string& s) {
+        if (at_event()) {
+            if (key_ == "name") {
+                event_.name = intern(s);
+                named_ = true;
+            } else if (key_ == "ph")
+                ph_ = s.substr(0, 4);
+            else if (key_ == "cat")
+                event_.category = category_of(s);
+            else if (key_ == "pid")
+                event_.pid = static_cast<std::int64_t>(std::hash<std::string>{}(s) >> 1);
+            else if (key_ == "tid")
+                event_.tid = static_cast<std::int64_t>(std::hash<std::string>{}(s) >> 1);
+        }
+        key_.clear();
+        return true;
+    }
+    std::uint32_t intern(const std::string& s) {
+        auto [it, fresh] = ids_.try_emplace(s, static_cast<std::uint32_t>(trace_.names.size()));
+        if (fresh) trace_.names.push_back(s);
+        return it->second;
+    }
+    // The legacy profiler has no categories: its events are the host's operators, and its step marks.
+    Category legacy_category() const {
+        const std::string& n = trace_.names.empty() ? std::string() : trace_.names[event_.name];
+        return n.rfind("ProfilerStep#", 0) == 0 ? Category::user_annotation : Category::cpu_op;
+    }
+
+    TraceLimits limits_;
+    Trace trace_;
+    std::unordered_map<std::string, std::uint32_t> ids_;
+    std::size_t depth_ = 0, events_depth_ = 0;
+    bool root_object_ = false, reading_event_ = false, in_args_ = false, found_events_ = false, named_ = false;
+    std::string key_, ph_, error_;
+    TraceEvent event_;
+};
+
+}  // namespace
+
+const char* category_name(Category c) {
+    switch (c) {
+        case Category::cpu_op:
+            return "cpu_op";
+        case Category::user_annotation:
+            return "user_annotation";
+        case Category::python_function:
+            return "python_function";
+        case Category::cuda_runtime:
+            return "cuda_runtime";
+        case Category::cuda_driver:
+            return "cuda_driver";
+        case Category::kernel:
+            return "kernel";
+        case Category::gpu_memcpy:
+            return "gpu_memcpy";
+        case Category::gpu_memset:
+            return "gpu_memset";
+        case Category::gpu_user_annotation:
+            return "gpu_user_annotation";
+        case Category::other:
+            return "other";
+    }
+    return "other";
+}
+
+Category category_of(std::string_view cat) {
+    std::string c;
+    for (char ch : cat.substr(0, 64)) c += static_cast<char>(ch >= 'A' && ch <= 'Z' ? ch - 'A' + 'a' : ch);
+    if (c == "cpu_op" || c == "operator") return Category::cpu_op;
+    if (c == "user_annotation") return Category::user_annotation;
+    if (c == "python_function") return Category::python_function;
+    if (c == "cuda_runtime" || c == "runtime") return Category::cuda_runtime;
+    if (c == "cuda_driver") return Category::cuda_driver;
+    if (c == "kernel") return Category::kernel;
+    if (c == "gpu_memcpy" || c == "memcpy") return Category::gpu_memcpy;
+    if (c == "gpu_memset" || c == "memset") return Category::gpu_memset;
+    if (c == "gpu_user_annotation") return Category::gpu_user_annotation;
+    return Category::other;
+}
+
+Result<Trace> parse_trace(std::string_view json, const TraceLimits& limits) {
+    Reader r(limits);
+    const bool ok = nlohmann::json::sax_parse(json.begin(), json.end(), &r, nlohmann::json::input_format_t::json,
+                                              /*strict=*/true);
+    if (!ok) return make_error(r.error().empty() ? "not a trace's JSON" : r.error());
+    if (!r.found_events()) return make_error("not a profiler trace: no traceEvents array");
+    return r.take();
+}
+
+}  // namespace baton::profile

@@ -1,0 +1,74 @@
+// A PyTorch profiler trace read as events (issue 33): the Chrome-trace JSON that
+// `torch.profiler.profile(...).export_chrome_trace()` and `tensorboard_trace_handler` write, read
+// by streaming (nlohmann's SAX parser: no document tree), so memory stays near the events kept, not
+// the file's size. Two layouts exist:
+//   - Kineto's (PyTorch built with Kineto, every pip and conda build): an object whose "traceEvents"
+//     array holds complete events {"ph": "X", "cat": "kernel" | "cpu_op" | "cuda_runtime" |
+//     "gpu_memcpy" | "gpu_memset" | "python_function" | "user_annotation" | ..., "name", "pid",
+//     "tid", "ts", "dur" (microseconds), "args": {"correlation", "External id", "device", "stream",
+//     "bytes", "Input type", ...}}; older versions capitalise the categories ("Kernel", "Memcpy",
+//     "Runtime", "Operator").
+//   - the legacy profiler's (PyTorch built without Kineto, as Debian's 1.13): a bare array of
+//     {"name", "ph": "X", "ts", "dur", "tid", "pid": "CPU functions", "args": {}} with no category
+//     (read as CPU operators; "ProfilerStep#N" as the step annotations).
+// Only complete ("X") events are kept; names are interned (a trace repeats a few hundred names a
+// million times). Hostile input (truncated, not JSON, nested past 64 levels, absurd numbers) is one
+// error naming where, never a crash.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/result.hpp"
+
+namespace baton::profile {
+
+enum class Category : std::uint8_t {
+    cpu_op,           // an ATen operator or a module (the host)
+    user_annotation,  // record_function ranges, "ProfilerStep#N"
+    python_function,  // with_stack's Python frames
+    cuda_runtime,     // cudaLaunchKernel, cudaMemcpyAsync, cudaStreamSynchronize, ...
+    cuda_driver,
+    kernel,  // a GPU kernel
+    gpu_memcpy,
+    gpu_memset,
+    gpu_user_annotation,
+    other,
+};
+
+// "kernel", "cpu_op", ...
+const char* category_name(Category c);
+// The category of a trace's "cat" value (either spelling); `other` for what baton does not use.
+Category category_of(std::string_view cat);
+
+struct TraceEvent {
+    Category category = Category::other;
+    std::uint32_t name = 0;  // index into Trace::names
+    double ts_us = 0, dur_us = 0;
+    std::int64_t pid = 0, tid = 0;  // a string pid or tid ("CPU functions") is hashed to a number
+    std::int64_t correlation = -1;  // a launch and its kernel share it
+    std::int64_t external_id = -1;  // an operator and what it launched share it
+    int device = -1;
+    std::int64_t stream = -1;
+    std::int64_t bytes = -1;  // memcpy / memset
+};
+
+struct Trace {
+    bool legacy = false;  // the legacy profiler's bare array
+    std::vector<std::string> names;
+    std::vector<TraceEvent> events;  // in file order
+    const std::string& name_of(const TraceEvent& e) const { return names[e.name]; }
+};
+
+struct TraceLimits {
+    std::size_t max_events = 50'000'000;
+    std::size_t max_depth = 64;
+};
+
+// Errors: not JSON (with the byte offset), truncated, not a trace (no traceEvents), too deep, too many
+// events.
+Result<Trace> parse_trace(std::string_view json, const TraceLimits& limits = {});
+
+}  // namespace baton::profile

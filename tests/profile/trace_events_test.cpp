@@ -1,0 +1,129 @@
+// A profiler trace read by streaming: Kineto's layout (both spellings of its categories), the legacy
+// profiler's bare array as Debian's torch 1.13 writes it (recorded here by /usr/bin/python3), and
+// hostile input refused in one line.
+#include "profile/trace_events.hpp"
+
+#include <gtest/gtest.h>
+
+#include "core/run_program.hpp"
+#include "test_support.hpp"
+
+using baton::profile::Category;
+using baton::profile::parse_trace;
+using baton::profile::Trace;
+
+TEST(TraceEvents, KinetosLayoutKeepsCompleteEventsWithTheirIds) {
+    const char* json = R"J({"schemaVersion": 1, "deviceProperties": [{"id": 0, "name": "NVIDIA H200"}],
+      "traceEvents": [
+        {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 7, "tid": 7, "ts": 1000.5, "dur": 12.25,
+         "args": {"External id": 5, "Input Dims": [[8, 8], [8, 8]], "Input type": ["float", "float"]}},
+        {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 7, "tid": 7, "ts": 1003, "dur": 4,
+         "args": {"correlation": 42, "External id": 5}},
+        {"ph": "X", "cat": "kernel", "name": "ampere_sgemm_128x64_nn", "pid": 0, "tid": 7, "ts": 1010, "dur": 30,
+         "args": {"device": 0, "stream": 7, "correlation": 42, "External id": 5, "grid": [1, 1, 1]}},
+        {"ph": "X", "cat": "Memcpy", "name": "Memcpy HtoD (Pageable -> Device)", "pid": 0, "tid": 7, "ts": 1050,
+         "dur": 8, "args": {"device": 0, "stream": 7, "bytes": 4096}},
+        {"ph": "s", "cat": "ac2g", "name": "", "id": 42, "pid": 7, "tid": 7, "ts": 1003},
+        {"ph": "M", "name": "process_name", "pid": 0, "args": {"name": "python3"}},
+        {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#3", "pid": 7, "tid": "main", "ts": 990,
+         "dur": 100, "args": {}},
+        {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 7, "tid": 7, "ts": 1100, "dur": -3}
+      ],
+      "traceName": "x.json"})J";
+    baton::Result<Trace> t = parse_trace(json);
+    ASSERT_TRUE(t.ok()) << t.error().message;
+    EXPECT_FALSE(t->legacy);
+    ASSERT_EQ(t->events.size(), 6u) << "the flow and metadata events are not kept";
+    EXPECT_EQ(t->events[0].category, Category::cpu_op);
+    EXPECT_EQ(t->name_of(t->events[0]), "aten::mm");
+    EXPECT_DOUBLE_EQ(t->events[0].ts_us, 1000.5);
+    EXPECT_DOUBLE_EQ(t->events[0].dur_us, 12.25);
+    EXPECT_EQ(t->events[0].external_id, 5);
+    EXPECT_EQ(t->events[1].correlation, 42);
+    EXPECT_EQ(t->events[2].category, Category::kernel);
+    EXPECT_EQ(t->events[2].device, 0);
+    EXPECT_EQ(t->events[2].stream, 7);
+    EXPECT_EQ(t->events[3].category, Category::gpu_memcpy) << "the capitalised spelling of older Kineto";
+    EXPECT_EQ(t->events[3].bytes, 4096);
+    EXPECT_EQ(t->events[4].category, Category::user_annotation);
+    EXPECT_NE(t->events[4].tid, 0) << "a string tid is a number too";
+    EXPECT_EQ(t->events[5].dur_us, 0) << "a negative duration is none";
+    EXPECT_EQ(t->events[5].name, t->events[0].name) << "names are interned";
+    EXPECT_EQ(t->names.size(), 7u) << "(with the names of the flow and metadata events: read before their ph)";
+}
+
+TEST(TraceEvents, TheLegacyProfilersBareArrayFromDebiansTorch) {
+    baton::test::TempDir d;
+    const std::string path = d.path() + "/trace.json";
+    const baton::Result<baton::ProgramOutput> rec = baton::run_program(
+        {"/usr/bin/python3", "-c",
+         "import sys, torch\n"
+         "from torch.profiler import profile, ProfilerActivity, schedule\n"
+         "m = torch.nn.Linear(64, 64); opt = torch.optim.SGD(m.parameters(), lr=0.1)\n"
+         "def on_ready(p): p.export_chrome_trace(sys.argv[1])\n"
+         "with profile(activities=[ProfilerActivity.CPU], schedule=schedule(wait=1, warmup=1, active=2),\n"
+         "             on_trace_ready=on_ready) as p:\n"
+         "    for i in range(5):\n"
+         "        loss = m(torch.randn(32, 64)).sum(); loss.backward(); opt.step(); opt.zero_grad(); loss.item()\n"
+         "        p.step()\n",
+         path},
+        "", 120);
+    ASSERT_TRUE(rec.ok());
+    ASSERT_EQ(rec->exit_status, 0) << rec->err;
+    baton::Result<Trace> t = parse_trace(baton::test::read_text(path));
+    ASSERT_TRUE(t.ok()) << t.error().message;
+    std::size_t steps = 0, addmm = 0;
+    for (const baton::profile::TraceEvent& e : t->events) {
+        const std::string& n = t->name_of(e);
+        if (n.rfind("ProfilerStep#", 0) == 0) {
+            EXPECT_EQ(e.category, Category::user_annotation);
+            ++steps;
+        }
+        if (n == "aten::addmm") {
+            EXPECT_EQ(e.category, Category::cpu_op);
+            ++addmm;
+        }
+        EXPECT_GE(e.dur_us, 0);
+    }
+    if (t->legacy) {  // Debian's torch 1.13 has no Kineto: the legacy layout
+        EXPECT_EQ(steps, 2u) << "the two active steps";
+    } else {
+        EXPECT_GE(steps, 2u);
+    }
+    EXPECT_GE(addmm, 2u) << "the Linear's forward in each active step";
+}
+
+TEST(TraceEvents, HostileInputIsOneErrorNeverACrash) {
+    for (const char* bad : {"", "{", "[{\"ph\": \"X\", \"name\": \"a\"", "{\"traceEvents\": [1, 2", "nul", "{}",
+                            "{\"other\": []}", "\"text\"", "42"}) {
+        baton::Result<Trace> t = parse_trace(bad);
+        EXPECT_FALSE(t.ok()) << bad;
+        if (!t.ok()) {
+            EXPECT_EQ(t.error().message.find('\n'), std::string::npos) << t.error().message;
+        }
+    }
+    std::string deep = "{\"traceEvents\": [{\"args\": ";
+    for (int i = 0; i < 200; ++i) deep += "[";
+    baton::Result<Trace> t = parse_trace(deep);
+    ASSERT_FALSE(t.ok());
+    EXPECT_NE(t.error().message.find("nested deeper than 64 levels"), std::string::npos) << t.error().message;
+    baton::profile::TraceLimits few;
+    few.max_events = 2;
+    t = parse_trace(R"([{"ph":"X","name":"a"},{"ph":"X","name":"b"},{"ph":"X","name":"c"}])", few);
+    ASSERT_FALSE(t.ok());
+    EXPECT_NE(t.error().message.find("more than 2 events"), std::string::npos);
+    // Numbers no int64 holds are 0; odd types are skipped.
+    t = parse_trace(R"({"traceEvents": [{"ph": "X", "cat": 5, "name": ["x"], "ts": -1e300, "dur": 1e30,
+                       "pid": 1.5e300, "args": {"correlation": 1e99, "device": 1e12, "bytes": "many"}}]})");
+    ASSERT_TRUE(t.ok()) << t.error().message;
+    ASSERT_EQ(t->events.size(), 1u);
+    EXPECT_EQ(t->events[0].pid, 0);
+    EXPECT_EQ(t->events[0].correlation, 0);
+    EXPECT_EQ(t->events[0].device, -1);
+    EXPECT_EQ(t->events[0].bytes, -1);
+    // An event without a name has the empty one (found by fuzz_trace_events: an index past the names).
+    t = parse_trace(R"({"traceEvents": [{"ph": "X", "cat": "cpu_op", "pid": 0}]})");
+    ASSERT_TRUE(t.ok());
+    ASSERT_EQ(t->events.size(), 1u);
+    EXPECT_EQ(t->name_of(t->events[0]), "");
+}
