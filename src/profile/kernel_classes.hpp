@@ -1,0 +1,34 @@
+// What a GPU activity of a trace is, from its name alone (issue 33's breakdown of a step): a kernel's
+// class (matrix multiply, convolution, attention, elementwise, reduction, communication, other) and
+// the precision a GEMM kernel's name says, and a memcpy's direction and whether its host memory was
+// pageable. Kernel names are the libraries' (cuBLAS, cuDNN, CUTLASS, flash-attention, NCCL,
+// PyTorch's own ATen kernels); a name baton does not know is `other`, never a guess. Pure.
+#pragma once
+
+#include <string_view>
+
+namespace baton::profile {
+
+enum class KernelClass { gemm, conv, attention, elementwise, reduction, communication, other };
+
+// "gemm", "conv", ...
+const char* kernel_class_name(KernelClass c);
+KernelClass kernel_class(std::string_view kernel_name);
+
+// What a GEMM kernel's name says of its precision: fp32 (SIMT sgemm, no tensor cores), tf32, fp16,
+// bf16, fp8, int8; unknown when it does not say.
+enum class GemmPrecision { unknown, fp32, tf32, fp16, bf16, fp8, int8 };
+const char* gemm_precision_name(GemmPrecision p);
+GemmPrecision gemm_precision(std::string_view kernel_name);
+
+// A copy as the CUDA profiler names it: "Memcpy HtoD (Pageable -> Device)", "Memcpy DtoH (Device ->
+// Pinned)", "Memcpy DtoD (Device -> Device)", "Memcpy PtoP ...".
+enum class CopyKind { h2d, d2h, d2d, p2p, other };
+struct Copy {
+    CopyKind kind = CopyKind::other;
+    bool pageable = false;  // the host side is pageable memory (a staged, synchronous-ish copy)
+};
+const char* copy_kind_name(CopyKind k);
+Copy copy_of(std::string_view memcpy_name);
+
+}  // namespace baton::profile
