@@ -109,4 +109,11 @@ std::vector<unsigned> parse_cpu_list(std::string_view text) {
     return out;
 }
 
+std::string ascii_lower(std::string_view s) {
+    std::string out(s);
+    for (char& c : out)
+        if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    return out;
+}
+
 }  // namespace baton::text

@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <type_traits>
 #include <vector>
@@ -55,5 +56,8 @@ std::optional<std::string_view> value_after_key(std::string_view line, std::stri
 // "0-3,8,10-11" -> 0 1 2 3 8 10 11 (sysfs cpulist format), sorted, each once. Malformed parts are
 // skipped; ranges are capped at CPU 65535.
 std::vector<unsigned> parse_cpu_list(std::string_view text);
+
+// `s` with ASCII letters in lower case (other bytes as they are): names compared without case.
+std::string ascii_lower(std::string_view s);
 
 }  // namespace baton::text

@@ -2,15 +2,15 @@
 
 #include <string>
 
+#include "core/text_parse.hpp"
+
 namespace baton::profile {
 
 namespace {
 
+// A name's first 512 bytes without case (kernel names are template signatures: the words come first).
 std::string lower(std::string_view s) {
-    std::string out;
-    out.reserve(std::min<std::size_t>(s.size(), 512));
-    for (char c : s.substr(0, 512)) out += static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
-    return out;
+    return text::ascii_lower(s.substr(0, 512));
 }
 
 bool has(const std::string& s, std::string_view part) {

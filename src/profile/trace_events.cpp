@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/text_parse.hpp"
+
 namespace baton::profile {
 
 namespace {
@@ -202,8 +204,7 @@ const char* category_name(Category c) {
 }
 
 Category category_of(std::string_view cat) {
-    std::string c;
-    for (char ch : cat.substr(0, 64)) c += static_cast<char>(ch >= 'A' && ch <= 'Z' ? ch - 'A' + 'a' : ch);
+    const std::string c = text::ascii_lower(cat.substr(0, 64));
     if (c == "cpu_op" || c == "operator") return Category::cpu_op;
     if (c == "user_annotation") return Category::user_annotation;
     if (c == "python_function") return Category::python_function;

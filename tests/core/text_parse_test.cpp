@@ -84,3 +84,9 @@ TEST(Clock, Rfc3339MatchesGmtime) {
         ASSERT_EQ(baton::rfc3339_utc(static_cast<std::int64_t>(t) * 1000), expect);
     }
 }
+
+TEST(TextParse, AsciiLowerLeavesOtherBytesAlone) {
+    EXPECT_EQ(baton::text::ascii_lower("Memcpy HtoD (Pageable -> Device)"), "memcpy htod (pageable -> device)");
+    EXPECT_EQ(baton::text::ascii_lower("\xc3\x89T\xe9"), "\xc3\x89t\xe9") << "UTF-8 and Latin-1 bytes as they are";
+    EXPECT_EQ(baton::text::ascii_lower(""), "");
+}
