@@ -26,6 +26,7 @@
 #include "cli/cmd_runs.hpp"
 #include "cli/cmd_serve.hpp"
 #include "cli/cmd_snapshot.hpp"
+#include "cli/cmd_profile.hpp"
 #include "cli/cmd_stacks.hpp"
 #include "cli/cmd_top.hpp"
 #include "cli/usage_hints.hpp"
@@ -166,6 +167,7 @@ std::vector<Command> add_commands(CLI::App& app) {
         command<RunArgs>(app, add_run_command, run_run),
         command<LaunchArgs>(app, add_launch_command, run_launch_command),
         command<StacksArgs>(app, add_stacks_command, config_only(run_stacks)),
+        command<ProfileArgs>(app, add_profile_command, config_only(run_profile)),
         command<CleanArgs>(app, add_clean_command, config_only(run_clean)),
         command<BenchArgs>(app, add_bench_command, run_bench),
         command<RunsArgs>(app, add_runs_command, config_only(run_runs)),

@@ -64,6 +64,9 @@ struct Config {
         double hang_seconds = 0;         // no progress this long is a hang; 0: max(60 s, 10 x the median step)
         std::string on_hang = "report";  // report (keep the job) or stop (tear it down, exit 124)
     } launch;
+    struct Profile {              // baton profile, baton run --profile (docs/profile.md)
+        double min_share = 0.05;  // a profile finding costing less of the step is not raised
+    } profile;
     struct Bench {                     // docs/bench.md
         double ok_share = 0.85;        // a link measuring at least this share of its peak is ok (the seed's 85 %)
         double memory_ok_share = 0.6;  // the same for host memory: STREAM seldom passes 80 % of the DIMMs' peak

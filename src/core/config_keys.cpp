@@ -333,6 +333,8 @@ std::vector<Row> make_rows() {
          "report: print the verdict and keep the job; stop: tear it down with the verdict as the root cause, exit "
          "status 124 (like --on-hang)",
          {"report", "stop"}},
+        {"profile", "min_share", Rule::number, BATON_REF(double, profile.min_share), 0, 1, "",
+         "a profile finding (launch_bound, sync_in_step, ...) costing less than this share of the step is not raised"},
         {"queue", "free_memory_percent", Rule::number, BATON_REF(double, queue.free_memory_percent), 0, 100, "",
          "a GPU using more than this share of its memory is not free"},
         {"queue", "share_margin_percent", Rule::number, BATON_REF(double, queue.share_margin_percent), 0, 100, "",

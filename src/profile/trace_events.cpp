@@ -1,10 +1,18 @@
 #include "profile/trace_events.hpp"
 
+#include <sys/stat.h>
+
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <functional>
+#include <istream>
+#include <memory>
+#include <streambuf>
 #include <unordered_map>
 
 #include <nlohmann/json.hpp>
+#include <zlib.h>
 
 #include "core/text_parse.hpp"
 
@@ -151,6 +159,8 @@ class Reader {
                 event_.pid = static_cast<std::int64_t>(std::hash<std::string>{}(s) >> 1);
             else if (key_ == "tid")
                 event_.tid = static_cast<std::int64_t>(std::hash<std::string>{}(s) >> 1);
+        } else if (at_args() && key_ == "Call stack" && !s.empty()) {
+            event_.stack = intern(s);
         }
         key_.clear();
         return true;
@@ -217,13 +227,75 @@ Category category_of(std::string_view cat) {
     return Category::other;
 }
 
+namespace {
+
+Result<Trace> finish(Reader& r, bool ok) {
+    if (!ok) return make_error(r.error().empty() ? "not a trace's JSON" : r.error());
+    if (!r.found_events()) return make_error("not a profiler trace: no traceEvents array");
+    return r.take();
+}
+
+// A gzFile as a stream buffer (zlib reads a plain file through unchanged), so the SAX parser pulls
+// the file a buffer at a time.
+class GzBuffer : public std::streambuf {
+  public:
+    explicit GzBuffer(gzFile f) : file_(f) {}
+    ~GzBuffer() override { gzclose(file_); }
+    GzBuffer(const GzBuffer&) = delete;
+    GzBuffer& operator=(const GzBuffer&) = delete;
+    // zlib's message when the stream broke (truncated, corrupt), else "".
+    std::string error() const { return error_; }
+
+  protected:
+    int_type underflow() override {
+        if (gptr() < egptr()) return traits_type::to_int_type(*gptr());
+        const int n = gzread(file_, buffer_, sizeof buffer_);
+        if (n <= 0) {
+            int code = Z_OK;
+            const char* msg = gzerror(file_, &code);
+            if (n < 0 || (code != Z_OK && code != Z_BUF_ERROR))
+                error_ = code == Z_ERRNO ? std::strerror(errno) : (msg ? msg : "gzip error");
+            else if (code == Z_BUF_ERROR)
+                error_ = "the gzip stream ends early (truncated)";
+            return traits_type::eof();
+        }
+        setg(buffer_, buffer_, buffer_ + n);
+        return traits_type::to_int_type(*gptr());
+    }
+
+  private:
+    gzFile file_;
+    char buffer_[1 << 18];
+    std::string error_;
+};
+
+}  // namespace
+
 Result<Trace> parse_trace(std::string_view json, const TraceLimits& limits) {
     Reader r(limits);
     const bool ok = nlohmann::json::sax_parse(json.begin(), json.end(), &r, nlohmann::json::input_format_t::json,
                                               /*strict=*/true);
-    if (!ok) return make_error(r.error().empty() ? "not a trace's JSON" : r.error());
-    if (!r.found_events()) return make_error("not a profiler trace: no traceEvents array");
-    return r.take();
+    return finish(r, ok);
+}
+
+Result<Trace> read_trace_file(const std::string& path, const TraceLimits& limits) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0)
+        return make_error(errno == ENOENT   ? ErrorCode::not_found
+                          : errno == EACCES ? ErrorCode::permission_denied
+                                            : ErrorCode::failed,
+                          "cannot read " + path + ": " + std::strerror(errno));
+    if (!S_ISREG(st.st_mode)) return make_error(ErrorCode::invalid_argument, path + " is not a regular file");
+    gzFile f = gzopen(path.c_str(), "rb");
+    if (!f) return make_error(ErrorCode::failed, "cannot read " + path + ": " + std::strerror(errno ? errno : EIO));
+    auto buffer = std::make_unique<GzBuffer>(f);
+    std::istream in(buffer.get());
+    Reader r(limits);
+    const bool ok = nlohmann::json::sax_parse(in, &r, nlohmann::json::input_format_t::json, /*strict=*/true);
+    if (!buffer->error().empty()) return make_error(path + ": " + buffer->error());
+    Result<Trace> t = finish(r, ok);
+    if (!t.ok()) return make_error(path + ": " + t.error().message);
+    return t;
 }
 
 }  // namespace baton::profile

@@ -53,6 +53,12 @@ struct TraceEvent {
     int device = -1;
     std::int64_t stream = -1;
     std::int64_t bytes = -1;  // memcpy / memset
+    // An operator's Python stack as one string, innermost frame first, frames separated by ';'
+    // ("train.py(42): step;train.py(80): main"): args "Call stack", which Kineto of PyTorch 1.8 to
+    // 1.10 writes with with_stack and baton's hook adds to a legacy trace. Index into Trace::names,
+    // or kNoStack. (Newer Kineto writes python_function events instead.)
+    static constexpr std::uint32_t kNoStack = UINT32_MAX;
+    std::uint32_t stack = kNoStack;
 };
 
 struct Trace {
@@ -70,5 +76,11 @@ struct TraceLimits {
 // Errors: not JSON (with the byte offset), truncated, not a trace (no traceEvents), too deep, too many
 // events.
 Result<Trace> parse_trace(std::string_view json, const TraceLimits& limits = {});
+
+// A trace file, plain or gzipped (tensorboard_trace_handler(use_gzip=True) writes .json.gz; told
+// apart by its first bytes, not its name), read by streaming: memory holds the events, not the
+// file. Errors as parse_trace's, and the file's own (missing, unreadable, not a regular file, a
+// broken gzip stream) in one line naming it.
+Result<Trace> read_trace_file(const std::string& path, const TraceLimits& limits = {});
 
 }  // namespace baton::profile
