@@ -21,6 +21,7 @@ packages=(
   libncurses-dev           # ncursesw, for baton top
   libsqlite3-dev           # the run history (baton run)
   libevent-dev             # baton serve's HTTP server (linked statically)
+  zlib1g-dev               # gzipped profiler traces (baton profile; libz.a, linked statically)
   python3 python3-venv python3-pip # the Python hook's virtual environment (below)
 )
 

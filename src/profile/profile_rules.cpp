@@ -48,7 +48,7 @@ struct Context {
         Evidence e;
         e.metric = "profile." + rule + "_ms_per_step";
         e.average = cost_us / 1000;
-        e.threshold = fmt::format(">= {:.2f} ({:g} % of the step, [profile] min_share)", o.min_share * step_us / 1000,
+        e.threshold = fmt::format(">= {:.2f} ms: [profile] min_share, {:g} % of the step", o.min_share * step_us / 1000,
                                   o.min_share * 100);
         e.samples = steps;
         f.evidence.push_back(std::move(e));
@@ -196,14 +196,20 @@ void data_in_step(Context& c) {
     const std::string waiting = "The training loop waits for its batches";
     diagnose::LoaderAdvice advice;
     if (c.a.loader == Analysis::Loader::workers) {
-        // The trace says there are workers, not how many: advise as for workers that are busy.
-        advice = diagnose::loader_advice(waiting, 1, c.o.cpus ? c.o.cpus : 1, gpus, false, c.a.has_gpu);
-        if (!c.o.cpus)
-            advice.fix = waiting +
-                         " although its DataLoader has worker processes: they do not keep up. Raise num_workers "
-                         "(one per core, one core left for the training process), keep persistent_workers=True "
-                         "and prefetch_factor=4, and make each batch cheaper (augment on the GPU, cache decoded "
-                         "samples).";
+        // The trace says there are workers, not how many: the snippet keeps the count to the user.
+        const unsigned cpus = c.o.cpus;
+        const unsigned per_gpu = cpus ? std::max(1u, cpus / std::max(1u, gpus)) : 0;
+        advice.fix = waiting + " although its DataLoader has worker processes: they do not keep up. Raise num_workers" +
+                     (per_gpu > 1 ? fmt::format(" (up to {} with {} cores for {} GPU(s): one core stays with the "
+                                                "training process)",
+                                                per_gpu - 1, cpus, std::max(1u, gpus))
+                                  : std::string()) +
+                     ", keep persistent_workers=True and prefetch_factor=4, and make each batch cheaper to prepare "
+                     "(augment on the GPU, cache decoded samples, decode at a lower resolution).";
+        advice.snippet = fmt::format(
+            "loader = torch.utils.data.DataLoader(dataset, batch_size=..., shuffle=True,\n"
+            "    num_workers={}, {}persistent_workers=True, prefetch_factor=4)",
+            per_gpu > 1 ? std::to_string(per_gpu - 1) : std::string("..."), c.a.has_gpu ? "pin_memory=True, " : "");
     } else {
         advice = diagnose::loader_advice(waiting, 0, c.o.cpus ? c.o.cpus : 1, gpus, false, c.a.has_gpu);
     }

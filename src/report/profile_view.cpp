@@ -152,14 +152,14 @@ void syncs_text(const Analysis& a, std::string& out) {
     for (const profile::SyncSite& s : a.syncs) {
         std::string what = s.op.empty() ? s.call : s.op;
         if (!s.call.empty() && !s.op.empty()) what += " (" + s.call + ")";
-        const std::string where =
-            s.where.empty() ? (a.has_stacks ? "no frame of your code" : "no stacks: record with with_stack=True")
-                            : s.where;
+        const std::string where = s.where.empty() ? (a.has_stacks ? "(no frame of your code around it)"
+                                                                  : "(the trace has no stacks: with_stack=True)")
+                                                  : "at " + s.where;
         if (a.has_gpu)
-            out += fmt::format("  {:>5.1f} {:>8.2f} {:>12.2f}   {} at {}\n", static_cast<double>(s.count) / n,
+            out += fmt::format("  {:>5.1f} {:>8.2f} {:>12.2f}   {} {}\n", static_cast<double>(s.count) / n,
                                ms(s.host_us) / n, ms(s.gpu_idle_us) / n, what, where);
         else
-            out += fmt::format("  {:>5.1f}   {} at {}\n", static_cast<double>(s.count) / n, what, where);
+            out += fmt::format("  {:>5.1f}   {} {}\n", static_cast<double>(s.count) / n, what, where);
     }
     out += "\n";
 }
@@ -200,7 +200,7 @@ void findings_text(const std::vector<diagnose::Finding>& findings, std::string& 
         std::transform(sev.begin(), sev.end(), sev.begin(), [](unsigned char c) { return std::toupper(c); });
         out += fmt::format("{:<8}  {}  [{}]  {}\n", sev, f.rule, f.subject, f.summary);
         for (const diagnose::Evidence& e : f.evidence)
-            out += fmt::format("          evidence: {} {:.3g} ({})\n", e.metric, e.average.value_or(0), e.threshold);
+            out += fmt::format("          evidence: {} = {:.3g} ({})\n", e.metric, e.average.value_or(0), e.threshold);
         out += "          fix: " + f.recommendation + "\n";
         if (f.snippet) {
             out += "          paste:\n";

@@ -1,5 +1,5 @@
-// docs/findings.md has exactly one section per rule id (the diagnosis rules and baton run's
-// failure findings), and every section is one.
+// docs/findings.md has exactly one section per rule id (the diagnosis rules, baton run's failure
+// findings, the profile's findings), and every section is one.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -9,6 +9,7 @@
 #include <string>
 
 #include "diagnose/rules.hpp"
+#include "profile/profile_rules.hpp"
 #include "run/failure_scan.hpp"
 #include "test_support.hpp"
 
@@ -23,6 +24,7 @@ TEST(FindingsCatalogue, OneSectionPerRule) {
     sections.erase("Exit status");
     std::set<std::string> ids(baton::diagnose::rule_ids().begin(), baton::diagnose::rule_ids().end());
     ids.insert(baton::run::run_finding_ids().begin(), baton::run::run_finding_ids().end());  // baton run's own
+    ids.insert(baton::profile::profile_rule_ids().begin(), baton::profile::profile_rule_ids().end());  // a trace's
     // The Python hook's checks (python/baton/checks.py): each `_finding("rule_id", ...`.
     std::ifstream py(baton::test::source_dir() + "/python/baton/checks.py");
     ASSERT_TRUE(py);

@@ -1,0 +1,166 @@
+// `baton profile FILE` end to end: the real binary on a Kineto-layout trace (plain and gzipped),
+// on a trace Debian's PyTorch records here, with [profile] min_share from a config file and
+// --min-share, and on hostile files: each a one-line error and exit status 1, never a crash.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "profile/trace_builder.hpp"
+#include "test_support.hpp"
+
+using baton::test::baton_binary;
+using baton::test::run;
+using baton::test::TempDir;
+using baton::test::TraceBuilder;
+
+namespace {
+
+// Two 1 ms steps: a DataLoader of 300 us in the training process, a pageable copy, an .item() that
+// drains the GPU at train.py(42).
+std::string starved_trace() {
+    TraceBuilder b;
+    for (int s = 0; s < 2; ++s) {
+        const double o = s * 1000.0;
+        b.step(10 + s, o, 1000)
+            .op("enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", o, 300, 1, "user_annotation")
+            .memcpy("Memcpy HtoD (Pageable -> Device)", o + 300, o + 310, 80, 2'000'000)
+            .kernel("ampere_fp16_s16816gemm_fp16_128x128_ldg8_f2f_nn", o + 400, o + 410, 190);
+        b.python("train.py(42): train_step", o + 600, 100).op("aten::item", o + 610, 80);
+        b.runtime("cudaStreamSynchronize", o + 620, 60);
+        b.kernel("ampere_fp16_s16816gemm_fp16_128x128_ldg8_f2f_nn", o + 700, o + 710, 200);
+    }
+    return b.json();
+}
+
+bool one_line(const std::string& err) {
+    return !err.empty() && err.find('\n') == err.size() - 1;
+}
+
+}  // namespace
+
+TEST(Profile, AKinetoTraceIsBrokenDownAndJudgedInTextAndJson) {
+    TempDir d;
+    d.write("trace.json", starved_trace());
+    const std::string path = d.path() + "/trace.json";
+    auto r = run({baton_binary(), "--config", "/dev/null", "profile", path});
+    EXPECT_EQ(r.exit_code, 1) << "a warning: " << r.out << r.err;
+    for (const char* part : {"Kineto trace", "2 steps (#10 to #11)", "1 GPU", "Step: 1.00 ms on average", "GPU0",
+                             "copy H2D", "idle: host wait", "DataLoader", "Where the host waited for the GPU",
+                             "aten::item (cudaStreamSynchronize) at "
+                             "train.py(42): train_step",
+                             "Top kernels", "WARNING   data_in_step  [host]", "sync_in_step", "pageable_copy",
+                             "see: baton explain data_in_step", "pin_memory=True"})
+        EXPECT_NE(r.out.find(part), std::string::npos) << part << "\n" << r.out;
+
+    auto j = run({baton_binary(), "--config", "/dev/null", "profile", "--json", path});
+    EXPECT_EQ(j.exit_code, 1);
+    const nlohmann::json doc = nlohmann::json::parse(j.out);
+    EXPECT_EQ(doc["format"], "kineto");
+    EXPECT_EQ(doc["steps"].size(), 2u);
+    EXPECT_EQ(doc["steps"][0]["number"], 10);
+    EXPECT_DOUBLE_EQ(doc["mean"]["step_ms"].get<double>(), 1.0);
+    EXPECT_DOUBLE_EQ(doc["mean"]["host"]["data"].get<double>(), 0.3);
+    EXPECT_DOUBLE_EQ(doc["mean"]["gpus"][0]["pageable_h2d_ms"].get<double>(), 0.08);
+    double slices = 0;
+    for (const auto& [k, v] : doc["steps"][1]["gpus"][0]["ms"].items()) slices += v.get<double>();
+    EXPECT_NEAR(slices, 1.0, 1e-9) << "the GPU's slices add up to the step";
+    EXPECT_EQ(doc["syncs"][0]["where"], "train.py(42): train_step");
+    std::vector<std::string> rules;
+    for (const auto& f : doc["findings"]) rules.push_back(f["rule"]);
+    EXPECT_EQ(rules, (std::vector<std::string>{"data_in_step", "sync_in_step", "pageable_copy"})) << j.out;
+    EXPECT_EQ(doc["findings"][0]["doc"], "docs/findings.md#data_in_step");
+}
+
+TEST(Profile, AGzippedTraceReadsTheSameAsThePlainOne) {
+    TempDir d;
+    d.write("trace.json", starved_trace());
+    auto gz = run({"/bin/sh", "-c", "gzip -c " + d.path() + "/trace.json > " + d.path() + "/trace.pt.trace.json.gz"});
+    ASSERT_EQ(gz.exit_code, 0) << gz.err;
+    auto plain = run({baton_binary(), "--config", "/dev/null", "profile", "--json", d.path() + "/trace.json"});
+    auto zipped =
+        run({baton_binary(), "--config", "/dev/null", "profile", "--json", d.path() + "/trace.pt.trace.json.gz"});
+    EXPECT_EQ(zipped.exit_code, plain.exit_code);
+    auto a = nlohmann::json::parse(plain.out), b = nlohmann::json::parse(zipped.out);
+    a.erase("source"), b.erase("source");
+    EXPECT_EQ(a, b);
+}
+
+TEST(Profile, MinShareFromTheConfigAndTheFlag) {
+    TempDir d;
+    d.write("trace.json", starved_trace());
+    d.write("baton.toml", "[profile]\nmin_share = 0.5\n");
+    const std::string path = d.path() + "/trace.json";
+    auto cfg = run({baton_binary(), "--config", d.path() + "/baton.toml", "profile", path});
+    EXPECT_EQ(cfg.exit_code, 0) << cfg.out;
+    EXPECT_NE(cfg.out.find("none: nothing costs [profile] min_share of the step or more"), std::string::npos);
+    auto flag = run({baton_binary(), "--config", d.path() + "/baton.toml", "profile", "--min-share", "0.2", path});
+    EXPECT_EQ(flag.exit_code, 1) << "the flag wins: data_in_step's 30 % is back";
+    EXPECT_NE(flag.out.find("data_in_step"), std::string::npos);
+    EXPECT_EQ(flag.out.find("pageable_copy"), std::string::npos) << "8 % is under 20 %";
+    d.write("bad.toml", "[profile]\nmin_share = 5\n");
+    auto bad = run({baton_binary(), "--config", d.path() + "/bad.toml", "profile", path});
+    EXPECT_EQ(bad.exit_code, 1) << "as every command with a bad config";
+    EXPECT_TRUE(one_line(bad.err)) << bad.err;
+    auto usage = run({baton_binary(), "--config", "/dev/null", "profile", "--min-share", "2", path});
+    EXPECT_EQ(usage.exit_code, 2);
+    auto none = run({baton_binary(), "--config", "/dev/null", "profile"});
+    EXPECT_EQ(none.exit_code, 2) << "the file is required";
+}
+
+TEST(Profile, HostileFilesAreOneLineErrors) {
+    TempDir d;
+    d.write("not.json", "this is not json");
+    d.write("no_events.json", R"({"schemaVersion": 1})");
+    d.write("deep.json", R"({"traceEvents": )" + std::string(100, '[') + std::string(100, ']') + "}");
+    d.write("truncated.json", starved_trace().substr(0, 700));
+    d.write("trace.json", starved_trace());
+    d.write("nul.json", std::string("{\"traceEvents\": [\0]}", 20));
+    ASSERT_EQ(run({"/bin/sh", "-c",
+                   "cd " + d.path() + " && gzip -c trace.json > full.gz && head -c 300 full.gz > cut.json.gz"})
+                  .exit_code,
+              0);
+    ASSERT_EQ(run({"/bin/mkdir", d.path() + "/dir.json"}).exit_code, 0);
+    const std::vector<std::pair<std::string, std::string>> cases = {
+        {"missing.json", "No such file or directory"},
+        {"dir.json", "is not a regular file"},
+        {"not.json", "not a trace's JSON at byte"},
+        {"no_events.json", "not a profiler trace: no traceEvents array"},
+        {"deep.json", "nested deeper than 64 levels"},
+        {"truncated.json", "not a trace's JSON"},
+        {"cut.json.gz", "cut.json.gz"},
+        {"nul.json", "not a trace's JSON"},
+    };
+    for (const auto& [file, message] : cases) {
+        auto r = run({baton_binary(), "--config", "/dev/null", "profile", d.path() + "/" + file});
+        EXPECT_EQ(r.exit_code, 1) << file << ": " << r.err;
+        EXPECT_TRUE(one_line(r.err)) << file << ": " << r.err;
+        EXPECT_NE(r.err.find(message), std::string::npos) << file << ": " << r.err;
+        EXPECT_TRUE(r.out.empty()) << file;
+    }
+}
+
+TEST(Profile, ATraceDebiansPytorchRecordsHere) {
+    TempDir d;
+    const std::string path = d.path() + "/trace.json";
+    auto rec = run({"/usr/bin/python3", "-c",
+                    "import sys, time, torch\n"
+                    "from torch.profiler import profile, ProfilerActivity, schedule\n"
+                    "class Slow(torch.utils.data.Dataset):\n"
+                    "    def __len__(self): return 1000\n"
+                    "    def __getitem__(self, i): time.sleep(0.002); return torch.randn(32)\n"
+                    "m = torch.nn.Linear(32, 32); opt = torch.optim.SGD(m.parameters(), lr=0.1)\n"
+                    "with profile(activities=[ProfilerActivity.CPU], schedule=schedule(wait=1, warmup=1, active=2),\n"
+                    "             on_trace_ready=lambda p: p.export_chrome_trace(sys.argv[1])) as p:\n"
+                    "    for i, x in enumerate(torch.utils.data.DataLoader(Slow(), batch_size=4)):\n"
+                    "        m(x).sum().backward(); opt.step(); opt.zero_grad(); p.step()\n"
+                    "        if i == 4: break\n",
+                    path},
+                   {}, 120);
+    ASSERT_EQ(rec.exit_code, 0) << rec.err;
+    auto r = run({baton_binary(), "--config", "/dev/null", "profile", path});
+    EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+    EXPECT_NE(r.out.find("legacy profiler trace"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("No GPU activity in the trace"), std::string::npos);
+    EXPECT_NE(r.out.find("data_in_step"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("num_workers=0"), std::string::npos) << r.out;
+}
