@@ -450,8 +450,7 @@ void analyse_ops(const Trace& t, const Nesting& n, Analysis& a) {
         const TraceEvent& e = ev[i];
         if (e.category != Category::cpu_op || step_at(a.steps, e.ts_us) < 0) continue;
         TopOp& o = ops[e.name];
-        o.name = t.name_of(e);
-        ++o.count;
+        if (o.count++ == 0) o.name = t.name_of(e);
         o.self_us += std::max(0.0, e.dur_us - child_us[i]);
         const std::int64_t p = n.op_parent[i];
         if (p < 0 || ev[static_cast<std::size_t>(p)].name != e.name) o.total_us += e.dur_us;
