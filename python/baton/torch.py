@@ -31,6 +31,7 @@ import time
 import torch
 
 from baton import _events
+from baton import _profile
 from baton import checks as _checks
 from baton.tuners import find_batch_size, tune_loader  # noqa: F401  (baton.torch's public functions)
 
@@ -128,12 +129,23 @@ class _Steps:
                 event["data"] = data
             _events.sender().send(event)
             self.count += 1
+            _window().step_ended(self.count - 1)
         self.started = now
         self.wait = 0.0
         self.samples = None
 
 
 _steps = _Steps()
+_profile_window = None
+
+
+def _window():
+    """The process's profiler window (`baton run --profile`), made at its first step; a forked
+    process (a DataLoader worker) never records."""
+    global _profile_window
+    if _profile_window is None:
+        _profile_window = _profile.Window(_rank, lambda e: _events.sender().send(e))
+    return _profile_window
 
 
 class _Watched:

@@ -10,6 +10,7 @@
 #include "profile/trace_events.hpp"
 #include "report/findings_view.hpp"
 #include "report/profile_view.hpp"
+#include "store/history.hpp"
 
 namespace baton::cli {
 
@@ -18,8 +19,14 @@ CLI::App* add_profile_command(CLI::App& app, ProfileArgs& a) {
         "profile",
         "Judge a PyTorch profiler trace: where each millisecond of a step goes (GPU and host), the syncs with "
         "their line, the top kernels, and what to change");
-    cmd->add_option("file", a.file, "The trace: Chrome-trace JSON as torch.profiler writes it, plain or gzipped")
+    cmd->add_option("file", a.file,
+                    "The trace: Chrome-trace JSON as torch.profiler writes it, plain or gzipped; or 'show' and a run "
+                    "id: the window baton run --profile kept with that run")
         ->required();
+    cmd->add_option("run", a.run, "With show: the run's id (baton runs lists them)");
+    cmd->add_option("--db", a.db,
+                    "History database, for show (default: [history] db in the config, else "
+                    "$XDG_STATE_HOME/baton/baton.db)");
     cmd->add_flag("--json", a.json, "One JSON object (docs/profile.md, 'JSON output')");
     cmd->add_option("--top", a.top, "Rows of the kernel and operator tables (default 10)")->check(CLI::Range(1, 1000));
     cmd->add_option("--min-share", a.min_share,
@@ -31,18 +38,48 @@ CLI::App* add_profile_command(CLI::App& app, ProfileArgs& a) {
     return cmd;
 }
 
+namespace {
+
+// The trace of `baton profile show RUN`: the run's last window, from the history.
+Result<profile::Trace> run_trace(const ProfileArgs& a, const std::string& config_path, std::string& source) {
+    Result<std::int64_t> id = store::parse_run_id(a.run);
+    if (!id.ok()) return make_error(ErrorCode::invalid_argument, id.error().message);
+    Result<store::History> h = open_history(a.db, config_path);
+    if (!h.ok()) return h.error();
+    Result<store::RunRecord> r = h->run(*id);
+    if (!r.ok()) return r.error();
+    Result<std::vector<store::RecordedProfile>> windows = h->profiles(*id);
+    if (!windows.ok()) return windows.error();
+    if (windows->empty())
+        return make_error(ErrorCode::not_found, "run " + std::to_string(*id) + " (" + r->name +
+                                                    ") has no profile window: record one with baton run --profile");
+    const store::RecordedProfile& w = windows->back();
+    source = "run " + std::to_string(*id) + " (" + r->name + "), rank " + std::to_string(w.rank) + "'s window";
+    Result<profile::Trace> t = profile::parse_trace_bytes(w.trace_gz);
+    if (!t.ok()) return make_error("the window kept with run " + std::to_string(*id) + ": " + t.error().message);
+    return t;
+}
+
+}  // namespace
+
 int run_profile(const ProfileArgs& a, const std::string& config_path) {
+    const bool show = a.file == "show";
+    if (show && a.run.empty()) return usage_error("profile show: name a run's id (baton runs lists them)");
+    if (!show && !a.run.empty())
+        return usage_error("profile: one trace file at a time (or: baton profile show RUN; a file named show: ./show)");
+    if (!show && !a.db.empty()) return usage_error("profile: --db goes with show RUN");
     Result<Config> cfg = load_config(config_path);
     if (!cfg.ok()) return error_exit(cfg.error());
-    Result<profile::Trace> trace = profile::read_trace_file(a.file);
-    if (!trace.ok()) return runtime_error(trace.error().message);
+    std::string source = a.file;
+    Result<profile::Trace> trace = show ? run_trace(a, config_path, source) : profile::read_trace_file(a.file);
+    if (!trace.ok()) return error_exit(trace.error());
     const profile::Analysis analysis = profile::analyse(*trace);
     profile::ProfileRuleOptions options;
     options.min_share = a.min_share >= 0 ? a.min_share : cfg->profile.min_share;
     options.cpus = static_cast<unsigned>(allowed_cpus().size());
     const std::vector<diagnose::Finding> findings = profile::judge_profile(analysis, options);
     report::ProfileInfo info;
-    info.source = a.file;
+    info.source = source;
     info.top = a.top;
     std::string out;
     if (a.json) {

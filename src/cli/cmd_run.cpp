@@ -7,8 +7,11 @@
 
 #include "cli/cli_common.hpp"
 #include "cli/cmd_report.hpp"
+#include "core/allowed_cpus.hpp"
 #include "core/config.hpp"
 #include "core/printable.hpp"
+#include "core/text_parse.hpp"
+#include "report/profile_view.hpp"
 #include "run/run_command.hpp"
 #include "store/history.hpp"
 
@@ -24,6 +27,19 @@ CLI::App* add_run_command(CLI::App& app, RunArgs& a) {
     cmd->add_flag("--quiet", a.quiet, "Keep findings for the summary instead of printing them as they appear");
     cmd->add_flag("--no-gpus", a.no_gpus, "Do not load NVML");
     add_hang_options(cmd, a.hang_seconds, a.on_hang);
+    cmd->add_option_function<std::string>(
+           "--profile",
+           [&a](const std::string& v) {
+               a.profile = true;
+               if (v.empty()) return;
+               const std::optional<int> n = text::parse_digits<int>(v);
+               if (!n || *n < 1 || *n > 1000)
+                   throw CLI::ValidationError("--profile", "'" + v + "' is not a number of steps from 1 to 1000");
+               a.profile_steps = *n;
+           },
+           "Record a profiler window inside baton.torch.watch after [profile] warmup steps (10): --profile=STEPS "
+           "steps (default [profile] steps, 5), judged at the end and kept with the run (docs/profile.md)")
+        ->expected(0, 1);
     cmd->add_option("--db", a.db,
                     "History database (default: [history] db in the config, else $XDG_STATE_HOME/baton/baton.db)");
     cmd->add_flag("--no-db", a.no_db, "Do not record the run");
@@ -96,9 +112,22 @@ int run_run(const RunArgs& a, const std::vector<std::string>& command, const std
     if (!a.no_db) o.db_path = history_path(a.db, *cfg);
     o.hang.hang_seconds = a.hang_seconds >= 0 ? a.hang_seconds : cfg->launch.hang_seconds;
     o.stop_on_hang = (a.on_hang.empty() ? cfg->launch.on_hang : a.on_hang) == "stop";
+    o.profile.enabled = a.profile;
+    o.profile.warmup = cfg->profile.warmup;
+    o.profile.steps = a.profile_steps ? a.profile_steps : cfg->profile.steps;
+    o.profile.rules.min_share = cfg->profile.min_share;
+    o.profile.rules.cpus = static_cast<unsigned>(allowed_cpus().size());
     Result<run::RunStats> stats = run::run_command(o);
     if (!stats.ok()) return start_failure(stats.error());
-    std::string summary = stats->hang_root_cause + "\n" + run::run_summary_text(*stats);
+    std::string summary = stats->hang_root_cause + "\n";
+    if (stats->profile) {  // the window's breakdown, then the summary (whose findings include the window's)
+        report::ProfileInfo info;
+        info.source = "the window of " + stats->name;
+        info.top = 5;
+        report::append_profile_text(info, *stats->profile, stats->profile_findings, summary);
+    }
+    if (!stats->profile_note.empty()) summary += stats->profile_note + "\n";
+    summary += run::run_summary_text(*stats);
     summary += write_run_outputs(*stats, o.db_path, a.report, a.summary_json, "run");
     std::fputs(printable_text(summary).c_str(), stderr);
     return stats->exit_status;

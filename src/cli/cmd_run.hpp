@@ -22,6 +22,8 @@ struct RunArgs {
     std::string summary_json;  // --summary-json FILE: the summary as JSON ("-": stdout)
     double hang_seconds = -1;  // -1: [launch] hang_seconds
     std::string on_hang;       // "": [launch] on_hang
+    bool profile = false;      // --profile[=STEPS]: a profiler window inside the hook
+    int profile_steps = 0;     // its STEPS; 0: [profile] steps
 };
 
 // Where the command begins in baton's arguments (argv without argv[0]): the word after "--",

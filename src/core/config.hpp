@@ -66,6 +66,8 @@ struct Config {
     } launch;
     struct Profile {              // baton profile, baton run --profile (docs/profile.md)
         double min_share = 0.05;  // a profile finding costing less of the step is not raised
+        int warmup = 10;          // steps baton run --profile lets pass before its window
+        int steps = 5;            // steps the window records (--profile=STEPS wins)
     } profile;
     struct Bench {                     // docs/bench.md
         double ok_share = 0.85;        // a link measuring at least this share of its peak is ok (the seed's 85 %)

@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <cmath>
+#include <algorithm>
 #include <cstring>
 #include <functional>
 #include <istream>
@@ -269,7 +270,62 @@ class GzBuffer : public std::streambuf {
     std::string error_;
 };
 
+// Gzipped bytes in memory, inflated a buffer at a time.
+class InflateBuffer : public std::streambuf {
+  public:
+    explicit InflateBuffer(std::string_view gz) {
+        zs_.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(gz.data()));
+        zs_.avail_in = static_cast<uInt>(std::min<std::size_t>(gz.size(), UINT32_MAX));
+        ok_ = inflateInit2(&zs_, 16 + MAX_WBITS) == Z_OK;  // 16: the gzip wrapper
+        if (!ok_) error_ = "cannot start zlib";
+    }
+    ~InflateBuffer() override {
+        if (ok_) inflateEnd(&zs_);
+    }
+    InflateBuffer(const InflateBuffer&) = delete;
+    InflateBuffer& operator=(const InflateBuffer&) = delete;
+    std::string error() const { return error_; }
+
+  protected:
+    int_type underflow() override {
+        if (gptr() < egptr()) return traits_type::to_int_type(*gptr());
+        if (!ok_ || ended_) return traits_type::eof();
+        zs_.next_out = reinterpret_cast<Bytef*>(buffer_);
+        zs_.avail_out = sizeof buffer_;
+        const int rc = inflate(&zs_, Z_NO_FLUSH);
+        if (rc == Z_STREAM_END) {
+            ended_ = true;
+        } else if (rc != Z_OK) {
+            error_ = rc == Z_BUF_ERROR ? "the gzip stream ends early (truncated)"
+                                       : std::string("a broken gzip stream (") + (zs_.msg ? zs_.msg : "zlib") + ")";
+            ok_ = false;
+        }
+        const std::size_t n = sizeof buffer_ - zs_.avail_out;
+        if (n == 0) return traits_type::eof();
+        setg(buffer_, buffer_, buffer_ + n);
+        return traits_type::to_int_type(*gptr());
+    }
+
+  private:
+    z_stream zs_{};
+    bool ok_ = false, ended_ = false;
+    char buffer_[1 << 18];
+    std::string error_;
+};
+
 }  // namespace
+
+Result<Trace> parse_trace_bytes(std::string_view bytes, const TraceLimits& limits) {
+    if (bytes.size() < 2 || static_cast<unsigned char>(bytes[0]) != 0x1f ||
+        static_cast<unsigned char>(bytes[1]) != 0x8b)
+        return parse_trace(bytes, limits);
+    auto buffer = std::make_unique<InflateBuffer>(bytes);
+    std::istream in(buffer.get());
+    Reader r(limits);
+    const bool ok = nlohmann::json::sax_parse(in, &r, nlohmann::json::input_format_t::json, /*strict=*/true);
+    if (!buffer->error().empty()) return make_error(buffer->error());
+    return finish(r, ok);
+}
 
 Result<Trace> parse_trace(std::string_view json, const TraceLimits& limits) {
     Reader r(limits);
@@ -285,7 +341,7 @@ Result<Trace> read_trace_file(const std::string& path, const TraceLimits& limits
                           : errno == EACCES ? ErrorCode::permission_denied
                                             : ErrorCode::failed,
                           "cannot read " + path + ": " + std::strerror(errno));
-    if (!S_ISREG(st.st_mode)) return make_error(ErrorCode::invalid_argument, path + " is not a regular file");
+    if (!S_ISREG(st.st_mode)) return make_error(path + " is not a regular file");
     gzFile f = gzopen(path.c_str(), "rb");
     if (!f) return make_error(ErrorCode::failed, "cannot read " + path + ": " + std::strerror(errno ? errno : EIO));
     auto buffer = std::make_unique<GzBuffer>(f);

@@ -83,4 +83,7 @@ Result<Trace> parse_trace(std::string_view json, const TraceLimits& limits = {})
 // broken gzip stream) in one line naming it.
 Result<Trace> read_trace_file(const std::string& path, const TraceLimits& limits = {});
 
+// A trace held in memory, gzipped (as the run history keeps it) or plain, inflated as it is parsed.
+Result<Trace> parse_trace_bytes(std::string_view bytes, const TraceLimits& limits = {});
+
 }  // namespace baton::profile

@@ -264,7 +264,27 @@ std::vector<diagnose::Finding> JobWatch::read_output(std::string_view bytes) {
     return news;
 }
 
-void JobWatch::read_events(const std::vector<std::string>& datagrams) {
+std::vector<diagnose::Finding> JobWatch::take_profile_event(const store::HookEvent& e) {
+    if (options_.profile_dir.empty()) return {};  // none asked: not the hook's window
+    Result<TakenProfile> t = take_profile(options_.profile_dir, e.profile_path, options_.profile);
+    if (!t.ok()) {
+        stats_.profile_note = "baton: the profile window's trace could not be read: " + t.error().message;
+        return {};
+    }
+    if (history_) history_->add_profile({e.step.t_ms, e.step.rank, e.profile_steps, std::move(t->trace_gz)});
+    std::vector<diagnose::Finding> news;
+    for (diagnose::Finding& x : merge(t->findings)) {
+        if (history_) history_->add_finding(e.step.t_ms, x);
+        news.push_back(std::move(x));
+    }
+    stats_.profile = std::move(t->analysis);
+    stats_.profile_findings = std::move(t->findings);
+    stats_.profile_note.clear();
+    return news;
+}
+
+std::vector<diagnose::Finding> JobWatch::read_events(const std::vector<std::string>& datagrams) {
+    std::vector<diagnose::Finding> news;
     std::vector<store::StepEvent> fresh;
     for (const std::string& datagram : datagrams) {
         Result<store::HookEvent> e = store::parse_hook_event(datagram);
@@ -278,6 +298,10 @@ void JobWatch::read_events(const std::vector<std::string>& datagrams) {
                 if (history_) history_->add_finding(e->step.t_ms, std::move(x));
             continue;
         }
+        if (e->type == "profile") {
+            for (diagnose::Finding& x : take_profile_event(*e)) news.push_back(std::move(x));
+            continue;
+        }
         if (e->type != "step") continue;
         account_step(stats_, e->step);
         last_step_ms_ = std::max(last_step_ms_, e->step.t_ms);
@@ -285,6 +309,7 @@ void JobWatch::read_events(const std::vector<std::string>& datagrams) {
         fresh.push_back(std::move(e->step));
     }
     if (history_ && !fresh.empty()) history_->add_steps(std::move(fresh));
+    return news;
 }
 
 std::vector<diagnose::Finding> JobWatch::sample(const diagnose::Window& window) {

@@ -22,6 +22,7 @@
 #include "run/failure_scan.hpp"
 #include "run/run_command.hpp"
 #include "store/history_writer.hpp"
+#include "store/hook_event.hpp"
 
 namespace baton::run {
 
@@ -34,6 +35,10 @@ struct JobWatchOptions {
     // Where to record the job (store/history.hpp); empty: not recorded.
     std::string db_path;
     store::HistoryWriter::Options recording;
+    // --profile: the window asked of the hook and the directory its trace must be in (empty: none
+    // asked, a "profile" event is ignored).
+    ProfileRequest profile;
+    std::string profile_dir;
 };
 
 // The options of a job watched from this process's point of view: its name (the command's when
@@ -62,8 +67,10 @@ class JobWatch {
     // Returns the findings seen for the first time.
     std::vector<diagnose::Finding> read_output(std::string_view bytes);
 
-    // Datagrams from the Python hook (BATON_EVENTS): steps, and findings the hook printed itself.
-    void read_events(const std::vector<std::string>& datagrams);
+    // Datagrams from the Python hook (BATON_EVENTS): steps, findings the hook printed itself, and a
+    // profiler window's trace (taken, judged and recorded). Returns the profile's findings seen for
+    // the first time (the hook's own findings are printed by the hook).
+    std::vector<diagnose::Finding> read_events(const std::vector<std::string>& datagrams);
 
     // One sample: `window` holds the machine's snapshots of the last window_seconds, the newest
     // last (the one accounted). Returns the findings seen for the first time, most severe ones
@@ -102,6 +109,8 @@ class JobWatch {
     // Keeps the first sighting of each (rule, subject), replaced only by a more severe one;
     // returns copies of the ones never seen before.
     std::vector<diagnose::Finding> merge(const std::vector<diagnose::Finding>& found);
+    // A "profile" event: the trace taken from the run's profile directory, judged and recorded.
+    std::vector<diagnose::Finding> take_profile_event(const store::HookEvent& e);
 
     JobWatchOptions options_;
     std::vector<pid_t> roots_;

@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <deque>
 #include <optional>
+#include <cstring>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <fmt/format.h>  // header-only (fmt::fmt-header-only)
@@ -141,13 +143,29 @@ Result<RunStats> run_command(const RunOptions& o) {
                          escaped_line(st.error().message).c_str());
         }
     }
+    // --profile: the hook records a window of steps into the same private directory.
+    std::string profile_dir;
+    if (o.profile.enabled) {
+        if (!events) {
+            std::fprintf(stderr, "baton: --profile records nothing: the hook's socket could not be opened\n");
+        } else if (const std::string dir = events->directory() + "/profile"; ::mkdir(dir.c_str(), 0700) == 0) {
+            profile_dir = dir;
+            for (const auto& [k, v] : profile_environment(dir, o.profile)) setenv(k.c_str(), v.c_str(), 1);
+        } else {
+            std::fprintf(stderr, "baton: --profile records nothing: cannot make %s: %s\n", dir.c_str(),
+                         std::strerror(errno));
+        }
+    }
     // Its processes say whose they are (baton clean lists them once this baton is gone).
     setenv(store::kOwnerVariable, store::owner_token(store::current_owner()).c_str(), 1);
     Result<Child> started = Child::start(o.argv, /*capture_stderr=*/true);
     if (!started.ok()) return started.error();
     Child child = std::move(*started);
     const double start = monotonic_seconds();
-    JobWatch watch(local_job_options(o.name, o.argv, o.thresholds, o.db_path, o.recording), child.pid());
+    JobWatchOptions job = local_job_options(o.name, o.argv, o.thresholds, o.db_path, o.recording);
+    job.profile = o.profile;
+    job.profile_dir = profile_dir;
+    JobWatch watch(std::move(job), child.pid());
 
     SamplerOptions so = o.sampler;
     so.priming_seconds = std::min(0.1, o.interval_seconds);
@@ -175,7 +193,9 @@ Result<RunStats> run_command(const RunOptions& o) {
         }
     };
     auto take_events = [&] {
-        if (events) watch.read_events(events->drain());
+        if (!events) return;
+        for (const diagnose::Finding& f : watch.read_events(events->drain()))
+            if (!o.quiet && f.severity != diagnose::Severity::info) pending.push_back(finding_note(f));
     };
     JobHangs hangs(o.hang, o.stop_on_hang, "baton run", events ? events->directory() + "/stacks" : "", flight_recorder);
     bool stopped_on_hang = false;
@@ -230,9 +250,12 @@ Result<RunStats> run_command(const RunOptions& o) {
     // Workers the command left behind (reparented to baton) end with it.
     killed_after_grace += child.end_tree(std::min(o.grace_seconds, 2.0));
     for (const std::string& line : pending) std::fprintf(stderr, "%s\n", printable(line).c_str());
-    if (!stopped_on_hang) return watch.finish(child.exit_status(), child.terminating_signal(), ran, killed_after_grace);
-    RunStats stats = watch.finish(hang::kExitHung, 0, ran, killed_after_grace);
-    stats.hang_root_cause = hang::hang_text(*hangs.last_verdict(), "baton run: stopped on a hang");
+    RunStats stats = stopped_on_hang
+                         ? watch.finish(hang::kExitHung, 0, ran, killed_after_grace)
+                         : watch.finish(child.exit_status(), child.terminating_signal(), ran, killed_after_grace);
+    if (stopped_on_hang) stats.hang_root_cause = hang::hang_text(*hangs.last_verdict(), "baton run: stopped on a hang");
+    if (!profile_dir.empty() && !stats.profile && stats.profile_note.empty())
+        stats.profile_note = no_profile_note(static_cast<std::int64_t>(stats.step_ms.size()), o.profile);
     return stats;
 }
 

@@ -11,6 +11,7 @@
 #include "core/thresholds.hpp"
 #include "diagnose/finding.hpp"
 #include "hang/hang_watch.hpp"
+#include "run/profile_window.hpp"
 #include "sample/sampler.hpp"
 #include "store/history_writer.hpp"
 
@@ -30,6 +31,7 @@ struct RunOptions {
     // The hang verdict over the command's Python ranks (docs/launch.md, "When a job hangs").
     hang::HangWatchOptions hang;
     bool stop_on_hang = false;  // on_hang = "stop": the command is stopped, baton run exits 124
+    ProfileRequest profile;     // --profile: a profiler window inside the hook (docs/profile.md)
 };
 
 // What the summary reports, kept as running aggregates so memory stays flat over long runs.
@@ -74,6 +76,11 @@ struct RunStats {
     std::size_t events_rejected = 0;   // malformed datagrams, ignored
     // Stopped on a hang (on_hang = "stop"): the verdict's block, printed as the root cause.
     std::string hang_root_cause;
+    // The profiler window (--profile): the last one taken, its findings (also among `findings`), or
+    // why there is none.
+    std::optional<profile::Analysis> profile;
+    std::vector<diagnose::Finding> profile_findings;
+    std::string profile_note;
 };
 
 // "python3 train.py --lr 3e-4": the program's base name and its arguments, clipped to 60

@@ -109,6 +109,12 @@ constexpr const char* kMigrations[] = {
     "  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
     "  t_ms INTEGER NOT NULL, rule TEXT NOT NULL, text TEXT NOT NULL);"
     "CREATE INDEX run_hangs_run ON run_hangs(run_id, t_ms);",
+    // 9: the profiler windows of `baton run --profile`: the trace as the hook wrote it (gzipped
+    // Chrome-trace JSON), for `baton profile show RUN`.
+    "CREATE TABLE run_profiles ("
+    "  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+    "  t_ms INTEGER NOT NULL, rank INTEGER NOT NULL, steps INTEGER NOT NULL, trace BLOB NOT NULL);"
+    "CREATE INDEX run_profiles_run ON run_profiles(run_id, t_ms);",
 };
 
 using sqlite::db_error;
@@ -682,6 +688,31 @@ Status History::add_hang(std::int64_t run, std::int64_t t_ms, const std::string&
     sqlite3_bind_text(st.get(), 4, text.c_str(), -1, SQLITE_TRANSIENT);
     if (sqlite3_step(st.get()) != SQLITE_DONE) return db_error(db_, "cannot record a hang verdict");
     return Ok{};
+}
+
+Status History::add_profile(std::int64_t run, const RecordedProfile& p) {
+    Statement st(db_, "INSERT INTO run_profiles (run_id, t_ms, rank, steps, trace) VALUES (?, ?, ?, ?, ?)");
+    if (!st.ok()) return db_error(db_, "cannot record a profile");
+    sqlite3_bind_int64(st.get(), 1, run);
+    sqlite3_bind_int64(st.get(), 2, p.t_ms);
+    sqlite3_bind_int64(st.get(), 3, p.rank);
+    sqlite3_bind_int64(st.get(), 4, p.steps);
+    sqlite3_bind_blob64(st.get(), 5, p.trace_gz.data(), p.trace_gz.size(), SQLITE_TRANSIENT);
+    if (sqlite3_step(st.get()) != SQLITE_DONE) return db_error(db_, "cannot record a profile");
+    return Ok{};
+}
+
+Result<std::vector<RecordedProfile>> History::profiles(std::int64_t run) {
+    Statement st(db_, "SELECT t_ms, rank, steps, trace FROM run_profiles WHERE run_id = ? ORDER BY t_ms");
+    const std::string what = "cannot read the profiles of run " + std::to_string(run);
+    if (!st.ok()) return read_error(what);
+    sqlite3_bind_int64(st.get(), 1, run);
+    std::vector<RecordedProfile> out;
+    const Walk walk = sqlite::each_row(st, [&](const Row& row) {
+        out.push_back({row.int64(0), static_cast<int>(row.int64(1)), row.int64(2), row.blob(3)});
+    });
+    if (walk != Walk::done) return read_error(what);
+    return out;
 }
 
 Result<std::vector<RecordedHang>> History::hangs(std::int64_t run) {

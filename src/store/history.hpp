@@ -72,6 +72,16 @@ struct RecordedHang {
     std::string rule, text;
 };
 
+// A profiler window of `baton run --profile` (docs/profile.md): the trace the hook wrote, gzipped
+// Chrome-trace JSON as it was (baton profile reads it again: the analysis is not stored, so a newer
+// baton judges an old trace by its own rules).
+struct RecordedProfile {
+    std::int64_t t_ms = 0;
+    int rank = 0;
+    std::int64_t steps = 0;
+    std::string trace_gz;
+};
+
 // One tick of a run, in base units (bytes, bytes per second, percent, watts, degrees Celsius, MHz), with
 // what was not measured left empty. The history packs it into a small blob of GiB and MB/s floats with -1
 // for unknown (the on-disk format since schema 1, kept so old runs read back); `pack` and `unpack` are the
@@ -207,6 +217,7 @@ class History {
     Status add_steps(std::int64_t run, const std::vector<StepEvent>& steps);
     Status add_finding(std::int64_t run, std::int64_t t_ms, const diagnose::Finding& f);
     Status add_hang(std::int64_t run, std::int64_t t_ms, const std::string& rule, const std::string& text);
+    Status add_profile(std::int64_t run, const RecordedProfile& p);
     Status finish_run(std::int64_t run, std::int64_t end_ms, int exit_status, const std::string& summary);
 
     // A bench, recorded whole once it is done (history_bench.cpp): a finished run of kind "bench"
@@ -228,6 +239,8 @@ class History {
     Result<std::vector<RunSample>> samples(std::int64_t run);
     Result<std::vector<RecordedFinding>> findings(std::int64_t run);
     Result<std::vector<RecordedHang>> hangs(std::int64_t run);
+    // The run's profiler windows, oldest first, traces included (not part of load_run: they are large).
+    Result<std::vector<RecordedProfile>> profiles(std::int64_t run);
     Result<std::vector<StepEvent>> steps(std::int64_t run);
     // The runs prune(before_ms) would delete: finished or interrupted, ended (or, when
     // interrupted, started) before `before_ms`. What `baton runs prune --dry-run` lists.

@@ -88,8 +88,9 @@ void HistoryWriter::count_lost(const Write& w) {
     } else if (const auto* s = std::get_if<std::vector<StepEvent>>(&w)) {
         report_.steps_lost += s->size();
         queued_steps_ -= s->size();
-    } else if (std::holds_alternative<FindingAt>(w) || std::holds_alternative<HangAt>(w)) {
-        ++report_.findings_lost;  // a hang verdict's text is its finding's record
+    } else if (std::holds_alternative<FindingAt>(w) || std::holds_alternative<HangAt>(w) ||
+               std::holds_alternative<RecordedProfile>(w)) {
+        ++report_.findings_lost;  // a hang verdict's text, a profile's trace: their findings' records
     }
 }
 
@@ -111,6 +112,10 @@ void HistoryWriter::add_finding(std::int64_t t_ms, diagnose::Finding f) {
 
 void HistoryWriter::add_hang(std::int64_t t_ms, std::string rule, std::string text) {
     push(HangAt{t_ms, std::move(rule), std::move(text)});
+}
+
+void HistoryWriter::add_profile(RecordedProfile p) {
+    push(std::move(p));
 }
 
 std::int64_t HistoryWriter::run_id() const {
@@ -141,6 +146,7 @@ Status HistoryWriter::apply(const Write& w) {
             [&](const std::vector<StepEvent>& s) { return history_->add_steps(run, s); },
             [&](const FindingAt& f) { return history_->add_finding(run, f.t_ms, f.finding); },
             [&](const HangAt& h) { return history_->add_hang(run, h.t_ms, h.rule, h.text); },
+            [&](const RecordedProfile& p) { return history_->add_profile(run, p); },
             [&](const End& e) { return history_->finish_run(run, e.end_ms, e.exit_status, e.summary); }},
         w);
 }

@@ -111,6 +111,21 @@ Result<HookEvent> parse_hook_event(std::string_view datagram) {
         e.finding = std::move(*f);
         return e;
     }
+    if (e.type == "profile") {
+        auto path = j.find("path");
+        if (path == j.end() || !path->is_string()) return make_error("'path' must be a string");
+        e.profile_path = path->get<std::string>();
+        if (e.profile_path.empty() || e.profile_path.front() != '/' || e.profile_path.size() > 4096 ||
+            e.profile_path.find('\0') != std::string::npos)
+            return make_error("'path' must be an absolute path");
+        Result<std::int64_t> steps = whole(j, "steps", 1'000'000);
+        if (!steps.ok()) return steps.error();
+        e.profile_steps = *steps;
+        Result<std::int64_t> rank = whole(j, "rank", 1 << 20);
+        if (!rank.ok()) return rank.error();
+        e.step.rank = static_cast<int>(*rank);
+        return e;
+    }
     if (e.type != "step") return e;
     Result<std::int64_t> rank = whole(j, "rank", 1 << 20);
     if (!rank.ok()) return rank.error();

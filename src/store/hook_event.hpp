@@ -21,13 +21,19 @@ struct HookEvent {
     std::uint64_t dropped = 0;                 // events the sender could not send before this one (cumulative)
     StepEvent step;                            // for "step"; its t_ms and pid are every event's time and sender
     std::optional<diagnose::Finding> finding;  // for "finding": from baton.torch.check()
+    // For "profile" (the window of `baton run --profile`, python/baton/_profile.py): the trace the
+    // hook wrote (an absolute path; whoever reads it checks where it is), the steps it recorded, and
+    // the rank (in step.rank).
+    std::string profile_path;
+    std::int64_t profile_steps = 0;
 };
 
 // Parses one datagram. Keys: type (string), t (unix ms), pid, dropped; for "step": rank, step,
 // step_ms, wait_ms (numbers >= 0; wait_ms is capped at step_ms), samples (optional), data
 // (optional object, kept as its JSON text); for "finding": rule (lower-case id), severity (info,
 // warning, critical), subject, summary, recommendation, snippet (optional), texts bounded in
-// length. Unknown keys are ignored.
+// length; for "profile": path (an absolute path of at most 4096 bytes), steps, rank. Unknown keys
+// are ignored.
 Result<HookEvent> parse_hook_event(std::string_view datagram);
 
 }  // namespace baton::store

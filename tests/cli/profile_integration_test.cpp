@@ -3,6 +3,8 @@
 // --min-share, and on hostile files: each a one-line error and exit status 1, never a crash.
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include <nlohmann/json.hpp>
 
 #include "profile/trace_builder.hpp"
@@ -163,4 +165,87 @@ TEST(Profile, ATraceDebiansPytorchRecordsHere) {
     EXPECT_NE(r.out.find("No GPU activity in the trace"), std::string::npos);
     EXPECT_NE(r.out.find("data_in_step"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("num_workers=0"), std::string::npos) << r.out;
+}
+
+namespace {
+
+// A training loop with the hook: a Dataset of 2 ms a sample, num_workers=0, an .item() per step.
+const char* kHookedLoop =
+    "import sys, time, torch, baton.torch\n"
+    "from torch.utils.data import DataLoader, Dataset\n"
+    "class Slow(Dataset):\n"
+    "    def __len__(self): return int(sys.argv[1]) * 8\n"
+    "    def __getitem__(self, i):\n"
+    "        time.sleep(0.002)\n"
+    "        return torch.randn(64), i % 10\n"
+    "m = torch.nn.Sequential(torch.nn.Linear(64, 256), torch.nn.ReLU(), torch.nn.Linear(256, 10))\n"
+    "opt = torch.optim.SGD(m.parameters(), lr=0.1)\n"
+    "def train_step(x, y):\n"
+    "    loss = torch.nn.functional.cross_entropy(m(x), y)\n"
+    "    loss.backward(); opt.step(); opt.zero_grad()\n"
+    "    return loss.item()\n"
+    "for x, y in baton.torch.watch(DataLoader(Slow(), batch_size=8)):\n"
+    "    train_step(x, y)\n";
+
+}  // namespace
+
+TEST(Profile, BatonRunProfileRecordsAWindowJudgesItAndKeepsIt) {
+    TempDir d;
+    d.write("train.py", kHookedLoop);
+    d.write("baton.toml", "[profile]\nwarmup = 4\n");
+    const std::string db = d.path() + "/h.db", config = d.path() + "/baton.toml";
+    const std::map<std::string, std::string> env = {{"PYTHONPATH", baton::test::source_dir() + "/python"}};
+    auto r = run({baton_binary(), "--config", config, "run", "--no-gpus", "--db", db, "--profile=3", "--",
+                  "/usr/bin/python3", d.path() + "/train.py", "20"},
+                 env, 120);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    for (const char* part :
+         {"baton profile: the window of python3", "3 steps (#", "DataLoader", "aten::item at train.py(",
+          "): train_step", "WARNING   data_in_step  [host]", "recorded as run 1", "  warning data_in_step [host]"})
+        EXPECT_NE(r.err.find(part), std::string::npos) << part << "\n" << r.err;
+
+    auto show = run({baton_binary(), "--config", config, "profile", "show", "1", "--db", db});
+    EXPECT_EQ(show.exit_code, 1) << show.err;
+    EXPECT_NE(show.out.find("run 1 (python3 "), std::string::npos) << show.out;
+    EXPECT_NE(show.out.find("data_in_step"), std::string::npos);
+    auto as_json = run({baton_binary(), "--config", config, "profile", "show", "1", "--db", db, "--json"});
+    const nlohmann::json doc = nlohmann::json::parse(as_json.out);
+    EXPECT_EQ(doc["steps"].size(), 3u);
+    EXPECT_EQ(doc["format"], "legacy");
+    EXPECT_GT(doc["mean"]["host"]["data"].get<double>(), 8 * 2.0 * 0.8) << "8 samples of 2 ms";
+    // The window's finding is the run's: baton runs show lists it.
+    auto shown = run({baton_binary(), "--config", config, "runs", "show", "1", "--db", db});
+    EXPECT_NE(shown.out.find("data_in_step"), std::string::npos) << shown.out;
+
+    // Without a window: said, and show says so.
+    auto shorter = run({baton_binary(), "--config", config, "run", "--no-gpus", "--db", db, "--profile", "--",
+                        "/usr/bin/python3", d.path() + "/train.py", "6"},
+                       env, 120);
+    ASSERT_EQ(shorter.exit_code, 0) << shorter.err;
+    EXPECT_NE(shorter.err.find("--profile recorded no window: the run ended after 6 step(s), before the window's 10"),
+              std::string::npos)
+        << shorter.err;
+    auto none = run({baton_binary(), "--config", config, "profile", "show", "2", "--db", db});
+    EXPECT_EQ(none.exit_code, 1);
+    EXPECT_NE(none.err.find("has no profile window: record one with baton run --profile"), std::string::npos)
+        << none.err;
+    auto plain = run({baton_binary(), "--config", config, "run", "--no-gpus", "--no-db", "--profile", "--",
+                      "/usr/bin/python3", "-c", "print('no hook')"},
+                     env, 60);
+    EXPECT_EQ(plain.exit_code, 0);
+    EXPECT_NE(plain.err.find("the script sent no step. The window is taken inside baton.torch.watch"),
+              std::string::npos)
+        << plain.err;
+    // Bad usage, one line each.
+    for (const std::vector<std::string>& bad : {std::vector<std::string>{"profile", "show"},
+                                                {"profile", "a.json", "b.json"},
+                                                {"profile", "a.json", "--db", db},
+                                                {"run", "--profile=0", "--", "true"},
+                                                {"run", "--profile=x", "--", "true"}}) {
+        std::vector<std::string> argv = {baton_binary(), "--config", "/dev/null"};
+        argv.insert(argv.end(), bad.begin(), bad.end());
+        auto u = run(argv);
+        EXPECT_EQ(u.exit_code, 2) << bad[1] << ": " << u.err;
+        EXPECT_TRUE(one_line(u.err)) << u.err;
+    }
 }

@@ -127,3 +127,22 @@ TEST(TraceEvents, HostileInputIsOneErrorNeverACrash) {
     ASSERT_EQ(t->events.size(), 1u);
     EXPECT_EQ(t->name_of(t->events[0]), "");
 }
+
+TEST(TraceEvents, GzippedBytesInMemoryAndBrokenOnes) {
+    baton::test::TempDir d;
+    d.write("t.json", R"({"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": 2}]})");
+    ASSERT_EQ(baton::run_program({"/bin/gzip", "-k", d.path() + "/t.json"}, "", 30)->exit_status, 0);
+    const std::string gz = baton::test::read_text(d.path() + "/t.json.gz");
+    baton::Result<Trace> t = baton::profile::parse_trace_bytes(gz);
+    ASSERT_TRUE(t.ok()) << t.error().message;
+    ASSERT_EQ(t->events.size(), 1u);
+    EXPECT_EQ(t->name_of(t->events[0]), "k");
+    EXPECT_TRUE(baton::profile::parse_trace_bytes(baton::test::read_text(d.path() + "/t.json")).ok()) << "plain too";
+    baton::Result<Trace> cut = baton::profile::parse_trace_bytes(gz.substr(0, gz.size() / 2));
+    ASSERT_FALSE(cut.ok());
+    EXPECT_EQ(cut.error().message.find('\n'), std::string::npos);
+    std::string flipped = gz;
+    flipped[flipped.size() - 6] = static_cast<char>(flipped[flipped.size() - 6] ^ 0x55);  // its CRC
+    EXPECT_FALSE(baton::profile::parse_trace_bytes(flipped).ok()) << "a corrupt stream";
+    EXPECT_FALSE(baton::profile::parse_trace_bytes("\x1f\x8b").ok());
+}

@@ -261,6 +261,25 @@ TEST(History, HangVerdictsRoundTripAndGoWithTheirRun) {
     EXPECT_TRUE(h->hangs(*run)->empty());
 }
 
+TEST(History, ProfilesRoundTripWithTheirBytesAndGoWithTheirRun) {
+    test::TempDir d;
+    auto h = History::open(d.path() + "/baton.db");
+    ASSERT_TRUE(h.ok());
+    auto run = h->begin_run("train", "[]", "/", "box", 1000);
+    const std::string bytes("\x1f\x8b\x08\0binary\0with nul", 20);
+    ASSERT_TRUE(h->add_profile(*run, {3000, 0, 5, bytes}).ok());
+    ASSERT_TRUE(h->add_profile(*run, {2000, 1, 4, "x"}).ok());
+    auto p = h->profiles(*run);
+    ASSERT_TRUE(p.ok());
+    ASSERT_EQ(p->size(), 2u);
+    EXPECT_EQ((*p)[0].rank, 1) << "in time order";
+    EXPECT_EQ((*p)[1].steps, 5);
+    EXPECT_EQ((*p)[1].trace_gz, bytes) << "every byte, NULs too";
+    ASSERT_TRUE(h->finish_run(*run, 6000, 0, "").ok());
+    EXPECT_EQ(*h->prune(1'000'000), 1);
+    EXPECT_TRUE(h->profiles(*run)->empty());
+}
+
 TEST(History, ASchemaOneDatabaseIsMigrated) {
     // The database as the first release wrote it (schema 1, version-1 sample blobs).
     test::TempDir d;

@@ -60,6 +60,26 @@ TEST(HookEvent, AFindingFromCheck) {
                      .ok());
 }
 
+TEST(HookEvent, AProfileWindowsTrace) {
+    auto e = parse_hook_event(
+        R"({"type":"profile","path":"/run/x/profile/trace-9.json.gz","steps":5,"rank":0,"t":7,"pid":9})");
+    ASSERT_TRUE(e.ok()) << e.error().message;
+    EXPECT_EQ(e->type, "profile");
+    EXPECT_EQ(e->profile_path, "/run/x/profile/trace-9.json.gz");
+    EXPECT_EQ(e->profile_steps, 5);
+    EXPECT_EQ(e->step.rank, 0);
+    EXPECT_EQ(e->step.pid, 9u);
+    for (const char* bad : {R"({"type":"profile","t":1,"steps":5,"rank":0})",
+                            R"({"type":"profile","t":1,"path":"relative.json.gz","steps":5,"rank":0})",
+                            R"({"type":"profile","t":1,"path":7,"steps":5,"rank":0})",
+                            R"({"type":"profile","t":1,"path":"/a","steps":-1,"rank":0})",
+                            R"({"type":"profile","t":1,"path":"/a","steps":5})"})
+        EXPECT_FALSE(parse_hook_event(bad).ok()) << bad;
+    EXPECT_FALSE(
+        parse_hook_event(R"({"type":"profile","t":1,"steps":5,"rank":0,"path":"/)" + std::string(5000, 'a') + R"("})")
+            .ok());
+}
+
 TEST(HookEvent, HostileDatagramsAreRefusedWithTheKey) {
     const std::pair<std::string, std::string> cases[] = {
         {"", "not JSON"},
