@@ -94,14 +94,22 @@ Nesting nest(const Trace& t) {
         if (x.pid != y.pid) return x.pid < y.pid;
         if (x.tid != y.tid) return x.tid < y.tid;
         if (x.ts_us != y.ts_us) return x.ts_us < y.ts_us;
-        return x.dur_us > y.dur_us;
+        if (x.dur_us != y.dur_us) return x.dur_us > y.dur_us;
+        return a < b;  // the same span: the one written first (the profiler writes a parent first) holds
     });
     std::vector<std::size_t> open;
     for (std::size_t k = 0; k < order.size(); ++k) {
         const std::size_t i = order[k];
         const TraceEvent& e = ev[i];
         if (k > 0 && (ev[order[k - 1]].pid != e.pid || ev[order[k - 1]].tid != e.tid)) open.clear();
-        while (!open.empty() && ev[open.back()].ts_us + ev[open.back()].dur_us <= e.ts_us) open.pop_back();
+        // An event starting where another ended is not its child; one starting with a parent of no
+        // duration (the legacy profiler's microseconds round many to 0) is.
+        while (!open.empty()) {
+            const TraceEvent& top = ev[open.back()];
+            const double end = top.ts_us + top.dur_us;
+            if (end > e.ts_us || (end == e.ts_us && top.ts_us == e.ts_us)) break;
+            open.pop_back();
+        }
         if (!open.empty()) {
             n.parent[i] = static_cast<std::int64_t>(open.back());
             for (auto it = open.rbegin(); it != open.rend(); ++it)
