@@ -146,3 +146,68 @@ TEST(TraceEvents, GzippedBytesInMemoryAndBrokenOnes) {
     EXPECT_FALSE(baton::profile::parse_trace_bytes(flipped).ok()) << "a corrupt stream";
     EXPECT_FALSE(baton::profile::parse_trace_bytes("\x1f\x8b").ok());
 }
+
+// The reader takes its input a piece (256 KiB) at a time: strings, escapes, UTF-8 sequences and
+// numbers cut anywhere between two pieces read the same. Shifting the trace by 0 to 40 bytes of
+// leading blanks moves every boundary across them.
+TEST(TraceEvents, ValuesCutBetweenPiecesReadTheSame) {
+    std::string events;
+    const int n = 6000;
+    for (int i = 0; i < n; ++i) {
+        if (i) events += ",\n";
+        events += R"({"ph": "X", "cat": "kernel", "name": "k\u00e9\"é€𝄞_)" + std::to_string(i % 97) + R"(", "ts": )" +
+                  std::to_string(i) + ".25e1, \"dur\": " + std::to_string(i % 13) + R"(, "args": {"bytes": )" +
+                  std::to_string(1000000000000LL + i) +
+                  R"(, "grid": [1, 2, 3], "note": "\\ \/ \b\f\n\r\t", "x": [true, false, null, -0.5E-3]}})";
+    }
+    const std::string body = R"({"traceEvents": [)" + events + "]}";
+    ASSERT_GT(body.size(), 1u << 20);
+    for (int shift = 0; shift <= 40; shift += 3) {
+        const std::string text = std::string(static_cast<std::size_t>(shift), ' ') + body;
+        baton::Result<Trace> t = parse_trace(text);
+        ASSERT_TRUE(t.ok()) << shift << ": " << t.error().message;
+        ASSERT_EQ(t->events.size(), static_cast<std::size_t>(n));
+        for (int i = 0; i < n; i += 1 + i % 7) {
+            const baton::profile::TraceEvent& e = t->events[static_cast<std::size_t>(i)];
+            ASSERT_EQ(t->name_of(e), "k\u00e9\"é€𝄞_" + std::to_string(i % 97)) << shift << " " << i;
+            ASSERT_DOUBLE_EQ(e.ts_us, (i + 0.25) * 10) << shift << " " << i;
+            ASSERT_DOUBLE_EQ(e.dur_us, i % 13);
+            ASSERT_EQ(e.bytes, 1000000000000LL + i);
+        }
+    }
+}
+
+TEST(TraceEvents, StrictJsonIsRefusedAtItsByte) {
+    const std::pair<const char*, const char*> cases[] = {
+        {"{\"traceEvents\": [{\"name\": \"\xff\"}]}", "invalid UTF-8"},
+        {"{\"traceEvents\": [{\"name\": \"\xc0\xaf\"}]}", "invalid UTF-8"},      // an overlong '/'
+        {"{\"traceEvents\": [{\"name\": \"\xed\xa0\x80\"}]}", "invalid UTF-8"},  // a surrogate
+        {"{\"traceEvents\": [{\"name\": \"\\ud800\"}]}", "lone high surrogate"},
+        {"{\"traceEvents\": [{\"name\": \"\\udc00\"}]}", "lone low surrogate"},
+        {"{\"traceEvents\": [{\"name\": \"a\tb\"}]}", "control character"},
+        {"{\"traceEvents\": [{\"name\": \"\\x\"}]}", "invalid escape"},
+        {"{\"traceEvents\": [{\"ts\": 01}]}", "invalid number"},
+        {"{\"traceEvents\": [{\"ts\": 1.}]}", "invalid number"},
+        {"{\"traceEvents\": [{\"ts\": -}]}", "invalid number"},
+        {"{\"traceEvents\": [{\"ts\": .5}]}", "unexpected character"},
+        {"{\"traceEvents\": [tru]}", "invalid literal"},
+        {"{\"traceEvents\": [{\"a\" 1}]}", "expected ':'"},
+        {"{\"traceEvents\": [{\"a\": 1,}]}", "expected '\"'"},
+        {"{\"traceEvents\": [1 2]}", "expected ',' or ']'"},
+        {"{\"traceEvents\": []} x", "more after the trace's end"},
+        {"{\"traceEvents\": [{\"name\": \"abc", "unexpected end in a string"},
+    };
+    for (const auto& [text, why] : cases) {
+        baton::Result<Trace> t = parse_trace(text);
+        ASSERT_FALSE(t.ok()) << text;
+        EXPECT_NE(t.error().message.find("not a trace's JSON at byte "), std::string::npos) << t.error().message;
+        EXPECT_NE(t.error().message.find(why), std::string::npos) << text << ": " << t.error().message;
+    }
+    // Big and small numbers are numbers: the ones no int64 holds read as 0 (or the largest, when whole).
+    baton::Result<Trace> t = parse_trace(R"({"traceEvents": [{"ph": "X", "ts": 1e400, "dur": 2,
+        "args": {"bytes": 99999999999999999999, "stream": -99999999999999999999}}]})");
+    ASSERT_TRUE(t.ok()) << t.error().message;
+    EXPECT_EQ(t->events[0].ts_us, 0);
+    EXPECT_EQ(t->events[0].bytes, INT64_MAX);
+    EXPECT_EQ(t->events[0].stream, 0);
+}
