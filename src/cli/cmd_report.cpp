@@ -25,10 +25,22 @@ CLI::App* add_report_command(CLI::App& app, ReportArgs& a) {
     return cmd;
 }
 
+namespace {
+
+// The run's profiler window for the report's Step section (none when it has none, or when an older
+// history cannot say).
+std::optional<report::StepSection> step_of(store::History& h, std::int64_t run) {
+    Result<std::vector<store::RecordedProfile>> windows = h.profiles(run);
+    return windows.ok() ? report::step_section(*windows) : std::nullopt;
+}
+
+}  // namespace
+
 Status write_html_report(store::History& h, std::int64_t run, const std::string& path) {
     Result<store::StoredRun> d = h.load_run(run);
     if (!d.ok()) return d.error();
-    return write_file(path, report::run_report_html(*d));
+    const std::optional<report::StepSection> step = step_of(h, run);
+    return write_file(path, report::run_report_html(*d, step ? &*step : nullptr));
 }
 
 std::string write_run_outputs(const run::RunStats& stats, const std::string& db_path, const std::string& report,
@@ -58,7 +70,8 @@ int run_report(const ReportArgs& a, const std::string& config_path) {
     if (a.markdown) {
         Result<store::StoredRun> d = h->load_run(*id);
         if (!d.ok()) return runtime_error(d.error().message);
-        write_stdout(report::run_report_markdown(*d));
+        const std::optional<report::StepSection> step = step_of(*h, *id);
+        write_stdout(report::run_report_markdown(*d, step ? &*step : nullptr));
         return kExitOk;
     }
     const std::string path = a.html.empty() ? "baton-run-" + std::to_string(*id) + ".html" : a.html;

@@ -273,6 +273,8 @@ svg .title { font-size: 13px; font-weight: 600; fill: #333; } svg .legend, svg .
 svg .grid { stroke: #e4e4e4; } svg .series { fill: none; stroke-width: 1.4; stroke-linejoin: round; }
 svg .mark line { stroke-dasharray: 4 3; stroke-width: 1.2; } svg .mark text { font-size: 11px; font-weight: 700; }
 .none { color: #1e8449; } footer { margin-top: 32px; color: #888; font-size: 12px; }
+svg.step-bars { display: block; margin: 8px 0 2px; } p.legend { font-size: 11px; color: #555; }
+p.legend span { margin-right: 10px; } p.legend i { display: inline-block; width: 10px; height: 10px; margin-right: 3px; }
 )";
 
 std::string html_rows(const Rows& rows) {
@@ -371,7 +373,7 @@ std::vector<std::vector<std::string>> hang_step_rows(const report::RunReportData
 }
 constexpr const char* kHangColumns[] = {"rank", "last step", "at (UTC)", "before the verdict", "its last steps (ms)"};
 
-std::string run_report_html(const report::RunReportData& d) {
+std::string run_report_html(const report::RunReportData& d, const StepSection* step) {
     const store::RunRecord& r = d.run;
     const RunFigures f = run_figures(r, d.samples, d.findings, d.steps);
     std::string o =
@@ -427,6 +429,8 @@ std::string run_report_html(const report::RunReportData& d) {
         o += "</section>\n";
     }
 
+    if (step) append_step_section_html(*step, r.id, o);
+
     o += "<section id=\"summary\">\n<h2>Summary</h2>\n";
     if (!f.gpus.empty()) {
         o += "<table class=\"gpus\">\n<tr>";
@@ -454,7 +458,7 @@ std::string run_report_html(const report::RunReportData& d) {
     return o;
 }
 
-std::string run_report_markdown(const report::RunReportData& d) {
+std::string run_report_markdown(const report::RunReportData& d, const StepSection* step) {
     const store::RunRecord& r = d.run;
     const RunFigures f = run_figures(r, d.samples, d.findings, d.steps);
     std::string o = fmt::format("# Run {}: {}\n\n| | |\n|---|---|\n", r.id, markdown_cell(r.name));
@@ -492,6 +496,7 @@ std::string run_report_markdown(const report::RunReportData& d) {
             }
         }
     }
+    if (step) append_step_section_markdown(*step, r.id, o);
     o += "\n## Summary\n\n";
     if (!f.gpus.empty()) {
         std::string header = "|", rule = "|";

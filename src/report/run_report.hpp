@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "report/step_section.hpp"
 #include "store/history.hpp"
 
 namespace baton::report {
@@ -14,8 +15,9 @@ using RunReportData = store::StoredRun;  // the run as the history holds it
 
 // One file: inline CSS and SVG, no script, and a Content-Security-Policy that forbids every
 // request, so it opens the same offline, from a mail attachment or in a CI artefact viewer.
-std::string run_report_html(const report::RunReportData& d);
+// `step`: the run's profiler window (baton run --profile), shown as the "Step" section when given.
+std::string run_report_html(const report::RunReportData& d, const StepSection* step = nullptr);
 
-std::string run_report_markdown(const report::RunReportData& d);
+std::string run_report_markdown(const report::RunReportData& d, const StepSection* step = nullptr);
 
 }  // namespace baton::report

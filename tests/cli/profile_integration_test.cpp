@@ -216,6 +216,9 @@ TEST(Profile, BatonRunProfileRecordsAWindowJudgesItAndKeepsIt) {
     // The window's finding is the run's: baton runs show lists it.
     auto shown = run({baton_binary(), "--config", config, "runs", "show", "1", "--db", db});
     EXPECT_NE(shown.out.find("data_in_step"), std::string::npos) << shown.out;
+    auto md = run({baton_binary(), "--config", config, "report", "1", "--db", db, "--markdown"});
+    EXPECT_NE(md.out.find("\n## Step\n\nRank 0's profiler window: 3 step(s)"), std::string::npos) << md.out;
+    EXPECT_NE(md.out.find("| host data |"), std::string::npos) << md.out;
 
     // Without a window: said, and show says so.
     auto shorter = run({baton_binary(), "--config", config, "run", "--no-gpus", "--db", db, "--profile", "--",

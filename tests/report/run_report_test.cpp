@@ -4,6 +4,7 @@
 #include <regex>
 
 #include "report/run_figures.hpp"
+#include "profile/trace_builder.hpp"
 #include "report/run_report.hpp"
 
 using namespace baton;
@@ -317,4 +318,43 @@ TEST(RunReport, AHangSectionWithTheVerdictAndEachRanksLastSteps) {
               std::string::npos)
         << md;
     EXPECT_NE(md.find("| 1 | 9 | 00:16:42.800 | 5.2 s | 155, 156, 157, 158, 159 |"), std::string::npos) << md;
+}
+
+TEST(RunReport, AStepSectionFromTheRunsProfilerWindow) {
+    RunReportData d = fixture();
+    EXPECT_EQ(run_report_html(d).find("<section id=\"step\">"), std::string::npos) << "no window, no section";
+    EXPECT_FALSE(step_section({}).has_value());
+    // Two steps on GPU0: a GEMM, an .item() at train.py(42) that drains the GPU.
+    test::TraceBuilder b;
+    for (int s = 0; s < 2; ++s) {
+        const double o = s * 1000.0;
+        b.step(5 + s, o, 1000).kernel("ampere_sgemm_128x64_nn", o + 10, o + 20, 480);
+        b.python("train.py(42): train_step", o + 600, 100).op("aten::item", o + 610, 80);
+        b.runtime("cudaStreamSynchronize", o + 620, 60);
+    }
+    const std::optional<StepSection> step = step_section({{d.run.start_ms + 5000, 0, 2, b.json()}});
+    ASSERT_TRUE(step.has_value());
+    ASSERT_TRUE(step->error.empty()) << step->error;
+    const std::string html = run_report_html(d, &*step);
+    EXPECT_NE(html.find("<section id=\"step\">\n<h2>Step</h2>\n<p>Rank 0's profiler window (<code>baton run "
+                        "--profile</code>): 2 steps, 1.00 ms on average; <code>baton profile show 7</code>"),
+              std::string::npos)
+        << html;
+    const std::regex bars("<svg class=\"step-bars\"");
+    EXPECT_EQ(std::distance(std::sregex_iterator(html.begin(), html.end(), bars), std::sregex_iterator()), 2)
+        << "GPU0's bars and the host's";
+    EXPECT_NE(html.find(">GPU0 #6</text>"), std::string::npos);
+    EXPECT_NE(html.find("<td>gemm fp32</td><td><code>ampere_sgemm_128x64_nn</code>"), std::string::npos);
+    EXPECT_NE(html.find("<code>aten::item (cudaStreamSynchronize)</code> at <code>train.py(42): train_step</code>"),
+              std::string::npos);
+    EXPECT_LT(html.find("<section id=\"step\">"), html.find("<section id=\"summary\">"));
+    const std::string md = run_report_markdown(d, &*step);
+    EXPECT_NE(md.find("\n## Step\n\nRank 0's profiler window: 2 step(s), 1.00 ms on average (`baton profile show "
+                      "7`).\n\n| where | ms a step | share |\n|---|---|---|\n| GPU0 gemm | 0.48 | 48 % |"),
+              std::string::npos)
+        << md;
+    // A kept trace that no longer reads is said, not skipped.
+    const std::optional<StepSection> broken = step_section({{0, 0, 2, "\x1f\x8b garbage"}});
+    ASSERT_TRUE(broken.has_value());
+    EXPECT_NE(run_report_html(d, &*broken).find("could not be read"), std::string::npos);
 }
