@@ -35,10 +35,20 @@ int run_compare(const CompareArgs& a, const std::string& config_path) {
     if (ra.kind != rb.kind)
         return runtime_error(fmt::format("run {} is a {} and run {} a {}: only two runs or two benches compare", ra.id,
                                          store::run_kind_name(ra.kind), rb.id, run_kind_name(rb.kind)));
-    if (ra.kind != store::RunKind::bench)
-        return write_stdout(a.json ? report::compare_runs_json(*da, *db) : report::compare_runs_text(*da, *db))
+    if (ra.kind != store::RunKind::bench) {
+        // Profiled runs (baton run --profile): their windows' steps too.
+        auto window = [&](std::int64_t id) -> std::optional<report::StepSection> {
+            Result<std::vector<store::RecordedProfile>> w = h->profiles(id);
+            return w.ok() ? report::step_section(*w) : std::nullopt;
+        };
+        const std::optional<report::StepSection> sa = window(ra.id), sb = window(rb.id);
+        const report::StepSection* pa = sa ? &*sa : nullptr;
+        const report::StepSection* pb = sb ? &*sb : nullptr;
+        return write_stdout(a.json ? report::compare_runs_json(*da, *db, pa, pb)
+                                   : report::compare_runs_text(*da, *db, pa, pb))
                    ? kExitOk
                    : kExitFailure;
+    }
     Result<std::vector<store::BenchLinkRecord>> la = h->bench_links(ra.id);
     if (!la.ok()) return runtime_error(la.error().message);
     Result<std::vector<store::BenchLinkRecord>> lb = h->bench_links(rb.id);

@@ -199,17 +199,24 @@ void data_in_step(Context& c) {
         // The trace says there are workers, not how many: the snippet keeps the count to the user.
         const unsigned cpus = c.o.cpus;
         const unsigned per_gpu = cpus ? std::max(1u, cpus / std::max(1u, gpus)) : 0;
-        advice.fix = waiting + " although its DataLoader has worker processes: they do not keep up. Raise num_workers" +
-                     (per_gpu > 1 ? fmt::format(" (up to {} with {} cores for {} GPU(s): one core stays with the "
-                                                "training process)",
-                                                per_gpu - 1, cpus, std::max(1u, gpus))
-                                  : std::string()) +
-                     ", keep persistent_workers=True and prefetch_factor=4, and make each batch cheaper to prepare "
-                     "(augment on the GPU, cache decoded samples, decode at a lower resolution).";
+        const std::string box =
+            gpus ? fmt::format("{} cores for {} GPU(s)", cpus, gpus) : fmt::format("{} cores", cpus);
+        const std::string more =
+            per_gpu > 2 ? fmt::format(
+                              " Raise num_workers (up to {} with {}: one core stays with the training "
+                              "process), keep persistent_workers=True and prefetch_factor=4, and",
+                              per_gpu - 1, box)
+            : cpus ? fmt::format(" With {} there is no core left for more workers:", box)
+                   : std::string(
+                         " Raise num_workers (one per core, one core left for the training process), "
+                         "keep persistent_workers=True and prefetch_factor=4, and");
+        advice.fix = waiting + " although its DataLoader has worker processes: they do not keep up." + more +
+                     " make each batch cheaper to prepare (augment on the GPU, cache decoded samples, decode at a "
+                     "lower resolution).";
         advice.snippet = fmt::format(
             "loader = torch.utils.data.DataLoader(dataset, batch_size=..., shuffle=True,\n"
             "    num_workers={}, {}persistent_workers=True, prefetch_factor=4)",
-            per_gpu > 1 ? std::to_string(per_gpu - 1) : std::string("..."), c.a.has_gpu ? "pin_memory=True, " : "");
+            per_gpu > 2 ? std::to_string(per_gpu - 1) : std::string("..."), c.a.has_gpu ? "pin_memory=True, " : "");
     } else {
         advice = diagnose::loader_advice(waiting, 0, c.o.cpus ? c.o.cpus : 1, gpus, false, c.a.has_gpu);
     }

@@ -26,6 +26,49 @@ std::string delta(double a, double b, const char* unit) {
     return s;
 }
 
+// The profiler windows' mean steps compared: (name, ms in a or -1, ms in b or -1), the rows either has.
+struct StepRow {
+    std::string name;
+    double a = -1, b = -1;
+};
+
+std::vector<StepRow> step_rows(const StepSection* sa, const StepSection* sb) {
+    std::vector<StepRow> rows;
+    auto slot = [&](const std::string& name) -> StepRow& {
+        for (StepRow& r : rows)
+            if (r.name == name) return r;
+        rows.push_back({name});
+        return rows.back();
+    };
+    for (const auto& [s, side] : {std::pair{sa, 0}, std::pair{sb, 1}}) {
+        if (!s || !s->error.empty() || s->analysis.steps.empty()) continue;
+        const profile::Analysis& an = s->analysis;
+        auto put = [&, side = side](const std::string& name, double us) {
+            (side == 0 ? slot(name).a : slot(name).b) = us / 1000;
+        };
+        put("step", an.step_us() / static_cast<double>(an.steps.size()));
+        for (int d : an.devices) {
+            const profile::GpuStep g = an.mean_gpu(d);
+            for (std::size_t i = 0; i < profile::kGpuSlices; ++i)
+                if (g.us[i] > 0)
+                    put(fmt::format("GPU{} {}", d, profile::gpu_slice_name(static_cast<profile::GpuSlice>(i))),
+                        g.us[i]);
+        }
+        const profile::HostStep h = an.mean_host();
+        for (std::size_t i = 0; i < profile::kHostPhases; ++i)
+            if (h.us[i] > 0)
+                put(std::string("host ") + profile::host_phase_name(static_cast<profile::HostPhase>(i)), h.us[i]);
+    }
+    // A row one side lacks is 0 ms there when that side has a window at all.
+    const bool has_a = sa && sa->error.empty() && !sa->analysis.steps.empty();
+    const bool has_b = sb && sb->error.empty() && !sb->analysis.steps.empty();
+    for (StepRow& r : rows) {
+        if (has_a && r.a < 0) r.a = 0;
+        if (has_b && r.b < 0) r.b = 0;
+    }
+    return rows;
+}
+
 // The two records compared, as the JSON's "runs".
 void runs_json(JsonWriter& w, const store::RunRecord& ra, const store::RunRecord& rb) {
     w.key("runs");
@@ -111,7 +154,8 @@ std::string link_cell(const store::BenchLinkRecord* l) {
 
 }  // namespace
 
-std::string compare_runs_text(const store::StoredRun& a, const store::StoredRun& b) {
+std::string compare_runs_text(const store::StoredRun& a, const store::StoredRun& b, const StepSection* sa,
+                              const StepSection* sb) {
     const store::RunRecord& ra = a.run;
     const store::RunRecord& rb = b.run;
     const RunFigures fa = figures_of(a);
@@ -130,10 +174,19 @@ std::string compare_runs_text(const store::StoredRun& a, const store::StoredRun&
     const std::vector<FindingChange> changes = compare_findings(a, b);
     if (!changes.empty()) out += "findings (matched by rule and subject: \"job\" is the run's own processes):\n";
     for (const FindingChange& c : changes) out += "  " + finding_change_text(c) + "\n";
+    const std::vector<StepRow> steps = step_rows(sa, sb);
+    if (!steps.empty()) {
+        out += "step (the profiler windows' mean step, ms):\n";
+        for (const StepRow& r : steps) row("  " + r.name, value(r.a, " ms"), value(r.b, " ms"), delta(r.a, r.b, " ms"));
+        if (steps.front().a < 0 || steps.front().b < 0)
+            out += fmt::format("  (only run {} has a profiler window: baton run --profile)\n",
+                               steps.front().a < 0 ? rb.id : ra.id);
+    }
     return out;
 }
 
-std::string compare_runs_json(const store::StoredRun& a, const store::StoredRun& b) {
+std::string compare_runs_json(const store::StoredRun& a, const store::StoredRun& b, const StepSection* sa,
+                              const StepSection* sb) {
     const RunFigures fa = figures_of(a);
     const RunFigures fb = figures_of(b);
     std::string out;
@@ -157,6 +210,21 @@ std::string compare_runs_json(const store::StoredRun& a, const store::StoredRun&
     }
     w.end_array();
     findings_json(w, compare_findings(a, b));
+    w.key("step");
+    w.begin_array();
+    for (const StepRow& r : step_rows(sa, sb)) {
+        w.begin_object();
+        w.field("name", r.name);
+        for (const auto& [key, v] : {std::pair{"a_ms", r.a}, std::pair{"b_ms", r.b}}) {
+            w.key(key);
+            if (v < 0)
+                w.null();  // that run has no window
+            else
+                w.value(v);
+        }
+        w.end_object();
+    }
+    w.end_array();
     w.end_object();
     w.finish();
     out.push_back('\n');

@@ -7,12 +7,17 @@
 #include <string>
 #include <vector>
 
+#include "report/step_section.hpp"
 #include "store/history.hpp"
 
 namespace baton::report {
 
-std::string compare_runs_text(const store::StoredRun& a, const store::StoredRun& b);
-std::string compare_runs_json(const store::StoredRun& a, const store::StoredRun& b);
+// `sa`, `sb`: the runs' profiler windows (baton run --profile), when they have one: the mean step's
+// breakdown compared row by row (a "step" block of rows, "step" in the JSON).
+std::string compare_runs_text(const store::StoredRun& a, const store::StoredRun& b, const StepSection* sa = nullptr,
+                              const StepSection* sb = nullptr);
+std::string compare_runs_json(const store::StoredRun& a, const store::StoredRun& b, const StepSection* sa = nullptr,
+                              const StepSection* sb = nullptr);
 
 // One link in either bench or both, in the order first measured (a's links, then b's new ones).
 struct LinkPair {

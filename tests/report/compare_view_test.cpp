@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "profile/trace_builder.hpp"
 #include "report/compare_view.hpp"
 
 using namespace baton;
@@ -87,4 +88,37 @@ TEST(CompareView, RunsFiguresAndFindings) {
     EXPECT_EQ(j["findings"][0]["status"], "gone");
     EXPECT_EQ(j["findings"][0]["severity_a"], "warning");
     EXPECT_FALSE(j["findings"][0].contains("severity_b"));
+}
+
+TEST(CompareView, TheProfilerWindowsStepsRowByRow) {
+    store::StoredRun a, b;
+    a.run.id = 1;
+    a.run.state = store::RunState::finished;
+    b.run = a.run;
+    b.run.id = 2;
+    // Before: 1 ms steps, 600 us in the DataLoader; after: 0.5 ms steps, 100 us in it.
+    auto window = [](double step, double data) {
+        test::TraceBuilder t;
+        t.step(1, 0, step)
+            .op("enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", 0, data, 1, "user_annotation")
+            .kernel("ampere_sgemm_128x64_nn", data, data + 5, step - data - 10);
+        return report::step_section({{0, 0, 1, t.json()}});
+    };
+    const auto before = window(1000, 600), after = window(500, 100);
+    const std::string t = compare_runs_text(a, b, &*before, &*after);
+    EXPECT_NE(t.find("step (the profiler windows' mean step, ms):"), std::string::npos) << t;
+    EXPECT_NE(t.find("  step                         1.0 ms         0.5 ms   -0.5 ms"), std::string::npos) << t;
+    EXPECT_NE(t.find("  host data                    0.6 ms         0.1 ms   -0.5 ms"), std::string::npos) << t;
+    EXPECT_NE(t.find("  GPU0 gemm"), std::string::npos) << t;
+    const auto j = nlohmann::json::parse(compare_runs_json(a, b, &*before, &*after));
+    ASSERT_TRUE(j["step"].is_array());
+    EXPECT_EQ(j["step"][0]["name"], "step");
+    EXPECT_DOUBLE_EQ(j["step"][0]["a_ms"].get<double>(), 1.0);
+    EXPECT_DOUBLE_EQ(j["step"][0]["b_ms"].get<double>(), 0.5);
+    // One window only: said; none: no block.
+    const std::string one = compare_runs_text(a, b, &*before, nullptr);
+    EXPECT_NE(one.find("(only run 1 has a profiler window: baton run --profile)"), std::string::npos) << one;
+    EXPECT_TRUE(nlohmann::json::parse(compare_runs_json(a, b, &*before, nullptr))["step"][0]["b_ms"].is_null());
+    EXPECT_EQ(compare_runs_text(a, b).find("step (the profiler"), std::string::npos);
+    EXPECT_TRUE(nlohmann::json::parse(compare_runs_json(a, b))["step"].empty());
 }
