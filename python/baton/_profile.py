@@ -5,6 +5,7 @@ recorded with torch.profiler, from inside baton.torch.watch, with no change to t
     BATON_PROFILE_DIR     where the trace goes (the run's private directory)
     BATON_PROFILE_WARMUP  steps to let pass first (start-up, allocator warm-up, cuDNN autotuning)
     BATON_PROFILE_STEPS   steps recorded
+    BATON_PROFILE_TRIGGER (--profile=auto) a file: the window starts at the step after it appears
 
 The profiler runs for those steps only (CPU and CUDA activities, shapes and stacks on) and costs
 nothing before or after: outside the window the hook does what it always did. The trace is written
@@ -23,6 +24,7 @@ import sys
 DIR = "BATON_PROFILE_DIR"
 WARMUP = "BATON_PROFILE_WARMUP"
 STEPS = "BATON_PROFILE_STEPS"
+TRIGGER = "BATON_PROFILE_TRIGGER"
 
 
 def _int(name, default):
@@ -40,6 +42,7 @@ class Window:
         self.dir = os.environ.get(DIR)
         self.warmup = _int(WARMUP, 10)
         self.steps = max(1, _int(STEPS, 5))
+        self.trigger = os.environ.get(TRIGGER)
         self.rank_of = rank_of
         self.send = send
         self.prof = None
@@ -53,6 +56,9 @@ class Window:
             return
         try:
             if self.prof is None:
+                # --profile=auto: one stat a step until baton starts the window.
+                if self.trigger is not None and not os.path.exists(self.trigger):
+                    return
                 if count + 1 >= self.warmup:
                     self._start()
                 return

@@ -75,6 +75,26 @@ class ProfileWindowTest(unittest.TestCase):
         finally:
             shutil.rmtree(out)
 
+    def test_auto_waits_for_its_trigger(self):
+        # --profile=auto: no warm-up of its own, the window starts once the trigger file is there.
+        trigger = tempfile.mktemp()
+        env = {"BATON_PROFILE_DIR": "{dir}", "BATON_PROFILE_WARMUP": "0", "BATON_PROFILE_STEPS": "3",
+               "BATON_PROFILE_TRIGGER": trigger}
+        p, events, out, files = self.run_loop(env)
+        try:
+            self.assertEqual([e for e in events if e["type"] == "profile"], [], "no trigger, no window")
+        finally:
+            shutil.rmtree(out)
+        open(trigger, "w").close()
+        try:
+            p, events, out, files = self.run_loop(env)
+            try:
+                self.assertEqual(len([e for e in events if e["type"] == "profile"]), 1, events)
+            finally:
+                shutil.rmtree(out)
+        finally:
+            os.unlink(trigger)
+
     def test_no_variables_no_window(self):
         p, events, out, files = self.run_loop({})
         try:

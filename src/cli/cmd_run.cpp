@@ -32,13 +32,19 @@ CLI::App* add_run_command(CLI::App& app, RunArgs& a) {
            [&a](const std::string& v) {
                a.profile = true;
                if (v.empty()) return;
+               if (v == "auto") {
+                   a.profile_auto = true;
+                   return;
+               }
                const std::optional<int> n = text::parse_digits<int>(v);
                if (!n || *n < 1 || *n > 1000)
-                   throw CLI::ValidationError("--profile", "'" + v + "' is not a number of steps from 1 to 1000");
+                   throw CLI::ValidationError("--profile",
+                                              "'" + v + "' is not a number of steps from 1 to 1000, nor auto");
                a.profile_steps = *n;
            },
            "Record a profiler window inside baton.torch.watch after [profile] warmup steps (10): --profile=STEPS "
-           "steps (default [profile] steps, 5), judged at the end and kept with the run (docs/profile.md)")
+           "steps (default [profile] steps, 5), judged at the end and kept with the run; --profile=auto: one "
+           "window when gpu_underused, step_time_unstable or input_bound first fires (docs/profile.md)")
         ->expected(0, 1);
     cmd->add_option("--db", a.db,
                     "History database (default: [history] db in the config, else $XDG_STATE_HOME/baton/baton.db)");
@@ -113,6 +119,7 @@ int run_run(const RunArgs& a, const std::vector<std::string>& command, const std
     o.hang.hang_seconds = a.hang_seconds >= 0 ? a.hang_seconds : cfg->launch.hang_seconds;
     o.stop_on_hang = (a.on_hang.empty() ? cfg->launch.on_hang : a.on_hang) == "stop";
     o.profile.enabled = a.profile;
+    o.profile.automatic = a.profile_auto;
     o.profile.warmup = cfg->profile.warmup;
     o.profile.steps = a.profile_steps ? a.profile_steps : cfg->profile.steps;
     o.profile.rules.min_share = cfg->profile.min_share;

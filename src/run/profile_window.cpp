@@ -14,9 +14,28 @@
 namespace baton::run {
 
 std::vector<std::pair<std::string, std::string>> profile_environment(const std::string& dir, const ProfileRequest& r) {
-    return {{"BATON_PROFILE_DIR", dir},
-            {"BATON_PROFILE_WARMUP", std::to_string(r.warmup)},
-            {"BATON_PROFILE_STEPS", std::to_string(r.steps)}};
+    std::vector<std::pair<std::string, std::string>> env = {
+        {"BATON_PROFILE_DIR", dir},
+        {"BATON_PROFILE_WARMUP", std::to_string(r.automatic ? 0 : r.warmup)},
+        {"BATON_PROFILE_STEPS", std::to_string(r.steps)}};
+    if (r.automatic) env.emplace_back("BATON_PROFILE_TRIGGER", profile_trigger_path(dir));
+    return env;
+}
+
+std::string profile_trigger_path(const std::string& dir) {
+    return dir + "/start";
+}
+
+bool explained_by_profile(const diagnose::Finding& f) {
+    return f.rule == "gpu_underused" || f.rule == "step_time_unstable" || f.rule == "input_bound";
+}
+
+Status trigger_profile_window(const std::string& dir) {
+    const std::string path = profile_trigger_path(dir);
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) return make_error("cannot start the profile window: " + path + ": " + std::strerror(errno));
+    ::close(fd);
+    return Ok{};
 }
 
 Result<TakenProfile> take_profile(const std::string& dir, const std::string& path, const ProfileRequest& r) {
@@ -53,7 +72,12 @@ Result<TakenProfile> take_profile(const std::string& dir, const std::string& pat
     return t;
 }
 
-std::string no_profile_note(std::int64_t steps_seen, const ProfileRequest& r) {
+std::string no_profile_note(std::int64_t steps_seen, const ProfileRequest& r, bool triggered) {
+    if (r.automatic && !triggered)
+        return "baton: --profile=auto took no window: no finding a profile explains (gpu_underused, "
+               "step_time_unstable, input_bound) fired";
+    if (r.automatic)
+        return fmt::format("baton: --profile=auto: the run ended before its window's {} steps", r.steps + 1);
     if (steps_seen == 0)
         return "baton: --profile recorded no window: the script sent no step. The window is taken inside "
                "baton.torch.watch (import baton.torch; loader = baton.torch.watch(loader); docs/profile.md)";

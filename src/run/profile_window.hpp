@@ -18,12 +18,17 @@ namespace baton::run {
 
 struct ProfileRequest {
     bool enabled = false;
+    // --profile=auto: no window at start; one when a finding a profile explains first fires
+    // (explained_by_profile), at most once a run.
+    bool automatic = false;
     std::int64_t warmup = 10;  // steps let pass before the window ([profile] warmup)
     std::int64_t steps = 5;    // steps recorded (--profile=STEPS, [profile] steps)
     profile::ProfileRuleOptions rules;
 };
 
-// The variables the hook reads (python/baton/_profile.py): BATON_PROFILE_DIR, _WARMUP, _STEPS.
+// The variables the hook reads (python/baton/_profile.py): BATON_PROFILE_DIR, _WARMUP, _STEPS; for
+// --profile=auto, _TRIGGER (the file whose appearance starts the window, at the next step) and no
+// warm-up of its own.
 std::vector<std::pair<std::string, std::string>> profile_environment(const std::string& dir, const ProfileRequest& r);
 
 // A window taken back: the trace's bytes as the hook wrote them (gzipped), its analysis and findings.
@@ -37,8 +42,20 @@ struct TakenProfile {
 // read, analysed and judged. Errors name the path and why.
 Result<TakenProfile> take_profile(const std::string& dir, const std::string& path, const ProfileRequest& r);
 
+// The file that starts an automatic window, in the run's profile directory.
+std::string profile_trigger_path(const std::string& dir);
+
+// Whether a finding is one a profile explains (--profile=auto takes a window when one first fires):
+// gpu_underused, step_time_unstable, input_bound. A GPU that is busy yet slow, steps that vary, a
+// loop that waits: the trace says which kernel, sync or copy.
+bool explained_by_profile(const diagnose::Finding& f);
+
+// Starts the automatic window: creates the trigger file (once; an error when it cannot).
+Status trigger_profile_window(const std::string& dir);
+
 // Why a run that asked for a window got none, from what the hook sent: no step at all (the script
-// does not use baton.torch.watch), or fewer steps than the warm-up and the window.
-std::string no_profile_note(std::int64_t steps_seen, const ProfileRequest& r);
+// does not use baton.torch.watch), fewer steps than the warm-up and the window, or (auto) no finding a
+// profile explains fired, or the run ended after it did but before the window's end.
+std::string no_profile_note(std::int64_t steps_seen, const ProfileRequest& r, bool triggered = false);
 
 }  // namespace baton::run

@@ -166,6 +166,7 @@ Result<RunStats> run_command(const RunOptions& o) {
     job.profile = o.profile;
     job.profile_dir = profile_dir;
     JobWatch watch(std::move(job), child.pid());
+    bool profile_triggered = false;
 
     SamplerOptions so = o.sampler;
     so.priming_seconds = std::min(0.1, o.interval_seconds);
@@ -231,8 +232,17 @@ Result<RunStats> run_command(const RunOptions& o) {
             // after it.
             if (watch.stats().samples == 0 && child.poll_exit()) break;
             push_to_window(window, std::move(snap), o.thresholds.window_seconds);
-            for (const diagnose::Finding& f : watch.sample(window))
+            for (const diagnose::Finding& f : watch.sample(window)) {
                 if (!o.quiet && f.severity != diagnose::Severity::info) pending.push_back(finding_note(f));
+                // --profile=auto: the first finding a profile explains starts the window.
+                if (o.profile.automatic && !profile_dir.empty() && !profile_triggered && explained_by_profile(f)) {
+                    profile_triggered = true;
+                    const Status t = trigger_profile_window(profile_dir);
+                    pending.push_back(t.ok()
+                                          ? "baton: " + f.rule + " fired: recording a profiler window (--profile=auto)"
+                                          : "baton: " + t.error().message);
+                }
+            }
         }
         // At most one new-finding line every 5 s on the command's terminal.
         if (!pending.empty() && now - last_note >= 5) {
@@ -255,7 +265,8 @@ Result<RunStats> run_command(const RunOptions& o) {
                          : watch.finish(child.exit_status(), child.terminating_signal(), ran, killed_after_grace);
     if (stopped_on_hang) stats.hang_root_cause = hang::hang_text(*hangs.last_verdict(), "baton run: stopped on a hang");
     if (!profile_dir.empty() && !stats.profile && stats.profile_note.empty())
-        stats.profile_note = no_profile_note(static_cast<std::int64_t>(stats.step_ms.size()), o.profile);
+        stats.profile_note =
+            no_profile_note(static_cast<std::int64_t>(stats.step_ms.size()), o.profile, profile_triggered);
     return stats;
 }
 

@@ -252,3 +252,25 @@ TEST(Profile, BatonRunProfileRecordsAWindowJudgesItAndKeepsIt) {
         EXPECT_TRUE(one_line(u.err)) << u.err;
     }
 }
+
+TEST(Profile, AutoTakesAWindowWhenInputBoundFires) {
+    TempDir d;
+    d.write("train.py", kHookedLoop);
+    d.write("baton.toml", "[thresholds]\nwindow_seconds = 4\n");  // input_bound within seconds
+    const std::map<std::string, std::string> env = {{"PYTHONPATH", baton::test::source_dir() + "/python"}};
+    auto r = run({baton_binary(), "--config", d.path() + "/baton.toml", "run", "--no-gpus", "--no-db", "--profile=auto",
+                  "--", "/usr/bin/python3", d.path() + "/train.py", "500"},
+                 env, 120);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.err.find("baton: input_bound fired: recording a profiler window (--profile=auto)"), std::string::npos)
+        << r.err;
+    EXPECT_NE(r.err.find("baton profile: the window of python3"), std::string::npos) << r.err;
+    EXPECT_LT(r.err.find("input_bound fired"), r.err.find("baton profile: the window of")) << r.err;
+    // A short run where nothing fires: no window, and why.
+    auto quiet = run({baton_binary(), "--config", "/dev/null", "run", "--no-gpus", "--no-db", "--profile=auto", "--",
+                      "/usr/bin/python3", d.path() + "/train.py", "5"},
+                     env, 120);
+    ASSERT_EQ(quiet.exit_code, 0) << quiet.err;
+    EXPECT_NE(quiet.err.find("--profile=auto took no window: no finding a profile explains"), std::string::npos)
+        << quiet.err;
+}

@@ -78,3 +78,28 @@ TEST(ProfileWindow, TheHooksVariablesAndWhyThereIsNoWindow) {
     EXPECT_NE(no_profile_note(6, r).find("after 6 step(s), before the window's 8"), std::string::npos)
         << no_profile_note(6, r);
 }
+
+TEST(ProfileWindow, AutoWaitsForItsTriggerWhichAFindingAProfileExplainsPulls) {
+    ProfileRequest r;
+    r.automatic = true;
+    r.warmup = 10;
+    const auto env = profile_environment("/run/x/profile", r);
+    ASSERT_EQ(env.size(), 4u);
+    EXPECT_EQ(env[1].second, "0") << "no warm-up of its own: the run has been going";
+    EXPECT_EQ(env[3], (std::pair<std::string, std::string>{"BATON_PROFILE_TRIGGER", "/run/x/profile/start"}));
+    baton::diagnose::Finding f;
+    for (const char* rule : {"gpu_underused", "step_time_unstable", "input_bound"}) {
+        f.rule = rule;
+        EXPECT_TRUE(baton::run::explained_by_profile(f)) << rule;
+    }
+    for (const char* rule : {"swap_active", "data_in_step", "cuda_oom"}) {
+        f.rule = rule;
+        EXPECT_FALSE(baton::run::explained_by_profile(f)) << rule;
+    }
+    baton::test::TempDir d;
+    EXPECT_TRUE(baton::run::trigger_profile_window(d.path()).ok());
+    EXPECT_EQ(access((d.path() + "/start").c_str(), F_OK), 0);
+    EXPECT_FALSE(baton::run::trigger_profile_window(d.path()).ok()) << "once";
+    EXPECT_NE(no_profile_note(500, r, false).find("no finding a profile explains"), std::string::npos);
+    EXPECT_NE(no_profile_note(500, r, true).find("ended before its window's 6 steps"), std::string::npos);
+}
