@@ -8,7 +8,8 @@
 # doctor` against the real driver and PyTorch, runs a job through the queue on one GPU and the
 # queue's throughput bench, `baton launch` with one rank per GPU and its start-up bench against
 # torchrun, the hang verdict's Flight Recorder path on NCCL (the dump kept as a fixture) and the
-# recorder's cost, `baton bench h2d` against PyTorch's own copy bandwidth (and allreduce, and the
+# recorder's cost, a profiler window of a loop with a sync per step, pageable copies and fp32
+# matmuls and of the same loop fixed (baton run --profile, baton compare; the trace kept as a fixture), `baton bench h2d` against PyTorch's own copy bandwidth (and allreduce, and the
 # summary's time), and records the real GPUs as a fake-NVML scenario
 # so CI can replay them. Everything it prints is also written to OUT/device-check.log; keep that log under
 # docs/device-runs/ and the scenario under tests/fake_nvml/scenarios/.
@@ -239,6 +240,37 @@ bad += not names
 sys.exit(1 if bad else 0)
 PY
 fi
+
+say "baton run --profile: a loop with a sync per step, pageable copies and fp32 matmuls, then fixed (issue 33)"
+# The same loop twice (scripts/device_profile_train.py): with the mistakes, then as the findings advise;
+# each records a profiler window inside the hook, and baton compare prints the two. The first window's
+# trace is kept as a fixture (tests/fixtures/profile/) with its verdicts. Runs 2 and 3 of the history.
+psteps=$(( fake ? 20 : 120 ))
+pyprof="$python"
+[ $fake -eq 0 ] || pyprof=/usr/bin/python3  # Debian's, with python3-torch (CPU)
+for mode in bad fixed; do
+  PYTHONPATH="$root/python${PYTHONPATH:+:$PYTHONPATH}" \
+    "$baton" run --db "$out/history.db" --quiet --name "profile-$mode" --profile -- \
+    "$pyprof" "$root/scripts/device_profile_train.py" "$mode" "$psteps" > "$out/profile-$mode.txt" 2>&1
+  echo "baton run --profile ($mode) exit status: $?"
+  grep -E "^baton profile:|^Step:|^  (GEMM|idle|copy|DataLoader|sync)|^(WARNING|INFO) |no window" "$out/profile-$mode.txt" ||
+    { echo "MISMATCH: no profile window in the $mode run"; status=1; }
+done
+"$baton" profile show 2 --db "$out/history.db" --json > "$out/profile-bad.json"
+"$baton" compare 2 3 --db "$out/history.db" || status=1
+"$python" - "$out" <<'PY' || status=1
+import json, sqlite3, sys
+out = sys.argv[1]
+verdict = json.load(open(f"{out}/profile-bad.json"))
+rules = sorted(f["rule"] for f in verdict["findings"])
+print(f"the bad loop's window: {len(verdict['steps'])} steps, format {verdict['format']}, GPUs {verdict['devices']}, "
+      f"findings {rules}")
+db = sqlite3.connect(f"{out}/history.db")
+trace = db.execute("SELECT trace FROM run_profiles WHERE run_id = 2").fetchone()[0]
+open(f"{out}/profile-trace-bad.json.gz", "wb").write(trace)  # for tests/fixtures/profile/
+print(f"kept the trace: {len(trace)} bytes gzipped")
+sys.exit(0 if verdict["steps"] else 1)
+PY
 
 say "the queue: a job on one GPU, then the throughput bench (bench/queue_vs_task_spooler.py, issue 14)"
 # An agent of its own (socket, history and config in a temporary directory), stopped by pid.
