@@ -1,6 +1,6 @@
 // A profiler trace (any file a user hands `baton profile`): parsed or refused in one line, never a
-// throw; every kept event names an interned name and has no negative duration; a parsed trace is
-// broken down and judged without a crash: each step's GPU slices and host phases add up to the step,
+// throw, the same when read a few bytes a piece; every kept event names an interned name and has no negative duration;
+// a parsed trace is broken down and judged without a crash: each step's GPU slices and host phases add up to the step,
 // every number is finite, every finding is one of the profile's rules.
 #include <algorithm>
 #include <cmath>
@@ -55,6 +55,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     baton::profile::TraceLimits limits;
     limits.max_events = 10000;
     const baton::Result<baton::profile::Trace> t = baton::profile::parse_trace(text, limits);
+    // Read a few bytes a piece (values cut between pieces everywhere), it reads the same.
+    baton::profile::TraceLimits small = limits;
+    small.piece_bytes = 1 + size % 7;
+    const baton::Result<baton::profile::Trace> cut = baton::profile::parse_trace(text, small);
+    if (cut.ok() != t.ok()) std::abort();
+    if (t.ok() && (cut->events.size() != t->events.size() || cut->names != t->names)) std::abort();
+    if (!t.ok() && cut.error().message != t.error().message) std::abort();
     if (!t.ok()) {
         if (t.error().message.empty() || t.error().message.find('\n') != std::string::npos) std::abort();
         return 0;

@@ -78,15 +78,16 @@ class Inflater {
 
 class Plain : public ByteSource::Impl {
   public:
-    explicit Plain(std::string_view b) : bytes_(b) {}
+    explicit Plain(std::string_view b, std::size_t piece = kPiece) : bytes_(b), piece_(piece ? piece : kPiece) {}
     std::string_view next() override {
-        std::string_view piece = bytes_.substr(0, kPiece);
+        std::string_view piece = bytes_.substr(0, piece_);
         bytes_.remove_prefix(piece.size());
         return piece;
     }
 
   private:
     std::string_view bytes_;
+    std::size_t piece_;
 };
 
 class GzipBytes : public ByteSource::Impl {
@@ -163,8 +164,8 @@ ByteSource ByteSource::of_bytes(std::string_view bytes) {
     return ByteSource(std::make_unique<Plain>(bytes));
 }
 
-ByteSource ByteSource::of_text(std::string_view text) {
-    return ByteSource(std::make_unique<Plain>(text));
+ByteSource ByteSource::of_text(std::string_view text, std::size_t piece) {
+    return ByteSource(std::make_unique<Plain>(text, piece));
 }
 
 Result<ByteSource> ByteSource::of_file(const std::string& path) {

@@ -23,8 +23,8 @@ class ByteSource {
 
     // `bytes` must outlive the source; gzipped bytes (0x1f 0x8b first) are inflated as they are read.
     static ByteSource of_bytes(std::string_view bytes);
-    // Text taken as it is (never inflated).
-    static ByteSource of_text(std::string_view text);
+    // Text taken as it is (never inflated), `piece` bytes at a time (0: the default 256 KiB).
+    static ByteSource of_text(std::string_view text, std::size_t piece = 0);
     // Errors: the file missing (not_found), not readable (permission_denied), not a regular file.
     static Result<ByteSource> of_file(const std::string& path);
 

@@ -516,9 +516,14 @@ void analyse_syncs(const Trace& t, const Nesting& n, const std::vector<DeviceTim
         if (!call && !read) continue;
         const std::int64_t si = step_at(a.steps, e.ts_us);
         if (si < 0) continue;
-        Key k{call ? t.name_of(e) : "", op_of(t, n, i), where_of(t, n, i)};
+        // One site a line: the operator is what was called there (the legacy profiler's whole
+        // microseconds can leave aten::_local_scalar_dense outside its aten::item: the public name
+        // wins when both are seen).
+        std::string op = op_of(t, n, i), where = where_of(t, n, i);
+        Key k{call ? t.name_of(e) : "", where.empty() ? op : "", where};
         SyncSite& s = sites[k];
-        s.call = k.call, s.op = k.op, s.where = k.where;
+        if (s.count == 0 || (starts_with(s.op, "aten::_") && !starts_with(op, "aten::_"))) s.op = std::move(op);
+        s.call = k.call, s.where = k.where;
         ++s.count;
         s.host_us += e.dur_us;
         std::vector<bool>& seen = in_step[k];

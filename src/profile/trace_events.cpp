@@ -541,7 +541,7 @@ Category category_of(std::string_view cat) {
 }
 
 Result<Trace> parse_trace(std::string_view json, const TraceLimits& limits) {
-    return parse_source(ByteSource::of_text(json), limits);
+    return parse_source(ByteSource::of_text(json, limits.piece_bytes), limits);
 }
 
 Result<Trace> parse_trace_bytes(std::string_view bytes, const TraceLimits& limits) {

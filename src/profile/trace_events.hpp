@@ -71,6 +71,9 @@ struct Trace {
 struct TraceLimits {
     std::size_t max_events = 50'000'000;
     std::size_t max_depth = 64;
+    // parse_trace's text is read this many bytes a piece (0: 256 KiB, as files are): the tests and
+    // the fuzzer cut values between pieces everywhere with small ones.
+    std::size_t piece_bytes = 0;
 };
 
 // Errors: not JSON (with the byte offset), truncated, not a trace (no traceEvents), too deep, too many

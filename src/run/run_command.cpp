@@ -1,16 +1,17 @@
 #include "run/run_command.hpp"
 #include "core/units.hpp"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <deque>
 #include <optional>
-#include <cstring>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <fmt/format.h>  // header-only (fmt::fmt-header-only)
 

@@ -162,6 +162,22 @@ TEST(TraceEvents, ValuesCutBetweenPiecesReadTheSame) {
     }
     const std::string body = R"({"traceEvents": [)" + events + "]}";
     ASSERT_GT(body.size(), 1u << 20);
+    // And a few bytes a piece: every value cut somewhere.
+    const baton::Result<Trace> whole = parse_trace(body);
+    ASSERT_TRUE(whole.ok());
+    for (std::size_t piece : {1u, 2u, 3u, 5u, 7u, 64u}) {
+        baton::profile::TraceLimits small;
+        small.piece_bytes = piece;
+        const baton::Result<Trace> cut = parse_trace(body.substr(0, 20000) + "]}", small);
+        const baton::Result<Trace> ref = parse_trace(body.substr(0, 20000) + "]}");
+        ASSERT_EQ(cut.ok(), ref.ok()) << piece;
+        if (ref.ok()) {
+            ASSERT_EQ(cut->names, ref->names) << piece;
+            ASSERT_EQ(cut->events.size(), ref->events.size()) << piece;
+        } else {
+            EXPECT_EQ(cut.error().message, ref.error().message) << piece;
+        }
+    }
     for (int shift = 0; shift <= 40; shift += 3) {
         const std::string text = std::string(static_cast<std::size_t>(shift), ' ') + body;
         baton::Result<Trace> t = parse_trace(text);
