@@ -30,6 +30,28 @@ bool explained_by_profile(const diagnose::Finding& f) {
     return f.rule == "gpu_underused" || f.rule == "step_time_unstable" || f.rule == "input_bound";
 }
 
+std::string busy_gpu_with_idle_sms(const diagnose::Window& w, const std::vector<unsigned>& job_gpus,
+                                   const Thresholds& t) {
+    constexpr double kIdleSmPercent = 50;
+    for (unsigned gpu : job_gpus) {
+        double util = 0, sm = 0;
+        std::size_t n = 0;
+        for (const Snapshot& snap : w)
+            for (const GpuInfo& g : snap.gpus)
+                if (g.index == gpu && g.utilization_percent && g.sm_activity_percent) {
+                    util += *g.utilization_percent;
+                    sm += *g.sm_activity_percent;
+                    ++n;
+                }
+        if (n < 5) continue;
+        util /= static_cast<double>(n);
+        sm /= static_cast<double>(n);
+        if (util >= t.gpu_busy_percent && sm < kIdleSmPercent)
+            return fmt::format("GPU{} is {:.0f} % busy but its SMs {:.0f} % active", gpu, util, sm);
+    }
+    return "";
+}
+
 Status trigger_profile_window(const std::string& dir) {
     const std::string path = profile_trigger_path(dir);
     const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -75,7 +97,7 @@ Result<TakenProfile> take_profile(const std::string& dir, const std::string& pat
 std::string no_profile_note(std::int64_t steps_seen, const ProfileRequest& r, bool triggered) {
     if (r.automatic && !triggered)
         return "baton: --profile=auto took no window: no finding a profile explains (gpu_underused, "
-               "step_time_unstable, input_bound) fired";
+               "step_time_unstable, input_bound) fired, and no GPU of the job was busy with idle SMs";
     if (r.automatic)
         return fmt::format("baton: --profile=auto: the run ended before its window's {} steps", r.steps + 1);
     if (steps_seen == 0)

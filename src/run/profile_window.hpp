@@ -10,7 +10,9 @@
 #include <vector>
 
 #include "core/result.hpp"
+#include "core/thresholds.hpp"
 #include "diagnose/finding.hpp"
+#include "diagnose/series.hpp"
 #include "profile/profile_rules.hpp"
 #include "profile/step_breakdown.hpp"
 
@@ -49,6 +51,13 @@ std::string profile_trigger_path(const std::string& dir);
 // gpu_underused, step_time_unstable, input_bound. A GPU that is busy yet slow, steps that vary, a
 // loop that waits: the trace says which kernel, sync or copy.
 bool explained_by_profile(const diagnose::Finding& f);
+
+// The other reason --profile=auto takes its window: one of the job's GPUs (`job_gpus`) reported busy
+// on average (utilisation >= t.gpu_busy_percent over at least 5 samples of the window) while its
+// SMs were mostly idle (SM activity below 50 %, where the GPU reports it): kernels that hold the
+// GPU's timeline without filling it (short kernels, syncs). The sentence saying so, or "".
+std::string busy_gpu_with_idle_sms(const diagnose::Window& w, const std::vector<unsigned>& job_gpus,
+                                   const Thresholds& t);
 
 // Starts the automatic window: creates the trigger file (once; an error when it cannot).
 Status trigger_profile_window(const std::string& dir);

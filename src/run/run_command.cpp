@@ -233,15 +233,22 @@ Result<RunStats> run_command(const RunOptions& o) {
             // after it.
             if (watch.stats().samples == 0 && child.poll_exit()) break;
             push_to_window(window, std::move(snap), o.thresholds.window_seconds);
+            std::string reason;  // --profile=auto: why to take the window now
             for (const diagnose::Finding& f : watch.sample(window)) {
                 if (!o.quiet && f.severity != diagnose::Severity::info) pending.push_back(finding_note(f));
-                // --profile=auto: the first finding a profile explains starts the window.
-                if (o.profile.automatic && !profile_dir.empty() && !profile_triggered && explained_by_profile(f)) {
+                if (reason.empty() && explained_by_profile(f)) reason = f.rule + " fired";
+            }
+            if (o.profile.automatic && !profile_dir.empty() && !profile_triggered) {
+                if (reason.empty()) {
+                    std::vector<unsigned> gpus;
+                    for (const GpuRunStats& g : watch.stats().gpus) gpus.push_back(g.index);
+                    reason = busy_gpu_with_idle_sms(window, gpus, o.thresholds);
+                }
+                if (!reason.empty()) {
                     profile_triggered = true;
                     const Status t = trigger_profile_window(profile_dir);
-                    pending.push_back(t.ok()
-                                          ? "baton: " + f.rule + " fired: recording a profiler window (--profile=auto)"
-                                          : "baton: " + t.error().message);
+                    pending.push_back(t.ok() ? "baton: " + reason + ": recording a profiler window (--profile=auto)"
+                                             : "baton: " + t.error().message);
                 }
             }
         }

@@ -103,3 +103,25 @@ TEST(ProfileWindow, AutoWaitsForItsTriggerWhichAFindingAProfileExplainsPulls) {
     EXPECT_NE(no_profile_note(500, r, false).find("no finding a profile explains"), std::string::npos);
     EXPECT_NE(no_profile_note(500, r, true).find("ended before its window's 6 steps"), std::string::npos);
 }
+
+TEST(ProfileWindow, AutoAlsoStartsOnABusyGpuWhoseSmsIdle) {
+    auto window = [](std::size_t n, std::optional<double> util, std::optional<double> sm) {
+        baton::diagnose::Window w(n);
+        for (baton::Snapshot& s : w) {
+            baton::GpuInfo g;
+            g.index = 1;
+            g.utilization_percent = util;
+            g.sm_activity_percent = sm;
+            s.gpus.push_back(g);
+        }
+        return w;
+    };
+    const baton::Thresholds t;  // gpu_busy_percent 80
+    EXPECT_EQ(baton::run::busy_gpu_with_idle_sms(window(6, 95, 20), {1}, t),
+              "GPU1 is 95 % busy but its SMs 20 % active");
+    EXPECT_EQ(baton::run::busy_gpu_with_idle_sms(window(6, 95, 70), {1}, t), "") << "SMs busy too";
+    EXPECT_EQ(baton::run::busy_gpu_with_idle_sms(window(6, 40, 20), {1}, t), "") << "not busy";
+    EXPECT_EQ(baton::run::busy_gpu_with_idle_sms(window(6, 95, std::nullopt), {1}, t), "") << "no SM activity read";
+    EXPECT_EQ(baton::run::busy_gpu_with_idle_sms(window(4, 95, 20), {1}, t), "") << "too few samples";
+    EXPECT_EQ(baton::run::busy_gpu_with_idle_sms(window(6, 95, 20), {0}, t), "") << "not the job's GPU";
+}
