@@ -69,7 +69,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (t->events.size() > limits.max_events) std::abort();
     for (const baton::profile::TraceEvent& e : t->events)
         if (e.name >= t->names.size() || e.dur_us < 0 ||
-            (e.stack != baton::profile::TraceEvent::kNoStack && e.stack >= t->names.size()))
+            (e.stack != baton::profile::TraceEvent::kNoStack && e.stack >= t->names.size()) ||
+            (e.input_type != baton::profile::TraceEvent::kNoStack && e.input_type >= t->names.size()))
             std::abort();
     check_analysis(*t);
     return 0;

@@ -84,8 +84,20 @@ const char* gemm_precision_name(GemmPrecision p) {
             return "fp8";
         case GemmPrecision::int8:
             return "int8";
+        case GemmPrecision::fp32_or_tf32:
+            return "fp32_or_tf32";
     }
     return "unknown";
+}
+
+GemmPrecision precision_of_input_type(std::string_view type) {
+    const std::string t = lower(type);
+    if (t == "float") return GemmPrecision::fp32_or_tf32;
+    if (has(t, "bfloat16")) return GemmPrecision::bf16;
+    if (has(t, "half")) return GemmPrecision::fp16;
+    if (has(t, "float8")) return GemmPrecision::fp8;
+    if (has(t, "char") || has(t, "int8")) return GemmPrecision::int8;
+    return GemmPrecision::unknown;
 }
 
 GemmPrecision gemm_precision(std::string_view kernel_name) {

@@ -16,10 +16,16 @@ const char* kernel_class_name(KernelClass c);
 KernelClass kernel_class(std::string_view kernel_name);
 
 // What a GEMM kernel's name says of its precision: fp32 (SIMT sgemm, no tensor cores), tf32, fp16,
-// bf16, fp8, int8; unknown when it does not say.
-enum class GemmPrecision { unknown, fp32, tf32, fp16, bf16, fp8, int8 };
+// bf16, fp8, int8; unknown when it does not say. fp32_or_tf32: the name does not say, the operator
+// that launched it had float inputs (TF32 or not depends on allow_tf32: cuBLASLt's nvjet_* names
+// do not tell).
+enum class GemmPrecision { unknown, fp32, tf32, fp16, bf16, fp8, int8, fp32_or_tf32 };
+constexpr std::size_t kGemmPrecisions = 8;
 const char* gemm_precision_name(GemmPrecision p);
 GemmPrecision gemm_precision(std::string_view kernel_name);
+// The precision of an operator's first input type as the trace's "Input type" writes it ("float",
+// "c10::BFloat16", "c10::Half", "c10::Float8_e4m3fn"); unknown for others.
+GemmPrecision precision_of_input_type(std::string_view type);
 
 // A copy as the CUDA profiler names it: "Memcpy HtoD (Pageable -> Device)", "Memcpy DtoH (Device ->
 // Pinned)", "Memcpy DtoD (Device -> Device)", "Memcpy PtoP ...".

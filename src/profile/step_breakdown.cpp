@@ -306,6 +306,11 @@ void analyse_gpus(const Trace& t, Analysis& a, std::vector<DeviceTimeline>& time
             s.gpus.push_back(g);
         }
     }
+    // The operators' input types by External id (a kernel names its operator's).
+    std::unordered_map<std::int64_t, std::uint32_t> op_input_type;
+    for (const TraceEvent& e : t.events)
+        if (e.category == Category::cpu_op && e.external_id >= 0 && e.input_type != TraceEvent::kNoStack)
+            op_input_type.emplace(e.external_id, e.input_type);
     // Counts and sums by the step an activity started in.
     std::map<std::string, TopKernel> kernels;
     for (std::size_t d = 0; d < a.devices.size(); ++d)
@@ -331,6 +336,9 @@ void analyse_gpus(const Trace& t, Analysis& a, std::vector<DeviceTimeline>& time
                 k.name = name;
                 k.kind = kernel_class(name);
                 k.precision = k.kind == KernelClass::gemm ? gemm_precision(name) : GemmPrecision::unknown;
+                if (k.kind == KernelClass::gemm && k.precision == GemmPrecision::unknown)
+                    if (auto it = op_input_type.find(e->external_id); it != op_input_type.end())
+                        k.precision = precision_of_input_type(t.names[it->second]);
             }
             ++k.count;
             k.us += e->dur_us;

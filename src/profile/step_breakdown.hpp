@@ -105,6 +105,7 @@ struct SyncSite {
 struct TopKernel {
     std::string name;
     KernelClass kind = KernelClass::other;
+    // A GEMM's, by its name, else by the first input type of the operator that launched it.
     GemmPrecision precision = GemmPrecision::unknown;
     std::size_t count = 0;
     double us = 0;  // summed durations in the steps
@@ -124,11 +125,11 @@ struct Analysis {
     bool has_steps = false;   // ProfilerStep#N annotations
     std::vector<int> devices;
     std::vector<Step> steps;
-    std::vector<SyncSite> syncs;                // most GPU idle (else host time) first
-    std::vector<TopKernel> kernels;             // most time first, all of them (views cut)
-    std::vector<TopOp> ops;                     // most self time first, all of them
-    std::array<double, 7> gemm_precision_us{};  // by GemmPrecision
-    std::vector<double> median_kernel_us;       // by device, as `devices`
+    std::vector<SyncSite> syncs;                              // most GPU idle (else host time) first
+    std::vector<TopKernel> kernels;                           // most time first, all of them (views cut)
+    std::vector<TopOp> ops;                                   // most self time first, all of them
+    std::array<double, kGemmPrecisions> gemm_precision_us{};  // by GemmPrecision
+    std::vector<double> median_kernel_us;                     // by device, as `devices`
     // The DataLoader as the trace names its iterator: in the training process (num_workers=0), with
     // worker processes, or not seen.
     enum class Loader { none, in_process, workers } loader = Loader::none;

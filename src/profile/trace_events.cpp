@@ -464,6 +464,29 @@ class TraceParser {
                     e.bytes = i;
                 return true;
             }
+            if (c == '[' && key == "Input type") {  // its first string: the first input's type
+                ++p_;
+                if (!enter(depth + 1)) return false;
+                skip_ws();
+                if (peek() == ']') {
+                    ++p_;
+                    return true;
+                }
+                for (bool first = true;; first = false) {
+                    skip_ws();
+                    if (first && peek() == '"') {
+                        ++p_;
+                        if (!string(&value_)) return false;
+                        if (!value_.empty()) e.input_type = intern(value_);
+                    } else if (!skip(depth + 1)) {
+                        return false;
+                    }
+                    skip_ws();
+                    const int n = get();
+                    if (n == ']') return true;
+                    if (n != ',') return fail_at_end_or("expected ',' or ']'");
+                }
+            }
             if (c == '"' && key == "Call stack") {
                 ++p_;
                 if (!string(&value_)) return false;

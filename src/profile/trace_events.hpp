@@ -59,6 +59,9 @@ struct TraceEvent {
     // or kNoStack. (Newer Kineto writes python_function events instead.)
     static constexpr std::uint32_t kNoStack = UINT32_MAX;
     std::uint32_t stack = kNoStack;
+    // An operator's first input type (args "Input type", with record_shapes: "float",
+    // "c10::BFloat16"), index into Trace::names, or kNoStack.
+    std::uint32_t input_type = kNoStack;
 };
 
 struct Trace {

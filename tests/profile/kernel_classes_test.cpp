@@ -67,3 +67,13 @@ TEST(KernelClasses, CopiesByDirectionAndPageableHostMemory) {
     EXPECT_EQ(copy_of("Memset (Device)").kind, CopyKind::other);
     EXPECT_STREQ(copy_kind_name(CopyKind::h2d), "h2d");
 }
+
+TEST(KernelClasses, AnOperatorsInputTypeAsAPrecision) {
+    EXPECT_EQ(precision_of_input_type("float"), GemmPrecision::fp32_or_tf32);
+    EXPECT_EQ(precision_of_input_type("c10::BFloat16"), GemmPrecision::bf16);
+    EXPECT_EQ(precision_of_input_type("c10::Half"), GemmPrecision::fp16);
+    EXPECT_EQ(precision_of_input_type("c10::Float8_e4m3fn"), GemmPrecision::fp8);
+    EXPECT_EQ(precision_of_input_type("double"), GemmPrecision::unknown);
+    EXPECT_EQ(precision_of_input_type(""), GemmPrecision::unknown);
+    EXPECT_STREQ(gemm_precision_name(GemmPrecision::fp32_or_tf32), "fp32_or_tf32");
+}

@@ -264,3 +264,28 @@ TEST(StepBreakdown, ARealCpuTraceOfASlowDatasetAndAnItemPerStep) {
     for (const TopOp& o : a.ops) addmm = addmm || o.name == "aten::addmm";
     EXPECT_TRUE(addmm);
 }
+
+// A GEMM kernel whose name does not say its precision (cuBLASLt's nvjet_*) takes its operator's
+// input type (record_shapes' "Input type"), tied by External id.
+TEST(StepBreakdown, AGemmsPrecisionFromItsOperatorsInputType) {
+    const char* json = R"({"traceEvents": [
+      {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 1, "tid": 1, "ts": 0, "dur": 1000},
+      {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 10, "dur": 20,
+       "args": {"External id": 3, "Input type": ["c10::BFloat16", "c10::BFloat16"], "Input Dims": [[8, 8], [8, 8]]}},
+      {"ph": "X", "cat": "kernel", "name": "nvjet_tst_128x192_64x5_2x1_v_bz_coopA_TNT", "pid": 0, "tid": 7,
+       "ts": 40, "dur": 100, "args": {"device": 0, "External id": 3}},
+      {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 200, "dur": 20,
+       "args": {"External id": 4, "Input type": ["float", "float"]}},
+      {"ph": "X", "cat": "kernel", "name": "nvjet_tst_64x8_64x16_4x1_v_bz_TNN", "pid": 0, "tid": 7,
+       "ts": 240, "dur": 50, "args": {"device": 0, "External id": 4}}]})";
+    baton::Result<Trace> t = parse_trace(json);
+    ASSERT_TRUE(t.ok()) << t.error().message;
+    EXPECT_EQ(t->names[t->events[1].input_type], "c10::BFloat16") << "the first input's type";
+    const Analysis a = analyse(*t);
+    ASSERT_EQ(a.kernels.size(), 2u);
+    EXPECT_EQ(a.kernels[0].precision, GemmPrecision::bf16);
+    EXPECT_EQ(a.kernels[1].precision, GemmPrecision::fp32_or_tf32) << "float: TF32 or not, the name does not say";
+    EXPECT_DOUBLE_EQ(a.gemm_precision_us[static_cast<std::size_t>(GemmPrecision::bf16)], 100);
+    EXPECT_DOUBLE_EQ(a.gemm_precision_us[static_cast<std::size_t>(GemmPrecision::fp32_or_tf32)], 50);
+    EXPECT_DOUBLE_EQ(a.mean_gpu(0).fp32_gemm_us, 0) << "fp32_matmul counts only what the name proves";
+}

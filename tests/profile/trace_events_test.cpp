@@ -49,7 +49,9 @@ TEST(TraceEvents, KinetosLayoutKeepsCompleteEventsWithTheirIds) {
     EXPECT_NE(t->events[4].tid, 0) << "a string tid is a number too";
     EXPECT_EQ(t->events[5].dur_us, 0) << "a negative duration is none";
     EXPECT_EQ(t->events[5].name, t->events[0].name) << "names are interned";
-    EXPECT_EQ(t->names.size(), 7u) << "(with the names of the flow and metadata events: read before their ph)";
+    EXPECT_EQ(t->names[t->events[0].input_type], "float") << "the first input's type";
+    EXPECT_EQ(t->names.size(), 8u) << "(with the names of the flow and metadata events, read before their ph, and "
+                                      "the input type)";
 }
 
 TEST(TraceEvents, TheLegacyProfilersBareArrayFromDebiansTorch) {
