@@ -190,6 +190,10 @@ struct DeviceTimeline {
     std::vector<const TraceEvent*> events;
 };
 
+std::string fmt_lane(int device, std::int64_t stream) {
+    return "GPU" + std::to_string(device) + (stream >= 0 ? " stream " + std::to_string(stream) : std::string());
+}
+
 int slice_of(const Trace& t, const TraceEvent& e) {
     if (e.category == Category::gpu_memset) return static_cast<int>(GpuSlice::memset);
     if (e.category == Category::gpu_memcpy) {
@@ -366,7 +370,7 @@ void analyse_gpus(const Trace& t, Analysis& a, std::vector<DeviceTimeline>& time
 }
 
 void analyse_host(const Trace& t, const Nesting& n, std::int64_t pid, std::int64_t tid,
-                  const std::vector<DeviceTimeline>& timelines, Analysis& a) {
+                  const std::vector<DeviceTimeline>& timelines, Analysis& a, std::vector<Piece>& host_pieces) {
     const std::vector<TraceEvent>& ev = t.events;
     std::vector<Span> spans;
     // Per step: the backward's first and last autograd function (any thread), and the forward's
@@ -416,8 +420,8 @@ void analyse_host(const Trace& t, const Nesting& n, std::int64_t pid, std::int64
             spans.push_back({forward[s].first, forward[s].second, static_cast<int>(HostPhase::forward)});
     }
     if (a.steps.empty()) return;
-    const std::vector<Piece> pieces =
-        partition(spans, a.steps.front().start_us, a.steps.back().start_us + a.steps.back().dur_us);
+    host_pieces = partition(spans, a.steps.front().start_us, a.steps.back().start_us + a.steps.back().dur_us);
+    const std::vector<Piece>& pieces = host_pieces;
     for (Step& s : a.steps) {
         std::vector<double> by(kHostPhases, 0.0);
         add_clipped(pieces, s.start_us, s.start_us + s.dur_us, by);
@@ -650,6 +654,49 @@ bool is_user_frame(std::string_view f) {
     return true;
 }
 
+namespace {
+
+// The pieces of [from, to) among `pieces` (in order), clipped.
+std::vector<Piece> clip(const std::vector<Piece>& pieces, double from, double to) {
+    std::vector<Piece> out;
+    for (const Piece& p : pieces) {
+        const double a = std::max(p.start, from), b = std::min(p.end, to);
+        if (b > a) out.push_back({a, b, p.label});
+    }
+    return out;
+}
+
+// The step of median duration as lanes: the host's phases, and each GPU stream's activities.
+void draw_timeline(const Trace& t, const std::vector<Piece>& host_pieces, const std::vector<DeviceTimeline>& devices,
+                   Analysis& a) {
+    if (a.steps.empty()) return;
+    std::vector<std::size_t> order(a.steps.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::nth_element(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(order.size() / 2), order.end(),
+                     [&](std::size_t x, std::size_t y) { return a.steps[x].dur_us < a.steps[y].dur_us; });
+    const Step& s = a.steps[order[order.size() / 2]];
+    Timeline& tl = a.timeline;
+    tl.step = s.number;
+    tl.start_us = s.start_us;
+    tl.dur_us = s.dur_us;
+    const double from = s.start_us, to = s.start_us + s.dur_us;
+    tl.lanes.push_back({"host", false, clip(host_pieces, from, to)});
+    for (std::size_t d = 0; d < devices.size(); ++d) {
+        std::map<std::int64_t, std::vector<Span>> streams;
+        for (const TraceEvent* e : devices[d].events)
+            if (e->ts_us < to && e->ts_us + e->dur_us > from)
+                streams[e->stream].push_back({e->ts_us, e->ts_us + e->dur_us, slice_of(t, *e)});
+        for (const auto& [stream, spans] : streams) {
+            std::vector<Piece> pieces;
+            for (const Piece& p : partition(spans, from, to))
+                if (p.label >= 0) pieces.push_back(p);
+            tl.lanes.push_back({fmt_lane(a.devices[d], stream), true, std::move(pieces)});
+        }
+    }
+}
+
+}  // namespace
+
 Analysis analyse(const Trace& trace) {
     Analysis a;
     a.legacy = trace.legacy;
@@ -666,9 +713,11 @@ Analysis analyse(const Trace& trace) {
     const Nesting n = nest(trace);
     std::vector<DeviceTimeline> timelines;
     analyse_gpus(trace, a, timelines);
-    analyse_host(trace, n, pid, tid, timelines, a);
+    std::vector<Piece> host_pieces;
+    analyse_host(trace, n, pid, tid, timelines, a, host_pieces);
     analyse_ops(trace, n, a);
     analyse_syncs(trace, n, timelines, a);
+    draw_timeline(trace, host_pieces, timelines, a);
     return a;
 }
 

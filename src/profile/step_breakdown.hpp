@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "profile/kernel_classes.hpp"
+#include "profile/time_partition.hpp"
 #include "profile/trace_events.hpp"
 
 namespace baton::profile {
@@ -118,6 +119,19 @@ struct TopOp {
     double total_us = 0;  // with its children, top-level calls only (not counted twice when nested)
 };
 
+// One step drawn as lanes, as the Chrome trace viewer would (readable without it): the host's step
+// thread by phase, and each GPU stream by what ran on it (idle left empty).
+struct TimelineLane {
+    std::string name;           // "host", "GPU0 stream 7"
+    bool gpu = false;           // pieces labelled by GpuSlice (else HostPhase; -1: other)
+    std::vector<Piece> pieces;  // in time order, within the step
+};
+struct Timeline {
+    std::int64_t step = -1;  // the step drawn: the one of median duration
+    double start_us = 0, dur_us = 0;
+    std::vector<TimelineLane> lanes;
+};
+
 struct Analysis {
     bool legacy = false;      // the legacy profiler's trace (no GPU activity, no categories)
     bool has_gpu = false;     // kernels, copies or memsets
@@ -129,7 +143,8 @@ struct Analysis {
     std::vector<TopKernel> kernels;                           // most time first, all of them (views cut)
     std::vector<TopOp> ops;                                   // most self time first, all of them
     std::array<double, kGemmPrecisions> gemm_precision_us{};  // by GemmPrecision
-    std::vector<double> median_kernel_us;                     // by device, as `devices`
+    Timeline timeline;
+    std::vector<double> median_kernel_us;  // by device, as `devices`
     // The DataLoader as the trace names its iterator: in the training process (num_workers=0), with
     // worker processes, or not seen.
     enum class Loader { none, in_process, workers } loader = Loader::none;

@@ -55,6 +55,37 @@ std::string bars_svg(const std::vector<Bar>& rows, const char* const* colours, s
     return o + "</svg>\n";
 }
 
+// One step as lanes: the host's phases, each GPU stream's activities, on one time axis.
+std::string timeline_svg(const profile::Timeline& tl) {
+    const int label_w = 110, width = 600, lane_h = 16;
+    const double scale = tl.dur_us > 0 ? width / tl.dur_us : 0;
+    std::string o = fmt::format(
+        "<svg class=\"step-timeline\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" "
+        "role=\"img\">\n",
+        label_w + width + 10, static_cast<int>(tl.lanes.size()) * lane_h + 18);
+    for (std::size_t l = 0; l < tl.lanes.size(); ++l) {
+        const profile::TimelineLane& lane = tl.lanes[l];
+        const int y = static_cast<int>(l) * lane_h + 2;
+        o += fmt::format("<text x=\"0\" y=\"{}\" font-size=\"11\">{}</text>\n", y + 11, html_escape(lane.name));
+        o += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#f7f7f7\"/>\n", label_w, y, width,
+                         lane_h - 3);
+        for (const profile::Piece& p : lane.pieces) {
+            const int label = p.label < 0 ? static_cast<int>(profile::HostPhase::other) : p.label;
+            const char* colour = lane.gpu ? kGpuColours[static_cast<std::size_t>(label) % profile::kGpuSlices]
+                                          : kHostColours[static_cast<std::size_t>(label) % profile::kHostPhases];
+            o += fmt::format("<rect x=\"{:.2f}\" y=\"{}\" width=\"{:.2f}\" height=\"{}\" fill=\"{}\"/>\n",
+                             label_w + (p.start - tl.start_us) * scale, y, std::max(0.3, (p.end - p.start) * scale),
+                             lane_h - 3, colour);
+        }
+    }
+    o += fmt::format(
+        "<text x=\"{}\" y=\"{}\" font-size=\"11\">0</text><text x=\"{}\" y=\"{}\" "
+        "font-size=\"11\" text-anchor=\"end\">{:.2f} ms</text>\n",
+        label_w, static_cast<int>(tl.lanes.size()) * lane_h + 14, label_w + width,
+        static_cast<int>(tl.lanes.size()) * lane_h + 14, tl.dur_us / 1000);
+    return o + "</svg>\n";
+}
+
 std::string legend(const char* const* colours, std::size_t n, const char* (*name)(std::size_t)) {
     std::string o = "<p class=\"legend\">";
     for (std::size_t i = 0; i < n; ++i)
@@ -123,6 +154,11 @@ void append_step_section_html(const StepSection& s, std::int64_t run_id, std::st
     }
     o += bars_svg(host, kHostColours, profile::kHostPhases);
     o += legend(kHostColours, profile::kHostPhases, host_name);
+    if (!a.timeline.lanes.empty()) {
+        o += fmt::format("<p>Step #{} (of median duration), host thread and GPU streams as lanes:</p>\n",
+                         a.timeline.step);
+        o += timeline_svg(a.timeline);
+    }
     const double n = static_cast<double>(std::max<std::size_t>(1, a.steps.size()));
     if (!a.kernels.empty()) {
         o += "<table class=\"kernels\">\n<tr><th>ms a step</th><th>a step</th><th>class</th><th>kernel</th></tr>\n";
@@ -138,8 +174,10 @@ void append_step_section_html(const StepSection& s, std::int64_t run_id, std::st
         o += "</table>\n";
     }
     if (!a.syncs.empty()) {
-        o += "<table class=\"syncs\">\n<tr><th>a step</th><th>GPU idle ms a step</th><th>where the host "
-             "waited</th></tr>\n";
+        o += std::string("<table class=\"syncs\">\n<tr><th>a step</th><th>GPU idle ms a step</th><th>") +
+             (a.has_gpu ? "where the host waited for the GPU"
+                        : "where the host would wait for a GPU (scalar reads: no GPU in this trace)") +
+             "</th></tr>\n";
         for (const profile::SyncSite& y : a.syncs) {
             std::string what = y.op.empty() ? y.call : y.op;
             if (!y.call.empty() && !y.op.empty()) what += " (" + y.call + ")";

@@ -99,6 +99,13 @@ TEST(StepBreakdown, GpuTimeIsCutAtTheStepsAndKernelsCountInTheStepTheyStartIn) {
     EXPECT_EQ(a.steps[1].gpus[0].kernels, 0u);
     EXPECT_DOUBLE_EQ(a.mean_gpu(0).us[static_cast<std::size_t>(GpuSlice::other_kernel)], 50);
     EXPECT_DOUBLE_EQ(a.step_us(), 200);
+    // The step drawn as lanes: the host, and GPU0's stream 7 with the kernel's part in that step.
+    ASSERT_EQ(a.timeline.lanes.size(), 2u);
+    EXPECT_EQ(a.timeline.lanes[0].name, "host");
+    EXPECT_EQ(a.timeline.lanes[1].name, "GPU0 stream 7");
+    ASSERT_EQ(a.timeline.lanes[1].pieces.size(), 1u);
+    const Piece& k = a.timeline.lanes[1].pieces[0];
+    EXPECT_DOUBLE_EQ(k.end - k.start, 50) << "clipped to the step drawn";
 }
 
 TEST(StepBreakdown, TheHostsPhasesOfAStep) {

@@ -344,6 +344,8 @@ TEST(RunReport, AStepSectionFromTheRunsProfilerWindow) {
     EXPECT_EQ(std::distance(std::sregex_iterator(html.begin(), html.end(), bars), std::sregex_iterator()), 2)
         << "GPU0's bars and the host's";
     EXPECT_NE(html.find(">GPU0 #6</text>"), std::string::npos);
+    EXPECT_NE(html.find("<svg class=\"step-timeline\""), std::string::npos) << "one step as lanes";
+    EXPECT_NE(html.find(">GPU0 stream 7</text>"), std::string::npos);
     EXPECT_NE(html.find("<td>gemm fp32</td><td><code>ampere_sgemm_128x64_nn</code>"), std::string::npos);
     EXPECT_NE(html.find("<code>aten::item (cudaStreamSynchronize)</code> at <code>train.py(42): train_step</code>"),
               std::string::npos);
