@@ -25,26 +25,6 @@ bool has_any(const std::string& s, std::initializer_list<std::string_view> parts
 
 }  // namespace
 
-const char* kernel_class_name(KernelClass c) {
-    switch (c) {
-        case KernelClass::gemm:
-            return "gemm";
-        case KernelClass::conv:
-            return "conv";
-        case KernelClass::attention:
-            return "attention";
-        case KernelClass::elementwise:
-            return "elementwise";
-        case KernelClass::reduction:
-            return "reduction";
-        case KernelClass::communication:
-            return "communication";
-        case KernelClass::other:
-            return "other";
-    }
-    return "other";
-}
-
 KernelClass kernel_class(std::string_view kernel_name) {
     const std::string n = lower(kernel_name);
     // NCCL's kernels (ncclKernel_AllReduce_RING_LL_Sum_float, ncclDevKernel_...): communication first,
@@ -66,28 +46,6 @@ KernelClass kernel_class(std::string_view kernel_name) {
     if (has_any(n, {"elementwise", "pointwise", "copy_kernel", "fill_kernel", "cat_", "index_"}))
         return KernelClass::elementwise;
     return KernelClass::other;
-}
-
-const char* gemm_precision_name(GemmPrecision p) {
-    switch (p) {
-        case GemmPrecision::unknown:
-            return "unknown";
-        case GemmPrecision::fp32:
-            return "fp32";
-        case GemmPrecision::tf32:
-            return "tf32";
-        case GemmPrecision::fp16:
-            return "fp16";
-        case GemmPrecision::bf16:
-            return "bf16";
-        case GemmPrecision::fp8:
-            return "fp8";
-        case GemmPrecision::int8:
-            return "int8";
-        case GemmPrecision::fp32_or_tf32:
-            return "fp32_or_tf32";
-    }
-    return "unknown";
 }
 
 GemmPrecision precision_of_input_type(std::string_view type) {
@@ -113,22 +71,6 @@ GemmPrecision gemm_precision(std::string_view kernel_name) {
     // SIMT single precision: no tensor cores at all.
     if (has(n, "sgemm")) return GemmPrecision::fp32;
     return GemmPrecision::unknown;
-}
-
-const char* copy_kind_name(CopyKind k) {
-    switch (k) {
-        case CopyKind::h2d:
-            return "h2d";
-        case CopyKind::d2h:
-            return "d2h";
-        case CopyKind::d2d:
-            return "d2d";
-        case CopyKind::p2p:
-            return "p2p";
-        case CopyKind::other:
-            return "other";
-    }
-    return "other";
 }
 
 Copy copy_of(std::string_view memcpy_name) {

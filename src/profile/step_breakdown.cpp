@@ -564,21 +564,8 @@ void analyse_syncs(const Trace& t, const Nesting& n, const std::vector<DeviceTim
 
 }  // namespace
 
-const char* gpu_slice_name(GpuSlice s) {
-    static constexpr const char* names[kGpuSlices] = {
-        "gemm",       "conv",       "attention",  "elementwise", "reduction",      "other_kernel",    "communication",
-        "memcpy_h2d", "memcpy_d2h", "memcpy_d2d", "memset",      "idle_host_wait", "idle_launch_gap", "idle_other"};
-    return names[static_cast<std::size_t>(s)];
-}
-
 bool is_idle(GpuSlice s) {
     return s == GpuSlice::idle_host_wait || s == GpuSlice::idle_launch_gap || s == GpuSlice::idle_other;
-}
-
-const char* host_phase_name(HostPhase p) {
-    static constexpr const char* names[kHostPhases] = {"sync",      "data",    "optimizer", "backward",
-                                                       "to_device", "forward", "other"};
-    return names[static_cast<std::size_t>(p)];
 }
 
 double GpuStep::idle() const {

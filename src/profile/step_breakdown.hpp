@@ -43,9 +43,20 @@ enum class GpuSlice : std::uint8_t {
     idle_launch_gap,
     idle_other,
 };
-constexpr std::size_t kGpuSlices = 14;
-// "gemm", ..., "idle_other": the JSON keys.
-const char* gpu_slice_name(GpuSlice s);
+
+}  // namespace baton::profile
+
+// "gemm", ..., "idle_other": the JSON keys (enum_name).
+template <>
+struct baton::EnumNames<baton::profile::GpuSlice> {
+    static constexpr std::array list = {
+        "gemm",       "conv",       "attention",  "elementwise", "reduction",      "other_kernel",    "communication",
+        "memcpy_h2d", "memcpy_d2h", "memcpy_d2d", "memset",      "idle_host_wait", "idle_launch_gap", "idle_other"};
+};
+
+namespace baton::profile {
+
+constexpr std::size_t kGpuSlices = EnumNames<GpuSlice>::list.size();
 bool is_idle(GpuSlice s);
 
 // The host's wall time in a step, on the thread that marks the steps, a partition by priority:
@@ -58,8 +69,17 @@ bool is_idle(GpuSlice s);
 //   forward:   from the first to the last other top-level operator before the backward;
 //   other:     the rest (Python between operators, logging, the profiler's own step).
 enum class HostPhase : std::uint8_t { sync, data, optimizer, backward, to_device, forward, other };
-constexpr std::size_t kHostPhases = 7;
-const char* host_phase_name(HostPhase p);
+
+}  // namespace baton::profile
+
+template <>
+struct baton::EnumNames<baton::profile::HostPhase> {
+    static constexpr std::array list = {"sync", "data", "optimizer", "backward", "to_device", "forward", "other"};
+};
+
+namespace baton::profile {
+
+constexpr std::size_t kHostPhases = EnumNames<HostPhase>::list.size();
 
 struct GpuStep {
     int device = 0;
@@ -119,6 +139,17 @@ struct TopOp {
     double total_us = 0;  // with its children, top-level calls only (not counted twice when nested)
 };
 
+enum class LoaderKind : std::uint8_t { none, in_process, workers };
+
+}  // namespace baton::profile
+
+template <>
+struct baton::EnumNames<baton::profile::LoaderKind> {
+    static constexpr std::array list = {"none", "in_process", "workers"};
+};
+
+namespace baton::profile {
+
 // One step drawn as lanes, as the Chrome trace viewer would (readable without it): the host's step
 // thread by phase, and each GPU stream by what ran on it (idle left empty).
 struct TimelineLane {
@@ -147,7 +178,8 @@ struct Analysis {
     std::vector<double> median_kernel_us;  // by device, as `devices`
     // The DataLoader as the trace names its iterator: in the training process (num_workers=0), with
     // worker processes, or not seen.
-    enum class Loader { none, in_process, workers } loader = Loader::none;
+    using Loader = LoaderKind;
+    Loader loader = Loader::none;
     std::size_t events = 0;
 
     double step_us() const;  // summed step durations

@@ -523,32 +523,6 @@ Result<Trace> parse_source(ByteSource source, const TraceLimits& limits) {
 
 }  // namespace
 
-const char* category_name(Category c) {
-    switch (c) {
-        case Category::cpu_op:
-            return "cpu_op";
-        case Category::user_annotation:
-            return "user_annotation";
-        case Category::python_function:
-            return "python_function";
-        case Category::cuda_runtime:
-            return "cuda_runtime";
-        case Category::cuda_driver:
-            return "cuda_driver";
-        case Category::kernel:
-            return "kernel";
-        case Category::gpu_memcpy:
-            return "gpu_memcpy";
-        case Category::gpu_memset:
-            return "gpu_memset";
-        case Category::gpu_user_annotation:
-            return "gpu_user_annotation";
-        case Category::other:
-            return "other";
-    }
-    return "other";
-}
-
 Category category_of(std::string_view cat) {
     const std::string c = text::ascii_lower(cat.substr(0, 64));
     if (c == "cpu_op" || c == "operator") return Category::cpu_op;

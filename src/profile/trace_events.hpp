@@ -16,11 +16,13 @@
 // error naming where, never a crash.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "core/enum_names.hpp"
 #include "core/result.hpp"
 
 namespace baton::profile {
@@ -38,8 +40,18 @@ enum class Category : std::uint8_t {
     other,
 };
 
-// "kernel", "cpu_op", ...
-const char* category_name(Category c);
+}  // namespace baton::profile
+
+// "cpu_op", "kernel", ... (enum_name)
+template <>
+struct baton::EnumNames<baton::profile::Category> {
+    static constexpr std::array list = {
+        "cpu_op", "user_annotation", "python_function", "cuda_runtime",        "cuda_driver",
+        "kernel", "gpu_memcpy",      "gpu_memset",      "gpu_user_annotation", "other"};
+};
+
+namespace baton::profile {
+
 // The category of a trace's "cat" value (either spelling); `other` for what baton does not use.
 Category category_of(std::string_view cat);
 

@@ -50,14 +50,11 @@ std::vector<StepRow> step_rows(const StepSection* sa, const StepSection* sb) {
         for (int d : an.devices) {
             const profile::GpuStep g = an.mean_gpu(d);
             for (std::size_t i = 0; i < profile::kGpuSlices; ++i)
-                if (g.us[i] > 0)
-                    put(fmt::format("GPU{} {}", d, profile::gpu_slice_name(static_cast<profile::GpuSlice>(i))),
-                        g.us[i]);
+                if (g.us[i] > 0) put(fmt::format("GPU{} {}", d, enum_name(static_cast<profile::GpuSlice>(i))), g.us[i]);
         }
         const profile::HostStep h = an.mean_host();
         for (std::size_t i = 0; i < profile::kHostPhases; ++i)
-            if (h.us[i] > 0)
-                put(std::string("host ") + profile::host_phase_name(static_cast<profile::HostPhase>(i)), h.us[i]);
+            if (h.us[i] > 0) put(std::string("host ") + enum_name(static_cast<profile::HostPhase>(i)), h.us[i]);
     }
     // A row one side lacks is 0 ms there when that side has a window at all.
     const bool has_a = sa && sa->error.empty() && !sa->analysis.steps.empty();

@@ -170,8 +170,8 @@ void kernels_text(const Analysis& a, std::size_t top, double step_us, std::strin
     out += "Top kernels        ms/step  share  a step  class          name\n";
     for (std::size_t i = 0; i < std::min(top, a.kernels.size()); ++i) {
         const profile::TopKernel& k = a.kernels[i];
-        std::string kind = profile::kernel_class_name(k.kind);
-        if (k.precision != profile::GemmPrecision::unknown) kind += std::string(" ") + gemm_precision_name(k.precision);
+        std::string kind = enum_name(k.kind);
+        if (k.precision != profile::GemmPrecision::unknown) kind += std::string(" ") + enum_name(k.precision);
         out += fmt::format("  {:>24.3f} {:>5.1f} % {:>7.1f}  {:<14} {}\n", ms(k.us) / n,
                            step_us > 0 ? 100 * k.us / n / step_us : 0, static_cast<double>(k.count) / n, kind,
                            cut(k.name, 90));
@@ -221,7 +221,7 @@ void write_gpu_json(JsonWriter& w, const GpuStep& g) {
     w.key("ms");
     w.begin_object();
     for (std::size_t i = 0; i < profile::kGpuSlices; ++i) {
-        w.key(gpu_slice_name(static_cast<GpuSlice>(i)));
+        w.key(enum_name(static_cast<GpuSlice>(i)));
         w.value(ms(g.us[i]));
     }
     w.end_object();
@@ -243,22 +243,10 @@ void write_gpu_json(JsonWriter& w, const GpuStep& g) {
 void write_host_json(JsonWriter& w, const HostStep& h) {
     w.begin_object();
     for (std::size_t i = 0; i < profile::kHostPhases; ++i) {
-        w.key(host_phase_name(static_cast<HostPhase>(i)));
+        w.key(enum_name(static_cast<HostPhase>(i)));
         w.value(ms(h.us[i]));
     }
     w.end_object();
-}
-
-const char* loader_name(Analysis::Loader l) {
-    switch (l) {
-        case Analysis::Loader::none:
-            return "none";
-        case Analysis::Loader::in_process:
-            return "in_process";
-        case Analysis::Loader::workers:
-            return "workers";
-    }
-    return "none";
 }
 
 }  // namespace
@@ -296,7 +284,7 @@ void append_profile_json(const ProfileInfo& info, const Analysis& a, const std::
     w.field("has_steps", a.has_steps);
     w.field("has_gpu", a.has_gpu);
     w.field("has_stacks", a.has_stacks);
-    w.field("loader", loader_name(a.loader));
+    w.field("loader", enum_name(a.loader));
     w.key("devices");
     w.begin_array();
     for (int d : a.devices) w.value(d);
@@ -351,8 +339,8 @@ void append_profile_json(const ProfileInfo& info, const Analysis& a, const std::
         const profile::TopKernel& k = a.kernels[i];
         w.begin_object();
         w.field("name", k.name);
-        w.field("class", kernel_class_name(k.kind));
-        w.field("precision", gemm_precision_name(k.precision));
+        w.field("class", enum_name(k.kind));
+        w.field("precision", enum_name(k.precision));
         w.field("count", static_cast<std::uint64_t>(k.count));
         w.field("ms", ms(k.us));
         w.end_object();
@@ -373,7 +361,7 @@ void append_profile_json(const ProfileInfo& info, const Analysis& a, const std::
     w.key("gemm_precision_ms");
     w.begin_object();
     for (std::size_t i = 0; i < a.gemm_precision_us.size(); ++i) {
-        w.key(gemm_precision_name(static_cast<profile::GemmPrecision>(i)));
+        w.key(enum_name(static_cast<profile::GemmPrecision>(i)));
         w.value(ms(a.gemm_precision_us[i]));
     }
     w.end_object();

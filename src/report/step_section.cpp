@@ -94,10 +94,10 @@ std::string legend(const char* const* colours, std::size_t n, const char* (*name
 }
 
 const char* gpu_name(std::size_t i) {
-    return profile::gpu_slice_name(static_cast<GpuSlice>(i));
+    return enum_name(static_cast<GpuSlice>(i));
 }
 const char* host_name(std::size_t i) {
-    return profile::host_phase_name(static_cast<HostPhase>(i));
+    return enum_name(static_cast<HostPhase>(i));
 }
 
 std::string mean_step_text(const profile::Analysis& a) {
@@ -164,9 +164,8 @@ void append_step_section_html(const StepSection& s, std::int64_t run_id, std::st
         o += "<table class=\"kernels\">\n<tr><th>ms a step</th><th>a step</th><th>class</th><th>kernel</th></tr>\n";
         for (std::size_t i = 0; i < std::min<std::size_t>(10, a.kernels.size()); ++i) {
             const profile::TopKernel& k = a.kernels[i];
-            std::string kind = profile::kernel_class_name(k.kind);
-            if (k.precision != profile::GemmPrecision::unknown)
-                kind += std::string(" ") + gemm_precision_name(k.precision);
+            std::string kind = enum_name(k.kind);
+            if (k.precision != profile::GemmPrecision::unknown) kind += std::string(" ") + enum_name(k.precision);
             o += fmt::format("<tr><td>{:.3f}</td><td>{:.1f}</td><td>{}</td><td><code>{}</code></td></tr>\n",
                              k.us / n / 1000, static_cast<double>(k.count) / n, kind,
                              html_escape(k.name.substr(0, 200)));

@@ -37,7 +37,7 @@ TEST(KernelClasses, EachLibrarysKernelsByName) {
         {"", KernelClass::other},
     };
     for (const auto& [name, want] : cases) EXPECT_EQ(kernel_class(name), want) << name;
-    EXPECT_STREQ(kernel_class_name(KernelClass::communication), "communication");
+    EXPECT_STREQ(baton::enum_name(KernelClass::communication), "communication");
 }
 
 TEST(KernelClasses, TheGemmPrecisionTheNameSays) {
@@ -65,7 +65,7 @@ TEST(KernelClasses, CopiesByDirectionAndPageableHostMemory) {
     EXPECT_EQ(copy_of("Memcpy DtoD (Device -> Device)").kind, CopyKind::d2d);
     EXPECT_EQ(copy_of("Memcpy PtoP (Device -> Device)").kind, CopyKind::p2p);
     EXPECT_EQ(copy_of("Memset (Device)").kind, CopyKind::other);
-    EXPECT_STREQ(copy_kind_name(CopyKind::h2d), "h2d");
+    EXPECT_STREQ(baton::enum_name(CopyKind::h2d), "h2d");
 }
 
 TEST(KernelClasses, AnOperatorsInputTypeAsAPrecision) {
@@ -75,5 +75,5 @@ TEST(KernelClasses, AnOperatorsInputTypeAsAPrecision) {
     EXPECT_EQ(precision_of_input_type("c10::Float8_e4m3fn"), GemmPrecision::fp8);
     EXPECT_EQ(precision_of_input_type("double"), GemmPrecision::unknown);
     EXPECT_EQ(precision_of_input_type(""), GemmPrecision::unknown);
-    EXPECT_STREQ(gemm_precision_name(GemmPrecision::fp32_or_tf32), "fp32_or_tf32");
+    EXPECT_STREQ(baton::enum_name(GemmPrecision::fp32_or_tf32), "fp32_or_tf32");
 }
