@@ -140,4 +140,15 @@ Result<store::History> open_history(const std::string& db_flag, const std::strin
     return store::History::open(*path, access);
 }
 
+Result<NamedRun> open_named_run(const std::string& run, const std::string& db_flag, const std::string& config_path) {
+    Result<std::int64_t> id = store::parse_run_id(run);
+    if (!id.ok()) return make_error(ErrorCode::invalid_argument, id.error().message);
+    Result<store::History> h = open_history(db_flag, config_path);
+    if (!h.ok()) return h.error();
+    Result<store::RunRecord> r = h->run(*id);
+    if (!r.ok()) return r.error();
+    std::string what = "run " + std::to_string(*id) + " (" + r->name + ")";
+    return NamedRun{std::move(*h), std::move(*r), std::move(what)};
+}
+
 }  // namespace baton::cli

@@ -74,4 +74,14 @@ std::string state_file(const std::string& name, const std::string& config_path);
 Result<store::History> open_history(const std::string& db_flag, const std::string& config_path,
                                     store::HistoryAccess access = store::HistoryAccess::read);
 
+// A recorded run named on the command line (`baton stacks RUN`, `baton profile show RUN`): its id
+// parsed (a malformed one is invalid_argument: a usage error), the history opened for reading, the
+// run's record read; `what` names it for messages: "run 3 (python3 train.py)".
+struct NamedRun {
+    store::History history;
+    store::RunRecord record;
+    std::string what;
+};
+Result<NamedRun> open_named_run(const std::string& run, const std::string& db_flag, const std::string& config_path);
+
 }  // namespace baton::cli

@@ -42,21 +42,17 @@ namespace {
 
 // The trace of `baton profile show RUN`: the run's last window, from the history.
 Result<profile::Trace> run_trace(const ProfileArgs& a, const std::string& config_path, std::string& source) {
-    Result<std::int64_t> id = store::parse_run_id(a.run);
-    if (!id.ok()) return make_error(ErrorCode::invalid_argument, id.error().message);
-    Result<store::History> h = open_history(a.db, config_path);
-    if (!h.ok()) return h.error();
-    Result<store::RunRecord> r = h->run(*id);
-    if (!r.ok()) return r.error();
-    Result<std::vector<store::RecordedProfile>> windows = h->profiles(*id);
+    Result<NamedRun> run = open_named_run(a.run, a.db, config_path);
+    if (!run.ok()) return run.error();
+    Result<std::vector<store::RecordedProfile>> windows = run->history.profiles(run->record.id);
     if (!windows.ok()) return windows.error();
     if (windows->empty())
-        return make_error(ErrorCode::not_found, "run " + std::to_string(*id) + " (" + r->name +
-                                                    ") has no profile window: record one with baton run --profile");
+        return make_error(ErrorCode::not_found,
+                          run->what + " has no profile window: record one with baton run --profile");
     const store::RecordedProfile& w = windows->back();
-    source = "run " + std::to_string(*id) + " (" + r->name + "), rank " + std::to_string(w.rank) + "'s window";
+    source = run->what + ", rank " + std::to_string(w.rank) + "'s window";
     Result<profile::Trace> t = profile::parse_trace_bytes(w.trace_gz);
-    if (!t.ok()) return make_error("the window kept with run " + std::to_string(*id) + ": " + t.error().message);
+    if (!t.ok()) return make_error("the window kept with " + run->what + ": " + t.error().message);
     return t;
 }
 

@@ -50,25 +50,23 @@ Result<std::vector<hang::StackTarget>> pid_targets(const StacksArgs& a) {
 }
 
 Result<std::vector<hang::StackTarget>> run_targets(const StacksArgs& a, const std::string& config_path) {
-    Result<std::int64_t> id = store::parse_run_id(a.run);
-    if (!id.ok()) return make_error(ErrorCode::invalid_argument, id.error().message);
-    Result<store::History> h = open_history(a.db, config_path);
-    if (!h.ok()) return h.error();
-    Result<store::RunRecord> r = h->run(*id);
-    if (!r.ok()) return r.error();
-    const std::string what = "run " + std::to_string(*id) + " (" + r->name + ")";
-    if (r->state != store::RunState::running)
-        return make_error(what + " is not running (" + store::run_state_name(r->state) + "): its processes are gone");
+    Result<NamedRun> run = open_named_run(a.run, a.db, config_path);
+    if (!run.ok()) return run.error();
+    const std::int64_t id = run->record.id;
+    const store::RunRecord& r = run->record;
+    const std::string& what = run->what;
+    if (r.state != store::RunState::running)
+        return make_error(what + " is not running (" + store::run_state_name(r.state) + "): its processes are gone");
     // A queued job's run is the agent's: its processes are below the job's supervisor, not below the
     // agent (whose other jobs are not this run's).
-    if (Result<std::vector<store::JobRecord>> jobs = h->jobs(true); jobs.ok())
+    if (Result<std::vector<store::JobRecord>> jobs = run->history.jobs(true); jobs.ok())
         for (const store::JobRecord& j : *jobs)
-            if (j.run_id == *id && j.pid) {
+            if (j.run_id == id && j.pid) {
                 if (store::process_start_ticks(static_cast<pid_t>(*j.pid)) != j.pid_start_ticks)
                     return make_error(what + " is job " + std::to_string(j.id) + ", whose processes are gone");
                 return targets_under(static_cast<pid_t>(*j.pid), a.all, what);
             }
-    return targets_under(static_cast<pid_t>(r->owner.pid), a.all, what);
+    return targets_under(static_cast<pid_t>(r.owner.pid), a.all, what);
 }
 
 }  // namespace
