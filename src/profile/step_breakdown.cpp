@@ -316,7 +316,8 @@ void analyse_gpus(const Trace& t, Analysis& a, std::vector<DeviceTimeline>& time
         if (e.category == Category::cpu_op && e.external_id >= 0 && e.input_type != TraceEvent::kNoStack)
             op_input_type.emplace(e.external_id, e.input_type);
     // Counts and sums by the step an activity started in.
-    std::map<std::string, TopKernel> kernels;
+    std::map<std::uint32_t, TopKernel> kernels;                           // by interned name
+    std::vector<std::vector<double>> kernel_durations(a.devices.size());  // for each GPU's median
     for (std::size_t d = 0; d < a.devices.size(); ++d)
         for (const TraceEvent* e : timelines[d].events) {
             const std::int64_t si = step_at(a.steps, e->ts_us);
@@ -334,8 +335,9 @@ void analyse_gpus(const Trace& t, Analysis& a, std::vector<DeviceTimeline>& time
             }
             if (e->category != Category::kernel) continue;
             ++g.kernels;
+            kernel_durations[d].push_back(e->dur_us);
             g.kernel_us += e->dur_us;
-            TopKernel& k = kernels[name];
+            TopKernel& k = kernels[e->name];
             if (k.count == 0) {
                 k.name = name;
                 k.kind = kernel_class(name);
@@ -352,10 +354,7 @@ void analyse_gpus(const Trace& t, Analysis& a, std::vector<DeviceTimeline>& time
                 a.gemm_precision_us[static_cast<std::size_t>(k.precision)] += e->dur_us;
             }
         }
-    for (std::size_t d = 0; d < a.devices.size(); ++d) {
-        std::vector<double> durations;
-        for (const TraceEvent* e : timelines[d].events)
-            if (e->category == Category::kernel && step_at(a.steps, e->ts_us) >= 0) durations.push_back(e->dur_us);
+    for (std::vector<double>& durations : kernel_durations) {
         double median = 0;
         if (!durations.empty()) {
             std::nth_element(durations.begin(), durations.begin() + static_cast<std::ptrdiff_t>(durations.size() / 2),
@@ -364,7 +363,7 @@ void analyse_gpus(const Trace& t, Analysis& a, std::vector<DeviceTimeline>& time
         }
         a.median_kernel_us.push_back(median);
     }
-    for (auto& [name, k] : kernels) a.kernels.push_back(std::move(k));
+    for (auto& [id, k] : kernels) a.kernels.push_back(std::move(k));
     std::sort(a.kernels.begin(), a.kernels.end(),
               [](const TopKernel& x, const TopKernel& y) { return x.us != y.us ? x.us > y.us : x.name < y.name; });
 }

@@ -66,6 +66,15 @@ std::vector<StepRow> step_rows(const StepSection* sa, const StepSection* sb) {
     return rows;
 }
 
+// A figure one run may lack (negative: not recorded, no window): null in the JSON.
+void figure_or_null(JsonWriter& w, std::string_view key, double v) {
+    w.key(key);
+    if (v < 0)
+        w.null();
+    else
+        w.value(v);
+}
+
 // The two records compared, as the JSON's "runs".
 void runs_json(JsonWriter& w, const store::RunRecord& ra, const store::RunRecord& rb) {
     w.key("runs");
@@ -196,13 +205,8 @@ std::string compare_runs_json(const store::StoredRun& a, const store::StoredRun&
         w.begin_object();
         w.field("name", row.name);
         w.field("unit", std::string(row.unit).substr(1));
-        for (const auto& [key, v] : {std::pair{"a", fa.*row.field}, std::pair{"b", fb.*row.field}}) {
-            w.key(key);
-            if (v < 0)
-                w.null();  // not recorded in that run
-            else
-                w.value(v);
-        }
+        figure_or_null(w, "a", fa.*row.field);
+        figure_or_null(w, "b", fb.*row.field);
         w.end_object();
     }
     w.end_array();
@@ -212,13 +216,8 @@ std::string compare_runs_json(const store::StoredRun& a, const store::StoredRun&
     for (const StepRow& r : step_rows(sa, sb)) {
         w.begin_object();
         w.field("name", r.name);
-        for (const auto& [key, v] : {std::pair{"a_ms", r.a}, std::pair{"b_ms", r.b}}) {
-            w.key(key);
-            if (v < 0)
-                w.null();  // that run has no window
-            else
-                w.value(v);
-        }
+        figure_or_null(w, "a_ms", r.a);
+        figure_or_null(w, "b_ms", r.b);
         w.end_object();
     }
     w.end_array();
