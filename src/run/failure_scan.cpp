@@ -48,7 +48,10 @@ void FailureScanner::add(const std::string& rule, diagnose::Severity s, std::str
 
 void FailureScanner::line(std::string_view l) {
     if (l.find("CUDA out of memory") != std::string_view::npos ||
-        l.find("OutOfMemoryError") != std::string_view::npos) {
+        l.find("OutOfMemoryError") != std::string_view::npos ||
+        l.find("CUDA error: out of memory") != std::string_view::npos) {
+        if (oom_line_.empty()) oom_line_ = std::string(l.substr(0, 4096));
+        // The job's watch replaces this with the autopsy (gpu_memory/oom_autopsy.hpp) where it has one.
         add("cuda_oom", diagnose::Severity::critical, "the job ran out of GPU memory (CUDA out of memory)",
             "Mixed precision (torch.autocast with a GradScaler) cuts activation memory by about 40 %; a smaller batch "
             "with gradient accumulation keeps the effective batch; activation checkpointing trades compute for "

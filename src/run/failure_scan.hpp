@@ -17,6 +17,8 @@ class FailureScanner {
     void feed(std::string_view chunk);
     // One finding per failure kind seen, with the first matching line as evidence.
     const std::vector<diagnose::Finding>& findings() const { return findings_; }
+    // The first CUDA out-of-memory line, whole (at most 4 KiB): PyTorch's numbers, for the autopsy.
+    const std::string& oom_line() const { return oom_line_; }
 
   private:
     void line(std::string_view l);
@@ -24,6 +26,7 @@ class FailureScanner {
              std::string_view evidence);
 
     std::string partial_;
+    std::string oom_line_;
     std::vector<diagnose::Finding> findings_;
 };
 

@@ -9,6 +9,7 @@
 #include <fmt/format.h>  // header-only (fmt::fmt-header-only)
 
 #include "core/clock.hpp"
+#include "core/text_parse.hpp"
 #include "core/units.hpp"
 #include "diagnose/job.hpp"
 #include "diagnose/rules.hpp"
@@ -158,6 +159,34 @@ void account_step(RunStats& s, const store::StepEvent& e) {
     s.ranks.insert(e.rank);
 }
 
+// Every GPU with its processes as NVML reports them, the job's marked, for an out-of-memory autopsy.
+std::vector<std::pair<std::string, gpu_memory::GpuAtFailure>> gpu_view(const Snapshot& snap, const JobTotals& job) {
+    std::vector<std::pair<std::string, gpu_memory::GpuAtFailure>> out;
+    for (const GpuInfo& g : snap.gpus) {
+        if (g.stale || g.error) continue;
+        gpu_memory::GpuAtFailure v;
+        v.index = g.index;
+        v.name = g.name;
+        v.total_bytes = g.memory_total_bytes;
+        for (const GpuProcess& p : g.processes) {
+            if (!p.used_memory_bytes) continue;
+            gpu_memory::GpuOccupant o;
+            o.pid = p.pid;
+            o.bytes = *p.used_memory_bytes;
+            o.job = job.pids.count(p.our_pid()) > 0;
+            for (const ProcessInfo& x : snap.processes)
+                if (x.pid == p.our_pid()) {
+                    o.name = x.name;
+                    o.user = x.user;
+                    break;
+                }
+            v.processes.push_back(std::move(o));
+        }
+        out.emplace_back(g.uuid, std::move(v));
+    }
+    return out;
+}
+
 std::vector<store::RunGpu> run_gpus(const Snapshot& snap, const std::set<unsigned>& job_gpus) {
     std::vector<store::RunGpu> out;
     for (const GpuInfo& g : snap.gpus)
@@ -257,11 +286,50 @@ std::vector<diagnose::Finding> JobWatch::read_output(std::string_view bytes) {
     std::vector<diagnose::Finding> news;
     const auto& f = scanner_.findings();
     for (; scanned_ < f.size(); ++scanned_)
-        for (diagnose::Finding& x : merge({f[scanned_]})) {
+        for (diagnose::Finding& x : merge({f[scanned_].rule == "cuda_oom" ? explained_oom() : f[scanned_]})) {
             if (history_) history_->add_finding(unix_millis(), x);
             news.push_back(std::move(x));
         }
     return news;
+}
+
+std::optional<gpu_memory::GpuAtFailure> JobWatch::gpu_of_cuda_device(unsigned device) const {
+    // CUDA numbers the devices it is shown; baton's jobs see them in PCI bus order, as NVML does.
+    std::optional<unsigned> index = device;
+    std::string uuid;
+    if (options_.cuda_visible_devices) {
+        index.reset();
+        std::string_view list = *options_.cuda_visible_devices;
+        for (unsigned i = 0; !list.empty(); ++i) {
+            const std::size_t comma = list.find(',');
+            const std::string_view item = list.substr(0, comma);
+            if (i == device) {
+                if (const auto n = text::parse_digits<unsigned>(item))
+                    index = *n;
+                else
+                    uuid = std::string(item);
+                break;
+            }
+            list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
+        }
+    }
+    for (const auto& [id, view] : gpu_view_)
+        if ((index && view.index == *index) || (!uuid.empty() && id.rfind(uuid, 0) == 0)) return view;
+    return std::nullopt;
+}
+
+diagnose::Finding JobWatch::explained_oom() const {
+    gpu_memory::OomInputs in;
+    const std::string& line = scanner_.oom_line();
+    if (!line.empty()) in.message = gpu_memory::parse_oom_message(line);
+    if (in.message && in.message->gpu)
+        in.gpu = gpu_of_cuda_device(*in.message->gpu);
+    else if (gpu_view_.size() == 1)
+        in.gpu = gpu_view_.front().second;
+    // The training process whose steps peaked highest: the one that ran out, when there are several.
+    for (const auto& [pid, m] : step_memory_)
+        if (!in.steps || m.peak_bytes > in.steps->peak_bytes) in.steps = m;
+    return gpu_memory::oom_finding(gpu_memory::explain_oom(in), line);
 }
 
 std::vector<diagnose::Finding> JobWatch::take_profile_event(const store::HookEvent& e) {
@@ -304,6 +372,15 @@ std::vector<diagnose::Finding> JobWatch::read_events(const std::vector<std::stri
         }
         if (e->type != "step") continue;
         account_step(stats_, e->step);
+        if (e->cuda) {
+            gpu_memory::StepMemory& m = step_memory_[e->step.pid];
+            m.held_bytes = e->cuda->allocated;  // what the step left allocated: the model, its state
+            if (e->cuda->peak_allocated >= m.peak_bytes) {
+                m.peak_bytes = e->cuda->peak_allocated;
+                m.batch_size = e->step.samples.value_or(0);
+            }
+            ++m.steps;
+        }
         last_step_ms_ = std::max(last_step_ms_, e->step.t_ms);
         steps_.push_back({e->step.t_ms, e->step.pid, e->step.rank, e->step.step_ms, e->step.wait_ms, e->step.samples});
         fresh.push_back(std::move(e->step));
@@ -318,6 +395,7 @@ std::vector<diagnose::Finding> JobWatch::sample(const diagnose::Window& window) 
     const JobTotals job = job_totals(snap, roots_);
     const std::size_t gpus_before = job_gpus_.size();
     note_job_gpus(snap, job, job_gpus_);
+    if (!snap.gpus.empty()) gpu_view_ = gpu_view(snap, job);
     account(stats_, snap, job, snap.interval_seconds, job_gpus_);
     if (history_ && (stats_.samples == 1 || job_gpus_.size() != gpus_before))
         history_->set_machine(snap.host.cpu_count, snap.memory.total_bytes, run_gpus(snap, job_gpus_));

@@ -19,6 +19,7 @@
 #include "core/thresholds.hpp"
 #include "diagnose/series.hpp"
 #include "diagnose/steps.hpp"
+#include "gpu_memory/oom_autopsy.hpp"
 #include "run/failure_scan.hpp"
 #include "run/run_command.hpp"
 #include "store/history_writer.hpp"
@@ -111,6 +112,11 @@ class JobWatch {
     std::vector<diagnose::Finding> merge(const std::vector<diagnose::Finding>& found);
     // A "profile" event: the trace taken from the run's profile directory, judged and recorded.
     std::vector<diagnose::Finding> take_profile_event(const store::HookEvent& e);
+    // The cuda_oom finding explained with the evidence there is now: PyTorch's message, NVML's view of
+    // the failing GPU, the allocator's per-step figures (gpu_memory/oom_autopsy.hpp).
+    diagnose::Finding explained_oom() const;
+    // NVML's view of the GPU that CUDA device `device` of the job is (CUDA_VISIBLE_DEVICES mapped).
+    std::optional<gpu_memory::GpuAtFailure> gpu_of_cuda_device(unsigned device) const;
 
     JobWatchOptions options_;
     std::vector<pid_t> roots_;
@@ -126,6 +132,10 @@ class JobWatch {
     std::size_t scanned_ = 0;  // scanner findings already merged
     std::optional<std::uint64_t> oom_kills_at_start_, oom_kills_now_;
     std::uint64_t cgroup_oom_kills_ = 0, cgroup_limit_bytes_ = 0;
+    // For the out-of-memory autopsy: every GPU as NVML saw it at the last sample (its UUID, its
+    // processes with the job's own marked), and each training process's allocator figures by step.
+    std::vector<std::pair<std::string, gpu_memory::GpuAtFailure>> gpu_view_;
+    std::map<std::uint32_t, gpu_memory::StepMemory> step_memory_;
     std::int64_t last_step_ms_ = 0;
     double median_step_ = 0;
     std::size_t median_of_steps_ = 0;  // how many steps median_step_ was taken over

@@ -81,6 +81,39 @@ Result<diagnose::Finding> finding_of(const json& j) {
 
 }  // namespace
 
+namespace {
+
+std::optional<AllocatorFigures> figures_of(const json& data) {
+    const auto cuda = data.find("cuda");
+    if (cuda == data.end() || !cuda->is_object()) return std::nullopt;
+    const auto count = [&](const char* key, bool required, std::uint64_t& out) {
+        const auto v = cuda->find(key);
+        if (v == cuda->end()) return !required;
+        if (!v->is_number_integer() || (!v->is_number_unsigned() && v->get<std::int64_t>() < 0)) return false;
+        out = v->get<std::uint64_t>();
+        return true;
+    };
+    AllocatorFigures f;
+    std::uint64_t device = 0;
+    if (!count("device", false, device) || device > 1023 || !count("allocated_bytes", true, f.allocated) ||
+        !count("reserved_bytes", true, f.reserved) || !count("active_bytes", false, f.active) ||
+        !count("peak_allocated_bytes", false, f.peak_allocated) ||
+        !count("inactive_split_bytes", false, f.inactive_split) || !count("num_ooms", false, f.num_ooms) ||
+        !count("num_alloc_retries", false, f.num_alloc_retries))
+        return std::nullopt;
+    f.device = static_cast<unsigned>(device);
+    return f;
+}
+
+}  // namespace
+
+std::optional<AllocatorFigures> parse_allocator_figures(std::string_view data_json) {
+    if (data_json.empty() || data_json.size() > kMaxHookEventBytes) return std::nullopt;
+    const json j = json::parse(data_json.begin(), data_json.end(), nullptr, /*allow_exceptions=*/false);
+    if (j.is_discarded() || !j.is_object()) return std::nullopt;
+    return figures_of(j);
+}
+
 Result<HookEvent> parse_hook_event(std::string_view datagram) {
     if (datagram.size() > kMaxHookEventBytes)
         return make_error("event of " + std::to_string(datagram.size()) + " bytes (at most " +
@@ -147,6 +180,7 @@ Result<HookEvent> parse_hook_event(std::string_view datagram) {
     if (auto data = j.find("data"); data != j.end()) {
         if (!data->is_object()) return make_error("'data' must be an object");
         e.step.data = data->dump();
+        e.cuda = figures_of(*data);
     }
     return e;
 }

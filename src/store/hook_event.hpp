@@ -16,11 +16,20 @@ namespace baton::store {
 
 inline constexpr std::size_t kMaxHookEventBytes = 16384;
 
+// The CUDA caching allocator's figures a step carries (its data's "cuda" object, python/baton/torch.py):
+// at the step's end, and the peak allocation since the step before ended.
+struct AllocatorFigures {
+    unsigned device = 0;
+    std::uint64_t allocated = 0, reserved = 0, active = 0, peak_allocated = 0, inactive_split = 0;
+    std::uint64_t num_ooms = 0, num_alloc_retries = 0;
+};
+
 struct HookEvent {
     std::string type;                          // "step", "finding" (others are skipped by the reader's caller)
     std::uint64_t dropped = 0;                 // events the sender could not send before this one (cumulative)
     StepEvent step;                            // for "step"; its t_ms and pid are every event's time and sender
     std::optional<diagnose::Finding> finding;  // for "finding": from baton.torch.check()
+    std::optional<AllocatorFigures> cuda;      // for "step": its data's allocator figures, when sent
     // For "profile" (the window of `baton run --profile`, python/baton/_profile.py): the trace the
     // hook wrote (an absolute path; whoever reads it checks where it is), the steps it recorded, and
     // the rank (in step.rank).
@@ -35,5 +44,10 @@ struct HookEvent {
 // length; for "profile": path (an absolute path of at most 4096 bytes), steps, rank. Unknown keys
 // are ignored.
 Result<HookEvent> parse_hook_event(std::string_view datagram);
+
+// A stored step's allocator figures (StepEvent::data, as sent); none when it has none or they are
+// malformed (keys: device, allocated_bytes, reserved_bytes, active_bytes, peak_allocated_bytes,
+// inactive_split_bytes, num_ooms, num_alloc_retries: integers >= 0; allocated and reserved required).
+std::optional<AllocatorFigures> parse_allocator_figures(std::string_view data_json);
 
 }  // namespace baton::store

@@ -190,6 +190,56 @@ TEST(RunCommand, CudaOutOfMemoryIsRecognisedAndPassedThrough) {
     EXPECT_NE(err.find("see: baton explain cuda_oom"), std::string::npos) << err;
 }
 
+// An out-of-memory failure while another user's process holds most of the GPU: the finding names
+// that process from NVML's view and says the fix is not the batch size; the figures are recorded.
+TEST(RunCommand, CudaOomExplainedByAnotherProcessOnTheGpu) {
+    TempDir d;
+    const std::string db = d.path() + "/baton.db";
+    const std::string procs = d.path() + "/gpu-processes";
+    auto env = fake_env("one-idle");
+    env["CUDA_VISIBLE_DEVICES"] = "0";
+    env["BATON_FAKE_NVML_PROCESSES"] = procs;
+    pid_t other = -1;
+    {
+        std::FILE* p = popen("sleep 30 >/dev/null 2>&1 & echo $!", "r");
+        ASSERT_NE(p, nullptr);
+        ASSERT_EQ(std::fscanf(p, "%d", &other), 1);
+        pclose(p);
+    }
+    { std::ofstream(procs) << "0 " << other << " 60000000000\n"; }
+    const std::string oom =
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 4.00 GiB. GPU 0 has a total "
+        "capacity of 79.65 GiB of which 1.19 GiB is free. Process " +
+        std::to_string(other) +
+        " has 55.88 GiB memory in use. Including non-PyTorch memory, this process has 18.63 GiB "
+        "memory in use. Of the allocated memory 17.50 GiB is allocated by PyTorch, and 100.00 MiB "
+        "is reserved by PyTorch but unallocated.";
+    auto r = run({baton_binary(), "--config", "/dev/null", "run", "--interval", "0.2", "--db", db, "--", "sh", "-c",
+                  "echo \"0 $$ 20000000000\" >> " + procs + "; sleep 1; echo '" + oom + "' >&2; exit 1"},
+                 env);
+    kill(other, SIGKILL);
+    ASSERT_EQ(r.exit_code, 1) << r.err;
+    EXPECT_NE(r.err.find(oom + "\n"), std::string::npos) << r.err;  // passed through unchanged
+    EXPECT_NE(r.err.find("critical cuda_oom [job]: GPU0 ran out of memory: 4.00 GiB asked with 1.19 GiB free; other "
+                         "processes held 55.88 GiB of it (55.88 GiB by pid " +
+                         std::to_string(other) + " (sleep"),
+              std::string::npos)
+        << r.err;
+    auto shown = nlohmann::json::parse(run({baton_binary(), "runs", "show", "1", "--json", "--db", db}).out);
+    bool found = false;
+    for (const auto& f : shown["finding_list"]) {
+        if (f["rule"] != "cuda_oom") continue;
+        found = true;
+        EXPECT_NE(f["recommendation"].get<std::string>().find("not the batch size"), std::string::npos) << f;
+        std::map<std::string, double> figures;
+        for (const auto& e : f["evidence"])
+            if (e.contains("maximum")) figures[e["metric"].get<std::string>()] = e["maximum"].get<double>();
+        EXPECT_EQ(figures["oom.requested_bytes"], 4.0 * 1073741824) << f;
+        EXPECT_EQ(figures["oom.other_processes_bytes"], 60000000000.0) << f;
+    }
+    EXPECT_TRUE(found) << shown;
+}
+
 TEST(RunCommand, ReportAsHtmlAndMarkdown) {
     TempDir d;
     Baton b(d, {"--name", "rep", "--report", d.path() + "/end.html", "--", "sh", "-c", "sleep 0.6"});
