@@ -31,12 +31,10 @@ import time
 import torch
 
 from baton import _events
+from baton import _memory
 from baton import _profile
 from baton import checks as _checks
 from baton.tuners import find_batch_size, tune_loader  # noqa: F401  (baton.torch's public functions)
-
-# CUDA memory statistics ride along every this many steps (memory_stats() costs about 50 us).
-MEMORY_EVERY = 50
 
 
 def _batch_size(batch):
@@ -55,23 +53,6 @@ def _batch_size(batch):
             if n is not None:
                 return n
     return None
-
-
-def _memory():
-    """CUDA allocator figures of this process's current device, or None without CUDA."""
-    if not (torch.cuda.is_available() and torch.cuda.is_initialized()):
-        return None
-    s = torch.cuda.memory_stats()
-    allocated = s.get("allocated_bytes.all.current", 0)
-    reserved = s.get("reserved_bytes.all.current", 0)
-    return {
-        "device": torch.cuda.current_device(),
-        "allocated_bytes": allocated,
-        "reserved_bytes": reserved,
-        "peak_allocated_bytes": s.get("allocated_bytes.all.peak", 0),
-        "fragmentation_bytes": reserved - allocated,
-        "num_ooms": s.get("num_ooms", 0),
-    }
 
 
 def _rank():
@@ -96,6 +77,7 @@ class _Steps:
         self.samples = None
         self.manual = False  # step() was called: watched loaders no longer end steps
         self.scaler = None
+        self.step_peaks = True  # the allocator's peak statistics are reset at each step's end
 
     def waited(self, seconds, samples):
         if self.started is None:
@@ -119,10 +101,10 @@ class _Steps:
             if n is not None:
                 event["samples"] = int(n)
             data = {}
-            if self.count % MEMORY_EVERY == 0:
-                memory = _memory()
-                if memory is not None:
-                    data["cuda"] = memory
+            # Only under baton run: outside it nothing reads them, and the peaks are left alone.
+            memory = _memory.step_figures(self.step_peaks) if _events.sender().connected else None
+            if memory is not None:
+                data["cuda"] = memory
             if self.scaler is not None and self.scaler.is_enabled():
                 data["scale"] = float(self.scaler.get_scale())
             if data:
@@ -130,6 +112,7 @@ class _Steps:
             _events.sender().send(event)
             self.count += 1
             _window().step_ended(self.count - 1)
+            _recorder().arm()
         self.started = now
         self.wait = 0.0
         self.samples = None
@@ -137,6 +120,7 @@ class _Steps:
 
 _steps = _Steps()
 _profile_window = None
+_memory_recorder = None
 
 
 def _window():
@@ -148,11 +132,20 @@ def _window():
     return _profile_window
 
 
+def _recorder():
+    """The process's out-of-memory recorder (baton/_memory.py), armed once CUDA is initialised."""
+    global _memory_recorder
+    if _memory_recorder is None:
+        _memory_recorder = _memory.Recorder(_steps, _rank, lambda e: _events.sender().send(e))
+    return _memory_recorder
+
+
 class _Watched:
-    def __init__(self, loader, scaler, manual_steps):
+    def __init__(self, loader, scaler, manual_steps, step_peaks):
         self.loader = loader
         self.scaler = scaler
         self.manual_steps = manual_steps
+        self.step_peaks = step_peaks
 
     def __len__(self):
         return len(self.loader)
@@ -166,6 +159,8 @@ class _Watched:
             _steps.scaler = self.scaler
         if self.manual_steps:
             _steps.manual = True
+        _steps.step_peaks = self.step_peaks
+        _recorder().arm()
         it = iter(self.loader)
         while True:
             asked = time.perf_counter()
@@ -192,14 +187,18 @@ class _Watched:
                 raise
 
 
-def watch(loader, scaler=None, manual_steps=False):
+def watch(loader, scaler=None, manual_steps=False, step_peaks=True):
     """Wraps any iterable loader (a DataLoader or anything with __iter__) to measure each step:
-    the time spent waiting for the next batch against the whole step, samples per step, and
-    every MEMORY_EVERY steps the CUDA allocator's figures; with `scaler` (a GradScaler), its
-    scale. Each batch is a step, unless `manual_steps`: then step() marks where steps end (a
-    call to step() also switches to that from then on). Returns an iterable that yields the
-    loader's batches unchanged."""
-    return _Watched(loader, scaler, manual_steps)
+    the time spent waiting for the next batch against the whole step, samples per step, and on
+    CUDA the caching allocator's figures at the step's end with the step's peak allocation; with
+    `scaler` (a GradScaler), its scale. Each batch is a step, unless `manual_steps`: then step()
+    marks where steps end (a call to step() also switches to that from then on). The step's peak
+    is taken by resetting PyTorch's peak statistics at each step's end, so the script's own
+    torch.cuda.max_memory_allocated() says the peak since the last step; `step_peaks=False` leaves
+    them alone (the peak sent is then the run's). Under `baton run`, a CUDA out-of-memory error
+    is captured before it unwinds (docs/memory.md). Returns an iterable that yields the loader's
+    batches unchanged."""
+    return _Watched(loader, scaler, manual_steps, step_peaks)
 
 
 def step(samples=None):

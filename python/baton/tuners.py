@@ -115,6 +115,10 @@ def _try(step_fn, size, device):
     if cuda:
         torch.cuda.reset_peak_memory_stats(device)
     oom = False
+    # The OOMs provoked here are the search's, not failures: the hook does not capture them.
+    from baton import torch as hook  # (baton.torch imports this module: imported when first used)
+    recorder = hook._recorder()
+    recorder.quiet += 1
     try:
         step_fn(size)
         if cuda:
@@ -123,6 +127,8 @@ def _try(step_fn, size, device):
         if not is_oom(error):
             raise
         oom = True
+    finally:
+        recorder.quiet -= 1
     # Cleaned up only here, outside the except block: inside it the traceback still holds the
     # step's frames and their tensors (the leak that makes other finders OOM later in training).
     _free()

@@ -12,6 +12,7 @@
 #include "core/printable.hpp"
 #include "core/text_parse.hpp"
 #include "report/profile_view.hpp"
+#include "run/memory_capture.hpp"
 #include "run/run_command.hpp"
 #include "store/history.hpp"
 
@@ -45,6 +46,21 @@ CLI::App* add_run_command(CLI::App& app, RunArgs& a) {
            "Record a profiler window inside baton.torch.watch after [profile] warmup steps (10): --profile=STEPS "
            "steps (default [profile] steps, 5), judged at the end and kept with the run; --profile=auto: one "
            "window when gpu_underused, step_time_unstable or input_bound first fires (docs/profile.md)")
+        ->expected(0, 1);
+    cmd->add_option_function<std::string>(
+           "--memory-history",
+           [&a](const std::string& v) {
+               a.memory_history = run::kDefaultHistoryEvents;
+               if (v.empty()) return;
+               const std::optional<std::int64_t> n = text::parse_digits<std::int64_t>(v);
+               if (!n || *n < 1 || *n > 10'000'000)
+                   throw CLI::ValidationError("--memory-history",
+                                              "'" + v + "' is not a number of events from 1 to 10000000");
+               a.memory_history = *n;
+           },
+           "Have PyTorch record the last allocation events with their Python stacks (PyTorch >= 2.1, from the "
+           "watched loop's start), so a CUDA out-of-memory error is explained by what allocated the memory: "
+           "--memory-history=EVENTS keeps that many (default 10000; docs/memory.md)")
         ->expected(0, 1);
     cmd->add_option("--db", a.db,
                     "History database (default: [history] db in the config, else $XDG_STATE_HOME/baton/baton.db)");
@@ -124,6 +140,7 @@ int run_run(const RunArgs& a, const std::vector<std::string>& command, const std
     o.profile.steps = a.profile_steps ? a.profile_steps : cfg->profile.steps;
     o.profile.rules.min_share = cfg->profile.min_share;
     o.profile.rules.cpus = static_cast<unsigned>(allowed_cpus().size());
+    o.memory_history = a.memory_history;
     Result<run::RunStats> stats = run::run_command(o);
     if (!stats.ok()) return start_failure(stats.error());
     std::string summary = stats->hang_root_cause + "\n";
@@ -134,6 +151,7 @@ int run_run(const RunArgs& a, const std::vector<std::string>& command, const std
         report::append_profile_text(info, *stats->profile, stats->profile_findings, summary);
     }
     if (!stats->profile_note.empty()) summary += stats->profile_note + "\n";
+    if (!stats->memory_note.empty()) summary += stats->memory_note + "\n";
     summary += run::run_summary_text(*stats);
     summary += write_run_outputs(*stats, o.db_path, a.report, a.summary_json, "run");
     std::fputs(printable_text(summary).c_str(), stderr);

@@ -18,13 +18,14 @@ struct RunArgs {
     bool no_gpus = false;
     std::string db;  // empty: the default path
     bool no_db = false;
-    std::string report;         // --report FILE.html: written from the history at the end
-    std::string summary_json;   // --summary-json FILE: the summary as JSON ("-": stdout)
-    double hang_seconds = -1;   // -1: [launch] hang_seconds
-    std::string on_hang;        // "": [launch] on_hang
-    bool profile = false;       // --profile[=STEPS]: a profiler window inside the hook
-    int profile_steps = 0;      // its STEPS; 0: [profile] steps
-    bool profile_auto = false;  // --profile=auto
+    std::string report;               // --report FILE.html: written from the history at the end
+    std::string summary_json;         // --summary-json FILE: the summary as JSON ("-": stdout)
+    double hang_seconds = -1;         // -1: [launch] hang_seconds
+    std::string on_hang;              // "": [launch] on_hang
+    bool profile = false;             // --profile[=STEPS]: a profiler window inside the hook
+    int profile_steps = 0;            // its STEPS; 0: [profile] steps
+    bool profile_auto = false;        // --profile=auto
+    std::int64_t memory_history = 0;  // --memory-history[=EVENTS]: allocation events kept (0: none)
 };
 
 // Where the command begins in baton's arguments (argv without argv[0]): the word after "--",

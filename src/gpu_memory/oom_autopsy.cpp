@@ -6,7 +6,7 @@
 #include <fmt/format.h>  // header-only (fmt::fmt-header-only)
 
 #include "core/text_parse.hpp"
-#include "core/units.hpp"
+#include "gpu_memory/step_memory.hpp"
 
 namespace baton::gpu_memory {
 
@@ -70,6 +70,11 @@ MemoryUse use_of_stack(const Stack& s, bool known) {
     return MemoryUse::other;
 }
 
+// Sums of sizes a capture states: a hostile one must not wrap them around.
+std::uint64_t add_sat(std::uint64_t a, std::uint64_t b) {
+    return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
 struct Tagged {
     std::uint64_t address = 0, bytes = 0;
     MemoryUse use = MemoryUse::other;
@@ -115,11 +120,11 @@ void attribute(OomAutopsy& a, const OomInputs& in) {
                     u = *k;
                 else if (stack)
                     u = use_of_stack(*stack, found);
-                uses[u] += b.size;
+                uses[u] = add_sat(uses[u], b.size);
                 if (stack) {
                     AllocationSite& site = sites[where(*stack)];
                     site.use = u;
-                    site.bytes += b.size;
+                    site.bytes = add_sat(site.bytes, b.size);
                     ++site.blocks;
                 }
             }
@@ -139,8 +144,8 @@ void attribute(OomAutopsy& a, const OomInputs& in) {
              {std::pair{&c->parameters, MemoryUse::parameters}, std::pair{&c->gradients, MemoryUse::gradients},
               std::pair{&c->optimizer_state, MemoryUse::optimizer_state}})
             for (const KnownTensor& k : *list) {
-                uses[u] += k.bytes;
-                known += k.bytes;
+                uses[u] = add_sat(uses[u], k.bytes);
+                known = add_sat(known, k.bytes);
             }
         if (*a.allocated > known) uses[use_of_phase(a.phase)] += *a.allocated - known;
         a.uses_from = "the tensors the hook found, the rest by the step's phase";
@@ -162,13 +167,8 @@ std::uint64_t use_bytes(const OomAutopsy& a, MemoryUse u) {
     return 0;
 }
 
-// Sizes as PyTorch's message writes them ("2.00 GiB", "20.00 MiB"), so both read alike side by side.
 std::string gib(std::uint64_t b) {
-    const double v = static_cast<double>(b);
-    if (v >= kBytesPerGiB) return fmt::format("{:.2f} GiB", v / kBytesPerGiB);
-    if (v >= 1048576.0) return fmt::format("{:.2f} MiB", v / 1048576.0);
-    if (v >= 1024.0) return fmt::format("{:.2f} KiB", v / 1024.0);
-    return fmt::format("{} bytes", b);
+    return torch_size(static_cast<double>(b));
 }
 
 std::string occupant(const GpuOccupant& p) {
@@ -182,17 +182,18 @@ void choose_cause(OomAutopsy& a) {
         a.cause = OomCause::unknown;
         return;
     }
-    const std::uint64_t req = *a.requested;
-    const std::uint64_t free = a.free.value_or(0);
-    if ((a.capacity && req > *a.capacity) || (a.allowed && req > *a.allowed))
+    // In doubles: the figures come from a message or a file and may be anything.
+    const auto d = [](std::uint64_t v) { return static_cast<double>(v); };
+    const double req = d(*a.requested), free = d(a.free.value_or(0)), others = d(a.others_bytes);
+    if ((a.capacity && req > d(*a.capacity)) || (a.allowed && req > d(*a.allowed)))
         a.cause = OomCause::too_large;
-    else if (a.allowed && a.reserved && *a.reserved + req > *a.allowed && (!a.capacity || free >= req))
+    else if (a.allowed && a.reserved && d(*a.reserved) + req > d(*a.allowed) && (!a.capacity || free >= req))
         a.cause = OomCause::limit;
     // Fragmentation when the reserve's free space could have held the request and is no crumb of it
     // (5 %: a reserve that is all in use leaves a few MiB unallocated, and that is not the cause).
-    else if (a.unallocated && *a.unallocated >= req && (!a.reserved || *a.unallocated * 20 >= *a.reserved))
+    else if (a.unallocated && d(*a.unallocated) >= req && (!a.reserved || d(*a.unallocated) * 20 >= d(*a.reserved)))
         a.cause = OomCause::fragmentation;
-    else if (a.others_bytes && a.others_bytes + free >= req && (!a.capacity || a.others_bytes * 10 >= *a.capacity))
+    else if (others > 0 && others + free >= req && (!a.capacity || others * 10 >= d(*a.capacity)))
         a.cause = OomCause::other_processes;
     else
         a.cause = OomCause::memory_in_use;
@@ -204,19 +205,14 @@ void estimate_fit(OomAutopsy& a, const OomInputs& in) {
     const std::uint64_t activations = use_bytes(a, MemoryUse::activations);
     if (activations) {
         if (!a.autocast) a.amp_saves = activations / 2;  // 16-bit activations instead of 32-bit
-        a.checkpointing_saves = activations * 7 / 10;    // all but the checkpointed boundaries, roughly
+        // All but the checkpointed boundaries, roughly.
+        a.checkpointing_saves = static_cast<std::uint64_t>(static_cast<double>(activations) * 0.7);
     }
-    if (!in.steps || !a.capacity || in.steps->batch_size <= 0 || in.steps->peak_bytes <= in.steps->held_bytes) return;
+    if (!in.steps || !a.capacity) return;
     // The GPU less other processes and a 5 % margin (the CUDA context, the allocator's rounding).
-    double usable = static_cast<double>(*a.capacity) * 0.95 - static_cast<double>(a.others_bytes);
-    if (a.allowed) usable = std::min(usable, static_cast<double>(*a.allowed) * 0.95);
-    const double per_sample =
-        static_cast<double>(in.steps->peak_bytes - in.steps->held_bytes) / static_cast<double>(in.steps->batch_size);
-    const double room = usable - static_cast<double>(in.steps->held_bytes);
-    if (per_sample > 0 && room > per_sample)
-        a.largest_batch = static_cast<std::int64_t>(room / per_sample);
-    else if (per_sample > 0)
-        a.largest_batch = 0;
+    double budget = static_cast<double>(*a.capacity) * 0.95 - static_cast<double>(a.others_bytes);
+    if (a.allowed) budget = std::min(budget, static_cast<double>(*a.allowed) * 0.95);
+    a.largest_batch = largest_batch(in.steps->held_bytes, in.steps->peak_bytes, in.steps->batch_size, budget);
 }
 
 void write_advice(OomAutopsy& a) {
@@ -424,7 +420,7 @@ OomAutopsy explain_oom(const OomInputs& in) {
     }
     std::sort(a.others.begin(), a.others.end(),
               [](const GpuOccupant& x, const GpuOccupant& y) { return x.bytes > y.bytes; });
-    for (const GpuOccupant& p : a.others) a.others_bytes += p.bytes;
+    for (const GpuOccupant& p : a.others) a.others_bytes = add_sat(a.others_bytes, p.bytes);
     if (!a.batch_size && in.steps && in.steps->batch_size) a.batch_size = in.steps->batch_size;
     attribute(a, in);
     choose_cause(a);
@@ -461,6 +457,13 @@ diagnose::Finding oom_finding(const OomAutopsy& a, std::string_view line) {
     if (a.others_bytes) add("oom.other_processes_bytes", a.others_bytes);
     for (const auto& [u, bytes] : a.uses)
         f.evidence.push_back(figure(fmt::format("oom.{}_bytes", enum_name(u)), static_cast<double>(bytes)));
+    // The largest live allocation sites, each named in the threshold's place: "train.py:42 in forward
+    // (activations)".
+    for (const AllocationSite& site : a.sites) {
+        diagnose::Evidence e = figure("oom.site_bytes", static_cast<double>(site.bytes));
+        e.threshold = fmt::format("{} ({})", site.where, use_label(site.use));
+        f.evidence.push_back(std::move(e));
+    }
     return f;
 }
 

@@ -1,8 +1,11 @@
 #include "gpu_memory/oom_message.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <utility>
+
+#include <fmt/format.h>  // header-only (fmt::fmt-header-only)
 
 #include "core/text_parse.hpp"
 
@@ -56,6 +59,13 @@ std::vector<ProcessMemory> other_processes(std::string_view line) {
 
 }  // namespace
 
+std::string torch_size(double bytes) {
+    if (bytes >= 1073741824.0) return fmt::format("{:.2f} GiB", bytes / 1073741824.0);
+    if (bytes >= 1048576.0) return fmt::format("{:.2f} MiB", bytes / 1048576.0);
+    if (bytes >= 1024.0) return fmt::format("{:.2f} KiB", bytes / 1024.0);
+    return fmt::format("{:.0f} bytes", std::max(0.0, bytes));
+}
+
 std::optional<std::uint64_t> take_torch_size(std::string_view& text) {
     std::string_view s = text;
     text::skip_blanks(s);
@@ -95,7 +105,8 @@ std::optional<OomMessage> parse_oom_message(std::string_view line) {
         m.unallocated_bytes = size_before(line, " is reserved by PyTorch but unallocated");
         m.process_bytes = size_after(line, "this process has ");
         m.others = other_processes(line);
-        if (m.allocated_bytes && m.unallocated_bytes) m.reserved_bytes = *m.allocated_bytes + *m.unallocated_bytes;
+        if (m.allocated_bytes && m.unallocated_bytes && *m.allocated_bytes <= UINT64_MAX - *m.unallocated_bytes)
+            m.reserved_bytes = *m.allocated_bytes + *m.unallocated_bytes;
     } else {  // 1.x
         m.capacity_bytes = size_before(line, " total capacity");
         m.allocated_bytes = size_before(line, " already allocated");

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -47,5 +48,9 @@ std::optional<OomMessage> parse_oom_message(std::string_view line);
 // "20.00 MiB", "1.23 GiB", "0 bytes", "512.00 KiB" (PyTorch's format_size) at the start of `text`;
 // advances past it. None when no size is there.
 std::optional<std::uint64_t> take_torch_size(std::string_view& text);
+
+// A size as PyTorch's message writes it ("2.00 GiB", "20.00 MiB", "512 bytes"), so that baton's figures
+// and the message read alike side by side.
+std::string torch_size(double bytes);
 
 }  // namespace baton::gpu_memory

@@ -8,6 +8,7 @@
 #include <ctime>
 #include <deque>
 #include <poll.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <fmt/format.h>  // header-only (fmt::fmt-header-only)
@@ -160,6 +161,9 @@ Result<LaunchResult> run_launch(const LaunchOptions& o) {
     if (Result<run::EventsSocket> s = run::EventsSocket::open(); s.ok()) {
         events.emplace(std::move(*s));
         extras.events_socket = events->path();
+        // The ranks' out-of-memory captures go beside it (docs/memory.md).
+        if (const std::string dir = events->directory() + "/memory"; ::mkdir(dir.c_str(), 0700) == 0)
+            extras.memory_dir = dir;
     } else {
         std::fprintf(stderr, "baton: the Python hook's step events will not be recorded: %s\n",
                      escaped_line(s.error().message).c_str());
@@ -175,6 +179,7 @@ Result<LaunchResult> run_launch(const LaunchOptions& o) {
         for (const std::string& g : extras.gpus) all += (all.empty() ? "" : ",") + g;
         wo.cuda_visible_devices = all;
     }
+    wo.memory_dir = extras.memory_dir;
     run::JobWatch watch(std::move(wo), std::vector<pid_t>{});
 
     SamplerOptions so = o.sampler;
@@ -245,8 +250,8 @@ Result<LaunchResult> run_launch(const LaunchOptions& o) {
         hangs.restart();  // this attempt's ranks
         while (!group.all_exited()) {
             const double now = monotonic_seconds();
+            if (events) watch.read_events(events->drain());  // first: an OOM's capture before its error's line
             read_outputs(group, a, watch, notes, o.quiet);
-            if (events) watch.read_events(events->drain());
             for (std::size_t i : group.poll()) {
                 const Worker& w = group.workers()[i];
                 if (w.exit_status == 0 || failure || result.stopped_on_hang) continue;

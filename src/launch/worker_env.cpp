@@ -63,6 +63,7 @@ std::vector<std::pair<std::string, std::string>> worker_environment(const Launch
     if (!x.nccl_socket_ifname.empty()) unless_set("NCCL_SOCKET_IFNAME", x.nccl_socket_ifname);
     if (x.nccl_ib_disable) unless_set("NCCL_IB_DISABLE", *x.nccl_ib_disable);
     if (!x.events_socket.empty()) set("BATON_EVENTS", x.events_socket);
+    if (!x.memory_dir.empty()) set("BATON_MEMORY_DIR", x.memory_dir);
     if (!x.owner.empty()) set("BATON_OWNER", x.owner);
     if (!x.stack_shim_dir.empty())
         for (auto& [k, v] : hang::shim_environment(x.stack_shim_dir, x.stacks_dir, inherited("PYTHONPATH")))

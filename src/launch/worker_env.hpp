@@ -37,6 +37,7 @@ struct WorkerExtras {
     std::string error_file;                      // TORCHELASTIC_ERROR_FILE (torch's @record writes it)
     unsigned cpus = 1;                           // the CPUs the launcher may use (for OMP_NUM_THREADS)
     std::string events_socket;                   // BATON_EVENTS: the Python hook's socket
+    std::string memory_dir;                      // BATON_MEMORY_DIR: where the hook writes an OOM's capture
     std::string owner;                           // BATON_OWNER: "PID:START_TICKS" of the launcher (baton clean)
     // The stack handler (hang/stack_shim.hpp): its directory, put first on PYTHONPATH, and where the
     // ranks' stacks go; empty: none.

@@ -18,6 +18,7 @@ struct JobEnvInput {
     int attempt = 0;          // 0 the first time; BATON_RETRY from 1 on
     bool after_oom = false;   // the attempt before died out of memory: BATON_OOM=1
     std::string events_path;  // BATON_EVENTS: where the Python hook sends its events
+    std::string memory_dir;   // BATON_MEMORY_DIR: where the hook writes an out-of-memory capture
     // The stack handler's directory and where the stacks go (hang/stack_shim.hpp), and where the
     // Flight Recorder's dumps go (hang/flight_recorder.hpp); empty: not set.
     std::string stack_shim_dir, stacks_dir, flight_recorder_dir;
@@ -27,7 +28,7 @@ struct JobEnvInput {
 //   CUDA_DEVICE_ORDER=PCI_BUS_ID, so CUDA numbers GPUs as nvidia-smi does;
 //   CUDA_VISIBLE_DEVICES = its GPUs, and "" for a job without GPUs (it must not use the ones others hold);
 //   OMP_NUM_THREADS and MKL_NUM_THREADS = its CPUs, unless the submitter set them;
-//   BATON_JOB_ID, BATON_EVENTS, BATON_RETRY and BATON_OOM;
+//   BATON_JOB_ID, BATON_EVENTS, BATON_MEMORY_DIR, BATON_RETRY and BATON_OOM;
 //   PYTHONPATH with the stack handler first, BATON_STACKS_DIR, BATON_STACKS_SIGNAL, and the Flight
 //   Recorder's variables unless submitted (each pair when neither name was);
 //   every other variable as submitted.

@@ -34,6 +34,7 @@ void start_watch(WatchedJob& watched, const store::JobRecord& j, pid_t pid, cons
     wo.recording.say = [](const std::string&) {};  // the agent has no terminal to say it on
     for (const std::string& kv : env)
         if (kv.rfind("CUDA_VISIBLE_DEVICES=", 0) == 0) wo.cuda_visible_devices = kv.substr(21);
+    wo.memory_dir = watched.memory_dir;
     watched.watch = std::make_unique<run::JobWatch>(std::move(wo), pid);
     watched.stderr_path = dir + "/stderr";
     watched.started = monotonic_seconds();

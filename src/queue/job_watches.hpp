@@ -33,6 +33,7 @@ struct WatchedJob {
     double started = 0;                    // monotonic seconds
     bool run_linked = false;               // the store names its run
     std::string stacks_dir;                // the job's stack handler writes there ("": it has none)
+    std::string memory_dir;                // the hook's out-of-memory captures ("": none asked)
     std::unique_ptr<run::JobHangs> hangs;  // its hang verdict, when it has the handler
     pid_t root = 0;                        // its supervisor: the job's processes are below it
 };

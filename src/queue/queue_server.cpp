@@ -230,6 +230,7 @@ void QueueServer::readopt(const store::JobRecord& j, std::unique_ptr<Running> r)
     }
     struct stat st {};
     if (::stat((r->dir + "/stacks").c_str(), &st) == 0 && S_ISDIR(st.st_mode)) watched->stacks_dir = r->dir + "/stacks";
+    if (::stat((r->dir + "/memory").c_str(), &st) == 0 && S_ISDIR(st.st_mode)) watched->memory_dir = r->dir + "/memory";
     // (its stderr is scanned again from the start: an out-of-memory line before the kill still counts)
     watch(j, r->pid, env, std::move(watched));
     running_[j.id] = std::move(r);
@@ -459,6 +460,12 @@ Result<ShimSpec> QueueServer::job_spec(const store::JobRecord& j, const JobOwner
         if (::geteuid() == 0) ::chown(events->path().c_str(), owner.uid, owner.gid);
         in.events_path = events->path();
         watched.events.emplace(std::move(*events));
+        // The hook's out-of-memory capture beside it, written as the owner (docs/memory.md).
+        if (const std::string memory = dir + "/memory"; ::mkdir(memory.c_str(), 0700) == 0) {
+            if (::geteuid() == 0) (void)!::lchown(memory.c_str(), owner.uid, owner.gid);
+            in.memory_dir = memory;
+            watched.memory_dir = memory;
+        }
     }
     // The stack handler and the Flight Recorder's directory, the owner's (its processes write there).
     const std::string python = dir + "/python", stacks = dir + "/stacks", fr = stacks + "/fr";

@@ -47,10 +47,15 @@ void FailureScanner::add(const std::string& rule, diagnose::Severity s, std::str
 }
 
 void FailureScanner::line(std::string_view l) {
+    // The exception's line ("torch.OutOfMemoryError: CUDA out of memory. ..."), not a traceback's source
+    // line that names the type ("raise torch.cuda.OutOfMemoryError(").
     if (l.find("CUDA out of memory") != std::string_view::npos ||
-        l.find("OutOfMemoryError") != std::string_view::npos ||
+        l.find("OutOfMemoryError:") != std::string_view::npos ||
         l.find("CUDA error: out of memory") != std::string_view::npos) {
-        if (oom_line_.empty()) oom_line_ = std::string(l.substr(0, 4096));
+        // The first line with the allocator's numbers, else the first that says it.
+        const bool numbers = l.find("Tried to allocate") != std::string_view::npos;
+        if (oom_line_.empty() || (numbers && oom_line_.find("Tried to allocate") == std::string::npos))
+            oom_line_ = std::string(l.substr(0, 4096));
         // The job's watch replaces this with the autopsy (gpu_memory/oom_autopsy.hpp) where it has one.
         add("cuda_oom", diagnose::Severity::critical, "the job ran out of GPU memory (CUDA out of memory)",
             "Mixed precision (torch.autocast with a GradScaler) cuts activation memory by about 40 %; a smaller batch "

@@ -17,7 +17,8 @@ class FailureScanner {
     void feed(std::string_view chunk);
     // One finding per failure kind seen, with the first matching line as evidence.
     const std::vector<diagnose::Finding>& findings() const { return findings_; }
-    // The first CUDA out-of-memory line, whole (at most 4 KiB): PyTorch's numbers, for the autopsy.
+    // The first CUDA out-of-memory line with PyTorch's numbers ("Tried to allocate"), else the first
+    // at all, whole (at most 4 KiB): for the autopsy.
     const std::string& oom_line() const { return oom_line_; }
 
   private:

@@ -13,12 +13,16 @@
 #include "core/units.hpp"
 #include "diagnose/job.hpp"
 #include "diagnose/rules.hpp"
+#include "run/memory_capture.hpp"
 #include "sample/gpu/throttle_reasons.hpp"
 #include "store/hook_event.hpp"
 
 namespace baton::run {
 
 namespace {
+
+// The allocator's figures kept per training process: the last this many steps.
+constexpr std::size_t kKeptSteps = 2000;
 
 // The command and all its descendants in one snapshot, summed (walked once per tick: the summary
 // and the history both use it).
@@ -285,11 +289,23 @@ std::vector<diagnose::Finding> JobWatch::read_output(std::string_view bytes) {
     if (!bytes.empty()) scanner_.feed(bytes);
     std::vector<diagnose::Finding> news;
     const auto& f = scanner_.findings();
+    bool oom_said = false;
     for (; scanned_ < f.size(); ++scanned_)
         for (diagnose::Finding& x : merge({f[scanned_].rule == "cuda_oom" ? explained_oom() : f[scanned_]})) {
             if (history_) history_->add_finding(unix_millis(), x);
+            oom_said |= x.rule == "cuda_oom";
             news.push_back(std::move(x));
         }
+    // The message's numbers came after a line that only named the error: explained again with them.
+    if (scanner_.oom_line() != explained_line_) {
+        explained_line_ = scanner_.oom_line();
+        if (!oom_said)
+            for (diagnose::Finding& x : stats_.findings)
+                if (x.rule == "cuda_oom") {
+                    x = explained_oom();
+                    if (history_) history_->add_finding(unix_millis(), x);
+                }
+    }
     return news;
 }
 
@@ -318,23 +334,88 @@ std::optional<gpu_memory::GpuAtFailure> JobWatch::gpu_of_cuda_device(unsigned de
     return std::nullopt;
 }
 
+void JobWatch::take_oom_event(const store::HookEvent& e) {
+    if (options_.memory_dir.empty() || oom_capture_) return;  // none asked, or the first failure is kept
+    Result<TakenCapture> t = take_oom_capture(options_.memory_dir, e.path);
+    if (!t.ok()) {
+        stats_.memory_note = "baton: " + t.error().message;
+        return;
+    }
+    if (history_) history_->add_oom_capture({e.step.t_ms, e.step.rank, e.step.pid, std::move(t->json)});
+    oom_capture_ = std::move(t->capture);
+    for (diagnose::Finding& f : stats_.findings)
+        if (f.rule == "cuda_oom") {  // said before the capture came: the better explanation replaces it
+            f = explained_oom();
+            if (history_) history_->add_finding(e.step.t_ms, f);
+        }
+}
+
+std::optional<gpu_memory::GpuAtFailure> JobWatch::gpu_of_process(std::uint32_t pid) const {
+    for (const auto& [uuid, view] : gpu_view_)
+        for (const gpu_memory::GpuOccupant& p : view.processes)
+            if (p.job && p.pid == pid) return view;
+    return std::nullopt;
+}
+
+std::vector<diagnose::Finding> JobWatch::judge_allocations() const {
+    std::vector<diagnose::Finding> out;
+    for (const auto& [pid, p] : allocations_) {
+        gpu_memory::StepMemoryContext where;
+        if (const std::optional<gpu_memory::GpuAtFailure> g = gpu_of_process(pid)) {
+            where.gpu = fmt::format("GPU{}", g->index);
+            where.capacity = g->total_bytes;
+            for (const gpu_memory::GpuOccupant& o : g->processes)
+                if (!o.job) where.others_bytes += o.bytes;
+        } else {
+            where.gpu = fmt::format("cuda:{}", p.device);
+        }
+        if (!where.capacity && p.total) where.capacity = p.total;
+        const std::vector<gpu_memory::StepAllocation> steps(p.steps.begin(), p.steps.end());
+        for (diagnose::Finding& f : gpu_memory::judge_step_memory(steps, where, options_.thresholds))
+            out.push_back(std::move(f));
+    }
+    return out;
+}
+
 diagnose::Finding JobWatch::explained_oom() const {
     gpu_memory::OomInputs in;
-    const std::string& line = scanner_.oom_line();
+    std::string line = scanner_.oom_line();
+    if (line.empty() && oom_capture_) line = oom_capture_->message;
     if (!line.empty()) in.message = gpu_memory::parse_oom_message(line);
-    if (in.message && in.message->gpu)
-        in.gpu = gpu_of_cuda_device(*in.message->gpu);
-    else if (gpu_view_.size() == 1)
-        in.gpu = gpu_view_.front().second;
-    // The training process whose steps peaked highest: the one that ran out, when there are several.
-    for (const auto& [pid, m] : step_memory_)
-        if (!in.steps || m.peak_bytes > in.steps->peak_bytes) in.steps = m;
+    if (oom_capture_) in.capture = &*oom_capture_;
+    const std::optional<unsigned> device = in.message && in.message->gpu ? in.message->gpu
+                                           : oom_capture_                ? std::optional<unsigned>(oom_capture_->device)
+                                                                         : std::nullopt;
+    // The failing GPU: where the process that captured the failure holds memory (whatever each rank's
+    // CUDA_VISIBLE_DEVICES), else the message's device as the job's CUDA_VISIBLE_DEVICES maps it.
+    if (oom_capture_) in.gpu = gpu_of_process(oom_capture_->pid);
+    if (!in.gpu && device) in.gpu = gpu_of_cuda_device(*device);
+    if (!in.gpu && !device && gpu_view_.size() == 1) in.gpu = gpu_view_.front().second;
+    // The steps of the process that failed, else those that peaked highest: what they kept (the last
+    // step's end) and their highest peak with its batch.
+    const auto memory_of = [](const ProcessSteps& p) {
+        gpu_memory::StepMemory m;
+        m.held_bytes = p.steps.back().held;
+        for (const gpu_memory::StepAllocation& s : p.steps)
+            if (s.peak >= m.peak_bytes) {
+                m.peak_bytes = s.peak;
+                m.batch_size = s.samples;
+            }
+        m.steps = static_cast<std::int64_t>(p.steps.size());
+        return m;
+    };
+    if (oom_capture_)
+        if (auto it = allocations_.find(oom_capture_->pid); it != allocations_.end()) in.steps = memory_of(it->second);
+    if (!in.steps)
+        for (const auto& [pid, p] : allocations_)
+            if (const gpu_memory::StepMemory m = memory_of(p); !in.steps || m.peak_bytes > in.steps->peak_bytes)
+                in.steps = m;
     return gpu_memory::oom_finding(gpu_memory::explain_oom(in), line);
 }
 
 std::vector<diagnose::Finding> JobWatch::take_profile_event(const store::HookEvent& e) {
     if (options_.profile_dir.empty()) return {};  // none asked: not the hook's window
-    Result<TakenProfile> t = take_profile(options_.profile_dir, e.profile_path, options_.profile);
+    Result<TakenProfile> t = take_profile(options_.profile_dir, e.path, options_.profile);
     if (!t.ok()) {
         stats_.profile_note = "baton: the profile window's trace could not be read: " + t.error().message;
         return {};
@@ -370,16 +451,19 @@ std::vector<diagnose::Finding> JobWatch::read_events(const std::vector<std::stri
             for (diagnose::Finding& x : take_profile_event(*e)) news.push_back(std::move(x));
             continue;
         }
+        if (e->type == "oom") {
+            take_oom_event(*e);
+            continue;
+        }
         if (e->type != "step") continue;
         account_step(stats_, e->step);
         if (e->cuda) {
-            gpu_memory::StepMemory& m = step_memory_[e->step.pid];
-            m.held_bytes = e->cuda->allocated;  // what the step left allocated: the model, its state
-            if (e->cuda->peak_allocated >= m.peak_bytes) {
-                m.peak_bytes = e->cuda->peak_allocated;
-                m.batch_size = e->step.samples.value_or(0);
-            }
-            ++m.steps;
+            ProcessSteps& p = allocations_[e->step.pid];
+            p.device = e->cuda->device;
+            p.total = e->cuda->total;
+            // What the step left allocated is what the steps keep (the model, its state).
+            p.steps.push_back({e->step.step, e->step.samples.value_or(0), e->cuda->allocated, e->cuda->peak_allocated});
+            if (p.steps.size() > kKeptSteps) p.steps.pop_front();
         }
         last_step_ms_ = std::max(last_step_ms_, e->step.t_ms);
         steps_.push_back({e->step.t_ms, e->step.pid, e->step.rank, e->step.step_ms, e->step.wait_ms, e->step.samples});
@@ -432,6 +516,7 @@ std::vector<diagnose::Finding> JobWatch::sample(const diagnose::Window& window) 
             ++it;
         }
     }
+    for (diagnose::Finding& f : judge_allocations()) found.push_back(std::move(f));
     std::vector<diagnose::Finding> fresh = merge(found);
     if (history_)
         for (const diagnose::Finding& f : fresh) history_->add_finding(snap.time_unix_ms, f);
@@ -444,6 +529,16 @@ RunStats JobWatch::finish(int exit_status, int signal, double seconds, int kille
     stats_.seconds = seconds;
     stats_.killed_after_grace = killed_after_grace;
     for (const auto& [pid, n] : dropped_) stats_.events_dropped += n;
+    // The allocator's figures judged once more with every step in (a short run may end between samples).
+    for (diagnose::Finding& x : merge(judge_allocations()))
+        if (history_) history_->add_finding(unix_millis(), std::move(x));
+    // The hook captured an OOM that never reached stderr (the script printed its errors elsewhere) and
+    // the job failed: the capture alone says it.
+    if (oom_capture_ && (exit_status != 0 || signal != 0) &&
+        std::none_of(stats_.findings.begin(), stats_.findings.end(),
+                     [](const diagnose::Finding& f) { return f.rule == "cuda_oom"; }))
+        for (diagnose::Finding& x : merge({explained_oom()}))
+            if (history_) history_->add_finding(unix_millis(), std::move(x));
     if (cgroup_oom_kills_ > 0) {
         // The job's own cgroup says so: its memory limit was hit.
         const std::string limit = cgroup_limit_bytes_ ? "its --mem " + format_size(cgroup_limit_bytes_) : "its memory";

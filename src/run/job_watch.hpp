@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <optional>
 #include <set>
@@ -20,6 +21,7 @@
 #include "diagnose/series.hpp"
 #include "diagnose/steps.hpp"
 #include "gpu_memory/oom_autopsy.hpp"
+#include "gpu_memory/step_memory.hpp"
 #include "run/failure_scan.hpp"
 #include "run/run_command.hpp"
 #include "store/history_writer.hpp"
@@ -40,6 +42,8 @@ struct JobWatchOptions {
     // asked, a "profile" event is ignored).
     ProfileRequest profile;
     std::string profile_dir;
+    // Where the hook writes its out-of-memory captures (empty: none taken, an "oom" event is ignored).
+    std::string memory_dir;
 };
 
 // The options of a job watched from this process's point of view: its name (the command's when
@@ -112,11 +116,19 @@ class JobWatch {
     std::vector<diagnose::Finding> merge(const std::vector<diagnose::Finding>& found);
     // A "profile" event: the trace taken from the run's profile directory, judged and recorded.
     std::vector<diagnose::Finding> take_profile_event(const store::HookEvent& e);
-    // The cuda_oom finding explained with the evidence there is now: PyTorch's message, NVML's view of
-    // the failing GPU, the allocator's per-step figures (gpu_memory/oom_autopsy.hpp).
+    // An "oom" event: the capture taken from the run's memory directory, kept and recorded; a cuda_oom
+    // already said is explained again with it.
+    void take_oom_event(const store::HookEvent& e);
+    // The cuda_oom finding explained with the evidence there is now: PyTorch's message, the hook's
+    // capture, NVML's view of the failing GPU, the allocator's per-step figures
+    // (gpu_memory/oom_autopsy.hpp).
     diagnose::Finding explained_oom() const;
     // NVML's view of the GPU that CUDA device `device` of the job is (CUDA_VISIBLE_DEVICES mapped).
     std::optional<gpu_memory::GpuAtFailure> gpu_of_cuda_device(unsigned device) const;
+    // NVML's view of the GPU where the job's process `pid` holds memory.
+    std::optional<gpu_memory::GpuAtFailure> gpu_of_process(std::uint32_t pid) const;
+    // gpu_memory_leak and gpu_memory_near_oom from each training process's allocator figures.
+    std::vector<diagnose::Finding> judge_allocations() const;
 
     JobWatchOptions options_;
     std::vector<pid_t> roots_;
@@ -135,7 +147,14 @@ class JobWatch {
     // For the out-of-memory autopsy: every GPU as NVML saw it at the last sample (its UUID, its
     // processes with the job's own marked), and each training process's allocator figures by step.
     std::vector<std::pair<std::string, gpu_memory::GpuAtFailure>> gpu_view_;
-    std::map<std::uint32_t, gpu_memory::StepMemory> step_memory_;
+    struct ProcessSteps {
+        std::deque<gpu_memory::StepAllocation> steps;  // the last kKeptSteps
+        unsigned device = 0;                           // its CUDA device, as it numbers them
+        std::uint64_t total = 0;                       // that device's memory, as CUDA says (0: not sent)
+    };
+    std::map<std::uint32_t, ProcessSteps> allocations_;
+    std::optional<gpu_memory::OomCapture> oom_capture_;  // the first the hook sent
+    std::string explained_line_;                         // the OOM line cuda_oom was last explained by
     std::int64_t last_step_ms_ = 0;
     double median_step_ = 0;
     std::size_t median_of_steps_ = 0;  // how many steps median_step_ was taken over

@@ -1,7 +1,6 @@
 #include "run/profile_window.hpp"
 
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -10,6 +9,7 @@
 #include <fmt/format.h>  // header-only (fmt::fmt-header-only)
 
 #include "profile/trace_events.hpp"
+#include "run/hook_files.hpp"
 
 namespace baton::run {
 
@@ -61,32 +61,10 @@ Status trigger_profile_window(const std::string& dir) {
 }
 
 Result<TakenProfile> take_profile(const std::string& dir, const std::string& path, const ProfileRequest& r) {
-    const std::string name = path.size() > dir.size() + 1 ? path.substr(dir.size() + 1) : "";
-    if (path.compare(0, dir.size() + 1, dir + "/") != 0 || name.empty() || name.find('/') != std::string::npos ||
-        name == "." || name == "..")
-        return make_error(ErrorCode::permission_denied, "a profile outside the run's directory refused: " + path);
-    const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0) return make_error("cannot read the profile " + path + ": " + std::strerror(errno));
-    struct stat st {};
+    Result<std::string> bytes = read_hook_file(dir, path, std::uint64_t{4} << 30, "the profile");
+    if (!bytes.ok()) return bytes.error();
     TakenProfile t;
-    std::string error;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        error = "the profile " + path + " is not a regular file";
-    } else if (st.st_size > (std::int64_t{4} << 30)) {
-        error = "the profile " + path + " is larger than 4 GiB";
-    } else {
-        t.trace_gz.resize(static_cast<std::size_t>(st.st_size));
-        std::size_t got = 0;
-        while (got < t.trace_gz.size()) {
-            const ssize_t n = ::read(fd, t.trace_gz.data() + got, t.trace_gz.size() - got);
-            if (n < 0 && errno == EINTR) continue;
-            if (n <= 0) break;
-            got += static_cast<std::size_t>(n);
-        }
-        t.trace_gz.resize(got);
-    }
-    ::close(fd);
-    if (!error.empty()) return make_error(error);
+    t.trace_gz = std::move(*bytes);
     Result<profile::Trace> trace = profile::parse_trace_bytes(t.trace_gz);
     if (!trace.ok()) return make_error("the profile " + path + ": " + trace.error().message);
     t.analysis = profile::analyse(*trace);

@@ -28,6 +28,7 @@
 #include "run/events_socket.hpp"
 #include "run/job_hangs.hpp"
 #include "run/job_watch.hpp"
+#include "run/memory_capture.hpp"
 #include "store/finding_json.hpp"
 #include "store/run_owner.hpp"
 
@@ -157,6 +158,19 @@ Result<RunStats> run_command(const RunOptions& o) {
                          std::strerror(errno));
         }
     }
+    // The hook captures the allocator at a CUDA out-of-memory error into the same private directory.
+    std::string memory_dir;
+    if (events) {
+        if (const std::string dir = events->directory() + "/memory"; ::mkdir(dir.c_str(), 0700) == 0) {
+            memory_dir = dir;
+            for (const auto& [k, v] : memory_environment(dir, o.memory_history)) setenv(k.c_str(), v.c_str(), 1);
+        } else {
+            std::fprintf(stderr, "baton: an out-of-memory error will not be captured: cannot make %s: %s\n",
+                         dir.c_str(), std::strerror(errno));
+        }
+    } else if (o.memory_history > 0) {
+        std::fprintf(stderr, "baton: --memory-history records nothing: the hook's socket could not be opened\n");
+    }
     // Its processes say whose they are (baton clean lists them once this baton is gone).
     setenv(store::kOwnerVariable, store::owner_token(store::current_owner()).c_str(), 1);
     Result<Child> started = Child::start(o.argv, /*capture_stderr=*/true);
@@ -166,6 +180,7 @@ Result<RunStats> run_command(const RunOptions& o) {
     JobWatchOptions job = local_job_options(o.name, o.argv, o.thresholds, o.db_path, o.recording);
     job.profile = o.profile;
     job.profile_dir = profile_dir;
+    job.memory_dir = memory_dir;
     JobWatch watch(std::move(job), child.pid());
     bool profile_triggered = false;
 
@@ -206,8 +221,10 @@ Result<RunStats> run_command(const RunOptions& o) {
     auto ranks = [&] { return job_ranks(child.pid(), watch.last_step_unix_ms() != 0); };
     while (!child.poll_exit()) {
         const double now = monotonic_seconds();
-        if (child.stderr_fd() >= 0) pump();
+        // The hook's events first: its out-of-memory capture is sent before PyTorch's error is printed,
+        // so the error's finding is explained by it when first said.
         take_events();
+        if (child.stderr_fd() >= 0) pump();
         if (events && kill_at < 0 && hangs.turn(watch, ranks)) {
             stopped_on_hang = true;
             child.signal_group(SIGTERM);

@@ -32,6 +32,9 @@ struct RunOptions {
     hang::HangWatchOptions hang;
     bool stop_on_hang = false;  // on_hang = "stop": the command is stopped, baton run exits 124
     ProfileRequest profile;     // --profile: a profiler window inside the hook (docs/profile.md)
+    // --memory-history: allocation events the hook has PyTorch keep for an OOM's capture (0: none;
+    // the capture itself is always asked for, docs/memory.md).
+    std::int64_t memory_history = 0;
 };
 
 // What the summary reports, kept as running aggregates so memory stays flat over long runs.
@@ -81,6 +84,7 @@ struct RunStats {
     std::optional<profile::Analysis> profile;
     std::vector<diagnose::Finding> profile_findings;
     std::string profile_note;
+    std::string memory_note;  // why an out-of-memory capture the hook named could not be used
 };
 
 // "python3 train.py --lr 3e-4": the program's base name and its arguments, clipped to 60

@@ -115,6 +115,12 @@ constexpr const char* kMigrations[] = {
     "  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
     "  t_ms INTEGER NOT NULL, rank INTEGER NOT NULL, steps INTEGER NOT NULL, trace BLOB NOT NULL);"
     "CREATE INDEX run_profiles_run ON run_profiles(run_id, t_ms);",
+    // 10: the hook's captures at a CUDA out-of-memory error (docs/memory.md), as the hook wrote them
+    // (JSON), for the report's Memory section and a newer baton's judgement.
+    "CREATE TABLE run_oom_captures ("
+    "  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+    "  t_ms INTEGER NOT NULL, rank INTEGER NOT NULL, pid INTEGER NOT NULL, capture TEXT NOT NULL);"
+    "CREATE INDEX run_oom_captures_run ON run_oom_captures(run_id, t_ms);",
 };
 
 using sqlite::db_error;
@@ -710,6 +716,32 @@ Result<std::vector<RecordedProfile>> History::profiles(std::int64_t run) {
     std::vector<RecordedProfile> out;
     const Walk walk = sqlite::each_row(st, [&](const Row& row) {
         out.push_back({row.int64(0), static_cast<int>(row.int64(1)), row.int64(2), row.blob(3)});
+    });
+    if (walk != Walk::done) return read_error(what);
+    return out;
+}
+
+Status History::add_oom_capture(std::int64_t run, const RecordedOomCapture& c) {
+    Statement st(db_, "INSERT INTO run_oom_captures (run_id, t_ms, rank, pid, capture) VALUES (?, ?, ?, ?, ?)");
+    if (!st.ok()) return db_error(db_, "cannot record an out-of-memory capture");
+    sqlite3_bind_int64(st.get(), 1, run);
+    sqlite3_bind_int64(st.get(), 2, c.t_ms);
+    sqlite3_bind_int64(st.get(), 3, c.rank);
+    sqlite3_bind_int64(st.get(), 4, c.pid);
+    sqlite3_bind_text64(st.get(), 5, c.json.data(), c.json.size(), SQLITE_TRANSIENT, SQLITE_UTF8);
+    if (sqlite3_step(st.get()) != SQLITE_DONE) return db_error(db_, "cannot record an out-of-memory capture");
+    return Ok{};
+}
+
+Result<std::vector<RecordedOomCapture>> History::oom_captures(std::int64_t run) {
+    Statement st(db_, "SELECT t_ms, rank, pid, capture FROM run_oom_captures WHERE run_id = ? ORDER BY t_ms");
+    const std::string what = "cannot read the out-of-memory captures of run " + std::to_string(run);
+    if (!st.ok()) return read_error(what);
+    sqlite3_bind_int64(st.get(), 1, run);
+    std::vector<RecordedOomCapture> out;
+    const Walk walk = sqlite::each_row(st, [&](const Row& row) {
+        out.push_back(
+            {row.int64(0), static_cast<int>(row.int64(1)), static_cast<std::uint32_t>(row.int64(2)), row.text(3)});
     });
     if (walk != Walk::done) return read_error(what);
     return out;

@@ -82,6 +82,15 @@ struct RecordedProfile {
     std::string trace_gz;
 };
 
+// The hook's capture at a CUDA out-of-memory error (docs/memory.md, gpu_memory/allocator_capture.hpp):
+// the JSON as the hook wrote it, judged again when read.
+struct RecordedOomCapture {
+    std::int64_t t_ms = 0;
+    int rank = 0;
+    std::uint32_t pid = 0;
+    std::string json;
+};
+
 // One tick of a run, in base units (bytes, bytes per second, percent, watts, degrees Celsius, MHz), with
 // what was not measured left empty. The history packs it into a small blob of GiB and MB/s floats with -1
 // for unknown (the on-disk format since schema 1, kept so old runs read back); `pack` and `unpack` are the
@@ -218,6 +227,7 @@ class History {
     Status add_finding(std::int64_t run, std::int64_t t_ms, const diagnose::Finding& f);
     Status add_hang(std::int64_t run, std::int64_t t_ms, const std::string& rule, const std::string& text);
     Status add_profile(std::int64_t run, const RecordedProfile& p);
+    Status add_oom_capture(std::int64_t run, const RecordedOomCapture& c);
     Status finish_run(std::int64_t run, std::int64_t end_ms, int exit_status, const std::string& summary);
 
     // A bench, recorded whole once it is done (history_bench.cpp): a finished run of kind "bench"
@@ -241,6 +251,8 @@ class History {
     Result<std::vector<RecordedHang>> hangs(std::int64_t run);
     // The run's profiler windows, oldest first, traces included (not part of load_run: they are large).
     Result<std::vector<RecordedProfile>> profiles(std::int64_t run);
+    // The run's out-of-memory captures, oldest first.
+    Result<std::vector<RecordedOomCapture>> oom_captures(std::int64_t run);
     Result<std::vector<StepEvent>> steps(std::int64_t run);
     // The runs prune(before_ms) would delete: finished or interrupted, ended (or, when
     // interrupted, started) before `before_ms`. What `baton runs prune --dry-run` lists.

@@ -89,8 +89,8 @@ void HistoryWriter::count_lost(const Write& w) {
         report_.steps_lost += s->size();
         queued_steps_ -= s->size();
     } else if (std::holds_alternative<FindingAt>(w) || std::holds_alternative<HangAt>(w) ||
-               std::holds_alternative<RecordedProfile>(w)) {
-        ++report_.findings_lost;  // a hang verdict's text, a profile's trace: their findings' records
+               std::holds_alternative<RecordedProfile>(w) || std::holds_alternative<RecordedOomCapture>(w)) {
+        ++report_.findings_lost;  // a hang verdict's text, a profile's trace, a capture: their findings' records
     }
 }
 
@@ -116,6 +116,10 @@ void HistoryWriter::add_hang(std::int64_t t_ms, std::string rule, std::string te
 
 void HistoryWriter::add_profile(RecordedProfile p) {
     push(std::move(p));
+}
+
+void HistoryWriter::add_oom_capture(RecordedOomCapture c) {
+    push(std::move(c));
 }
 
 std::int64_t HistoryWriter::run_id() const {
@@ -147,6 +151,7 @@ Status HistoryWriter::apply(const Write& w) {
             [&](const FindingAt& f) { return history_->add_finding(run, f.t_ms, f.finding); },
             [&](const HangAt& h) { return history_->add_hang(run, h.t_ms, h.rule, h.text); },
             [&](const RecordedProfile& p) { return history_->add_profile(run, p); },
+            [&](const RecordedOomCapture& c) { return history_->add_oom_capture(run, c); },
             [&](const End& e) { return history_->finish_run(run, e.end_ms, e.exit_status, e.summary); }},
         w);
 }

@@ -69,6 +69,7 @@ class HistoryWriter {
     void add_finding(std::int64_t t_ms, diagnose::Finding f);
     void add_hang(std::int64_t t_ms, std::string rule, std::string text);
     void add_profile(RecordedProfile p);
+    void add_oom_capture(RecordedOomCapture c);
 
     // The end of the run: waits for the queue to reach the database (up to `drain_seconds`, or
     // two more failed tries when it is failing), records the end with the text `summary` makes
@@ -102,8 +103,8 @@ class HistoryWriter {
         std::string summary;
     };
     struct Begin {};  // open the database and begin the run (the first write; any write does it if needed)
-    using Write =
-        std::variant<Begin, Machine, RunSample, std::vector<StepEvent>, FindingAt, HangAt, RecordedProfile, End>;
+    using Write = std::variant<Begin, Machine, RunSample, std::vector<StepEvent>, FindingAt, HangAt, RecordedProfile,
+                               RecordedOomCapture, End>;
     struct Queued {
         Write write;
         double queued_at;  // monotonic seconds

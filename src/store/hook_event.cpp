@@ -99,7 +99,7 @@ std::optional<AllocatorFigures> figures_of(const json& data) {
         !count("reserved_bytes", true, f.reserved) || !count("active_bytes", false, f.active) ||
         !count("peak_allocated_bytes", false, f.peak_allocated) ||
         !count("inactive_split_bytes", false, f.inactive_split) || !count("num_ooms", false, f.num_ooms) ||
-        !count("num_alloc_retries", false, f.num_alloc_retries))
+        !count("num_alloc_retries", false, f.num_alloc_retries) || !count("total_bytes", false, f.total))
         return std::nullopt;
     f.device = static_cast<unsigned>(device);
     return f;
@@ -144,16 +144,17 @@ Result<HookEvent> parse_hook_event(std::string_view datagram) {
         e.finding = std::move(*f);
         return e;
     }
-    if (e.type == "profile") {
+    if (e.type == "profile" || e.type == "oom") {
         auto path = j.find("path");
         if (path == j.end() || !path->is_string()) return make_error("'path' must be a string");
-        e.profile_path = path->get<std::string>();
-        if (e.profile_path.empty() || e.profile_path.front() != '/' || e.profile_path.size() > 4096 ||
-            e.profile_path.find('\0') != std::string::npos)
+        e.path = path->get<std::string>();
+        if (e.path.empty() || e.path.front() != '/' || e.path.size() > 4096 || e.path.find('\0') != std::string::npos)
             return make_error("'path' must be an absolute path");
-        Result<std::int64_t> steps = whole(j, "steps", 1'000'000);
-        if (!steps.ok()) return steps.error();
-        e.profile_steps = *steps;
+        if (e.type == "profile") {
+            Result<std::int64_t> steps = whole(j, "steps", 1'000'000);
+            if (!steps.ok()) return steps.error();
+            e.profile_steps = *steps;
+        }
         Result<std::int64_t> rank = whole(j, "rank", 1 << 20);
         if (!rank.ok()) return rank.error();
         e.step.rank = static_cast<int>(*rank);

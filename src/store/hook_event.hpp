@@ -22,6 +22,7 @@ struct AllocatorFigures {
     unsigned device = 0;
     std::uint64_t allocated = 0, reserved = 0, active = 0, peak_allocated = 0, inactive_split = 0;
     std::uint64_t num_ooms = 0, num_alloc_retries = 0;
+    std::uint64_t total = 0;  // the device's memory (0: not sent)
 };
 
 struct HookEvent {
@@ -30,10 +31,11 @@ struct HookEvent {
     StepEvent step;                            // for "step"; its t_ms and pid are every event's time and sender
     std::optional<diagnose::Finding> finding;  // for "finding": from baton.torch.check()
     std::optional<AllocatorFigures> cuda;      // for "step": its data's allocator figures, when sent
-    // For "profile" (the window of `baton run --profile`, python/baton/_profile.py): the trace the
-    // hook wrote (an absolute path; whoever reads it checks where it is), the steps it recorded, and
-    // the rank (in step.rank).
-    std::string profile_path;
+    // For "profile" (the window of `baton run --profile`, python/baton/_profile.py) and "oom" (the
+    // capture at a CUDA out-of-memory error, python/baton/_memory.py): the file the hook wrote (an
+    // absolute path; whoever reads it checks where it is) and the rank (in step.rank); for "profile",
+    // the steps it recorded.
+    std::string path;
     std::int64_t profile_steps = 0;
 };
 
@@ -41,12 +43,12 @@ struct HookEvent {
 // step_ms, wait_ms (numbers >= 0; wait_ms is capped at step_ms), samples (optional), data
 // (optional object, kept as its JSON text); for "finding": rule (lower-case id), severity (info,
 // warning, critical), subject, summary, recommendation, snippet (optional), texts bounded in
-// length; for "profile": path (an absolute path of at most 4096 bytes), steps, rank. Unknown keys
-// are ignored.
+// length; for "profile": path (an absolute path of at most 4096 bytes), steps, rank; for "oom": path,
+// rank. Unknown keys are ignored.
 Result<HookEvent> parse_hook_event(std::string_view datagram);
 
 // A stored step's allocator figures (StepEvent::data, as sent); none when it has none or they are
-// malformed (keys: device, allocated_bytes, reserved_bytes, active_bytes, peak_allocated_bytes,
+// malformed (keys: device, total_bytes, allocated_bytes, reserved_bytes, active_bytes, peak_allocated_bytes,
 // inactive_split_bytes, num_ooms, num_alloc_retries: integers >= 0; allocated and reserved required).
 std::optional<AllocatorFigures> parse_allocator_figures(std::string_view data_json);
 

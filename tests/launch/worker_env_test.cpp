@@ -89,6 +89,7 @@ TEST(WorkerEnv, BoundGpusSeedNcclDebugHookAndOwner) {
     x.nccl_debug = "INIT,NET";
     x.nccl_debug_file = "/logs/r/attempt_0/0/nccl.%h.%p.log";
     x.events_socket = "/run/user/1/baton/ev.sock";
+    x.memory_dir = "/run/user/1/baton/memory";
     x.owner = "4242:99";
     const auto e = env_of(t, 0, 0, x);
     EXPECT_EQ(e.at("CUDA_VISIBLE_DEVICES"), "GPU-aaaa");
@@ -99,13 +100,15 @@ TEST(WorkerEnv, BoundGpusSeedNcclDebugHookAndOwner) {
     EXPECT_EQ(e.at("NCCL_DEBUG_SUBSYS"), "INIT,NET");
     EXPECT_EQ(e.at("NCCL_DEBUG_FILE"), "/logs/r/attempt_0/0/nccl.%h.%p.log");
     EXPECT_EQ(e.at("BATON_EVENTS"), "/run/user/1/baton/ev.sock");
+    EXPECT_EQ(e.at("BATON_MEMORY_DIR"), "/run/user/1/baton/memory");
     EXPECT_EQ(e.at("BATON_OWNER"), "4242:99");
     // --nccl-debug without subsystems leaves NCCL's default.
     x.nccl_debug = "";
     EXPECT_EQ(env_of(t, 0, 0, x).count("NCCL_DEBUG_SUBSYS"), 0u);
     // Not asked: none of it.
     const auto plain = env_of(t, 0, 0, WorkerExtras{});
-    for (const char* k : {"CUDA_VISIBLE_DEVICES", "BATON_SEED", "PYTHONHASHSEED", "NCCL_DEBUG", "BATON_EVENTS"})
+    for (const char* k :
+         {"CUDA_VISIBLE_DEVICES", "BATON_SEED", "PYTHONHASHSEED", "NCCL_DEBUG", "BATON_EVENTS", "BATON_MEMORY_DIR"})
         EXPECT_EQ(plain.count(k), 0u) << k;
 }
 

@@ -28,6 +28,7 @@ TEST(QueueJobEnv, GpuJobGetsItsGpusInNvidiaSmiOrder) {
     in.cpus = 8;
     in.job_id = 17;
     in.events_path = "/var/lib/baton/jobs/17/attempt-0/events";
+    in.memory_dir = "/var/lib/baton/jobs/17/attempt-0/memory";
     const std::vector<std::string> env = job_environment(in);
     EXPECT_EQ(value(env, "CUDA_VISIBLE_DEVICES"), "1,3");
     EXPECT_EQ(value(env, "CUDA_DEVICE_ORDER"), "PCI_BUS_ID");
@@ -35,6 +36,7 @@ TEST(QueueJobEnv, GpuJobGetsItsGpusInNvidiaSmiOrder) {
     EXPECT_EQ(value(env, "MKL_NUM_THREADS"), "8");
     EXPECT_EQ(value(env, "BATON_JOB_ID"), "17");
     EXPECT_EQ(value(env, "BATON_EVENTS"), in.events_path);
+    EXPECT_EQ(value(env, "BATON_MEMORY_DIR"), in.memory_dir);
     EXPECT_EQ(value(env, "BATON_RETRY"), "<unset>");
     EXPECT_EQ(value(env, "BATON_OOM"), "<unset>");
     EXPECT_EQ(value(env, "PATH"), "/usr/bin");

@@ -65,7 +65,7 @@ TEST(HookEvent, AProfileWindowsTrace) {
         R"({"type":"profile","path":"/run/x/profile/trace-9.json.gz","steps":5,"rank":0,"t":7,"pid":9})");
     ASSERT_TRUE(e.ok()) << e.error().message;
     EXPECT_EQ(e->type, "profile");
-    EXPECT_EQ(e->profile_path, "/run/x/profile/trace-9.json.gz");
+    EXPECT_EQ(e->path, "/run/x/profile/trace-9.json.gz");
     EXPECT_EQ(e->profile_steps, 5);
     EXPECT_EQ(e->step.rank, 0);
     EXPECT_EQ(e->step.pid, 9u);
@@ -78,6 +78,48 @@ TEST(HookEvent, AProfileWindowsTrace) {
     EXPECT_FALSE(
         parse_hook_event(R"({"type":"profile","t":1,"steps":5,"rank":0,"path":"/)" + std::string(5000, 'a') + R"("})")
             .ok());
+}
+
+TEST(HookEvent, AnOutOfMemoryCapture) {
+    auto e = parse_hook_event(R"({"type":"oom","path":"/run/x/memory/oom-9.json","rank":3,"t":7,"pid":9})");
+    ASSERT_TRUE(e.ok()) << e.error().message;
+    EXPECT_EQ(e->type, "oom");
+    EXPECT_EQ(e->path, "/run/x/memory/oom-9.json");
+    EXPECT_EQ(e->step.rank, 3);
+    for (const char* bad : {R"({"type":"oom","t":1,"rank":0})", R"({"type":"oom","t":1,"path":"oom.json","rank":0})",
+                            R"({"type":"oom","t":1,"path":"/a"})"})
+        EXPECT_FALSE(parse_hook_event(bad).ok()) << bad;
+}
+
+TEST(HookEvent, AStepsAllocatorFigures) {
+    auto e = parse_hook_event(
+        R"({"type":"step","t":1,"rank":0,"step":4,"step_ms":10,"wait_ms":1,"data":{"cuda":{"device":1,)"
+        R"("allocated_bytes":100,"reserved_bytes":300,"active_bytes":120,"peak_allocated_bytes":250,)"
+        R"("inactive_split_bytes":20,"num_ooms":0,"num_alloc_retries":2}}})");
+    ASSERT_TRUE(e.ok()) << e.error().message;
+    ASSERT_TRUE(e->cuda);
+    EXPECT_EQ(e->cuda->device, 1u);
+    EXPECT_EQ(e->cuda->allocated, 100u);
+    EXPECT_EQ(e->cuda->reserved, 300u);
+    EXPECT_EQ(e->cuda->peak_allocated, 250u);
+    EXPECT_EQ(e->cuda->inactive_split, 20u);
+    EXPECT_EQ(e->cuda->num_alloc_retries, 2u);
+    // The stored data reads back the same; older hooks' figures (no peak since the last step) too.
+    const auto back = parse_allocator_figures(e->step.data);
+    ASSERT_TRUE(back);
+    EXPECT_EQ(back->active, 120u);
+    EXPECT_TRUE(parse_allocator_figures(
+        R"({"cuda":{"device":0,"allocated_bytes":1,"reserved_bytes":2,"peak_allocated_bytes":2,"fragmentation_bytes":1,"num_ooms":0}})"));
+    // Figures that are not figures are none, and the step itself still counts.
+    for (const char* data :
+         {R"({"scale":2})", R"({"cuda":{"allocated_bytes":-1,"reserved_bytes":2}})", R"({"cuda":{"reserved_bytes":2}})",
+          R"({"cuda":{"allocated_bytes":"1","reserved_bytes":2}})",
+          R"({"cuda":{"device":5000,"allocated_bytes":1,"reserved_bytes":2}})", R"({"cuda":[]})", "not json", ""})
+        EXPECT_FALSE(parse_allocator_figures(data)) << data;
+    auto odd = parse_hook_event(
+        R"({"type":"step","t":1,"rank":0,"step":4,"step_ms":10,"wait_ms":1,"data":{"cuda":{"allocated_bytes":1.5}}})");
+    ASSERT_TRUE(odd.ok());
+    EXPECT_FALSE(odd->cuda);
 }
 
 TEST(HookEvent, HostileDatagramsAreRefusedWithTheKey) {
