@@ -9,6 +9,8 @@
 #include "core/clock.hpp"
 #include "core/printable.hpp"
 #include "core/units.hpp"
+#include "report/markdown_text.hpp"
+#include "report/memory_section.hpp"
 #include "report/run_figures.hpp"
 #include "report/svg_chart.hpp"
 #include "sample/gpu/throttle_reasons.hpp"
@@ -284,56 +286,6 @@ std::string html_rows(const Rows& rows) {
     return o + "</table>\n";
 }
 
-// Sparkline of a series, `width` characters of bucket means scaled to its own maximum.
-std::string sparkline(const ChartSeries& s, std::size_t width, double top) {
-    static const char* kBars[] = {"▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"};
-    if (s.values.empty()) return "";
-    const std::size_t n = s.values.size();
-    const std::size_t w = std::min(width, n);
-    std::string out;
-    for (std::size_t b = 0; b < w; ++b) {
-        const std::size_t from = b * n / w, to = std::max(from + 1, (b + 1) * n / w);
-        double sum = 0;
-        for (std::size_t i = from; i < to; ++i) sum += s.values[i];
-        const double v = sum / static_cast<double>(to - from);
-        const double share = top > 0 ? std::clamp(v / top, 0.0, 1.0) : 0;
-        out += kBars[std::min<std::size_t>(7, static_cast<std::size_t>(share * 7.999))];
-    }
-    return out;
-}
-
-// Text from outside (names, command lines, findings that quote them) in Markdown: HTML is escaped
-// (a Markdown viewer renders raw HTML; a process named "<img src=x onerror=...>" must stay text),
-// and the line stays one line.
-std::string markdown_text(const std::string& s) {
-    std::string out;
-    for (char c : s) {
-        if (c == '<')
-            out += "&lt;";
-        else if (c == '>')
-            out += "&gt;";
-        else if (c == '&')
-            out += "&amp;";
-        else if (c == '\n')
-            out += ' ';
-        else
-            out.push_back(c);
-    }
-    return out;
-}
-
-// The same in a table cell, where '|' would end the cell.
-std::string markdown_cell(const std::string& s) {
-    std::string out;
-    for (char c : markdown_text(s)) {
-        if (c == '|')
-            out += "\\|";
-        else
-            out.push_back(c);
-    }
-    return out;
-}
-
 }  // namespace
 
 // Each rank's last steps before the first hang verdict was said: how the ranks stopped.
@@ -430,6 +382,7 @@ std::string run_report_html(const report::RunReportData& d, const StepSection* s
     }
 
     if (step) append_step_section_html(*step, r.id, o);
+    if (has_memory_section(d)) append_memory_section_html(d, o);
 
     o += "<section id=\"summary\">\n<h2>Summary</h2>\n";
     if (!f.gpus.empty()) {
@@ -497,6 +450,7 @@ std::string run_report_markdown(const report::RunReportData& d, const StepSectio
         }
     }
     if (step) append_step_section_markdown(*step, r.id, o);
+    if (has_memory_section(d)) append_memory_section_markdown(d, o);
     o += "\n## Summary\n\n";
     if (!f.gpus.empty()) {
         std::string header = "|", rule = "|";

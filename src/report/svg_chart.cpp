@@ -281,4 +281,21 @@ std::string render_chart_svg(const Chart& c) {
     return o;
 }
 
+std::string sparkline(const ChartSeries& s, std::size_t width, double top) {
+    static const char* kBars[] = {"▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"};
+    if (s.values.empty()) return "";
+    const std::size_t n = s.values.size();
+    const std::size_t w = std::min(width, n);
+    std::string out;
+    for (std::size_t b = 0; b < w; ++b) {
+        const std::size_t from = b * n / w, to = std::max(from + 1, (b + 1) * n / w);
+        double sum = 0;
+        for (std::size_t i = from; i < to; ++i) sum += s.values[i];
+        const double v = sum / static_cast<double>(to - from);
+        const double share = top > 0 ? std::clamp(v / top, 0.0, 1.0) : 0;
+        out += kBars[std::min<std::size_t>(7, static_cast<std::size_t>(share * 7.999))];
+    }
+    return out;
+}
+
 }  // namespace baton::report

@@ -50,6 +50,10 @@ std::string clock_offset(double seconds);
 // The charts' labels, the Markdown report and compare's evidence all print numbers with it.
 std::string number_text(double v);
 
+// A series as a line of `width` block characters (▁ to █), each the mean of its share of the
+// values, scaled to `top`: the Markdown report's charts.
+std::string sparkline(const ChartSeries& s, std::size_t width, double top);
+
 // Text for HTML: & < > " ' escaped.
 std::string html_escape(const std::string& s);
 

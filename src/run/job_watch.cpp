@@ -303,7 +303,7 @@ std::vector<diagnose::Finding> JobWatch::read_output(std::string_view bytes) {
             for (diagnose::Finding& x : stats_.findings)
                 if (x.rule == "cuda_oom") {
                     x = explained_oom();
-                    if (history_) history_->add_finding(unix_millis(), x);
+                    if (history_) history_->replace_finding(unix_millis(), x);
                 }
     }
     return news;
@@ -346,7 +346,7 @@ void JobWatch::take_oom_event(const store::HookEvent& e) {
     for (diagnose::Finding& f : stats_.findings)
         if (f.rule == "cuda_oom") {  // said before the capture came: the better explanation replaces it
             f = explained_oom();
-            if (history_) history_->add_finding(e.step.t_ms, f);
+            if (history_) history_->replace_finding(e.step.t_ms, f);
         }
 }
 

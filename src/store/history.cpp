@@ -591,6 +591,29 @@ Status History::add_finding(std::int64_t run, std::int64_t t_ms, const diagnose:
     return Ok{};
 }
 
+Status History::replace_finding(std::int64_t run, std::int64_t t_ms, const diagnose::Finding& f) {
+    Statement st(db_,
+                 "UPDATE findings SET severity = ?, summary = ?, recommendation = ?, evidence = ? WHERE rowid = "
+                 "(SELECT rowid FROM findings WHERE run_id = ? AND rule = ? AND subject = ? ORDER BY t_ms DESC "
+                 "LIMIT 1)");
+    if (!st.ok()) return db_error(db_, "cannot record a finding");
+    std::string evidence;
+    {
+        JsonWriter w(evidence);
+        write_evidence_json(w, f.evidence);
+    }
+    sqlite3_bind_text(st.get(), 1, diagnose::severity_name(f.severity), -1, SQLITE_STATIC);
+    sqlite3_bind_text(st.get(), 2, f.summary.c_str(), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st.get(), 3, f.recommendation.c_str(), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st.get(), 4, evidence.c_str(), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(st.get(), 5, run);
+    sqlite3_bind_text(st.get(), 6, f.rule.c_str(), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st.get(), 7, f.subject.c_str(), -1, SQLITE_TRANSIENT);
+    if (sqlite3_step(st.get()) != SQLITE_DONE) return db_error(db_, "cannot record a finding");
+    if (sqlite3_changes(db_) == 0) return add_finding(run, t_ms, f);  // none yet: recorded as new
+    return Ok{};
+}
+
 Status History::finish_run(std::int64_t run, std::int64_t end_ms, int exit_status, const std::string& summary) {
     Statement st(db_, "UPDATE runs SET state = 'finished', end_ms = ?, exit_status = ?, summary = ? WHERE id = ?");
     if (!st.ok()) return db_error(db_, "cannot finish the run");

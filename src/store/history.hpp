@@ -225,6 +225,9 @@ class History {
     // Several steps in one transaction (what `baton run` drains from the socket each turn).
     Status add_steps(std::int64_t run, const std::vector<StepEvent>& steps);
     Status add_finding(std::int64_t run, std::int64_t t_ms, const diagnose::Finding& f);
+    // Replaces the latest record of f's rule and subject (its time stays that of the first sighting),
+    // or records f when there is none.
+    Status replace_finding(std::int64_t run, std::int64_t t_ms, const diagnose::Finding& f);
     Status add_hang(std::int64_t run, std::int64_t t_ms, const std::string& rule, const std::string& text);
     Status add_profile(std::int64_t run, const RecordedProfile& p);
     Status add_oom_capture(std::int64_t run, const RecordedOomCapture& c);

@@ -110,6 +110,10 @@ void HistoryWriter::add_finding(std::int64_t t_ms, diagnose::Finding f) {
     push(FindingAt{t_ms, std::move(f)});
 }
 
+void HistoryWriter::replace_finding(std::int64_t t_ms, diagnose::Finding f) {
+    push(FindingAt{t_ms, std::move(f), true});
+}
+
 void HistoryWriter::add_hang(std::int64_t t_ms, std::string rule, std::string text) {
     push(HangAt{t_ms, std::move(rule), std::move(text)});
 }
@@ -148,7 +152,10 @@ Status HistoryWriter::apply(const Write& w) {
             [&](const Machine& m) { return history_->set_machine(run, m.cpu_count, m.memory_total_bytes, m.gpus); },
             [&](const RunSample& s) { return history_->add_sample(run, s); },
             [&](const std::vector<StepEvent>& s) { return history_->add_steps(run, s); },
-            [&](const FindingAt& f) { return history_->add_finding(run, f.t_ms, f.finding); },
+            [&](const FindingAt& f) {
+                return f.replace ? history_->replace_finding(run, f.t_ms, f.finding)
+                                 : history_->add_finding(run, f.t_ms, f.finding);
+            },
             [&](const HangAt& h) { return history_->add_hang(run, h.t_ms, h.rule, h.text); },
             [&](const RecordedProfile& p) { return history_->add_profile(run, p); },
             [&](const RecordedOomCapture& c) { return history_->add_oom_capture(run, c); },

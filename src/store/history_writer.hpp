@@ -67,6 +67,8 @@ class HistoryWriter {
     void add_sample(RunSample s);
     void add_steps(std::vector<StepEvent> steps);
     void add_finding(std::int64_t t_ms, diagnose::Finding f);
+    // The finding's latest record of its rule and subject, said better (cuda_oom with its capture).
+    void replace_finding(std::int64_t t_ms, diagnose::Finding f);
     void add_hang(std::int64_t t_ms, std::string rule, std::string text);
     void add_profile(RecordedProfile p);
     void add_oom_capture(RecordedOomCapture c);
@@ -92,6 +94,7 @@ class HistoryWriter {
     struct FindingAt {
         std::int64_t t_ms;
         diagnose::Finding finding;
+        bool replace = false;  // History::replace_finding
     };
     struct HangAt {
         std::int64_t t_ms;

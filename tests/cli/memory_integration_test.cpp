@@ -57,6 +57,10 @@ TEST(Memory, AnOutOfMemoryErrorIsCapturedAndExplainedByWhatHeldTheMemory) {
     const auto shown = nlohmann::json::parse(run({baton_binary(), "runs", "show", "1", "--json", "--db", db}).out);
     const nlohmann::json oom = finding(shown, "cuda_oom");
     ASSERT_FALSE(oom.is_null()) << shown;
+    // One record: the first sighting's, replaced by the explanation with the capture.
+    int records = 0;
+    for (const auto& f : shown["finding_list"]) records += f["rule"] == "cuda_oom" ? 1 : 0;
+    EXPECT_EQ(records, 1) << shown;
     const auto f = figures_of(oom);
     EXPECT_EQ(f.at("oom.requested_bytes"), 1572864.0) << oom;
     EXPECT_EQ(f.at("oom.activations_bytes"), 3 * 262144.0) << oom;
@@ -76,6 +80,12 @@ TEST(Memory, AnOutOfMemoryErrorIsCapturedAndExplainedByWhatHeldTheMemory) {
     const auto capture = nlohmann::json::parse((*captures)[0].json);
     EXPECT_EQ(capture["phase"], "forward");
     EXPECT_EQ(capture["step"], 3);
+    // The report's Memory section: the breakdown and the site.
+    auto md = run({baton_binary(), "report", "1", "--markdown", "--db", db});
+    ASSERT_EQ(md.exit_code, 0) << md.err;
+    EXPECT_NE(md.out.find("## Memory"), std::string::npos) << md.out;
+    EXPECT_NE(md.out.find("| activations | 768.00 KiB |"), std::string::npos) << md.out;
+    EXPECT_NE(md.out.find("| `oom_train.py:30 in forward (activations)` | 768.00 KiB |"), std::string::npos) << md.out;
     // Each step carried the allocator's figures.
     auto steps = run({baton_binary(), "runs", "export", "1", "--steps", "--db", db});
     EXPECT_NE(steps.out.find("\"peak_allocated_bytes\""), std::string::npos) << steps.out;

@@ -1,7 +1,10 @@
 // The run report (HTML and Markdown) and the figures it shares with `baton compare`, on a fixture run.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <regex>
+
+#include <fmt/format.h>
 
 #include "report/run_figures.hpp"
 #include "profile/trace_builder.hpp"
@@ -359,4 +362,66 @@ TEST(RunReport, AStepSectionFromTheRunsProfilerWindow) {
     const std::optional<StepSection> broken = step_section({{0, 0, 2, "\x1f\x8b garbage"}});
     ASSERT_TRUE(broken.has_value());
     EXPECT_NE(run_report_html(d, &*broken).find("could not be read"), std::string::npos);
+}
+
+// The Memory section: the allocator's figures at each step's end beside NVML's, and at an OOM the
+// GPU's breakdown as a bar, the allocation sites and the fix; none without either.
+TEST(RunReport, AMemorySectionWithTheStepsFiguresAndTheBreakdownAtTheOom) {
+    RunReportData d = fixture();
+    d.findings.erase(std::remove_if(d.findings.begin(), d.findings.end(),
+                                    [](const store::RecordedFinding& f) { return f.rule == "cuda_oom"; }),
+                     d.findings.end());
+    EXPECT_EQ(run_report_html(d).find("<section id=\"memory\">"), std::string::npos);
+    EXPECT_EQ(run_report_markdown(d).find("## Memory"), std::string::npos);
+    for (int i = 0; i < 10; ++i) {
+        store::StepEvent e;
+        e.t_ms = d.run.start_ms + 1000 + i * 1000;
+        e.step = i;
+        e.step_ms = 100;
+        e.data = fmt::format(
+            R"({{"cuda":{{"device":0,"allocated_bytes":{},"reserved_bytes":{},"peak_allocated_bytes":{}}},"scale":2}})",
+            (10 + i) * 1073741824ull, 70 * 1073741824ull, (60 + i) * 1073741824ull);
+        d.steps.push_back(e);
+    }
+    std::string html = run_report_html(d);
+    ASSERT_NE(html.find("<section id=\"memory\">"), std::string::npos);
+    EXPECT_NE(html.find("id=\"chart-cuda-memory\""), std::string::npos);
+    for (const char* label : {"allocated at step end", "step peak", "reserved", "GPU0 used (NVML)"})
+        EXPECT_NE(html.find(std::string("data-label=\"") + label + "\" data-points=\""), std::string::npos) << label;
+    EXPECT_EQ(html.find("At the out-of-memory error"), std::string::npos);  // no OOM
+
+    store::RecordedFinding oom;
+    oom.t_ms = d.run.start_ms + 11000;
+    oom.rule = "cuda_oom";
+    oom.severity = "critical";
+    oom.subject = "job";
+    oom.summary = "GPU0 ran out of memory at train.py:42 in forward: 2.00 GiB asked with 1.00 GiB free";
+    oom.recommendation = "Activations <fill> the GPU: mixed precision";
+    auto figure = [](const char* metric, double v, std::string threshold = "") {
+        diagnose::Evidence e;
+        e.metric = metric;
+        e.average = e.minimum = e.maximum = v;
+        e.threshold = std::move(threshold);
+        e.samples = 1;
+        return e;
+    };
+    oom.evidence = {figure("oom.capacity_bytes", 80 * kGiB),      figure("oom.free_bytes", kGiB),
+                    figure("oom.parameters_bytes", 4 * kGiB),     figure("oom.activations_bytes", 60 * kGiB),
+                    figure("oom.optimizer_state_bytes", 8 * kGiB), figure("oom.reserved_unallocated_bytes", 2 * kGiB),
+                    figure("oom.site_bytes", 60 * kGiB, "train.py:42 in forward (activations)")};
+    d.findings.push_back(oom);
+    html = run_report_html(d);
+    EXPECT_NE(html.find("<h3>At the out-of-memory error</h3>"), std::string::npos);
+    EXPECT_NE(html.find("(the bar: the GPU's 80.00 GiB)"), std::string::npos);
+    // Largest first as recorded: each part a rect with its size.
+    for (const char* part : {"activations: 60.00 GiB", "optimizer state: 8.00 GiB", "parameters: 4.00 GiB",
+                             "reserved, unallocated: 2.00 GiB", "free: 1.00 GiB"})
+        EXPECT_NE(html.find(std::string("<title>") + part + "</title>"), std::string::npos) << part;
+    EXPECT_NE(html.find("<code>train.py:42 in forward (activations)</code>"), std::string::npos);
+    EXPECT_NE(html.find("Activations &lt;fill&gt; the GPU"), std::string::npos);  // escaped
+    const std::string md = run_report_markdown(d);
+    EXPECT_NE(md.find("## Memory"), std::string::npos);
+    EXPECT_NE(md.find("| activations | 60.00 GiB | 75 % |"), std::string::npos) << md;
+    EXPECT_NE(md.find("| `train.py:42 in forward (activations)` | 60.00 GiB |"), std::string::npos) << md;
+    EXPECT_NE(md.find("allocated at step end"), std::string::npos);
 }

@@ -85,6 +85,49 @@ TEST(History, RecordsSurviveAReopen) {
     EXPECT_EQ(h->integrity(), "ok");
 }
 
+// A finding said better later (cuda_oom once the hook's capture came) replaces its record: one row,
+// the first sighting's time, the new text and evidence; with no record yet it is recorded. The
+// out-of-memory captures are kept as written, oldest first.
+TEST(History, AFindingReplacedAndOomCaptures) {
+    test::TempDir d;
+    auto h = History::open(d.path() + "/h.db");
+    ASSERT_TRUE(h.ok()) << h.error().message;
+    auto run = h->begin_run("train", "python train.py", "/work", "box", 1000);
+    ASSERT_TRUE(run.ok());
+    diagnose::Finding f;
+    f.rule = "cuda_oom";
+    f.severity = diagnose::Severity::critical;
+    f.subject = "job";
+    f.summary = "the job ran out of GPU memory";
+    f.recommendation = "smaller batch";
+    ASSERT_TRUE(h->add_finding(*run, 1500, f).ok());
+    f.summary = "GPU0 ran out of memory: activations 60.00 GiB";
+    diagnose::Evidence e;
+    e.metric = "oom.activations_bytes";
+    e.maximum = 6.4e10;
+    f.evidence = {e};
+    ASSERT_TRUE(h->replace_finding(*run, 1700, f).ok());
+    f.rule = "gpu_memory_leak";
+    ASSERT_TRUE(h->replace_finding(*run, 1800, f).ok());  // none to replace: recorded
+    auto found = h->findings(*run);
+    ASSERT_TRUE(found.ok());
+    ASSERT_EQ(found->size(), 2u);
+    EXPECT_EQ((*found)[0].rule, "cuda_oom");
+    EXPECT_EQ((*found)[0].t_ms, 1500);
+    EXPECT_EQ((*found)[0].summary, "GPU0 ran out of memory: activations 60.00 GiB");
+    ASSERT_EQ((*found)[0].evidence.size(), 1u);
+    EXPECT_EQ((*found)[0].evidence[0].metric, "oom.activations_bytes");
+    EXPECT_EQ((*found)[1].t_ms, 1800);
+    ASSERT_TRUE(h->add_oom_capture(*run, {1600, 1, 4242, "{\"baton_oom_capture\":1}"}).ok());
+    ASSERT_TRUE(h->add_oom_capture(*run, {1550, 0, 4241, "{}"}).ok());
+    auto captures = h->oom_captures(*run);
+    ASSERT_TRUE(captures.ok());
+    ASSERT_EQ(captures->size(), 2u);
+    EXPECT_EQ((*captures)[0].pid, 4241u);
+    EXPECT_EQ((*captures)[1].rank, 1);
+    EXPECT_EQ((*captures)[1].json, "{\"baton_oom_capture\":1}");
+}
+
 TEST(History, RunOfADeadBatonIsInterrupted) {
     test::TempDir d;
     const std::string path = d.path() + "/baton.db";
