@@ -405,9 +405,12 @@ TEST(RunReport, AMemorySectionWithTheStepsFiguresAndTheBreakdownAtTheOom) {
         e.samples = 1;
         return e;
     };
-    oom.evidence = {figure("oom.capacity_bytes", 80 * kGiB),      figure("oom.free_bytes", kGiB),
-                    figure("oom.parameters_bytes", 4 * kGiB),     figure("oom.activations_bytes", 60 * kGiB),
-                    figure("oom.optimizer_state_bytes", 8 * kGiB), figure("oom.reserved_unallocated_bytes", 2 * kGiB),
+    oom.evidence = {figure("oom.capacity_bytes", 80 * kGiB),
+                    figure("oom.free_bytes", kGiB),
+                    figure("oom.parameters_bytes", 4 * kGiB),
+                    figure("oom.activations_bytes", 60 * kGiB),
+                    figure("oom.optimizer_state_bytes", 8 * kGiB),
+                    figure("oom.reserved_unallocated_bytes", 2 * kGiB),
                     figure("oom.site_bytes", 60 * kGiB, "train.py:42 in forward (activations)")};
     d.findings.push_back(oom);
     html = run_report_html(d);

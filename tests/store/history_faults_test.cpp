@@ -151,7 +151,8 @@ TEST(HistoryFaults, ReadersOpenReadOnly) {
     EXPECT_FALSE(std::filesystem::exists(d.path() + "/missing.db"));
     // A database of an older schema is upgraded once, then read.
     sql(path,
-        "DROP TABLE run_oom_captures; DROP TABLE run_profiles; DROP TABLE run_hangs; DROP TABLE bench_links; ALTER TABLE runs DROP COLUMN kind; "
+        "DROP TABLE run_oom_captures; DROP TABLE run_profiles; DROP TABLE run_hangs; DROP TABLE bench_links; ALTER "
+        "TABLE runs DROP COLUMN kind; "
         "DROP TABLE jobs; DROP TABLE metric_minutes; DROP TABLE metric_series; "
         "ALTER TABLE runs DROP COLUMN owner_boot_id; ALTER TABLE runs DROP COLUMN owner_start_ticks; "
         "PRAGMA user_version=3");
