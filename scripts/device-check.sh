@@ -9,7 +9,10 @@
 # queue's throughput bench, `baton launch` with one rank per GPU and its start-up bench against
 # torchrun, the hang verdict's Flight Recorder path on NCCL (the dump kept as a fixture) and the
 # recorder's cost, a profiler window of a loop with a sync per step, pageable copies and fp32
-# matmuls and of the same loop fixed (baton run --profile, baton compare; the trace kept as a fixture), `baton bench h2d` against PyTorch's own copy bandwidth (and allreduce, and the
+# matmuls and of the same loop fixed (baton run --profile, baton compare; the trace kept as a fixture), a
+# batch that doubles until CUDA runs out of memory under `baton run --memory-history` (the breakdown
+# against PyTorch's own figures; the capture kept as a fixture) and the cost of the per-step memory
+# figures and of the history, `baton bench h2d` against PyTorch's own copy bandwidth (and allreduce, and the
 # summary's time), and records the real GPUs as a fake-NVML scenario
 # so CI can replay them. Everything it prints is also written to OUT/device-check.log; keep that log under
 # docs/device-runs/ and the scenario under tests/fake_nvml/scenarios/.
@@ -271,6 +274,71 @@ open(f"{out}/profile-trace-bad.json.gz", "wb").write(trace)  # for tests/fixture
 print(f"kept the trace: {len(trace)} bytes gzipped")
 sys.exit(0 if verdict["steps"] else 1)
 PY
+
+say "baton run --memory-history: a batch that doubles until CUDA runs out of memory (issue 34)"
+# scripts/device_oom_train.py grows the batch until the error and writes what PyTorch itself says of its
+# memory at that moment; baton explains the failure from the hook's capture. The breakdown must match
+# PyTorch's own figures within 5 %; the capture (trimmed) is kept for tests/fixtures/gpu_memory/. In fake
+# mode the fake allocator of python/tests/ stands in (no PyTorch figures to compare).
+if [ $fake -eq 0 ]; then
+  PYTHONPATH="$root/python${PYTHONPATH:+:$PYTHONPATH}" "$baton" run --db "$out/history.db" --quiet --name oom \
+    --memory-history -- "$python" "$root/scripts/device_oom_train.py" grow "$out/oom-torch.json" > "$out/oom.txt" 2>&1
+else
+  PYTHONPATH="$root/python" "$baton" run --db "$out/history.db" --quiet --name oom --memory-history -- \
+    /usr/bin/python3 "$root/python/tests/oom_train.py" > "$out/oom.txt" 2>&1
+fi
+echo "baton run --memory-history (the growing batch) exit status: $? (1: the OOM ended it)"
+grep -E "^batch |cuda_oom|fix:" "$out/oom.txt" | tail -8
+"$python" - "$out" "$baton" <<'PY' || status=1
+import json, os, sqlite3, subprocess, sys
+out, baton = sys.argv[1], sys.argv[2]
+db = sqlite3.connect(f"{out}/history.db")
+run = db.execute("SELECT id FROM runs WHERE name = 'oom' ORDER BY id DESC").fetchone()[0]
+shown = json.loads(subprocess.run([baton, "runs", "show", str(run), "--json", "--db", f"{out}/history.db"],
+                                  capture_output=True, text=True).stdout)
+oom = [f for f in shown["finding_list"] if f["rule"] == "cuda_oom"]
+if not oom:
+    print("MISMATCH: no cuda_oom finding"); sys.exit(1)
+figures = {e["metric"]: e["maximum"] for e in oom[0]["evidence"] if "maximum" in e}
+print(f"cuda_oom: {oom[0]['summary']}")
+for k in sorted(figures):
+    if k.startswith("oom."):
+        print(f"  {k} = {figures[k] / 2**30:.3f} GiB")
+row = db.execute("SELECT capture FROM run_oom_captures WHERE run_id = ?", (run,)).fetchone()
+if not row:
+    print("MISMATCH: no capture kept"); sys.exit(1)
+capture = json.loads(row[0])
+uses = sum(v for k, v in figures.items() if k in ("oom.parameters_bytes", "oom.gradients_bytes",
+           "oom.optimizer_state_bytes", "oom.model_state_bytes", "oom.activations_bytes", "oom.other_bytes"))
+bad = False
+def near(what, a, b):
+    global bad
+    ok = b > 0 and abs(a - b) <= 0.05 * b
+    print(f"{what}: baton {a / 2**30:.3f} GiB, reference {b / 2**30:.3f} GiB: {'within 5 %' if ok else 'MISMATCH'}")
+    bad |= not ok
+near("the categories against the capture's allocated", uses, capture["stats"]["allocated_bytes"])
+if os.path.exists(f"{out}/oom-torch.json"):
+    torch_side = json.load(open(f"{out}/oom-torch.json"))
+    near("allocated at the failure against torch.cuda.memory_stats()", capture["stats"]["allocated_bytes"],
+         torch_side["allocated_bytes"])
+    near("parameters against the model's", figures.get("oom.parameters_bytes", 0), torch_side["parameters_bytes"])
+# The fixture: the capture with its newest 200 events (the history's length is the user's choice).
+for i, t in enumerate(capture["snapshot"]["device_traces"]):
+    capture["snapshot"]["device_traces"][i] = t[-200:]
+json.dump(capture, open(f"{out}/oom-capture.json", "w"), separators=(",", ":"))
+print(f"kept the capture: {os.path.getsize(out + '/oom-capture.json')} bytes (trimmed)")
+sys.exit(1 if bad else 0)
+PY
+if [ $fake -eq 0 ]; then
+  # What --memory-history costs a real loop, and what the per-step figures cost (bench/hook_overhead.sh's
+  # "allocator figures (real CUDA)" line; target <= 0.5 % of a 10 ms step).
+  for h in "" "--memory-history"; do
+    PYTHONPATH="$root/python" "$baton" run --no-db --quiet $h -- "$python" "$root/scripts/device_oom_train.py" \
+      steady 60 2>/dev/null | grep "median step" | sed "s/^/${h:-no history}: /"
+  done
+  PYTHONPATH="$root/python" "$baton" run --no-db --quiet --no-gpus -- "$python" "$root/bench/hook_overhead.py" 300 5 |
+    grep -E "hook overhead|allocator figures"
+fi
 
 say "the queue: a job on one GPU, then the throughput bench (bench/queue_vs_task_spooler.py, issue 14)"
 # An agent of its own (socket, history and config in a temporary directory), stopped by pid.

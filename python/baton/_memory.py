@@ -318,6 +318,7 @@ class Recorder:
         if self.quiet or self.captures >= MAX_CAPTURES or not self.dir or os.getpid() != self.pid:
             return
         self.captures += 1
+        self.steps.failed = True
         try:
             torch = _torch()
             c = {"baton_oom_capture": 1, "pid": os.getpid(), "rank": self.rank_of(), "device": int(device),

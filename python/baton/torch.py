@@ -78,6 +78,7 @@ class _Steps:
         self.manual = False  # step() was called: watched loaders no longer end steps
         self.scaler = None
         self.step_peaks = True  # the allocator's peak statistics are reset at each step's end
+        self.failed = False  # the hook captured a CUDA out-of-memory error in the current step
 
     def waited(self, seconds, samples):
         if self.started is None:
@@ -116,6 +117,7 @@ class _Steps:
         self.started = now
         self.wait = 0.0
         self.samples = None
+        self.failed = False
 
 
 _steps = _Steps()
@@ -181,7 +183,9 @@ class _Watched:
             try:
                 yield batch
             except GeneratorExit:  # the loop broke out: its last step ends here
-                if not _steps.manual and _steps.started is not None:
+                # Unless a CUDA out-of-memory error ended it (the hook captured one in this step): that
+                # step never ended, and its figures would be the failure's, not a step's.
+                if not _steps.manual and _steps.started is not None and not _steps.failed:
                     _steps.end()
                 _steps.started = None
                 raise

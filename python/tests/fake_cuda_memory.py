@@ -2,12 +2,16 @@
 tests and by baton's own tests of `baton run` (tests/cli/memory_integration_test.cpp): torch.cuda's
 functions are replaced so that CUDA looks initialised, the script's CPU tensors stand for its blocks
 (tracked with track()), and fake_alloc() does what the caching allocator does when cudaMalloc fails:
-it calls the out-of-memory observer, then raises torch.cuda.OutOfMemoryError with PyTorch's text."""
+it calls the out-of-memory observer, then raises torch.cuda.OutOfMemoryError with PyTorch's text.
+alloc() is a request that may fit (a block with its allocation stack) or not (fake_alloc); free_step()
+frees what the step allocated, as its end frees its activations."""
+import traceback
+
 import torch
 
 import baton._memory as _memory
 
-state = {"observer": None, "resets": 0, "blocks": []}
+state = {"observer": None, "resets": 0, "blocks": [], "step_blocks": [], "peak": 0, "next_address": 1 << 40}
 
 
 CAPACITY = 2 << 20  # a small GPU: the script's few tensors fill it
@@ -20,7 +24,7 @@ def _allocated():
 
 def _stats(device=None):
     allocated = _allocated()
-    return {"allocated_bytes": {"all": {"current": allocated, "peak": allocated + 4096}},
+    return {"allocated_bytes": {"all": {"current": allocated, "peak": max(state["peak"], allocated)}},
             "reserved_bytes": {"all": {"current": allocated + SLACK}},
             "active_bytes": {"all": {"current": allocated}}, "inactive_split_bytes": {"all": {"current": 0}},
             "num_ooms": 0, "num_alloc_retries": 0}
@@ -28,6 +32,7 @@ def _stats(device=None):
 
 def _reset(device=None):
     state["resets"] += 1
+    state["peak"] = _allocated()
 
 
 class _Props:
@@ -87,3 +92,24 @@ def track(t, frames=None):
     if frames:
         b["frames"] = frames
     state["blocks"].append(b)
+    state["peak"] = max(state["peak"], _allocated())
+
+
+def alloc(n):
+    """A request of `n` bytes from the caller's line: a block with the caller's stack (innermost first, as
+    PyTorch records them) when it fits, else the out-of-memory error."""
+    if _allocated() + SLACK + n > CAPACITY:
+        fake_alloc(n)
+    frames = [{"filename": f.filename, "line": f.lineno, "name": f.name} for f in reversed(traceback.extract_stack()[:-1])]
+    b = {"address": state["next_address"], "size": n, "frames": frames}
+    state["next_address"] += n
+    state["blocks"].append(b)
+    state["step_blocks"].append(b)
+    state["peak"] = max(state["peak"], _allocated())
+
+
+def free_step():
+    """Frees the blocks alloc() made since the last call (a step's activations)."""
+    for b in state["step_blocks"]:
+        state["blocks"].remove(b)
+    state["step_blocks"] = []

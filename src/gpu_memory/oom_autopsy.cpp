@@ -208,6 +208,12 @@ void estimate_fit(OomAutopsy& a, const OomInputs& in) {
         // All but the checkpointed boundaries, roughly.
         a.checkpointing_saves = static_cast<std::uint64_t>(static_cast<double>(activations) * 0.7);
     }
+    if (in.steps && in.steps->steps >= 5 && in.steps->held_bytes > in.steps->held_first &&
+        (in.steps->held_bytes - in.steps->held_first) * 4 >= in.steps->held_bytes) {
+        a.kept_growth = std::pair(in.steps->held_first, in.steps->held_bytes);
+        a.kept_steps = in.steps->steps;
+        return;  // the batch is not what grew: no batch that "fits"
+    }
     if (!in.steps || !a.capacity) return;
     // The GPU less other processes and a 5 % margin (the CUDA context, the allocator's rounding).
     double budget = static_cast<double>(*a.capacity) * 0.95 - static_cast<double>(a.others_bytes);
@@ -297,6 +303,16 @@ void write_advice(OomAutopsy& a) {
     else if (a.allocated)
         held = fmt::format("; {} allocated by PyTorch", gib(*a.allocated));
     a.summary = fmt::format("{} ran out of memory{}: {}{}", gpu, where, asked, held);
+    if (a.kept_growth) {
+        a.fix = fmt::format("What the steps keep grew from {} to {} over {} steps: a tensor is kept from each step "
+                            "until the GPU is full, whatever the batch. Keep numbers, not tensors (total_loss += "
+                            "loss.item(), not += loss), .detach() what must stay, do not append outputs that "
+                            "require grad to a list; baton run --memory-history records the stacks that "
+                            "allocated it.",
+                            gib(a.kept_growth->first), gib(a.kept_growth->second), a.kept_steps);
+        a.snippet = "total_loss += loss.item()   # not: total_loss += loss";
+        return;
+    }
     std::string fit;
     if (a.largest_batch && *a.largest_batch > 0 && a.batch_size)
         fit = fmt::format(" A batch of about {} fits (this one: {}).", *a.largest_batch, *a.batch_size);

@@ -56,6 +56,7 @@ struct AllocationSite {
 // The memory the job's steps used before the failure, from the hook's per-step figures.
 struct StepMemory {
     std::uint64_t held_bytes = 0;  // allocated at a step's end: kept across steps (model, optimizer)
+    std::uint64_t held_first = 0;  // the same after the first two steps (the optimizer's state is made)
     std::uint64_t peak_bytes = 0;  // the largest step's peak allocation
     std::int64_t batch_size = 0;   // samples of that step (0: unknown)
     std::int64_t steps = 0;        // steps with figures
@@ -85,6 +86,10 @@ struct OomAutopsy {
     std::vector<AllocationSite> sites;          // the largest live allocation sites (with --memory-history)
     std::optional<std::int64_t> largest_batch;  // the largest batch that would have fit, estimated
     std::optional<std::uint64_t> amp_saves, checkpointing_saves;
+    // What the steps kept grew (by a quarter or more, after the first two steps): a tensor kept from
+    // each step filled the GPU, whatever the batch (gpu_memory_leak).
+    std::optional<std::pair<std::uint64_t, std::uint64_t>> kept_growth;  // from, to
+    std::int64_t kept_steps = 0;
     bool autocast = false;
     std::string torch_version;
     std::string summary, fix, snippet;

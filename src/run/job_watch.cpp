@@ -396,6 +396,7 @@ diagnose::Finding JobWatch::explained_oom() const {
     const auto memory_of = [](const ProcessSteps& p) {
         gpu_memory::StepMemory m;
         m.held_bytes = p.steps.back().held;
+        m.held_first = p.steps[std::min<std::size_t>(2, p.steps.size() - 1)].held;
         for (const gpu_memory::StepAllocation& s : p.steps)
             if (s.peak >= m.peak_bytes) {
                 m.peak_bytes = s.peak;

@@ -53,7 +53,7 @@ TEST(OomAutopsy, ActivationsDominate) {
     const OomCapture c = capture_of(b);
     OomInputs in;
     in.capture = &c;
-    in.steps = StepMemory{16 * kGiB, 74 * kGiB, 64, 12};
+    in.steps = StepMemory{16 * kGiB, 16 * kGiB, 74 * kGiB, 64, 12};
     const OomAutopsy a = explain_oom(in);
     EXPECT_EQ(a.cause, OomCause::memory_in_use);
     ASSERT_FALSE(a.uses.empty());
@@ -194,7 +194,7 @@ TEST(OomAutopsy, FromTheMessageAloneTheFixFollowsTheNumbers) {
     EXPECT_NE(a.fix.find("--memory-history"), std::string::npos);
     EXPECT_NE(a.summary.find("14.56 GiB allocated by PyTorch"), std::string::npos) << a.summary;
     // With the per-step figures: what the steps kept (the model) against this step's growth.
-    in.steps = StepMemory{6 * kGiB, 14 * kGiB, 32, 100};
+    in.steps = StepMemory{6 * kGiB, 6 * kGiB, 14 * kGiB, 32, 100};
     a = explain_oom(in);
     EXPECT_EQ(use(a, MemoryUse::model_state), 6 * kGiB);
     EXPECT_EQ(use(a, MemoryUse::activations), static_cast<std::uint64_t>(14.56 * kGiB + 0.5) - 6 * kGiB);
@@ -217,6 +217,29 @@ TEST(OomAutopsy, FromTheMessageAloneTheFixFollowsTheNumbers) {
     a = explain_oom(in);
     EXPECT_EQ(a.cause, OomCause::unknown);
     EXPECT_NE(a.summary.find("without the allocator's figures"), std::string::npos);
+}
+
+// What the steps keep grew by a quarter or more before the failure: the leak is the cause, whatever
+// the batch, so no batch "fits" and the fix is the tensor kept from each step.
+TEST(OomAutopsy, AClimbOfWhatTheStepsKeptIsTheCause) {
+    OomInputs in;
+    in.message = parse_oom_message(
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 512.00 MiB. GPU 0 has a total capacity of "
+        "79.19 GiB of which 300.00 MiB is free. Of the allocated memory 77.00 GiB is allocated by PyTorch, and 1.00 "
+        "GiB is reserved by PyTorch but unallocated.");
+    in.steps = StepMemory{70 * kGiB, 20 * kGiB, 76 * kGiB, 32, 400};
+    OomAutopsy a = explain_oom(in);
+    EXPECT_EQ(a.cause, OomCause::memory_in_use);
+    ASSERT_TRUE(a.kept_growth);
+    EXPECT_FALSE(a.largest_batch);
+    EXPECT_NE(a.fix.find("What the steps keep grew from 20.00 GiB to 70.00 GiB over 400 steps"), std::string::npos)
+        << a.fix;
+    EXPECT_NE(a.snippet.find(".item()"), std::string::npos);
+    // A steady model (the first steps' optimizer state aside) is no leak.
+    in.steps = StepMemory{70 * kGiB, 66 * kGiB, 76 * kGiB, 32, 400};
+    a = explain_oom(in);
+    EXPECT_FALSE(a.kept_growth);
+    EXPECT_TRUE(a.largest_batch);
 }
 
 TEST(OomAutopsy, TorchVersions) {
