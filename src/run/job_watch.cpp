@@ -175,7 +175,7 @@ std::vector<std::pair<std::string, gpu_memory::GpuAtFailure>> gpu_view(const Sna
         for (const GpuProcess& p : g.processes) {
             if (!p.used_memory_bytes) continue;
             gpu_memory::GpuOccupant o;
-            o.pid = p.pid;
+            o.pid = p.our_pid();  // as the job's processes and `baton top` know it (NVML's is the host's)
             o.bytes = *p.used_memory_bytes;
             o.job = job.pids.count(p.our_pid()) > 0;
             for (const ProcessInfo& x : snap.processes)
