@@ -12,24 +12,6 @@ namespace baton::gpu_memory {
 
 namespace {
 
-const char* use_label(MemoryUse u) {
-    switch (u) {
-        case MemoryUse::parameters:
-            return "parameters";
-        case MemoryUse::gradients:
-            return "gradients";
-        case MemoryUse::optimizer_state:
-            return "optimizer state";
-        case MemoryUse::model_state:
-            return "parameters, gradients and optimizer state";
-        case MemoryUse::activations:
-            return "activations";
-        case MemoryUse::other:
-            return "other";
-    }
-    return "other";
-}
-
 // PyTorch's own files (and baton's hook): a stack's first frame outside them is the line users know.
 bool framework_file(std::string_view f) {
     return f.find("/torch/") != std::string_view::npos || f.find("/baton/") != std::string_view::npos ||
@@ -298,18 +280,19 @@ void write_advice(OomAutopsy& a) {
     const MemoryUse top = a.uses.empty() ? MemoryUse::other : a.uses.front().first;
     std::string held;
     if (!a.uses.empty() && a.allocated)
-        held =
-            fmt::format("; of the {} allocated, {} {}", gib(*a.allocated), use_label(top), gib(a.uses.front().second));
+        held = fmt::format("; of the {} allocated, {} {}", gib(*a.allocated), memory_use_label(top),
+                           gib(a.uses.front().second));
     else if (a.allocated)
         held = fmt::format("; {} allocated by PyTorch", gib(*a.allocated));
     a.summary = fmt::format("{} ran out of memory{}: {}{}", gpu, where, asked, held);
     if (a.kept_growth) {
-        a.fix = fmt::format("What the steps keep grew from {} to {} over {} steps: a tensor is kept from each step "
-                            "until the GPU is full, whatever the batch. Keep numbers, not tensors (total_loss += "
-                            "loss.item(), not += loss), .detach() what must stay, do not append outputs that "
-                            "require grad to a list; baton run --memory-history records the stacks that "
-                            "allocated it.",
-                            gib(a.kept_growth->first), gib(a.kept_growth->second), a.kept_steps);
+        a.fix = fmt::format(
+            "What the steps keep grew from {} to {} over {} steps: a tensor is kept from each step "
+            "until the GPU is full, whatever the batch. Keep numbers, not tensors (total_loss += "
+            "loss.item(), not += loss), .detach() what must stay, do not append outputs that "
+            "require grad to a list; baton run --memory-history records the stacks that "
+            "allocated it.",
+            gib(a.kept_growth->first), gib(a.kept_growth->second), a.kept_steps);
         a.snippet = "total_loss += loss.item()   # not: total_loss += loss";
         return;
     }
@@ -376,6 +359,24 @@ diagnose::Evidence figure(const std::string& metric, double value) {
 }
 
 }  // namespace
+
+const char* memory_use_label(MemoryUse u) {
+    switch (u) {
+        case MemoryUse::parameters:
+            return "parameters";
+        case MemoryUse::gradients:
+            return "gradients";
+        case MemoryUse::optimizer_state:
+            return "optimizer state";
+        case MemoryUse::model_state:
+            return "parameters, gradients and optimizer state";
+        case MemoryUse::activations:
+            return "activations";
+        case MemoryUse::other:
+            return "other tensors";
+    }
+    return "other tensors";
+}
 
 bool torch_at_least(std::string_view version, int major, int minor) {
     std::string_view s = version;
@@ -477,7 +478,7 @@ diagnose::Finding oom_finding(const OomAutopsy& a, std::string_view line) {
     // (activations)".
     for (const AllocationSite& site : a.sites) {
         diagnose::Evidence e = figure("oom.site_bytes", static_cast<double>(site.bytes));
-        e.threshold = fmt::format("{} ({})", site.where, use_label(site.use));
+        e.threshold = fmt::format("{} ({})", site.where, memory_use_label(site.use));
         f.evidence.push_back(std::move(e));
     }
     return f;

@@ -100,6 +100,9 @@ OomAutopsy explain_oom(const OomInputs& in);
 // The cuda_oom finding of an autopsy; `line`: PyTorch's message as printed (the evidence's quote).
 diagnose::Finding oom_finding(const OomAutopsy& a, std::string_view line);
 
+// "optimizer state", "activations", ...: a category as the finding and the report name it.
+const char* memory_use_label(MemoryUse u);
+
 // Whether `version` ("2.4.1+cu121", "1.13.1") is at least major.minor.
 bool torch_at_least(std::string_view version, int major, int minor);
 

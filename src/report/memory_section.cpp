@@ -32,24 +32,6 @@ struct Breakdown {
     std::vector<std::pair<std::string, double>> sites;  // "train.py:42 in forward (activations)", bytes
 };
 
-const char* use_label(MemoryUse u) {
-    switch (u) {
-        case MemoryUse::parameters:
-            return "parameters";
-        case MemoryUse::gradients:
-            return "gradients";
-        case MemoryUse::optimizer_state:
-            return "optimizer state";
-        case MemoryUse::model_state:
-            return "model state (parameters, gradients, optimizer)";
-        case MemoryUse::activations:
-            return "activations";
-        case MemoryUse::other:
-            return "other tensors";
-    }
-    return "other tensors";
-}
-
 constexpr const char* kUseColours[] = {"#1f77b4", "#17becf", "#9467bd", "#2ca02c", "#d62728", "#8c564b"};
 
 std::optional<double> figure(const store::RecordedFinding& f, const std::string& metric) {
@@ -70,7 +52,7 @@ Breakdown breakdown_of(const store::StoredRun& d) {
     for (std::size_t i = 0; i < EnumNames<MemoryUse>::list.size(); ++i) {
         const auto u = static_cast<MemoryUse>(i);
         if (const auto v = figure(f, fmt::format("oom.{}_bytes", enum_name(u))); v && *v > 0) {
-            b.parts.push_back({use_label(u), *v, kUseColours[i]});
+            b.parts.push_back({gpu_memory::memory_use_label(u), *v, kUseColours[i]});
             uses += *v;
         }
     }
