@@ -47,7 +47,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         if (s.size() > 64) std::abort();
     in.capture = &*c;
     in.message = parse_oom_message(c->message);
-    in.steps = StepMemory{c->stats.allocated, c->stats.allocated / 2, c->stats.peak_allocated, c->batch_size.value_or(0), 8};
+    in.steps =
+        StepMemory{c->stats.allocated, c->stats.allocated / 2, c->stats.peak_allocated, c->batch_size.value_or(0), 8};
     check(explain_oom(in));
     return 0;
 }
