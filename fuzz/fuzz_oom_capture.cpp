@@ -47,8 +47,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         if (s.size() > 64) std::abort();
     in.capture = &*c;
     in.message = parse_oom_message(c->message);
-    in.steps =
-        StepMemory{c->stats.allocated, c->stats.allocated / 2, c->stats.peak_allocated, c->batch_size.value_or(0), 8};
+    StepMemory m;
+    m.held_bytes = c->stats.allocated;
+    m.held_first = c->stats.allocated / 2;
+    m.peak_bytes = c->stats.peak_allocated;
+    m.batch_size = c->batch_size.value_or(0);
+    m.steps = 8;
+    m.model = batch_memory_model({{0, m.batch_size, m.held_bytes, m.peak_bytes}});
+    in.steps = m;
     check(explain_oom(in));
     return 0;
 }

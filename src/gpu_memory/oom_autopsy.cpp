@@ -200,7 +200,7 @@ void estimate_fit(OomAutopsy& a, const OomInputs& in) {
     // The GPU less other processes and a 5 % margin (the CUDA context, the allocator's rounding).
     double budget = static_cast<double>(*a.capacity) * 0.95 - static_cast<double>(a.others_bytes);
     if (a.allowed) budget = std::min(budget, static_cast<double>(*a.allowed) * 0.95);
-    a.largest_batch = largest_batch(in.steps->held_bytes, in.steps->peak_bytes, in.steps->batch_size, budget);
+    if (in.steps->model) a.largest_batch = largest_batch(*in.steps->model, budget);
 }
 
 void write_advice(OomAutopsy& a) {

@@ -15,6 +15,7 @@
 #include "diagnose/finding.hpp"
 #include "gpu_memory/allocator_capture.hpp"
 #include "gpu_memory/oom_message.hpp"
+#include "gpu_memory/step_memory.hpp"
 
 namespace baton::gpu_memory {
 
@@ -55,11 +56,12 @@ struct AllocationSite {
 
 // The memory the job's steps used before the failure, from the hook's per-step figures.
 struct StepMemory {
-    std::uint64_t held_bytes = 0;  // allocated at a step's end: kept across steps (model, optimizer)
-    std::uint64_t held_first = 0;  // the same after the first two steps (the optimizer's state is made)
-    std::uint64_t peak_bytes = 0;  // the largest step's peak allocation
-    std::int64_t batch_size = 0;   // samples of that step (0: unknown)
-    std::int64_t steps = 0;        // steps with figures
+    std::uint64_t held_bytes = 0;           // allocated at a step's end: kept across steps (model, optimizer)
+    std::uint64_t held_first = 0;           // the same after the first two steps (the optimizer's state is made)
+    std::uint64_t peak_bytes = 0;           // the largest step's peak allocation
+    std::int64_t batch_size = 0;            // samples of that step (0: unknown)
+    std::int64_t steps = 0;                 // steps with figures
+    std::optional<BatchMemoryModel> model;  // the steps' peak as a line in the batch
 };
 
 struct OomInputs {

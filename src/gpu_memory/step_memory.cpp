@@ -1,6 +1,7 @@
 #include "gpu_memory/step_memory.hpp"
 
 #include <algorithm>
+#include <map>
 
 #include <fmt/format.h>  // header-only (fmt::fmt-header-only)
 
@@ -82,16 +83,17 @@ void near_oom(const std::vector<StepAllocation>& steps, const StepMemoryContext&
     if (percent < t.gpu_memory_alarm_percent) return;
     const bool critical = percent > t.gpu_memory_near_oom_percent;
     std::string next;
-    if (top->samples > 0) {
-        const double twice = static_cast<double>(top->held) + 2.0 * (peak - static_cast<double>(top->held));
-        const std::optional<std::int64_t> fits = largest_batch(top->held, top->peak, top->samples, usable * 0.95);
-        next =
-            twice <= usable * 0.95
-                ? fmt::format("; a batch of {} (twice this one's) needs about {} and fits", 2 * top->samples,
-                              gib(twice))
-                : fmt::format("; a batch of {} (twice this one's) needs about {} and does not fit{}", 2 * top->samples,
-                              gib(twice), fits && *fits > 0 ? fmt::format(": about {} does", *fits) : std::string());
-    }
+    if (top->samples > 0)
+        if (const std::optional<BatchMemoryModel> m = batch_memory_model(steps)) {
+            const double twice = m->fixed + m->per_sample * 2.0 * static_cast<double>(top->samples);
+            const std::int64_t fits = largest_batch(*m, usable * 0.95);
+            next = twice <= usable * 0.95
+                       ? fmt::format("; a batch of {} (twice this one's) needs about {} and fits", 2 * top->samples,
+                                     gib(twice))
+                       : fmt::format("; a batch of {} (twice this one's) needs about {} and does not fit{}",
+                                     2 * top->samples, gib(twice),
+                                     fits > 0 ? fmt::format(": about {} does", fits) : std::string());
+        }
     diagnose::Finding f;
     f.rule = "gpu_memory_near_oom";
     f.severity = critical ? diagnose::Severity::critical : diagnose::Severity::warning;
@@ -115,12 +117,39 @@ void near_oom(const std::vector<StepAllocation>& steps, const StepMemoryContext&
 
 }  // namespace
 
-std::optional<std::int64_t> largest_batch(std::uint64_t held, std::uint64_t peak, std::int64_t samples, double budget) {
-    if (samples <= 0 || peak <= held) return std::nullopt;
-    const double per_sample = static_cast<double>(peak - held) / static_cast<double>(samples);
-    const double room = budget - static_cast<double>(held);
-    if (room < per_sample) return 0;
-    return static_cast<std::int64_t>(std::min(room / per_sample, 1e12));
+std::optional<BatchMemoryModel> batch_memory_model(const std::vector<StepAllocation>& steps) {
+    std::map<std::int64_t, double> peak_of;  // batch size -> its highest peak
+    const StepAllocation* top = nullptr;
+    for (const StepAllocation& s : steps) {
+        if (s.samples <= 0) continue;
+        double& p = peak_of[s.samples];
+        p = std::max(p, static_cast<double>(s.peak));
+        if (!top || s.peak > top->peak) top = &s;
+    }
+    if (!top) return std::nullopt;
+    if (peak_of.size() >= 2) {
+        double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
+        for (const auto& [x, y] : peak_of) {
+            const double bx = static_cast<double>(x);
+            n += 1;
+            sx += bx;
+            sy += y;
+            sxx += bx * bx;
+            sxy += bx * y;
+        }
+        const double d = n * sxx - sx * sx;
+        const double slope = d > 0 ? (n * sxy - sx * sy) / d : 0;
+        if (slope > 0) return BatchMemoryModel{std::max(0.0, (sy - slope * sx) / n), slope, peak_of.size()};
+    }
+    if (top->peak <= top->held) return std::nullopt;
+    return BatchMemoryModel{static_cast<double>(top->held),
+                            static_cast<double>(top->peak - top->held) / static_cast<double>(top->samples), 1};
+}
+
+std::int64_t largest_batch(const BatchMemoryModel& m, double budget) {
+    const double room = budget - m.fixed;
+    if (m.per_sample <= 0 || room < m.per_sample) return 0;
+    return static_cast<std::int64_t>(std::min(room / m.per_sample, 1e12));
 }
 
 std::vector<diagnose::Finding> judge_step_memory(const std::vector<StepAllocation>& steps,

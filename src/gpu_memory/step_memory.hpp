@@ -40,8 +40,18 @@ struct StepMemoryContext {
 std::vector<diagnose::Finding> judge_step_memory(const std::vector<StepAllocation>& steps,
                                                  const StepMemoryContext& where, const Thresholds& t);
 
-// The largest batch whose peak stays within `budget` bytes, from a step of `samples` that kept `held`
-// and peaked at `peak`, memory taken as linear in the batch: none when the figures cannot tell.
-std::optional<std::int64_t> largest_batch(std::uint64_t held, std::uint64_t peak, std::int64_t samples, double budget);
+// A step's peak memory as a line in its batch: fixed + per_sample x samples.
+struct BatchMemoryModel {
+    double fixed = 0, per_sample = 0;
+    std::size_t sizes = 1;  // the batch sizes it was drawn through
+};
+
+// The line from steps with their sample counts: a least-squares fit through each batch size's highest
+// peak when the steps saw two sizes or more (a batch that grew, an epoch's short last batch), else the
+// line from what the steps keep to the highest peak. None when they cannot tell (no samples, no growth).
+std::optional<BatchMemoryModel> batch_memory_model(const std::vector<StepAllocation>& steps);
+
+// The largest batch whose peak stays within `budget` bytes (0 when not even one sample does).
+std::int64_t largest_batch(const BatchMemoryModel& m, double budget);
 
 }  // namespace baton::gpu_memory

@@ -403,6 +403,7 @@ diagnose::Finding JobWatch::explained_oom() const {
                 m.batch_size = s.samples;
             }
         m.steps = static_cast<std::int64_t>(p.steps.size());
+        m.model = gpu_memory::batch_memory_model({p.steps.begin(), p.steps.end()});
         return m;
     };
     if (oom_capture_)

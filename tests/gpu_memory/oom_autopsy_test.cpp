@@ -25,6 +25,19 @@ std::uint64_t use(const OomAutopsy& a, MemoryUse u) {
     return 0;
 }
 
+// What the steps kept, after the first two, their highest peak at `batch`, over `n` steps, as a line.
+StepMemory step_memory(std::uint64_t held, std::uint64_t held_first, std::uint64_t peak, std::int64_t batch,
+                       std::int64_t n) {
+    StepMemory m;
+    m.held_bytes = held;
+    m.held_first = held_first;
+    m.peak_bytes = peak;
+    m.batch_size = batch;
+    m.steps = n;
+    m.model = batch_memory_model({{0, batch, held, peak}});
+    return m;
+}
+
 double evidence(const baton::diagnose::Finding& f, const std::string& metric) {
     for (const auto& e : f.evidence)
         if (e.metric == metric) return e.maximum.value_or(-1);
@@ -53,7 +66,7 @@ TEST(OomAutopsy, ActivationsDominate) {
     const OomCapture c = capture_of(b);
     OomInputs in;
     in.capture = &c;
-    in.steps = StepMemory{16 * kGiB, 16 * kGiB, 74 * kGiB, 64, 12};
+    in.steps = step_memory(16 * kGiB, 16 * kGiB, 74 * kGiB, 64, 12);
     const OomAutopsy a = explain_oom(in);
     EXPECT_EQ(a.cause, OomCause::memory_in_use);
     ASSERT_FALSE(a.uses.empty());
@@ -194,7 +207,7 @@ TEST(OomAutopsy, FromTheMessageAloneTheFixFollowsTheNumbers) {
     EXPECT_NE(a.fix.find("--memory-history"), std::string::npos);
     EXPECT_NE(a.summary.find("14.56 GiB allocated by PyTorch"), std::string::npos) << a.summary;
     // With the per-step figures: what the steps kept (the model) against this step's growth.
-    in.steps = StepMemory{6 * kGiB, 6 * kGiB, 14 * kGiB, 32, 100};
+    in.steps = step_memory(6 * kGiB, 6 * kGiB, 14 * kGiB, 32, 100);
     a = explain_oom(in);
     EXPECT_EQ(use(a, MemoryUse::model_state), 6 * kGiB);
     EXPECT_EQ(use(a, MemoryUse::activations), static_cast<std::uint64_t>(14.56 * kGiB + 0.5) - 6 * kGiB);
@@ -227,7 +240,7 @@ TEST(OomAutopsy, AClimbOfWhatTheStepsKeptIsTheCause) {
         "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 512.00 MiB. GPU 0 has a total capacity of "
         "79.19 GiB of which 300.00 MiB is free. Of the allocated memory 77.00 GiB is allocated by PyTorch, and 1.00 "
         "GiB is reserved by PyTorch but unallocated.");
-    in.steps = StepMemory{70 * kGiB, 20 * kGiB, 76 * kGiB, 32, 400};
+    in.steps = step_memory(70 * kGiB, 20 * kGiB, 76 * kGiB, 32, 400);
     OomAutopsy a = explain_oom(in);
     EXPECT_EQ(a.cause, OomCause::memory_in_use);
     ASSERT_TRUE(a.kept_growth);
@@ -236,7 +249,7 @@ TEST(OomAutopsy, AClimbOfWhatTheStepsKeptIsTheCause) {
         << a.fix;
     EXPECT_NE(a.snippet.find(".item()"), std::string::npos);
     // A steady model (the first steps' optimizer state aside) is no leak.
-    in.steps = StepMemory{70 * kGiB, 66 * kGiB, 76 * kGiB, 32, 400};
+    in.steps = step_memory(70 * kGiB, 66 * kGiB, 76 * kGiB, 32, 400);
     a = explain_oom(in);
     EXPECT_FALSE(a.kept_growth);
     EXPECT_TRUE(a.largest_batch);

@@ -88,10 +88,26 @@ TEST(StepMemory, APeakNearTheGpusSizeSaysWhetherTwiceTheBatchFits) {
     EXPECT_TRUE(judge_step_memory({{0, 64, 30 * kStepGiB, 79 * kStepGiB}}, StepMemoryContext{}, t).empty());
 }
 
-TEST(StepMemory, LargestBatch) {
-    EXPECT_EQ(largest_batch(10 * kStepGiB, 30 * kStepGiB, 64, 50.0 * kStepGiB), 128);
-    EXPECT_EQ(largest_batch(10 * kStepGiB, 30 * kStepGiB, 64, 10.1 * kStepGiB), 0);
-    EXPECT_FALSE(
-        largest_batch(10 * kStepGiB, 10 * kStepGiB, 64, 50.0 * kStepGiB));  // no growth in the step: cannot tell
-    EXPECT_FALSE(largest_batch(10 * kStepGiB, 30 * kStepGiB, 0, 50.0 * kStepGiB));  // samples unknown
+TEST(StepMemory, TheBatchsMemoryAsALine) {
+    // One batch size: from what the steps keep to the highest peak.
+    auto one = batch_memory_model({{0, 64, 10 * kStepGiB, 30 * kStepGiB}, {1, 64, 10 * kStepGiB, 29 * kStepGiB}});
+    ASSERT_TRUE(one);
+    EXPECT_EQ(one->sizes, 1u);
+    EXPECT_EQ(largest_batch(*one, 50.0 * kStepGiB), 128);
+    EXPECT_EQ(largest_batch(*one, 10.1 * kStepGiB), 0);
+    // A batch that grew: the line through each size's peak (2 GiB fixed, 0.5 GiB a sample), whatever
+    // the steps keep.
+    auto grown = batch_memory_model({{0, 8, kStepGiB, 6 * kStepGiB},
+                                     {1, 16, kStepGiB, 10 * kStepGiB},
+                                     {2, 16, kStepGiB, 9 * kStepGiB},
+                                     {3, 32, kStepGiB, 18 * kStepGiB}});
+    ASSERT_TRUE(grown);
+    EXPECT_EQ(grown->sizes, 3u);
+    EXPECT_NEAR(grown->fixed, 2.0 * kStepGiB, 1e6);
+    EXPECT_NEAR(grown->per_sample, 0.5 * kStepGiB, 1e6);
+    EXPECT_EQ(largest_batch(*grown, 76.0 * kStepGiB), 148);
+    // No growth in the step, or no samples: cannot tell.
+    EXPECT_FALSE(batch_memory_model({{0, 64, 10 * kStepGiB, 10 * kStepGiB}}));
+    EXPECT_FALSE(batch_memory_model({{0, 0, 10 * kStepGiB, 30 * kStepGiB}}));
+    EXPECT_FALSE(batch_memory_model({}));
 }
