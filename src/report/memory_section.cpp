@@ -28,7 +28,7 @@ struct Part {
 struct Breakdown {
     const store::RecordedFinding* finding = nullptr;  // the last cuda_oom record
     std::vector<Part> parts;
-    std::optional<double> capacity, requested;
+    std::optional<double> capacity;
     std::vector<std::pair<std::string, double>> sites;  // "train.py:42 in forward (activations)", bytes
 };
 
@@ -47,14 +47,10 @@ Breakdown breakdown_of(const store::StoredRun& d) {
     if (!b.finding) return b;
     const store::RecordedFinding& f = *b.finding;
     b.capacity = figure(f, "oom.capacity_bytes");
-    b.requested = figure(f, "oom.requested_bytes");
-    double uses = 0;
     for (std::size_t i = 0; i < EnumNames<MemoryUse>::list.size(); ++i) {
         const auto u = static_cast<MemoryUse>(i);
-        if (const auto v = figure(f, fmt::format("oom.{}_bytes", enum_name(u))); v && *v > 0) {
+        if (const auto v = figure(f, fmt::format("oom.{}_bytes", enum_name(u))); v && *v > 0)
             b.parts.push_back({gpu_memory::memory_use_label(u), *v, kUseColours[i]});
-            uses += *v;
-        }
     }
     // Without a breakdown the allocated memory is one part.
     if (b.parts.empty())

@@ -416,7 +416,7 @@ TEST(RunReport, AMemorySectionWithTheStepsFiguresAndTheBreakdownAtTheOom) {
     html = run_report_html(d);
     EXPECT_NE(html.find("<h3>At the out-of-memory error</h3>"), std::string::npos);
     EXPECT_NE(html.find("(the bar: the GPU's 80.00 GiB)"), std::string::npos);
-    // Largest first as recorded: each part a rect with its size.
+    // Each part a rect with its size (the categories in their order, then the reserve, others, free).
     for (const char* part : {"activations: 60.00 GiB", "optimizer state: 8.00 GiB", "parameters: 4.00 GiB",
                              "reserved, unallocated: 2.00 GiB", "free: 1.00 GiB"})
         EXPECT_NE(html.find(std::string("<title>") + part + "</title>"), std::string::npos) << part;
