@@ -196,7 +196,9 @@ OomCapture read_capture(const json& j) {
     c.device =
         static_cast<unsigned>(std::min<std::uint64_t>(optional_unsigned(j, "device", "capture").value_or(0), 1023));
     if (const json* v = member(j, "t")) {
-        if (!v->is_number()) bad("t", "expected a number (unix ms)");
+        // Range-checked before the conversion: unix ms up to the end of the year 9999.
+        if (!v->is_number() || !(v->get<double>() >= 0 && v->get<double>() <= 253402300799999.0))
+            bad("t", "expected a number of unix ms up to the year 9999");
         c.t_ms = static_cast<std::int64_t>(v->get<double>());
     }
     if (const json* v = member(j, "torch")) c.torch_version = text_of(*v, "torch");

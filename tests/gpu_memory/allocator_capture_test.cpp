@@ -108,6 +108,9 @@ TEST(AllocatorCapture, HostileCapturesGiveOneErrorNamingThePlace) {
     v["tensors"]["parameters"] = json::array({json::array({1})});
     EXPECT_NE(error_of(v).find("tensors.parameters[0]: expected [address, bytes]"), std::string::npos);
     v = j;
+    v["t"] = 1.7e24;  // found by fuzz_oom_capture: refused before it is converted
+    EXPECT_NE(error_of(v).find("t: expected a number of unix ms up to the year 9999"), std::string::npos);
+    v = j;
     v["snapshot"] = "pickle";
     EXPECT_NE(error_of(v).find("snapshot: expected an object"), std::string::npos);
     // Larger than baton reads: refused before parsing.
