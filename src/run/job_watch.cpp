@@ -15,6 +15,7 @@
 #include "diagnose/rules.hpp"
 #include "run/memory_capture.hpp"
 #include "sample/gpu/throttle_reasons.hpp"
+#include "sample/process_lookup.hpp"
 #include "store/hook_event.hpp"
 
 namespace baton::run {
@@ -178,12 +179,10 @@ std::vector<std::pair<std::string, gpu_memory::GpuAtFailure>> gpu_view(const Sna
             o.pid = p.our_pid();  // as the job's processes and `baton top` know it (NVML's is the host's)
             o.bytes = *p.used_memory_bytes;
             o.job = job.pids.count(p.our_pid()) > 0;
-            for (const ProcessInfo& x : snap.processes)
-                if (x.pid == p.our_pid()) {
-                    o.name = x.name;
-                    o.user = x.user;
-                    break;
-                }
+            if (const ProcessInfo* x = find_process(snap, p.our_pid())) {
+                o.name = x->name;
+                o.user = x->user;
+            }
             v.processes.push_back(std::move(o));
         }
         out.emplace_back(g.uuid, std::move(v));
