@@ -61,6 +61,8 @@ int run_snapshot(const SnapshotArgs& a, const std::string& config_path) {
     for (int i = 0; i < a.count; ++i) {
         sleep_seconds(schedule.next() - monotonic_seconds());
         sampler.take(snap);
+        // The first snapshot waits (2 s at most) for the job names asked of Slurm; later ones have them.
+        if (i == 0) sampler.settle_jobs(snap, 2.0);
         schedule.taken(monotonic_seconds());
         out.clear();
         if (a.json) {

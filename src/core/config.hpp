@@ -30,6 +30,10 @@ struct Config {
         // process's stat is read every tick (for comparison, or a kernel that misreports).
         bool skip_idle_processes = true;
     } sample;
+    struct Jobs {  // whose job each process serves (docs/fleet.md)
+        // Names Slurm jobs whose processes' environment baton cannot read, once per job; empty: never.
+        std::string scontrol = "scontrol";
+    } jobs;
     struct Gpu {
         // Empty: $BATON_NVML_LIBRARY, else "libnvidia-ml.so.1" from the loader's search path.
         std::string nvml_library;

@@ -245,6 +245,8 @@ std::vector<Row> make_rows() {
          "where the GPU device files nvidiaN are (tying GPU use to processes in a container)"},
         {"sample", "skip_idle_processes", Rule::boolean, BATON_REF(bool, sample.skip_idle_processes), 0, 0, "",
          "false: read every /proc/PID/stat every tick (architecture.md, \"Idle processes\")"},
+        {"jobs", "scontrol", Rule::text, BATON_TEXT(jobs.scontrol), 0, 0, "",
+         "names Slurm jobs whose tasks' environment is unreadable, once per job (empty: never)"},
         {"gpu", "nvml_library", Rule::text, BATON_TEXT(gpu.nvml_library), 0, 0, "",
          "empty: $BATON_NVML_LIBRARY, else libnvidia-ml.so.1"},
         {"gpu", "nvml_deadline_ms", Rule::integer, BATON_REF(int, gpu.nvml_deadline_ms), 10, 600000, "",

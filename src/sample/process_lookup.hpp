@@ -1,4 +1,4 @@
-// The process with a given pid in a snapshot. Snapshot::processes is sorted by pid (the sampler's
+// The process with a given pid in a snapshot, and a process's job. Snapshot::processes is sorted by pid (the sampler's
 // process table scans in pid order), so this is a binary search, cheap enough to call per GPU
 // process per tick.
 #pragma once
@@ -19,6 +19,14 @@ inline const ProcessInfo* find_process(const Snapshot& s, std::uint32_t pid) {
 
 inline ProcessInfo* find_process(Snapshot& s, std::uint32_t pid) {
     return const_cast<ProcessInfo*>(find_process(static_cast<const Snapshot&>(s), pid));
+}
+
+// The job of a process in the snapshot's table (a handful of entries: a scan); null for none.
+inline const JobInfo* find_job(const Snapshot& s, const JobRef& ref) {
+    if (ref.kind == JobKind::none) return nullptr;
+    for (const JobInfo& j : s.jobs)
+        if (j.kind == ref.kind && j.id == ref.id) return &j;
+    return nullptr;
 }
 
 }  // namespace baton

@@ -16,6 +16,7 @@ SamplerOptions SamplerOptions::from_config(const Config& c) {
     o.shm_path = c.sample.shm_path;
     o.dev_root = c.sample.dev_root;
     o.skip_idle_processes = c.sample.skip_idle_processes;
+    o.scontrol = c.jobs.scontrol;
     o.nvml.library_path = c.gpu.nvml_library;
     o.nvml.deadline_ms = c.gpu.nvml_deadline_ms;
     o.nvml.pcie_interval_seconds = c.gpu.pcie_interval_seconds;
@@ -38,6 +39,10 @@ Sampler::Sampler(SamplerOptions options)
         raise_open_file_limit();
         processes_ = std::make_unique<os::ProcessTable>(options_.proc_root, options_.skip_idle_processes,
                                                         options_.trust_idle_after_seconds);
+        jobs::JobTableOptions j;
+        j.proc_root = options_.proc_root;
+        j.scontrol = options_.scontrol;
+        jobs_ = std::make_unique<jobs::JobTable>(std::move(j));
     }
     if (options_.gpus) gpu_ = make_nvml_backend(options_.nvml);
 }
@@ -89,6 +94,14 @@ void Sampler::read_once(Snapshot& snap) {
         });
         device_files_->forget_older_than(now - 2 * os::GpuDeviceFiles::refresh_seconds);
     }
+    if (jobs_)
+        jobs_->update(snap, now);
+    else
+        snap.jobs.clear();
+}
+
+void Sampler::settle_jobs(Snapshot& snap, double seconds) {
+    if (jobs_) jobs_->settle(snap, monotonic_seconds(), seconds);
 }
 
 void join_gpu_processes_by_device_files(Snapshot& snap,

@@ -1,5 +1,6 @@
-// Sampler: takes Snapshots. It owns the Linux readers and the GPU backend, and joins GPU
-// processes to the process table (GPU memory per process, GPU indices, container pids).
+// Sampler: takes Snapshots. It owns the Linux readers and the GPU backend, joins GPU processes
+// to the process table (GPU memory per process, GPU indices, container pids), and groups the
+// processes into their jobs (sample/jobs/job_table.hpp).
 //
 // The first take() of a Sampler reads twice, `priming_seconds` apart, so that even the first
 // snapshot carries rates (issue: "the first snapshot of a run already carries rates").
@@ -13,6 +14,7 @@
 
 #include "core/config.hpp"
 #include "sample/gpu/gpu_backend.hpp"
+#include "sample/jobs/job_table.hpp"
 #include "sample/linux/gpu_device_files.hpp"
 #include "sample/linux/process_table.hpp"
 #include "sample/linux/system_reader.hpp"
@@ -31,6 +33,8 @@ struct SamplerOptions {
     // > 0: processes idle this long are not checked between their full reads (baton serve;
     // os::ProcessTable says what that gives up).
     double trust_idle_after_seconds = 0;
+    // Names Slurm jobs whose processes' environment baton cannot read ([jobs] scontrol; empty: never).
+    std::string scontrol = "scontrol";
     NvmlOptions nvml;
     double priming_seconds = 0.1;
 
@@ -45,6 +49,10 @@ class Sampler {
     // Fills `snap` (reusing its storage: keep one Snapshot and pass it again each tick).
     void take(Snapshot& snap);
 
+    // For a one-shot snapshot: waits up to `seconds` for the job names asked of Slurm, and fills
+    // snap.jobs again (sampling never waits for them: they come with a later tick).
+    void settle_jobs(Snapshot& snap, double seconds);
+
   private:
     void read_once(Snapshot& snap);
 
@@ -53,6 +61,7 @@ class Sampler {
     std::unique_ptr<os::ProcessTable> processes_;
     std::unique_ptr<GpuBackend> gpu_;
     std::unique_ptr<os::GpuDeviceFiles> device_files_;  // made when first needed
+    std::unique_ptr<jobs::JobTable> jobs_;              // with processes: their jobs, named
     bool primed_ = false;
     double last_time_ = -1;
 };

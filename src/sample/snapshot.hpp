@@ -189,6 +189,47 @@ struct GpuInfo {
     bool lost = false;                 // NVML answered GPU_IS_LOST: fell off the bus (Xid 79), no more values
 };
 
+// What a process runs as part of, read from its cgroup path (sample/linux/cgroup_owner.hpp), so no
+// prolog or mapping file is needed: a Slurm job, a Kubernetes pod, a container (Docker, containerd,
+// CRI-O, Podman, LXC), a systemd service, a user's session or user services. none: the root cgroup,
+// a cgroup namespace that hides the path, or a layout baton does not know.
+enum class JobKind : std::uint8_t { none, slurm, pod, container, service, user };
+template <>
+struct EnumNames<JobKind> {
+    static constexpr std::array<const char*, 6> list{"none", "slurm", "pod", "container", "service", "user"};
+};
+
+struct JobRef {
+    JobKind kind = JobKind::none;
+    // slurm: the job id ("1234"); pod: the pod's UID; container: the container id (hex, as the
+    // runtime names it); service: the unit ("jupyter.service"); user: the uid ("1000").
+    std::string id;
+    std::string step;          // slurm: the step ("0", "batch", "extern", "interactive")
+    std::string container_id;  // pod: its container's id (hex); container: the same as id
+    std::string runtime;       // pod and container: docker, containerd, cri-o, podman or lxc, when the path says
+    bool operator==(const JobRef&) const = default;
+};
+
+// One job with processes on this machine (or GPUs allocated to it here): its names where the
+// node has them (Slurm: the process's SLURM_* environment or scontrol; Kubernetes: the kubelet's
+// pod-resources API), filled by sample/jobs/job_table.hpp. Empty strings: not known.
+struct JobInfo {
+    JobKind kind = JobKind::none;
+    std::string id;                   // as JobRef::id
+    std::string label;                // how findings and series name it: "slurm:1234", "pod:NAMESPACE/NAME" (pod:UID
+                                      // until named), "container:ID12", "service:UNIT", "user:NAME"
+    std::string name;                 // Slurm job name, pod name, unit
+    std::string user;                 // Slurm's job user; else the user of its first process
+    std::string account, partition;   // Slurm
+    std::string pod_namespace;        // Kubernetes
+    std::string names_from;           // where the names came from: "environ", "scontrol", "kubelet"
+    std::vector<std::uint32_t> pids;  // its processes here, sorted
+    std::vector<unsigned> gpus;       // GPUs its processes use (NVML), by index, sorted
+    std::vector<unsigned> allocated_gpus;                 // GPUs the scheduler gave it here, when known, sorted
+    std::optional<unsigned> allocated_cpus;               // cores allocated to it on this node (Slurm)
+    std::optional<std::uint64_t> allocated_memory_bytes;  // memory allocated on this node (Slurm)
+};
+
 struct ProcessInfo {
     std::uint32_t pid = 0, ppid = 0;
     std::uint32_t uid = 0;
@@ -206,7 +247,8 @@ struct ProcessInfo {
     unsigned threads = 0;
     std::optional<double> read_bytes_per_second, write_bytes_per_second;  // /proc/PID/io, where permitted
     std::optional<std::uint32_t> container_pid;                           // innermost NSpid, when it differs from pid
-    std::string cgroup;
+    std::string cgroup;  // the path that names its job (cgroup_owner.hpp chooses among v1's hierarchies)
+    JobRef job;
     std::optional<std::uint64_t> gpu_memory_bytes;  // summed over GPUs, from NVML
     std::vector<unsigned> gpu_indices;
     // It holds a GPU's device file open, but NVML's per-process memory could not be tied to it
@@ -234,6 +276,7 @@ struct Snapshot {
     std::vector<GpuInfo> gpus;
     bool processes_collected = true;
     std::vector<ProcessInfo> processes;  // sorted by pid
+    std::vector<JobInfo> jobs;           // the jobs its processes belong to (JobKind::none excluded)
 };
 
 }  // namespace baton

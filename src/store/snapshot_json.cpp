@@ -99,7 +99,49 @@ void write_identity(JsonWriter& w, const ProcessInfo& p) {
     w.field("command", p.command);
     w.field("start_time", rfc3339_utc(p.start_time_ms));
     w.field("cgroup", p.cgroup);
+    if (p.job.kind != JobKind::none) {
+        // From the cgroup, like it: cached with the rest of the identity.
+        w.key("job");
+        w.begin_object();
+        w.field("kind", enum_name(p.job.kind));
+        w.field("id", p.job.id);
+        if (!p.job.step.empty()) w.field("step", p.job.step);
+        if (!p.job.container_id.empty()) w.field("container_id", p.job.container_id);
+        if (!p.job.runtime.empty()) w.field("runtime", p.job.runtime);
+        w.end_object();
+    }
     w.optional_field("container_pid", p.container_pid);
+}
+
+void write_indices(JsonWriter& w, const char* key, const std::vector<unsigned>& v) {
+    w.key(key);
+    w.begin_array();
+    for (unsigned i : v) w.value(i);
+    w.end_array();
+}
+
+void write_job(JsonWriter& w, const JobInfo& j) {
+    w.begin_object();
+    w.field("kind", enum_name(j.kind));
+    w.field("id", j.id);
+    w.field("label", j.label);
+    // Names only where known.
+    for (const auto& [key, value] : {std::pair{"name", &j.name}, std::pair{"user", &j.user},
+                                     std::pair{"account", &j.account}, std::pair{"partition", &j.partition},
+                                     std::pair{"namespace", &j.pod_namespace}, std::pair{"names_from", &j.names_from}})
+        if (!value->empty()) {
+            w.key(key);
+            w.value(*value);
+        }
+    w.key("pids");
+    w.begin_array();
+    for (std::uint32_t pid : j.pids) w.value(pid);
+    w.end_array();
+    write_indices(w, "gpus", j.gpus);
+    if (!j.allocated_gpus.empty()) write_indices(w, "allocated_gpus", j.allocated_gpus);
+    w.optional_field("allocated_cpus", j.allocated_cpus);
+    w.optional_field("allocated_memory_bytes", j.allocated_memory_bytes);
+    w.end_object();
 }
 
 // `id` is the cached identity for this pid (refilled here when stale), or null for none.
@@ -250,6 +292,10 @@ void SnapshotJsonEncoder::append(const Snapshot& s, std::string& out) {
     } else {
         w.null();
     }
+    w.key("jobs");
+    w.begin_array();
+    for (const JobInfo& j : s.jobs) write_job(w, j);
+    w.end_array();
     w.end_object();
     w.finish();
 }

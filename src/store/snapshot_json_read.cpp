@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/clock.hpp"
+#include "sample/linux/cgroup_owner.hpp"
 #include "store/snapshot_fields.hpp"
 
 namespace baton::store {
@@ -233,6 +234,7 @@ ProcessInfo read_process(const Reader& r) {
     if (!start) r.fail("start_time", "an RFC 3339 time");
     p.start_time_ms = *start;
     p.cgroup = r.string("cgroup");
+    p.job = os::classify_cgroup(p.cgroup);  // what "job" says is derived from the path: read it from there
     p.container_pid = r.opt_unsigned<std::uint32_t>("container_pid");
     p.cpu_percent = r.opt_number("cpu_percent");
     p.cpu_seconds_total = r.opt_number("cpu_seconds_total").value_or(0);
@@ -248,6 +250,40 @@ ProcessInfo read_process(const Reader& r) {
         }
     p.gpu_memory_ambiguous = r.opt_boolean("gpu_memory_ambiguous").value_or(false);
     return p;
+}
+
+std::vector<unsigned> read_indices(const Reader& r, const char* key) {
+    std::vector<unsigned> out;
+    if (!r.has(key)) return out;
+    for (const json& v : r.array(key)) {
+        if (!v.is_number_unsigned() || v.get<std::uint64_t>() > 0xFFFFu) r.fail(key, "an array of GPU indices");
+        out.push_back(v.get<unsigned>());
+    }
+    return out;
+}
+
+JobInfo read_job(const Reader& r) {
+    JobInfo j;
+    const auto kind = enum_from_name<JobKind>(r.string("kind"));
+    if (!kind || *kind == JobKind::none) r.fail("kind", "slurm, pod, container, service or user");
+    j.kind = *kind;
+    j.id = r.string("id");
+    j.label = r.string("label");
+    j.name = r.opt_string("name").value_or("");
+    j.user = r.opt_string("user").value_or("");
+    j.account = r.opt_string("account").value_or("");
+    j.partition = r.opt_string("partition").value_or("");
+    j.pod_namespace = r.opt_string("namespace").value_or("");
+    j.names_from = r.opt_string("names_from").value_or("");
+    for (const json& v : r.array("pids")) {
+        if (!v.is_number_unsigned() || v.get<std::uint64_t>() > 0xFFFFFFFFu) r.fail("pids", "an array of pids");
+        j.pids.push_back(v.get<std::uint32_t>());
+    }
+    j.gpus = read_indices(r, "gpus");
+    j.allocated_gpus = read_indices(r, "allocated_gpus");
+    j.allocated_cpus = r.opt_unsigned<unsigned>("allocated_cpus");
+    j.allocated_memory_bytes = r.opt_unsigned<std::uint64_t>("allocated_memory_bytes");
+    return j;
 }
 
 Snapshot read_snapshot(const json& doc) {
@@ -323,6 +359,11 @@ Snapshot read_snapshot(const json& doc) {
         // Rules look processes up by pid: keep the order the sampler guarantees.
         std::sort(s.processes.begin(), s.processes.end(),
                   [](const ProcessInfo& a, const ProcessInfo& b) { return a.pid < b.pid; });
+    }
+    // Recordings made before baton grouped processes into jobs have none.
+    if (r.has("jobs")) {
+        const json& jobs = r.array("jobs");
+        for (std::size_t i = 0; i < jobs.size(); ++i) s.jobs.push_back(read_job(Reader(jobs[i], r.item("jobs", i))));
     }
     return s;
 }

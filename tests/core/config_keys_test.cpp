@@ -131,11 +131,12 @@ TEST(ConfigKeys, ChangedKeysAreWhatTheFileSet) {
 }
 
 TEST(ConfigKeys, SectionsInTheTablesOrder) {
-    EXPECT_EQ(config_sections(), (std::vector<std::string>{"sample", "gpu", "history", "serve", "launch", "profile",
-                                                           "queue", "bench", "top", "thresholds"}));
+    EXPECT_EQ(config_sections(), (std::vector<std::string>{"sample", "jobs", "gpu", "history", "serve", "launch",
+                                                           "profile", "queue", "bench", "top", "thresholds"}));
     Result<Config> c = parse_config("[nope]\nx = 1\n", "t.toml");
     ASSERT_FALSE(c.ok());
-    EXPECT_EQ(c.error().message,
-              "t.toml:1: unknown section 'nope' (known: [sample], [gpu], [history], [serve], [launch], [profile], "
-              "[queue], [bench], [top], [thresholds])");
+    EXPECT_EQ(
+        c.error().message,
+        "t.toml:1: unknown section 'nope' (known: [sample], [jobs], [gpu], [history], [serve], [launch], [profile], "
+        "[queue], [bench], [top], [thresholds])");
 }

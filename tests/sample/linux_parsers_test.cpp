@@ -187,7 +187,7 @@ TEST(PidFiles, StatusUidAndInnermostPid) {
     EXPECT_FALSE(st.innermost_pid.has_value());  // kernels before 4.1
 }
 
-TEST(PidFiles, CmdlineJoinAndCgroup) {
+TEST(PidFiles, CmdlineJoin) {
     std::string out;
     join_cmdline(std::string("python3\0train.py\0\0--lr\0"
                              "0.1\0\0",
@@ -196,9 +196,6 @@ TEST(PidFiles, CmdlineJoinAndCgroup) {
     EXPECT_EQ(out, "python3 train.py  --lr 0.1");
     join_cmdline("", out);
     EXPECT_EQ(out, "");
-    EXPECT_EQ(parse_cgroup("12:cpu,cpuacct:/docker/abc\n0::/system.slice/x.service\n"), "/system.slice/x.service");
-    EXPECT_EQ(parse_cgroup("12:cpu,cpuacct:/docker/abc\n"), "/docker/abc");
-    EXPECT_EQ(parse_cgroup("garbage"), "");
 }
 
 TEST(PidFiles, Io) {

@@ -56,7 +56,12 @@ TEST(ProcessTable, ReadsFixtureProcesses) {
     EXPECT_EQ(trainer->state, 'R');
     EXPECT_EQ(trainer->threads, 12u);
     EXPECT_EQ(trainer->rss_bytes, 500000ull * static_cast<unsigned long long>(sysconf(_SC_PAGESIZE)));
-    EXPECT_EQ(trainer->cgroup, "/user.slice/user-1000.slice/session-1.scope");
+    // A hybrid host: the Slurm job's v1 memory cgroup, not slurmd's unified one.
+    EXPECT_EQ(trainer->cgroup, "/slurm/uid_1000/job_4242/step_0/task_0");
+    EXPECT_EQ(trainer->job.kind, JobKind::slurm);
+    EXPECT_EQ(trainer->job.id, "4242");
+    EXPECT_EQ(trainer->job.step, "0");
+    EXPECT_EQ(find(ps, 1)->job.kind, JobKind::user);
     const long hz = sysconf(_SC_CLK_TCK);
     EXPECT_EQ(trainer->start_time_ms, (1764400000LL + 5000 / hz) * 1000 + (5000 % hz) * 1000 / hz);
     EXPECT_FALSE(trainer->cpu_percent.has_value());  // first sight: no rate, not 0

@@ -46,6 +46,13 @@ TEST(SnapshotJsonRead, RoundTripIsExact) {
         EXPECT_FALSE(s->processes.empty());
         ASSERT_EQ(s->gpus.size(), 1u);
         EXPECT_EQ(s->gpus[0].processes.size(), 2u);
+        if (!fixture) continue;
+        // The fixture's trainer is Slurm job 4242, named from its task's environment.
+        ASSERT_EQ(s->jobs.size(), 1u);
+        EXPECT_EQ(s->jobs[0].label, "slurm:4242");
+        EXPECT_EQ(s->jobs[0].name, "resnet");
+        EXPECT_EQ(s->jobs[0].pids, (std::vector<std::uint32_t>{100, 101, 102}));
+        EXPECT_EQ(s->processes[2].job.id, "4242");  // from the cgroup read back
     }
 }
 
@@ -105,6 +112,10 @@ TEST(SnapshotJsonRead, HostileLinesAreOneLineErrors) {
     EXPECT_EQ(error_of(replace("\"index\":0,", "\"index\":0,\"compute_mode\":3,")),
               "'gpus[0].compute_mode' must be a string");
     EXPECT_TRUE(parse_snapshot_json(replace("\"index\":0,", "\"index\":0,\"compute_mode\":\"prohibited\",")).ok());
+    EXPECT_EQ(error_of(replace("\"jobs\":[{\"kind\":\"slurm\"", "\"jobs\":[{\"kind\":\"none\"")),
+              "'jobs[0].kind' must be slurm, pod, container, service or user");
+    EXPECT_EQ(error_of(replace("\"pids\":[100", "\"pids\":[-100")), "'jobs[0].pids' must be an array of pids");
+    EXPECT_EQ(error_of(replace("\"label\":\"slurm:4242\"", "\"label\":4242")), "'jobs[0].label' must be a string");
     for (const std::string& e : {error_of("nul"), error_of(replace("\"state\":\"", "\"state\":\"xy"))})
         EXPECT_EQ(e.find('\n'), std::string::npos);
 }

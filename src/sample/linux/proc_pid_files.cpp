@@ -25,25 +25,6 @@ void join_cmdline(std::string_view raw, std::string& out) {
     for (char c : raw) out.push_back(c == '\0' ? ' ' : c);
 }
 
-std::string parse_cgroup(std::string_view text) {
-    std::string first;
-    bool have_first = false;
-    while (!text.empty()) {
-        std::string_view line = text::take_line(text);
-        // hierarchy-id:controllers:path
-        std::size_t a = line.find(':');
-        std::size_t b = a == std::string_view::npos ? a : line.find(':', a + 1);
-        if (b == std::string_view::npos) continue;
-        std::string_view path = line.substr(b + 1);
-        if (line.substr(0, b + 1) == "0::") return std::string(path);
-        if (!have_first) {
-            first = std::string(path);
-            have_first = true;
-        }
-    }
-    return first;
-}
-
 bool parse_pid_io(std::string_view text, PidIo& out) {
     int seen = 0;
     while (!text.empty()) {

@@ -1,4 +1,4 @@
-// Parsers for the per-process files read once per process (status, cmdline, cgroup) and
+// Parsers for the per-process files read once per process (status, cmdline; cgroup_owner.hpp reads cgroup) and
 // for /proc/PID/io.
 #pragma once
 
@@ -20,9 +20,6 @@ void parse_pid_status(std::string_view text, PidStatus& out);
 // NUL-separated arguments joined with single spaces; trailing NULs dropped. Empty for
 // kernel threads and zombies.
 void join_cmdline(std::string_view raw, std::string& out);
-
-// The cgroup path: the unified (v2) "0::" entry when present, else the first entry's path.
-std::string parse_cgroup(std::string_view text);
 
 struct PidIo {
     std::uint64_t read_bytes = 0, write_bytes = 0;  // storage-level bytes

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "core/text_parse.hpp"
+#include "sample/linux/cgroup_owner.hpp"
 #include "sample/linux/proc_pid_files.hpp"
 #include "sample/linux/proc_pid_stat.hpp"
 
@@ -43,7 +44,9 @@ bool ProcessTable::load_identity(std::uint32_t pid, Entry& e) {
     if (read_file(path_, buf_)) join_cmdline(buf_, e.command);
     path_.resize(base);
     path_.append("/cgroup");
-    e.cgroup = read_file(path_, buf_) ? parse_cgroup(buf_) : std::string();
+    CgroupReading cg = read_file(path_, buf_) ? read_cgroup_file(buf_) : CgroupReading();
+    e.cgroup = std::move(cg.path);
+    e.job = std::move(cg.job);
     return true;
 }
 
@@ -309,6 +312,7 @@ void ProcessTable::fill(ProcessInfo& p, std::uint32_t pid, Entry& e, const Readi
         p.uid = e.uid;
         p.user.assign(users_.name(e.uid));
         p.cgroup.assign(e.cgroup);
+        p.job = e.job;
         p.container_pid.reset();
         if (e.innermost_pid && *e.innermost_pid != pid) p.container_pid = e.innermost_pid;
     }

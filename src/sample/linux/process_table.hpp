@@ -118,6 +118,7 @@ class ProcessTable {
         std::uint32_t uid = 0;
         std::optional<std::uint32_t> innermost_pid;
         std::string comm, command, cgroup;
+        JobRef job;  // from the cgroup
         // Previous readings for rates.
         double cpu_time_at = -1;
         std::uint64_t cpu_ticks = 0;
