@@ -28,6 +28,8 @@ struct Finding {
     std::string rule;  // stable id, e.g. "input_bound"
     Severity severity = Severity::info;
     std::string subject;  // "host", "gpu:0", "pid:1234", "disk:nvme0n1"
+    // The job behind the subject, where one is known: "slurm:1234", "pod:ns/name" (finding_jobs.hpp).
+    std::string job;
     std::string summary;  // one line
     std::vector<Evidence> evidence;
     std::string recommendation;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "diagnose/finding_jobs.hpp"
+
 namespace baton::diagnose {
 
 const std::vector<std::string>& rule_ids() {
@@ -36,6 +38,7 @@ std::vector<Finding> diagnose(const Window& w, const Thresholds& t, const StepWi
     gpu_rules(w, t, out);
     pipeline_rules(w, t, steps, out);
     rank_rules(w, t, steps, out);
+    name_jobs(out, w.back());
     std::stable_sort(out.begin(), out.end(), [](const Finding& a, const Finding& b) {
         if (a.severity != b.severity) return a.severity > b.severity;
         if (a.rule != b.rule) return a.rule < b.rule;

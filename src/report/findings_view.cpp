@@ -102,7 +102,8 @@ void append_findings_text(const DiagnosisInfo& info, const std::vector<diagnose:
         line("");
     }
     for (const diagnose::Finding& f : findings) {
-        line(fmt::format("{:<8}  {}  [{}]  {}", upper(severity_name(f.severity)), f.rule, f.subject, f.summary));
+        const std::string about = f.job.empty() ? f.subject : f.subject + " " + f.job;
+        line(fmt::format("{:<8}  {}  [{}]  {}", upper(severity_name(f.severity)), f.rule, about, f.summary));
         for (const diagnose::Evidence& e : f.evidence) {
             std::string share =
                 e.breach_share ? fmt::format(", {:.0f} % of samples breach", 100 * *e.breach_share) : "";

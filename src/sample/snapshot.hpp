@@ -222,6 +222,7 @@ struct JobInfo {
     std::string user;                 // Slurm's job user; else the user of its first process
     std::string account, partition;   // Slurm
     std::string pod_namespace;        // Kubernetes
+    std::string container;            // Kubernetes: the container its GPUs were allocated to, when one
     std::string names_from;           // where the names came from: "environ", "scontrol", "kubelet"
     std::vector<std::uint32_t> pids;  // its processes here, sorted
     std::vector<unsigned> gpus;       // GPUs its processes use (NVML), by index, sorted

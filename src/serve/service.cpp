@@ -151,22 +151,25 @@ HttpResponse Service::metrics(const AgentState& s) {
     store::Exposition e;
 
     e.family("baton_finding_active", "gauge", "1 while a finding holds (the series goes when it ends).");
-    for (const diagnose::Finding& f : *s.findings)
-        e.sample("baton_finding_active",
-                 {{"rule", f.rule}, {"severity", severity_name(f.severity)}, {"subject", f.subject}}, 1.0);
+    // job_id: the job behind the subject, where one is known ("slurm:1234"); not "job", which
+    // Prometheus keeps for the scrape job.
+    const auto identity = [](const diagnose::Finding& f) {
+        store::Exposition::Labels l{{"rule", f.rule}, {"severity", severity_name(f.severity)}, {"subject", f.subject}};
+        if (!f.job.empty()) l.push_back({"job_id", f.job});
+        return l;
+    };
+    for (const diagnose::Finding& f : *s.findings) e.sample("baton_finding_active", identity(f), 1.0);
     // The words of each active finding, for alert annotations: a series apart from
     // baton_finding_active, so that the alert's identity (rule, severity, subject) stays the same
     // while the numbers in its summary move; the alert rules look the words up with a query.
     e.family("baton_finding_info", "gauge",
              "The summary and the fix of an active finding, as labels; always 1 (deploy/prometheus/ uses it).");
-    for (const diagnose::Finding& f : *s.findings)
-        e.sample("baton_finding_info",
-                 {{"rule", f.rule},
-                  {"severity", severity_name(f.severity)},
-                  {"subject", f.subject},
-                  {"summary", printable(f.summary)},
-                  {"fix", printable(f.recommendation)}},
-                 1.0);
+    for (const diagnose::Finding& f : *s.findings) {
+        store::Exposition::Labels l = identity(f);
+        l.push_back({"summary", printable(f.summary)});
+        l.push_back({"fix", printable(f.recommendation)});
+        e.sample("baton_finding_info", l, 1.0);
+    }
     // Every rule and severity from the start, at 0: increase() then sees the first finding too.
     e.family("baton_findings_total", "counter", "Findings that began since the agent started.");
     // (and the rules of the queued jobs' verdicts, rank_hang among them, once one began)

@@ -12,12 +12,21 @@ void append_dcgm_compat(const Snapshot& s, Exposition& e) {
     declare_families(e, gpu_fields(), /*dcgm=*/true);
     for (const GpuInfo& g : s.gpus) {
         const std::string device = "nvidia" + std::to_string(g.minor_number.value_or(g.index));
-        const Exposition::Labels l{{"gpu", std::to_string(g.index)},
-                                   {"UUID", g.uuid},
-                                   {"device", device},
-                                   {"modelName", g.name},
-                                   {"Hostname", s.host.hostname},
-                                   {"pci_bus_id", g.pci_bus_id}};
+        Exposition::Labels l{{"gpu", std::to_string(g.index)},
+                             {"UUID", g.uuid},
+                             {"device", device},
+                             {"modelName", g.name},
+                             {"Hostname", s.host.hostname},
+                             {"pci_bus_id", g.pci_bus_id}};
+        // dcgm-exporter's Kubernetes and HPC job mapping labels, when one job holds the GPU.
+        if (const JobInfo* j = only_job_on_gpu(s, g.index)) {
+            if (j->kind == JobKind::slurm) l.push_back({"hpc_job", j->id});
+            if (j->kind == JobKind::pod && !j->name.empty()) {
+                l.push_back({"pod", j->name});
+                l.push_back({"namespace", j->pod_namespace});
+                if (!j->container.empty()) l.push_back({"container", j->container});
+            }
+        }
         sample_fields(e, gpu_fields(), g, l, /*dcgm=*/true);
     }
 }

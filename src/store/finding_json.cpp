@@ -23,6 +23,7 @@ void write_finding_json(JsonWriter& w, const diagnose::Finding& f) {
     w.field("rule", f.rule);
     w.field("severity", diagnose::severity_name(f.severity));
     w.field("subject", f.subject);
+    if (!f.job.empty()) w.field("job", f.job);
     w.field("summary", f.summary);
     w.key("evidence");
     write_evidence_json(w, f.evidence);

@@ -126,9 +126,10 @@ void write_job(JsonWriter& w, const JobInfo& j) {
     w.field("id", j.id);
     w.field("label", j.label);
     // Names only where known.
-    for (const auto& [key, value] : {std::pair{"name", &j.name}, std::pair{"user", &j.user},
-                                     std::pair{"account", &j.account}, std::pair{"partition", &j.partition},
-                                     std::pair{"namespace", &j.pod_namespace}, std::pair{"names_from", &j.names_from}})
+    for (const auto& [key, value] :
+         {std::pair{"name", &j.name}, std::pair{"user", &j.user}, std::pair{"account", &j.account},
+          std::pair{"partition", &j.partition}, std::pair{"namespace", &j.pod_namespace},
+          std::pair{"container", &j.container}, std::pair{"names_from", &j.names_from}})
         if (!value->empty()) {
             w.key(key);
             w.value(*value);

@@ -274,6 +274,7 @@ JobInfo read_job(const Reader& r) {
     j.account = r.opt_string("account").value_or("");
     j.partition = r.opt_string("partition").value_or("");
     j.pod_namespace = r.opt_string("namespace").value_or("");
+    j.container = r.opt_string("container").value_or("");
     j.names_from = r.opt_string("names_from").value_or("");
     for (const json& v : r.array("pids")) {
         if (!v.is_number_unsigned() || v.get<std::uint64_t>() > 0xFFFFFFFFu) r.fail("pids", "an array of pids");

@@ -171,13 +171,21 @@ void process_metrics(const Snapshot& s, const PrometheusOptions& o, Exposition& 
                               return a->cpu_seconds_total > b->cpu_seconds_total;
                           return a->pid < b->pid;
                       });
+    // The processes with series of their own (the top N and those on a GPU) also say their job.
+    std::vector<std::uint32_t> with_series;
     for (std::size_t i = 0; i < n; ++i) {
         const ProcessInfo& p = *top[i];
         const Labels l{{"pid", std::to_string(p.pid)}, {"user", printable(p.user)}, {"command", command_label(p)}};
         e.sample("baton_process_cpu_seconds_total", l, p.cpu_seconds_total);
         e.sample("baton_process_cpu_ratio", l, p.cpu_percent, 0.01);
         e.sample("baton_process_resident_memory_bytes", l, static_cast<double>(p.rss_bytes));
+        with_series.push_back(p.pid);
     }
+    for (const GpuInfo& g : s.gpus)
+        for (const GpuProcess& p : g.processes) with_series.push_back(p.our_pid());
+    std::sort(with_series.begin(), with_series.end());
+    with_series.erase(std::unique(with_series.begin(), with_series.end()), with_series.end());
+    append_job_series(s, with_series, e);
 }
 
 }  // namespace

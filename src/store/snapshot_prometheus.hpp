@@ -7,7 +7,9 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "sample/snapshot.hpp"
 #include "store/prometheus_text.hpp"
@@ -27,6 +29,13 @@ void append_snapshot_prometheus(const Snapshot& snap, const PrometheusOptions& o
 
 // One scrape's worth with the default options (baton snapshot --prometheus).
 void append_snapshot_prometheus(const Snapshot& snap, const PrometheusOptions& options, std::string& out);
+
+// The job series (store/job_prometheus.cpp): baton_job_info and the allocations per job,
+// baton_gpu_job_info per GPU and job, baton_process_job_info for `pids` (those with series).
+void append_job_series(const Snapshot& snap, const std::vector<std::uint32_t>& pids, Exposition& e);
+
+// The one job that uses or was allocated GPU `gpu`; null for none or several.
+const JobInfo* only_job_on_gpu(const Snapshot& snap, unsigned gpu);
 
 // The dcgm-exporter compatible families (called by append_snapshot_prometheus with dcgm_compat).
 void append_dcgm_compat(const Snapshot& snap, Exposition& e);

@@ -173,16 +173,29 @@ TEST(SnapshotPrometheus, GpuCountersAndDcgmCompat) {
     const std::string labels = "gpu=\"0\",UUID=\"" + g.uuid + "\",device=\"nvidia" +
                                std::to_string(g.minor_number.value_or(0)) + "\",modelName=\"NVIDIA H200\",Hostname=\"" +
                                snap.host.hostname + "\",pci_bus_id=\"" + g.pci_bus_id + "\"";
+    // The fixture's Slurm job 4242 was allocated Slurm's GPUs 0 and 1 (SLURM_JOB_GPUS: device minor
+    // numbers 0 and 1): dcgm-exporter's hpc_job on theirs, on no other GPU's.
+    const auto allocated = [](const GpuInfo& x) { return x.minor_number && *x.minor_number < 2; };
+    const std::string gpu0 = labels + (allocated(g) ? ",hpc_job=\"4242\"" : "");
+    int with_job = 0;
+    for (const GpuInfo& x : snap.gpus) {
+        const std::size_t line = t.find("DCGM_FI_DEV_GPU_UTIL{gpu=\"" + std::to_string(x.index) + "\"");
+        ASSERT_NE(line, std::string::npos);
+        const bool tagged = t.substr(line, t.find('\n', line) - line).find("hpc_job=\"4242\"") != std::string::npos;
+        EXPECT_EQ(tagged, allocated(x)) << x.index;
+        with_job += tagged;
+    }
+    EXPECT_EQ(with_job, 2);
     std::ostringstream fb;
-    fb << "DCGM_FI_DEV_FB_USED{" << labels << "} ";
+    fb << "DCGM_FI_DEV_FB_USED{" << gpu0 << "} ";
     EXPECT_NE(t.find(fb.str()), std::string::npos) << t;
     const std::size_t at = t.find(fb.str()) + fb.str().size();
     EXPECT_NEAR(std::stod(t.substr(at, t.find('\n', at) - at)), static_cast<double>(*g.memory_used_bytes) / 1048576.0,
                 0.01);
     EXPECT_TRUE(
-        has(t, "DCGM_FI_DEV_GPU_UTIL{" + labels + "} " + std::to_string(static_cast<int>(*g.utilization_percent))));
-    EXPECT_NE(t.find("DCGM_FI_PROF_SM_ACTIVE{" + labels + "} 0."), std::string::npos);
-    EXPECT_NE(t.find("DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{" + labels + "} "), std::string::npos);
+        has(t, "DCGM_FI_DEV_GPU_UTIL{" + gpu0 + "} " + std::to_string(static_cast<int>(*g.utilization_percent))));
+    EXPECT_NE(t.find("DCGM_FI_PROF_SM_ACTIVE{" + gpu0 + "} 0."), std::string::npos);
+    EXPECT_NE(t.find("DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{" + gpu0 + "} "), std::string::npos);
     // Off by default.
     std::string plain;
     append_snapshot_prometheus(snap, PrometheusOptions{}, plain);
@@ -216,4 +229,64 @@ TEST(SnapshotPrometheus, PanelFieldsAndMigInstances) {
     EXPECT_NE(fan.find("baton_gpu_decoder_utilization_ratio{gpu=\"0\""), std::string::npos);
     EXPECT_NE(fan.find("baton_gpu_remapping_pending{gpu=\"0\",uuid=\"GPU-tttttttt-0000-4000-8000-000000000000\"} 1\n"),
               std::string::npos);
+}
+
+TEST(SnapshotPrometheus, JobsAreInfoSeriesToJoinOn) {
+    Snapshot snap = fixture_snapshot("eight-busy");
+    // A second job on GPU 2: a notebook service whose process uses it.
+    snap.processes[0].job = JobRef{JobKind::service, "jupyter.service", "", "", ""};
+    JobInfo nb;
+    nb.kind = JobKind::service;
+    nb.id = nb.name = "jupyter.service";
+    nb.label = "service:jupyter.service";
+    nb.user = "bob\"x";
+    nb.pids = {snap.processes[0].pid};
+    snap.jobs.push_back(nb);
+    snap.processes[0].cpu_percent = 500;
+    std::string t;
+    append_snapshot_prometheus(snap, PrometheusOptions{}, t);
+    EXPECT_TRUE(has(t,
+                    "baton_job_info{job_id=\"slurm:4242\",kind=\"slurm\",name=\"resnet\",user=\"alice\","
+                    "account=\"vision\",partition=\"gpu\"} 1"))
+        << t;
+    EXPECT_TRUE(has(t, "baton_job_processes{job_id=\"slurm:4242\"} 3"));
+    EXPECT_TRUE(has(t, "baton_job_allocated_cpus{job_id=\"slurm:4242\"} 8"));
+    EXPECT_TRUE(has(t, "baton_job_allocated_memory_bytes{job_id=\"slurm:4242\"} 67108864000"));
+    EXPECT_TRUE(has(t, "baton_job_allocated_gpus{job_id=\"slurm:4242\"} 2"));
+    // Allocated the GPUs of minor numbers 0 and 1, no process of the job on them (NVML's pids are
+    // not the fixture's).
+    unsigned other = 0;
+    for (const GpuInfo& g : snap.gpus) {
+        if (!g.minor_number || *g.minor_number >= 2) {
+            other = g.index;
+            continue;
+        }
+        EXPECT_TRUE(has(t, "baton_gpu_job_info{gpu=\"" + std::to_string(g.index) + "\",uuid=\"" + g.uuid +
+                               "\",job_id=\"slurm:4242\",kind=\"slurm\",name=\"resnet\",user=\"alice\","
+                               "account=\"vision\",partition=\"gpu\",in_use=\"false\"} 1"))
+            << g.index;
+    }
+    snap.jobs.back().gpus = {other};
+    t.clear();
+    append_snapshot_prometheus(snap, PrometheusOptions{}, t);
+    EXPECT_TRUE(has(t, "baton_gpu_job_info{gpu=\"" + std::to_string(other) + "\",uuid=\"" + snap.gpus[other].uuid +
+                           "\",job_id=\"service:jupyter.service\",kind=\"service\",name=\"jupyter.service\","
+                           "user=\"bob\\\"x\",in_use=\"true\"} 1"))
+        << t;
+    EXPECT_EQ(count_samples(t, "baton_gpu_job_info"), 3);
+    // Processes with series of their own say their job; the rest do not multiply series.
+    EXPECT_TRUE(has(t, "baton_process_job_info{pid=\"100\",job_id=\"slurm:4242\",kind=\"slurm\",step=\"0\"} 1"));
+    EXPECT_TRUE(has(t, "baton_process_job_info{pid=\"" + std::to_string(snap.processes[0].pid) +
+                           "\",job_id=\"service:jupyter.service\",kind=\"service\"} 1"));
+    PrometheusOptions one;
+    one.process_series = 1;
+    std::string few;
+    append_snapshot_prometheus(snap, one, few);
+    EXPECT_EQ(count_samples(few, "baton_process_job_info"), 1);
+    // promtool takes the families.
+    test::TempDir d;
+    d.write("metrics.txt", t);
+    auto r = test::run({"/bin/sh", "-c", "promtool check metrics < " + d.path() + "/metrics.txt"});
+    EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+    EXPECT_EQ(r.out + r.err, "");
 }
