@@ -3,9 +3,12 @@
 // with four GRES GPUs when this machine lets the test make their device nodes (else CPUs only, and
 // the test says so). A job runs to completion under `baton run` (its run is in the history),
 // shows in `baton queue` with Slurm's state, its output is read by `baton logs`, `baton wait`
-// exits with its status, and `baton cancel` cancels a second one through scancel.
+// exits with its status, and `baton cancel` cancels a second one through scancel. A second cluster
+// tracks its jobs with cgroups (proctrack/cgroup, Slurm's own cgroup v1 hierarchy): baton names the
+// job a process serves from its cgroup, and the job from the task's environment or from scontrol.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <functional>
 #include <csignal>
@@ -57,7 +60,9 @@ void stop(pid_t pid) {
 // munged + slurmctld + slurmd of the test's own, stopped by pid.
 class Cluster {
   public:
-    Cluster() {
+    // `cgroups`: jobs tracked in cgroups (proctrack/cgroup, task/cgroup on cgroup v1), as production
+    // clusters run them; else by process tree (linuxproc), which any machine allows.
+    explicit Cluster(bool cgroups = false) {
         if (geteuid() != 0) {
             skip_ = "slurmd starts jobs as their users and needs root";
             return;
@@ -67,6 +72,12 @@ class Cluster {
                 skip_ = std::string(p) + " is not installed (scripts/test.sh installs slurm-wlm's daemons and munge)";
                 return;
             }
+        if (cgroups && access("/sys/fs/cgroup/freezer/cgroup.procs", W_OK) != 0) {
+            skip_ =
+                "Slurm 22.05 tracks jobs in cgroup v1 here; this host has no writable v1 freezer hierarchy "
+                "(its cgroup/v2 plugin needs systemd's dbus)";
+            return;
+        }
         const std::string d = dir_.path();
         chmod(d.c_str(), 0711);
         for (const char* sub : {"/state", "/spool", "/work", "/dev"}) mkdir((d + sub).c_str(), 0755);
@@ -90,6 +101,17 @@ class Cluster {
         gethostname(host, sizeof host - 1);
         std::string name = host;
         name = name.substr(0, name.find('.'));
+        if (cgroups) {
+            // Slurm's v1 root in each controller; removed at the end unless it was there before.
+            for (const char* c : {"freezer", "cpuset", "memory", "devices", "cpuacct", "cpu"})
+                for (const std::string& root : {std::string("slurm"), "slurm_" + name}) {
+                    const std::string path = std::string("/sys/fs/cgroup/") + c + "/" + root;
+                    if (access(path.c_str(), F_OK) != 0) cgroup_roots_.push_back(path);
+                }
+            std::ofstream(d + "/cgroup.conf") << "CgroupPlugin=cgroup/v1\nCgroupMountpoint=/sys/fs/cgroup\n"
+                                              << "ConstrainCores=no\nConstrainRAMSpace=no\nConstrainDevices=no\n";
+        }
+        std::random_device job_ids;
         const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
         std::ofstream conf(d + "/slurm.conf");
         conf << "ClusterName=batontest\nSlurmctldHost=" << name << "(127.0.0.1)\n"
@@ -98,7 +120,10 @@ class Cluster {
              << "CredType=cred/munge\nStateSaveLocation=" << d << "/state\nSlurmdSpoolDir=" << d << "/spool\n"
              << "SlurmctldPidFile=" << d << "/slurmctld.pid\nSlurmdPidFile=" << d << "/slurmd.pid\n"
              << "SlurmctldLogFile=" << d << "/slurmctld.log\nSlurmdLogFile=" << d << "/slurmd.log\n"
-             << "ProctrackType=proctrack/linuxproc\nTaskPlugin=task/none\nSelectType=select/cons_tres\n"
+             << (cgroups ? "ProctrackType=proctrack/cgroup\nTaskPlugin=task/cgroup\n"
+                         : "ProctrackType=proctrack/linuxproc\nTaskPlugin=task/none\n")
+             // job ids of their own, so job_N cgroups of two clusters never meet
+             << "FirstJobId=" << 1000 + job_ids() % 100000 << "\nSelectType=select/cons_tres\n"
              << "SelectTypeParameters=CR_Core\nSchedulerType=sched/backfill\nReturnToService=2\nMpiDefault=none\n"
              << "JobCompType=jobcomp/none\nAccountingStorageType=accounting_storage/none\n"
              << "JobAcctGatherType=jobacct_gather/none\nSlurmdParameters=config_overrides\nMinJobAge=600\n"
@@ -130,6 +155,10 @@ class Cluster {
         stop(slurmd_);
         stop(ctld_);
         stop(munged_);
+        // What slurmd left of its cgroup tree (empty directories: its jobs have ended).
+        for (const std::string& root : cgroup_roots_)
+            if (access(root.c_str(), F_OK) == 0)
+                test::run({"/usr/bin/find", root, "-depth", "-type", "d", "-exec", "rmdir", "{}", ";"}, {}, 10);
     }
     const std::string& skip() const { return skip_; }
     int gpus() const { return gpus_; }
@@ -138,6 +167,17 @@ class Cluster {
     test::CommandResult baton(std::vector<std::string> args, double timeout = 60) const {
         args.insert(args.begin(), test::baton_binary());
         return test::run(args, env_, timeout);
+    }
+    // Slurm's own commands, against this cluster.
+    test::CommandResult slurm(const std::vector<std::string>& args) const { return test::run(args, env_, 30); }
+    // baton as the unprivileged user nobody (a copy of the binary in the cluster's directory, which
+    // nobody may enter): it cannot read a root job's environment.
+    test::CommandResult baton_as_nobody(const std::vector<std::string>& args) const {
+        const std::string copy = dir_.path() + "/baton";
+        if (access(copy.c_str(), X_OK) != 0) test::run({"/bin/cp", test::baton_binary(), copy});
+        std::vector<std::string> argv{"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", copy};
+        argv.insert(argv.end(), args.begin(), args.end());
+        return test::run(argv, env_, 60);
     }
     // The job's row in `baton queue --all --json`, once `pred` holds of it (or the last one seen).
     json row(const std::string& id, const std::function<bool(const json&)>& pred, double seconds = 60) const {
@@ -160,7 +200,15 @@ class Cluster {
     int gpus_ = 0;
     std::map<std::string, std::string> env_;
     pid_t munged_ = -1, ctld_ = -1, slurmd_ = -1;
+    std::vector<std::string> cgroup_roots_;
 };
+
+// The job's entry in `baton snapshot --json`'s jobs[], or null.
+json job_entry(const json& snap, const std::string& label) {
+    for (const json& j : snap.value("jobs", json::array()))
+        if (j.value("label", "") == label) return j;
+    return {};
+}
 
 }  // namespace
 
@@ -244,4 +292,66 @@ TEST(SlurmHandOff, SubmitRunsUnderBatonRunListsWaitsReadsAndCancels) {
     EXPECT_NE(unknown.err.find("scancel slurm:999999: scancel: error: Kill job error on job id 999999"),
               std::string::npos)
         << unknown.err;
+}
+
+TEST(SlurmJobs, AProcessIsNamedByItsJobsCgroupAndTheJobByItsEnvironmentOrScontrol) {
+    Cluster c(/*cgroups=*/true);
+    if (!c.skip().empty()) GTEST_SKIP() << c.skip();
+    test::CommandResult sub =
+        c.slurm({"/usr/bin/sbatch", "--parsable", "-J", "fleet-train", "-D", c.work(), "--wrap", "sleep 300"});
+    ASSERT_EQ(sub.exit_code, 0) << sub.err;
+    const std::string id = sub.out.substr(0, sub.out.find_first_of(";\n"));
+    const std::string label = "slurm:" + id;
+    // Once the batch step's task runs: the process in the job's cgroup, named from its environment.
+    json snap, job;
+    const double until = monotonic_seconds() + 60;
+    while (monotonic_seconds() < until) {
+        snap = json::parse(c.baton({"snapshot", "--json", "--no-gpus"}).out, nullptr, false);
+        job = job_entry(snap, label);
+        if (!job.is_null() && job.value("names_from", "") == "environ") break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    }
+    ASSERT_FALSE(job.is_null()) << test::read_text(c.dir() + "/slurmd.log");
+    EXPECT_EQ(job.value("kind", ""), "slurm");
+    EXPECT_EQ(job.value("id", ""), id);
+    EXPECT_EQ(job.value("name", ""), "fleet-train");
+    EXPECT_EQ(job.value("user", ""), "root");
+    EXPECT_EQ(job.value("partition", ""), "debug");
+    EXPECT_EQ(job.value("names_from", ""), "environ") << job.dump();
+    EXPECT_EQ(job.value("allocated_cpus", 0u), 1u) << job.dump();
+    // The sleep is one of its processes, in step "batch", its cgroup Slurm's.
+    bool found = false;
+    for (const json& p : snap["processes"]) {
+        if (p.value("command", "") != "sleep 300" || !p.contains("job")) continue;
+        found = true;
+        EXPECT_EQ(p["job"].value("id", ""), id) << p.dump();
+        EXPECT_EQ(p["job"].value("step", ""), "batch") << p.dump();
+        EXPECT_NE(p.value("cgroup", "").find("/job_" + id + "/step_batch"), std::string::npos) << p.dump();
+        const auto pids = job["pids"].get<std::vector<std::uint32_t>>();
+        EXPECT_NE(std::find(pids.begin(), pids.end(), p["pid"].get<std::uint32_t>()), pids.end()) << job.dump();
+    }
+    EXPECT_TRUE(found) << snap["processes"].dump();
+    // As a user who cannot read root's environment: one real scontrol names it.
+    const json as_nobody = json::parse(c.baton_as_nobody({"snapshot", "--json", "--no-gpus"}).out, nullptr, false);
+    const json named = job_entry(as_nobody, label);
+    EXPECT_EQ(named.value("names_from", ""), "scontrol") << named.dump();
+    EXPECT_EQ(named.value("name", ""), "fleet-train") << named.dump();
+    EXPECT_EQ(named.value("user", ""), "root") << named.dump();
+    EXPECT_EQ(named.value("partition", ""), "debug") << named.dump();
+    EXPECT_FALSE(named.contains("allocated_memory_bytes")) << named.dump();  // Mem=0: no memory asked for
+    // The job as Prometheus sees it.
+    const std::string metrics = c.baton({"snapshot", "--prometheus", "--no-gpus"}).out;
+    EXPECT_NE(metrics.find("baton_job_info{job_id=\"" + label +
+                           "\",kind=\"slurm\",name=\"fleet-train\",user=\"root\",partition=\"debug\"} 1\n"),
+              std::string::npos)
+        << metrics;
+    // Cancelled: no longer a job here.
+    EXPECT_EQ(c.slurm({"/usr/bin/scancel", id}).exit_code, 0);
+    const double gone_by = monotonic_seconds() + 30;
+    while (monotonic_seconds() < gone_by) {
+        snap = json::parse(c.baton({"snapshot", "--json", "--no-gpus"}).out, nullptr, false);
+        if (job_entry(snap, label).is_null()) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    }
+    EXPECT_TRUE(job_entry(snap, label).is_null()) << snap["jobs"].dump();
 }

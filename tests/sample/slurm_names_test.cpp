@@ -89,6 +89,7 @@ TEST(SlurmNames, FromScontrolsOneLineForm) {
         "StartTime=Unknown Nodes=n1 CPU_IDs=0 Mem=0 GRES=\n",
         "n1");
     EXPECT_EQ(cpu.account, "");
+    EXPECT_FALSE(cpu.memory_bytes);  // Mem=0: no memory asked for
     EXPECT_FALSE(cpu.time_limit_seconds);
     EXPECT_FALSE(cpu.start_time_unix);
     ASSERT_TRUE(cpu.gpus);

@@ -260,7 +260,9 @@ SlurmNames parse_scontrol_job(std::string_view text, std::string_view hostname) 
             const std::vector<unsigned> cpus = text::parse_cpu_list(here->cpu_ids);
             if (!cpus.empty()) n.cpus = static_cast<unsigned>(cpus.size());
         }
-        if (auto m = text::parse_digits<std::uint64_t>(here->mem); m && *m < (1ull << 40)) n.memory_bytes = *m << 20;
+        // Mem=0: the job asked for no memory (no limit), not zero bytes.
+        if (auto m = text::parse_digits<std::uint64_t>(here->mem); m && *m > 0 && *m < (1ull << 40))
+            n.memory_bytes = *m << 20;
         n.gpus = gres_gpu_indices(here->gres);
         // No GPU GRES on this node: none allocated (known), unlike a list that did not parse.
         if (!n.gpus && here->gres.find("(IDX:") == std::string_view::npos) n.gpus.emplace();
