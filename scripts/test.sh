@@ -22,6 +22,7 @@ test_packages=(
   systemd                  # systemd-analyze verify and security on deploy/baton.service
   chromium                 # the report test opens baton's HTML report in headless Chromium
   python3-torch            # the Python hook's tests train real, small models on the CPU
+  python3-grpcio python3-protobuf  # the fake kubelet of the pod-resources test (gRPC on a Unix socket)
   iperf3 fio               # bench net is measured beside iperf3 (tests); bench/bench_vs_tools.py adds fio
   man-db zsh fish bash-completion  # the package test: man -w, and each shell's completion
 )

@@ -33,6 +33,8 @@ struct Config {
     struct Jobs {  // whose job each process serves (docs/fleet.md)
         // Names Slurm jobs whose processes' environment baton cannot read, once per job; empty: never.
         std::string scontrol = "scontrol";
+        // The kubelet's pod-resources socket: which pod and container each GPU was allocated to; empty: never.
+        std::string kubelet_socket = "/var/lib/kubelet/pod-resources/kubelet.sock";
     } jobs;
     struct Gpu {
         // Empty: $BATON_NVML_LIBRARY, else "libnvidia-ml.so.1" from the loader's search path.

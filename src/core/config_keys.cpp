@@ -247,6 +247,8 @@ std::vector<Row> make_rows() {
          "false: read every /proc/PID/stat every tick (architecture.md, \"Idle processes\")"},
         {"jobs", "scontrol", Rule::text, BATON_TEXT(jobs.scontrol), 0, 0, "",
          "names Slurm jobs whose tasks' environment is unreadable, once per job (empty: never)"},
+        {"jobs", "kubelet_socket", Rule::text, BATON_TEXT(jobs.kubelet_socket), 0, 0, "",
+         "the kubelet's pod-resources API: which pod each GPU was allocated to (empty: never)"},
         {"gpu", "nvml_library", Rule::text, BATON_TEXT(gpu.nvml_library), 0, 0, "",
          "empty: $BATON_NVML_LIBRARY, else libnvidia-ml.so.1"},
         {"gpu", "nvml_deadline_ms", Rule::integer, BATON_REF(int, gpu.nvml_deadline_ms), 10, 600000, "",

@@ -17,6 +17,7 @@ SamplerOptions SamplerOptions::from_config(const Config& c) {
     o.dev_root = c.sample.dev_root;
     o.skip_idle_processes = c.sample.skip_idle_processes;
     o.scontrol = c.jobs.scontrol;
+    o.kubelet_socket = c.jobs.kubelet_socket;
     o.nvml.library_path = c.gpu.nvml_library;
     o.nvml.deadline_ms = c.gpu.nvml_deadline_ms;
     o.nvml.pcie_interval_seconds = c.gpu.pcie_interval_seconds;
@@ -42,6 +43,7 @@ Sampler::Sampler(SamplerOptions options)
         jobs::JobTableOptions j;
         j.proc_root = options_.proc_root;
         j.scontrol = options_.scontrol;
+        j.kubelet_socket = options_.kubelet_socket;
         jobs_ = std::make_unique<jobs::JobTable>(std::move(j));
     }
     if (options_.gpus) gpu_ = make_nvml_backend(options_.nvml);

@@ -35,6 +35,8 @@ struct SamplerOptions {
     double trust_idle_after_seconds = 0;
     // Names Slurm jobs whose processes' environment baton cannot read ([jobs] scontrol; empty: never).
     std::string scontrol = "scontrol";
+    // Names pods from the kubelet's pod-resources API ([jobs] kubelet_socket; empty: never).
+    std::string kubelet_socket = "/var/lib/kubelet/pod-resources/kubelet.sock";
     NvmlOptions nvml;
     double priming_seconds = 0.1;
 

@@ -272,3 +272,63 @@ TEST(SnapshotIntegration, NvmlThatNeverLoadsDoesNotHangBaton) {
         EXPECT_NE((r.out + r.err).find("dlopen did not return within 300 ms"), std::string::npos) << r.out << r.err;
     }
 }
+
+// A pod's trainer on the fake GPU, in a fixture /proc: its cgroup names the pod, the fake kubelet
+// (tests/sample/fake_kubelet.py, real gRPC) says which pod the GPU was allocated to, and the
+// snapshot, the job series and dcgm-exporter's pod labels all name it.
+TEST(SnapshotIntegration, APodOnAGpuIsNamedThroughTheKubelet) {
+    if (run({"/usr/bin/python3", "-c", "import grpc, google.protobuf"}).exit_code != 0)
+        GTEST_SKIP() << "python3-grpcio and python3-protobuf are not installed (scripts/test.sh installs them)";
+    TempDir d;
+    copy_fixture("machine", d.path());
+    // pid 9980 is the "throttled" scenario's first GPU process: the fixture's trainer, moved into a pod.
+    const std::string uid = "4f2a3c1e-9b7d-4e0a-8c5f-1d2e3f4a5b6c";
+    std::string stat = read_text(d.path() + "/proc/100/stat");
+    stat.replace(0, 3, "9980");
+    d.write("proc/9980/stat", stat);
+    d.remove("proc/100/environ");  // the fixture's Slurm job holds no GPU here: the pod is GPU 0's one job
+    for (const char* f : {"status", "cmdline", "io"})
+        d.write(std::string("proc/9980/") + f, read_text(d.path() + "/proc/100/" + f));
+    std::string scoped = uid;
+    std::replace(scoped.begin(), scoped.end(), '-', '_');
+    d.write("proc/9980/cgroup", "0::/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" + scoped +
+                                    ".slice/cri-containerd-" + std::string(64, 'e') + ".scope\n");
+    d.write("pods.json", R"([{"name": "resnet-0", "namespace": "vision", "containers": [{"name": "trainer",
+        "devices": [{"resource_name": "nvidia.com/gpu", "device_ids": ["GPU-tttttttt-0000-4000-8000-000000000000"]}]}]}])");
+    const std::string socket = d.path() + "/kubelet.sock";
+    const int kubelet = start_process(
+        {"/usr/bin/python3", source_dir() + "/tests/sample/fake_kubelet.py", socket, d.path() + "/pods.json"}, {},
+        d.path() + "/kubelet.log");
+    for (int i = 0; i < 300 && read_text(d.path() + "/kubelet.log").find("ready") == std::string::npos; ++i)
+        usleep(50000);
+    d.write("c.toml", "[jobs]\nkubelet_socket = \"" + socket + "\"\nscontrol = \"\"\n[serve]\ndcgm_compat = true\n");
+    const std::vector<std::string> base{baton_binary(), "--config",         d.path() + "/c.toml", "snapshot",
+                                        "--proc-root",  d.path() + "/proc", "--sys-root",         d.path() + "/sys"};
+    auto with = [&](std::initializer_list<std::string> more) {
+        std::vector<std::string> argv = base;
+        argv.insert(argv.end(), more);
+        return run(argv, fake_env("throttled"));
+    };
+    CommandResult j = with({"--json"});
+    CommandResult p = with({"--prometheus"});
+    kill(kubelet, SIGTERM);
+    waitpid(kubelet, nullptr, 0);
+    ASSERT_EQ(j.exit_code, 0) << j.err;
+    const json snap = json::parse(j.out);
+    const json* pod = nullptr;
+    for (const json& job : snap["jobs"])
+        if (job["kind"] == "pod") pod = &job;
+    ASSERT_NE(pod, nullptr) << snap["jobs"].dump();
+    EXPECT_EQ((*pod)["label"], "pod:vision/resnet-0") << pod->dump();
+    EXPECT_EQ((*pod)["id"], uid);
+    EXPECT_EQ((*pod)["container"], "trainer");
+    EXPECT_EQ((*pod)["names_from"], "kubelet");
+    EXPECT_EQ((*pod)["gpus"], json::array({0}));
+    EXPECT_EQ((*pod)["allocated_gpus"], json::array({0}));
+    ASSERT_EQ(p.exit_code, 0) << p.err;
+    EXPECT_NE(p.out.find("baton_gpu_job_info{gpu=\"0\",uuid=\"GPU-tttttttt-0000-4000-8000-000000000000\","
+                         "job_id=\"pod:vision/resnet-0\",kind=\"pod\",name=\"resnet-0\""),
+              std::string::npos)
+        << p.out;
+    EXPECT_NE(p.out.find(",pod=\"resnet-0\",namespace=\"vision\",container=\"trainer\"} "), std::string::npos) << p.out;
+}

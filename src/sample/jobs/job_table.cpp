@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <tuple>
+#include <unistd.h>
 
 #include "core/run_program.hpp"
 
@@ -79,6 +80,18 @@ bool JobTable::read_environ(std::uint32_t pid, const std::string& job_id, SlurmN
     return true;
 }
 
+void JobTable::ask_kubelet(double now) {
+    if (options_.kubelet_socket.empty() || kubelet_asked_ || now < kubelet_due_) return;
+    kubelet_due_ = now + options_.kubelet_interval_seconds;
+    // No kubelet on this node (the common case): not even a thread.
+    if (access(options_.kubelet_socket.c_str(), F_OK) != 0) {
+        pod_devices_.clear();
+        return;
+    }
+    kubelet_asked_ = true;
+    ask("");
+}
+
 void JobTable::ask(const std::string& job_id) {
     {
         MutexLock lock(mutex_);
@@ -98,6 +111,16 @@ void JobTable::lookups() {
         asked_.pop_front();
         const std::string host = hostname_;
         lock.unlock();
+        if (id.empty()) {
+            Result<std::vector<PodDevice>> pods =
+                list_pod_resources(options_.kubelet_socket, options_.kubelet_timeout_seconds);
+            lock.lock();
+            // A kubelet that fails or lies names nothing (the last good answer is dropped: it may be stale).
+            kubelet_answer_ = pods.ok() ? std::move(*pods) : std::vector<PodDevice>{};
+            --in_flight_;
+            wake_.notify_all();
+            continue;
+        }
         SlurmNames n;
         Result<ProgramOutput> r =
             run_program({options_.scontrol, "show", "job", "-o", "-d", id}, "", options_.lookup_timeout_seconds);
@@ -112,9 +135,16 @@ void JobTable::lookups() {
 
 void JobTable::take_answers() {
     std::map<std::string, SlurmNames> answers;
+    std::optional<std::vector<PodDevice>> pods;
     {
         MutexLock lock(mutex_);
         answers.swap(answers_);
+        pods.swap(kubelet_answer_);
+    }
+    if (pods) {
+        kubelet_asked_ = false;
+        pod_devices_.clear();
+        for (PodDevice& d : *pods) pod_devices_[d.device_id] = std::move(d);
     }
     for (auto& [id, names] : answers) {
         auto it = known_.find({JobKind::slurm, id});
@@ -148,8 +178,43 @@ void JobTable::name_slurm(JobInfo& job, Known& k, double now) {
     }
 }
 
+void JobTable::name_pod(JobInfo& job, Known& k, const Snapshot& snap) const {
+    // The GPUs allocated to each pod: by the GPU's UUID, or one of its MIG devices'.
+    const auto allocation = [&](const GpuInfo& g) -> const PodDevice* {
+        auto it = pod_devices_.find(g.uuid);
+        if (it != pod_devices_.end()) return &it->second;
+        for (const MigInstance& m : g.mig_instances)
+            if (auto mi = pod_devices_.find(m.uuid); mi != pod_devices_.end()) return &mi->second;
+        return nullptr;
+    };
+    // A GPU its processes use names the pod (kept: the names outlive the GPU's use).
+    for (const GpuInfo& g : snap.gpus) {
+        if (!std::binary_search(job.gpus.begin(), job.gpus.end(), g.index)) continue;
+        if (const PodDevice* d = allocation(g)) {
+            if (k.pod.pod != d->pod || k.pod.pod_namespace != d->pod_namespace) k.pod = *d;
+            break;
+        }
+    }
+    if (k.pod.pod.empty()) return;
+    job.name = k.pod.pod;
+    job.pod_namespace = k.pod.pod_namespace;
+    job.names_from = "kubelet";
+    // Every GPU allocated to it; its container when one holds them all.
+    std::string container;
+    bool one_container = true;
+    for (const GpuInfo& g : snap.gpus) {
+        const PodDevice* d = allocation(g);
+        if (!d || d->pod != k.pod.pod || d->pod_namespace != k.pod.pod_namespace) continue;
+        add_sorted(job.allocated_gpus, g.index);
+        if (container.empty()) container = d->container;
+        one_container &= container == d->container;
+    }
+    if (one_container) job.container = container;
+}
+
 void JobTable::update(Snapshot& snap, double now) {
     take_answers();
+    ask_kubelet(now);
     {
         MutexLock lock(mutex_);
         hostname_ = std::string(short_host(snap.host.hostname));
@@ -186,6 +251,8 @@ void JobTable::update(Snapshot& snap, double now) {
             j.allocated_memory_bytes = n.memory_bytes;
             if (n.gpus) j.allocated_gpus = gpus_by_minor(snap, *n.gpus);
             j.names_from = k.from;
+        } else if (j.kind == JobKind::pod) {
+            name_pod(j, k, snap);
         } else if (j.kind == JobKind::service) {
             j.name = j.id;
         }
