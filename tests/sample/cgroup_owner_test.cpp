@@ -38,6 +38,11 @@ TEST(CgroupOwner, SlurmUnderCgroupV1AndV2) {
     EXPECT_EQ(classify_cgroup("/user.slice/job_12").kind, JobKind::none);
     EXPECT_NE(classify_cgroup("/system.slice/myjob.service/job_12").kind, JobKind::slurm);
     EXPECT_EQ(classify_cgroup("/slurm/uid_0/job_12x/step_0").kind, JobKind::none);
+    // Slurm's tree where a user can make cgroups (a delegated subtree) is not Slurm's.
+    EXPECT_NE(classify_cgroup("/user.slice/user-1000.slice/user@1000.service/slurm/uid_0/job_7/step_0").kind,
+              JobKind::slurm);
+    EXPECT_NE(classify_cgroup("/user.slice/user-1000.slice/user@1000.service/app.slice/slurmstepd.scope/job_7").kind,
+              JobKind::slurm);
     EXPECT_EQ(classify_cgroup("/slurm/uid_0/job_/step_0").kind, JobKind::none);
     EXPECT_EQ(classify_cgroup("/slurm/uid_0/job_123456789012345678901/step_0").kind, JobKind::none);
     // A step name with bytes a label could not carry is dropped, not the job.
@@ -79,6 +84,8 @@ TEST(CgroupOwner, KubernetesPodsUnderBothDrivers) {
     EXPECT_EQ(classify_cgroup("/kubepods/burstable/pod$(reboot)/" + kCid).kind, JobKind::none);
     EXPECT_EQ(classify_cgroup("/kubepods/burstable/podx").kind, JobKind::none);
     EXPECT_NE(classify_cgroup("/system.slice/pod" + uid + ".service").kind, JobKind::pod);
+    EXPECT_NE(classify_cgroup("/user.slice/user-1000.slice/user@1000.service/kubepods/pod" + uid + "/" + kCid).kind,
+              JobKind::pod);
 }
 
 TEST(CgroupOwner, ContainersOfEachRuntime) {

@@ -74,16 +74,24 @@ std::vector<std::string_view> components(std::string_view path) {
     return out;
 }
 
-bool slurm_root(std::string_view c) {
+bool slurm_root(std::string_view c) {  // v1's top directory
     return c == "slurm" || starts(c, "slurm_") || ends(c, "slurmstepd.scope");
+}
+
+// Slurm's root where only root can make cgroups: the top of a hierarchy (v1) or system.slice
+// (v2), so a user's delegated subtree (user@UID.service/...) cannot pose as a Slurm job. The index of
+// the component after it, or 0 for none.
+std::size_t slurm_root_end(const std::vector<std::string_view>& c) {
+    if (!c.empty() && slurm_root(c[0])) return 1;
+    if (c.size() > 1 && c[0] == "system.slice" && ends(c[1], "slurmstepd.scope")) return 2;
+    return 0;
 }
 
 JobRef slurm_job(const std::vector<std::string_view>& c) {
     JobRef r;
-    bool under_slurm = false;
-    for (std::size_t i = 0; i < c.size(); ++i) {
-        if (slurm_root(c[i])) under_slurm = true;
-        if (!under_slurm || !starts(c[i], "job_") || !job_id(c[i].substr(4))) continue;
+    const std::size_t from = slurm_root_end(c);
+    for (std::size_t i = from; from > 0 && i < c.size(); ++i) {
+        if (!starts(c[i], "job_") || !job_id(c[i].substr(4))) continue;
         r.kind = JobKind::slurm;
         r.id = c[i].substr(4);
         if (i + 1 < c.size() && starts(c[i + 1], "step_")) {
@@ -119,8 +127,10 @@ bool container_scope(std::string_view c, JobRef& r) {
 
 JobRef pod(const std::vector<std::string_view>& c) {
     JobRef r;
+    // The kubelet's root at the top (or under kind's kubelet.slice), where users cannot make cgroups.
     std::size_t i = 0;
-    while (i < c.size() && c[i].find("kubepods") == std::string_view::npos) ++i;
+    if (!c.empty() && c[0] == "kubelet.slice") i = 1;
+    if (i >= c.size() || c[i].find("kubepods") == std::string_view::npos) return r;
     for (; i < c.size(); ++i) {
         std::string_view uid;
         if (starts(c[i], "pod")) {
