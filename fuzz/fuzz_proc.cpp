@@ -1,10 +1,12 @@
 // Every /proc and /sys parser, on any text (a hostile --proc-root, a kernel that changed its
 // format): the first byte chooses the parser, the rest is the file.
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <vector>
 
 #include "sample/gpu/process_records.hpp"
+#include "sample/linux/cgroup_owner.hpp"
 #include "sample/linux/diskstats.hpp"
 #include "sample/linux/meminfo.hpp"
 #include "sample/linux/net_dev.hpp"
@@ -63,9 +65,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             parse_pid_status(text, s);
             break;
         }
-        case 8:
-            (void)parse_cgroup(text);
+        case 8: {
+            // Whatever the file says, a job's id holds only what its layout allows (it becomes a label;
+            // systemd's escapes keep their backslash, which the exporters escape).
+            const CgroupReading r = read_cgroup_file(text);
+            for (const std::string* s : {&r.job.id, &r.job.step, &r.job.container_id})
+                for (unsigned char c : *s)
+                    if (c <= ' ' || c >= 0x7f || c == '"' || c == '/') __builtin_trap();
+            if ((r.job.kind == JobKind::none) != r.job.id.empty()) __builtin_trap();
             break;
+        }
         case 9: {
             PidIo io;
             parse_pid_io(text, io);
