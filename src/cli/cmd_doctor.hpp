@@ -18,6 +18,12 @@ struct DoctorArgs {
     double timeout = 20;
     bool no_gpus = false;
     std::string proc_root, sys_root;
+    // --health: the node health check (doctor/health.hpp) instead of the checklist.
+    bool health = false;
+    CLI::Option* expect_gpus_option = nullptr;
+    unsigned expect_gpus = 0;
+    std::string kernel_log = "/dev/kmsg";
+    CLI::Option* kernel_log_option = nullptr;
 };
 
 CLI::App* add_doctor_command(CLI::App& app, DoctorArgs& args);

@@ -14,7 +14,8 @@ const std::vector<std::string>& rule_ids() {
         "gpu_contention",      "swap_thrash",     "host_memory_pressure",
         "cpu_oversubscribed",  "shm_low",         "gpu_throttled",
         "pcie_degraded",       "gpu_memory_leak", "gpu_hardware_errors",
-        "step_time_unstable",  "gpu_lost",        "rank_straggler",
+        "step_time_unstable",  "gpu_lost",        "gpu_xid",
+        "rank_straggler",
     };
     return ids;
 }

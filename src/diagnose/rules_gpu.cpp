@@ -419,6 +419,7 @@ void gpu_rules(const Window& w, const Thresholds& t, std::vector<Finding>& out) 
         gpu_throttled(w, t, index, out);
         pcie_degraded(w, t, index, out);
         gpu_hardware_errors(w, index, out);
+        gpu_xid(w, index, out);
     }
     gpu_memory_leak(w, t, out);
 }

@@ -27,6 +27,24 @@ void append_doctor_text(const std::vector<doctor::CheckItem>& items, std::string
     out += fmt::format("\n{} passed, {} warnings, {} failed, {} skipped\n", counts[0], counts[1], counts[2], counts[3]);
 }
 
+void append_health_text(const std::vector<doctor::CheckItem>& items, std::size_t gpus, std::string& out) {
+    if (doctor_exit_status(items) == 0) {
+        std::string passed;
+        for (const doctor::CheckItem& i : items)
+            if (i.status == doctor::CheckStatus::pass) passed += (passed.empty() ? "" : ", ") + i.id;
+        out +=
+            fmt::format("healthy: {} GPU{}; passed {}\n", gpus, gpus == 1 ? "" : "s", passed.empty() ? "none" : passed);
+    }
+    for (doctor::CheckStatus status : {doctor::CheckStatus::fail, doctor::CheckStatus::warn, doctor::CheckStatus::skip})
+        for (const doctor::CheckItem& i : items)
+            if (i.status == status) {
+                const char* mark = status == doctor::CheckStatus::fail   ? "FAIL"
+                                   : status == doctor::CheckStatus::warn ? "WARN"
+                                                                         : "skip";
+                out += fmt::format("{} {}: {}\n", mark, i.id, i.detail);
+            }
+}
+
 void append_doctor_json(const std::vector<doctor::CheckItem>& items, std::string& out) {
     JsonWriter w(out);
     w.begin_object();

@@ -151,6 +151,15 @@ struct MigInstance {
     std::vector<std::uint32_t> pids;  // the compute processes on it, as NVML reports them (host pids)
 };
 
+// One XID (an error the NVIDIA driver reported for a GPU: docs/findings.md#gpu_xid) seen by the
+// event watch since baton started watching.
+struct XidCount {
+    unsigned xid = 0;
+    std::uint64_t count = 0;
+    std::int64_t last_unix_ms = 0;  // when the newest of them came
+    bool operator==(const XidCount&) const = default;
+};
+
 struct GpuInfo {
     unsigned index = 0;  // position in PCI bus order
     std::string uuid, name, pci_bus_id;
@@ -184,6 +193,9 @@ struct GpuInfo {
     std::vector<MigInstance> mig_instances;  // with mig_mode: its MIG devices, by GPU then compute instance
     std::optional<double> sm_activity_percent, tensor_activity_percent;  // GPM (Hopper+)
     std::vector<GpuProcess> processes;
+    // XIDs reported since baton began watching the GPU's critical-error events, by XID; absent when
+    // they are not watched (the driver or GPU does not give them).
+    std::optional<std::vector<XidCount>> xid_errors;
     bool stale = false;                // the values are from an earlier tick: NVML stopped answering
     std::optional<std::string> error;  // e.g. "GPU is lost"
     bool lost = false;                 // NVML answered GPU_IS_LOST: fell off the bus (Xid 79), no more values

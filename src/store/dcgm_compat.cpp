@@ -10,6 +10,7 @@ namespace baton::store {
 
 void append_dcgm_compat(const Snapshot& s, Exposition& e) {
     declare_families(e, gpu_fields(), /*dcgm=*/true);
+    e.family("DCGM_FI_DEV_XID_ERRORS", "gauge", "Value of the last XID error encountered.");
     for (const GpuInfo& g : s.gpus) {
         const std::string device = "nvidia" + std::to_string(g.minor_number.value_or(g.index));
         Exposition::Labels l{{"gpu", std::to_string(g.index)},
@@ -28,6 +29,13 @@ void append_dcgm_compat(const Snapshot& s, Exposition& e) {
             }
         }
         sample_fields(e, gpu_fields(), g, l, /*dcgm=*/true);
+        if (g.xid_errors) {
+            // As DCGM: the newest XID's number, 0 before any came.
+            const XidCount* newest = nullptr;
+            for (const XidCount& x : *g.xid_errors)
+                if (!newest || x.last_unix_ms >= newest->last_unix_ms) newest = &x;
+            e.sample("DCGM_FI_DEV_XID_ERRORS", l, newest ? static_cast<double>(newest->xid) : 0.0);
+        }
     }
 }
 

@@ -78,6 +78,18 @@ void write_gpu(JsonWriter& w, const GpuInfo& g) {
         }
         w.end_array();
     }
+    if (g.xid_errors) {
+        w.key("xid_errors");
+        w.begin_array();
+        for (const XidCount& x : *g.xid_errors) {
+            w.begin_object();
+            w.field("xid", x.xid);
+            w.field("count", x.count);
+            w.field("last_time", rfc3339_utc(x.last_unix_ms));
+            w.end_object();
+        }
+        w.end_array();
+    }
     w.key("processes");
     w.begin_array();
     for (const GpuProcess& p : g.processes) {

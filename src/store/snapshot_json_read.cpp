@@ -209,6 +209,21 @@ GpuInfo read_gpu(const Reader& r) {
             g.mig_instances.push_back(std::move(mi));
         }
     }
+    if (r.has("xid_errors")) {
+        const json& xids = r.array("xid_errors");
+        std::vector<XidCount> v;
+        for (std::size_t i = 0; i < xids.size(); ++i) {
+            Reader x(xids[i], r.item("xid_errors", i));
+            XidCount c;
+            c.xid = x.unsigned_value<unsigned>("xid");
+            c.count = x.unsigned_value<std::uint64_t>("count");
+            const auto last = parse_rfc3339(x.string("last_time"));
+            if (!last) x.fail("last_time", "an RFC 3339 time");
+            c.last_unix_ms = *last;
+            v.push_back(c);
+        }
+        g.xid_errors = std::move(v);
+    }
     const json& procs = r.array("processes");
     for (std::size_t i = 0; i < procs.size(); ++i) {
         Reader p(procs[i], r.item("processes", i));

@@ -99,6 +99,9 @@ void gpu_metrics(const Snapshot& s, Exposition& e) {
     e.family("baton_gpu_mig_instance_memory_total_bytes", "gauge", "Memory of one MIG device.");
     e.family("baton_gpu_mig_instance_memory_used_bytes", "gauge", "Memory in use on one MIG device.");
     e.family("baton_gpu_mig_instance_processes", "gauge", "Compute processes on one MIG device.");
+    e.family("baton_gpu_xid_events_total", "counter",
+             "XIDs the NVIDIA driver reported for the GPU since baton began watching; absent when not watched.");
+    e.family("baton_gpu_xid_errors_total", "counter", "XIDs of one kind (the xid label) reported for the GPU.");
     const std::vector<std::string_view> reasons = known_throttle_reasons();
     for (const GpuInfo& g : s.gpus) {
         const std::string index = std::to_string(g.index);
@@ -119,6 +122,17 @@ void gpu_metrics(const Snapshot& s, Exposition& e) {
             for (const std::string& r : *g.throttle_reasons)
                 if (std::find(reasons.begin(), reasons.end(), r) == reasons.end())
                     e.sample("baton_gpu_throttle_active", {{"gpu", index}, {"uuid", g.uuid}, {"reason", r}}, 1.0);
+        }
+        if (g.xid_errors) {
+            // The total from 0 while watched, so increase() sees the first XID; one series per XID seen.
+            std::uint64_t total = 0;
+            for (const XidCount& x : *g.xid_errors) {
+                total += x.count;
+                e.sample("baton_gpu_xid_errors_total",
+                         {{"gpu", index}, {"uuid", g.uuid}, {"xid", std::to_string(x.xid)}},
+                         static_cast<double>(x.count));
+            }
+            e.sample("baton_gpu_xid_events_total", l, static_cast<double>(total));
         }
         for (const MigInstance& m : g.mig_instances) {
             const Labels ml{{"gpu", index},

@@ -508,6 +508,83 @@ TEST(Rules, GpuMemoryLeakAndHardwareErrors) {
     EXPECT_EQ(f[0].severity, Severity::critical);
 }
 
+TEST(Rules, GpuXidJudgesWhatCameWithinTheWindowByWhatItAsks) {
+    // Watched from the start; one XID 13 before the window (counted in its first snapshot), then from
+    // snapshot 10 a storm of XID 31 and at 20 one XID 48.
+    auto xids = [](Snapshot& s, int i) {
+        std::vector<XidCount> v{{13, 1, kStart - 5000}};
+        if (i >= 10) v.push_back({31, static_cast<std::uint64_t>(500 * (i - 9)), kStart + i * 1000});
+        if (i >= 20) v.push_back({48, 1, kStart + 20000});
+        s.gpus[0].xid_errors = v;
+    };
+    auto f = diagnose::diagnose(window(xids), kT);
+    EXPECT_EQ(rules_of(f), (std::vector<std::string>{"gpu_xid"}));
+    ASSERT_FALSE(f.empty());
+    EXPECT_EQ(f[0].subject, "gpu:0");
+    EXPECT_EQ(f[0].severity, Severity::critical);  // a double-bit ECC error: drain
+    EXPECT_NE(f[0].summary.find("XID 31 (GPU memory page fault) x10500"), std::string::npos) << f[0].summary;
+    EXPECT_NE(f[0].summary.find("XID 48 (Double Bit ECC Error)"), std::string::npos) << f[0].summary;
+    EXPECT_EQ(f[0].summary.find("XID 13"), std::string::npos) << "before the window: " << f[0].summary;
+    EXPECT_NE(f[0].recommendation.find("Drain"), std::string::npos);
+    ASSERT_TRUE(f[0].snippet);
+    EXPECT_NE(f[0].snippet->find("nvidia-smi -r -i 0"), std::string::npos);
+    // Only the application's kind: a warning that points at the program, no reset.
+    f = diagnose::diagnose(window([](Snapshot& s, int i) {
+                               s.gpus[0].xid_errors = std::vector<XidCount>{};
+                               if (i >= 15) s.gpus[0].xid_errors->push_back({13, 1, kStart + 15000});
+                           }),
+                           kT);
+    ASSERT_EQ(rules_of(f), (std::vector<std::string>{"gpu_xid"}));
+    EXPECT_EQ(f[0].severity, Severity::warning);
+    EXPECT_NE(f[0].recommendation.find("compute-sanitizer"), std::string::npos);
+    EXPECT_EQ(f[0].snippet->find("nvidia-smi -r"), std::string::npos);
+    // A clean-up after a killed process alone is information; an XID not in the catalogue a warning.
+    f = diagnose::diagnose(window([](Snapshot& s, int i) {
+                               s.gpus[0].xid_errors = std::vector<XidCount>{};
+                               if (i >= 15) s.gpus[0].xid_errors->push_back({45, 2, kStart + 15000});
+                           }),
+                           kT);
+    ASSERT_EQ(rules_of(f), (std::vector<std::string>{"gpu_xid"}));
+    EXPECT_EQ(f[0].severity, Severity::info);
+    EXPECT_NE(f[0].summary.find("x2"), std::string::npos);
+    f = diagnose::diagnose(window([](Snapshot& s, int i) {
+                               s.gpus[0].xid_errors = std::vector<XidCount>{};
+                               if (i >= 15) s.gpus[0].xid_errors->push_back({45, 1, kStart + 15000});
+                               if (i >= 16) s.gpus[0].xid_errors->push_back({999, 1, kStart + 16000});
+                           }),
+                           kT);
+    ASSERT_EQ(rules_of(f), (std::vector<std::string>{"gpu_xid"}));
+    EXPECT_EQ(f[0].severity, Severity::warning);
+    EXPECT_NE(f[0].recommendation.find("xid-errors"), std::string::npos);
+    // Counted before the window and no more since: nothing; not watched: nothing.
+    EXPECT_TRUE(diagnose::diagnose(window([](Snapshot& s, int) {
+                                       s.gpus[0].xid_errors = {{{79, 1, kStart - 1}}};
+                                   }),
+                                   kT)
+                    .empty());
+    EXPECT_TRUE(diagnose::diagnose(window(), kT).empty());
+    // The watch began within the window (baton just started): what it counted belongs to the window.
+    f = diagnose::diagnose(window([](Snapshot& s, int i) {
+                               if (i >= 1) s.gpus[0].xid_errors = {{{94, 1, kStart + 500}}};
+                           }),
+                           kT);
+    ASSERT_EQ(rules_of(f), (std::vector<std::string>{"gpu_xid"}));
+    EXPECT_EQ(f[0].severity, Severity::warning);
+    EXPECT_NE(f[0].recommendation.find("reset"), std::string::npos);
+    // A history's window across a restart of baton: the count started again, and the new ones count.
+    f = diagnose::diagnose(window([](Snapshot& s, int i) {
+                               s.gpus[0].xid_errors = {{{63, i < 10 ? 5u : 1u, kStart}}};
+                           }),
+                           kT);
+    ASSERT_EQ(rules_of(f), (std::vector<std::string>{"gpu_xid"}));
+    // One snapshot: everything counted since the watch began.
+    Window one{healthy(0)};
+    one[0].gpus[0].xid_errors = {{{79, 1, kStart - 60000}}};
+    f = diagnose::diagnose(one, kT);
+    ASSERT_EQ(rules_of(f), (std::vector<std::string>{"gpu_xid"}));
+    EXPECT_EQ(f[0].severity, Severity::critical);
+}
+
 namespace {
 
 // `n` steps of pid 100 spread over the window, each `step_ms` long with `wait_ms` of data wait.
@@ -610,7 +687,7 @@ TEST(Rules, StepTimeUnstable) {
 }
 
 TEST(Rules, EveryRuleIdIsKnown) {
-    EXPECT_EQ(rule_ids().size(), 21u);
+    EXPECT_EQ(rule_ids().size(), 22u);
     for (const std::string& id : rule_ids()) EXPECT_FALSE(id.empty());
 }
 

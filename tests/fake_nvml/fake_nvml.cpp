@@ -712,4 +712,68 @@ FAKE_API nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t h, unsign
     return NVML_SUCCESS;
 }
 
+// XID events: the scenario's "xid_events", each {"device", "xid", "tick", "count"}: from the device's
+// tick `tick` on, `count` events of that XID are waiting (a storm: thousands). nvmlEventSetWait_v2
+// hands out one per call, else waits its timeout (in steps, without the lock) and says TIMEOUT.
+// A device whose values set "xid_supported": 0 does not support the event type. The hang injection
+// applies to "nvmlEventSetWait_v2" like to any call.
+struct FakeEventSet {
+    std::vector<int> devices;              // registered for XIDs
+    std::vector<std::uint64_t> delivered;  // per "xid_events" entry
+};
+
+FAKE_API nvmlReturn_t nvmlEventSetCreate(nvmlEventSet_t* set) {
+    if (!set) return NVML_ERROR_INVALID_ARGUMENT;
+    *set = reinterpret_cast<nvmlEventSet_t>(new FakeEventSet);
+    return NVML_SUCCESS;
+}
+FAKE_API nvmlReturn_t nvmlEventSetFree(nvmlEventSet_t set) {
+    delete reinterpret_cast<FakeEventSet*>(set);
+    return NVML_SUCCESS;
+}
+FAKE_API nvmlReturn_t nvmlDeviceGetSupportedEventTypes(nvmlDevice_t h, unsigned long long* types) {
+    std::lock_guard lock(g_mutex);
+    Device* d = device(h);
+    if (!d || !types) return NVML_ERROR_INVALID_ARGUMENT;
+    const json& v = value(*d, "xid_supported");
+    *types = (v.is_null() || v.get<int>() != 0) ? nvmlEventTypeXidCriticalError | 0x1ULL : 0x1ULL;
+    return NVML_SUCCESS;
+}
+FAKE_API nvmlReturn_t nvmlDeviceRegisterEvents(nvmlDevice_t h, unsigned long long types, nvmlEventSet_t set) {
+    std::lock_guard lock(g_mutex);
+    Device* d = device(h);
+    if (!d || !set) return NVML_ERROR_INVALID_ARGUMENT;
+    const json& v = value(*d, "xid_supported");
+    if ((types & nvmlEventTypeXidCriticalError) && !v.is_null() && v.get<int>() == 0) return NVML_ERROR_NOT_SUPPORTED;
+    reinterpret_cast<FakeEventSet*>(set)->devices.push_back(d->id);
+    return NVML_SUCCESS;
+}
+FAKE_API nvmlReturn_t nvmlEventSetWait_v2(nvmlEventSet_t set, nvmlEventData_t* data, unsigned timeout_ms) {
+    auto* es = reinterpret_cast<FakeEventSet*>(set);
+    if (!es || !data) return NVML_ERROR_INVALID_ARGUMENT;
+    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+    while (true) {
+        {
+            std::lock_guard lock(g_mutex);
+            if (nvmlReturn_t rc = injected("nvmlEventSetWait_v2", es->devices.empty() ? -1 : es->devices[0])) return rc;
+            const json events = g.root.value("xid_events", json::array());
+            es->delivered.resize(events.size());
+            for (std::size_t i = 0; i < events.size(); ++i) {
+                const int dev = events[i].value("device", 0);
+                if (std::find(es->devices.begin(), es->devices.end(), dev) == es->devices.end()) continue;
+                if (current_tick(dev) < events[i].value("tick", 0L)) continue;
+                if (es->delivered[i] >= events[i].value("count", 1ULL)) continue;
+                ++es->delivered[i];
+                data->device = reinterpret_cast<nvmlDevice_t>(static_cast<std::uintptr_t>(dev + 1));
+                data->eventType = nvmlEventTypeXidCriticalError;
+                data->eventData = events[i].value("xid", 0ULL);
+                data->gpuInstanceId = data->computeInstanceId = 0xFFFFFFFFu;
+                return NVML_SUCCESS;
+            }
+        }
+        if (std::chrono::steady_clock::now() >= until) return NVML_ERROR_TIMEOUT;
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+}
+
 }  // extern "C"

@@ -362,3 +362,82 @@ TEST(NvmlBackend, MigInstancesWithTheirMemoryAndProcesses) {
     EXPECT_FALSE(plain.processes[0].gpu_instance_id.has_value());
     EXPECT_EQ(plain.nvlink_links_active, 4u);
 }
+
+namespace {
+
+const XidCount* xid_of(const GpuInfo& g, unsigned xid) {
+    if (!g.xid_errors) return nullptr;
+    for (const XidCount& x : *g.xid_errors)
+        if (x.xid == xid) return &x;
+    return nullptr;
+}
+
+}  // namespace
+
+TEST(NvmlBackend, XidEventsAreCountedOnAThreadOfTheirOwn) {
+    auto b = backend_for("xid");
+    auto r = b->read(0);
+    ASSERT_EQ(r.gpus.size(), 3u);
+    for (const GpuInfo& g : r.gpus) EXPECT_FALSE(g.xid_errors.has_value()) << "watched only after the first reading";
+    // Ticks 1..3 let the scenario's events out; the watch polls every 100 ms.
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    for (double t = 1;; ++t) {
+        r = b->read(t);
+        const XidCount* storm = xid_of(r.gpus[0], 31);
+        if (storm && storm->count == 5000 && xid_of(r.gpus[1], 79)) break;
+        ASSERT_LT(std::chrono::steady_clock::now(), until) << "the XIDs never all came";
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    const GpuInfo& g0 = r.gpus[0];
+    ASSERT_TRUE(g0.xid_errors);
+    ASSERT_EQ(g0.xid_errors->size(), 2u);  // by XID
+    EXPECT_EQ((*g0.xid_errors)[0].xid, 13u);
+    EXPECT_EQ((*g0.xid_errors)[0].count, 1u);
+    EXPECT_EQ((*g0.xid_errors)[1].count, 5000u);  // the storm, every one counted
+    EXPECT_GT((*g0.xid_errors)[1].last_unix_ms, 1700000000000);
+    // GPU 1 fell off the bus: lost, and its XID 79 kept beside the loss.
+    EXPECT_TRUE(r.gpus[1].lost);
+    ASSERT_TRUE(r.gpus[1].xid_errors);
+    EXPECT_EQ(r.gpus[1].xid_errors->size(), 1u);
+    // The GPU the driver gives no XID events for: not watched, absent rather than "none came".
+    EXPECT_FALSE(r.gpus[2].xid_errors.has_value());
+    // No more come: the counts hold.
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    r = b->read(20);
+    EXPECT_EQ(xid_of(r.gpus[0], 31)->count, 5000u);
+    EXPECT_EQ(xid_of(r.gpus[0], 13)->count, 1u);
+    // The backend ends at once: the watch sleeps on its own condition between polls.
+    const auto t0 = std::chrono::steady_clock::now();
+    b.reset();
+    EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 0.2);
+}
+
+TEST(NvmlBackend, AWatchedGpuWithoutXidsHasAnEmptyList) {
+    // Watched, and none came: an empty list (a GPU without the events has none: absent).
+    auto b = backend_for("one-idle");
+    b->read(0);
+    std::this_thread::sleep_for(std::chrono::milliseconds(150));
+    auto r = b->read(1);
+    ASSERT_EQ(r.gpus.size(), 1u);
+    ASSERT_TRUE(r.gpus[0].xid_errors.has_value()) << "one-idle gives XID events: watched";
+    EXPECT_TRUE(r.gpus[0].xid_errors->empty());
+}
+
+TEST(NvmlBackend, AnXidWaitStuckInTheDriverHoldsUpNoReading) {
+    auto b = backend_for("xid-hang", 300);
+    auto r = b->read(0);
+    ASSERT_EQ(r.status, "ok");
+    for (double t = 1; t <= 4; ++t) {
+        const auto t0 = std::chrono::steady_clock::now();
+        r = b->read(t);  // from tick 1 the watch's poll never returns
+        EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 0.3);
+        EXPECT_EQ(r.status, "ok");
+        EXPECT_FALSE(r.gpus[0].stale);
+        std::this_thread::sleep_for(std::chrono::milliseconds(120));
+    }
+    // Ending waits for it no longer than the call deadline, then leaves it behind.
+    const auto t0 = std::chrono::steady_clock::now();
+    b.reset();
+    EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 0.6);
+    EXPECT_TRUE(gpu_worker_abandoned());
+}

@@ -147,9 +147,9 @@ void check_table(const FieldTable<R>& t, const std::map<std::string, SchemaRow>&
         "gpus[].index", "gpus[].uuid", "gpus[].name", "gpus[].pci_bus_id", "gpus[].lost", "disks[].name",
         "networks[].name",
         // arrays and objects
-        "gpus[].throttle_reasons", "gpus[].mig_instances", "gpus[].processes", "cpu.seconds_total", "cpu.load_average",
-        "cpu.cores", "cpu.cores[].id", "cpu.cores[].seconds_total", "schema_version", "time", "host", "cpu", "memory",
-        "swap", "pressure", "disks", "networks", "gpus", "processes", "jobs"};
+        "gpus[].throttle_reasons", "gpus[].mig_instances", "gpus[].xid_errors", "gpus[].processes", "cpu.seconds_total",
+        "cpu.load_average", "cpu.cores", "cpu.cores[].id", "cpu.cores[].seconds_total", "schema_version", "time",
+        "host", "cpu", "memory", "swap", "pressure", "disks", "networks", "gpus", "processes", "jobs"};
     for (const std::string& prefix : doc_prefixes)
         for (const auto& [path, row] : schema) {
             if (path.rfind(prefix, 0) != 0) continue;

@@ -76,6 +76,34 @@ TEST(SnapshotJsonRead, MigInstancesAndNvlinkRoundTrip) {
     EXPECT_FALSE(parse_snapshot_json(bad).ok());
 }
 
+TEST(SnapshotJsonRead, XidCountsRoundTrip) {
+    Result<Snapshot> s = parse_snapshot_json(snapshot_text(true, "xid"));
+    ASSERT_TRUE(s.ok()) << s.error().message;
+    s->gpus[0].xid_errors = {{{13, 1, 1764400000123}, {31, 5000, 1764400001000}}};
+    s->gpus[1].xid_errors = std::vector<XidCount>{};  // watched, none came
+    s->gpus[2].xid_errors.reset();                    // not watched
+    std::string text;
+    append_snapshot_json(*s, text);
+    EXPECT_NE(text.find("\"xid_errors\":[{\"xid\":13,\"count\":1,\"last_time\":\"2025-11-29T07:06:40.123Z\"}"),
+              std::string::npos)
+        << text;
+    Result<Snapshot> back = parse_snapshot_json(text);
+    ASSERT_TRUE(back.ok()) << back.error().message;
+    EXPECT_EQ(back->gpus[0].xid_errors, s->gpus[0].xid_errors);
+    EXPECT_EQ(back->gpus[1].xid_errors, std::vector<XidCount>{});
+    EXPECT_FALSE(back->gpus[2].xid_errors.has_value());
+    std::string again;
+    append_snapshot_json(*back, again);
+    EXPECT_EQ(again, text);
+    // Hostile: a count that is not one, a time that is not one.
+    std::string bad = text;
+    bad.replace(bad.find("\"count\":1,"), 10, "\"count\":-1,");
+    EXPECT_EQ(parse_snapshot_json(bad).error().message, "'gpus[0].xid_errors[0].count' must be a non-negative integer");
+    bad = text;
+    bad.replace(bad.find("\"last_time\":\"2025"), 17, "\"last_time\":\"x");
+    EXPECT_FALSE(parse_snapshot_json(bad).ok());
+}
+
 TEST(SnapshotJsonRead, HostileLinesAreOneLineErrors) {
     const std::string good = snapshot_text(true);
     auto error_of = [](const std::string& text) {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <regex>
@@ -62,7 +63,8 @@ void collect(const json& v, const std::string& path, std::map<std::string, std::
 
 // A snapshot with every part filled: the real /proc (whose counters move, so rates exist)
 // or a fixture tree (exact, with a container pid), and eight fake GPUs.
-json full_snapshot(bool fixture = true, const std::string& scenario = "eight-busy") {
+json full_snapshot(bool fixture = true, const std::string& scenario = "eight-busy",
+                   const std::function<void(Snapshot&)>& edit = {}) {
     test::TempDir d;
     test::copy_fixture("machine", d.path());
     test::use_scenario(scenario);
@@ -77,6 +79,7 @@ json full_snapshot(bool fixture = true, const std::string& scenario = "eight-bus
     Sampler s(o);
     Snapshot snap;
     s.take(snap);
+    if (edit) edit(snap);
     std::string out;
     append_snapshot_json(snap, out);
     return json::parse(out);
@@ -95,9 +98,12 @@ TEST(SnapshotJson, EveryKeyIsDocumentedWithItsType) {
     json mig = full_snapshot(true, "mig"), fan = full_snapshot(true, "throttled");
     collect(mig, "", seen);
     collect(fan, "", seen);
+    // XIDs, as the event watch counts them (it starts after the first reading: set here).
+    const json xid = full_snapshot(true, "xid", [](Snapshot& x) { x.gpus[0].xid_errors = {{{79, 1, 1764400000000}}}; });
+    collect(xid, "", seen);
     for (const char* key : {"gpus[].mig_instances", "gpus[].mig_instances[].pids", "gpus[].processes[].gpu_instance_id",
                             "gpus[].fan_speed_percent", "gpus[].nvlink_rx_bytes_per_second", "gpus[].remapping_pending",
-                            "gpus[].remapped_rows_corrected"})
+                            "gpus[].remapped_rows_corrected", "gpus[].xid_errors[].last_time"})
         EXPECT_TRUE(seen.count(key)) << key << " never written";
     for (const auto& [path, values] : seen) {
         auto it = doc.find(path);
@@ -109,7 +115,10 @@ TEST(SnapshotJson, EveryKeyIsDocumentedWithItsType) {
 TEST(SnapshotJson, EveryAlwaysKeyIsPresent) {
     std::map<std::string, std::vector<const json*>> seen;
     collect(full_snapshot(), "", seen);
-    collect(full_snapshot(true, "mig"), "", seen);  // the keys inside mig_instances[]
+    const json mig = full_snapshot(true, "mig");  // the keys inside mig_instances[]
+    const json xid = full_snapshot(true, "xid", [](Snapshot& x) { x.gpus[0].xid_errors = {{{13, 2, 1764400000000}}}; });
+    collect(mig, "", seen);
+    collect(xid, "", seen);  // and inside xid_errors[]
     for (const auto& [path, field] : documented_fields())
         if (field.always) {
             EXPECT_TRUE(seen.count(path)) << "missing key " << path;

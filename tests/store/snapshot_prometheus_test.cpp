@@ -34,7 +34,8 @@ std::string exposition(PrometheusOptions options = {}) {
     Snapshot snap = fixture_snapshot();
     // A hostile process name must stay inside its label.
     snap.processes[0].command = "a\"b\\c\nd";
-    snap.processes[0].cpu_percent = 500;  // among the top processes
+    snap.processes[0].cpu_percent = 500;                      // among the top processes
+    snap.gpus.at(0).xid_errors = {{{79, 1, 1764400000000}}};  // the XID families, for promtool
     std::string out;
     append_snapshot_prometheus(snap, options, out);
     return out;
@@ -200,6 +201,35 @@ TEST(SnapshotPrometheus, GpuCountersAndDcgmCompat) {
     std::string plain;
     append_snapshot_prometheus(snap, PrometheusOptions{}, plain);
     EXPECT_EQ(plain.find("DCGM_"), std::string::npos);
+}
+
+TEST(SnapshotPrometheus, XidCountersAndDcgmsLastXid) {
+    Snapshot snap = fixture_snapshot("xid");
+    ASSERT_EQ(snap.gpus.size(), 3u);
+    snap.gpus[0].xid_errors = {{{13, 1, 1764400000000}, {31, 5000, 1764400009000}}};
+    snap.gpus[1].xid_errors = std::vector<XidCount>{};
+    snap.gpus[2].xid_errors.reset();
+    PrometheusOptions o;
+    o.dcgm_compat = true;
+    std::string t;
+    append_snapshot_prometheus(snap, o, t);
+    const std::string g0 = "gpu=\"0\",uuid=\"" + snap.gpus[0].uuid + "\"";
+    const std::string g1 = "gpu=\"1\",uuid=\"" + snap.gpus[1].uuid + "\"";
+    EXPECT_TRUE(has(t, "baton_gpu_xid_errors_total{" + g0 + ",xid=\"31\"} 5000")) << t;
+    EXPECT_TRUE(has(t, "baton_gpu_xid_errors_total{" + g0 + ",xid=\"13\"} 1"));
+    EXPECT_TRUE(has(t, "baton_gpu_xid_events_total{" + g0 + "} 5001"));
+    // Watched with none yet: the total is there at 0 (so increase() sees the first); per-XID none.
+    EXPECT_TRUE(has(t, "baton_gpu_xid_events_total{" + g1 + "} 0"));
+    EXPECT_EQ(count_samples(t, "baton_gpu_xid_events_total"), 2);  // not the unwatched GPU
+    EXPECT_EQ(count_samples(t, "baton_gpu_xid_errors_total"), 2);
+    // dcgm-exporter's gauge: the newest XID's number, 0 before any.
+    const std::size_t at = t.find("DCGM_FI_DEV_XID_ERRORS{gpu=\"0\"");
+    ASSERT_NE(at, std::string::npos);
+    EXPECT_EQ(t.substr(t.find('}', at), 5), "} 31\n");
+    const std::size_t at1 = t.find("DCGM_FI_DEV_XID_ERRORS{gpu=\"1\"");
+    ASSERT_NE(at1, std::string::npos);
+    EXPECT_EQ(t.substr(t.find('}', at1), 4), "} 0\n");
+    EXPECT_EQ(t.find("DCGM_FI_DEV_XID_ERRORS{gpu=\"2\""), std::string::npos);
 }
 
 TEST(SnapshotPrometheus, PanelFieldsAndMigInstances) {

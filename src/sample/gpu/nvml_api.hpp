@@ -11,6 +11,7 @@ extern "C" {
 typedef int nvmlReturn_t;
 typedef struct nvmlDevice_st* nvmlDevice_t;
 typedef struct nvmlGpmSample_st* nvmlGpmSample_t;
+typedef struct nvmlEventSet_st* nvmlEventSet_t;
 
 enum : int {
     NVML_SUCCESS = 0,
@@ -57,6 +58,19 @@ enum : unsigned long long {
     NVML_CLOCKS_EVENT_HW_THERMAL = 0x40ULL,
     NVML_CLOCKS_EVENT_HW_POWER_BRAKE = 0x80ULL,
     NVML_CLOCKS_EVENT_DISPLAY_CLOCK_SETTING = 0x100ULL,
+};
+
+// Event types of nvmlDeviceRegisterEvents; an XID's number is the event's eventData.
+constexpr unsigned long long nvmlEventTypeXidCriticalError = 0x8ULL;
+
+// What nvmlEventSetWait_v2 fills: the GPU, the event type and its data (the XID), and for an event
+// of a MIG device its instance ids (0xFFFFFFFF otherwise).
+struct nvmlEventData_t {
+    nvmlDevice_t device;
+    unsigned long long eventType;
+    unsigned long long eventData;
+    unsigned gpuInstanceId;
+    unsigned computeInstanceId;
 };
 
 // "Not available" marker in usedGpuMemory (e.g. under some virtualisation).

@@ -79,6 +79,20 @@ struct Shared {
     std::vector<Device> devices;
     std::vector<unsigned char> process_buffer;
     std::vector<nvmlProcessUtilizationSample_t> util_buffer;
+
+    // XID events, polled on a thread of their own (xid_main) so that an event storm or a call stuck
+    // in the driver never holds up a tick; the tick reads the counts.
+    struct XidWatch {
+        std::mutex m;
+        std::condition_variable ended;  // wakes the thread to stop, and the backend when it has
+        std::map<std::pair<nvmlDevice_t, std::uint64_t>, XidCount> counts;  // by GPU handle and XID
+        bool stop = false;
+        bool running = false;
+    } xid;
+    bool xid_started = false;  // worker-only: the watch was set up (or found impossible)
+    nvmlEventSet_t xid_set = nullptr;
+    std::vector<nvmlDevice_t> xid_devices;  // the GPUs registered for XID events
+    std::thread xid_thread;
 };
 
 class Caller {
@@ -783,6 +797,21 @@ void read_device(Shared& s, Device& d, double now) {
     if (!ok) mark_lost(s, d);
 }
 
+// The XIDs of one GPU, as the watch counted them; absent when the GPU is not watched.
+void fill_xids(Shared& s, Device& d) {
+    if (std::find(s.xid_devices.begin(), s.xid_devices.end(), d.handle) == s.xid_devices.end()) {
+        d.info.xid_errors.reset();
+        return;
+    }
+    std::vector<XidCount> v;
+    {
+        std::lock_guard lock(s.xid.m);
+        for (const auto& [key, c] : s.xid.counts)
+            if (key.first == d.handle) v.push_back(c);
+    }
+    d.info.xid_errors = std::move(v);  // the map's order: by XID
+}
+
 void collect(Shared& s, double now, GpuReading& out) {
     if (!s.attempted_init) initialize(s);
     // Copy-assign into the previous reading's storage: strings and vectors keep their
@@ -799,11 +828,68 @@ void collect(Shared& s, double now, GpuReading& out) {
     std::string failing;
     for (Device& d : s.devices) {
         read_device(s, d, now);
+        fill_xids(s, d);  // after read_device: a GPU lost (XID 79) keeps its XIDs
         out.gpus[static_cast<std::size_t>(&d - s.devices.data())] = d.info;
         if (d.info.error)
             failing += (failing.empty() ? "" : "; ") + ("GPU" + std::to_string(d.info.index) + ": " + *d.info.error);
     }
     out.status = s.devices.empty() ? "no NVIDIA GPU found" : failing.empty() ? "ok" : failing;
+}
+
+// Polls the event set (a wait of 0 ms) every 100 ms and drains what came, sleeping on our own
+// condition variable in between: the backend's end stops it at once instead of after a driver wait.
+void xid_main(std::shared_ptr<Shared> s) {
+    nvmlEventData_t data{};
+    std::unique_lock lock(s->xid.m);
+    while (!s->xid.stop) {
+        lock.unlock();
+        nvmlReturn_t rc = NVML_SUCCESS;
+        // Drained in a loop, counted, never logged one by one: a storm of thousands a second costs a
+        // map update each. Bounded per poll, so a driver that never says "no more" cannot spin us.
+        for (int i = 0; i < 100000; ++i) {
+            rc = s->lib.event_set_wait(s->xid_set, &data, 0);
+            if (rc != NVML_SUCCESS) break;
+            if (!(data.eventType & nvmlEventTypeXidCriticalError)) continue;
+            std::lock_guard count_lock(s->xid.m);
+            XidCount& c = s->xid.counts[{data.device, data.eventData}];
+            c.xid = static_cast<unsigned>(std::min<unsigned long long>(data.eventData, 0xFFFFFFFFu));
+            ++c.count;
+            c.last_unix_ms = unix_millis();
+        }
+        lock.lock();
+        // A failing wait (a driver reset under way) is tried again a second later, not in a loop.
+        const auto pause = rc == NVML_SUCCESS || rc == NVML_ERROR_TIMEOUT ? std::chrono::milliseconds(100)
+                                                                          : std::chrono::milliseconds(1000);
+        s->xid.ended.wait_for(lock, pause, [&] { return s->xid.stop; });
+    }
+    s->xid.running = false;
+    s->xid.ended.notify_all();
+}
+
+// On the worker, after the first tick: registers every GPU that gives XID events and starts the
+// thread that waits for them. A driver without the event API, or GPUs without the event type,
+// leave the XIDs unwatched (absent, not 0).
+void start_xid_watch(const std::shared_ptr<Shared>& s) {
+    s->xid_started = true;
+    NvmlLibrary& L = s->lib;
+    if (!s->init_failure.empty() || !L.event_set_create || !L.register_events || !L.event_set_wait) return;
+    Caller call(*s);
+    if (call("nvmlEventSetCreate", [&] { return L.event_set_create(&s->xid_set); }) != NVML_SUCCESS) return;
+    for (Device& d : s->devices) {
+        if (d.lost) continue;
+        unsigned long long types = nvmlEventTypeXidCriticalError;
+        if (L.supported_event_types && call("nvmlDeviceGetSupportedEventTypes",
+                                            [&] { return L.supported_event_types(d.handle, &types); }) != NVML_SUCCESS)
+            continue;
+        if (!(types & nvmlEventTypeXidCriticalError)) continue;
+        if (call("nvmlDeviceRegisterEvents", [&] {
+                return L.register_events(d.handle, nvmlEventTypeXidCriticalError, s->xid_set);
+            }) == NVML_SUCCESS)
+            s->xid_devices.push_back(d.handle);
+    }
+    if (s->xid_devices.empty()) return;
+    s->xid.running = true;
+    s->xid_thread = std::thread(xid_main, s);
 }
 
 void worker_main(std::shared_ptr<Shared> s) {
@@ -816,6 +902,7 @@ void worker_main(std::shared_ptr<Shared> s) {
         lock.unlock();
         // `result` is the worker's while busy: the reader touches it only when !busy.
         collect(*s, now, s->result);
+        if (!s->xid_started) start_xid_watch(s);
         lock.lock();
         s->result_ready = true;
         s->busy = false;
@@ -847,6 +934,7 @@ class NvmlBackend final : public GpuBackend {
             }
         }
         worker_.join();
+        if (!stop_xid_watch()) return;
         // What NVML allocated for us goes back before it shuts down.
         if (s_->lib.gpm_sample_free)
             for (Device& d : s_->devices)
@@ -890,6 +978,25 @@ class NvmlBackend final : public GpuBackend {
     }
 
   private:
+    // Ends the XID thread (at once: it sleeps on xid.ended between polls) and frees the event set.
+    // False when the thread is stuck in the driver: then it is left behind, as a stuck worker is.
+    bool stop_xid_watch() {
+        if (!s_->xid_thread.joinable()) return true;
+        std::unique_lock lock(s_->xid.m);
+        s_->xid.stop = true;
+        s_->xid.ended.notify_all();
+        const auto wait = std::chrono::milliseconds(s_->options.deadline_ms);
+        if (!s_->xid.ended.wait_for(lock, wait, [&] { return !s_->xid.running; })) {
+            s_->xid_thread.detach();
+            g_worker_abandoned.store(true);
+            return false;
+        }
+        lock.unlock();
+        s_->xid_thread.join();
+        if (s_->lib.event_set_free && s_->xid_set) s_->lib.event_set_free(s_->xid_set);
+        return true;
+    }
+
     // With s_->m held and the worker idle.
     void take_result() {
         if (!s_->result_ready) return;

@@ -97,6 +97,11 @@ Result<NvmlLibrary> load_nvml_library(const std::string& path) {
     resolve(h, L.topology_common_ancestor, {"nvmlDeviceGetTopologyCommonAncestor"});
     resolve(h, L.nvlink_state, {"nvmlDeviceGetNvLinkState"});
     resolve(h, L.nvlink_remote_pci, {"nvmlDeviceGetNvLinkRemotePciInfo_v2"});
+    resolve(h, L.event_set_create, {"nvmlEventSetCreate"});
+    resolve(h, L.event_set_free, {"nvmlEventSetFree"});
+    resolve(h, L.supported_event_types, {"nvmlDeviceGetSupportedEventTypes"});
+    resolve(h, L.register_events, {"nvmlDeviceRegisterEvents"});
+    resolve(h, L.event_set_wait, {"nvmlEventSetWait_v2", "nvmlEventSetWait"});
     return L;
 }
 

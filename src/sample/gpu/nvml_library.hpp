@@ -74,6 +74,13 @@ struct NvmlLibrary {
     nvmlReturn_t (*nvlink_state)(nvmlDevice_t, unsigned, unsigned*) = nullptr;
     nvmlReturn_t (*nvlink_remote_pci)(nvmlDevice_t, unsigned, nvmlPciInfo_t*) = nullptr;  // _v2
 
+    // XID events (a thread of their own waits on them: nvml_backend.cpp).
+    nvmlReturn_t (*event_set_create)(nvmlEventSet_t*) = nullptr;
+    nvmlReturn_t (*event_set_free)(nvmlEventSet_t) = nullptr;
+    nvmlReturn_t (*supported_event_types)(nvmlDevice_t, unsigned long long*) = nullptr;
+    nvmlReturn_t (*register_events)(nvmlDevice_t, unsigned long long, nvmlEventSet_t) = nullptr;
+    nvmlReturn_t (*event_set_wait)(nvmlEventSet_t, nvmlEventData_t*, unsigned) = nullptr;  // _v2 when present
+
     // An error string for a return code, from the library when it has one.
     std::string describe(nvmlReturn_t rc) const;
 };
