@@ -74,6 +74,7 @@ Result<std::unique_ptr<NodeAgent>> NodeAgent::open(NodeAgentOptions options, con
     ao.interval_seconds = n->settings_.interval;
     ao.thresholds = n->settings_.thresholds;
     ao.retention_seconds = config.serve.retention_seconds;
+    ao.idle_allocated_minutes = config.serve.idle_allocated_minutes;
     ao.on_tick = [queue = &n->ticking_queue_](const diagnose::Window& w) {
         if (queue::QueueServer* q = queue->load()) return q->on_tick(w);
         return std::vector<diagnose::Finding>{};
@@ -130,6 +131,7 @@ bool NodeAgent::on_signal(int sig) {
         std::fprintf(stderr, "baton: a new listen address or interval takes effect when baton serve restarts\n");
     agent_->set_thresholds(next->thresholds);
     agent_->set_retention(c->serve.retention_seconds);
+    agent_->set_idle_allocated_minutes(c->serve.idle_allocated_minutes);
     next->service.interval_seconds = settings_.interval;
     next->service.version = settings_.service.version;
     next->service.commit = settings_.service.commit;

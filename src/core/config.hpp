@@ -58,6 +58,7 @@ struct Config {
         std::size_t process_series = 20;        // processes with their own /metrics series (top N by CPU)
         bool dcgm_compat = false;               // also dcgm-exporter's DCGM_FI_* families
         double retention_seconds = 30 * 86400;  // the machine history's minutes are kept this long
+        double idle_allocated_minutes = 60;     // gpu_idle_allocated: an allocated GPU at 0 % this long (0: off)
     } serve;
     struct Queue {                           // baton submit's queue, kept by the agent
         double free_memory_percent = 5;      // a GPU using more than this share of its memory is not free

@@ -302,6 +302,8 @@ std::vector<Row> make_rows() {
          "also dcgm-exporter's DCGM_FI_* metrics"},
         {"serve", "retention", Rule::duration, BATON_REF(double, serve.retention_seconds), 3600, 3650 * day,
          "must be a duration from 1h to 3650d, e.g. \"30d\"", "the machine history's minutes are kept this long"},
+        {"serve", "idle_allocated_minutes", Rule::number, BATON_REF(double, serve.idle_allocated_minutes), 0, 10080, "",
+         "gpu_idle_allocated: minutes a job's allocated GPU may sit at 0 % (0: off)"},
         {"launch",
          "log_group",
          Rule::nonempty,

@@ -16,6 +16,7 @@ const std::vector<std::string>& rule_ids() {
         "pcie_degraded",       "gpu_memory_leak", "gpu_hardware_errors",
         "step_time_unstable",  "gpu_lost",        "gpu_xid",
         "rank_straggler",
+        "gpu_idle_allocated",  // the agent's tracker (idle_allocated.hpp), not a rule over a window
     };
     return ids;
 }

@@ -14,6 +14,7 @@ Agent::Agent(AgentOptions options, std::optional<store::History> store)
     : options_(std::move(options)),
       thresholds_(options_.thresholds),
       retention_seconds_(options_.retention_seconds),
+      idle_allocated_minutes_(options_.idle_allocated_minutes),
       memory_(options_.memory_seconds, options_.interval_seconds),
       store_(std::move(store)) {
     state_.findings = std::make_shared<const std::vector<diagnose::Finding>>();
@@ -50,6 +51,11 @@ void Agent::set_thresholds(const Thresholds& t) {
 void Agent::set_retention(double seconds) {
     MutexLock lock(mutex_);
     retention_seconds_ = seconds;
+}
+
+void Agent::set_idle_allocated_minutes(double minutes) {
+    MutexLock lock(mutex_);
+    idle_allocated_minutes_ = minutes;
 }
 
 // Writes the minutes that ended, and once an hour deletes those past the retention. A write that
@@ -134,15 +140,18 @@ void Agent::tick(Sampler& sampler) {
     const double took = monotonic_seconds() - started;
 
     Thresholds t;
+    double idle_minutes = 0;
     {
         MutexLock lock(mutex_);
         t = thresholds_;
+        idle_minutes = idle_allocated_minutes_;
     }
     memory_.add(*current_);
     store_minutes(current_->time_unix_ms);
     window_.add(*current_, t.window_seconds);
     const diagnose::Window& window = window_.snapshots();
     std::vector<diagnose::Finding> found = diagnose::diagnose(window, t);
+    for (diagnose::Finding& f : idle_allocations_.update(*current_, idle_minutes)) found.push_back(std::move(f));
     auto indicators =
         std::make_shared<const std::vector<diagnose::IndicatorSummary>>(diagnose::summarize_indicators(window, t));
     report::DiagnosisInfo info = report::diagnosis_info(window, "live");

@@ -18,6 +18,7 @@
 
 #include "core/thread_safety.hpp"
 #include "core/thresholds.hpp"
+#include "diagnose/idle_allocated.hpp"
 #include "diagnose/finding.hpp"
 #include "diagnose/indicators.hpp"
 #include "report/findings_view.hpp"
@@ -35,6 +36,7 @@ struct AgentOptions {
     Thresholds thresholds;
     double memory_seconds = 900;              // the full-resolution ring (15 min)
     double retention_seconds = 30 * 86400.0;  // minutes older than this leave the database
+    double idle_allocated_minutes = 60;       // gpu_idle_allocated after this long at 0 % (0: off)
     // Called on the sampling thread after each sample with the diagnosis window (the queue's job
     // watches are fed from it); must not block for long. What it returns joins the findings of the
     // tick (the queued jobs' hang verdicts).
@@ -70,6 +72,7 @@ class Agent {
     // New thresholds (SIGHUP), used from the next tick.
     void set_thresholds(const Thresholds& t);
     void set_retention(double seconds);
+    void set_idle_allocated_minutes(double minutes);
 
     // The last minutes of every metric (it locks itself: safe from any thread).
     const MetricHistory& memory() const { return memory_; }
@@ -88,9 +91,11 @@ class Agent {
     Thresholds thresholds_ BATON_GUARDED_BY(mutex_);
     std::thread thread_;
     double retention_seconds_ BATON_GUARDED_BY(mutex_);
+    double idle_allocated_minutes_ BATON_GUARDED_BY(mutex_);
     MetricHistory memory_;
     // The sampling thread's own.
     DiagnosisWindow window_;
+    diagnose::IdleAllocations idle_allocations_;
     // The snapshot being filled and the one published before: sampling into a snapshot that held
     // the same processes lets the process table reuse its storage and strings (sample/sampler.hpp).
     std::shared_ptr<Snapshot> current_, spare_;

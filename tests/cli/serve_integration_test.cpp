@@ -240,6 +240,36 @@ TEST(ServeCli, GpuNearOomIsAnActiveFinding) {
     EXPECT_EQ(s.stop(SIGINT, 5), 0);
 }
 
+// The fixture's Slurm job 4242 was allocated GPUs 0 and 1 (its task's SLURM_JOB_GPUS) on idle GPUs:
+// after [serve] idle_allocated_minutes (here 0.6 s) the agent raises gpu_idle_allocated, named by job.
+TEST(ServeCli, AnAllocatedGpuLeftIdleIsAFindingNamingTheJob) {
+    test::TempDir d;
+    test::copy_fixture("machine", d.path());
+    d.write("baton.toml", "[serve]\nidle_allocated_minutes = 0.01\n");
+    Serve s({"--listen", "127.0.0.1:0", "--interval", "0.2", "--config", d.path() + "/baton.toml", "--proc-root",
+             d.path() + "/proc", "--sys-root", d.path() + "/sys"},
+            "four-idle");
+    ASSERT_TRUE(s.ready()) << s.stderr_text();
+    std::string body;
+    const auto until = Clock::now() + std::chrono::seconds(15);
+    while (Clock::now() < until) {
+        body = get(s.port(), "/metrics").body;
+        if (body.find("baton_finding_active{rule=\"gpu_idle_allocated\"") != std::string::npos) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    int active = 0;
+    std::istringstream lines(body);
+    for (std::string line; std::getline(lines, line);)
+        if (line.rfind("baton_finding_active{rule=\"gpu_idle_allocated\",severity=\"warning\",subject=\"gpu:", 0) ==
+            0) {
+            EXPECT_NE(line.find(",job_id=\"slurm:4242\"} 1"), std::string::npos) << line;
+            ++active;
+        }
+    EXPECT_EQ(active, 2) << body;  // GPUs 0 and 1 by Slurm's numbering, not the other two
+    EXPECT_NE(body.find("summary=\"slurm:4242 (alice) has held GPU"), std::string::npos) << body;
+    EXPECT_EQ(s.stop(SIGINT, 5), 0);
+}
+
 TEST(ServeCli, OffLoopbackWithoutATokenRefusesToStart) {
     Serve s({"--listen", "0.0.0.0:0"});
     EXPECT_FALSE(s.ready());
