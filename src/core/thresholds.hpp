@@ -42,6 +42,8 @@ struct Thresholds {
     double shm_used_percent = 90;              // shm_low: /dev/shm fuller than this
     double shm_min_bytes = 1073741824;         // shm_low: /dev/shm smaller than this (1 GiB) with workers about
     double gpu_memory_leak_bytes = 268435456;  // gpu_memory_leak: growth over the window (256 MiB)
+    double disk_free_percent = 5;              // disk_space_low: a job's filesystem with less available
+    double disk_full_minutes = 120;            // disk_space_low: ... or filling up within this at its rate
     // With step events from the Python hook:
     double data_wait_percent = 5;         // input_bound: the loop waits for data above this share of step time
     double step_time_unstable_ratio = 2;  // step_time_unstable: p95 step time above this many medians

@@ -17,6 +17,7 @@ const std::vector<std::string>& rule_ids() {
         "step_time_unstable",  "gpu_lost",        "gpu_xid",
         "rank_straggler",
         "gpu_idle_allocated",  // the agent's tracker (idle_allocated.hpp), not a rule over a window
+        "disk_space_low",
     };
     return ids;
 }

@@ -25,6 +25,8 @@ void gpu_rules(const Window& w, const Thresholds& t, std::vector<Finding>& out);
 void pipeline_rules(const Window& w, const Thresholds& t, const StepWindow& steps, std::vector<Finding>& out);
 // rank_straggler (rules_ranks.cpp): one rank, or one GPU of a job, far from the others.
 void rank_rules(const Window& w, const Thresholds& t, const StepWindow& steps, std::vector<Finding>& out);
+// disk_space_low (rules_disk.cpp): a filesystem a job writes to, nearly full or filling fast.
+void disk_space_low(const Window& w, const Thresholds& t, std::vector<Finding>& out);
 // gpu_xid (rules_gpu_xid.cpp): the XIDs GPU `index` reported within the window.
 void gpu_xid(const Window& w, unsigned index, std::vector<Finding>& out);
 // The rules on the hook's step events (rules_steps.cpp), called by pipeline_rules.

@@ -168,6 +168,7 @@ void host_rules(const Window& w, const Thresholds& t, std::vector<Finding>& out)
     host_memory_pressure(w, t, out);
     cpu_oversubscribed(w, t, out);
     shm_low(w, t, out);
+    disk_space_low(w, t, out);
 }
 
 }  // namespace baton::diagnose

@@ -186,6 +186,7 @@ Result<RunStats> run_command(const RunOptions& o) {
 
     SamplerOptions so = o.sampler;
     so.priming_seconds = std::min(0.1, o.interval_seconds);
+    so.job_roots = {static_cast<std::uint32_t>(child.pid())};  // where the command writes: disk_space_low
     Sampler sampler(so);
     diagnose::Window window;  // the last window_seconds, for the rules
     SampleSchedule schedule(o.interval_seconds);

@@ -6,6 +6,7 @@
 
 #include "core/clock.hpp"
 #include "sample/process_lookup.hpp"
+#include "sample/process_tree.hpp"
 
 namespace baton {
 
@@ -47,6 +48,10 @@ Sampler::Sampler(SamplerOptions options)
         jobs_ = std::make_unique<jobs::JobTable>(std::move(j));
     }
     if (options_.gpus) gpu_ = make_nvml_backend(options_.nvml);
+    if (options_.filesystems) {
+        filesystems_ = std::make_unique<os::FilesystemSpace>(options_.proc_root);
+        if (options_.processes) written_ = std::make_unique<os::WrittenPaths>(options_.proc_root);
+    }
 }
 
 Sampler::~Sampler() = default;
@@ -95,6 +100,18 @@ void Sampler::read_once(Snapshot& snap) {
             return device_files_->minors(p.pid, p.start_time_ms, p.cpu_seconds_total, now);
         });
         device_files_->forget_older_than(now - 2 * os::GpuDeviceFiles::refresh_seconds);
+    }
+    if (filesystems_) {
+        filesystems_->fill(now, snap.filesystems);
+        if (written_) {
+            mark_filesystem_writers(
+                snap, filesystems_->mounts(), options_.job_roots, [&](const ProcessInfo& p) -> const auto& {
+                    return written_->paths(p.pid, p.start_time_ms, now);
+                });
+            written_->forget_older_than(now - 2 * os::WrittenPaths::refresh_seconds);
+        }
+    } else {
+        snap.filesystems.clear();
     }
     if (jobs_)
         jobs_->update(snap, now);
@@ -152,6 +169,38 @@ void Sampler::take(Snapshot& snap) {
         sleep_seconds(options_.priming_seconds);
     }
     read_once(snap);
+}
+
+void mark_filesystem_writers(Snapshot& snap, const std::vector<os::Mount>& mounts,
+                             const std::vector<std::uint32_t>& roots,
+                             const std::function<const std::vector<std::string>&(const ProcessInfo&)>& paths) {
+    if (snap.filesystems.empty() || mounts.empty()) return;
+    // The writers: GPU processes with their trees (a trainer's checkpoint thread or saver process),
+    // and heavy writers of any kind; never every process (reading hundreds of fd tables a second).
+    std::vector<const ProcessInfo*> writers;
+    const ProcessTree tree(snap.processes);
+    std::vector<bool> taken(snap.processes.size(), false);
+    for (std::size_t i = 0; i < snap.processes.size(); ++i) {
+        const ProcessInfo& p = snap.processes[i];
+        if (p.gpu_indices.empty() && std::find(roots.begin(), roots.end(), p.pid) == roots.end()) continue;
+        taken[i] = true;
+        for (std::size_t d : tree.descendants(p.pid)) taken[d] = true;
+    }
+    for (std::size_t i = 0; i < snap.processes.size(); ++i)
+        if (taken[i] || snap.processes[i].write_bytes_per_second.value_or(0) > 1e6)
+            writers.push_back(&snap.processes[i]);
+    for (const ProcessInfo* p : writers)
+        for (const std::string& path : paths(*p)) {
+            const os::Mount* m = os::mount_of(mounts, path);
+            if (!m) continue;
+            for (FilesystemStats& f : snap.filesystems)
+                if (f.mount_point == m->mount_point && (f.writer_pids.empty() || f.writer_pids.back() != p->pid))
+                    f.writer_pids.push_back(p->pid);
+        }
+    for (FilesystemStats& f : snap.filesystems) {
+        std::sort(f.writer_pids.begin(), f.writer_pids.end());
+        f.writer_pids.erase(std::unique(f.writer_pids.begin(), f.writer_pids.end()), f.writer_pids.end());
+    }
 }
 
 void join_gpu_processes(Snapshot& snap) {

@@ -15,7 +15,9 @@
 #include "core/config.hpp"
 #include "sample/gpu/gpu_backend.hpp"
 #include "sample/jobs/job_table.hpp"
+#include "sample/linux/filesystem_space.hpp"
 #include "sample/linux/gpu_device_files.hpp"
+#include "sample/linux/written_paths.hpp"
 #include "sample/linux/process_table.hpp"
 #include "sample/linux/system_reader.hpp"
 #include "sample/snapshot.hpp"
@@ -29,6 +31,10 @@ struct SamplerOptions {
     std::string dev_root = "/dev";
     bool processes = true;  // false: system and GPUs only (the cheap snapshot)
     bool gpus = true;
+    bool filesystems = true;  // each real mount's space, and which ones jobs write to
+    // Processes whose trees are jobs besides the GPU processes' (baton run's command): where they
+    // write counts (FilesystemStats::writer_pids).
+    std::vector<std::uint32_t> job_roots;
     bool skip_idle_processes = true;  // Config::skip_idle_processes
     // > 0: processes idle this long are not checked between their full reads (baton serve;
     // os::ProcessTable says what that gives up).
@@ -64,9 +70,18 @@ class Sampler {
     std::unique_ptr<GpuBackend> gpu_;
     std::unique_ptr<os::GpuDeviceFiles> device_files_;  // made when first needed
     std::unique_ptr<jobs::JobTable> jobs_;              // with processes: their jobs, named
+    std::unique_ptr<os::FilesystemSpace> filesystems_;
+    std::unique_ptr<os::WrittenPaths> written_;  // with processes and filesystems: where jobs write
     bool primed_ = false;
     double last_time_ = -1;
 };
+
+// Fills each filesystem's writer_pids: the processes of a job (GPU processes and `roots`, with their
+// descendants, and any process writing more than 1 MB/s) whose working directory or open-for-writing
+// files (`paths(process)`) lie on it.
+void mark_filesystem_writers(Snapshot& snap, const std::vector<os::Mount>& mounts,
+                             const std::vector<std::uint32_t>& roots,
+                             const std::function<const std::vector<std::string>&(const ProcessInfo&)>& paths);
 
 // Sets each process's gpu_memory_bytes and gpu_indices from snap.gpus, and each GPU
 // process's local_pid and container_pid from the process table. Processes are matched by pid.

@@ -96,6 +96,26 @@ struct DiskStats {
     bool stacked = false;
 };
 
+// One mounted filesystem's space (statvfs), as node_exporter's filesystem collector reads it, and
+// how fast it has been filling (docs/findings.md#disk_space_low).
+struct FilesystemStats {
+    std::string mount_point, device, fstype;  // from /proc/self/mountinfo
+    bool readonly = false;
+    std::optional<std::uint64_t> size_bytes, free_bytes, avail_bytes;  // avail: what an unprivileged writer gets
+    std::optional<std::uint64_t> files, files_free;                    // inodes
+    // statvfs did not answer within its deadline (a hung NFS server) or failed: the values are absent.
+    std::optional<std::string> error;
+    // Net growth of the used bytes over the last fill_window_seconds (up to six hours of this
+    // process's readings, at least 30 s of them); absent until then or when it did not grow.
+    std::optional<double> fill_bytes_per_second, fill_window_seconds;
+    // When most of that growth came in steps (checkpoints): their mean size and the mean time between them.
+    std::optional<std::uint64_t> step_bytes;
+    std::optional<double> step_interval_seconds;
+    // Processes of a job (GPU processes, their descendants, and any process writing more than
+    // 1 MB/s) whose working directory or files open for writing are on it, sorted.
+    std::vector<std::uint32_t> writer_pids;
+};
+
 // Whether a disk's I/O is its own when disks are summed (a run's disk rates): not stacked over
 // other devices (their members count) and not RAM (zram: its traffic is memory, and swap on it
 // shows as swap). Leaves only, so each byte that reached storage is counted once.
@@ -282,6 +302,7 @@ struct Snapshot {
     SwapStats swap;
     PressureStats pressure;
     std::vector<DiskStats> disks;
+    std::vector<FilesystemStats> filesystems;  // real mounts (no /proc, /sys, cgroup ...), by mount point
     std::vector<NetworkStats> networks;
     std::string gpu_status;  // "ok", or why there are no (fresh) GPU readings
     std::optional<std::string> gpu_driver_version;

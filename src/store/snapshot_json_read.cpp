@@ -355,6 +355,34 @@ Snapshot read_snapshot(const json& doc) {
         read_fields(d, disk_fields(), x);
         s.disks.push_back(std::move(x));
     }
+    if (r.has("filesystems")) {
+        const json& fs = r.array("filesystems");
+        for (std::size_t i = 0; i < fs.size(); ++i) {
+            Reader f(fs[i], r.item("filesystems", i));
+            FilesystemStats x;
+            x.mount_point = f.string("mount_point");
+            x.device = f.string("device");
+            x.fstype = f.string("fstype");
+            x.readonly = f.opt_boolean("readonly").value_or(false);
+            x.size_bytes = f.opt_unsigned<std::uint64_t>("size_bytes");
+            x.free_bytes = f.opt_unsigned<std::uint64_t>("free_bytes");
+            x.avail_bytes = f.opt_unsigned<std::uint64_t>("avail_bytes");
+            x.files = f.opt_unsigned<std::uint64_t>("files");
+            x.files_free = f.opt_unsigned<std::uint64_t>("files_free");
+            x.error = f.opt_string("error");
+            x.fill_bytes_per_second = f.opt_number("fill_bytes_per_second");
+            x.fill_window_seconds = f.opt_number("fill_window_seconds");
+            x.step_bytes = f.opt_unsigned<std::uint64_t>("step_bytes");
+            x.step_interval_seconds = f.opt_number("step_interval_seconds");
+            const json& pids = f.array("writer_pids");
+            for (std::size_t j = 0; j < pids.size(); ++j) {
+                if (!pids[j].is_number_unsigned() || pids[j].get<std::uint64_t>() > 0xFFFFFFFFu)
+                    f.fail("writer_pids", "an array of pids");
+                x.writer_pids.push_back(pids[j].get<std::uint32_t>());
+            }
+            s.filesystems.push_back(std::move(x));
+        }
+    }
     const json& nets = r.array("networks");
     for (std::size_t i = 0; i < nets.size(); ++i) {
         Reader n(nets[i], r.item("networks", i));

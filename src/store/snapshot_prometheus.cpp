@@ -80,6 +80,33 @@ void host_metrics(const Snapshot& s, Exposition& e) {
 
     declare_families(e, disk_fields());
     for (const DiskStats& d : s.disks) sample_fields(e, disk_fields(), d, {{"device", d.name}});
+    // node_exporter's filesystem families, names and labels, so its dashboards and alerts apply.
+    e.family("node_filesystem_size_bytes", "gauge", "Filesystem size in bytes.");
+    e.family("node_filesystem_free_bytes", "gauge", "Filesystem free space in bytes.");
+    e.family("node_filesystem_avail_bytes", "gauge", "Filesystem space available to non-root users in bytes.");
+    e.family("node_filesystem_files", "gauge", "Filesystem total file nodes.");
+    e.family("node_filesystem_files_free", "gauge", "Filesystem total free file nodes.");
+    e.family("node_filesystem_readonly", "gauge", "Filesystem read-only status.");
+    e.family("node_filesystem_device_error", "gauge",
+             "Whether an error occurred while getting statistics for the given device.");
+    e.family("baton_filesystem_fill_bytes_per_second", "gauge",
+             "Net growth of the used bytes over up to six hours of baton's readings (absent when not growing).");
+    e.family("baton_filesystem_job_writers", "gauge",
+             "Processes of a job writing to the filesystem (cwd or open files).");
+    for (const FilesystemStats& f : s.filesystems) {
+        const Labels l{{"device", f.device}, {"fstype", f.fstype}, {"mountpoint", f.mount_point}};
+        e.sample("node_filesystem_device_error", l, f.error ? 1.0 : 0.0);
+        e.sample("node_filesystem_readonly", l, f.readonly ? 1.0 : 0.0);
+        if (f.error) continue;
+        e.sample("node_filesystem_size_bytes", l, f.size_bytes);
+        e.sample("node_filesystem_free_bytes", l, f.free_bytes);
+        e.sample("node_filesystem_avail_bytes", l, f.avail_bytes);
+        e.sample("node_filesystem_files", l, f.files);
+        e.sample("node_filesystem_files_free", l, f.files_free);
+        e.sample("baton_filesystem_fill_bytes_per_second", l, f.fill_bytes_per_second);
+        e.sample("baton_filesystem_job_writers", l, static_cast<double>(f.writer_pids.size()));
+    }
+
     declare_families(e, network_fields());
     for (const NetworkStats& n : s.networks) sample_fields(e, network_fields(), n, {{"device", n.name}});
 }

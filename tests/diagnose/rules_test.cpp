@@ -508,6 +508,76 @@ TEST(Rules, GpuMemoryLeakAndHardwareErrors) {
     EXPECT_EQ(f[0].severity, Severity::critical);
 }
 
+TEST(Rules, DiskSpaceLowOnlyWhereAJobWrites) {
+    auto fs = [](std::uint64_t avail, std::vector<std::uint32_t> writers) {
+        FilesystemStats f;
+        f.mount_point = "/data";
+        f.device = "/dev/nvme1n1";
+        f.fstype = "xfs";
+        f.size_bytes = 1000ull << 30;
+        f.free_bytes = avail;
+        f.avail_bytes = avail;
+        f.writer_pids = std::move(writers);
+        return f;
+    };
+    // 30 GiB of 1000 left (3 %), the trainer's checkpoints land there: a warning.
+    auto f = diagnose::diagnose(window([&](Snapshot& s, int) { s.filesystems = {fs(30ull << 30, {100})}; }), kT);
+    ASSERT_EQ(rules_of(f), (std::vector<std::string>{"disk_space_low"}));
+    EXPECT_EQ(f[0].subject, "fs:/data");
+    EXPECT_EQ(f[0].severity, Severity::warning);
+    EXPECT_EQ(f[0].summary, "/data has 30 GiB left (3.0 % of 1000 GiB); written by pid 100 (python)");
+    ASSERT_TRUE(f[0].snippet);
+    EXPECT_EQ(*f[0].snippet, "du -xh --max-depth=2 /data | sort -h | tail");
+    // The same space where no job writes, or read-only, or no answer from statvfs: silent.
+    EXPECT_TRUE(
+        diagnose::diagnose(window([&](Snapshot& s, int) { s.filesystems = {fs(30ull << 30, {})}; }), kT).empty());
+    EXPECT_TRUE(diagnose::diagnose(window([&](Snapshot& s, int) {
+                                       s.filesystems = {fs(30ull << 30, {100})};
+                                       s.filesystems[0].readonly = true;
+                                   }),
+                                   kT)
+                    .empty());
+    // Enough left (60 GB of 1000 GiB, 5.6 %) but filling in steps: 14 GB checkpoints every 20 min,
+    // full within the 120 minutes: a warning that says the pace.
+    f = diagnose::diagnose(window([&](Snapshot& s, int) {
+                               FilesystemStats x = fs(60000000000ull, {100, 101});
+                               x.fill_bytes_per_second = 14e9 / 1200;
+                               x.fill_window_seconds = 7200;
+                               x.step_bytes = 14000000000ull;
+                               x.step_interval_seconds = 1200;
+                               s.filesystems = {x};
+                           }),
+                           kT);
+    ASSERT_EQ(rules_of(f), (std::vector<std::string>{"disk_space_low"}));
+    EXPECT_EQ(f[0].severity, Severity::warning);
+    EXPECT_EQ(f[0].summary,
+              "writes of 13.0 GiB every 20 min fill /data: 55.9 GiB left, full in about 86 min; written by pid 100 "
+              "(python) and 1 more")
+        << f[0].summary;
+    // Full within a quarter of the horizon at a steady pace: critical.
+    f = diagnose::diagnose(window([&](Snapshot& s, int) {
+                               FilesystemStats x = fs(60ull << 30, {100});
+                               x.fill_bytes_per_second = 50e6;
+                               x.fill_window_seconds = 60;
+                               s.filesystems = {x};
+                           }),
+                           kT);
+    ASSERT_EQ(rules_of(f), (std::vector<std::string>{"disk_space_low"}));
+    EXPECT_EQ(f[0].severity, Severity::critical);
+    EXPECT_NE(f[0].summary.find("/data fills at 50.0 MB/s: 60 GiB left, full in about 21 min"), std::string::npos)
+        << f[0].summary;
+    // Filling slowly enough: nothing; the projection off (0): nothing.
+    Thresholds off = kT;
+    off.disk_full_minutes = 0;
+    EXPECT_TRUE(diagnose::diagnose(window([&](Snapshot& s, int) {
+                                       FilesystemStats x = fs(500ull << 30, {100});
+                                       x.fill_bytes_per_second = 50e6;
+                                       s.filesystems = {x};
+                                   }),
+                                   off)
+                    .empty());
+}
+
 TEST(Rules, GpuXidJudgesWhatCameWithinTheWindowByWhatItAsks) {
     // Watched from the start; one XID 13 before the window (counted in its first snapshot), then from
     // snapshot 10 a storm of XID 31 and at 20 one XID 48.
@@ -687,7 +757,7 @@ TEST(Rules, StepTimeUnstable) {
 }
 
 TEST(Rules, EveryRuleIdIsKnown) {
-    EXPECT_EQ(rule_ids().size(), 23u);
+    EXPECT_EQ(rule_ids().size(), 24u);
     for (const std::string& id : rule_ids()) EXPECT_FALSE(id.empty());
 }
 

@@ -149,7 +149,7 @@ void check_table(const FieldTable<R>& t, const std::map<std::string, SchemaRow>&
         // arrays and objects
         "gpus[].throttle_reasons", "gpus[].mig_instances", "gpus[].xid_errors", "gpus[].processes", "cpu.seconds_total",
         "cpu.load_average", "cpu.cores", "cpu.cores[].id", "cpu.cores[].seconds_total", "schema_version", "time",
-        "host", "cpu", "memory", "swap", "pressure", "disks", "networks", "gpus", "processes", "jobs"};
+        "host", "cpu", "memory", "swap", "pressure", "disks", "networks", "gpus", "processes", "jobs", "filesystems"};
     for (const std::string& prefix : doc_prefixes)
         for (const auto& [path, row] : schema) {
             if (path.rfind(prefix, 0) != 0) continue;

@@ -118,7 +118,9 @@ TEST(SnapshotJson, EveryAlwaysKeyIsPresent) {
     const json mig = full_snapshot(true, "mig");  // the keys inside mig_instances[]
     const json xid = full_snapshot(true, "xid", [](Snapshot& x) { x.gpus[0].xid_errors = {{{13, 2, 1764400000000}}}; });
     collect(mig, "", seen);
-    collect(xid, "", seen);  // and inside xid_errors[]
+    collect(xid, "", seen);                  // and inside xid_errors[]
+    const json real = full_snapshot(false);  // this machine's mounts: filesystems[]
+    collect(real, "", seen);
     for (const auto& [path, field] : documented_fields())
         if (field.always) {
             EXPECT_TRUE(seen.count(path)) << "missing key " << path;
