@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 
 #include "core/allowed_cpus.hpp"
 #include "queue/pool.hpp"
@@ -44,6 +45,8 @@ Result<ServeSettings> serve_settings(const ServeFlags& a, const Config& c) {
     }
     s.service.prometheus.process_series = c.serve.process_series;
     s.service.prometheus.dcgm_compat = a.dcgm_compat || c.serve.dcgm_compat;
+    // In a DaemonSet the pod's hostname is the pod's: dcgm-exporter's NODE_NAME names the node.
+    if (const char* node = std::getenv("NODE_NAME"); node && *node) s.service.prometheus.dcgm_hostname = node;
     s.service.interval_seconds = s.interval;
     s.thresholds = c.thresholds;
     return s;

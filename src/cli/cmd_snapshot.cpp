@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <csignal>
+#include <cstdlib>
 
 #include <CLI/CLI.hpp>
 
@@ -55,6 +56,7 @@ int run_snapshot(const SnapshotArgs& a, const std::string& config_path) {
     store::PrometheusOptions prometheus;  // as baton serve's /metrics has them, from [serve]
     prometheus.process_series = cfg->serve.process_series;
     prometheus.dcgm_compat = cfg->serve.dcgm_compat;
+    if (const char* node = std::getenv("NODE_NAME"); node && *node) prometheus.dcgm_hostname = node;
     report::TextOptions text;
     text.top_processes = static_cast<std::size_t>(a.top);
     SampleSchedule schedule(a.interval);

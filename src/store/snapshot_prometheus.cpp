@@ -235,7 +235,7 @@ void append_snapshot_prometheus(const Snapshot& s, const PrometheusOptions& o, E
     host_metrics(s, e);
     gpu_metrics(s, e);
     process_metrics(s, o, e);
-    if (o.dcgm_compat) append_dcgm_compat(s, e);
+    if (o.dcgm_compat) append_dcgm_compat(s, o, e);
 }
 
 void append_snapshot_prometheus(const Snapshot& s, const PrometheusOptions& o, std::string& out) {

@@ -23,6 +23,9 @@ struct PrometheusOptions {
     // Also the dcgm-exporter default fields (DCGM_FI_*) in its units and labels, so dashboards
     // built for dcgm-exporter work unchanged (docs/metrics.md has the mapping).
     bool dcgm_compat = false;
+    // The host label of the DCGM_FI_* series (Hostname, hostname): dcgm-exporter takes NODE_NAME in
+    // Kubernetes (the node, not the pod); empty: the snapshot's hostname.
+    std::string dcgm_hostname;
 };
 
 void append_snapshot_prometheus(const Snapshot& snap, const PrometheusOptions& options, Exposition& e);
@@ -38,6 +41,6 @@ void append_job_series(const Snapshot& snap, const std::vector<std::uint32_t>& p
 const JobInfo* only_job_on_gpu(const Snapshot& snap, unsigned gpu);
 
 // The dcgm-exporter compatible families (called by append_snapshot_prometheus with dcgm_compat).
-void append_dcgm_compat(const Snapshot& snap, Exposition& e);
+void append_dcgm_compat(const Snapshot& snap, const PrometheusOptions& options, Exposition& e);
 
 }  // namespace baton::store

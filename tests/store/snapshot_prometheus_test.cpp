@@ -173,7 +173,9 @@ TEST(SnapshotPrometheus, GpuCountersAndDcgmCompat) {
     // dcgm-exporter's names, units and labels.
     const std::string labels = "gpu=\"0\",UUID=\"" + g.uuid + "\",device=\"nvidia" +
                                std::to_string(g.minor_number.value_or(0)) + "\",modelName=\"NVIDIA H200\",Hostname=\"" +
-                               snap.host.hostname + "\",pci_bus_id=\"" + g.pci_bus_id + "\"";
+                               snap.host.hostname + "\",hostname=\"" + snap.host.hostname + "\",pci_bus_id=\"" +
+                               g.pci_bus_id + "\",DCGM_FI_DRIVER_VERSION=\"" + snap.gpu_driver_version.value_or("") +
+                               "\"";
     // The fixture's Slurm job 4242 was allocated Slurm's GPUs 0 and 1 (SLURM_JOB_GPUS: device minor
     // numbers 0 and 1): dcgm-exporter's hpc_job on theirs, on no other GPU's.
     const auto allocated = [](const GpuInfo& x) { return x.minor_number && *x.minor_number < 2; };
@@ -197,6 +199,16 @@ TEST(SnapshotPrometheus, GpuCountersAndDcgmCompat) {
         has(t, "DCGM_FI_DEV_GPU_UTIL{" + gpu0 + "} " + std::to_string(static_cast<int>(*g.utilization_percent))));
     EXPECT_NE(t.find("DCGM_FI_PROF_SM_ACTIVE{" + gpu0 + "} 0."), std::string::npos);
     EXPECT_NE(t.find("DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{" + gpu0 + "} "), std::string::npos);
+    // The fields baton reads that dcgm-exporter has too: video engines, PCIe and NVLink bytes.
+    for (const char* f :
+         {"DCGM_FI_DEV_ENC_UTIL{", "DCGM_FI_DEV_DEC_UTIL{", "DCGM_FI_PROF_PCIE_RX_BYTES{",
+          "DCGM_FI_PROF_PCIE_TX_BYTES{", "DCGM_FI_PROF_NVLINK_RX_BYTES{", "DCGM_FI_PROF_NVLINK_TX_BYTES{"})
+        EXPECT_NE(t.find(f), std::string::npos) << f;
+    // In Kubernetes the host label is the node's (NODE_NAME), not the pod's hostname.
+    o.dcgm_hostname = "gpu-node-7";
+    std::string k8s;
+    append_snapshot_prometheus(snap, o, k8s);
+    EXPECT_NE(k8s.find("Hostname=\"gpu-node-7\",hostname=\"gpu-node-7\""), std::string::npos);
     // Off by default.
     std::string plain;
     append_snapshot_prometheus(snap, PrometheusOptions{}, plain);
@@ -249,6 +261,18 @@ TEST(SnapshotPrometheus, PanelFieldsAndMigInstances) {
     EXPECT_TRUE(has(t, "baton_gpu_nvlink_links_active{" + g0 + "} 4"));
     EXPECT_TRUE(has(t, "baton_gpu_remapped_rows{" + g0 + ",cause=\"uncorrected\"} 0"));
     EXPECT_TRUE(has(t, "baton_gpu_remapping_failed{" + g0 + "} 0"));
+    // dcgm-exporter's MIG series: the instance's memory with GPU_I_PROFILE and GPU_I_ID, and the rows.
+    PrometheusOptions dcgm;
+    dcgm.dcgm_compat = true;
+    std::string d;
+    append_snapshot_prometheus(fixture_snapshot("mig"), dcgm, d);
+    const std::size_t mig = d.find(",GPU_I_PROFILE=\"3g.40gb\",GPU_I_ID=\"2\"} ");
+    ASSERT_NE(mig, std::string::npos) << d;
+    const std::size_t line = d.rfind('\n', mig) + 1;
+    EXPECT_EQ(d.substr(line, 20), "DCGM_FI_DEV_FB_USED{");
+    EXPECT_NE(d.substr(mig).find("} 33792\n"), std::string::npos);  // 35433480192 bytes in MiB
+    EXPECT_NE(d.find("DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS{gpu=\"0\""), std::string::npos);
+    EXPECT_NE(d.find("DCGM_FI_DEV_ROW_REMAP_FAILURE{gpu=\"0\""), std::string::npos);
     // No fan on an SXM board: no series (absent, not 0). The throttled A6000 has one.
     EXPECT_EQ(t.find("baton_gpu_fan_speed_ratio{"), std::string::npos);
     std::string fan;
