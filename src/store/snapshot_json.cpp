@@ -45,6 +45,13 @@ void write_pressure_resource(JsonWriter& w, const char* name, const PressureReso
     w.end_object();
 }
 
+void write_pids(JsonWriter& w, const char* key, const std::vector<std::uint32_t>& pids) {
+    w.key(key);
+    w.begin_array();
+    for (std::uint32_t pid : pids) w.value(pid);
+    w.end_array();
+}
+
 void write_gpu(JsonWriter& w, const GpuInfo& g) {
     w.begin_object();
     w.field("index", g.index);
@@ -70,10 +77,7 @@ void write_gpu(JsonWriter& w, const GpuInfo& g) {
             w.field("name", m.name);
             w.optional_field("memory_total_bytes", m.memory_total_bytes);
             w.optional_field("memory_used_bytes", m.memory_used_bytes);
-            w.key("pids");
-            w.begin_array();
-            for (std::uint32_t pid : m.pids) w.value(pid);
-            w.end_array();
+            write_pids(w, "pids", m.pids);
             w.end_object();
         }
         w.end_array();
@@ -146,10 +150,7 @@ void write_job(JsonWriter& w, const JobInfo& j) {
             w.key(key);
             w.value(*value);
         }
-    w.key("pids");
-    w.begin_array();
-    for (std::uint32_t pid : j.pids) w.value(pid);
-    w.end_array();
+    write_pids(w, "pids", j.pids);
     write_indices(w, "gpus", j.gpus);
     if (!j.allocated_gpus.empty()) write_indices(w, "allocated_gpus", j.allocated_gpus);
     w.optional_field("allocated_cpus", j.allocated_cpus);
@@ -292,10 +293,7 @@ void SnapshotJsonEncoder::append(const Snapshot& s, std::string& out) {
             w.optional_field("fill_window_seconds", f.fill_window_seconds);
             w.optional_field("step_bytes", f.step_bytes);
             w.optional_field("step_interval_seconds", f.step_interval_seconds);
-            w.key("writer_pids");
-            w.begin_array();
-            for (std::uint32_t pid : f.writer_pids) w.value(pid);
-            w.end_array();
+            write_pids(w, "writer_pids", f.writer_pids);
             w.end_object();
         }
         w.end_array();

@@ -173,6 +173,16 @@ void read_pressure(const Reader& r, const char* key, PressureResource& out) {
     out.full = read_pressure_line(p, "full");
 }
 
+// An array of pids (32-bit), or a one-line error naming `key`.
+std::vector<std::uint32_t> read_pids(const Reader& r, const char* key) {
+    std::vector<std::uint32_t> out;
+    for (const json& v : r.array(key)) {
+        if (!v.is_number_unsigned() || v.get<std::uint64_t>() > 0xFFFFFFFFu) r.fail(key, "an array of pids");
+        out.push_back(v.get<std::uint32_t>());
+    }
+    return out;
+}
+
 GpuInfo read_gpu(const Reader& r) {
     GpuInfo g;
     g.index = r.unsigned_value<unsigned>("index");
@@ -200,12 +210,7 @@ GpuInfo read_gpu(const Reader& r) {
             mi.name = m.string("name");
             mi.memory_total_bytes = m.opt_unsigned<std::uint64_t>("memory_total_bytes");
             mi.memory_used_bytes = m.opt_unsigned<std::uint64_t>("memory_used_bytes");
-            const json& pids = m.array("pids");
-            for (std::size_t j = 0; j < pids.size(); ++j) {
-                if (!pids[j].is_number_unsigned() || pids[j].get<std::uint64_t>() > 0xFFFFFFFFu)
-                    m.fail("pids", "an array of pids");
-                mi.pids.push_back(pids[j].get<std::uint32_t>());
-            }
+            mi.pids = read_pids(m, "pids");
             g.mig_instances.push_back(std::move(mi));
         }
     }
@@ -291,10 +296,7 @@ JobInfo read_job(const Reader& r) {
     j.pod_namespace = r.opt_string("namespace").value_or("");
     j.container = r.opt_string("container").value_or("");
     j.names_from = r.opt_string("names_from").value_or("");
-    for (const json& v : r.array("pids")) {
-        if (!v.is_number_unsigned() || v.get<std::uint64_t>() > 0xFFFFFFFFu) r.fail("pids", "an array of pids");
-        j.pids.push_back(v.get<std::uint32_t>());
-    }
+    j.pids = read_pids(r, "pids");
     j.gpus = read_indices(r, "gpus");
     j.allocated_gpus = read_indices(r, "allocated_gpus");
     j.allocated_cpus = r.opt_unsigned<unsigned>("allocated_cpus");
@@ -374,12 +376,7 @@ Snapshot read_snapshot(const json& doc) {
             x.fill_window_seconds = f.opt_number("fill_window_seconds");
             x.step_bytes = f.opt_unsigned<std::uint64_t>("step_bytes");
             x.step_interval_seconds = f.opt_number("step_interval_seconds");
-            const json& pids = f.array("writer_pids");
-            for (std::size_t j = 0; j < pids.size(); ++j) {
-                if (!pids[j].is_number_unsigned() || pids[j].get<std::uint64_t>() > 0xFFFFFFFFu)
-                    f.fail("writer_pids", "an array of pids");
-                x.writer_pids.push_back(pids[j].get<std::uint32_t>());
-            }
+            x.writer_pids = read_pids(f, "writer_pids");
             s.filesystems.push_back(std::move(x));
         }
     }

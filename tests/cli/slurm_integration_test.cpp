@@ -216,6 +216,7 @@ class Cluster {
 
 // The job's entry in `baton snapshot --json`'s jobs[], or null.
 json job_entry(const json& snap, const std::string& label) {
+    if (!snap.is_object()) return {};  // baton printed no snapshot
     for (const json& j : snap.value("jobs", json::array()))
         if (j.value("label", "") == label) return j;
     return {};
@@ -344,10 +345,12 @@ TEST(SlurmJobs, AProcessIsNamedByItsJobsCgroupAndTheJobByItsEnvironmentOrScontro
     EXPECT_TRUE(found) << snap["processes"].dump();
     // As a user who cannot read root's environment: one real scontrol names it (a snapshot waits 2 s
     // for it; a machine busy with other tests may take longer, so a few tries).
-    json named;
-    for (int attempt = 0; attempt < 5 && named.value("names_from", "") != "scontrol"; ++attempt)
+    json named = json::object();
+    for (int attempt = 0; attempt < 5 && named.value("names_from", "") != "scontrol"; ++attempt) {
         named =
             job_entry(json::parse(c.baton_as_nobody({"snapshot", "--json", "--no-gpus"}).out, nullptr, false), label);
+        if (!named.is_object()) named = json::object();  // not found (yet): value() needs an object
+    }
     EXPECT_EQ(named.value("names_from", ""), "scontrol") << named.dump();
     EXPECT_EQ(named.value("name", ""), "fleet-train") << named.dump();
     EXPECT_EQ(named.value("user", ""), "root") << named.dump();
