@@ -29,12 +29,16 @@ struct Config {
         // Skip the stat read of processes that provably did not run (ProcessTable). Off: every
         // process's stat is read every tick (for comparison, or a kernel that misreports).
         bool skip_idle_processes = true;
+        // Each real mount's space and where jobs write (disk_space_low); off: none read.
+        bool filesystems = true;
     } sample;
     struct Jobs {  // whose job each process serves (docs/fleet.md)
         // Names Slurm jobs whose processes' environment baton cannot read, once per job; empty: never.
         std::string scontrol = "scontrol";
         // The kubelet's pod-resources socket: which pod and container each GPU was allocated to; empty: never.
         std::string kubelet_socket = "/var/lib/kubelet/pod-resources/kubelet.sock";
+        // Off: no jobs[] (no job table, no scontrol, no kubelet); processes keep their cgroup's job.
+        bool attribution = true;
     } jobs;
     struct Gpu {
         // Empty: $BATON_NVML_LIBRARY, else "libnvidia-ml.so.1" from the loader's search path.
@@ -43,6 +47,8 @@ struct Config {
         int nvml_deadline_ms = 2000;
         // PCIe throughput is slow to read: at most once per this many seconds.
         double pcie_interval_seconds = 5.0;
+        // NVML's critical-error (XID) events, watched on a thread of their own; off: not watched.
+        bool xid_events = true;
     } gpu;
     struct History {
         // The run history database; empty: $XDG_STATE_HOME/baton/baton.db (store/history.hpp).

@@ -17,11 +17,14 @@ SamplerOptions SamplerOptions::from_config(const Config& c) {
     o.shm_path = c.sample.shm_path;
     o.dev_root = c.sample.dev_root;
     o.skip_idle_processes = c.sample.skip_idle_processes;
+    o.filesystems = c.sample.filesystems;
+    o.jobs = c.jobs.attribution;
     o.scontrol = c.jobs.scontrol;
     o.kubelet_socket = c.jobs.kubelet_socket;
     o.nvml.library_path = c.gpu.nvml_library;
     o.nvml.deadline_ms = c.gpu.nvml_deadline_ms;
     o.nvml.pcie_interval_seconds = c.gpu.pcie_interval_seconds;
+    o.nvml.xid_events = c.gpu.xid_events;
     return o;
 }
 
@@ -41,11 +44,13 @@ Sampler::Sampler(SamplerOptions options)
         raise_open_file_limit();
         processes_ = std::make_unique<os::ProcessTable>(options_.proc_root, options_.skip_idle_processes,
                                                         options_.trust_idle_after_seconds);
-        jobs::JobTableOptions j;
-        j.proc_root = options_.proc_root;
-        j.scontrol = options_.scontrol;
-        j.kubelet_socket = options_.kubelet_socket;
-        jobs_ = std::make_unique<jobs::JobTable>(std::move(j));
+        if (options_.jobs) {
+            jobs::JobTableOptions j;
+            j.proc_root = options_.proc_root;
+            j.scontrol = options_.scontrol;
+            j.kubelet_socket = options_.kubelet_socket;
+            jobs_ = std::make_unique<jobs::JobTable>(std::move(j));
+        }
     }
     if (options_.gpus) gpu_ = make_nvml_backend(options_.nvml);
     if (options_.filesystems) {
@@ -178,13 +183,18 @@ void mark_filesystem_writers(Snapshot& snap, const std::vector<os::Mount>& mount
     // The writers: GPU processes with their trees (a trainer's checkpoint thread or saver process),
     // and heavy writers of any kind; never every process (reading hundreds of fd tables a second).
     std::vector<const ProcessInfo*> writers;
-    const ProcessTree tree(snap.processes);
     std::vector<bool> taken(snap.processes.size(), false);
-    for (std::size_t i = 0; i < snap.processes.size(); ++i) {
-        const ProcessInfo& p = snap.processes[i];
-        if (p.gpu_indices.empty() && std::find(roots.begin(), roots.end(), p.pid) == roots.end()) continue;
-        taken[i] = true;
-        for (std::size_t d : tree.descendants(p.pid)) taken[d] = true;
+    const auto is_root = [&](const ProcessInfo& p) {
+        return !p.gpu_indices.empty() || std::find(roots.begin(), roots.end(), p.pid) != roots.end();
+    };
+    // The tree is built only on a tick with a job to follow (most of a desktop's ticks have none).
+    if (std::any_of(snap.processes.begin(), snap.processes.end(), is_root)) {
+        const ProcessTree tree(snap.processes);
+        for (std::size_t i = 0; i < snap.processes.size(); ++i) {
+            if (!is_root(snap.processes[i])) continue;
+            taken[i] = true;
+            for (std::size_t d : tree.descendants(snap.processes[i].pid)) taken[d] = true;
+        }
     }
     for (std::size_t i = 0; i < snap.processes.size(); ++i)
         if (taken[i] || snap.processes[i].write_bytes_per_second.value_or(0) > 1e6)

@@ -32,6 +32,7 @@ struct SamplerOptions {
     bool processes = true;  // false: system and GPUs only (the cheap snapshot)
     bool gpus = true;
     bool filesystems = true;  // each real mount's space, and which ones jobs write to
+    bool jobs = true;         // the job table: jobs[], named ([jobs] attribution)
     // Processes whose trees are jobs besides the GPU processes' (baton run's command): where they
     // write counts (FilesystemStats::writer_pids).
     std::vector<std::uint32_t> job_roots;

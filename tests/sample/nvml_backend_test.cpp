@@ -379,7 +379,7 @@ TEST(NvmlBackend, XidEventsAreCountedOnAThreadOfTheirOwn) {
     auto r = b->read(0);
     ASSERT_EQ(r.gpus.size(), 3u);
     for (const GpuInfo& g : r.gpus) EXPECT_FALSE(g.xid_errors.has_value()) << "watched only after the first reading";
-    // Ticks 1..3 let the scenario's events out; the watch polls every 100 ms.
+    // Ticks 1..3 let the scenario's events out; the watch polls once a second.
     const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
     for (double t = 1;; ++t) {
         r = b->read(t);
@@ -427,17 +427,31 @@ TEST(NvmlBackend, AnXidWaitStuckInTheDriverHoldsUpNoReading) {
     auto b = backend_for("xid-hang", 300);
     auto r = b->read(0);
     ASSERT_EQ(r.status, "ok");
-    for (double t = 1; t <= 4; ++t) {
+    // The watch polls once a second: within 1.5 s its poll is stuck (from tick 1 it never returns).
+    for (double t = 1; t <= 10; ++t) {
         const auto t0 = std::chrono::steady_clock::now();
-        r = b->read(t);  // from tick 1 the watch's poll never returns
+        r = b->read(t);
         EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 0.3);
         EXPECT_EQ(r.status, "ok");
         EXPECT_FALSE(r.gpus[0].stale);
-        std::this_thread::sleep_for(std::chrono::milliseconds(120));
+        std::this_thread::sleep_for(std::chrono::milliseconds(150));
     }
     // Ending waits for it no longer than the call deadline, then leaves it behind.
     const auto t0 = std::chrono::steady_clock::now();
     b.reset();
     EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 0.6);
     EXPECT_TRUE(gpu_worker_abandoned());
+}
+
+TEST(NvmlBackend, XidEventsOffAreNotWatched) {
+    test::use_scenario("xid");
+    NvmlOptions o;
+    o.library_path = test::fake_nvml_library("xid");
+    o.xid_events = false;  // [gpu] xid_events = false
+    auto b = make_nvml_backend(o);
+    for (double t = 0; t < 5; ++t) {
+        const GpuReading r = b->read(t);
+        for (const GpuInfo& g : r.gpus) EXPECT_FALSE(g.xid_errors.has_value()) << "tick " << t;
+        std::this_thread::sleep_for(std::chrono::milliseconds(120));
+    }
 }

@@ -836,7 +836,8 @@ void collect(Shared& s, double now, GpuReading& out) {
     out.status = s.devices.empty() ? "no NVIDIA GPU found" : failing.empty() ? "ok" : failing;
 }
 
-// Polls the event set (a wait of 0 ms) every 100 ms and drains what came, sleeping on our own
+// Polls the event set (a wait of 0 ms) once a second, as often as baton samples, and drains what
+// came (the driver queues events between polls), sleeping on our own
 // condition variable in between: the backend's end stops it at once instead of after a driver wait.
 void xid_main(std::shared_ptr<Shared> s) {
     nvmlEventData_t data{};
@@ -857,9 +858,9 @@ void xid_main(std::shared_ptr<Shared> s) {
             c.last_unix_ms = unix_millis();
         }
         lock.lock();
-        // A failing wait (a driver reset under way) is tried again a second later, not in a loop.
-        const auto pause = rc == NVML_SUCCESS || rc == NVML_ERROR_TIMEOUT ? std::chrono::milliseconds(100)
-                                                                          : std::chrono::milliseconds(1000);
+        // A failing wait (a driver reset under way) is tried again five seconds later, not in a loop.
+        const auto pause = rc == NVML_SUCCESS || rc == NVML_ERROR_TIMEOUT ? std::chrono::milliseconds(1000)
+                                                                          : std::chrono::milliseconds(5000);
         s->xid.ended.wait_for(lock, pause, [&] { return s->xid.stop; });
     }
     s->xid.running = false;
@@ -902,7 +903,7 @@ void worker_main(std::shared_ptr<Shared> s) {
         lock.unlock();
         // `result` is the worker's while busy: the reader touches it only when !busy.
         collect(*s, now, s->result);
-        if (!s->xid_started) start_xid_watch(s);
+        if (!s->xid_started && s->options.xid_events) start_xid_watch(s);
         lock.lock();
         s->result_ready = true;
         s->busy = false;
