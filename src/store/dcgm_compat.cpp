@@ -58,12 +58,12 @@ void append_dcgm_compat(const Snapshot& s, const PrometheusOptions& o, Expositio
             Exposition::Labels ml = l;
             ml.push_back({"GPU_I_PROFILE", mig_profile(m.name)});
             ml.push_back({"GPU_I_ID", std::to_string(m.gpu_instance_id)});
-            constexpr double kMiB = 1048576.0;
+            constexpr double kBytesPerMiB = 1048576.0;
             if (m.memory_used_bytes)
-                e.sample("DCGM_FI_DEV_FB_USED", ml, static_cast<double>(*m.memory_used_bytes) / kMiB);
+                e.sample("DCGM_FI_DEV_FB_USED", ml, static_cast<double>(*m.memory_used_bytes) / kBytesPerMiB);
             if (m.memory_used_bytes && m.memory_total_bytes && *m.memory_total_bytes >= *m.memory_used_bytes)
                 e.sample("DCGM_FI_DEV_FB_FREE", ml,
-                         static_cast<double>(*m.memory_total_bytes - *m.memory_used_bytes) / kMiB);
+                         static_cast<double>(*m.memory_total_bytes - *m.memory_used_bytes) / kBytesPerMiB);
         }
     }
 }
