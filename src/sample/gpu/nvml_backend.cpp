@@ -888,7 +888,12 @@ void start_xid_watch(const std::shared_ptr<Shared>& s) {
             }) == NVML_SUCCESS)
             s->xid_devices.push_back(d.handle);
     }
-    if (s->xid_devices.empty()) return;
+    if (s->xid_devices.empty()) {
+        // Nothing to watch (no GPU, or none gives the events): the set goes back at once.
+        if (L.event_set_free) L.event_set_free(s->xid_set);
+        s->xid_set = nullptr;
+        return;
+    }
     s->xid.running = true;
     s->xid_thread = std::thread(xid_main, s);
 }
