@@ -17,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/base64.hpp"
 #include "core/clock.hpp"
 #include "core/files.hpp"
 #include "core/text_parse.hpp"

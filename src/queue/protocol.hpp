@@ -73,7 +73,4 @@ Result<nlohmann::json> parse_answer_line(std::string_view line);
 std::string pack_base64(const std::vector<std::string>& strings);
 Result<std::vector<std::string>> unpack_base64(std::string_view text);
 
-std::string base64_encode(std::string_view bytes);
-std::optional<std::string> base64_decode(std::string_view text);
-
 }  // namespace baton::queue

@@ -21,14 +21,15 @@
 
 #include "core/clock.hpp"
 #include "core/files.hpp"
+#include "core/thread_name.hpp"
 #include "diagnose/job.hpp"
 #include "hang/flight_recorder_dumps.hpp"
 #include "hang/stack_shim.hpp"
 #include "queue/gpu_memory_auto.hpp"
-#include "queue/job_env.hpp"
 #include "queue/job_end.hpp"
-#include "queue/job_starter.hpp"
+#include "queue/job_env.hpp"
 #include "queue/job_shim.hpp"
+#include "queue/job_starter.hpp"
 #include "queue/queue_socket.hpp"
 #include "run/events_socket.hpp"
 #include "sample/linux/pid_signal.hpp"
@@ -124,7 +125,10 @@ QueueServer::~QueueServer() {
 
 void QueueServer::start() {
     recover();
-    thread_ = std::thread([this] { loop(); });
+    thread_ = std::thread([this] {
+        name_this_thread("baton-queue");
+        loop();
+    });
 }
 
 void QueueServer::stop() {

@@ -261,6 +261,8 @@ struct JobInfo {
     std::vector<unsigned> allocated_gpus;                 // GPUs the scheduler gave it here, when known, sorted
     std::optional<unsigned> allocated_cpus;               // cores allocated to it on this node (Slurm)
     std::optional<std::uint64_t> allocated_memory_bytes;  // memory allocated on this node (Slurm)
+    std::optional<double> time_limit_seconds;             // Slurm's limit (absent: unlimited or not known)
+    std::optional<std::int64_t> start_time_unix;          // when Slurm started it (scontrol)
 };
 
 struct ProcessInfo {

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "core/clock.hpp"
+#include "core/thread_name.hpp"
 #include "diagnose/rules.hpp"
 #include "diagnose/series.hpp"
 
@@ -26,7 +27,10 @@ Agent::~Agent() {
 }
 
 void Agent::start() {
-    thread_ = std::thread([this] { loop(); });
+    thread_ = std::thread([this] {
+        name_this_thread("baton-agent");
+        loop();
+    });
 }
 
 void Agent::stop() {
@@ -56,6 +60,16 @@ void Agent::set_retention(double seconds) {
 void Agent::set_idle_allocated_minutes(double minutes) {
     MutexLock lock(mutex_);
     idle_allocated_minutes_ = minutes;
+}
+
+std::optional<diagnose::JobUse> Agent::job_use(const std::string& job) const {
+    MutexLock lock(job_usage_mutex_);
+    return job_usage_.find(job);
+}
+
+std::vector<diagnose::JobUse> Agent::job_uses() const {
+    MutexLock lock(job_usage_mutex_);
+    return job_usage_.all();
 }
 
 // Writes the minutes that ended, and once an hour deletes those past the retention. A write that
@@ -158,6 +172,10 @@ void Agent::tick(Sampler& sampler) {
     if (options_.on_tick)
         for (diagnose::Finding& f : options_.on_tick(window)) found.push_back(std::move(f));
     auto findings = std::make_shared<const std::vector<diagnose::Finding>>(std::move(found));
+    {
+        MutexLock lock(job_usage_mutex_);
+        job_usage_.update(*current_, *findings);
+    }
 
     MutexLock lock(mutex_);
     // A finding "begins" when its (rule, subject) was not active at the previous tick.

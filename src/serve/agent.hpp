@@ -18,9 +18,10 @@
 
 #include "core/thread_safety.hpp"
 #include "core/thresholds.hpp"
-#include "diagnose/idle_allocated.hpp"
 #include "diagnose/finding.hpp"
+#include "diagnose/idle_allocated.hpp"
 #include "diagnose/indicators.hpp"
+#include "diagnose/job_usage.hpp"
 #include "report/findings_view.hpp"
 #include "serve/diagnosis_window.hpp"
 #include "serve/metric_history.hpp"
@@ -77,6 +78,11 @@ class Agent {
     // The last minutes of every metric (it locks itself: safe from any thread).
     const MetricHistory& memory() const { return memory_; }
 
+    // What each job did with what it was given here, while it runs and for an hour after it left
+    // (baton jobstats, the Slurm epilog); by label ("slurm:1234") or id. Safe from any thread.
+    std::optional<diagnose::JobUse> job_use(const std::string& job) const;
+    std::vector<diagnose::JobUse> job_uses() const;
+
   private:
     void loop();
     void tick(Sampler& sampler);
@@ -96,6 +102,8 @@ class Agent {
     // The sampling thread's own.
     DiagnosisWindow window_;
     diagnose::IdleAllocations idle_allocations_;
+    mutable Mutex job_usage_mutex_;  // the sampling thread updates, HTTP reads
+    diagnose::JobUsageTracker job_usage_ BATON_GUARDED_BY(job_usage_mutex_);
     // The snapshot being filled and the one published before: sampling into a snapshot that held
     // the same processes lets the process table reuse its storage and strings (sample/sampler.hpp).
     std::shared_ptr<Snapshot> current_, spare_;

@@ -15,6 +15,7 @@
 #include "serve/assets.hpp"
 #include "serve/auth.hpp"
 #include "serve/history_api.hpp"
+#include "store/job_usage_json.hpp"
 #include "store/snapshot_json.hpp"
 
 namespace baton::serve {
@@ -136,6 +137,7 @@ HttpResponse Service::route(const HttpRequest& r) {
     if (r.path == "/api/v1/health") return health(s);
     if (r.path == "/api/v1/snapshot") return snapshot(s);
     if (r.path == "/api/v1/findings") return findings(s);
+    if (r.path == "/api/v1/jobs" || r.path.rfind("/api/v1/jobs/", 0) == 0) return jobs(r);
     return json_error(404, "no such endpoint (see /)");
 }
 
@@ -242,6 +244,33 @@ HttpResponse Service::snapshot(const AgentState& s) {
     r.content_type = kJson;
     r.body = cache_.json;
     return r;
+}
+
+// GET /api/v1/jobs: every job this node saw (running, or ended within the hour), as
+// GET /api/v1/jobs/JOB answers for one (JOB: its label "slurm:1234" or its id "1234").
+HttpResponse Service::jobs(const HttpRequest& r) const {
+    HttpResponse out;
+    out.content_type = kJson;
+    const std::string prefix = "/api/v1/jobs/";
+    if (r.path.size() > prefix.size()) {
+        const std::string job = r.path.substr(prefix.size());
+        std::optional<diagnose::JobUse> use = agent_.job_use(job);
+        if (!use)
+            return json_error(404, "no job '" + printable(std::string_view(job).substr(0, 100)) +
+                                       "' on this node (running, or ended within the hour)");
+        out.body = store::job_use_json(*use, diagnose::job_use_notes(*use));
+    } else {
+        out.body = "[";
+        bool first = true;
+        for (const diagnose::JobUse& use : agent_.job_uses()) {
+            if (!first) out.body += ",";
+            first = false;
+            out.body += store::job_use_json(use, diagnose::job_use_notes(use));
+        }
+        out.body += "]";
+    }
+    out.body.push_back('\n');
+    return out;
 }
 
 HttpResponse Service::findings(const AgentState& s) const {

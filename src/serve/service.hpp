@@ -49,6 +49,7 @@ class Service {
     HttpResponse health(const AgentState& s) const;
     HttpResponse snapshot(const AgentState& s);
     HttpResponse findings(const AgentState& s) const;
+    HttpResponse jobs(const HttpRequest& r) const;
 
     const Agent& agent_;
     ServiceOptions options_;

@@ -7,6 +7,7 @@
 
 #include "core/clock.hpp"
 #include "core/printable.hpp"
+#include "core/thread_name.hpp"
 
 namespace baton::store {
 
@@ -30,7 +31,10 @@ HistoryWriter::HistoryWriter(std::string path, RunHeader header, Options options
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, &old);
     queue_.push_back({Begin{}, monotonic_seconds()});
-    thread_ = std::thread([this] { loop(); });
+    thread_ = std::thread([this] {
+        name_this_thread("baton-history");
+        loop();
+    });
     pthread_sigmask(SIG_SETMASK, &old, nullptr);
 }
 

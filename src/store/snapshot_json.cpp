@@ -155,6 +155,8 @@ void write_job(JsonWriter& w, const JobInfo& j) {
     if (!j.allocated_gpus.empty()) write_indices(w, "allocated_gpus", j.allocated_gpus);
     w.optional_field("allocated_cpus", j.allocated_cpus);
     w.optional_field("allocated_memory_bytes", j.allocated_memory_bytes);
+    w.optional_field("time_limit_seconds", j.time_limit_seconds);
+    w.optional_field("start_time_unix", j.start_time_unix);
     w.end_object();
 }
 

@@ -1,6 +1,7 @@
 #include "store/snapshot_json_read.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <stdexcept>
 #include <type_traits>
@@ -301,6 +302,9 @@ JobInfo read_job(const Reader& r) {
     j.allocated_gpus = read_indices(r, "allocated_gpus");
     j.allocated_cpus = r.opt_unsigned<unsigned>("allocated_cpus");
     j.allocated_memory_bytes = r.opt_unsigned<std::uint64_t>("allocated_memory_bytes");
+    j.time_limit_seconds = r.opt_number("time_limit_seconds");
+    if (std::optional<double> start = r.opt_number("start_time_unix"); start && std::abs(*start) < 1e15)
+        j.start_time_unix = static_cast<std::int64_t>(*start);
     return j;
 }
 

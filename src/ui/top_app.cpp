@@ -16,6 +16,7 @@
 
 #include "core/clock.hpp"
 #include "core/printable.hpp"
+#include "core/thread_name.hpp"
 #include "diagnose/indicators.hpp"
 #include "sample/linux/pid_signal.hpp"
 #include "sample/process_lookup.hpp"
@@ -59,7 +60,10 @@ class Collector {
     Collector(SamplerOptions options, double delay, std::size_t history_samples)
         : options_(std::move(options)), delay_(delay), history_(history_samples) {
         ready_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-        thread_ = std::thread([this] { loop(); });
+        thread_ = std::thread([this] {
+            name_this_thread("baton-sampler");
+            loop();
+        });
     }
     ~Collector() {
         {

@@ -16,6 +16,8 @@
 #include <thread>
 #include <unistd.h>
 
+#include <nlohmann/json.hpp>
+
 #include "store/history.hpp"
 #include "test_support.hpp"
 
@@ -267,6 +269,95 @@ TEST(ServeCli, AnAllocatedGpuLeftIdleIsAFindingNamingTheJob) {
         }
     EXPECT_EQ(active, 2) << body;  // GPUs 0 and 1 by Slurm's numbering, not the other two
     EXPECT_NE(body.find("summary=\"slurm:4242 (alice) has held GPU"), std::string::npos) << body;
+    EXPECT_EQ(s.stop(SIGINT, 5), 0);
+}
+
+// baton jobstats asks the agent for the fixture's Slurm job 4242 (GPUs 0 and 1 by Slurm's numbering,
+// idle): the report for people, baton's JSON, jobstats' summary and its JS1 form, which decodes
+// (base64, gunzip) to that summary; a job no agent knows, an agent that is not there, a bad --agent,
+// and the token an agent asks for.
+TEST(ServeCli, JobstatsReportsAJobFromItsAgentInEveryForm) {
+    test::TempDir d;
+    test::copy_fixture("machine", d.path());
+    d.write("token", "jobstats-Token\n");
+    d.write("baton.toml", "[serve]\nidle_allocated_minutes = 0.01\n");
+    Serve s({"--listen", "127.0.0.1:0", "--interval", "0.2", "--config", d.path() + "/baton.toml", "--proc-root",
+             d.path() + "/proc", "--sys-root", d.path() + "/sys", "--token-file", d.path() + "/token"},
+            "four-idle");
+    ASSERT_TRUE(s.ready()) << s.stderr_text();
+    const std::string agent = "http://127.0.0.1:" + std::to_string(s.port());
+    const std::map<std::string, std::string> env = {{"BATON_SYSTEM_CONFIG", "/dev/null"},
+                                                    {"XDG_CONFIG_HOME", d.path()}};
+    auto jobstats = [&](std::vector<std::string> args) {
+        args.insert(args.begin(), {test::baton_binary(), "jobstats"});
+        return test::run(args, env, 30);
+    };
+    const std::string token = "--token-file=" + d.path() + "/token";
+    // Until the idle allocation's finding is in (0.6 s), so the report holds it.
+    test::CommandResult text;
+    const auto until = Clock::now() + std::chrono::seconds(15);
+    while (Clock::now() < until) {
+        text = jobstats({"4242", "--agent", agent, token});
+        if (text.out.find("gpu_idle_allocated") != std::string::npos) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    EXPECT_EQ(text.exit_code, 0) << text.err;
+    EXPECT_EQ(text.out.rfind("slurm:4242 \"resnet\" (user alice, account vision, partition gpu): running, ran ", 0), 0u)
+        << text.out;
+    EXPECT_NE(text.out.find("of 8 allocated"), std::string::npos) << text.out;
+    EXPECT_NE(text.out.find("  GPU 0 (allocated): utilisation 0 %"), std::string::npos) << text.out;
+    EXPECT_NE(text.out.find("  gpu_idle_allocated (warning): slurm:4242 (alice) has held GPU"), std::string::npos)
+        << text.out;
+    EXPECT_NE(text.out.find("  - asked for 2 GPUs and used none"), std::string::npos) << text.out;
+
+    const test::CommandResult js = jobstats({"slurm:4242", "--agent", agent, token, "--json"});
+    ASSERT_EQ(js.exit_code, 0) << js.err;
+    const nlohmann::json doc = nlohmann::json::parse(js.out);
+    EXPECT_EQ(doc["job"]["label"], "slurm:4242");
+    EXPECT_EQ(doc["job"]["state"], "running");
+    EXPECT_EQ(doc["nodes"].size(), 1u);
+    EXPECT_EQ(doc["nodes"][0]["cpus"], 8);
+    EXPECT_EQ(doc["nodes"][0]["gpus"].size(), 2u);
+
+    const test::CommandResult summary = jobstats({"4242", "--agent", agent, token, "--jobstats"});
+    ASSERT_EQ(summary.exit_code, 0) << summary.err;
+    const nlohmann::json js_doc = nlohmann::json::parse(summary.out);
+    EXPECT_EQ(js_doc["gpus"], 2);
+    ASSERT_EQ(js_doc["nodes"].size(), 1u);
+    const nlohmann::json node = js_doc["nodes"].begin().value();
+    EXPECT_EQ(node["cpus"], 8);
+    EXPECT_EQ(node["gpu_utilization"].size(), 2u);
+    // The JS1 form, decoded as jobstats does (base64 -d | gzip -d), holds the same figures.
+    const test::CommandResult js1 = jobstats({"4242", "--agent", agent, token, "--js1"});
+    ASSERT_EQ(js1.exit_code, 0) << js1.err;
+    ASSERT_EQ(js1.out.rfind("JS1:", 0), 0u) << js1.out;
+    d.write("js1.txt", js1.out.substr(4));
+    const test::CommandResult decoded =
+        test::run({"/bin/sh", "-c", "base64 -d < " + d.path() + "/js1.txt | gzip -d"}, {}, 10);
+    ASSERT_EQ(decoded.exit_code, 0) << decoded.err;
+    nlohmann::json from_js1 = nlohmann::json::parse(decoded.out);
+    EXPECT_EQ(from_js1["gpus"], 2);
+    EXPECT_EQ(from_js1["nodes"].begin().value()["cpus"], 8);
+
+    // Failures: one line each, exit 1 (nothing to report) or 2 (bad usage).
+    const test::CommandResult unknown = jobstats({"999", "--agent", agent, token});
+    EXPECT_EQ(unknown.exit_code, 1);
+    EXPECT_NE(unknown.err.find("baton: jobstats: no agent knows job '999'"), std::string::npos) << unknown.err;
+    const test::CommandResult no_token = jobstats({"4242", "--agent", agent});
+    EXPECT_EQ(no_token.exit_code, 1);
+    EXPECT_NE(no_token.err.find("answered 401"), std::string::npos) << no_token.err;
+    const test::CommandResult nobody = jobstats({"4242", "--agent", "http://127.0.0.1:1", "--timeout", "2s"});
+    EXPECT_EQ(nobody.exit_code, 1);
+    EXPECT_NE(nobody.err.find("baton: jobstats: no agent answered"), std::string::npos) << nobody.err;
+    const test::CommandResult bad = jobstats({"4242", "--agent", "ftp://x"});
+    EXPECT_EQ(bad.exit_code, 2);
+    EXPECT_EQ(bad.err, "baton: error: jobstats: --agent 'ftp://x': expected http://HOST:PORT\n");
+    const test::CommandResult both = jobstats({"4242", "--json", "--js1"});
+    EXPECT_EQ(both.exit_code, 2) << both.err;
+    // A second node that never ran it: the summary holds the first, and says which had nothing.
+    const test::CommandResult partial = jobstats({"4242", "--agent", agent, "--agent", "http://127.0.0.1:1", token});
+    EXPECT_EQ(partial.exit_code, 0) << partial.err;
+    EXPECT_NE(partial.err.find("nothing on job '4242' from http://127.0.0.1:1"), std::string::npos) << partial.err;
     EXPECT_EQ(s.stop(SIGINT, 5), 0);
 }
 

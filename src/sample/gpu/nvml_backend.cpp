@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "core/clock.hpp"
+#include "core/thread_name.hpp"
 #include "sample/gpu/gpu_backend.hpp"
 #include "sample/gpu/nvml_library.hpp"
 #include "sample/gpu/process_records.hpp"
@@ -840,6 +841,7 @@ void collect(Shared& s, double now, GpuReading& out) {
 // came (the driver queues events between polls), sleeping on our own
 // condition variable in between: the backend's end stops it at once instead of after a driver wait.
 void xid_main(std::shared_ptr<Shared> s) {
+    name_this_thread("baton-xid");
     nvmlEventData_t data{};
     std::unique_lock lock(s->xid.m);
     while (!s->xid.stop) {
@@ -899,6 +901,7 @@ void start_xid_watch(const std::shared_ptr<Shared>& s) {
 }
 
 void worker_main(std::shared_ptr<Shared> s) {
+    name_this_thread("baton-nvml");
     std::unique_lock lock(s->m);
     for (;;) {
         s->wake_worker.wait(lock, [&] { return s->request || s->quit; });

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "core/run_program.hpp"
+#include "core/thread_name.hpp"
 
 namespace baton::jobs {
 
@@ -103,6 +104,7 @@ void JobTable::ask(const std::string& job_id) {
 }
 
 void JobTable::lookups() {
+    name_this_thread("baton-jobs");
     UniqueLock lock(mutex_);
     while (true) {
         wake_.wait(lock, [&]() BATON_REQUIRES(mutex_) { return stopping_ || !asked_.empty(); });
@@ -249,6 +251,8 @@ void JobTable::update(Snapshot& snap, double now) {
             j.partition = n.partition;
             j.allocated_cpus = n.cpus;
             j.allocated_memory_bytes = n.memory_bytes;
+            j.time_limit_seconds = n.time_limit_seconds;
+            j.start_time_unix = n.start_time_unix;
             if (n.gpus) j.allocated_gpus = gpus_by_minor(snap, *n.gpus);
             j.names_from = k.from;
         } else if (j.kind == JobKind::pod) {

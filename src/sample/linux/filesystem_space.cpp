@@ -10,6 +10,7 @@
 
 #include "core/clock.hpp"
 #include "core/files.hpp"
+#include "core/thread_name.hpp"
 
 namespace baton::os {
 
@@ -37,6 +38,7 @@ constexpr double kHorizon = 6 * 3600;  // how far back the trend looks
 constexpr double kMinimumWindow = 30;  // before this much history, no rate
 
 void worker(std::shared_ptr<FilesystemSpace::Shared> s, std::uint64_t generation) {
+    name_this_thread("baton-statvfs");
     std::unique_lock lock(s->m);
     for (;;) {
         s->wake.wait(lock, [&] { return s->quit || s->requested || s->generation != generation; });
