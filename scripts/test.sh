@@ -16,6 +16,7 @@ test_packages=(
   python3-psutil           # bench/: the psutil side of the comparison
   task-spooler             # bench/queue_vs_task_spooler.py: the other queue of the comparison
   slurmctld slurmd slurm-client munge  # the Slurm hand-off's test runs its own controller, node and munged
+  slurmdbd mariadb-server  # the jobstats epilog's test: accounting (sacct, sacctmgr) on a MariaDB of its own
   prometheus               # promtool, and the Prometheus that scrapes baton serve in the tests
   prometheus-node-exporter # bench/serve_vs_node_exporter.py: the other agent of the comparison
   prometheus-alertmanager  # delivers the alerts of deploy/prometheus/ in the end-to-end test

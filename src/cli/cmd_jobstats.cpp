@@ -28,6 +28,7 @@ std::string percent_of(double part, double whole) {
 }
 
 std::string hours(double seconds) {
+    if (seconds < 120) return fmt::format("{:.0f} s", seconds);
     if (seconds < 3600) return fmt::format("{:.0f} min", seconds / 60);
     return fmt::format("{:.1f} h", seconds / 3600);
 }
@@ -50,7 +51,7 @@ std::string text_report(const JobUse& j, const std::vector<std::string>& notes) 
         const double cores_used = n.cpu_seconds / seconds;
         out += fmt::format("{}: CPU {:.1f} cores on average", printable(n.host), cores_used);
         if (n.cpus) out += fmt::format(" of {} allocated ({})", *n.cpus, percent_of(cores_used, *n.cpus));
-        out += fmt::format(", memory peak {}", format_gib(static_cast<double>(n.memory_peak_bytes)));
+        out += fmt::format(", memory peak {}", format_size(n.memory_peak_bytes));
         if (n.memory_allocated_bytes)
             out += fmt::format(
                 " of {} allocated ({})", format_gib(static_cast<double>(*n.memory_allocated_bytes)),
@@ -61,7 +62,7 @@ std::string text_report(const JobUse& j, const std::vector<std::string>& notes) 
             out += g.utilization_percent ? fmt::format("utilisation {:.0f} %", *g.utilization_percent)
                                          : std::string("utilisation not read");
             if (g.sm_activity_percent) out += fmt::format(", SM activity {:.0f} %", *g.sm_activity_percent);
-            out += fmt::format(", memory peak {}", format_gib(static_cast<double>(g.memory_peak_bytes)));
+            out += fmt::format(", memory peak {}", format_size(g.memory_peak_bytes));
             if (g.memory_total_bytes)
                 out += fmt::format(
                     " of {} ({})", format_gib(static_cast<double>(g.memory_total_bytes), 0),
@@ -130,34 +131,79 @@ CLI::App* add_jobstats_command(CLI::App& app, JobstatsArgs& a) {
     return cmd;
 }
 
-int run_jobstats(const JobstatsArgs& a, const std::string& config_path) {
-    if (a.job.empty() || a.job.size() > 256) return usage_error("jobstats: JOB must be 1 to 256 characters");
-    if (!a.nodes.empty() && !a.agents.empty()) return usage_error("jobstats: --nodes or --agent, not both");
-    if (a.timeout_seconds <= 0) return usage_error("jobstats: --timeout must be above 0");
-    Result<Config> config = load_config(config_path);
-    if (!config.ok()) return error_exit(config.error());
-    const Config& c = config.value();
-    Result<ListenAddress> listen = parse_listen_address(c.serve.listen);
-    if (!listen.ok()) return error_exit(listen.error().context("[serve] listen"));
-    const int port = a.port ? a.port : listen.value().port;
+namespace {
+
+// The agents to ask: --agent's, each of --nodes on --port, else this node's (on loopback when it
+// listens on every interface). An error (usage) for an address that is not http://HOST:PORT.
+Result<std::vector<std::string>> agent_urls(const JobstatsArgs& a, const ListenAddress& listen) {
+    const int port = a.port ? a.port : listen.port;
     std::vector<std::string> agents = a.agents;
     if (!a.nodes.empty()) {
         for (const std::string& node : split_commas(a.nodes))
             agents.push_back("http://" + (node.find(':') != std::string::npos ? "[" + node + "]" : node) + ":" +
                              std::to_string(port));
-        if (agents.empty()) return usage_error("jobstats: --nodes names no node");
+        if (agents.empty()) return Error{"jobstats: --nodes names no node", ErrorCode::invalid_argument};
     }
     for (const std::string& agent : agents)
         if (agent.rfind("http://", 0) != 0 || agent.size() > 1000)
-            return usage_error("jobstats: --agent '" + printable(std::string_view(agent).substr(0, 100)) +
-                               "': expected http://HOST:PORT");
+            return Error{"jobstats: --agent '" + printable(std::string_view(agent).substr(0, 100)) +
+                             "': expected http://HOST:PORT",
+                         ErrorCode::invalid_argument};
     if (agents.empty()) {
-        // This node's agent, on loopback when it listens on every interface.
-        std::string host = listen.value().host;
+        std::string host = listen.host;
         if (host == "0.0.0.0") host = "127.0.0.1";
         if (host == "::") host = "::1";
-        agents.push_back("http://" + (listen.value().ipv6 ? "[" + host + "]" : host) + ":" + std::to_string(port));
+        agents.push_back("http://" + (listen.ipv6 ? "[" + host + "]" : host) + ":" + std::to_string(port));
     }
+    return agents;
+}
+
+struct Answers {
+    std::vector<JobUse> parts;         // each node that knew the job
+    std::vector<std::string> missing;  // the agents that did not say
+    bool any_answered = false;         // some agent said "not here" (404), rather than nothing at all
+};
+
+// Asks each agent for the job; what goes wrong with one is said on stderr, and the rest go on.
+Answers ask_agents(const std::vector<std::string>& agents, const std::string& job, const std::string& token,
+                   double timeout_seconds) {
+    Answers out;
+    for (const std::string& agent : agents) {
+        std::string base = agent;
+        while (!base.empty() && base.back() == '/') base.pop_back();
+        Result<serve::HttpAnswer> answer = serve::http_get(base + job_path(job), token, timeout_seconds);
+        std::string why;
+        if (!answer.ok()) {
+            why = answer.error().message;
+        } else if (answer.value().status == 404) {
+            out.any_answered = true;
+        } else if (answer.value().status != 200) {
+            why = agent + " answered " + std::to_string(answer.value().status) + ": " +
+                  printable(std::string_view(answer.value().body).substr(0, 200));
+        } else if (Result<JobUse> use = store::read_job_use(answer.value().body); !use.ok()) {
+            why = agent + ": " + use.error().message;
+        } else {
+            out.parts.push_back(std::move(use.value()));
+            continue;
+        }
+        if (!why.empty()) std::fprintf(stderr, "baton jobstats: %s\n", why.c_str());
+        out.missing.push_back(agent);
+    }
+    return out;
+}
+
+}  // namespace
+
+int run_jobstats(const JobstatsArgs& a, const std::string& config_path) {
+    if (a.job.empty() || a.job.size() > 256) return usage_error("jobstats: JOB must be 1 to 256 characters");
+    if (!a.nodes.empty() && !a.agents.empty()) return usage_error("jobstats: --nodes or --agent, not both");
+    Result<Config> config = load_config(config_path);
+    if (!config.ok()) return error_exit(config.error());
+    const Config& c = config.value();
+    Result<ListenAddress> listen = parse_listen_address(c.serve.listen);
+    if (!listen.ok()) return error_exit(listen.error().context("[serve] listen"));
+    Result<std::vector<std::string>> agents = agent_urls(a, listen.value());
+    if (!agents.ok()) return usage_error(agents.error().message);
     std::string token;
     const std::string token_file = a.token_file.empty() ? c.serve.token_file : a.token_file;
     if (!token_file.empty()) {
@@ -168,48 +214,17 @@ int run_jobstats(const JobstatsArgs& a, const std::string& config_path) {
         else if (!a.token_file.empty())
             return error_exit(t.error());
     }
-
-    std::vector<JobUse> parts;
-    std::vector<std::string> missing;
-    bool any_answered = false;  // some agent said "not here" (404), rather than nothing at all
-    for (const std::string& agent : agents) {
-        std::string base = agent;
-        while (!base.empty() && base.back() == '/') base.pop_back();
-        Result<serve::HttpAnswer> answer = serve::http_get(base + job_path(a.job), token, a.timeout_seconds);
-        if (!answer.ok()) {
-            std::fprintf(stderr, "baton jobstats: %s\n", answer.error().message.c_str());
-            missing.push_back(agent);
-            continue;
-        }
-        if (answer.value().status == 404) {
-            any_answered = true;
-            missing.push_back(agent);
-            continue;
-        }
-        if (answer.value().status != 200) {
-            std::fprintf(stderr, "baton jobstats: %s answered %d: %s\n", agent.c_str(), answer.value().status,
-                         printable(std::string_view(answer.value().body).substr(0, 200)).c_str());
-            missing.push_back(agent);
-            continue;
-        }
-        Result<JobUse> use = store::read_job_use(answer.value().body);
-        if (!use.ok()) {
-            std::fprintf(stderr, "baton jobstats: %s: %s\n", agent.c_str(), use.error().message.c_str());
-            missing.push_back(agent);
-            continue;
-        }
-        parts.push_back(std::move(use.value()));
-    }
-    if (parts.empty() && !any_answered)
-        return runtime_error("jobstats: no agent answered (asked " + fmt::format("{}", fmt::join(agents, ", ")) + ")");
-    if (parts.empty())
-        return runtime_error("jobstats: no agent knows job '" + printable(a.job) + "' (asked " +
-                             fmt::format("{}", fmt::join(agents, ", ")) +
+    Answers answers = ask_agents(agents.value(), a.job, token, a.timeout_seconds);
+    const std::string asked = fmt::format("{}", fmt::join(agents.value(), ", "));
+    if (answers.parts.empty() && !answers.any_answered)
+        return runtime_error("jobstats: no agent answered (asked " + asked + ")");
+    if (answers.parts.empty())
+        return runtime_error("jobstats: no agent knows job '" + printable(a.job) + "' (asked " + asked +
                              "; an agent keeps a job for an hour after it ends)");
-    if (!missing.empty())
+    if (!answers.missing.empty())
         std::fprintf(stderr, "baton jobstats: nothing on job '%s' from %s: the summary holds the other nodes\n",
-                     printable(a.job).c_str(), fmt::format("{}", fmt::join(missing, ", ")).c_str());
-    const JobUse job = diagnose::merge_nodes(std::move(parts));
+                     printable(a.job).c_str(), fmt::format("{}", fmt::join(answers.missing, ", ")).c_str());
+    const JobUse job = diagnose::merge_nodes(std::move(answers.parts));
     const std::vector<std::string> notes = diagnose::job_use_notes(job);
     std::string out;
     if (a.json)

@@ -35,10 +35,6 @@ std::uint64_t memory_request_gib(std::uint64_t peak) {
     return static_cast<std::uint64_t>(std::ceil(static_cast<double>(peak) * 1.2 / kBytesPerGiB));
 }
 
-bool matches(const std::string& label, const std::string& id, const std::string& asked) {
-    return asked == label || asked == id;
-}
-
 }  // namespace
 
 double JobUse::runtime_seconds() const {
@@ -201,8 +197,11 @@ JobUse JobUsageTracker::use_of(const Acc& a) const {
 }
 
 std::optional<JobUse> JobUsageTracker::find(const std::string& job) const {
+    // A label is exact; a bare id is first a Slurm job's (user 1000 and Slurm job 1000 share "1000").
+    if (auto it = jobs_.find(job); it != jobs_.end()) return use_of(it->second);
+    if (auto it = jobs_.find("slurm:" + job); it != jobs_.end()) return use_of(it->second);
     for (const auto& [label, a] : jobs_)
-        if (matches(label, a.job.id, job)) return use_of(a);
+        if (a.job.id == job) return use_of(a);
     return std::nullopt;
 }
 

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <functional>
 #include <csignal>
@@ -61,8 +62,10 @@ void stop(pid_t pid) {
 class Cluster {
   public:
     // `cgroups`: jobs tracked in cgroups (proctrack/cgroup, task/cgroup on cgroup v1), as production
-    // clusters run them; else by process tree (linuxproc), which any machine allows.
-    explicit Cluster(bool cgroups = false) {
+    // clusters run them; else by process tree (linuxproc), which any machine allows. `extra_conf`:
+    // lines added to slurm.conf (an epilog). `accounting`: a slurmdbd of its own, on a MariaDB server of
+    // its own (sacct, sacctmgr: where jobstats reads a job's AdminComment).
+    explicit Cluster(bool cgroups = false, const std::string& extra_conf = "", bool accounting = false) {
         if (geteuid() != 0) {
             skip_ = "slurmd starts jobs as their users and needs root";
             return;
@@ -72,6 +75,13 @@ class Cluster {
                 skip_ = std::string(p) + " is not installed (scripts/test.sh installs slurm-wlm's daemons and munge)";
                 return;
             }
+        if (accounting)
+            for (const char* p : {"/usr/sbin/mariadbd", "/usr/bin/mariadb-install-db", "/usr/bin/mariadb",
+                                  "/usr/sbin/slurmdbd", "/usr/bin/sacctmgr", "/usr/bin/sacct"})
+                if (access(p, X_OK) != 0) {
+                    skip_ = std::string(p) + " is not installed (scripts/test.sh installs slurmdbd and mariadb-server)";
+                    return;
+                }
         if (cgroups && access("/sys/fs/cgroup/freezer/cgroup.procs", W_OK) != 0) {
             skip_ =
                 "Slurm 22.05 tracks jobs in cgroup v1 here; this host has no writable v1 freezer hierarchy "
@@ -111,6 +121,7 @@ class Cluster {
             std::ofstream(d + "/cgroup.conf") << "CgroupPlugin=cgroup/v1\nCgroupMountpoint=/sys/fs/cgroup\n"
                                               << "ConstrainCores=no\nConstrainRAMSpace=no\nConstrainDevices=no\n";
         }
+        const int dbd_port = accounting ? free_port() : 0;
         std::random_device job_ids;
         const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
         std::ofstream conf(d + "/slurm.conf");
@@ -125,11 +136,18 @@ class Cluster {
              // job ids of their own, so job_N cgroups of two clusters never meet
              << "FirstJobId=" << 1000 + job_ids() % 100000 << "\nSelectType=select/cons_tres\n"
              << "SelectTypeParameters=CR_Core\nSchedulerType=sched/backfill\nReturnToService=2\nMpiDefault=none\n"
-             << "JobCompType=jobcomp/none\nAccountingStorageType=accounting_storage/none\n"
+             << "JobCompType=jobcomp/none\n"
+             << (accounting ? "AccountingStorageType=accounting_storage/slurmdbd\nAccountingStorageHost=127.0.0.1\n"
+                              "AccountingStoragePort=" +
+                                  std::to_string(dbd_port) +
+                                  // (the munge socket for slurmdbd's connections: AccountingStoragePass)
+                                  "\nAccountingStoragePass=" + d + "/munge.sock\n"
+                            : "AccountingStorageType=accounting_storage/none\n")
              << "JobAcctGatherType=jobacct_gather/none\nSlurmdParameters=config_overrides\nMinJobAge=600\n"
              << (gpus_ ? "GresTypes=gpu\n" : "") << "NodeName=" << name << " NodeAddr=127.0.0.1 CPUs=" << cpus
              << " RealMemory=1000" << (gpus_ ? " Gres=gpu:4" : "") << " State=UNKNOWN\n"
-             << "PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP\n";
+             << "PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP\n"
+             << extra_conf;
         conf.close();
         if (gpus_) std::ofstream(d + "/gres.conf") << "AutoDetect=off\nName=gpu File=" << d << "/dev/nvidia[0-3]\n";
         env_ = {{"SLURM_CONF", d + "/slurm.conf"},
@@ -138,6 +156,7 @@ class Cluster {
                 {"XDG_STATE_HOME", d + "/state-baton"},
                 {"BATON_SOCKET", d + "/baton.sock"},
                 {"PATH", "/usr/bin:/bin:/usr/sbin:/sbin"}};
+        if (accounting && !start_accounting(name, dbd_port)) return;
         ctld_ = test::start_process({"/usr/sbin/slurmctld", "-D", "-f", d + "/slurm.conf"}, {}, d + "/slurmctld.out");
         std::this_thread::sleep_for(std::chrono::milliseconds(500));
         slurmd_ = test::start_process({"/usr/sbin/slurmd", "-D", "-f", d + "/slurm.conf"}, {}, d + "/slurmd.out");
@@ -154,6 +173,8 @@ class Cluster {
         if (ctld_ > 0) test::run({"/usr/bin/scancel", "--full", "-u", "root"}, env_, 10);
         stop(slurmd_);
         stop(ctld_);
+        stop(slurmdbd_);
+        stop(mariadb_);
         stop(munged_);
         // What slurmd left of its cgroup tree (empty directories: its jobs have ended).
         for (const std::string& root : cgroup_roots_)
@@ -206,11 +227,69 @@ class Cluster {
     }
 
   private:
+    // MariaDB (its own data directory, on loopback) and slurmdbd on it, the cluster registered; false
+    // (and a failure said) when either does not come up.
+    bool start_accounting(const std::string& host, int dbd_port) {
+        const std::string d = dir_.path();
+        const int db_port = free_port();
+        mkdir((d + "/mariadb").c_str(), 0700);
+        test::CommandResult init =
+            test::run({"/usr/bin/mariadb-install-db", "--no-defaults", "--datadir=" + d + "/mariadb",
+                       "--auth-root-authentication-method=normal", "--skip-test-db", "--user=root"},
+                      {}, 120);
+        if (init.exit_code != 0) {
+            ADD_FAILURE() << "mariadb-install-db: " << init.out << init.err;
+            return false;
+        }
+        mariadb_ = test::start_process(
+            {"/usr/sbin/mariadbd", "--no-defaults", "--datadir=" + d + "/mariadb", "--socket=" + d + "/mariadb.sock",
+             "--bind-address=127.0.0.1", "--port=" + std::to_string(db_port), "--user=root",
+             "--pid-file=" + d + "/mariadb.pid", "--skip-log-bin", "--innodb-buffer-pool-size=16M"},
+            {}, d + "/mariadb.log");
+        std::ofstream conf(d + "/slurmdbd.conf");
+        conf << "AuthType=auth/munge\nAuthInfo=socket=" << d << "/munge.sock\nDbdHost=" << host
+             << "\nDbdAddr=127.0.0.1\nDbdPort=" << dbd_port << "\nSlurmUser=root\n"
+             << "StorageType=accounting_storage/mysql\nStorageHost=127.0.0.1\nStoragePort=" << db_port
+             << "\nStorageUser=root\nStorageLoc=slurm_acct_db\nLogFile=" << d << "/slurmdbd.log\nPidFile=" << d
+             << "/slurmdbd.pid\n";
+        conf.close();
+        chmod((d + "/slurmdbd.conf").c_str(), 0600);  // slurmdbd refuses a config others may read
+        const double db_until = monotonic_seconds() + 60;
+        while (test::run({"/usr/bin/mariadb", "--no-defaults", "-h", "127.0.0.1", "-P", std::to_string(db_port), "-u",
+                          "root", "-e", "select 1"},
+                         {}, 10)
+                   .exit_code != 0) {
+            if (monotonic_seconds() > db_until) {
+                ADD_FAILURE() << "MariaDB never answered\n" << test::read_text(d + "/mariadb.log");
+                return false;
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        }
+        // slurmdbd finds slurmdbd.conf beside $SLURM_CONF (it has no -f).
+        slurmdbd_ =
+            test::start_process({"/usr/sbin/slurmdbd", "-D"}, {{"SLURM_CONF", d + "/slurm.conf"}}, d + "/slurmdbd.out");
+        const double dbd_until = monotonic_seconds() + 60;
+        while (test::run({"/usr/bin/sacctmgr", "-i", "add", "cluster", "batontest"}, env_, 10).exit_code != 0 &&
+               test::run({"/usr/bin/sacctmgr", "-n", "list", "cluster", "format=cluster"}, env_, 10)
+                       .out.find("batontest") == std::string::npos) {
+            if (monotonic_seconds() > dbd_until) {
+                test::CommandResult last =
+                    test::run({"/usr/bin/sacctmgr", "-i", "add", "cluster", "batontest"}, env_, 10);
+                ADD_FAILURE() << "slurmdbd never answered\n"
+                              << last.out << last.err << test::read_text(d + "/slurmdbd.log")
+                              << test::read_text(d + "/slurmdbd.out") << test::read_text(d + "/slurm.conf");
+                return false;
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(300));
+        }
+        return true;
+    }
+
     test::TempDir dir_;
     std::string skip_;
     int gpus_ = 0;
     std::map<std::string, std::string> env_;
-    pid_t munged_ = -1, ctld_ = -1, slurmd_ = -1;
+    pid_t munged_ = -1, ctld_ = -1, slurmd_ = -1, slurmdbd_ = -1, mariadb_ = -1;
     std::vector<std::string> cgroup_roots_;
 };
 
@@ -415,4 +494,110 @@ TEST(SlurmHealth, AnXidDrainsTheNodeAndHealthResumesOnlyBatonsDrain) {
     EXPECT_NE(shown.find("Reason=maintenance"), std::string::npos) << shown;
     EXPECT_NE(shown.find("DRAIN"), std::string::npos) << shown;
     c.slurm({"/usr/bin/scontrol", "update", "nodename=" + c.node(), "state=resume"});
+}
+
+// deploy/slurm/baton-jobstats-epilog as slurmctld's EpilogSlurmctld: when a job that burned a core for
+// a few seconds ends, the epilog asks the node's agent (baton serve on every interface, with a token,
+// reached by the node's name) and stores the job's jobstats summary as JS1 in its AdminComment in the
+// accounting database (slurmdbd on MariaDB), and in a spool file; the test reads the database with
+// sacct, decodes the summary as jobstats does (base64, gunzip) and finds the job's cores, CPU time and
+// memory.
+TEST(SlurmJobstats, TheEpilogStoresTheJobsJs1SummaryInItsAdminComment) {
+    test::TempDir d;
+    chmod(d.path().c_str(), 0755);
+    d.write("token", "epilog-Token-7\n");
+    const int port = free_port();
+    // slurmctld runs the wrapper (it must be there when slurmctld starts), which runs the deploy script
+    // with this cluster's settings (epilog.env, written once the cluster's directory exists).
+    const std::string wrapper = d.path() + "/epilog";
+    d.write("epilog", "#!/bin/sh\n. " + d.path() + "/epilog.env\nexec /bin/sh " + test::source_dir() +
+                          "/deploy/slurm/baton-jobstats-epilog 2>>" + d.path() + "/epilog.log\n");
+    chmod(wrapper.c_str(), 0755);
+    Cluster c(/*cgroups=*/true, "EpilogSlurmctld=" + wrapper + "\n", /*accounting=*/true);
+    if (!c.skip().empty()) GTEST_SKIP() << c.skip();
+    d.write("epilog.env",
+            "export BATON=" + test::baton_binary() +
+                " SCONTROL=/usr/bin/scontrol SACCTMGR=/usr/bin/sacctmgr SACCT=/usr/bin/sacct SLURM_CONF=" + c.dir() +
+                "/slurm.conf BATON_SYSTEM_CONFIG=/dev/null BATON_JOBSTATS_SPOOL=" + d.path() +
+                "/spool\nexport BATON_JOBSTATS='--port " + std::to_string(port) + " --token-file " + d.path() +
+                "/token'\n");
+    const pid_t agent =
+        test::start_process({test::baton_binary(), "serve", "--listen", ":" + std::to_string(port), "--token-file",
+                             d.path() + "/token", "--interval", "0.5", "--no-db", "--no-gpus"},
+                            {{"BATON_SYSTEM_CONFIG", "/dev/null"},
+                             {"XDG_CONFIG_HOME", d.path()},
+                             {"XDG_STATE_HOME", d.path()},
+                             {"BATON_SOCKET", d.path() + "/baton.sock"}},
+                            d.path() + "/agent.log");
+    const std::string url = "http://127.0.0.1:" + std::to_string(port);
+    const std::string token = "--token-file=" + d.path() + "/token";
+    // Up once it answers (a job it does not know: exit 1 with "no agent knows").
+    const double up_by = monotonic_seconds() + 20;
+    while (monotonic_seconds() < up_by &&
+           c.baton({"jobstats", "0", "--agent", url, token}).err.find("no agent knows") == std::string::npos)
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+
+    test::CommandResult sub = c.slurm({"/usr/bin/sbatch", "--parsable", "-J", "jobstats-burn", "-D", c.work(), "--wrap",
+                                       "timeout 6 sh -c 'while :; do :; done'; sleep 1"});
+    ASSERT_EQ(sub.exit_code, 0) << sub.err;
+    const std::string id = sub.out.substr(0, sub.out.find_first_of(";\n"));
+    // Once it ended: its AdminComment in the accounting database, as jobstats reads it (sacct).
+    std::string stored;
+    const double until = monotonic_seconds() + 90;
+    while (monotonic_seconds() < until) {
+        stored = c.slurm({"/usr/bin/sacct", "-j", id, "-n", "-X", "-P", "-o", "AdminComment"}).out;
+        stored = stored.substr(0, stored.find('\n'));
+        if (!stored.empty()) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    }
+    const std::string comment = [&] {
+        std::string s = test::read_text(d.path() + "/spool/" + id + ".js1");
+        return s.substr(0, s.find('\n'));
+    }();
+    ASSERT_EQ(comment.rfind("JS1:", 0), 0u)
+        << stored << test::read_text(c.dir() + "/slurmctld.log") << test::read_text(d.path() + "/epilog.log")
+        << test::read_text(d.path() + "/agent.log");
+    // Slurm 23.02 and later store it as given; 22.05 (Debian 12's) lowercases it in sacctmgr, which
+    // the epilog reads back and says.
+    const std::string version = c.slurm({"/usr/bin/sacctmgr", "--version"}).out;  // "slurm-wlm 22.05.8"
+    const std::size_t digit = version.find_first_of("0123456789");
+    const int major = digit == std::string::npos ? 0 : std::atoi(version.c_str() + digit);
+    if (major < 23) {
+        std::string lowered = comment;
+        for (char& ch : lowered) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+        EXPECT_EQ(stored, lowered);
+        EXPECT_NE(test::read_text(d.path() + "/epilog.log").find("the AdminComment was stored altered"),
+                  std::string::npos)
+            << test::read_text(d.path() + "/epilog.log");
+    } else {
+        EXPECT_EQ(stored, comment) << version;
+    }
+    d.write("js1.txt", comment.substr(4));
+    const test::CommandResult decoded =
+        test::run({"/bin/sh", "-c", "base64 -d < " + d.path() + "/js1.txt | gzip -d"}, {}, 10);
+    ASSERT_EQ(decoded.exit_code, 0) << decoded.err;
+    const json summary = json::parse(decoded.out, nullptr, false);
+    ASSERT_TRUE(summary.is_object()) << decoded.out;
+    EXPECT_EQ(summary.value("gpus", -1), 0) << summary.dump();
+    ASSERT_TRUE(summary["nodes"].contains(c.node())) << summary.dump();
+    const json node = summary["nodes"][c.node()];
+    EXPECT_EQ(node.value("cpus", 0), 1) << node.dump();
+    // About 6 s of one core (the loop), counted from the processes' CPU time; the job's runtime as long.
+    EXPECT_GE(node.value("total_time", 0.0), 3.0) << node.dump();
+    EXPECT_LE(node.value("total_time", 0.0), 9.0) << node.dump();
+    EXPECT_GT(node.value("used_memory", std::uint64_t{0}), 0u) << node.dump();
+    EXPECT_GT(node.value("total_memory", std::uint64_t{0}), 0u) << node.dump();
+    EXPECT_GE(summary.value("total_time", 0), 4) << summary.dump();
+    // And for people, once the agent has seen it go: ended, on this node.
+    test::CommandResult text;
+    const double ended_by = monotonic_seconds() + 20;
+    while (monotonic_seconds() < ended_by) {
+        text = c.baton({"jobstats", id, "--nodes", c.node(), "--port", std::to_string(port), token});
+        if (text.out.find(": ended, ran ") != std::string::npos) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    }
+    EXPECT_EQ(text.exit_code, 0) << text.err;
+    EXPECT_EQ(text.out.rfind("slurm:" + id + " \"jobstats-burn\" (user root", 0), 0u) << text.out;
+    EXPECT_NE(text.out.find(": ended, ran "), std::string::npos) << text.out;
+    stop(agent);
 }

@@ -20,6 +20,7 @@ std::unique_ptr<GpuBackend> backend_for(const std::string& scenario, int deadlin
     NvmlOptions o;
     o.library_path = test::fake_nvml_library(scenario);
     o.deadline_ms = deadline_ms;
+    o.xid_poll_seconds = 1;  // the XID tests' events and hang come within seconds
     return make_nvml_backend(o);
 }
 
@@ -379,7 +380,7 @@ TEST(NvmlBackend, XidEventsAreCountedOnAThreadOfTheirOwn) {
     auto r = b->read(0);
     ASSERT_EQ(r.gpus.size(), 3u);
     for (const GpuInfo& g : r.gpus) EXPECT_FALSE(g.xid_errors.has_value()) << "watched only after the first reading";
-    // Ticks 1..3 let the scenario's events out; the watch polls once a second.
+    // Ticks 1..3 let the scenario's events out; the watch polls once a second here.
     const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
     for (double t = 1;; ++t) {
         r = b->read(t);
