@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <sys/resource.h>
 #include <unistd.h>
+
+#include <event2/http.h>
 
 #include "core/clock.hpp"
 #include "core/json_writer.hpp"
@@ -253,7 +256,10 @@ HttpResponse Service::jobs(const HttpRequest& r) const {
     out.content_type = kJson;
     const std::string prefix = "/api/v1/jobs/";
     if (r.path.size() > prefix.size()) {
-        const std::string job = r.path.substr(prefix.size());
+        // The path as sent: "%40" and the like decoded (a unit's "user@1000.service").
+        char* decoded = evhttp_uridecode(r.path.c_str() + prefix.size(), 0, nullptr);
+        const std::string job = decoded ? decoded : "";
+        std::free(decoded);
         std::optional<diagnose::JobUse> use = agent_.job_use(job);
         if (!use)
             return json_error(404, "no job '" + printable(std::string_view(job).substr(0, 100)) +

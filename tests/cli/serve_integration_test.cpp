@@ -339,6 +339,14 @@ TEST(ServeCli, JobstatsReportsAJobFromItsAgentInEveryForm) {
     EXPECT_EQ(from_js1["gpus"], 2);
     EXPECT_EQ(from_js1["nodes"].begin().value()["cpus"], 8);
 
+    // The endpoint itself, the label percent-encoded as a URL may carry it.
+    const Reply encoded = get(s.port(), "/api/v1/jobs/slurm%3A4242", "Authorization: Bearer jobstats-Token\r\n");
+    EXPECT_EQ(encoded.status, 200) << encoded.body;
+    EXPECT_NE(encoded.body.find("\"label\":\"slurm:4242\""), std::string::npos) << encoded.body;
+    const Reply list = get(s.port(), "/api/v1/jobs", "Authorization: Bearer jobstats-Token\r\n");
+    EXPECT_EQ(list.status, 200);
+    EXPECT_EQ(list.body.rfind("[{", 0), 0u) << list.body;
+    EXPECT_EQ(get(s.port(), "/api/v1/jobs/slurm%3A999", "Authorization: Bearer jobstats-Token\r\n").status, 404);
     // Failures: one line each, exit 1 (nothing to report) or 2 (bad usage).
     const test::CommandResult unknown = jobstats({"999", "--agent", agent, token});
     EXPECT_EQ(unknown.exit_code, 1);
