@@ -566,6 +566,12 @@ TEST(SlurmJobstats, TheEpilogStoresTheJobsJs1SummaryInItsAdminComment) {
         std::string lowered = comment;
         for (char& ch : lowered) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
         EXPECT_EQ(stored, lowered);
+        // The epilog reads the comment back after setting it: its word may come a moment after sacct's.
+        const double said_by = monotonic_seconds() + 30;
+        while (monotonic_seconds() < said_by &&
+               test::read_text(d.path() + "/epilog.log").find("the AdminComment was stored altered") ==
+                   std::string::npos)
+            std::this_thread::sleep_for(std::chrono::milliseconds(200));
         EXPECT_NE(test::read_text(d.path() + "/epilog.log").find("the AdminComment was stored altered"),
                   std::string::npos)
             << test::read_text(d.path() + "/epilog.log");
