@@ -33,6 +33,14 @@ std::string hours(double seconds) {
     return fmt::format("{:.1f} h", seconds / 3600);
 }
 
+// {"a", "b"} -> "a, b" (not fmt::join: its range formatting needs fmt's compiled library, which the
+// header-only build lacks under clang's sanitizer build).
+std::string joined(const std::vector<std::string>& parts) {
+    std::string out;
+    for (const std::string& p : parts) out += (out.empty() ? "" : ", ") + p;
+    return out;
+}
+
 // The report for people: the job, each node's cores and memory, each GPU, the findings, the notes.
 std::string text_report(const JobUse& j, const std::vector<std::string>& notes) {
     std::string out = j.label;
@@ -41,7 +49,7 @@ std::string text_report(const JobUse& j, const std::vector<std::string>& notes) 
     if (!j.user.empty()) who.push_back("user " + printable(j.user));
     if (!j.account.empty()) who.push_back("account " + printable(j.account));
     if (!j.partition.empty()) who.push_back("partition " + printable(j.partition));
-    if (!who.empty()) out += " (" + fmt::format("{}", fmt::join(who, ", ")) + ")";
+    if (!who.empty()) out += " (" + joined(who) + ")";
     const double runtime = j.runtime_seconds();
     out += fmt::format(": {}, ran {}", j.ended ? "ended" : "running", hours(runtime));
     if (j.time_limit_seconds) out += " of a " + hours(*j.time_limit_seconds) + " limit";
@@ -215,7 +223,7 @@ int run_jobstats(const JobstatsArgs& a, const std::string& config_path) {
             return error_exit(t.error());
     }
     Answers answers = ask_agents(agents.value(), a.job, token, a.timeout_seconds);
-    const std::string asked = fmt::format("{}", fmt::join(agents.value(), ", "));
+    const std::string asked = joined(agents.value());
     if (answers.parts.empty() && !answers.any_answered)
         return runtime_error("jobstats: no agent answered (asked " + asked + ")");
     if (answers.parts.empty())
@@ -223,7 +231,7 @@ int run_jobstats(const JobstatsArgs& a, const std::string& config_path) {
                              "; an agent keeps a job for an hour after it ends)");
     if (!answers.missing.empty())
         std::fprintf(stderr, "baton jobstats: nothing on job '%s' from %s: the summary holds the other nodes\n",
-                     printable(a.job).c_str(), fmt::format("{}", fmt::join(answers.missing, ", ")).c_str());
+                     printable(a.job).c_str(), joined(answers.missing).c_str());
     const JobUse job = diagnose::merge_nodes(std::move(answers.parts));
     const std::vector<std::string> notes = diagnose::job_use_notes(job);
     std::string out;
