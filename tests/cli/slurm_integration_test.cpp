@@ -15,6 +15,7 @@
 #include <csignal>
 #include <fcntl.h>
 #include <fstream>
+#include <memory>
 #include <netinet/in.h>
 #include <random>
 #include <sys/socket.h>
@@ -529,6 +530,8 @@ TEST(SlurmJobstats, TheEpilogStoresTheJobsJs1SummaryInItsAdminComment) {
                              {"XDG_STATE_HOME", d.path()},
                              {"BATON_SOCKET", d.path() + "/baton.sock"}},
                             d.path() + "/agent.log");
+    // Stopped by pid however the test ends (an ASSERT returns early).
+    const std::unique_ptr<const pid_t, void (*)(const pid_t*)> agent_guard(&agent, [](const pid_t* p) { stop(*p); });
     const std::string url = "http://127.0.0.1:" + std::to_string(port);
     const std::string token = "--token-file=" + d.path() + "/token";
     // Up once it answers (a job it does not know: exit 1 with "no agent knows").
@@ -605,5 +608,4 @@ TEST(SlurmJobstats, TheEpilogStoresTheJobsJs1SummaryInItsAdminComment) {
     EXPECT_EQ(text.exit_code, 0) << text.err;
     EXPECT_EQ(text.out.rfind("slurm:" + id + " \"jobstats-burn\" (user root", 0), 0u) << text.out;
     EXPECT_NE(text.out.find(": ended, ran "), std::string::npos) << text.out;
-    stop(agent);
 }
