@@ -45,6 +45,8 @@ Result<ServeSettings> serve_settings(const ServeFlags& a, const Config& c) {
     }
     s.service.prometheus.process_series = c.serve.process_series;
     s.service.prometheus.dcgm_compat = a.dcgm_compat || c.serve.dcgm_compat;
+    s.service.prometheus.jobstats_compat = a.jobstats_compat || c.serve.jobstats_compat;
+    s.service.cgroup_root = (a.sys_root.empty() ? c.sample.sys_root : a.sys_root) + "/fs/cgroup";
     // In a DaemonSet the pod's hostname is the pod's: dcgm-exporter's NODE_NAME names the node.
     if (const char* node = std::getenv("NODE_NAME"); node && *node) s.service.prometheus.dcgm_hostname = node;
     s.service.interval_seconds = s.interval;

@@ -27,6 +27,7 @@ struct ServeFlags {
     bool insecure = false;
     bool no_gpus = false;
     bool dcgm_compat = false;
+    bool jobstats_compat = false;
     std::string proc_root, sys_root;
     std::string db;  // "" : [history] db, else the default state path
     bool no_db = false;

@@ -27,6 +27,8 @@ CLI::App* add_serve_command(CLI::App& app, ServeArgs& a) {
     cmd->add_flag("--insecure", a.insecure, "Serve a non-loopback address without a token");
     cmd->add_flag("--no-gpus", a.no_gpus, "Do not load NVML");
     cmd->add_flag("--dcgm-compat", a.dcgm_compat, "Also export dcgm-exporter's DCGM_FI_* metrics");
+    cmd->add_flag("--jobstats-compat", a.jobstats_compat,
+                  "Also export the cgroup_* and nvidia_gpu_* families Princeton's jobstats queries, per Slurm job");
     CLI::Option* db = cmd->add_option(
         "--db", a.db, "History database: runs and the machine history (default: [history] db, else the state path)");
     cmd->add_flag("--no-db", a.no_db, "Keep no history on disk: the last 15 minutes in memory only")->excludes(db);

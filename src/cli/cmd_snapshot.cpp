@@ -72,6 +72,12 @@ int run_snapshot(const SnapshotArgs& a, const std::string& config_path) {
             out.push_back('\n');
         } else if (a.prometheus) {
             store::append_snapshot_prometheus(snap, prometheus, out);
+            if (cfg->serve.jobstats_compat) {
+                store::Exposition jobstats;
+                store::append_jobstats_compat(snap, os::read_slurm_job_cgroups(snap, opts.sys_root + "/fs/cgroup"),
+                                              jobstats);
+                jobstats.write(out);
+            }
         } else {
             if (i > 0) out.push_back('\n');
             report::append_snapshot_text(snap, text, out);

@@ -63,6 +63,7 @@ struct Config {
         std::vector<std::string> allowed_hosts;
         std::size_t process_series = 20;        // processes with their own /metrics series (top N by CPU)
         bool dcgm_compat = false;               // also dcgm-exporter's DCGM_FI_* families
+        bool jobstats_compat = false;           // also the families jobstats queries (cgroup_*, nvidia_gpu_*)
         double retention_seconds = 30 * 86400;  // the machine history's minutes are kept this long
         double idle_allocated_minutes = 60;     // gpu_idle_allocated: an allocated GPU at 0 % this long (0: off)
     } serve;

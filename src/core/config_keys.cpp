@@ -310,6 +310,8 @@ std::vector<Row> make_rows() {
          "processes with their own /metrics series (top N by CPU)"},
         {"serve", "dcgm_compat", Rule::boolean, BATON_REF(bool, serve.dcgm_compat), 0, 0, "",
          "also dcgm-exporter's DCGM_FI_* metrics"},
+        {"serve", "jobstats_compat", Rule::boolean, BATON_REF(bool, serve.jobstats_compat), 0, 0, "",
+         "also the cgroup_* and nvidia_gpu_* families Princeton's jobstats queries"},
         {"serve", "retention", Rule::duration, BATON_REF(double, serve.retention_seconds), 3600, 3650 * day,
          "must be a duration from 1h to 3650d, e.g. \"30d\"", "the machine history's minutes are kept this long"},
         {"serve", "idle_allocated_minutes", Rule::number, BATON_REF(double, serve.idle_allocated_minutes), 0, 10080, "",

@@ -14,6 +14,7 @@
 #include "core/text_parse.hpp"
 #include "diagnose/rules.hpp"
 #include "report/findings_view.hpp"
+#include "sample/linux/job_cgroup_usage.hpp"
 #include "sample/linux/kept_file.hpp"
 #include "serve/assets.hpp"
 #include "serve/auth.hpp"
@@ -150,6 +151,14 @@ HttpResponse Service::metrics(const AgentState& s) {
     if (cache_.metrics_of != s.snapshot || cache_.metrics_options_version != options_version_) {
         cache_.metrics.clear();
         if (s.snapshot) store::append_snapshot_prometheus(*s.snapshot, options_.prometheus, cache_.metrics);
+        if (s.snapshot && options_.prometheus.jobstats_compat) {
+            // The jobs' cgroup totals are read here, once per sample that is scraped, not by the
+            // sampler on every tick: only jobstats wants them.
+            store::Exposition jobstats;
+            store::append_jobstats_compat(*s.snapshot, os::read_slurm_job_cgroups(*s.snapshot, options_.cgroup_root),
+                                          jobstats);
+            jobstats.write(cache_.metrics);
+        }
         cache_.metrics_of = s.snapshot;
         cache_.metrics_options_version = options_version_;
     }

@@ -26,8 +26,9 @@ struct ServiceOptions {
     // reads nothing. Empty: any Host (a listener other machines reach, behind the token).
     std::vector<std::string> allowed_hosts;
     store::PrometheusOptions prometheus;
-    std::string version, commit;  // baton_build_info
-    double interval_seconds = 1;  // for /api/v1/health's staleness rule
+    std::string cgroup_root = "/sys/fs/cgroup";  // where --jobstats-compat reads the Slurm jobs' cgroups
+    std::string version, commit;                 // baton_build_info
+    double interval_seconds = 1;                 // for /api/v1/health's staleness rule
 };
 
 class Service {

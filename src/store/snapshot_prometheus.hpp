@@ -8,9 +8,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
+#include "sample/linux/job_cgroup_usage.hpp"
 #include "sample/snapshot.hpp"
 #include "store/prometheus_text.hpp"
 
@@ -26,6 +28,9 @@ struct PrometheusOptions {
     // The host label of the DCGM_FI_* series (Hostname, hostname): dcgm-exporter takes NODE_NAME in
     // Kubernetes (the node, not the pod); empty: the snapshot's hostname.
     std::string dcgm_hostname;
+    // Also the families Princeton's jobstats queries (cgroup_* per Slurm job, nvidia_gpu_* with
+    // jobid), as its cgroup and GPU exporters name them: docs/metrics.md, "jobstats compatibility".
+    bool jobstats_compat = false;
 };
 
 void append_snapshot_prometheus(const Snapshot& snap, const PrometheusOptions& options, Exposition& e);
@@ -42,5 +47,10 @@ const JobInfo* only_job_on_gpu(const Snapshot& snap, unsigned gpu);
 
 // The dcgm-exporter compatible families (called by append_snapshot_prometheus with dcgm_compat).
 void append_dcgm_compat(const Snapshot& snap, const PrometheusOptions& options, Exposition& e);
+
+// The jobstats-compatible families (store/jobstats_prometheus.cpp): each Slurm job's cgroup
+// totals from `cgroups` (by job id, read at scrape time by the caller) and the GPUs with the job on each.
+void append_jobstats_compat(const Snapshot& snap, const std::map<std::string, os::JobCgroupUsage>& cgroups,
+                            Exposition& e);
 
 }  // namespace baton::store

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <chrono>
 #include <functional>
 #include <csignal>
@@ -65,8 +66,11 @@ class Cluster {
     // `cgroups`: jobs tracked in cgroups (proctrack/cgroup, task/cgroup on cgroup v1), as production
     // clusters run them; else by process tree (linuxproc), which any machine allows. `extra_conf`:
     // lines added to slurm.conf (an epilog). `accounting`: a slurmdbd of its own, on a MariaDB server of
-    // its own (sacct, sacctmgr: where jobstats reads a job's AdminComment).
-    explicit Cluster(bool cgroups = false, const std::string& extra_conf = "", bool accounting = false) {
+    // its own (sacct, sacctmgr: where jobstats reads a job's AdminComment). `constrain` (with
+    // cgroups): jobs confined to their cores and memory, their usage in cgroups (ConstrainCores,
+    // ConstrainRAMSpace, jobacct_gather/cgroup: the setup jobstats asks for).
+    explicit Cluster(bool cgroups = false, const std::string& extra_conf = "", bool accounting = false,
+                     bool constrain = false) {
         if (geteuid() != 0) {
             skip_ = "slurmd starts jobs as their users and needs root";
             return;
@@ -119,8 +123,10 @@ class Cluster {
                     const std::string path = std::string("/sys/fs/cgroup/") + c + "/" + root;
                     if (access(path.c_str(), F_OK) != 0) cgroup_roots_.push_back(path);
                 }
-            std::ofstream(d + "/cgroup.conf") << "CgroupPlugin=cgroup/v1\nCgroupMountpoint=/sys/fs/cgroup\n"
-                                              << "ConstrainCores=no\nConstrainRAMSpace=no\nConstrainDevices=no\n";
+            const char* yes = constrain ? "yes" : "no";
+            std::ofstream(d + "/cgroup.conf")
+                << "CgroupPlugin=cgroup/v1\nCgroupMountpoint=/sys/fs/cgroup\n"
+                << "ConstrainCores=" << yes << "\nConstrainRAMSpace=" << yes << "\nConstrainDevices=no\n";
         }
         const int dbd_port = accounting ? free_port() : 0;
         std::random_device job_ids;
@@ -135,8 +141,11 @@ class Cluster {
              << (cgroups ? "ProctrackType=proctrack/cgroup\nTaskPlugin=task/cgroup\n"
                          : "ProctrackType=proctrack/linuxproc\nTaskPlugin=task/none\n")
              // job ids of their own, so job_N cgroups of two clusters never meet
-             << "FirstJobId=" << 1000 + job_ids() % 100000 << "\nSelectType=select/cons_tres\n"
-             << "SelectTypeParameters=CR_Core\nSchedulerType=sched/backfill\nReturnToService=2\nMpiDefault=none\n"
+             << "FirstJobId=" << 1000 + job_ids() % 100000
+             << "\nSelectType=select/cons_tres\n"
+             // (memory a consumable resource when confined: else Slurm gives each job the node's)
+             << "SelectTypeParameters=" << (constrain ? "CR_Core_Memory" : "CR_Core")
+             << "\nSchedulerType=sched/backfill\nReturnToService=2\nMpiDefault=none\n"
              << "JobCompType=jobcomp/none\n"
              << (accounting ? "AccountingStorageType=accounting_storage/slurmdbd\nAccountingStorageHost=127.0.0.1\n"
                               "AccountingStoragePort=" +
@@ -144,7 +153,8 @@ class Cluster {
                                   // (the munge socket for slurmdbd's connections: AccountingStoragePass)
                                   "\nAccountingStoragePass=" + d + "/munge.sock\n"
                             : "AccountingStorageType=accounting_storage/none\n")
-             << "JobAcctGatherType=jobacct_gather/none\nSlurmdParameters=config_overrides\nMinJobAge=600\n"
+             << "JobAcctGatherType=jobacct_gather/" << (cgroups && constrain ? "cgroup" : "none")
+             << "\nSlurmdParameters=config_overrides\nMinJobAge=600\n"
              << (gpus_ ? "GresTypes=gpu\n" : "") << "NodeName=" << name << " NodeAddr=127.0.0.1 CPUs=" << cpus
              << " RealMemory=1000" << (gpus_ ? " Gres=gpu:4" : "") << " State=UNKNOWN\n"
              << "PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP\n"
@@ -608,4 +618,106 @@ TEST(SlurmJobstats, TheEpilogStoresTheJobsJs1SummaryInItsAdminComment) {
     EXPECT_EQ(text.exit_code, 0) << text.err;
     EXPECT_EQ(text.out.rfind("slurm:" + id + " \"jobstats-burn\" (user root", 0), 0u) << text.out;
     EXPECT_NE(text.out.find(": ended, ran "), std::string::npos) << text.out;
+}
+
+namespace {
+
+// One PromQL query against Prometheus' HTTP API: the result vector ([] when it failed).
+json prom_query(int port, const std::string& expr) {
+    const test::CommandResult r =
+        test::run({"/usr/bin/python3", "-c",
+                   "import sys, urllib.parse, urllib.request\n"
+                   "q = urllib.parse.urlencode({'query': sys.argv[2]})\n"
+                   "print(urllib.request.urlopen('http://127.0.0.1:%s/api/v1/query?%s' % (sys.argv[1], q), timeout=5)"
+                   ".read().decode())\n",
+                   std::to_string(port), expr},
+                  {}, 10);
+    const json j = json::parse(r.out, nullptr, false);
+    if (!j.is_object() || j.value("status", "") != "success" || !j.contains("data")) return json::array();
+    return j["data"].value("result", json::array());
+}
+
+// The value of a query's first series, NaN when it has none.
+double prom_value(int port, const std::string& expr) {
+    const json r = prom_query(port, expr);
+    if (!r.is_array() || r.empty() || !r[0].contains("value")) return std::nan("");
+    return std::atof(r[0]["value"][1].get<std::string>().c_str());
+}
+
+}  // namespace
+
+// baton serve --jobstats-compat in place of the cgroup and GPU exporters jobstats is built on:
+// Debian's Prometheus scrapes the agent (with the `cluster` target label jobstats' scrape config
+// adds) and answers jobstats' own queries (jobstats.py, get_job_stats, word for word) for a running
+// job confined by Slurm's cgroups: the memory limit of its --mem, the cores Slurm gave it, the CPU
+// seconds its busy loop burns, the memory it holds.
+TEST(SlurmJobstats, PrometheusAnswersJobstatsQueriesFromTheAgent) {
+    if (access("/usr/bin/prometheus", X_OK) != 0)
+        GTEST_SKIP() << "/usr/bin/prometheus is not installed (scripts/test.sh installs it)";
+    Cluster c(/*cgroups=*/true, "", /*accounting=*/false, /*constrain=*/true);
+    if (!c.skip().empty()) GTEST_SKIP() << c.skip();
+    test::TempDir d;
+    const int port = free_port(), prom_port = free_port();
+    const pid_t agent =
+        test::start_process({test::baton_binary(), "serve", "--listen", "127.0.0.1:" + std::to_string(port),
+                             "--interval", "0.5", "--no-db", "--no-gpus", "--jobstats-compat"},
+                            {{"BATON_SYSTEM_CONFIG", "/dev/null"},
+                             {"XDG_CONFIG_HOME", d.path()},
+                             {"XDG_STATE_HOME", d.path()},
+                             {"BATON_SOCKET", d.path() + "/baton.sock"}},
+                            d.path() + "/agent.log");
+    const std::unique_ptr<const pid_t, void (*)(const pid_t*)> agent_guard(&agent, [](const pid_t* p) { stop(*p); });
+    d.write("prometheus.yml",
+            "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n"
+            "  - job_name: nodes\n    static_configs:\n      - targets: ['127.0.0.1:" +
+                std::to_string(port) + "']\n        labels:\n          cluster: batontest\n");
+    const pid_t prometheus = test::start_process(
+        {"/usr/bin/prometheus", "--config.file=" + d.path() + "/prometheus.yml",
+         "--storage.tsdb.path=" + d.path() + "/tsdb", "--web.listen-address=127.0.0.1:" + std::to_string(prom_port)},
+        {}, d.path() + "/prometheus.log");
+    const std::unique_ptr<const pid_t, void (*)(const pid_t*)> prom_guard(&prometheus,
+                                                                          [](const pid_t* p) { stop(*p); });
+
+    test::CommandResult sub = c.slurm({"/usr/bin/sbatch", "--parsable", "-J", "jobstats-prom", "--mem=200M", "-D",
+                                       c.work(), "--wrap", "timeout 240 sh -c 'while :; do :; done'"});
+    ASSERT_EQ(sub.exit_code, 0) << sub.err;
+    const std::string id = sub.out.substr(0, sub.out.find_first_of(";\n"));
+    // jobstats' queries, as it writes them (diff: the seconds since the job began). Its subqueries
+    // ([120s:]) step at Prometheus' default resolution, whole minutes: the memory one answers once a
+    // minute has turned since the job's first scrape.
+    const std::string sel = "{cluster='batontest',jobid='" + id + "',step='',task=''}";
+    const std::string total_time = "max_over_time(cgroup_cpu_total_seconds" + sel + "[120s])";
+    const std::string used = "max_over_time(((cgroup_memory_rss_bytes" + sel + "+cgroup_memory_shmem_bytes" + sel +
+                             ") or 1*cgroup_memory_rss_bytes" + sel + ")[120s:])";
+    double cpu = std::nan(""), used_memory = std::nan("");
+    const double until = monotonic_seconds() + 120;
+    while (monotonic_seconds() < until) {
+        cpu = prom_value(prom_port, total_time);
+        used_memory = prom_value(prom_port, used);
+        if (cpu >= 3 && used_memory == used_memory) break;  // (NaN: no answer yet)
+        std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    }
+    ASSERT_GE(cpu, 3) << test::read_text(d.path() + "/agent.log") << test::read_text(d.path() + "/prometheus.log")
+                      << test::read_text(c.dir() + "/slurmd.log");
+    const double total_memory = prom_value(prom_port, "max_over_time(cgroup_memory_total_bytes" + sel + "[120s])");
+    const double cpus = prom_value(prom_port, "max_over_time(cgroup_cpus" + sel + "[120s])");
+    // What Slurm set: 200 MiB, in the job's own memory cgroup (found wherever slurmd rooted it).
+    EXPECT_EQ(total_memory, 200.0 * 1024 * 1024);
+    const std::string limit_file =
+        test::run({"/usr/bin/find", "/sys/fs/cgroup/memory", "-maxdepth", "4", "-name", "job_" + id}).out;
+    EXPECT_EQ(test::read_text(limit_file.substr(0, limit_file.find('\n')) + "/memory.limit_in_bytes"), "209715200\n")
+        << limit_file;
+    EXPECT_GT(used_memory, 0) << prom_query(prom_port, "{jobid='" + id + "'}").dump();
+    EXPECT_LT(used_memory, total_memory);
+    // The cores Slurm gave it (scontrol's NumCPUs), from its cpuset.
+    const std::string shown = c.slurm({"/usr/bin/scontrol", "show", "job", id, "-o"}).out;
+    const std::size_t at = shown.find("NumCPUs=");
+    ASSERT_NE(at, std::string::npos) << shown;
+    EXPECT_EQ(cpus, std::atof(shown.c_str() + at + 8)) << shown;
+    // Its CPU seconds grow with it, one core's worth at most.
+    std::this_thread::sleep_for(std::chrono::seconds(3));
+    const double later = prom_value(prom_port, total_time);
+    EXPECT_GT(later, cpu);
+    EXPECT_LT(later - cpu, 3.0 * cpus + 2.0);
+    EXPECT_EQ(c.slurm({"/usr/bin/scancel", id}).exit_code, 0);
 }

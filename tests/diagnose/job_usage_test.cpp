@@ -140,7 +140,9 @@ TEST(JobUsage, AGpuSharedWithOthersCountsOnlyTheJobsOwnMemory) {
     other.used_memory_bytes = 60 * kJobGiB;
     s.gpus[0].processes = {mine, other};
     t.update(s, {});
-    const GpuUse& g = t.find("77")->nodes[0].gpus.at(0);
+    const std::optional<JobUse> u = t.find("77");  // a copy: a reference into the temporary would dangle
+    ASSERT_TRUE(u);
+    const GpuUse& g = u->nodes[0].gpus.at(0);
     EXPECT_FALSE(g.allocated);
     EXPECT_EQ(g.memory_peak_bytes, 10 * kJobGiB);
 }

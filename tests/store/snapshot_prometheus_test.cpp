@@ -344,3 +344,90 @@ TEST(SnapshotPrometheus, JobsAreInfoSeriesToJoinOn) {
     EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
     EXPECT_EQ(r.out + r.err, "");
 }
+
+// jobstats' families, as its exporters name them: each Slurm job's cgroup totals with step="" and
+// task="", the GPUs with the job on each by minor number, what the cgroup lacks filled from Slurm's
+// allocation, and nothing for a job with no cgroup reading or a job that is not Slurm's.
+TEST(SnapshotPrometheus, JobstatsCompatFamilies) {
+    Snapshot snap = fixture_snapshot("eight-busy");
+    ASSERT_FALSE(snap.jobs.empty());
+    JobInfo nb;  // a notebook service on a GPU: not a Slurm job, no cgroup_* series
+    nb.kind = JobKind::service;
+    nb.id = nb.name = "jupyter.service";
+    nb.label = "service:jupyter.service";
+    snap.jobs.push_back(nb);
+    std::map<std::string, os::JobCgroupUsage> cgroups;
+    os::JobCgroupUsage& u = cgroups["4242"];
+    u.cpu_seconds = 7200.5;
+    u.cpu_user_seconds = 7000;
+    u.cpu_system_seconds = 200.5;
+    u.memory_used_bytes = 3u << 30;
+    u.memory_rss_bytes = 2u << 30;
+    u.memory_shmem_bytes = 1u << 20;
+    cgroups["999"].cpu_seconds = 1;  // a job the snapshot does not have
+    Exposition e;
+    append_jobstats_compat(snap, cgroups, e);
+    std::string t;
+    e.write(t);
+    const std::string l = "{jobid=\"4242\",step=\"\",task=\"\"}";
+    EXPECT_TRUE(has(t, "cgroup_cpu_total_seconds" + l + " 7200.5")) << t;
+    EXPECT_TRUE(has(t, "cgroup_cpu_system_seconds" + l + " 200.5"));
+    EXPECT_TRUE(has(t, "cgroup_memory_rss_bytes" + l + " 2147483648"));
+    EXPECT_TRUE(has(t, "cgroup_memory_shmem_bytes" + l + " 1048576"));
+    // No cpuset and no limit in the cgroup: Slurm's 8 cores and 62.5 GiB.
+    EXPECT_TRUE(has(t, "cgroup_cpus" + l + " 8"));
+    EXPECT_TRUE(has(t, "cgroup_memory_total_bytes" + l + " 67108864000"));
+    EXPECT_TRUE(has(t, "cgroup_uid{jobid=\"4242\"} 1000")) << t;
+    EXPECT_EQ(t.find("jobid=\"999\""), std::string::npos);
+    EXPECT_EQ(t.find("jupyter"), std::string::npos);
+    EXPECT_EQ(count_samples(t, "cgroup_cpus"), 1);
+    // The cgroup's own cpuset and limit win over the allocation.
+    u.cpus = 4;
+    u.memory_limit_bytes = 1u << 30;
+    Exposition e2;
+    append_jobstats_compat(snap, cgroups, e2);
+    std::string t2;
+    e2.write(t2);
+    EXPECT_TRUE(has(t2, "cgroup_cpus" + l + " 4"));
+    EXPECT_TRUE(has(t2, "cgroup_memory_total_bytes" + l + " 1073741824"));
+    // The GPUs: every one, jobid on those allocated to the job (minor numbers 0 and 1).
+    EXPECT_EQ(count_samples(t, "nvidia_gpu_memory_total_bytes"), static_cast<int>(snap.gpus.size()));
+    EXPECT_TRUE(has(t, "nvidia_gpu_num_devices " + std::to_string(snap.gpus.size())));
+    int with_job = 0;
+    for (const GpuInfo& g : snap.gpus) {
+        const bool mine = g.minor_number && *g.minor_number < 2;
+        const std::string labels = "{ordinal=\"" + std::to_string(g.index) + "\",minor_number=\"" +
+                                   std::to_string(*g.minor_number) + "\",uuid=\"" + g.uuid + "\",name=\"" + g.name +
+                                   "\",jobid=\"" + (mine ? "4242" : "") + "\",userid=\"" + (mine ? "1000" : "") + "\"}";
+        EXPECT_TRUE(has(t, "nvidia_gpu_memory_total_bytes" + labels + " " + std::to_string(*g.memory_total_bytes)))
+            << labels << "\n"
+            << t;
+        if (g.utilization_percent) {
+            std::ostringstream v;
+            v << *g.utilization_percent;
+            EXPECT_TRUE(has(t, "nvidia_gpu_duty_cycle" + labels + " " + v.str())) << labels;
+        }
+        if (mine) {
+            ++with_job;
+            EXPECT_TRUE(has(t, "nvidia_gpu_jobId" + labels + " 4242"));
+            EXPECT_TRUE(has(t, "nvidia_gpu_jobUid" + labels + " 1000"));
+        }
+    }
+    EXPECT_EQ(with_job, 2);
+    EXPECT_EQ(count_samples(t, "nvidia_gpu_jobId"), 2);
+    // promtool parses the families; its linter flags the exporter's camel-case nvidia_gpu_jobId and
+    // jobUid alone (exit 3), kept on purpose: jobstats queries them by those names.
+    test::TempDir d;
+    d.write("metrics.txt", t);
+    auto r = test::run({"/bin/sh", "-c", "promtool check metrics < " + d.path() + "/metrics.txt"});
+    EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+    std::istringstream lines(r.out + r.err);
+    std::string line;
+    int n = 0;
+    while (std::getline(lines, line)) {
+        ++n;
+        EXPECT_TRUE(line.rfind("nvidia_gpu_jobId ", 0) == 0 || line.rfind("nvidia_gpu_jobUid ", 0) == 0) << line;
+        EXPECT_NE(line.find("'snake_case' not 'camelCase'"), std::string::npos) << line;
+    }
+    EXPECT_EQ(n, 2);
+}
