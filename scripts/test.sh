@@ -24,6 +24,8 @@ test_packages=(
   chromium                 # the report test opens baton's HTML report in headless Chromium
   python3-torch            # the Python hook's tests train real, small models on the CPU
   python3-grpcio python3-protobuf  # the fake kubelet of the pod-resources test (gRPC on a Unix socket)
+  python3-kubernetes       # the Kubernetes API's types: deploy/kubernetes/ is checked against them
+  podman runc              # deploy/kubernetes/'s image is built and run (runc: crun refuses hybrid cgroups)
   iperf3 fio               # bench net is measured beside iperf3 (tests); bench/bench_vs_tools.py adds fio
   man-db zsh fish bash-completion  # the package test: man -w, and each shell's completion
 )
@@ -33,6 +35,9 @@ test_setup() {
   # playwright-core drives Debian's Chromium in the live-page test (no browser of its own is fetched),
   # installed with npm: Debian's where there is no npm yet (Node.js from elsewhere brings its own).
   command -v npm >/dev/null || ./scripts/apt-install.sh npm || return
+  # kubectl kustomize builds deploy/kubernetes/ in its test: Debian's kubernetes-client, unless a
+  # kubectl is there already (another package's would collide with it).
+  command -v kubectl >/dev/null || ./scripts/apt-install.sh kubernetes-client || return
   [ -d .deps/node/node_modules/playwright-core ] ||
     npm install --silent --no-audit --no-fund --prefix .deps/node playwright-core@1.64.1 >/dev/null
 }
