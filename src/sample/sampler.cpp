@@ -108,12 +108,24 @@ void Sampler::read_once(Snapshot& snap) {
     }
     if (filesystems_) {
         filesystems_->fill(now, snap.filesystems);
-        if (written_) {
+        if (written_ && now >= writers_due_) {
             mark_filesystem_writers(
                 snap, filesystems_->mounts(), options_.job_roots, [&](const ProcessInfo& p) -> const auto& {
                     return written_->paths(p.pid, p.start_time_ms, now);
                 });
             written_->forget_older_than(now - 2 * os::WrittenPaths::refresh_seconds);
+            writers_.clear();
+            for (const FilesystemStats& f : snap.filesystems)
+                if (!f.writer_pids.empty()) writers_.emplace(f.mount_point, f.writer_pids);
+            writers_due_ = now + kWritersSeconds;
+        } else if (written_) {
+            // Between passes, the last pass's writers that are still here.
+            for (FilesystemStats& f : snap.filesystems) {
+                const auto it = writers_.find(f.mount_point);
+                if (it == writers_.end()) continue;
+                for (std::uint32_t pid : it->second)
+                    if (find_process(snap, pid)) f.writer_pids.push_back(pid);
+            }
         }
     } else {
         snap.filesystems.clear();

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -73,6 +74,12 @@ class Sampler {
     std::unique_ptr<jobs::JobTable> jobs_;              // with processes: their jobs, named
     std::unique_ptr<os::FilesystemSpace> filesystems_;
     std::unique_ptr<os::WrittenPaths> written_;  // with processes and filesystems: where jobs write
+    // Which processes write to which filesystem (by mount point), worked out every kWritersSeconds:
+    // a pass builds the process tree, a tenth of the agent's instructions when it ran every tick,
+    // and what it finds moves no faster than the space readings (every 5 s) and the paths (10 s).
+    static constexpr double kWritersSeconds = 5;
+    std::map<std::string, std::vector<std::uint32_t>> writers_;
+    double writers_due_ = 0;
     bool primed_ = false;
     double last_time_ = -1;
 };

@@ -48,8 +48,8 @@ struct NvmlOptions {
     std::string library_path;  // empty: $BATON_NVML_LIBRARY, else "libnvidia-ml.so.1"
     int deadline_ms = 2000;
     double pcie_interval_seconds = 5.0;
-    bool xid_events = true;       // watch NVML's critical-error events (XIDs) after the first reading
-    double xid_poll_seconds = 5;  // how often the XID watch drains the driver's queue
+    bool xid_events = true;        // watch NVML's critical-error events (XIDs) after the first reading
+    double xid_poll_seconds = 10;  // how often the XID watch drains the driver's queue
 };
 
 // Never fails: a missing library or driver gives a backend whose readings say so.

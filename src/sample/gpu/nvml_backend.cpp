@@ -837,11 +837,12 @@ void collect(Shared& s, double now, GpuReading& out) {
     out.status = s.devices.empty() ? "no NVIDIA GPU found" : failing.empty() ? "ok" : failing;
 }
 
-// Polls the event set (a wait of 0 ms) every 5 s (NvmlOptions::xid_poll_seconds) and drains what came (the driver
+// Polls the event set (a wait of 0 ms) every 10 s (NvmlOptions::xid_poll_seconds) and drains what came (the driver
 // queues events between polls), sleeping on our own condition variable in between: the backend's end stops it at once
-// instead of after a driver wait. Every 5 s rather than every sample: each wake-up of a thread costs the agent about
-// 0.1 ms of CPU (bench/fleet_overhead.py measured the 1 s poll at 0.03 % of a core, most of the fleet features' cost),
-// and an XID counted 5 s late changes no decision (dcgm- exporter collects every 30 s).
+// instead of after a driver wait. Every 10 s rather than every sample: each wake-up of a thread costs the agent about
+// 0.1-0.3 ms of CPU (bench/fleet_overhead.py measured the 1 s poll at 0.03 % of a core, most of the fleet features'
+// cost, and the 5 s poll still at 0.005-0.007 %), and an XID counted 10 s late changes no decision (Prometheus scrapes
+// every 15 s; dcgm-exporter collects every 30 s).
 void xid_main(std::shared_ptr<Shared> s) {
     name_this_thread("baton-xid");
     nvmlEventData_t data{};
