@@ -6,7 +6,6 @@
 
 #include "core/clock.hpp"
 #include "sample/process_lookup.hpp"
-#include "sample/process_tree.hpp"
 
 namespace baton {
 
@@ -199,14 +198,35 @@ void mark_filesystem_writers(Snapshot& snap, const std::vector<os::Mount>& mount
     const auto is_root = [&](const ProcessInfo& p) {
         return !p.gpu_indices.empty() || std::find(roots.begin(), roots.end(), p.pid) != roots.end();
     };
-    // The tree is built only on a tick with a job to follow (most of a desktop's ticks have none).
+    // A root's descendants, found by walking each process's parents up (the table is sorted by pid:
+    // a binary search a step) with what each walk learns kept, so every process is settled once; no
+    // tree is built (building one a pass was most of this function's cost). Only on a pass with a job
+    // to follow (most of a desktop's passes have none).
     if (std::any_of(snap.processes.begin(), snap.processes.end(), is_root)) {
-        const ProcessTree tree(snap.processes);
+        enum : char { unknown, under_root, not_under };
+        std::vector<char> state(snap.processes.size(), unknown);
+        std::vector<std::size_t> chain;
         for (std::size_t i = 0; i < snap.processes.size(); ++i) {
-            if (!is_root(snap.processes[i])) continue;
-            taken[i] = true;
-            for (std::size_t d : tree.descendants(snap.processes[i].pid)) taken[d] = true;
+            chain.clear();
+            char found = not_under;
+            for (std::size_t at = i;;) {
+                if (state[at] != unknown) {
+                    found = state[at];
+                    break;
+                }
+                chain.push_back(at);
+                if (is_root(snap.processes[at])) {
+                    found = under_root;
+                    break;
+                }
+                const ProcessInfo* parent = find_process(snap, snap.processes[at].ppid);
+                // No parent here, or a loop (a pid reused between the reads of a table): the walk ends.
+                if (!parent || parent == &snap.processes[at] || chain.size() > snap.processes.size()) break;
+                at = static_cast<std::size_t>(parent - snap.processes.data());
+            }
+            for (std::size_t c : chain) state[c] = found;
         }
+        for (std::size_t i = 0; i < snap.processes.size(); ++i) taken[i] = state[i] == under_root;
     }
     for (std::size_t i = 0; i < snap.processes.size(); ++i)
         if (taken[i] || snap.processes[i].write_bytes_per_second.value_or(0) > 1e6)

@@ -5,6 +5,8 @@
 #include "sample/linux/filesystem_space.hpp"
 #include "sample/linux/mounts.hpp"
 #include "sample/linux/written_paths.hpp"
+#include "sample/process_lookup.hpp"
+#include "sample/sampler.hpp"
 
 using namespace baton;
 using namespace baton::os;
@@ -113,4 +115,66 @@ TEST(FilesystemSpace, ReadsTheMountsOfThisMachine) {
     std::vector<FilesystemStats> empty;
     none.fill(0, empty);
     EXPECT_TRUE(empty.empty());
+}
+
+namespace {
+
+ProcessInfo process(std::uint32_t pid, std::uint32_t ppid) {
+    ProcessInfo p;
+    p.pid = pid;
+    p.ppid = ppid;
+    p.name = "p" + std::to_string(pid);
+    return p;
+}
+
+}  // namespace
+
+// The writers of each filesystem: a GPU process or a followed job's root with all its descendants
+// (a checkpoint saver two generations down), and any heavy writer; never the rest, whose files are not read.
+TEST(FilesystemWriters, AJobsTreeAndHeavyWritersOnly) {
+    Snapshot snap;
+    // pid: parent. 10 trains on a GPU; 11 is its child, 12 its grandchild; 20 runs under `baton run`
+    // (a root), 5 is 21's child (pids wrapped: a child below its parent); 30 is unrelated; 31 writes 5 MB/s; 40 and 41
+    // are each other's parent (a pid reused between the reads of the table), 50's parent is not in the table.
+    for (auto [pid, ppid] : std::vector<std::pair<std::uint32_t, std::uint32_t>>{{1, 0},
+                                                                                 {5, 21},
+                                                                                 {10, 1},
+                                                                                 {11, 10},
+                                                                                 {12, 11},
+                                                                                 {20, 1},
+                                                                                 {21, 20},
+                                                                                 {30, 1},
+                                                                                 {31, 30},
+                                                                                 {40, 41},
+                                                                                 {41, 40},
+                                                                                 {50, 999}})
+        snap.processes.push_back(process(pid, ppid));
+    find_process(snap, 10)->gpu_indices = {0};
+    find_process(snap, 31)->write_bytes_per_second = 5e6;
+    FilesystemStats data, scratch;
+    data.mount_point = "/data";
+    scratch.mount_point = "/scratch";
+    snap.filesystems = {data, scratch};
+    const std::vector<Mount> mounts = {
+        {"/", "/dev/sda1", "ext4"}, {"/data", "/dev/sdb", "xfs"}, {"/scratch", "tmpfs", "tmpfs"}};
+    std::vector<std::uint32_t> asked;
+    const std::vector<std::string> on_data = {"/data/ckpt/step100.pt"}, on_scratch = {"/scratch/x"}, none;
+    mark_filesystem_writers(snap, mounts, {20}, [&](const ProcessInfo& p) -> const std::vector<std::string>& {
+        asked.push_back(p.pid);
+        return p.pid == 12 || p.pid == 21 ? on_data : p.pid == 31 ? on_scratch : none;
+    });
+    std::sort(asked.begin(), asked.end());
+    EXPECT_EQ(asked, (std::vector<std::uint32_t>{5, 10, 11, 12, 20, 21, 31}));
+    EXPECT_EQ(snap.filesystems[0].writer_pids, (std::vector<std::uint32_t>{12, 21}));
+    EXPECT_EQ(snap.filesystems[1].writer_pids, (std::vector<std::uint32_t>{31}));
+
+    // Without a GPU process or a root, only heavy writers are asked.
+    find_process(snap, 10)->gpu_indices.clear();
+    for (FilesystemStats& f : snap.filesystems) f.writer_pids.clear();
+    asked.clear();
+    mark_filesystem_writers(snap, mounts, {}, [&](const ProcessInfo& p) -> const std::vector<std::string>& {
+        asked.push_back(p.pid);
+        return none;
+    });
+    EXPECT_EQ(asked, (std::vector<std::uint32_t>{31}));
 }
