@@ -127,6 +127,7 @@ PANEL_FIELDS = [
     ("persistence_mode", "persistence_mode", ("enabled",)),
     ("compute_mode", "compute_mode", ("compute_mode",)),
     ("mig.mode.current", "mig_mode", ("enabled",)),
+    ("temperature.memory", "memory_temperature_celsius", ("near", TEMP_DEGREES)),
 ]
 COMPUTE_MODES = {"default": "default", "exclusive_process": "exclusive_process", "prohibited": "prohibited",
                  "exclusive_thread": "exclusive_thread"}
@@ -257,6 +258,16 @@ class Nvml:
         v = ctypes.c_ulonglong()
         return v.value if self.call(name, h, *extra, ctypes.byref(v)) == 0 else None
 
+    def field_uint(self, h, field_id):
+        """One nvmlDeviceGetFieldValues entry read as an unsigned int (the memory temperature, field 82),
+        None where the call or the entry fails. nvmlFieldValue_t: fieldId, scopeId (u32), timestamp,
+        latencyUsec (i64), valueType, nvmlReturn (u32), value (8 bytes): 40 bytes."""
+        buf = (ctypes.c_ubyte * 40)()
+        ctypes.c_uint.from_buffer(buf, 0).value = field_id
+        if self.call("nvmlDeviceGetFieldValues", h, 1, buf) != 0 or ctypes.c_uint.from_buffer(buf, 28).value != 0:
+            return None
+        return ctypes.c_uint.from_buffer(buf, 32).value
+
 
 def record(lib_path, out_path, ticks, interval):
     nv = Nvml(lib_path)
@@ -320,6 +331,9 @@ def record(lib_path, out_path, ticks, interval):
                 v = nv.uint(name, h, *extra)
                 if v is not None:
                     tick[key] = v
+            memory_temperature = nv.field_uint(h, 82)  # NVML_FI_DEV_MEMORY_TEMP
+            if memory_temperature is not None:
+                tick["memory_temperature"] = memory_temperature
             for key, name in (("encoder_util", "nvmlDeviceGetEncoderUtilization"),
                               ("decoder_util", "nvmlDeviceGetDecoderUtilization")):
                 util_period = (ctypes.c_uint(), ctypes.c_uint())

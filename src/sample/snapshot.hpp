@@ -187,6 +187,7 @@ struct GpuInfo {
     std::optional<double> utilization_percent, memory_utilization_percent;
     std::optional<std::uint64_t> memory_total_bytes, memory_used_bytes, memory_free_bytes, memory_reserved_bytes;
     std::optional<double> temperature_celsius;
+    std::optional<double> memory_temperature_celsius;  // the HBM's own sensor (data-centre GPUs; NVML field 82)
     std::optional<double> power_watts, power_limit_watts;
     std::optional<unsigned> sm_clock_mhz, sm_clock_max_mhz, memory_clock_mhz, memory_clock_max_mhz;
     std::optional<std::vector<std::string>> throttle_reasons;  // decoded clock-event reasons

@@ -538,7 +538,8 @@ FAKE_API nvmlReturn_t nvmlDeviceGetRemappedRows(nvmlDevice_t h, unsigned* correc
     number(h, "nvmlDeviceGetRemappedRows", "remapping_failed", failed);
     return NVML_SUCCESS;
 }
-// NVLink data counters, per active link (see "nvlink_remotes"): each tick adds "nvlink_rx_kib" and
+// The memory's temperature (field 82, "memory_temperature"), and NVLink data counters, per active link (see
+// "nvlink_remotes"): each tick adds "nvlink_rx_kib" and
 // "nvlink_tx_kib" (that tick's values) to every link's counter, as if a tick lasted a second.
 FAKE_API nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t h, int count, nvmlFieldValue_t* values) {
     std::lock_guard lock(g_mutex);
@@ -549,6 +550,15 @@ FAKE_API nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t h, int count, nvmlFi
     const auto now = static_cast<std::size_t>(current_tick(d->id));
     for (int i = 0; i < count; ++i) {
         nvmlFieldValue_t& f = values[i];
+        if (f.fieldId == NVML_FI_DEV_MEMORY_TEMP) {  // "memory_temperature" (C); absent: a board without the sensor
+            const json& t = value(*d, "memory_temperature");
+            f.timestamp = static_cast<long long>(now + 1) * 1000000LL;
+            f.latencyUsec = 0;
+            f.nvmlReturn = t.is_number() ? NVML_SUCCESS : NVML_ERROR_NOT_SUPPORTED;
+            f.valueType = NVML_VALUE_TYPE_UNSIGNED_INT;
+            if (t.is_number()) f.value.uiVal = t.get<unsigned>();
+            continue;
+        }
         const char* key = f.fieldId == NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX   ? "nvlink_rx_kib"
                           : f.fieldId == NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX ? "nvlink_tx_kib"
                                                                                : nullptr;

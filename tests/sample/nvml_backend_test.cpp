@@ -72,6 +72,7 @@ TEST(NvmlBackend, OneIdleGpuEveryField) {
     EXPECT_EQ(g.memory_reserved_bytes, 565182464u);
     EXPECT_EQ(g.memory_free_bytes, 85520809984u - 4194304u - 565182464u);
     EXPECT_EQ(g.temperature_celsius, 31.0);
+    EXPECT_EQ(g.memory_temperature_celsius, 34.0);
     EXPECT_DOUBLE_EQ(*g.power_watts, 48.123);
     EXPECT_DOUBLE_EQ(*g.power_limit_watts, 350);
     EXPECT_EQ(g.sm_clock_mhz, 345u);
@@ -94,6 +95,33 @@ TEST(NvmlBackend, OneIdleGpuEveryField) {
     auto r2 = b->read(1);
     EXPECT_EQ(r2.gpus[0].sm_activity_percent, 0.0);
     EXPECT_EQ(r2.gpus[0].tensor_activity_percent, 0.0);
+}
+
+// A board without a memory sensor answers the field NOT_SUPPORTED: no reading, and it is not asked
+// again (a sensor that appears later is not believed); a sensor's filler (0 C) is no reading either.
+TEST(NvmlBackend, MemoryTemperatureOnlyWhereTheBoardHasTheSensor) {
+    test::TempDir dir;
+    const std::string scenario = dir.path() + "/memory-temperature.json";
+    dir.write("memory-temperature.json", R"({"devices": [
+        {"values": {"uuid": "GPU-a", "name": "NVIDIA L4", "pci_bus_id": "00000000:17:00.0", "temperature": 40},
+         "ticks": [{}, {"memory_temperature": 50}]},
+        {"values": {"uuid": "GPU-b", "name": "NVIDIA H200", "pci_bus_id": "00000000:18:00.0", "temperature": 40,
+                    "memory_temperature": 45},
+         "ticks": [{}, {"memory_temperature": 0}, {"memory_temperature": 47}]}]})");
+    setenv("BATON_FAKE_NVML_SCENARIO", scenario.c_str(), 1);
+    NvmlOptions o;
+    o.library_path = test::fake_nvml_library("one-idle");
+    o.xid_events = false;
+    auto b = make_nvml_backend(o);
+    auto r0 = b->read(0);
+    ASSERT_EQ(r0.gpus.size(), 2u) << r0.status;
+    EXPECT_FALSE(r0.gpus[0].memory_temperature_celsius.has_value());
+    EXPECT_EQ(r0.gpus[1].memory_temperature_celsius, 45.0);
+    auto r1 = b->read(1);
+    EXPECT_FALSE(r1.gpus[0].memory_temperature_celsius.has_value());
+    EXPECT_FALSE(r1.gpus[1].memory_temperature_celsius.has_value());
+    auto r2 = b->read(2);
+    EXPECT_EQ(r2.gpus[1].memory_temperature_celsius, 47.0);
 }
 
 TEST(NvmlBackend, EightBusyGpusInPciOrderWithProcesses) {

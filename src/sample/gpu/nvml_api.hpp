@@ -130,6 +130,8 @@ struct nvmlProcessUtilizationSample_t {
 // nvmlDeviceGetFieldValues: one request and its answer per entry. NVLink data throughput fields
 // are per link (scopeId = the link) and count KiB since the driver loaded.
 enum : unsigned { NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX = 138, NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX = 139 };
+// The memory's own temperature (C), on GPUs with HBM: the rest answer NVML_ERROR_NOT_SUPPORTED in the entry.
+enum : unsigned { NVML_FI_DEV_MEMORY_TEMP = 82 };
 enum : unsigned {
     NVML_VALUE_TYPE_DOUBLE = 0,
     NVML_VALUE_TYPE_UNSIGNED_INT = 1,

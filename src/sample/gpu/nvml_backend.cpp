@@ -39,6 +39,7 @@ struct Device {
     std::optional<double> pcie_rx, pcie_tx;
     unsigned long long last_util_timestamp = 0;
     bool gpm_supported = false;
+    bool memory_temperature_supported = true;  // until the driver says otherwise for this GPU
     nvmlGpmSample_t gpm_samples[2] = {nullptr, nullptr};
     int gpm_current = 0;
     bool gpm_have_previous = false;
@@ -550,6 +551,42 @@ bool read_memory(Shared& s, Device& d) {
     return true;
 }
 
+// The memory's temperature, a field value (dcgm-exporter's DCGM_FI_DEV_MEMORY_TEMP). A GPU without the
+// sensor (GDDR boards) says so once and is not asked again.
+bool read_memory_temperature(Shared& s, Device& d) {
+    NvmlLibrary& L = s.lib;
+    d.info.memory_temperature_celsius.reset();
+    if (!L.field_values || !d.memory_temperature_supported) return true;
+    nvmlFieldValue_t f{};
+    f.fieldId = NVML_FI_DEV_MEMORY_TEMP;
+    const nvmlReturn_t rc = Caller(s)("nvmlDeviceGetFieldValues", [&] { return L.field_values(d.handle, 1, &f); });
+    if (is_lost(rc)) return false;
+    if (rc == NVML_ERROR_NOT_SUPPORTED || (rc == NVML_SUCCESS && f.nvmlReturn == NVML_ERROR_NOT_SUPPORTED)) {
+        d.memory_temperature_supported = false;
+        return true;
+    }
+    if (rc != NVML_SUCCESS || f.nvmlReturn != NVML_SUCCESS) return true;
+    // The driver gives an unsigned int; the other integer types are taken too, a double is not expected.
+    switch (f.valueType) {
+        case NVML_VALUE_TYPE_UNSIGNED_INT:
+            d.info.memory_temperature_celsius = f.value.uiVal;
+            break;
+        case NVML_VALUE_TYPE_SIGNED_INT:
+            d.info.memory_temperature_celsius = f.value.siVal;
+            break;
+        case NVML_VALUE_TYPE_UNSIGNED_LONG_LONG:
+            d.info.memory_temperature_celsius = static_cast<double>(f.value.ullVal);
+            break;
+        default:
+            break;
+    }
+    // A reading outside what a sensor can give (0 C and below, or above 150 C) is the driver's filler.
+    if (d.info.memory_temperature_celsius &&
+        !(*d.info.memory_temperature_celsius > 0 && *d.info.memory_temperature_celsius < 150))
+        d.info.memory_temperature_celsius.reset();
+    return true;
+}
+
 // Temperature, power (NVML's milliwatts), clocks, the PCIe link now, and why the clocks are down.
 bool read_thermal_power_clocks(Shared& s, Device& d) {
     NvmlLibrary& L = s.lib;
@@ -577,7 +614,7 @@ bool read_thermal_power_clocks(Shared& s, Device& d) {
         read_unsigned(
             s, L.pcie_width, "nvmlDeviceGetCurrPcieLinkWidth", [&](unsigned* x) { return L.pcie_width(h, x); },
             g.pcie_width);
-    if (!ok) return false;
+    if (!ok || !read_memory_temperature(s, d)) return false;
     g.throttle_reasons.reset();
     if (L.clock_reasons) {
         unsigned long long mask = 0;
