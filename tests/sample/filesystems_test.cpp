@@ -1,12 +1,20 @@
 // Filesystems: the mounts that count (mountinfo, recorded and hostile), which one holds a path,
-// fdinfo's flags, and the fill trend's rate and steps.
+// fdinfo's flags, the fill trend's rate and steps, where a process writes and which processes count.
 #include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
 
 #include "sample/linux/filesystem_space.hpp"
 #include "sample/linux/mounts.hpp"
 #include "sample/linux/written_paths.hpp"
 #include "sample/process_lookup.hpp"
 #include "sample/sampler.hpp"
+#include "test_support.hpp"
 
 using namespace baton;
 using namespace baton::os;
@@ -177,4 +185,44 @@ TEST(FilesystemWriters, AJobsTreeAndHeavyWritersOnly) {
         return none;
     });
     EXPECT_EQ(asked, (std::vector<std::uint32_t>{31}));
+}
+
+// A real process's cwd and the files it holds open for writing (write-only, read-write, appending), not
+// those it reads or its pipes and devices; cached until refresh_seconds pass or the pid is reused.
+TEST(WrittenPaths, ARealProcessesCwdAndFilesOpenForWriting) {
+    test::TempDir dir;
+    for (const char* f : {"read.bin", "write.bin", "both.bin", "log.txt"}) dir.write(f, "x");
+    const std::string p = dir.path();
+    const pid_t child = fork();
+    if (child == 0) {
+        if (chdir(p.c_str()) != 0) _exit(1);
+        // Only what this test opens: the test runner's log (stdout) and descriptors go.
+        const int null = open("/dev/null", O_RDWR);
+        if (null < 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0) _exit(1);
+        for (int fd = 3; fd < 1024; ++fd) close(fd);
+        // Kept open across the sleep: read-only, write-only, read-write, append, a pipe, /dev/null.
+        int pipe_fds[2];
+        if (open("read.bin", O_RDONLY) < 0 || open("write.bin", O_WRONLY) < 0 || open("both.bin", O_RDWR) < 0 ||
+            open("log.txt", O_WRONLY | O_APPEND) < 0 || pipe(pipe_fds) != 0 || open("/dev/null", O_WRONLY) < 0)
+            _exit(1);
+        execlp("sleep", "sleep", "30", static_cast<char*>(nullptr));
+        _exit(1);
+    }
+    ASSERT_GT(child, 0);
+    // exec keeps the descriptors (none is close-on-exec); wait until sleep runs.
+    for (int i = 0; i < 100 && test::read_text("/proc/" + std::to_string(child) + "/comm") != "sleep\n"; ++i)
+        usleep(20000);
+    WrittenPaths written("/proc");
+    std::vector<std::string> got = written.paths(static_cast<std::uint32_t>(child), 1, 0);
+    ASSERT_FALSE(got.empty());
+    EXPECT_EQ(got.front(), p);  // the cwd first
+    std::sort(got.begin() + 1, got.end());
+    EXPECT_EQ(std::vector<std::string>(got.begin() + 1, got.end()),
+              (std::vector<std::string>{p + "/both.bin", p + "/log.txt", p + "/write.bin"}));
+    // Cached: the same answer within refresh_seconds even after the process ended; read again after,
+    // or at once for another process with that pid (a new start time).
+    kill(child, SIGKILL);
+    waitpid(child, nullptr, 0);
+    EXPECT_EQ(written.paths(static_cast<std::uint32_t>(child), 1, 5).size(), 4u);
+    EXPECT_TRUE(written.paths(static_cast<std::uint32_t>(child), 2, 6).empty());
 }

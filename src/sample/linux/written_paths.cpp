@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/files.hpp"
@@ -37,6 +38,25 @@ long fdinfo_flags(std::string_view text) {
     return digits ? flags : -1;
 }
 
+namespace {
+
+// Whether descriptor `name` of the fd directory `dir` is open for writing. The kernel gives each
+// /proc/PID/fd link the open mode as its permission bits (r-x read, -wx write, rwx both): one
+// fstatat, where fdinfo's flags cost an open, a read and a close, for every descriptor a trainer
+// holds (hundreds of dataset shards, read-only). A link without either bit (an O_PATH descriptor, or
+// a /proc that does not say) falls back to fdinfo.
+bool open_for_writing(int dir, const char* name, const std::string& fdinfo) {
+    struct stat st {};
+    if (::fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode) &&
+        (st.st_mode & (S_IRUSR | S_IWUSR)) != 0)
+        return (st.st_mode & S_IWUSR) != 0;
+    const std::optional<std::string> info = read_small_file(fdinfo, 4096);
+    const long flags = info ? fdinfo_flags(*info) : -1;
+    return flags >= 0 && (flags & O_ACCMODE) != O_RDONLY;
+}
+
+}  // namespace
+
 const std::vector<std::string>& WrittenPaths::paths(std::uint32_t pid, std::int64_t start_time_ms, double now) {
     Entry& e = cache_[pid];
     e.asked_at = now;
@@ -49,17 +69,19 @@ const std::vector<std::string>& WrittenPaths::paths(std::uint32_t pid, std::int6
     if (!cwd.empty() && cwd[0] == '/') e.paths.push_back(std::move(cwd));
     DIR* d = ::opendir((base + "/fd").c_str());
     if (!d) return e.paths;
+    const int dir = ::dirfd(d);
     int seen = 0;
     while (const dirent* de = ::readdir(d)) {
         if (de->d_name[0] == '.') continue;
         if (++seen > kMaxDescriptors || e.paths.size() >= kMaxPaths) break;
-        std::string target = link_target(base + "/fd/" + de->d_name);
+        if (!open_for_writing(dir, de->d_name, base + "/fdinfo/" + de->d_name)) continue;
+        char buf[4096];
+        const ssize_t n = ::readlinkat(dir, de->d_name, buf, sizeof buf);
+        if (n <= 0 || n == static_cast<ssize_t>(sizeof buf)) continue;
+        std::string target(buf, static_cast<std::size_t>(n));
         // Regular files only: "socket:[...]", "pipe:[...]", "anon_inode:..." do not start with '/'; a
         // device is not a filesystem's space.
-        if (target.empty() || target[0] != '/' || target.rfind("/dev/", 0) == 0) continue;
-        const std::optional<std::string> info = read_small_file(base + "/fdinfo/" + de->d_name, 4096);
-        const long flags = info ? fdinfo_flags(*info) : -1;
-        if (flags < 0 || (flags & O_ACCMODE) == O_RDONLY) continue;
+        if (target[0] != '/' || target.rfind("/dev/", 0) == 0) continue;
         if (std::find(e.paths.begin(), e.paths.end(), target) == e.paths.end()) e.paths.push_back(std::move(target));
     }
     ::closedir(d);

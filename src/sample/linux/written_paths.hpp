@@ -1,8 +1,8 @@
 // Where a process writes: its working directory (relative paths land there) and the regular
-// files it holds open for writing (/proc/PID/fd's links, whose /proc/PID/fdinfo flags are not
-// O_RDONLY). Enough to tell which filesystem a job's checkpoints and logs fill (disk_space_low).
-// Read for a few processes only (the sampler's writers: a job's) and cached per process for
-// `refresh_seconds`.
+// files it holds open for writing (/proc/PID/fd's links whose mode has the write bit, as the kernel
+// sets it from the open mode; /proc/PID/fdinfo's flags where the mode says nothing). Enough to tell which filesystem a
+// job's checkpoints and logs fill (disk_space_low). Read for a few processes only (the sampler's writers: a job's) and
+// cached per process for `refresh_seconds`.
 #pragma once
 
 #include <cstdint>
