@@ -6,7 +6,10 @@ every second, evaluates deploy/prometheus/baton-rules.yml and sends alerts to De
 which delivers them to a webhook receiver run here. Checked through Prometheus' HTTP API: rate() over
 baton's CPU counters is sane, GPU series carry their labels, the near-OOM finding is active on the right
 instance only; the alert arrives with the finding's summary and fix; every panel query of
-deploy/grafana/baton.json returns data.
+deploy/grafana/baton.json returns data. A third agent, scraped as job "fleet", reads the machine fixture's
+/proc (a Slurm job, 4242, allocated GPUs 0 and 1 by its environment) beside two idle fake GPUs, one of
+which reports XID 13: the job's info series, its idle allocation (finding and pending alert), the XID
+counter and dcgm-exporter's hpc_job and XID fields, through Prometheus.
 
 usage: prometheus_stack_test.py BATON FAKE_NVML_DIR SCENARIO_DIR SOURCE_DIR
 Everything runs on loopback, on free ports, in a temporary directory, and is stopped by pid.
@@ -92,6 +95,28 @@ def main():
                 return
             agents[scenario] = "127.0.0.1:%d" % port
 
+        # The fleet agent: two of four-idle's GPUs, XID 13 on the first from its second tick; the fixture's
+        # processes (Slurm job 4242, SLURM_JOB_GPUS=0,1); idle allocations reported after 6 s; no scontrol.
+        fleet_home = os.path.join(tmp, "fleet")
+        os.makedirs(os.path.join(fleet_home, "baton"))
+        scenario = json.load(open(os.path.join(SCENARIO_DIR, "four-idle.json")))
+        scenario["devices"] = scenario["devices"][:2]
+        scenario["xid_events"] = [{"device": 0, "xid": 13, "tick": 2, "count": 1}]
+        with open(os.path.join(fleet_home, "scenario.json"), "w") as f:
+            json.dump(scenario, f)
+        with open(os.path.join(fleet_home, "baton", "baton.toml"), "w") as f:
+            f.write('[serve]\nidle_allocated_minutes = 0.1\n[jobs]\nscontrol = ""\n')
+        env = agent_env(os.path.join(FAKE_NVML_DIR, "four-idle", "libnvidia-ml.so.1"),
+                        os.path.join(fleet_home, "scenario.json"), fleet_home)
+        fixture = os.path.join(SOURCE_DIR, "tests", "fixtures", "machine")
+        agent, port = start_agent(BATON, ["--dcgm-compat", "--proc-root", os.path.join(fixture, "proc"),
+                                          "--sys-root", os.path.join(fixture, "sys")], env, tmp)
+        procs.append(agent)
+        check(port is not None, "baton serve (fleet) listens")
+        if not port:
+            return
+        fleet = "127.0.0.1:%d" % port
+
         hook_port = free_port()
         server = http.server.ThreadingHTTPServer(("127.0.0.1", hook_port), Webhook)
         threading.Thread(target=server.serve_forever, daemon=True).start()
@@ -115,7 +140,9 @@ def main():
                 "rule_files: ['%s']\n"
                 "alerting:\n  alertmanagers:\n    - static_configs:\n        - targets: ['127.0.0.1:%d']\n"
                 "scrape_configs:\n  - job_name: baton\n    static_configs:\n"
-                "      - targets: ['%s', '%s']\n" % (rules, am_port, agents["eight-busy"], agents["near-oom"]))
+                "      - targets: ['%s', '%s']\n"
+                "  - job_name: fleet\n    static_configs:\n      - targets: ['%s']\n"
+                % (rules, am_port, agents["eight-busy"], agents["near-oom"], fleet))
         start(["prometheus", "--config.file=" + os.path.join(tmp, "prometheus.yml"),
                "--storage.tsdb.path=" + os.path.join(tmp, "prom-data"), "--web.listen-address=127.0.0.1:%d" % prom_port,
                "--web.enable-lifecycle"], "prometheus")
@@ -154,15 +181,17 @@ def main():
         active = query('baton_finding_active{rule="gpu_memory_near_oom"}') or []
         check([(r["metric"]["instance"], r["value"][1]) for r in active] == [(agents["near-oom"], "1")],
               "gpu_memory_near_oom is active on the near-oom agent only")
-        check(len(query('baton_gpu_throttle_active{reason="hw_slowdown"}') or []) == 9,
+        check(len(query('baton_gpu_throttle_active{job="baton",reason="hw_slowdown"}') or []) == 9,
               "every GPU has a hw_slowdown throttle series")
-        check(query("DCGM_FI_DEV_FB_USED") and len(query("DCGM_FI_DEV_FB_USED")) == 9, "dcgm-compat FB_USED per GPU")
+        fb_used = query('DCGM_FI_DEV_FB_USED{job="baton"}')
+        check(fb_used and len(fb_used) == 9, "dcgm-compat FB_USED per GPU")
 
         # The alert, through Alertmanager, to the webhook.
         def delivered():
             for message in Webhook.received:
                 for a in message.get("alerts", []):
-                    if a["labels"].get("alertname") == "BatonCriticalFinding":
+                    if a["labels"].get("alertname") == "BatonCriticalFinding" and \
+                            a["labels"].get("instance") == agents["near-oom"]:
                         return a
             return None
 
@@ -177,6 +206,64 @@ def main():
         check(all(a["labels"].get("instance") != agents["eight-busy"] or a["labels"].get("severity") == "info"
                   for m in Webhook.received for a in m.get("alerts", [])),
               "no warning or critical alert for the healthy eight-busy agent")
+
+        # Queries of the kind NVIDIA's dcgm-exporter dashboard runs (its variables filled in), against
+        # --dcgm-compat: such a dashboard works unchanged on baton.
+        dcgm = [
+            'DCGM_FI_DEV_GPU_TEMP{instance=~".*", gpu=~".*"}',
+            'avg(DCGM_FI_DEV_GPU_TEMP{instance=~".*", gpu=~".*"})',
+            'DCGM_FI_DEV_POWER_USAGE{instance=~".*", gpu=~".*"}',
+            'sum(DCGM_FI_DEV_POWER_USAGE{instance=~".*", gpu=~".*"})',
+            'DCGM_FI_DEV_SM_CLOCK{instance=~".*", gpu=~".*"} * 1000000',
+            'DCGM_FI_DEV_MEM_CLOCK{instance=~".*", gpu=~".*"} * 1000000',
+            'DCGM_FI_DEV_GPU_UTIL{instance=~".*", gpu=~".*"}',
+            'DCGM_FI_DEV_MEM_COPY_UTIL{instance=~".*", gpu=~".*"}',
+            'DCGM_FI_DEV_FB_USED{instance=~".*", gpu=~".*"}',
+            'DCGM_FI_DEV_FB_FREE{instance=~".*", gpu=~".*"}',
+            'DCGM_FI_PROF_PIPE_TENSOR_ACTIVE{instance=~".*", gpu=~".*"}',
+            'rate(DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{instance=~".*", gpu=~".*"}[15s]) / 1000',
+        ]
+        for expr in dcgm:
+            result = query(expr.replace('instance=~".*"', 'job="baton"'))
+            check(bool(result) and len(result) in (1, 9), "dcgm-exporter dashboard query has data: " + expr)
+        # The memory temperature where the board has the sensor: eight-busy's H200s, not near-oom's GPU.
+        memory_temp = query('DCGM_FI_DEV_MEMORY_TEMP{job="baton"}') or []
+        check(sorted(r["metric"]["instance"] for r in memory_temp) == [agents["eight-busy"]] * 8,
+              "DCGM_FI_DEV_MEMORY_TEMP on eight-busy's 8 GPUs only")
+        labels = (query("DCGM_FI_DEV_GPU_UTIL") or [{"metric": {}}])[0]["metric"]
+        check(all(k in labels for k in ("gpu", "UUID", "device", "modelName", "Hostname")),
+              "dcgm-exporter's labels: " + ", ".join(sorted(labels)))
+
+        # The fleet agent: whose job each GPU serves, joined the way the dashboard joins it.
+        jobs = query('baton_gpu_job_info{job="fleet"}') or []
+        check(sorted((r["metric"].get("gpu"), r["metric"].get("job_id"), r["metric"].get("user"),
+                      r["metric"].get("in_use")) for r in jobs) ==
+              [("0", "slurm:4242", "alice", "false"), ("1", "slurm:4242", "alice", "false")],
+              "baton_gpu_job_info: GPUs 0 and 1 held by slurm:4242 (alice), none of its processes there: %s"
+              % [r["metric"] for r in jobs])
+        by_job = query('baton_gpu_utilization_ratio{job="fleet"} * on (instance, gpu) group_right '
+                       'baton_gpu_job_info{job="fleet"}') or []
+        check(sorted((r["metric"].get("job_id"), r["value"][1]) for r in by_job) ==
+              [("slurm:4242", "0"), ("slurm:4242", "0")], "utilisation by job: %s" % by_job)
+        hpc = query('DCGM_FI_DEV_GPU_UTIL{job="fleet", hpc_job="4242"}') or []
+        check(len(hpc) == 2, "dcgm-compat series carry hpc_job=4242 on both GPUs")
+        # XID 13 on the scenario's first GPU, baton's GPU 1 (four-idle lists its GPUs out of PCI order): the
+        # counter, dcgm-exporter's field (the newest XID's number).
+        xid = wait_for("the XID reaches Prometheus",
+                       lambda: query('baton_gpu_xid_errors_total{job="fleet", xid="13"} == 1'), 30) or []
+        check([r["metric"].get("gpu") for r in xid] == ["1"], "baton_gpu_xid_errors_total{xid=13} is 1 on GPU 1")
+        dcgm_xid = query('DCGM_FI_DEV_XID_ERRORS{job="fleet"}') or []
+        check(sorted((r["metric"].get("gpu"), r["value"][1]) for r in dcgm_xid) == [("0", "0"), ("1", "13")],
+              "DCGM_FI_DEV_XID_ERRORS: 0 on GPU 0, 13 on GPU 1: %s" % dcgm_xid)
+        # The idle allocation: the finding names the job, and the warning alert is pending (it fires after 5 min).
+        idle = wait_for("gpu_idle_allocated on the fleet agent",
+                        lambda: query('baton_finding_active{job="fleet", rule="gpu_idle_allocated"}'), 60) or []
+        check(sorted(r["metric"].get("job_id") for r in idle) == ["slurm:4242", "slurm:4242"],
+              "gpu_idle_allocated on both GPUs, naming slurm:4242: %s" % [r["metric"] for r in idle])
+        pending = wait_for("the warning alert of the idle allocation", lambda: query(
+            'ALERTS{alertname="BatonWarningFinding", rule="gpu_idle_allocated", instance="%s"}' % fleet), 30) or []
+        check(bool(pending) and all(r["metric"].get("job_id") == "slurm:4242" for r in pending),
+              "BatonWarningFinding for gpu_idle_allocated, with the job: %s" % [r["metric"] for r in pending])
 
         # Every panel query of the Grafana dashboard returns data (its variables filled in).
         dashboard = json.load(open(os.path.join(SOURCE_DIR, "deploy", "grafana", "baton.json")))
@@ -196,29 +283,6 @@ def main():
                  .replace("$gpu", ".*").replace("${instance:regex}", ".*"))
             result = query(e)
             check(bool(result), "panel '%s' has data: %s" % (title, expr))
-
-        # Queries of the kind NVIDIA's dcgm-exporter dashboard runs (its variables filled in), against
-        # --dcgm-compat: such a dashboard works unchanged on baton.
-        dcgm = [
-            'DCGM_FI_DEV_GPU_TEMP{instance=~".*", gpu=~".*"}',
-            'avg(DCGM_FI_DEV_GPU_TEMP{instance=~".*", gpu=~".*"})',
-            'DCGM_FI_DEV_POWER_USAGE{instance=~".*", gpu=~".*"}',
-            'sum(DCGM_FI_DEV_POWER_USAGE{instance=~".*", gpu=~".*"})',
-            'DCGM_FI_DEV_SM_CLOCK{instance=~".*", gpu=~".*"} * 1000000',
-            'DCGM_FI_DEV_MEM_CLOCK{instance=~".*", gpu=~".*"} * 1000000',
-            'DCGM_FI_DEV_GPU_UTIL{instance=~".*", gpu=~".*"}',
-            'DCGM_FI_DEV_MEM_COPY_UTIL{instance=~".*", gpu=~".*"}',
-            'DCGM_FI_DEV_FB_USED{instance=~".*", gpu=~".*"}',
-            'DCGM_FI_DEV_FB_FREE{instance=~".*", gpu=~".*"}',
-            'DCGM_FI_PROF_PIPE_TENSOR_ACTIVE{instance=~".*", gpu=~".*"}',
-            'rate(DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{instance=~".*", gpu=~".*"}[15s]) / 1000',
-        ]
-        for expr in dcgm:
-            result = query(expr)
-            check(bool(result) and len(result) in (1, 9), "dcgm-exporter dashboard query has data: " + expr)
-        labels = (query("DCGM_FI_DEV_GPU_UTIL") or [{"metric": {}}])[0]["metric"]
-        check(all(k in labels for k in ("gpu", "UUID", "device", "modelName", "Hostname")),
-              "dcgm-exporter's labels: " + ", ".join(sorted(labels)))
     finally:
         stop(procs)
         if failures:
