@@ -188,6 +188,11 @@ void FilesystemSpace::fill(double now, std::vector<FilesystemStats>& out) {
                                  [&](const FilesystemStats& f) { return f.mount_point == it->first; })
                          ? std::next(it)
                          : used_.erase(it);
+            // The trend changes with a reading only (every interval_), not every tick: up to 720 points a mount.
+            for (FilesystemStats& f : latest_) {
+                const auto it = used_.find(f.mount_point);
+                if (it != used_.end()) fill_trend(it->second, f);
+            }
         }
         if (now - asked_at_ >= interval_) {
             asked_at_ = now;
@@ -196,10 +201,6 @@ void FilesystemSpace::fill(double now, std::vector<FilesystemStats>& out) {
         }
     }
     out = latest_;
-    for (FilesystemStats& f : out) {
-        const auto it = used_.find(f.mount_point);
-        if (it != used_.end()) fill_trend(it->second, f);
-    }
 }
 
 }  // namespace baton::os
