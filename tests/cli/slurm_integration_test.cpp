@@ -312,6 +312,19 @@ json job_entry(const json& snap, const std::string& label) {
     return {};
 }
 
+// `baton serve` with `args`, alone in `dir` (no config, its state and socket there), logging to
+// dir/agent.log.
+pid_t start_agent(const test::TempDir& dir, const std::vector<std::string>& args) {
+    std::vector<std::string> argv{test::baton_binary(), "serve"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return test::start_process(argv,
+                               {{"BATON_SYSTEM_CONFIG", "/dev/null"},
+                                {"XDG_CONFIG_HOME", dir.path()},
+                                {"XDG_STATE_HOME", dir.path()},
+                                {"BATON_SOCKET", dir.path() + "/baton.sock"}},
+                               dir.path() + "/agent.log");
+}
+
 }  // namespace
 
 TEST(SlurmHandOff, SubmitRunsUnderBatonRunListsWaitsReadsAndCancels) {
@@ -532,14 +545,8 @@ TEST(SlurmJobstats, TheEpilogStoresTheJobsJs1SummaryInItsAdminComment) {
                 "/slurm.conf BATON_SYSTEM_CONFIG=/dev/null BATON_JOBSTATS_SPOOL=" + d.path() +
                 "/spool\nexport BATON_JOBSTATS='--port " + std::to_string(port) + " --token-file " + d.path() +
                 "/token'\n");
-    const pid_t agent =
-        test::start_process({test::baton_binary(), "serve", "--listen", ":" + std::to_string(port), "--token-file",
-                             d.path() + "/token", "--interval", "0.5", "--no-db", "--no-gpus"},
-                            {{"BATON_SYSTEM_CONFIG", "/dev/null"},
-                             {"XDG_CONFIG_HOME", d.path()},
-                             {"XDG_STATE_HOME", d.path()},
-                             {"BATON_SOCKET", d.path() + "/baton.sock"}},
-                            d.path() + "/agent.log");
+    const pid_t agent = start_agent(d, {"--listen", ":" + std::to_string(port), "--token-file", d.path() + "/token",
+                                        "--interval", "0.5", "--no-db", "--no-gpus"});
     // Stopped by pid however the test ends (an ASSERT returns early).
     const std::unique_ptr<const pid_t, void (*)(const pid_t*)> agent_guard(&agent, [](const pid_t* p) { stop(*p); });
     const std::string url = "http://127.0.0.1:" + std::to_string(port);
@@ -658,14 +665,8 @@ TEST(SlurmJobstats, PrometheusAnswersJobstatsQueriesFromTheAgent) {
     if (!c.skip().empty()) GTEST_SKIP() << c.skip();
     test::TempDir d;
     const int port = free_port(), prom_port = free_port();
-    const pid_t agent =
-        test::start_process({test::baton_binary(), "serve", "--listen", "127.0.0.1:" + std::to_string(port),
-                             "--interval", "0.5", "--no-db", "--no-gpus", "--jobstats-compat"},
-                            {{"BATON_SYSTEM_CONFIG", "/dev/null"},
-                             {"XDG_CONFIG_HOME", d.path()},
-                             {"XDG_STATE_HOME", d.path()},
-                             {"BATON_SOCKET", d.path() + "/baton.sock"}},
-                            d.path() + "/agent.log");
+    const pid_t agent = start_agent(d, {"--listen", "127.0.0.1:" + std::to_string(port), "--interval", "0.5", "--no-db",
+                                        "--no-gpus", "--jobstats-compat"});
     const std::unique_ptr<const pid_t, void (*)(const pid_t*)> agent_guard(&agent, [](const pid_t* p) { stop(*p); });
     d.write("prometheus.yml",
             "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n"

@@ -54,38 +54,42 @@ int count_samples(const std::string& text, const std::string& name) {
     return n;
 }
 
+// `promtool check metrics` on an exposition: its exit status and the lines it printed (lint, one a line).
+std::pair<int, std::vector<std::string>> promtool_check(const std::string& text) {
+    test::TempDir d;
+    d.write("metrics.txt", text);
+    auto r = test::run({"/bin/sh", "-c", "promtool check metrics < " + d.path() + "/metrics.txt"});
+    std::vector<std::string> lines;
+    std::istringstream in(r.out + r.err);
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+    return {r.exit_code, lines};
+}
+
 }  // namespace
 
 TEST(SnapshotPrometheus, PromtoolAcceptsIt) {
-    test::TempDir d;
-    d.write("metrics.txt", exposition());
-    auto r = test::run({"/bin/sh", "-c", "promtool check metrics < " + d.path() + "/metrics.txt"});
-    EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
-    EXPECT_EQ(r.out + r.err, "");  // no lint warnings either: counters end in _total, units are base units
+    const auto [status, lines] = promtool_check(exposition());
+    EXPECT_EQ(status, 0);
+    // No lint warnings either: counters end in _total, units are base units.
+    EXPECT_EQ(lines, std::vector<std::string>{});
 }
 
 TEST(SnapshotPrometheus, PromtoolParsesDcgmCompat) {
-    test::TempDir d;
     PrometheusOptions o;
     o.dcgm_compat = true;
-    d.write("metrics.txt", exposition(o));
-    auto r = test::run({"/bin/sh", "-c", "promtool check metrics < " + d.path() + "/metrics.txt"});
+    const auto [status, lines] = promtool_check(exposition(o));
     // dcgm-exporter's own label names (UUID, modelName, Hostname) are camelCase, and its counters end
     // in an upper-case _TOTAL (DCGM_FI_DEV_ECC_DBE_VOL_TOTAL), both of which promtool's linter flags
     // (exit 3); kept on purpose, so that its dashboards work. Nothing else may be wrong.
-    EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
-    std::istringstream lines(r.out + r.err);
-    std::string line;
-    int n = 0;
-    while (std::getline(lines, line)) {
-        ++n;
+    EXPECT_EQ(status, 3);
+    for (const std::string& line : lines) {
         EXPECT_EQ(line.rfind("DCGM_FI_", 0), 0u) << line;
         const bool camel =
             line.find("label names should be written in 'snake_case' not 'camelCase'") != std::string::npos;
         const bool upper_total = line.find("_TOTAL counter metrics should have \"_total\" suffix") != std::string::npos;
         EXPECT_TRUE(camel || upper_total) << line;
     }
-    EXPECT_GT(n, 0);
+    EXPECT_FALSE(lines.empty());
 }
 
 TEST(SnapshotPrometheus, EverySampleHasHelpAndType) {
@@ -338,11 +342,9 @@ TEST(SnapshotPrometheus, JobsAreInfoSeriesToJoinOn) {
     append_snapshot_prometheus(snap, one, few);
     EXPECT_EQ(count_samples(few, "baton_process_job_info"), 1);
     // promtool takes the families.
-    test::TempDir d;
-    d.write("metrics.txt", t);
-    auto r = test::run({"/bin/sh", "-c", "promtool check metrics < " + d.path() + "/metrics.txt"});
-    EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
-    EXPECT_EQ(r.out + r.err, "");
+    const auto [status, lines] = promtool_check(t);
+    EXPECT_EQ(status, 0);
+    EXPECT_EQ(lines, std::vector<std::string>{});
 }
 
 // jobstats' families, as its exporters name them: each Slurm job's cgroup totals with step="" and
@@ -417,17 +419,11 @@ TEST(SnapshotPrometheus, JobstatsCompatFamilies) {
     EXPECT_EQ(count_samples(t, "nvidia_gpu_jobId"), 2);
     // promtool parses the families; its linter flags the exporter's camel-case nvidia_gpu_jobId and
     // jobUid alone (exit 3), kept on purpose: jobstats queries them by those names.
-    test::TempDir d;
-    d.write("metrics.txt", t);
-    auto r = test::run({"/bin/sh", "-c", "promtool check metrics < " + d.path() + "/metrics.txt"});
-    EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
-    std::istringstream lines(r.out + r.err);
-    std::string line;
-    int n = 0;
-    while (std::getline(lines, line)) {
-        ++n;
+    const auto [status, lines] = promtool_check(t);
+    EXPECT_EQ(status, 3);
+    for (const std::string& line : lines) {
         EXPECT_TRUE(line.rfind("nvidia_gpu_jobId ", 0) == 0 || line.rfind("nvidia_gpu_jobUid ", 0) == 0) << line;
         EXPECT_NE(line.find("'snake_case' not 'camelCase'"), std::string::npos) << line;
     }
-    EXPECT_EQ(n, 2);
+    EXPECT_EQ(lines.size(), 2u);
 }
