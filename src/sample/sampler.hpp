@@ -75,8 +75,9 @@ class Sampler {
     std::unique_ptr<os::FilesystemSpace> filesystems_;
     std::unique_ptr<os::WrittenPaths> written_;  // with processes and filesystems: where jobs write
     // Which processes write to which filesystem (by mount point), worked out every kWritersSeconds:
-    // a pass builds the process tree, a tenth of the agent's instructions when it ran every tick,
-    // and what it finds moves no faster than the space readings (every 5 s) and the paths (10 s).
+    // a pass walks the process table for the jobs' trees (with a process tree built each tick it was
+    // a tenth of the agent's instructions), and what it finds moves no faster than the space
+    // readings (every 5 s) and the paths (10 s).
     static constexpr double kWritersSeconds = 5;
     std::map<std::string, std::vector<std::uint32_t>> writers_;
     double writers_due_ = 0;
