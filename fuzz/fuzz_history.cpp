@@ -8,12 +8,30 @@
 
 #include "store/history.hpp"
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-    static const std::string dir = [] {
+namespace {
+
+// The fuzzer's own directory for the file it opens, removed with what SQLite left there when the
+// fuzzer exits (libFuzzer ends with exit(), which runs static destructors): a run leaves nothing.
+struct ScratchDir {
+    std::string path;
+    ScratchDir() {
         char tmpl[] = "/tmp/baton-fuzz-history-XXXXXX";
-        return std::string(mkdtemp(tmpl) ? tmpl : "/tmp");
-    }();
-    const std::string path = dir + "/baton.db";
+        if (mkdtemp(tmpl)) path = tmpl;
+    }
+    ~ScratchDir() {
+        if (path.empty()) return;
+        for (const char* name : {"/baton.db", "/baton.db-wal", "/baton.db-shm", "/baton.db-journal"})
+            unlink((path + name).c_str());
+        rmdir(path.c_str());
+    }
+};
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    static const ScratchDir dir;
+    if (dir.path.empty()) return 0;
+    const std::string path = dir.path + "/baton.db";
     std::FILE* f = std::fopen(path.c_str(), "wb");
     if (!f) return 0;
     std::fwrite(data, 1, size, f);
