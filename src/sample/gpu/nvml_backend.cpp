@@ -44,7 +44,7 @@ struct Device {
     int gpm_current = 0;
     bool gpm_have_previous = false;
     bool lost = false;
-    // Read every pcie_interval_seconds: memory health, which NVLinks are up, the MIG devices.
+    // Read every pcie_interval_seconds: memory health and temperature, which NVLinks are up, the MIG devices.
     double slow_read_at = -1e18;
     std::vector<unsigned> nvlinks;                       // the active links
     std::optional<double> nvlink_rx_kib, nvlink_tx_kib;  // the counters at nvlink_read_at
@@ -241,6 +241,46 @@ void read_processes(Shared& s, nvmlDevice_t handle, std::uint64_t memory_total,
 
 // The values that change seldom and cost a dozen calls: ECC corrections, retired pages and
 // remapped rows, which NVLinks are up, the MIG devices. False when the GPU fell off the bus.
+// A field value's number, from the integer types NVML answers in (a double is not expected); none
+// when the entry failed.
+std::optional<double> field_number(const nvmlFieldValue_t& v) {
+    if (v.nvmlReturn != NVML_SUCCESS) return std::nullopt;
+    switch (v.valueType) {
+        case NVML_VALUE_TYPE_UNSIGNED_LONG_LONG:
+            return static_cast<double>(v.value.ullVal);
+        case NVML_VALUE_TYPE_UNSIGNED_LONG:
+            return static_cast<double>(v.value.ulVal);
+        case NVML_VALUE_TYPE_UNSIGNED_INT:
+            return v.value.uiVal;
+        case NVML_VALUE_TYPE_SIGNED_LONG_LONG:
+            return static_cast<double>(v.value.sllVal);
+        case NVML_VALUE_TYPE_SIGNED_INT:
+            return v.value.siVal;
+        default:
+            return std::nullopt;
+    }
+}
+
+// The memory's temperature, a field value (dcgm-exporter's DCGM_FI_DEV_MEMORY_TEMP), in the slow
+// group: it moves over seconds. A GPU without the sensor (GDDR boards) says so once and is not asked
+// again; a reading no sensor gives (0 C and below, 150 C and above) is the driver's filler.
+bool read_memory_temperature(Shared& s, Device& d) {
+    NvmlLibrary& L = s.lib;
+    d.info.memory_temperature_celsius.reset();
+    if (!L.field_values || !d.memory_temperature_supported) return true;
+    nvmlFieldValue_t f{};
+    f.fieldId = NVML_FI_DEV_MEMORY_TEMP;
+    const nvmlReturn_t rc = Caller(s)("nvmlDeviceGetFieldValues", [&] { return L.field_values(d.handle, 1, &f); });
+    if (rc == NVML_ERROR_GPU_IS_LOST) return false;
+    if (rc == NVML_ERROR_NOT_SUPPORTED || (rc == NVML_SUCCESS && f.nvmlReturn == NVML_ERROR_NOT_SUPPORTED)) {
+        d.memory_temperature_supported = false;
+        return true;
+    }
+    const std::optional<double> t = rc == NVML_SUCCESS ? field_number(f) : std::nullopt;
+    if (t && *t > 0 && *t < 150) d.info.memory_temperature_celsius = t;
+    return true;
+}
+
 bool read_slow(Shared& s, Device& d) {
     Caller call(s);
     NvmlLibrary& L = s.lib;
@@ -288,6 +328,7 @@ bool read_slow(Shared& s, Device& d) {
             g.remapping_failed = failed != 0;
         }
     }
+    if (!read_memory_temperature(s, d)) return false;
     // NVLinks: a link NVML does not answer for does not exist on this GPU; no answer at all, no NVLink.
     d.nvlinks.clear();
     g.nvlink_links_active.reset();
@@ -367,30 +408,13 @@ bool read_nvlink_traffic(Shared& s, Device& d, double now) {
     for (std::size_t i = 0; i < f.size(); ++i) {
         std::optional<double>& sum = i % 2 ? tx : rx;
         const nvmlFieldValue_t& v = f[i];
-        if (rc != NVML_SUCCESS || v.nvmlReturn != NVML_SUCCESS) {
+        const std::optional<double> x = rc == NVML_SUCCESS ? field_number(v) : std::nullopt;
+        if (!x) {
             sum.reset();
             continue;
         }
         stamp = std::max(stamp, v.timestamp);
-        double x = 0;
-        switch (v.valueType) {
-            case NVML_VALUE_TYPE_UNSIGNED_LONG_LONG:
-                x = static_cast<double>(v.value.ullVal);
-                break;
-            case NVML_VALUE_TYPE_UNSIGNED_LONG:
-                x = static_cast<double>(v.value.ulVal);
-                break;
-            case NVML_VALUE_TYPE_UNSIGNED_INT:
-                x = v.value.uiVal;
-                break;
-            case NVML_VALUE_TYPE_SIGNED_LONG_LONG:
-                x = static_cast<double>(v.value.sllVal);
-                break;
-            default:
-                sum.reset();
-                continue;
-        }
-        if (sum) *sum += x;
+        if (sum) *sum += *x;
     }
     // Over the driver's own sampling times when it gives them (our clock also counts the wait for
     // the call), else over ours.
@@ -551,42 +575,6 @@ bool read_memory(Shared& s, Device& d) {
     return true;
 }
 
-// The memory's temperature, a field value (dcgm-exporter's DCGM_FI_DEV_MEMORY_TEMP). A GPU without the
-// sensor (GDDR boards) says so once and is not asked again.
-bool read_memory_temperature(Shared& s, Device& d) {
-    NvmlLibrary& L = s.lib;
-    d.info.memory_temperature_celsius.reset();
-    if (!L.field_values || !d.memory_temperature_supported) return true;
-    nvmlFieldValue_t f{};
-    f.fieldId = NVML_FI_DEV_MEMORY_TEMP;
-    const nvmlReturn_t rc = Caller(s)("nvmlDeviceGetFieldValues", [&] { return L.field_values(d.handle, 1, &f); });
-    if (is_lost(rc)) return false;
-    if (rc == NVML_ERROR_NOT_SUPPORTED || (rc == NVML_SUCCESS && f.nvmlReturn == NVML_ERROR_NOT_SUPPORTED)) {
-        d.memory_temperature_supported = false;
-        return true;
-    }
-    if (rc != NVML_SUCCESS || f.nvmlReturn != NVML_SUCCESS) return true;
-    // The driver gives an unsigned int; the other integer types are taken too, a double is not expected.
-    switch (f.valueType) {
-        case NVML_VALUE_TYPE_UNSIGNED_INT:
-            d.info.memory_temperature_celsius = f.value.uiVal;
-            break;
-        case NVML_VALUE_TYPE_SIGNED_INT:
-            d.info.memory_temperature_celsius = f.value.siVal;
-            break;
-        case NVML_VALUE_TYPE_UNSIGNED_LONG_LONG:
-            d.info.memory_temperature_celsius = static_cast<double>(f.value.ullVal);
-            break;
-        default:
-            break;
-    }
-    // A reading outside what a sensor can give (0 C and below, or above 150 C) is the driver's filler.
-    if (d.info.memory_temperature_celsius &&
-        !(*d.info.memory_temperature_celsius > 0 && *d.info.memory_temperature_celsius < 150))
-        d.info.memory_temperature_celsius.reset();
-    return true;
-}
-
 // Temperature, power (NVML's milliwatts), clocks, the PCIe link now, and why the clocks are down.
 bool read_thermal_power_clocks(Shared& s, Device& d) {
     NvmlLibrary& L = s.lib;
@@ -614,7 +602,7 @@ bool read_thermal_power_clocks(Shared& s, Device& d) {
         read_unsigned(
             s, L.pcie_width, "nvmlDeviceGetCurrPcieLinkWidth", [&](unsigned* x) { return L.pcie_width(h, x); },
             g.pcie_width);
-    if (!ok || !read_memory_temperature(s, d)) return false;
+    if (!ok) return false;
     g.throttle_reasons.reset();
     if (L.clock_reasons) {
         unsigned long long mask = 0;
