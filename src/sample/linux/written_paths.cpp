@@ -15,9 +15,11 @@ namespace {
 constexpr std::size_t kMaxPaths = 256;
 constexpr int kMaxDescriptors = 4096;  // a process with more: the first ones are enough
 
-std::string link_target(const std::string& link) {
+// A link's target ("" when unreadable or too long), `name` relative to the directory `dir` (AT_FDCWD:
+// the working directory, or an absolute name).
+std::string link_target(int dir, const char* name) {
     char target[4096];
-    const ssize_t n = ::readlink(link.c_str(), target, sizeof target);
+    const ssize_t n = ::readlinkat(dir, name, target, sizeof target);
     if (n <= 0 || n == static_cast<ssize_t>(sizeof target)) return {};
     return std::string(target, static_cast<std::size_t>(n));
 }
@@ -40,17 +42,17 @@ long fdinfo_flags(std::string_view text) {
 
 namespace {
 
-// Whether descriptor `name` of the fd directory `dir` is open for writing. The kernel gives each
+// Whether descriptor `name` of the fd directory `dir` (of /proc/PID `base`) is open for writing. The kernel gives each
 // /proc/PID/fd link the open mode as its permission bits (r-x read, -wx write, rwx both): one
 // fstatat, where fdinfo's flags cost an open, a read and a close, for every descriptor a trainer
 // holds (hundreds of dataset shards, read-only). A link without either bit (an O_PATH descriptor, or
 // a /proc that does not say) falls back to fdinfo.
-bool open_for_writing(int dir, const char* name, const std::string& fdinfo) {
+bool open_for_writing(int dir, const char* name, const std::string& base) {
     struct stat st {};
     if (::fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode) &&
         (st.st_mode & (S_IRUSR | S_IWUSR)) != 0)
         return (st.st_mode & S_IWUSR) != 0;
-    const std::optional<std::string> info = read_small_file(fdinfo, 4096);
+    const std::optional<std::string> info = read_small_file(base + "/fdinfo/" + name, 4096);
     const long flags = info ? fdinfo_flags(*info) : -1;
     return flags >= 0 && (flags & O_ACCMODE) != O_RDONLY;
 }
@@ -65,7 +67,7 @@ const std::vector<std::string>& WrittenPaths::paths(std::uint32_t pid, std::int6
     e.read_at = now;
     e.paths.clear();
     const std::string base = proc_root_ + "/" + std::to_string(pid);
-    std::string cwd = link_target(base + "/cwd");
+    std::string cwd = link_target(AT_FDCWD, (base + "/cwd").c_str());
     if (!cwd.empty() && cwd[0] == '/') e.paths.push_back(std::move(cwd));
     DIR* d = ::opendir((base + "/fd").c_str());
     if (!d) return e.paths;
@@ -74,14 +76,11 @@ const std::vector<std::string>& WrittenPaths::paths(std::uint32_t pid, std::int6
     while (const dirent* de = ::readdir(d)) {
         if (de->d_name[0] == '.') continue;
         if (++seen > kMaxDescriptors || e.paths.size() >= kMaxPaths) break;
-        if (!open_for_writing(dir, de->d_name, base + "/fdinfo/" + de->d_name)) continue;
-        char buf[4096];
-        const ssize_t n = ::readlinkat(dir, de->d_name, buf, sizeof buf);
-        if (n <= 0 || n == static_cast<ssize_t>(sizeof buf)) continue;
-        std::string target(buf, static_cast<std::size_t>(n));
+        if (!open_for_writing(dir, de->d_name, base)) continue;
+        std::string target = link_target(dir, de->d_name);
         // Regular files only: "socket:[...]", "pipe:[...]", "anon_inode:..." do not start with '/'; a
         // device is not a filesystem's space.
-        if (target[0] != '/' || target.rfind("/dev/", 0) == 0) continue;
+        if (target.empty() || target[0] != '/' || target.rfind("/dev/", 0) == 0) continue;
         if (std::find(e.paths.begin(), e.paths.end(), target) == e.paths.end()) e.paths.push_back(std::move(target));
     }
     ::closedir(d);
