@@ -201,6 +201,13 @@ CLI::App* add_submit_command(CLI::App& app, QueueArgs& a) {
 
 }  // namespace
 
+bool is_queue_command(const std::string& word) {
+    for (const char* name :
+         {"submit", "queue", "show", "logs", "cancel", "wait", "hold", "release", "retry", "job-shim"})
+        if (word == name) return true;
+    return false;
+}
+
 QueueCommands add_queue_commands(CLI::App& app, QueueArgs& a) {
     QueueCommands c{};
     c.submit = add_submit_command(app, a);

@@ -31,6 +31,8 @@ struct QueueCommands {
 };
 
 QueueCommands add_queue_commands(CLI::App& app, QueueArgs& args);
+// True for the name of a command add_queue_commands defines (main.cpp then defines only those).
+bool is_queue_command(const std::string& word);
 // `command`: submit's command words (split off before parsing, as for `baton run`).
 int run_queue_command(const QueueCommands& c, const QueueArgs& args, const std::vector<std::string>& command,
                       const std::string& config_path);

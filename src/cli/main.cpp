@@ -55,7 +55,10 @@ std::string one_line(std::string s) {
 // which reports "could not judge" as 3.
 int usage_failure(const CLI::App& app, const std::string& message, int argc, char** argv) {
     using namespace baton::cli;
-    const bool judging = app.get_subcommand("diagnose")->parsed() ||
+    // (looked up by name: a queue client defines only the queue's commands, and get_subcommand throws)
+    const std::vector<const CLI::App*> diagnose =
+        app.get_subcommands([](const CLI::App* c) { return c->get_name() == "diagnose"; });
+    const bool judging = (!diagnose.empty() && diagnose.front()->parsed()) ||
                          std::any_of(argv + 1, argv + argc, [](const char* a) { return std::string(a) == "diagnose"; });
     usage_error(message);
     return judging ? kExitCannotJudge : kExitUsage;
@@ -157,6 +160,17 @@ std::vector<Command> add_about_commands(CLI::App& app) {
     return {c, m, h};
 }
 
+// The queue's commands share one set of flags (submit, queue, show, ...).
+Command add_queue_group(CLI::App& app) {
+    using namespace baton::cli;
+    auto queue_args = std::make_shared<QueueArgs>();
+    auto queue = std::make_shared<QueueCommands>(add_queue_commands(app, *queue_args));
+    return {[queue] { return queue->parsed() != nullptr; },
+            [queue, queue_args](const Words& words, const std::string& config) {
+                return run_queue_command(*queue, *queue_args, words, config);
+            }};
+}
+
 // Every subcommand, once, in the order `baton help` lists them.
 std::vector<Command> add_commands(CLI::App& app) {
     using namespace baton::cli;
@@ -179,15 +193,20 @@ std::vector<Command> add_commands(CLI::App& app) {
         command<ExplainArgs>(app, add_explain_command,
                              [](const ExplainArgs& a, const Words&, const std::string&) { return run_explain(a); }),
     };
-    // The queue's commands share one set of flags (submit, queue, show, ...).
-    auto queue_args = std::make_shared<QueueArgs>();
-    auto queue = std::make_shared<QueueCommands>(add_queue_commands(app, *queue_args));
-    all.push_back({[queue] { return queue->parsed() != nullptr; },
-                   [queue, queue_args](const Words& words, const std::string& config) {
-                       return run_queue_command(*queue, *queue_args, words, config);
-                   }});
+    all.push_back(add_queue_group(app));
     for (Command& c : add_about_commands(app)) all.push_back(std::move(c));
     return all;
+}
+
+// True when the words name one of the queue's commands with nothing but --config before it: only
+// those are then defined. A queue is driven by scripts that call `baton submit` thousands of times,
+// and defining every command's flags first is most of a client's start-up (the heap it touches).
+// Anything else (--help or --version first, another command, none) defines them all, so help and
+// "did you mean" see every command.
+bool queue_command_only(const Words& words) {
+    std::size_t i = 0;
+    while (i < words.size() && words[i].rfind("--config", 0) == 0) i += words[i] == "--config" ? 2 : 1;
+    return i < words.size() && baton::cli::is_queue_command(words[i]);
 }
 
 // Parses the flags; an exit status when that is all there is to do (help, version, bad usage).
@@ -226,10 +245,11 @@ int run_main(int argc, char** argv) {
     // Options a subcommand does not know fall through to its parent, so global options work
     // after the subcommand too (`baton snapshot --config x.toml`); subcommands inherit this.
     app.fallthrough();
-    const std::vector<Command> commands = add_commands(app);
+    const Words words(argv + 1, argv + argc);
+    const std::vector<Command> commands =
+        queue_command_only(words) ? std::vector<Command>{add_queue_group(app)} : add_commands(app);
 
     // `baton run ... -- CMD ARGS` (and `baton submit`): the command's words never reach the option parser.
-    const Words words(argv + 1, argv + argc);
     const std::size_t command_at = baton::cli::split_run_command(app, words);
     const Words command_words(words.begin() + static_cast<std::ptrdiff_t>(command_at), words.end());
     if (std::optional<int> done = parse(app, static_cast<int>(command_at) + 1, argv)) return *done;

@@ -169,6 +169,36 @@ TEST(Cli, MisspellingsSuggestTheNearestName) {
     EXPECT_EQ(far.err.find("did you mean"), std::string::npos) << far.err;  // nothing near: no guess
 }
 
+// A queue command (`baton submit`, run thousands of times by a sweep's script) is parsed with only
+// the queue's commands defined: each command's help, flags and errors are the same as with all of
+// them (what `baton help NAME` shows), and the other commands are unaffected.
+TEST(Cli, EveryCommandReadsTheSameWhetherAllOrOnlyItsGroupIsDefined) {
+    auto pages = run({baton_binary(), "man", "--list"});
+    ASSERT_EQ(pages.exit_code, 0);
+    std::istringstream names(pages.out);
+    int queue_commands = 0;
+    for (std::string name; std::getline(names, name);) {
+        if (name == "help" || name == "man" || name == "completion") continue;
+        auto full = run({baton_binary(), "help", name});
+        for (const std::vector<std::string>& args :
+             {std::vector<std::string>{name, "--help"},
+              std::vector<std::string>{"--config", "/dev/null", name, "--help"}}) {
+            std::vector<std::string> argv{baton_binary()};
+            argv.insert(argv.end(), args.begin(), args.end());
+            auto own = run(argv);
+            EXPECT_EQ(own.exit_code, 0) << name << ": " << own.err;
+            EXPECT_EQ(own.out, full.out) << name;
+        }
+        for (const char* queue : {"submit", "queue", "show", "logs", "cancel", "wait", "hold", "release", "retry"})
+            queue_commands += name == queue;
+    }
+    EXPECT_EQ(queue_commands, 9) << pages.out;
+    expect_usage_error({"submit", "--bogus"}, "unknown option '--bogus' for 'baton submit'");
+    expect_usage_error({"queue", "--jsn"}, "unknown option '--jsn' for 'baton queue' (did you mean '--json'?)");
+    expect_usage_error({"show"}, "job is required");
+    expect_usage_error({"cancel", "x"}, "x");
+}
+
 TEST(Cli, HelpForASubcommandNamesTheProgram) {
     for (const char* sub : {"top", "snapshot", "run", "runs"}) {
         auto r = run({baton_binary(), "help", sub});
