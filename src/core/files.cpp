@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <fcntl.h>
 #include <ftw.h>
+#include <cstring>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace baton {
@@ -70,6 +72,14 @@ int remove_entry(const char* path, const struct stat*, int, struct FTW*) {
 }
 
 }  // namespace
+
+Status make_private_directory(const std::string& dir) {
+    if (::mkdir(dir.c_str(), 0700) == 0) return Ok{};
+    const int err = errno;
+    struct stat st {};
+    if (err == EEXIST && ::lstat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) return Ok{};
+    return make_error("cannot create " + dir + ": " + std::strerror(err == EEXIST ? ENOTDIR : err));
+}
 
 void remove_tree(const std::string& dir) {
     nftw(dir.c_str(), remove_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);

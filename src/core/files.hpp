@@ -27,6 +27,9 @@ std::optional<std::string> read_small_file(const std::string& path, std::size_t 
 // ("16.0 GT/s PCIe"); empty when it cannot be read, which such lookups take as "unknown".
 std::string file_value(const std::string& path);
 
+// Makes `dir` 0700; Ok too when a directory is already there (not a link to one). Errors name it.
+Status make_private_directory(const std::string& dir);
+
 // Removes `dir` and everything below it, never following a link (a link is removed, not what it
 // names) nor crossing into another file system; what cannot be removed is left. For baton's own
 // private directories (a run's events socket, stack handler and stacks).

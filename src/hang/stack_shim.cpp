@@ -93,6 +93,15 @@ Status make_private_dir(const std::string& dir) {
     return os_error("cannot create " + dir, errno);
 }
 
+Status write_shim_files(const std::string& shim_dir) {
+    if (Status s = write_file_atomically(shim_dir + "/sitecustomize.py", std::string(kSource)); !s.ok()) return s;
+    if (Status s = write_file_atomically(shim_dir + "/" + kMarker, ""); !s.ok()) return s;
+    // Readable by the job's processes (they are this user's; 0600 would do, but a job that drops
+    // privileges to run its Python, as a container's entry point may, still finds it).
+    chmod((shim_dir + "/sitecustomize.py").c_str(), 0644);
+    return Ok{};
+}
+
 }  // namespace
 
 int stacks_signal() {
@@ -106,12 +115,15 @@ std::string_view shim_source() {
 Status install_shim(const std::string& shim_dir, const std::string& stacks_dir) {
     for (const std::string& d : {shim_dir, stacks_dir})
         if (Status s = make_private_dir(d); !s.ok()) return s;
-    if (Status s = write_file_atomically(shim_dir + "/sitecustomize.py", std::string(kSource)); !s.ok()) return s;
-    if (Status s = write_file_atomically(shim_dir + "/" + kMarker, ""); !s.ok()) return s;
-    // Readable by the job's processes (they are this user's; 0600 would do, but a job that drops
-    // privileges to run its Python, as a container's entry point may, still finds it).
-    chmod((shim_dir + "/sitecustomize.py").c_str(), 0644);
-    return Ok{};
+    return write_shim_files(shim_dir);
+}
+
+Status install_shim_dir(const std::string& shim_dir, mode_t mode) {
+    if (mkdir(shim_dir.c_str(), mode) != 0) {
+        if (errno != EEXIST) return os_error("cannot create " + shim_dir, errno);
+        if (chmod(shim_dir.c_str(), mode) != 0) return os_error("cannot set the mode of " + shim_dir, errno);
+    }
+    return write_shim_files(shim_dir);
 }
 
 std::vector<std::pair<std::string, std::string>> shim_environment(const std::string& shim_dir,

@@ -21,6 +21,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <sys/types.h>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -44,6 +45,9 @@ std::string_view shim_source();
 // Writes SHIM_DIR/sitecustomize.py (SHIM_DIR made 0700 when missing) and makes STACKS_DIR (0700)
 // when missing. Errors name the path.
 Status install_shim(const std::string& shim_dir, const std::string& stacks_dir);
+// SHIM_DIR alone, made `mode` (kept so when it was there): one shim for many jobs, each with its own
+// STACKS_DIR (the queue's agent writes it once; 0755 when its jobs run as other users).
+Status install_shim_dir(const std::string& shim_dir, mode_t mode);
 
 // The variables a job needs: PYTHONPATH with SHIM_DIR first (then the inherited value, if any and
 // not empty: an empty entry would put the working directory on the path), BATON_STACKS_DIR and

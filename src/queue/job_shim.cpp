@@ -226,7 +226,8 @@ int run_job_shim(const std::string& dir) {
         for (unsigned c : spec.cpus)
             if (c < CPU_SETSIZE) CPU_SET(c, &set);
         if (::sched_setaffinity(0, sizeof set, &set) != 0)
-            std::fprintf(stderr, "baton job-shim: cannot pin the job to its CPUs: %s\n", std::strerror(errno));
+            std::fprintf(stderr, "baton job-shim: job %lld: cannot pin the job to its CPUs: %s\n",
+                         static_cast<long long>(spec.job), std::strerror(errno));
     }
     // The shim keeps its privileges (it writes the status and ends the whole tree whatever the job
     // does to itself); the command takes the owner's groups, gid and uid between fork and exec.

@@ -100,6 +100,14 @@ Result<std::unique_ptr<QueueServer>> QueueServer::open(QueueServerOptions option
             return make_error("cannot give " + s->options_.socket_path + " to its group: " + std::strerror(errno));
     }
     ::fcntl(s->listen_fd_, F_SETFL, O_NONBLOCK);
+    // The stack handler every job's Python loads, written once for all of them (a directory and two
+    // files per job cost more than the rest of a short job's start on ext4); readable by the jobs of
+    // other users when the agent is root. A failure is said in each job's start (no hang verdict).
+    const std::string shim = s->options_.jobs_dir + "/python";
+    if (Status st = hang::install_shim_dir(shim, ::geteuid() == 0 ? 0755 : 0700); st.ok())
+        s->shim_dir_ = shim;
+    else
+        s->shim_dir_ = st.error();
     // Per-job cgroups where the agent was handed a subtree; CPU affinity alone elsewhere.
     s->cgroups_ = JobCgroups::open(s->options_.job_cgroups);
     std::fprintf(stderr, "baton: jobs get %s\n", s->cgroups_.status().c_str());
@@ -471,19 +479,21 @@ Result<ShimSpec> QueueServer::job_spec(const store::JobRecord& j, const JobOwner
             watched.memory_dir = memory;
         }
     }
-    // The stack handler and the Flight Recorder's directory, the owner's (its processes write there).
-    const std::string python = dir + "/python", stacks = dir + "/stacks", fr = stacks + "/fr";
-    if (Status st = hang::install_shim(python, stacks); st.ok() && hang::make_flight_recorder_dir(fr).ok()) {
+    // The stack handler (the agent's one shim, on the job's PYTHONPATH), and the job's own directories
+    // for its stacks and its Flight Recorder, the owner's (its processes write there).
+    const std::string stacks = dir + "/stacks", fr = stacks + "/fr";
+    Status st = shim_dir_.ok() ? make_private_directory(stacks) : Status(shim_dir_.error());
+    if (st.ok()) st = hang::make_flight_recorder_dir(fr);
+    if (st.ok()) {
         if (::geteuid() == 0)
-            for (const std::string& p : {python, python + "/sitecustomize.py", stacks, fr})
-                (void)!::lchown(p.c_str(), owner.uid, owner.gid);
-        in.stack_shim_dir = python;
+            for (const std::string& p : {stacks, fr}) (void)!::lchown(p.c_str(), owner.uid, owner.gid);
+        in.stack_shim_dir = *shim_dir_;
         in.stacks_dir = stacks;
         in.flight_recorder_dir = fr;
         watched.stacks_dir = stacks;
     } else {
         std::fprintf(stderr, "baton: job %lld gets no stack handler (no hang verdict): %s\n",
-                     static_cast<long long>(j.id), st.ok() ? fr.c_str() : st.error().message.c_str());
+                     static_cast<long long>(j.id), st.error().message.c_str());
     }
     ShimSpec spec;
     spec.env = job_environment(in);
@@ -516,11 +526,11 @@ void QueueServer::start_supervised(store::JobRecord& j, const std::string& dir, 
     const std::int64_t id = j.id;
     int go[2];
     if (::pipe2(go, O_CLOEXEC) != 0) return fail_start(j, std::string("cannot make a pipe: ") + std::strerror(errno));
-    const int log = ::open((dir + "/supervisor.log").c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+    // Its rare complaints (a status it cannot write, CPUs it cannot pin) go to the agent's log, each
+    // naming its job: not a file of its own per job, one more inode each start.
     Result<StartedSupervisor> started =
-        start_supervisor(options_.spawner.get(), options_.shim_program, dir, go[0], log);
+        start_supervisor(options_.spawner.get(), options_.shim_program, dir, go[0], STDERR_FILENO);
     ::close(go[0]);
-    if (log >= 0) ::close(log);
     if (!started.ok()) {
         ::close(go[1]);
         return fail_start(j, started.error().message);

@@ -145,7 +145,8 @@ class QueueServer {
     std::unique_ptr<GpuBackend> gpus_;  // the check just before a GPU job starts
     JobCgroups cgroups_;                // a cgroup per job where the agent was handed a subtree
     os::UserNames users_;
-    JobWatches watches_;  // shared with the sampling thread (on_tick)
+    Result<std::string> shim_dir_ = std::string();  // the stack handler's directory (JOBS_DIR/python), or why none
+    JobWatches watches_;                            // shared with the sampling thread (on_tick)
 };
 
 // The default CPUs of a job that did not say: 1 for a job without GPUs; for a GPU job its share of

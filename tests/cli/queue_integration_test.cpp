@@ -714,6 +714,15 @@ TEST(Queue, AnotherUserCanNeitherTouchNorReadAJobAndJobsRunAsTheirOwner) {
                          "/etc/passwd", job_dir + "/planted"})
                   .exit_code,
               0);
+    // Its Python loads the agent's one stack handler (root's, readable by every job) where the user can
+    // reach the agent's directory, as /var/lib/baton (the test's own directory is private).
+    for (const std::string& d : {q.dir(), q.dir() + "/state"}) ASSERT_EQ(chmod(d.c_str(), 0711), 0) << d;
+    test::CommandResult py = as_user({"submit", "--cwd", "/tmp", "--", "/usr/bin/python3", "-c",
+                                      "import sys; m = sys.modules.get('_baton_stacks'); print(m and m.__file__)"});
+    ASSERT_EQ(py.exit_code, 0) << py.err;
+    const std::string py_id = py.out.substr(0, py.out.size() - 1);
+    EXPECT_EQ(as_user({"wait", py_id}).exit_code, 0);
+    EXPECT_EQ(as_user({"logs", py_id}).out, q.dir() + "/state/baton/jobs/python/sitecustomize.py\n");
     EXPECT_EQ(q.baton({"cancel", std::to_string(mine), "--grace", "0"}).exit_code, 0);  // root may
 }
 

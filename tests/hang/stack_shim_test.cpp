@@ -4,6 +4,8 @@
 
 #include <csignal>
 #include <gtest/gtest.h>
+
+#include <fstream>
 #include <sys/stat.h>
 
 #include "test_support.hpp"
@@ -40,6 +42,29 @@ TEST(StackShim, TheEnvironmentPutsTheShimFirstAndNeverAddsAnEmptyEntry) {
     EXPECT_LE(stacks_signal(), SIGRTMAX);
     EXPECT_NE(stacks_signal(), SIGUSR1);
     EXPECT_NE(stacks_signal(), SIGUSR2);
+}
+
+// The queue's agent writes one shim for every job, readable by other users' jobs when it is root.
+TEST(StackShim, OneShimDirectoryForManyJobsTakesTheModeAsked) {
+    baton::test::TempDir d;
+    const std::string shim = d.path() + "/python";
+    ASSERT_TRUE(baton::hang::install_shim_dir(shim, 0755).ok());
+    struct stat st {};
+    ASSERT_EQ(stat(shim.c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0755u);
+    ASSERT_EQ(stat((shim + "/sitecustomize.py").c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0644u);
+    EXPECT_EQ(baton::test::read_text(shim + "/sitecustomize.py"), std::string(shim_source()));
+    // An agent started again (its source may be newer, its mode another): rewritten, the mode set.
+    std::ofstream(shim + "/sitecustomize.py") << "an older shim";
+    ASSERT_EQ(chmod(shim.c_str(), 0700), 0);
+    ASSERT_TRUE(baton::hang::install_shim_dir(shim, 0755).ok());
+    ASSERT_EQ(stat(shim.c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0755u);
+    EXPECT_EQ(baton::test::read_text(shim + "/sitecustomize.py"), std::string(shim_source()));
+    const baton::Status bad = baton::hang::install_shim_dir(d.path() + "/absent/python", 0700);
+    ASSERT_FALSE(bad.ok());
+    EXPECT_NE(bad.error().message.find("cannot create " + d.path() + "/absent/python"), std::string::npos);
 }
 
 TEST(StackShim, InstallWritesTheShimAndPrivateDirectories) {
