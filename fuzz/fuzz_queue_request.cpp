@@ -23,6 +23,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             if (id <= 0) std::abort();
     }
     if (r->op == Op::cancel && (r->jobs.empty() || !(r->grace_seconds >= 0 && r->grace_seconds <= 86400))) std::abort();
+    // One job for each of the others that names jobs (pause and resume among them).
+    if ((r->op == Op::pause || r->op == Op::resume || r->op == Op::hold || r->op == Op::show) && r->jobs.size() != 1)
+        std::abort();
     baton::Result<Request> again = parse_request(request_line(*r));
     if (!again.ok() || again->op != r->op || again->jobs != r->jobs) std::abort();
     if (r->op == Op::submit && (again->submit.argv != r->submit.argv || again->submit.env != r->submit.env ||

@@ -75,9 +75,8 @@ Result<std::unique_ptr<NodeAgent>> NodeAgent::open(NodeAgentOptions options, con
     ao.thresholds = n->settings_.thresholds;
     ao.retention_seconds = config.serve.retention_seconds;
     ao.idle_allocated_minutes = config.serve.idle_allocated_minutes;
-    ao.on_tick = [queue = &n->ticking_queue_](const diagnose::Window& w) {
-        if (queue::QueueServer* q = queue->load()) return q->on_tick(w);
-        return std::vector<diagnose::Finding>{};
+    ao.on_tick = [queue = &n->ticking_queue_](const diagnose::Window& w, std::vector<diagnose::Finding>& found) {
+        if (queue::QueueServer* q = queue->load()) q->on_tick(w, found);
     };
     n->agent_ = std::make_unique<serve::Agent>(ao, std::move(writer));
 

@@ -136,7 +136,7 @@ int run_show(const QueueArgs& a, std::int64_t id) {
     return write_stdout(queue::job_text(*job)) ? kExitOk : kExitFailure;
 }
 
-// cancel, hold, release, retry: what became of each job.
+// cancel, hold, release, retry, pause, resume: what became of each job.
 int run_change(const QueueArgs& a, queue::Op op, const std::vector<std::int64_t>& ids) {
     Result<std::vector<queue::JobChange>> changes = queue::change_jobs(environment_variables(), op, ids, a.grace);
     if (!changes.ok()) return runtime_error(changes.error().message);
@@ -153,7 +153,7 @@ int run_change(const QueueArgs& a, queue::Op op, const std::vector<std::int64_t>
 }  // namespace
 
 CLI::App* QueueCommands::parsed() const {
-    for (CLI::App* c : {submit, queue, show, logs, cancel, wait, hold, release, retry, shim})
+    for (CLI::App* c : {submit, queue, show, logs, cancel, wait, hold, release, retry, pause, resume, shim})
         if (c->parsed()) return c;
     return nullptr;
 }
@@ -202,8 +202,8 @@ CLI::App* add_submit_command(CLI::App& app, QueueArgs& a) {
 }  // namespace
 
 bool is_queue_command(const std::string& word) {
-    for (const char* name :
-         {"submit", "queue", "show", "logs", "cancel", "wait", "hold", "release", "retry", "job-shim"})
+    for (const char* name : {"submit", "queue", "show", "logs", "cancel", "wait", "hold", "release", "retry", "pause",
+                             "resume", "job-shim"})
         if (word == name) return true;
     return false;
 }
@@ -236,10 +236,14 @@ QueueCommands add_queue_commands(CLI::App& app, QueueArgs& a) {
     c.wait->add_option("job", a.jobs, "The job id")->required()->expected(1);
     c.wait->add_flag("--json", a.json, "Print the ended job as JSON");
 
-    // The three that change one job's state.
-    for (auto [cmd, name, what] : {std::tuple{&c.hold, "hold", "Keep a queued job from starting until baton release"},
-                                   std::tuple{&c.release, "release", "Let a held job start again"},
-                                   std::tuple{&c.retry, "retry", "Queue an ended job again, as its next attempt"}}) {
+    // The ones that change one job's state.
+    for (auto [cmd, name, what] :
+         {std::tuple{&c.hold, "hold", "Keep a queued job from starting until baton release"},
+          std::tuple{&c.release, "release", "Let a held job start again"},
+          std::tuple{&c.retry, "retry", "Queue an ended job again, as its next attempt"},
+          std::tuple{&c.pause, "pause",
+                     "Stop a running job's whole tree (SIGSTOP) until baton resume; it keeps its GPUs and CPUs"},
+          std::tuple{&c.resume, "resume", "Continue a paused job (SIGCONT)"}}) {
         *cmd = app.add_subcommand(name, what);
         (*cmd)->add_option("job", a.jobs, "The job id")->required()->expected(1);
         (*cmd)->add_flag("--json", a.json, "Print the answer as JSON");
@@ -269,6 +273,9 @@ int run_queue_command(const QueueCommands& c, const QueueArgs& a, const std::vec
     }
     // Jobs handed to Slurm: its commands, not the agent.
     if (!slurm_ids.empty()) {
+        if (which == c.pause || which == c.resume)
+            return usage_error(std::string(which->get_name()) +
+                               ": a Slurm job is suspended and resumed by Slurm's administrators (scontrol suspend)");
         const SlurmOp op = which == c.show      ? SlurmOp::show
                            : which == c.logs    ? SlurmOp::logs
                            : which == c.wait    ? SlurmOp::wait
@@ -291,6 +298,8 @@ int run_queue_command(const QueueCommands& c, const QueueArgs& a, const std::vec
                       which == c.cancel    ? queue::Op::cancel
                       : which == c.hold    ? queue::Op::hold
                       : which == c.release ? queue::Op::release
+                      : which == c.pause   ? queue::Op::pause
+                      : which == c.resume  ? queue::Op::resume
                                            : queue::Op::retry,
                       ids);
 }

@@ -1,5 +1,5 @@
 // The queue's commands (docs/queue.md): `baton submit`, `queue`, `show`, `logs`, `cancel`, `wait`,
-// `hold`, `release`, `retry`, each a client of the agent's socket, and the hidden `job-shim` that
+// `hold`, `release`, `retry`, `pause`, `resume`, each a client of the agent's socket, and the hidden `job-shim` that
 // supervises one job.
 #pragma once
 
@@ -25,7 +25,7 @@ struct QueueArgs {
 };
 
 struct QueueCommands {
-    CLI::App *submit, *queue, *show, *logs, *cancel, *wait, *hold, *release, *retry, *shim;
+    CLI::App *submit, *queue, *show, *logs, *cancel, *wait, *hold, *release, *retry, *pause, *resume, *shim;
     // The command that was given, or null.
     CLI::App* parsed() const;
 };

@@ -40,6 +40,7 @@ std::string dump(const nlohmann::json& j) {
 struct Member {
     pid_t pid = 0;
     std::uint64_t start_ticks = 0;  // as seen in the same read: the signal checks it (os::signal_process)
+    char state = '?';               // /proc/PID/stat's: 'T' stopped, 'Z' a zombie
 };
 
 // Every descendant of `root` now, from /proc (ppid links): children before grandchildren.
@@ -52,7 +53,7 @@ std::vector<Member> descendants(pid_t root) {
             const std::string stat = read_small_file(std::string("/proc/") + e->d_name + "/stat", 4096).value_or("");
             os::PidStat st;
             if (!os::parse_pid_stat(stat, st)) continue;
-            children.emplace(static_cast<pid_t>(st.ppid), Member{static_cast<pid_t>(pid), st.starttime});
+            children.emplace(static_cast<pid_t>(st.ppid), Member{static_cast<pid_t>(pid), st.starttime, st.state});
         }
         ::closedir(d);
     }
@@ -82,7 +83,32 @@ int signal_tree(pid_t self, pid_t group, int sig) {
     return static_cast<int>(members.size());
 }
 
+// baton pause: SIGSTOP to the tree, and again until a pass sees every process stopped (or gone): one
+// forked while a pass ran is caught by the next. A stop takes effect at the process's next return to
+// user space, so a pass may find one still running that is already signalled: it is signalled again.
+void stop_tree(pid_t self, pid_t group) {
+    for (int pass = 0; pass < 50; ++pass) {
+        if (group > 0) ::kill(-group, SIGSTOP);
+        bool all = true;
+        for (const Member& m : descendants(self)) {
+            if (m.state == 'T' || m.state == 't' || m.state == 'Z' || m.state == 'X') continue;
+            all = false;
+            os::signal_process(m.pid, m.start_ticks, SIGSTOP);
+        }
+        if (all) return;
+        ::usleep(2000);
+    }
+}
+
 }  // namespace
+
+sigset_t supervisor_start_mask() {
+    sigset_t mask;
+    sigemptyset(&mask);
+    sigaddset(&mask, SIGUSR1);
+    sigaddset(&mask, SIGUSR2);
+    return mask;
+}
 
 std::uint64_t cgroup_oom_kills(const std::string& cgroup_dir) {
     // memory.events: "low N", "high N", "max N", "oom N", "oom_kill N", "oom_group_kill N" lines.
@@ -211,9 +237,12 @@ int run_job_shim(const std::string& dir) {
 
     sigset_t watched;
     sigemptyset(&watched);
-    for (int s : {SIGCHLD, SIGTERM, SIGINT, SIGHUP}) sigaddset(&watched, s);
+    for (int s : {SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2}) sigaddset(&watched, s);
     sigset_t before;
     sigprocmask(SIG_BLOCK, &watched, &before);
+    // The command's mask: what this process had, without the pause and resume it started with.
+    sigdelset(&before, SIGUSR1);
+    sigdelset(&before, SIGUSR2);
     ::prctl(PR_SET_CHILD_SUBREAPER, 1);
 
     // The supervisor stays out of the job's cgroup (in the agent's leaf beside D/jobs): the cgroup
@@ -323,9 +352,15 @@ int run_job_shim(const std::string& dir) {
                                    : "cannot become " + spec.user + " (uid " + std::to_string(spec.uid) + ")") +
                    ": " + std::strerror(what[1]);
 
-    bool main_done = false, ending = false, killed = false;
+    bool main_done = false, ending = false, killed = false, paused = false;
     double deadline = 0;
     const pid_t self = ::getpid();
+    // SIGTERM to the tree; a paused tree is continued after it, so that the signal is acted on.
+    auto terminate_tree = [&](pid_t group) {
+        signal_tree(self, group, SIGTERM);
+        if (paused) signal_tree(self, group, SIGCONT);
+        paused = false;
+    };
     for (;;) {
         int ws = 0;
         pid_t w;
@@ -349,7 +384,7 @@ int run_job_shim(const std::string& dir) {
                 // The command ended and left processes behind (workers, a daemon): they would hold
                 // its GPUs and CPUs after the queue gave them to the next job.
                 ending = true;
-                signal_tree(self, 0, SIGTERM);
+                terminate_tree(0);
                 deadline = now + spec.end_grace_seconds;
             }
         }
@@ -367,9 +402,15 @@ int run_job_shim(const std::string& dir) {
             st.cancelled = true;
             double grace = 10;
             if (info.si_code == SI_QUEUE && info.si_value.sival_int >= 0) grace = info.si_value.sival_int / 1000.0;
-            signal_tree(self, main_done ? 0 : child, SIGTERM);
+            terminate_tree(main_done ? 0 : child);
             ending = true;
             deadline = now + grace;
+        } else if (sig == SIGUSR1 && !paused && !ending) {
+            stop_tree(self, main_done ? 0 : child);
+            paused = true;
+        } else if (sig == SIGUSR2 && paused) {
+            signal_tree(self, main_done ? 0 : child, SIGCONT);
+            paused = false;
         }
     }
     if (!spec.cgroup.empty()) st.oom_kills = cgroup_oom_kills(spec.cgroup);

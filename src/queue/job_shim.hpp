@@ -13,11 +13,15 @@
 //     the owner's groups, gid and uid before exec;
 //   - SIGTERM (with sigqueue's value the grace in milliseconds) cancels: SIGTERM to every process
 //     of the tree, including those that called setsid, then SIGKILL after the grace;
+//   - SIGUSR1 pauses (baton pause): SIGSTOP to every process of the tree, again until each is seen
+//     stopped (a process forked meanwhile is caught); SIGUSR2 resumes them (SIGCONT). A cancel or the
+//     command's end while paused continues what it signals, so SIGTERM reaches it;
 //   - when the command ends, what is left of its tree gets the same, and DIR/status is written
 //     (atomically) before the shim exits.
 #pragma once
 
 #include <cstdint>
+#include <csignal>
 #include <optional>
 #include <string>
 #include <vector>
@@ -53,6 +57,10 @@ struct ShimStatus {
     // OOM kills in the job's cgroup (its memory.events' oom_kill) by the end: its --mem was hit.
     std::uint64_t oom_kills = 0;
 };
+
+// The signal mask a supervisor starts with: SIGUSR1 and SIGUSR2 (pause, resume) blocked, so that one
+// the agent sends before the supervisor took them in hand waits for it instead of killing it.
+sigset_t supervisor_start_mask();
 
 // memory.events' oom_kill count of a cgroup directory; 0 when unreadable.
 std::uint64_t cgroup_oom_kills(const std::string& cgroup_dir);

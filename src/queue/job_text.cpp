@@ -85,7 +85,7 @@ std::optional<std::int64_t> opt_ms(const json& j, const char* key) {
 }  // namespace
 
 JobRow job_row(const JobView& j) {
-    return {std::to_string(j.id), j.owner,      store::state_name(j.state),
+    return {std::to_string(j.id), j.owner,      j.paused_ms ? "paused" : store::state_name(j.state),
             gpus_cell(j),         cpus_cell(j), j.submit_ms,
             j.start_ms,           j.end_ms,     j.name};
 }
@@ -134,6 +134,8 @@ std::string job_text(const JobView& j) {
     line("owner", printable(j.owner) + " (uid " + std::to_string(j.owner_uid) + ")");
     std::string state = store::state_name(j.state);
     if (j.exit_status) state += ", exit status " + std::to_string(*j.exit_status);
+    if (j.paused_ms)
+        state += ", paused for " + span(j.paused_ms, std::nullopt) + " (baton resume " + std::to_string(j.id) + ")";
     line("state", state);
     if (!j.waiting.empty()) line("waiting", j.waiting);
     if (!j.note.empty()) line("note", printable(j.note));

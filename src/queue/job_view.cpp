@@ -41,6 +41,7 @@ json job_view_json(const JobView& j) {
     if (j.exit_status) o["exit_status"] = *j.exit_status;
     if (j.pid) o["pid"] = *j.pid;
     if (j.run_id) o["run_id"] = *j.run_id;
+    if (j.paused_ms) o["paused_ms"] = *j.paused_ms;
     if (!j.note.empty()) o["note"] = j.note;
     if (!j.waiting.empty()) o["waiting"] = j.waiting;
     return o;
@@ -121,6 +122,7 @@ Result<JobView> parse_job_view(const json& o) {
                      take_optional(o, "exit_status", j.exit_status),
                      take_optional(o, "pid", j.pid),
                      take_optional(o, "run_id", j.run_id),
+                     take_optional(o, "paused_ms", j.paused_ms),
                      take(o, "note", j.note, false),
                      take(o, "waiting", j.waiting, false)})
         if (!s.ok()) return s.error();

@@ -43,8 +43,9 @@ struct JobView {
     std::optional<int> exit_status;
     std::optional<std::uint32_t> pid;  // its supervisor's
     std::optional<std::int64_t> run_id;
-    std::string note;     // why it ended as it did, or was queued again
-    std::string waiting;  // queued: why it does not start yet
+    std::optional<std::int64_t> paused_ms;  // running, its processes stopped (baton pause) since then
+    std::string note;                       // why it ended as it did, or was queued again
+    std::string waiting;                    // queued: why it does not start yet
 };
 
 nlohmann::json job_view_json(const JobView& j);

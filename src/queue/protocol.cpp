@@ -11,7 +11,8 @@ namespace baton::queue {
 
 namespace {
 
-constexpr const char* kOps[] = {"submit", "list", "show", "cancel", "hold", "release", "retry", "wait", "logs", "info"};
+constexpr const char* kOps[] = {"submit", "list", "show", "cancel", "hold",  "release",
+                                "retry",  "wait", "logs", "info",   "pause", "resume"};
 
 // Job ids are positive and fit in SQLite's integer; a request naming another is refused.
 bool job_id_of(const nlohmann::json& v, std::int64_t& out) {
@@ -108,8 +109,9 @@ Result<Request> parse_request(std::string_view line) {
             known = true;
         }
     if (!known)
-        return make_error("no request \"" + op +
-                          "\" (known: submit, list, show, cancel, hold, release, retry, wait, logs, info)");
+        return make_error(
+            "no request \"" + op +
+            "\" (known: submit, list, show, cancel, hold, release, retry, wait, logs, info, pause, resume)");
 
     std::string bad;  // the first field of the wrong type
     auto string_of = [&](const char* key, std::string& out) {

@@ -26,7 +26,8 @@ namespace baton::queue {
 inline constexpr std::size_t kMaxRequestBytes = 4u << 20;
 
 // info: the agent's own state (its pid, and whether its jobs get cgroups: `baton doctor` asks).
-enum class Op { submit, list, show, cancel, hold, release, retry, wait, logs, info };
+// pause, resume: a running job's whole tree stopped (SIGSTOP) and continued (SIGCONT).
+enum class Op { submit, list, show, cancel, hold, release, retry, wait, logs, info, pause, resume };
 
 const char* op_name(Op op);
 
@@ -49,7 +50,7 @@ struct Submission {
 struct Request {
     Op op = Op::list;
     Submission submit;               // submit
-    std::vector<std::int64_t> jobs;  // cancel: one or more; show, wait, hold, release, retry, logs: one
+    std::vector<std::int64_t> jobs;  // cancel: one or more; show, wait, hold, release, retry, logs, pause, resume: one
     bool all = false;                // list: ended jobs too
     double grace_seconds = 10;       // cancel: SIGTERM, then SIGKILL after this
     bool stderr_stream = false;      // logs: stderr instead of stdout

@@ -1,6 +1,8 @@
 // The answers to the queue's requests (protocol.hpp): submit, list, show, wait, logs, info and the
-// changes (cancel, hold, release, retry), with the owner-or-root checks. Runs on the queue thread.
+// changes (cancel, hold, release, retry, pause, resume), with the owner-or-root checks. Runs on the queue thread.
 #include <algorithm>
+#include <csignal>
+#include <cstring>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -11,6 +13,7 @@
 #include "queue/gpu_memory_auto.hpp"
 #include "queue/queue_server.hpp"
 #include "queue/queue_server_parts.hpp"
+#include "sample/linux/pid_signal.hpp"
 
 namespace baton::queue {
 
@@ -58,6 +61,7 @@ JobView QueueServer::job_view(const store::JobRecord& j) {
     v.pid = j.pid;
     v.run_id = j.run_id;
     v.note = j.note;
+    v.paused_ms = j.paused_ms;
     auto w = jobs_.waiting().find(j.id);
     if (j.state == store::JobState::queued && w != jobs_.waiting().end()) v.waiting = w->second;
     return v;
@@ -205,6 +209,28 @@ Result<std::string> QueueServer::hold_job(const store::JobRecord& j, bool hold, 
     return std::string(store::state_name(to));
 }
 
+// pause and resume: a running job's whole tree stopped and continued by its supervisor (SIGUSR1,
+// SIGUSR2: job_shim.hpp); its GPUs and CPUs stay its own meanwhile. Asking again is no error.
+Result<std::string> QueueServer::pause_job(const store::JobRecord& j, bool pause, std::int64_t now) {
+    auto it = running_.find(j.id);
+    if (j.state != store::JobState::running || it == running_.end())
+        return make_error("job " + std::to_string(j.id) + " is " + store::state_name(j.state) +
+                          ": only a running job can be " +
+                          (pause ? "paused (baton hold keeps a queued one from starting)" : "resumed"));
+    if (j.paused_ms.has_value() == pause) return std::string(pause ? "already paused" : "not paused");
+    if (it->second->cancelling) return std::string("cancelling");
+    const Running& r = *it->second;
+    if (const int e = os::signal_process(r.pid, r.start_ticks, pause ? SIGUSR1 : SIGUSR2); e != 0)
+        return make_error("job " + std::to_string(j.id) + ": cannot signal its supervisor (pid " +
+                          std::to_string(r.pid) + "): " + std::strerror(e));
+    const std::optional<std::int64_t> since = pause ? std::optional<std::int64_t>(now) : std::nullopt;
+    if (Result<bool> kept = store_->set_job_paused(j.id, since); !kept.ok())
+        std::fprintf(stderr, "baton: job %lld: %s\n", static_cast<long long>(j.id), kept.error().message.c_str());
+    jobs_.open()[j.id].paused_ms = since;
+    set_paused_root(static_cast<std::uint32_t>(r.pid), pause);
+    return std::string(pause ? "paused" : "running");
+}
+
 // retry: an ended job queued again, as its next attempt.
 Result<std::string> QueueServer::retry_job(const store::JobRecord& j, const Client& c) {
     if (!store_->requeue_job(j.id, "retried by " + users_.name(c.peer.uid)).value_or(false))
@@ -240,6 +266,10 @@ std::string QueueServer::change(const Client& c, const Request& r) {
                 break;
             case Op::retry:
                 outcome = retry_job(j, c);
+                break;
+            case Op::pause:
+            case Op::resume:
+                outcome = pause_job(j, r.op == Op::pause, now);
                 break;
             default:
                 break;

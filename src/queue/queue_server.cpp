@@ -151,11 +151,33 @@ void QueueServer::stop() {
     if (thread_.joinable()) thread_.join();
 }
 
-std::vector<diagnose::Finding> QueueServer::on_tick(const diagnose::Window& window) {
-    std::vector<diagnose::Finding> holding = watches_.feed(window);
+void QueueServer::on_tick(const diagnose::Window& window, std::vector<diagnose::Finding>& findings) {
+    for (diagnose::Finding& f : watches_.feed(window)) findings.push_back(std::move(f));
+    std::vector<std::uint32_t> paused;
+    {
+        MutexLock lock(paused_mutex_);
+        paused.assign(paused_roots_.begin(), paused_roots_.end());
+    }
+    if (!paused.empty() && !window.empty()) {
+        std::set<std::string> held;  // "pid:N" of every process of a paused job
+        for (const ProcessInfo* p : diagnose::process_trees(window.back(), paused))
+            held.insert("pid:" + std::to_string(p->pid));
+        findings.erase(std::remove_if(findings.begin(), findings.end(),
+                                      [&](const diagnose::Finding& f) {
+                                          return f.rule == "gpu_idle_held" && held.count(f.subject);
+                                      }),
+                       findings.end());
+    }
     const std::uint64_t one = 1;
     (void)!::write(wake_fd_, &one, sizeof one);
-    return holding;
+}
+
+void QueueServer::set_paused_root(std::uint32_t pid, bool paused) {
+    MutexLock lock(paused_mutex_);
+    if (paused)
+        paused_roots_.insert(pid);
+    else
+        paused_roots_.erase(pid);
 }
 
 std::string QueueServer::attempt_dir(std::int64_t id, int attempt) const {
@@ -245,6 +267,7 @@ void QueueServer::readopt(const store::JobRecord& j, std::unique_ptr<Running> r)
     if (::stat((r->dir + "/memory").c_str(), &st) == 0 && S_ISDIR(st.st_mode)) watched->memory_dir = r->dir + "/memory";
     // (its stderr is scanned again from the start: an out-of-memory line before the kill still counts)
     watch(j, r->pid, env, std::move(watched));
+    if (j.paused_ms) set_paused_root(static_cast<std::uint32_t>(r->pid), true);
     running_[j.id] = std::move(r);
 }
 
@@ -579,6 +602,7 @@ void QueueServer::ended(std::int64_t id) {
     if (it == running_.end()) return;
     std::unique_ptr<Running> r = std::move(it->second);
     running_.erase(it);
+    set_paused_root(static_cast<std::uint32_t>(r->pid), false);
     if (r->child) ::waitpid(r->pid, nullptr, 0);
     if (r->pidfd >= 0) ::close(r->pidfd);
     store::JobRecord& j = jobs_.open()[id];

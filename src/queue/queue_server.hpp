@@ -77,9 +77,10 @@ class QueueServer {
 
     // Called by the agent's sampling thread after each sample: feeds every running job's watch
     // (its figures, findings, output and the Python hook's events, its hang verdict) and wakes the
-    // queue thread to decide again on the new snapshot. The jobs' hang verdicts that hold, as
-    // findings ("job ID" their subject).
-    std::vector<diagnose::Finding> on_tick(const diagnose::Window& window);
+    // queue thread to decide again on the new snapshot. Adds to `findings` (the tick's) the jobs'
+    // hang verdicts that hold ("job ID" their subject), and takes from it gpu_idle_held of the
+    // processes of a paused job (baton pause: its GPU memory is held on purpose).
+    void on_tick(const diagnose::Window& window, std::vector<diagnose::Finding>& findings);
 
     const std::string& socket_path() const { return options_.socket_path; }
 
@@ -118,6 +119,7 @@ class QueueServer {
     Result<std::string> cancel_job(store::JobRecord j, double grace_seconds, std::int64_t now);
     Result<std::string> hold_job(const store::JobRecord& j, bool hold, std::int64_t now);
     Result<std::string> retry_job(const store::JobRecord& j, const Client& c);
+    Result<std::string> pause_job(const store::JobRecord& j, bool pause, std::int64_t now);
     std::string logs(const Client& c, const Request& r, std::string& tail);
     JobView job_view(const store::JobRecord& j);  // what clients are told of it (job_view.hpp)
     std::string job_json(const store::JobRecord& j);
@@ -147,6 +149,10 @@ class QueueServer {
     os::UserNames users_;
     Result<std::string> shim_dir_ = std::string();  // the stack handler's directory (JOBS_DIR/python), or why none
     JobWatches watches_;                            // shared with the sampling thread (on_tick)
+    // The supervisors of the paused jobs, for on_tick (the sampling thread); the queue thread keeps it.
+    Mutex paused_mutex_;
+    std::set<std::uint32_t> paused_roots_ BATON_GUARDED_BY(paused_mutex_);
+    void set_paused_root(std::uint32_t pid, bool paused);
 };
 
 // The default CPUs of a job that did not say: 1 for a job without GPUs; for a GPU job its share of

@@ -93,9 +93,8 @@ void close_from(int first, int keep) {
     close_from(4, -1);
     for (int sig = 1; sig < NSIG; ++sig)
         if (sig != SIGKILL && sig != SIGSTOP) ::signal(sig, SIG_DFL);
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, nullptr);
+    const sigset_t mask = supervisor_start_mask();
+    sigprocmask(SIG_SETMASK, &mask, nullptr);
     ::clearenv();
     ::setenv("PATH", "/usr/local/bin:/usr/bin:/bin", 1);
     ::prctl(PR_SET_NAME, "baton-job-shim");
@@ -251,9 +250,8 @@ Result<StartedSupervisor> start_supervisor(Spawner* spawner, const std::string& 
             ::dup2(null, 1);
         }
         ::dup2(log_fd >= 0 ? log_fd : null, 2);
-        sigset_t none;
-        sigemptyset(&none);
-        sigprocmask(SIG_SETMASK, &none, nullptr);
+        const sigset_t mask = supervisor_start_mask();  // (kept across exec)
+        sigprocmask(SIG_SETMASK, &mask, nullptr);
         ::execve(program.c_str(), argv, envp);
         ::_exit(127);
     }

@@ -30,7 +30,7 @@ class Spawner {
 
     // A supervisor for the job directory `dir`, in a session of its own, with `go_fd` as its
     // descriptor 3, /dev/null as 0 and 1, `log_fd` as 2, nothing else open, default signal
-    // handling and an empty signal mask, PATH its only environment, and "baton job-shim DIR" as
+    // handling and the mask supervisor_start_mask() says, PATH its only environment, and "baton job-shim DIR" as
     // its command line. Returns its pid. After an error other than a refusal (the spawner
     // gone, or no answer within 5 s) every later call fails at once. Thread: one caller at a time.
     Result<pid_t> spawn(const std::string& dir, int go_fd, int log_fd);

@@ -169,8 +169,7 @@ void Agent::tick(Sampler& sampler) {
     auto indicators =
         std::make_shared<const std::vector<diagnose::IndicatorSummary>>(diagnose::summarize_indicators(window, t));
     report::DiagnosisInfo info = report::diagnosis_info(window, "live");
-    if (options_.on_tick)
-        for (diagnose::Finding& f : options_.on_tick(window)) found.push_back(std::move(f));
+    if (options_.on_tick) options_.on_tick(window, found);
     auto findings = std::make_shared<const std::vector<diagnose::Finding>>(std::move(found));
     {
         MutexLock lock(job_usage_mutex_);

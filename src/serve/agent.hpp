@@ -39,9 +39,9 @@ struct AgentOptions {
     double retention_seconds = 30 * 86400.0;  // minutes older than this leave the database
     double idle_allocated_minutes = 60;       // gpu_idle_allocated after this long at 0 % (0: off)
     // Called on the sampling thread after each sample with the diagnosis window (the queue's job
-    // watches are fed from it); must not block for long. What it returns joins the findings of the
-    // tick (the queued jobs' hang verdicts).
-    std::function<std::vector<diagnose::Finding>(const diagnose::Window&)> on_tick;
+    // watches are fed from it) and the tick's findings so far, which it may add to (the queued jobs'
+    // hang verdicts) and take from (gpu_idle_held of a job the queue paused); must not block for long.
+    std::function<void(const diagnose::Window&, std::vector<diagnose::Finding>&)> on_tick;
 };
 
 // What the HTTP thread reads: one consistent tick.

@@ -121,6 +121,9 @@ constexpr const char* kMigrations[] = {
     "  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
     "  t_ms INTEGER NOT NULL, rank INTEGER NOT NULL, pid INTEGER NOT NULL, capture TEXT NOT NULL);"
     "CREATE INDEX run_oom_captures_run ON run_oom_captures(run_id, t_ms);",
+    // 11: when a running job was paused (`baton pause`; NULL while it runs on), so that `baton queue`
+    // says so after the agent restarts (its processes stay stopped meanwhile).
+    "ALTER TABLE jobs ADD COLUMN paused_ms INTEGER;",
 };
 
 using sqlite::db_error;

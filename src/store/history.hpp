@@ -171,8 +171,9 @@ struct JobRecord {
     std::optional<std::uint32_t> pid;  // its supervising process, with the start time and boot that make it unique
     std::optional<std::uint64_t> pid_start_ticks;
     std::string boot_id;
-    std::optional<std::int64_t> run_id;  // its record in the run history
-    std::string note;                    // why it ended as it did, or was requeued
+    std::optional<std::int64_t> run_id;     // its record in the run history
+    std::string note;                       // why it ended as it did, or was requeued
+    std::optional<std::int64_t> paused_ms;  // a running job's processes stopped (baton pause) since then
 };
 
 // One start the scheduler decided: the job, its GPUs and CPUs.
@@ -296,6 +297,9 @@ class History {
     // False when the job was in none of `from`.
     Result<bool> change_job_state(std::int64_t id, const std::vector<JobState>& from, JobState to, std::int64_t now_ms,
                                   std::optional<int> exit_status = std::nullopt, const std::string& note = "");
+    // A running job paused since `since_ms` (baton pause), or running on (none); false when it is not
+    // running. Any other change of its state forgets the pause.
+    Result<bool> set_job_paused(std::int64_t id, std::optional<std::int64_t> since_ms);
     // The job's record in the run history (known once its watch recorded it).
     Status set_job_run(std::int64_t id, std::int64_t run_id);
     // An ended job (failed, lost, cancelled, done) queued again as its next attempt; false when

@@ -50,7 +50,7 @@ nlohmann::json json_array(const sqlite::Row& row, int col) {
 
 constexpr const char* kColumns =
     "id, owner_uid, name, argv, cwd, env, request, priority, after, after_ok, state, attempt, submit_ms, start_ms, "
-    "end_ms, exit_status, gpus, cpus, pid, pid_start_ticks, COALESCE(boot_id, ''), run_id, note";
+    "end_ms, exit_status, gpus, cpus, pid, pid_start_ticks, COALESCE(boot_id, ''), run_id, note, paused_ms";
 
 JobRecord read_job(const sqlite::Row& row) {
     JobRecord j;
@@ -85,6 +85,7 @@ JobRecord read_job(const sqlite::Row& row) {
     j.boot_id = row.text(20);
     j.run_id = row.maybe_int64(21);
     j.note = row.text(22);
+    j.paused_ms = row.maybe_int64(23);
     return j;
 }
 
@@ -144,10 +145,11 @@ Result<std::vector<std::int64_t>> History::start_jobs(const std::vector<JobStart
     std::vector<std::int64_t> moved;
     if (starts.empty()) return moved;
     if (Status s = exec("BEGIN IMMEDIATE"); !s.ok()) return s.error();
-    Statement st(db_,
-                 "UPDATE jobs SET state = 'starting', gpus = ?, cpus = ?, start_ms = ?, end_ms = NULL, "
-                 "exit_status = NULL, pid = NULL, pid_start_ticks = NULL, boot_id = NULL, run_id = NULL "
-                 "WHERE id = ? AND state = 'queued'");
+    Statement st(
+        db_,
+        "UPDATE jobs SET state = 'starting', paused_ms = NULL, gpus = ?, cpus = ?, start_ms = ?, end_ms = NULL, "
+        "exit_status = NULL, pid = NULL, pid_start_ticks = NULL, boot_id = NULL, run_id = NULL "
+        "WHERE id = ? AND state = 'queued'");
     if (!st.ok()) {
         Error e = db_error(db_, "cannot start jobs");
         rollback();
@@ -197,11 +199,11 @@ Result<bool> History::change_job_state(std::int64_t id, const std::vector<JobSta
     if (from.empty()) return false;
     const bool ends = is_final(to);
     std::string sql =
-        ends ? "UPDATE jobs SET state = ?, end_ms = ?, exit_status = ?, note = ?"
+        ends ? "UPDATE jobs SET state = ?, paused_ms = NULL, end_ms = ?, exit_status = ?, note = ?"
         : to == JobState::queued
-            ? "UPDATE jobs SET state = ?, note = ?, gpus = '[]', cpus = '[]', start_ms = NULL, pid = NULL, "
-              "pid_start_ticks = NULL, boot_id = NULL"
-            : "UPDATE jobs SET state = ?, note = ?";
+            ? "UPDATE jobs SET state = ?, paused_ms = NULL, note = ?, gpus = '[]', cpus = '[]', start_ms = NULL, "
+              "pid = NULL, pid_start_ticks = NULL, boot_id = NULL"
+            : "UPDATE jobs SET state = ?, paused_ms = NULL, note = ?";
     sql += " WHERE id = ? AND state IN (";
     for (std::size_t i = 0; i < from.size(); ++i) sql += i ? ", ?" : "?";
     sql += ")";
@@ -223,6 +225,18 @@ Result<bool> History::change_job_state(std::int64_t id, const std::vector<JobSta
     return sqlite3_changes(db_) == 1;
 }
 
+Result<bool> History::set_job_paused(std::int64_t id, std::optional<std::int64_t> since_ms) {
+    Statement st(db_, "UPDATE jobs SET paused_ms = ? WHERE id = ? AND state = 'running'");
+    if (!st.ok()) return db_error(db_, "cannot record the job's pause");
+    if (since_ms)
+        sqlite3_bind_int64(st.get(), 1, *since_ms);
+    else
+        sqlite3_bind_null(st.get(), 1);
+    sqlite3_bind_int64(st.get(), 2, id);
+    if (sqlite3_step(st.get()) != SQLITE_DONE) return db_error(db_, "cannot record the job's pause");
+    return sqlite3_changes(db_) == 1;
+}
+
 Status History::set_job_run(std::int64_t id, std::int64_t run_id) {
     Statement st(db_, "UPDATE jobs SET run_id = ? WHERE id = ?");
     if (!st.ok()) return db_error(db_, "cannot link the job to its run");
@@ -234,7 +248,8 @@ Status History::set_job_run(std::int64_t id, std::int64_t run_id) {
 
 Result<bool> History::requeue_job(std::int64_t id, const std::string& note) {
     Statement st(db_,
-                 "UPDATE jobs SET state = 'queued', attempt = attempt + 1, note = ?, start_ms = NULL, end_ms = NULL, "
+                 "UPDATE jobs SET state = 'queued', paused_ms = NULL, attempt = attempt + 1, note = ?, start_ms = "
+                 "NULL, end_ms = NULL, "
                  "exit_status = NULL, gpus = '[]', cpus = '[]', pid = NULL, pid_start_ticks = NULL, boot_id = NULL "
                  "WHERE id = ? AND state IN ('done', 'failed', 'cancelled', 'lost')");
     if (!st.ok()) return db_error(db_, "cannot requeue the job");

@@ -460,6 +460,91 @@ TEST(Queue, HoldReleaseCancelAndTheWholeTree) {
     EXPECT_EQ(q.job(later).value("attempt", 0), 1);
 }
 
+// /proc/PID/stat: the state letter and utime + stime (clock ticks); '?' when it is gone.
+std::pair<char, long> state_and_cpu(pid_t pid) {
+    const std::string stat = test::read_text("/proc/" + std::to_string(pid) + "/stat");
+    const std::size_t close = stat.rfind(')');
+    if (close == std::string::npos) return {'?', 0};
+    std::istringstream in(stat.substr(close + 2));
+    std::vector<std::string> f;
+    for (std::string w; in >> w;) f.push_back(w);
+    if (f.size() < 13) return {'?', 0};
+    return {f[0][0], std::stol(f[11]) + std::stol(f[12])};
+}
+
+// pueue's pause: the whole tree stops, even a process that left the job's session, and its CPU time
+// stays flat; the job keeps its place (running, its CPUs) and says it is paused; resume continues it;
+// a cancel of a paused job ends it.
+TEST(Queue, PauseStopsTheWholeTreeAndResumeContinuesIt) {
+    Queue q;
+    const std::string pids = q.dir() + "/pids";
+    const std::int64_t id = q.submit({}, "setsid sh -c 'echo $$ >> " + pids + "; while :; do :; done' & echo $$ >> " +
+                                             pids + "; while :; do :; done");
+    std::vector<pid_t> tree;
+    for (int i = 0; i < 100 && tree.size() < 2; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        tree.clear();
+        std::istringstream in(test::read_text(pids));
+        for (pid_t p; in >> p;) tree.push_back(p);
+    }
+    ASSERT_EQ(tree.size(), 2u);
+    const std::string job = std::to_string(id);
+    EXPECT_NE(q.baton({"resume", job}).out.find("not paused"), std::string::npos);
+    test::CommandResult p = q.baton({"pause", job});
+    EXPECT_EQ(p.exit_code, 0) << p.err;
+    EXPECT_EQ(p.out, "job " + job + ": paused\n");
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    std::vector<long> before;
+    for (pid_t t : tree) {
+        const auto [state, cpu] = state_and_cpu(t);
+        EXPECT_EQ(state, 'T') << "pid " << t << " still runs";
+        before.push_back(cpu);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(700));
+    for (std::size_t i = 0; i < tree.size(); ++i)
+        EXPECT_EQ(state_and_cpu(tree[i]).second, before[i]) << "pid " << tree[i] << " used CPU while paused";
+    json j = q.job(id);
+    EXPECT_EQ(j.value("state", ""), "running") << j.dump();
+    EXPECT_TRUE(j.contains("paused_ms")) << j.dump();
+    EXPECT_EQ(j["cpus"].size(), 1u) << "its CPU stays its own";
+    EXPECT_NE(q.baton({"queue"}).out.find("paused"), std::string::npos);
+    EXPECT_NE(q.baton({"show", job}).out.find("paused for"), std::string::npos);
+    EXPECT_NE(q.baton({"pause", job}).out.find("already paused"), std::string::npos);
+
+    // Resumed: the tree runs again.
+    p = q.baton({"resume", job});
+    EXPECT_EQ(p.exit_code, 0) << p.err;
+    EXPECT_EQ(p.out, "job " + job + ": running\n");
+    std::this_thread::sleep_for(std::chrono::milliseconds(700));
+    for (std::size_t i = 0; i < tree.size(); ++i) {
+        const auto [state, cpu] = state_and_cpu(tree[i]);
+        EXPECT_NE(state, 'T');
+        EXPECT_GT(cpu, before[i]) << "pid " << tree[i] << " did not run again";
+    }
+    EXPECT_FALSE(q.job(id).contains("paused_ms"));
+
+    // Paused again, then cancelled: SIGTERM reaches the stopped tree.
+    EXPECT_EQ(q.baton({"pause", job}).exit_code, 0);
+    test::CommandResult c = q.baton({"cancel", job, "--grace", "5"});
+    EXPECT_EQ(c.exit_code, 0) << c.err;
+    EXPECT_EQ(q.baton({"wait", job}, 20).exit_code, 143);
+    j = q.job(id);
+    EXPECT_EQ(j.value("state", ""), "cancelled") << j.dump();
+    EXPECT_FALSE(j.contains("paused_ms")) << j.dump();
+    for (pid_t t : tree) EXPECT_NE(kill(t, 0), 0) << "pid " << t << " outlived the cancel";
+
+    // Only a running job is paused; a Slurm job is Slurm's.
+    const std::int64_t held = q.submit({"--hold"}, "true");
+    test::CommandResult refused = q.baton({"pause", std::to_string(held)});
+    EXPECT_EQ(refused.exit_code, 1) << refused.out;
+    EXPECT_NE(refused.err.find("job " + std::to_string(held) + " is held: only a running job can be paused"),
+              std::string::npos)
+        << refused.err;
+    refused = q.baton({"resume", "slurm:12"});
+    EXPECT_EQ(refused.exit_code, 2);
+    EXPECT_NE(refused.err.find("scontrol suspend"), std::string::npos) << refused.err;
+}
+
 TEST(Queue, AHistoryWrittenByAnOlderBatonOpensAndTakesJobs) {
     // tests/fixtures/history-schema5.db: written by baton at 672831d (schema 5, the release before the
     // queue's jobs table) with `baton run` on the fake NVML and a minute of `baton serve`.
@@ -683,7 +768,7 @@ TEST(Queue, AnotherUserCanNeitherTouchNorReadAJobAndJobsRunAsTheirOwner) {
         args.insert(args.begin(), {"/usr/bin/setpriv", "--reuid=" + user, "--regid=" + user, "--init-groups", client});
         return test::run(args, q.env());
     };
-    for (const char* op : {"cancel", "hold", "logs"}) {
+    for (const char* op : {"cancel", "hold", "logs", "pause", "resume", "retry"}) {
         test::CommandResult r = as_user({op, std::to_string(mine)});
         EXPECT_NE(r.exit_code, 0) << op;
         EXPECT_NE(r.err.find("belongs to root: only its owner or root may"), std::string::npos) << op << ": " << r.err;

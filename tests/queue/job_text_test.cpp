@@ -97,6 +97,31 @@ TEST(JobText, ShowQuotesTheCommandAndEscapesNames) {
     EXPECT_NE(t.find("run:       99 (baton report 99)\n"), std::string::npos);
 }
 
+// A paused job: "paused" in the queue's STATE column and in show, with how to resume it; its state
+// in JSON stays running, with paused_ms beside it.
+TEST(JobText, APausedJobSaysSoAndHowToResume) {
+    JobView j = ended_job();
+    j.state = store::JobState::running;
+    j.exit_status.reset();
+    j.end_ms.reset();
+    j.paused_ms = unix_millis() - 125000;
+    EXPECT_EQ(job_row(j).state, "paused");
+    const std::string t = job_text(j);
+    EXPECT_NE(t.find("state:     running, paused for 2m05s (baton resume 12)\n"), std::string::npos) << t;
+    const json encoded = job_view_json(j);
+    EXPECT_EQ(encoded["state"], "running");
+    EXPECT_EQ(encoded["paused_ms"], *j.paused_ms);
+    Result<JobView> back = parse_job_view(encoded);
+    ASSERT_TRUE(back.ok()) << back.error().message;
+    EXPECT_EQ(back->paused_ms, j.paused_ms);
+    json bad = encoded;
+    bad["paused_ms"] = "soon";
+    EXPECT_FALSE(parse_job_view(bad).ok());
+    j.paused_ms.reset();
+    EXPECT_EQ(job_row(j).state, "running");
+    EXPECT_FALSE(job_view_json(j).contains("paused_ms"));
+}
+
 TEST(JobView, RoundTripAndWrongTypesNamed) {
     const JobView j = ended_job();
     const json encoded = job_view_json(j);

@@ -45,7 +45,8 @@ TEST(QueueProtocol, SubmitRoundTripsArgumentsAndEnvironmentAsBytes) {
 }
 
 TEST(QueueProtocol, EveryOtherRequestRoundTrips) {
-    for (Op op : {Op::list, Op::show, Op::cancel, Op::hold, Op::release, Op::retry, Op::wait, Op::logs}) {
+    for (Op op : {Op::list, Op::show, Op::cancel, Op::hold, Op::release, Op::retry, Op::wait, Op::logs, Op::pause,
+                  Op::resume}) {
         Request r;
         r.op = op;
         r.jobs = {42};
@@ -81,6 +82,8 @@ TEST(QueueProtocol, HostileLinesGetOneLineErrors) {
         {"{\"op\": \"show\", \"job\": -1}", "\"job\""},
         {"{\"op\": \"show\", \"job\": \"12\"}", "\"job\""},
         {"{\"op\": \"show\", \"job\": 1.5}", "\"job\""},
+        {"{\"op\": \"pause\"}", "\"job\""},
+        {"{\"op\": \"resume\", \"job\": 0}", "\"job\""},
         {"{\"op\": \"cancel\", \"jobs\": []}", "\"jobs\""},
         {"{\"op\": \"cancel\", \"jobs\": [1, 0]}", "\"jobs\""},
         {"{\"op\": \"cancel\", \"jobs\": [1], \"grace_seconds\": -1}", "grace_seconds"},

@@ -110,12 +110,22 @@ TEST(HistoryJobs, EveryChangeIsGuardedByTheStateItLeaves) {
     EXPECT_EQ(ja.run_id, 17);
     EXPECT_EQ(h->jobs(true)->size(), 1u) << "open jobs: a only";
 
+    // A pause (baton pause) is kept on a running job only, and forgotten by any change of its state.
+    EXPECT_FALSE(*h->set_job_paused(b, 7000)) << "b is not running";
+    ASSERT_TRUE(*h->set_job_paused(a, 7000));
+    EXPECT_EQ(h->job(a)->paused_ms, 7000);
+    EXPECT_EQ(History::open(d.path() + "/h.db")->job(a)->paused_ms, 7000) << "in the file, for the next agent";
+    ASSERT_TRUE(*h->set_job_paused(a, std::nullopt));
+    EXPECT_FALSE(h->job(a)->paused_ms.has_value());
+    ASSERT_TRUE(*h->set_job_paused(a, 7500));
+
     EXPECT_FALSE(*h->requeue_job(a, "retry")) << "a running job is not requeued";
     EXPECT_FALSE(*h->change_job_state(a, {JobState::queued}, JobState::held, 6000)) << "hold only what waits";
     ASSERT_TRUE(*h->change_job_state(a, {JobState::starting, JobState::running}, JobState::failed, 9000, 137,
                                      "killed by signal 9"));
     ja = *h->job(a);
     EXPECT_EQ(ja.state, JobState::failed);
+    EXPECT_FALSE(ja.paused_ms.has_value()) << "it ended: no longer paused";
     EXPECT_EQ(ja.exit_status, 137);
     EXPECT_EQ(ja.gpus, (std::vector<std::string>{"GPU-1", "GPU-2"})) << "what it ran on";
     EXPECT_EQ(ja.cpus, (std::vector<unsigned>{0, 1}));
