@@ -24,10 +24,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     if (r->op == Op::cancel && (r->jobs.empty() || !(r->grace_seconds >= 0 && r->grace_seconds <= 86400))) std::abort();
     // One job for each of the others that names jobs (pause and resume among them).
-    if ((r->op == Op::pause || r->op == Op::resume || r->op == Op::hold || r->op == Op::show) && r->jobs.size() != 1)
+    if ((r->op == Op::pause || r->op == Op::resume || r->op == Op::restart || r->op == Op::hold || r->op == Op::show) &&
+        r->jobs.size() != 1)
         std::abort();
+    if (r->op == Op::clean && !r->jobs.empty()) std::abort();
     baton::Result<Request> again = parse_request(request_line(*r));
-    if (!again.ok() || again->op != r->op || again->jobs != r->jobs) std::abort();
+    if (!again.ok() || again->op != r->op || again->jobs != r->jobs || again->successful_only != r->successful_only)
+        std::abort();
     if (r->op == Op::submit && (again->submit.argv != r->submit.argv || again->submit.env != r->submit.env ||
                                 again->submit.cwd != r->submit.cwd))
         std::abort();

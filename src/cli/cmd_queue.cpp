@@ -136,6 +136,22 @@ int run_show(const QueueArgs& a, std::int64_t id) {
     return write_stdout(queue::job_text(*job)) ? kExitOk : kExitFailure;
 }
 
+// `baton restart`: the new job's id, as submit prints it.
+int run_restart(const QueueArgs& a, std::int64_t id) {
+    Result<queue::Submitted> job = queue::restart_job(environment_variables(), id);
+    if (!job.ok()) return runtime_error(job.error().message);
+    if (a.json) return print_json({{"ok", true}, {"id", job->id}, {"state", state_name(job->state)}, {"from", id}});
+    return write_stdout(std::to_string(job->id) + "\n") ? kExitOk : kExitFailure;
+}
+
+// `baton queue clean`: how many ended jobs were forgotten.
+int run_clean(const QueueArgs& a) {
+    Result<std::vector<std::int64_t>> removed = queue::clean_jobs(environment_variables(), a.successful_only);
+    if (!removed.ok()) return runtime_error(removed.error().message);
+    if (a.json) return print_json({{"removed", *removed}});
+    return write_stdout(fmt::format("forgot {} ended job(s)\n", removed->size())) ? kExitOk : kExitFailure;
+}
+
 // cancel, hold, release, retry, pause, resume: what became of each job.
 int run_change(const QueueArgs& a, queue::Op op, const std::vector<std::int64_t>& ids) {
     Result<std::vector<queue::JobChange>> changes = queue::change_jobs(environment_variables(), op, ids, a.grace);
@@ -153,7 +169,8 @@ int run_change(const QueueArgs& a, queue::Op op, const std::vector<std::int64_t>
 }  // namespace
 
 CLI::App* QueueCommands::parsed() const {
-    for (CLI::App* c : {submit, queue, show, logs, cancel, wait, hold, release, retry, pause, resume, shim})
+    for (CLI::App* c :
+         {submit, queue_clean, queue, show, logs, cancel, wait, hold, release, retry, pause, resume, restart, shim})
         if (c->parsed()) return c;
     return nullptr;
 }
@@ -203,7 +220,7 @@ CLI::App* add_submit_command(CLI::App& app, QueueArgs& a) {
 
 bool is_queue_command(const std::string& word) {
     for (const char* name : {"submit", "queue", "show", "logs", "cancel", "wait", "hold", "release", "retry", "pause",
-                             "resume", "job-shim"})
+                             "resume", "restart", "job-shim"})
         if (word == name) return true;
     return false;
 }
@@ -215,6 +232,10 @@ QueueCommands add_queue_commands(CLI::App& app, QueueArgs& a) {
     c.queue = app.add_subcommand("queue", "List the queue's jobs: id, owner, state, GPUs, CPUs, waited, ran, name");
     c.queue->add_flag("--all", a.all, "Ended jobs too");
     c.queue->add_flag("--json", a.json, "Print the jobs as JSON");
+    c.queue_clean = c.queue->add_subcommand(
+        "clean", "Forget your ended jobs (root: everyone's) and their logs; their runs stay in the history");
+    c.queue_clean->add_flag("--successful-only", a.successful_only, "Only the jobs that are done (exit status 0)");
+    c.queue_clean->add_flag("--json", a.json, "Print the ids forgotten as JSON");
 
     c.show = app.add_subcommand("show", "Everything about one job, with the reason it waits");
     c.show->add_option("job", a.jobs, "The job id")->required()->expected(1);
@@ -243,7 +264,10 @@ QueueCommands add_queue_commands(CLI::App& app, QueueArgs& a) {
           std::tuple{&c.retry, "retry", "Queue an ended job again, as its next attempt"},
           std::tuple{&c.pause, "pause",
                      "Stop a running job's whole tree (SIGSTOP) until baton resume; it keeps its GPUs and CPUs"},
-          std::tuple{&c.resume, "resume", "Continue a paused job (SIGCONT)"}}) {
+          std::tuple{&c.resume, "resume", "Continue a paused job (SIGCONT)"},
+          std::tuple{&c.restart, "restart",
+                     "Queue a new job with an ended job's command, directory, environment and resources; prints "
+                     "its id"}}) {
         *cmd = app.add_subcommand(name, what);
         (*cmd)->add_option("job", a.jobs, "The job id")->required()->expected(1);
         (*cmd)->add_flag("--json", a.json, "Print the answer as JSON");
@@ -273,6 +297,8 @@ int run_queue_command(const QueueCommands& c, const QueueArgs& a, const std::vec
     }
     // Jobs handed to Slurm: its commands, not the agent.
     if (!slurm_ids.empty()) {
+        if (which == c.restart)
+            return usage_error("restart: a job handed to Slurm is queued again with baton retry slurm:ID");
         if (which == c.pause || which == c.resume)
             return usage_error(std::string(which->get_name()) +
                                ": a Slurm job is suspended and resumed by Slurm's administrators (scontrol suspend)");
@@ -290,6 +316,8 @@ int run_queue_command(const QueueCommands& c, const QueueArgs& a, const std::vec
         }
         return usage_error("cancel: give this machine's jobs and Slurm's (slurm:ID) in two commands");
     }
+    if (which == c.queue_clean) return run_clean(a);
+    if (which == c.restart) return run_restart(a, ids.front());
     if (which == c.logs) return run_logs(a, ids.front());
     if (which == c.wait) return run_wait(a, ids.front());
     if (which == c.queue) return run_list(a, config_path);

@@ -1,6 +1,6 @@
 // The queue's commands (docs/queue.md): `baton submit`, `queue`, `show`, `logs`, `cancel`, `wait`,
-// `hold`, `release`, `retry`, `pause`, `resume`, each a client of the agent's socket, and the hidden `job-shim` that
-// supervises one job.
+// `hold`, `release`, `retry`, `pause`, `resume`, `restart`, `queue clean`, each a client of the agent's socket, and the
+// hidden `job-shim` that supervises one job.
 #pragma once
 
 #include <cstdint>
@@ -19,13 +19,14 @@ struct QueueArgs {
     queue::SubmitFlags submit;
     // the others
     std::vector<std::string> jobs;
-    bool all = false, follow = false, stderr_stream = false, json = false;
+    bool all = false, follow = false, stderr_stream = false, json = false, successful_only = false;
     double grace = 10;
     std::string shim_dir;
 };
 
 struct QueueCommands {
-    CLI::App *submit, *queue, *show, *logs, *cancel, *wait, *hold, *release, *retry, *pause, *resume, *shim;
+    CLI::App *submit, *queue, *queue_clean, *show, *logs, *cancel, *wait, *hold, *release, *retry, *pause, *resume,
+        *restart, *shim;
     // The command that was given, or null.
     CLI::App* parsed() const;
 };

@@ -11,8 +11,8 @@ namespace baton::queue {
 
 namespace {
 
-constexpr const char* kOps[] = {"submit", "list", "show", "cancel", "hold",  "release",
-                                "retry",  "wait", "logs", "info",   "pause", "resume"};
+constexpr const char* kOps[] = {"submit", "list", "show", "cancel", "hold",   "release", "retry",
+                                "wait",   "logs", "info", "pause",  "resume", "restart", "clean"};
 
 // Job ids are positive and fit in SQLite's integer; a request naming another is refused.
 bool job_id_of(const nlohmann::json& v, std::int64_t& out) {
@@ -77,6 +77,9 @@ std::string request_line(const Request& r) {
         case Op::list:
             j["all"] = r.all;
             break;
+        case Op::clean:
+            j["successful_only"] = r.successful_only;
+            break;
         case Op::info:
             break;
         case Op::cancel:
@@ -111,7 +114,8 @@ Result<Request> parse_request(std::string_view line) {
     if (!known)
         return make_error(
             "no request \"" + op +
-            "\" (known: submit, list, show, cancel, hold, release, retry, wait, logs, info, pause, resume)");
+            "\" (known: submit, list, show, cancel, hold, release, retry, wait, logs, info, pause, resume, restart, "
+            "clean)");
 
     std::string bad;  // the first field of the wrong type
     auto string_of = [&](const char* key, std::string& out) {
@@ -194,6 +198,9 @@ Result<Request> parse_request(std::string_view line) {
         }
         case Op::list:
             bool_of("all", r.all);
+            break;
+        case Op::clean:
+            bool_of("successful_only", r.successful_only);
             break;
         case Op::info:
             break;

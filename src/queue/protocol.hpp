@@ -26,8 +26,9 @@ namespace baton::queue {
 inline constexpr std::size_t kMaxRequestBytes = 4u << 20;
 
 // info: the agent's own state (its pid, and whether its jobs get cgroups: `baton doctor` asks).
-// pause, resume: a running job's whole tree stopped (SIGSTOP) and continued (SIGCONT).
-enum class Op { submit, list, show, cancel, hold, release, retry, wait, logs, info, pause, resume };
+// pause, resume: a running job's whole tree stopped (SIGSTOP) and continued (SIGCONT). restart: a new
+// job with an ended one's spec. clean: the ended jobs forgotten, with their directories.
+enum class Op { submit, list, show, cancel, hold, release, retry, wait, logs, info, pause, resume, restart, clean };
 
 const char* op_name(Op op);
 
@@ -50,11 +51,13 @@ struct Submission {
 struct Request {
     Op op = Op::list;
     Submission submit;               // submit
-    std::vector<std::int64_t> jobs;  // cancel: one or more; show, wait, hold, release, retry, logs, pause, resume: one
+    std::vector<std::int64_t> jobs;  // cancel: one or more; show, wait, hold, release, retry, logs, pause, resume,
+                                     // restart: one
     bool all = false;                // list: ended jobs too
     double grace_seconds = 10;       // cancel: SIGTERM, then SIGKILL after this
     bool stderr_stream = false;      // logs: stderr instead of stdout
     std::uint64_t offset = 0;        // logs: from this byte
+    bool successful_only = false;    // clean: only the jobs that are done (exit 0)
 };
 
 std::string request_line(const Request& r);  // with its newline

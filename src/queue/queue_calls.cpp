@@ -62,16 +62,51 @@ Result<LogChunk> parse_log_chunk(const json& answer) {
     return c;
 }
 
-Result<Submitted> parse_submit_reply(const Reply& reply) {
-    Result<json> answer = parse_answer(reply);
-    if (!answer.ok()) return answer.error();
-    const json& a = *answer;
+namespace {
+
+Result<Submitted> submitted_of(const json& a) {
     if (!a.contains("id") || !a["id"].is_number_integer()) return bad_answer("'id' must be an integer");
     const std::optional<store::JobState> state = a.contains("state") && a["state"].is_string()
                                                      ? store::state_from_name(a["state"].get<std::string>())
                                                      : std::nullopt;
     if (!state) return bad_answer("'state' must be a job state");
     return Submitted{a["id"].get<std::int64_t>(), *state};
+}
+
+}  // namespace
+
+Result<Submitted> parse_submit_reply(const Reply& reply) {
+    Result<json> answer = parse_answer(reply);
+    if (!answer.ok()) return answer.error();
+    return submitted_of(*answer);
+}
+
+Result<Submitted> restart_job(const Environment& env, std::int64_t id) {
+    Request r;
+    r.op = Op::restart;
+    r.jobs = {id};
+    Result<json> answer = ask_agent(env, r);
+    if (!answer.ok()) return answer.error();
+    return submitted_of(*answer);
+}
+
+Result<std::vector<std::int64_t>> parse_cleaned(const json& answer) {
+    if (!answer.contains("removed") || !answer["removed"].is_array()) return bad_answer("'removed' must be an array");
+    std::vector<std::int64_t> ids;
+    for (const json& id : answer["removed"]) {
+        if (!id.is_number_integer()) return bad_answer("each of 'removed' must be a job id");
+        ids.push_back(id.get<std::int64_t>());
+    }
+    return ids;
+}
+
+Result<std::vector<std::int64_t>> clean_jobs(const Environment& env, bool successful_only) {
+    Request r;
+    r.op = Op::clean;
+    r.successful_only = successful_only;
+    Result<json> answer = ask_agent(env, r);
+    if (!answer.ok()) return answer.error();
+    return parse_cleaned(*answer);
 }
 
 Result<std::vector<JobView>> list_jobs(const Environment& env, bool all) {

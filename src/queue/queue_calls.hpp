@@ -45,6 +45,13 @@ struct JobChange {
 Result<std::vector<JobChange>> change_jobs(const Environment& env, Op op, const std::vector<std::int64_t>& ids,
                                            double grace_seconds);
 
+// `baton restart`: the new job made from an ended one's spec (queued).
+Result<Submitted> restart_job(const Environment& env, std::int64_t id);
+
+// `baton queue clean`: the ids of the ended jobs the agent forgot (the caller's; root's: everyone's).
+Result<std::vector<std::int64_t>> clean_jobs(const Environment& env, bool successful_only);
+Result<std::vector<std::int64_t>> parse_cleaned(const nlohmann::json& answer);
+
 // `baton logs`: the bytes of a job's stdout (or stderr) from `offset`, at most one chunk.
 struct LogChunk {
     std::string data;          // the bytes, as the job wrote them (not necessarily UTF-8)

@@ -1,5 +1,6 @@
-// The answers to the queue's requests (protocol.hpp): submit, list, show, wait, logs, info and the
-// changes (cancel, hold, release, retry, pause, resume), with the owner-or-root checks. Runs on the queue thread.
+// The answers to the queue's requests (protocol.hpp): submit, list, show, wait, logs, info, restart,
+// clean and the changes (cancel, hold, release, retry, pause, resume), with the owner-or-root checks. Runs on the queue
+// thread.
 #include <algorithm>
 #include <csignal>
 #include <cstring>
@@ -10,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/clock.hpp"
+#include "core/files.hpp"
 #include "queue/gpu_memory_auto.hpp"
 #include "queue/queue_server.hpp"
 #include "queue/queue_server_parts.hpp"
@@ -88,6 +90,10 @@ std::string QueueServer::answer(Client& c, const Request& r, std::string& tail) 
             return wait_for(c, r.jobs.front());
         case Op::logs:
             return logs(c, r, tail);
+        case Op::restart:
+            return restart(c, r.jobs.front());
+        case Op::clean:
+            return clean(c, r.successful_only);
         case Op::info:
             return answer_line({{"pid", ::getpid()},
                                 {"socket", options_.socket_path},
@@ -207,6 +213,50 @@ Result<std::string> QueueServer::hold_job(const store::JobRecord& j, bool hold, 
                           (hold ? ": only a queued job can be held" : ": only a held job can be released"));
     jobs_.open()[j.id].state = to;
     return std::string(store::state_name(to));
+}
+
+// restart: a new job with an ended one's spec (its command, directory, environment, resources,
+// name, priority and dependencies), queued now under the same owner; the old job stays as it ended.
+std::string QueueServer::restart(const Client& c, std::int64_t id) {
+    Result<store::JobRecord> j = jobs_.find(id);
+    if (!j.ok()) return refusal_line(j.error());
+    if (c.peer.uid != 0 && c.peer.uid != j->owner_uid)
+        return refusal_line(make_error(ErrorCode::permission_denied, "job " + std::to_string(id) + " belongs to " +
+                                                                         users_.name(j->owner_uid) +
+                                                                         ": only its owner or root may restart it"));
+    if (!store::is_final(j->state))
+        return refusal_line(make_error(ErrorCode::invalid_argument,
+                                       "job " + std::to_string(id) + " is " + store::state_name(j->state) +
+                                           ": only an ended job is restarted (baton cancel ends it first)"));
+    store::JobRecord fresh;
+    fresh.owner_uid = j->owner_uid;
+    fresh.name = j->name;
+    fresh.argv = j->argv;
+    fresh.cwd = j->cwd;
+    fresh.env = j->env;
+    fresh.request = j->request;
+    fresh.priority = j->priority;
+    fresh.after = j->after;
+    fresh.after_ok = j->after_ok;
+    fresh.state = store::JobState::queued;
+    fresh.submit_ms = unix_millis();
+    Result<std::int64_t> added = store_->add_job(fresh);
+    if (!added.ok()) return refusal_line(added.error());
+    fresh.id = *added;
+    jobs_.open()[fresh.id] = fresh;
+    return answer_line({{"id", fresh.id}, {"state", store::state_name(fresh.state)}, {"from", id}});
+}
+
+// clean: the caller's ended jobs (root: everyone's) leave the store, and their directories (logs,
+// status) go; their runs stay in the history. A job an open job waits for (--after) stays.
+std::string QueueServer::clean(const Client& c, bool successful_only) {
+    std::set<std::int64_t> keep;
+    for (const auto& [id, j] : jobs_.open()) keep.insert(j.after.begin(), j.after.end());
+    const std::optional<std::uint32_t> owner = c.peer.uid == 0 ? std::nullopt : std::optional(c.peer.uid);
+    Result<std::vector<std::int64_t>> removed = store_->remove_ended_jobs(owner, successful_only, keep);
+    if (!removed.ok()) return refusal_line(removed.error());
+    for (std::int64_t id : *removed) remove_tree(options_.jobs_dir + "/" + std::to_string(id));
+    return answer_line({{"removed", *removed}});
 }
 
 // pause and resume: a running job's whole tree stopped and continued by its supervisor (SIGUSR1,

@@ -112,6 +112,8 @@ class QueueServer {
     void handle(Client& c, const std::string& line);
     std::string answer(Client& c, const Request& r, std::string& tail);
     std::string submit(const Client& c, const Submission& s);
+    std::string restart(const Client& c, std::int64_t id);
+    std::string clean(const Client& c, bool successful_only);
     std::string list(bool all);
     std::string job_line_of(std::int64_t id);  // show
     std::string wait_for(Client& c, std::int64_t id);

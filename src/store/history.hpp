@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -305,6 +306,11 @@ class History {
     // An ended job (failed, lost, cancelled, done) queued again as its next attempt; false when
     // it had not ended.
     Result<bool> requeue_job(std::int64_t id, const std::string& note);
+    // Forgets the ended jobs (done only, with `done_only`) of `owner` (everyone's when none), but
+    // those in `keep` and the newest job of all (so that no id is ever given twice), in one
+    // transaction; returns their ids. Their runs stay in the history.
+    Result<std::vector<std::int64_t>> remove_ended_jobs(std::optional<std::uint32_t> owner, bool done_only,
+                                                        const std::set<std::int64_t>& keep);
 
     // PRAGMA integrity_check's answer ("ok" when intact).
     std::string integrity();

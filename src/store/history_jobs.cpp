@@ -259,4 +259,51 @@ Result<bool> History::requeue_job(std::int64_t id, const std::string& note) {
     return sqlite3_changes(db_) == 1;
 }
 
+Result<std::vector<std::int64_t>> History::remove_ended_jobs(std::optional<std::uint32_t> owner, bool done_only,
+                                                             const std::set<std::int64_t>& keep) {
+    const std::string sql = std::string("SELECT id FROM jobs WHERE ") +
+                            (done_only ? "state = 'done'" : "state IN ('done', 'failed', 'cancelled', 'lost')") +
+                            (owner ? " AND owner_uid = ?" : "") +
+                            // The newest job stays: SQLite gives a new row the highest id + 1, so removing
+                            // it would hand its id to the next submit (a `baton logs 12` of another job).
+                            " AND id < (SELECT MAX(id) FROM jobs) ORDER BY id";
+    if (Status s = exec("BEGIN IMMEDIATE"); !s.ok()) return s.error();
+    std::vector<std::int64_t> ended;
+    {
+        Statement st(db_, sql.c_str());
+        if (!st.ok()) {
+            Error e = db_error(db_, "cannot read the ended jobs");
+            rollback();
+            return e;
+        }
+        if (owner) sqlite3_bind_int64(st.get(), 1, *owner);
+        if (sqlite::each_row(st, [&](const sqlite::Row& row) {
+                if (!keep.count(row.int64(0))) ended.push_back(row.int64(0));
+            }) != sqlite::Walk::done) {
+            rollback();
+            return read_error("cannot read the ended jobs");
+        }
+        Statement del(db_, "DELETE FROM jobs WHERE id = ?");
+        if (!del.ok()) {
+            Error e = db_error(db_, "cannot remove the ended jobs");
+            rollback();
+            return e;
+        }
+        for (std::int64_t id : ended) {
+            sqlite3_reset(del.get());
+            sqlite3_bind_int64(del.get(), 1, id);
+            if (sqlite3_step(del.get()) != SQLITE_DONE) {
+                Error e = db_error(db_, "cannot remove job " + std::to_string(id));
+                rollback();
+                return e;
+            }
+        }
+    }
+    if (Status s = exec("COMMIT"); !s.ok()) {
+        rollback();
+        return s.error();
+    }
+    return ended;
+}
+
 }  // namespace baton::store

@@ -189,11 +189,11 @@ TEST(Cli, EveryCommandReadsTheSameWhetherAllOrOnlyItsGroupIsDefined) {
             EXPECT_EQ(own.exit_code, 0) << name << ": " << own.err;
             EXPECT_EQ(own.out, full.out) << name;
         }
-        for (const char* queue :
-             {"submit", "queue", "show", "logs", "cancel", "wait", "hold", "release", "retry", "pause", "resume"})
+        for (const char* queue : {"submit", "queue", "show", "logs", "cancel", "wait", "hold", "release", "retry",
+                                  "pause", "resume", "restart"})
             queue_commands += name == queue;
     }
-    EXPECT_EQ(queue_commands, 11) << pages.out;
+    EXPECT_EQ(queue_commands, 12) << pages.out;
     expect_usage_error({"submit", "--bogus"}, "unknown option '--bogus' for 'baton submit'");
     expect_usage_error({"queue", "--jsn"}, "unknown option '--jsn' for 'baton queue' (did you mean '--json'?)");
     expect_usage_error({"show"}, "job is required");

@@ -545,6 +545,54 @@ TEST(Queue, PauseStopsTheWholeTreeAndResumeContinuesIt) {
     EXPECT_NE(refused.err.find("scontrol suspend"), std::string::npos) << refused.err;
 }
 
+// pueue's restart and clean: a new job from an ended one's spec; the ended jobs forgotten with their
+// logs, but a job an open job waits for, the newest job (its id is never given again) and other users'.
+TEST(Queue, RestartMakesANewJobAndCleanForgetsTheEndedOnes) {
+    Queue q;
+    const std::int64_t first = q.submit({"--name", "again"}, "echo ran in $PWD with $BATON_TEST_WORD");
+    EXPECT_EQ(q.baton({"wait", std::to_string(first)}).exit_code, 0);
+    test::CommandResult r = q.baton({"restart", std::to_string(first)});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const std::int64_t second = std::stoll(r.out);
+    EXPECT_GT(second, first);
+    EXPECT_EQ(q.baton({"wait", std::to_string(second)}).exit_code, 0);
+    EXPECT_EQ(q.baton({"logs", std::to_string(second)}).out, q.baton({"logs", std::to_string(first)}).out);
+    const json a = q.job(first), b = q.job(second);
+    for (const char* key : {"name", "argv", "cwd", "want", "priority"}) EXPECT_EQ(a[key], b[key]) << key;
+    EXPECT_EQ(b.value("attempt", -1), 0);
+    // Only an ended job is restarted.
+    const std::int64_t held = q.submit({"--hold"}, "true");
+    r = q.baton({"restart", std::to_string(held)});
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_NE(r.err.find("is held: only an ended job is restarted"), std::string::npos) << r.err;
+
+    // A failed job an open job waits for stays (--after FAILED:ok: it waits for ever); the others ended
+    // go, with their directories.
+    const std::int64_t failed = q.submit({}, "exit 3");
+    EXPECT_EQ(q.baton({"wait", std::to_string(failed)}).exit_code, 3);
+    const std::int64_t waiter = q.submit({"--after", std::to_string(failed) + ":ok"}, "true");
+    EXPECT_EQ(q.baton({"cancel", std::to_string(held)}).exit_code, 0);
+    const std::int64_t newest = q.submit({}, "true");
+    EXPECT_EQ(q.baton({"wait", std::to_string(newest)}).exit_code, 0);
+    const std::string jobs = q.dir() + "/state/baton/jobs/";
+    ASSERT_EQ(access((jobs + std::to_string(first)).c_str(), F_OK), 0);
+    r = q.baton({"queue", "clean", "--successful-only", "--json"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(json::parse(r.out, nullptr, false)["removed"], json({first, second})) << r.out << " (the newest stays)";
+    EXPECT_NE(access((jobs + std::to_string(first)).c_str(), F_OK), 0) << "its directory went with it";
+    EXPECT_NE(q.baton({"show", std::to_string(first)}).exit_code, 0);
+    r = q.baton({"queue", "clean", "--json"});
+    EXPECT_EQ(json::parse(r.out, nullptr, false)["removed"], json({held}))
+        << r.out << " (" << waiter << " waits for " << failed << ")";
+    EXPECT_EQ(q.job(failed).value("state", ""), "failed");
+    EXPECT_EQ(q.baton({"cancel", std::to_string(waiter)}).exit_code, 0);
+    r = q.baton({"queue", "clean"});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out, "forgot 2 ended job(s)\n");  // the failed one and the waiter, cancelled
+    EXPECT_EQ(q.job(newest).value("state", ""), "done");
+    EXPECT_GT(q.submit({}, "true"), newest) << "no id is given twice";
+}
+
 TEST(Queue, AHistoryWrittenByAnOlderBatonOpensAndTakesJobs) {
     // tests/fixtures/history-schema5.db: written by baton at 672831d (schema 5, the release before the
     // queue's jobs table) with `baton run` on the fake NVML and a minute of `baton serve`.
@@ -768,7 +816,7 @@ TEST(Queue, AnotherUserCanNeitherTouchNorReadAJobAndJobsRunAsTheirOwner) {
         args.insert(args.begin(), {"/usr/bin/setpriv", "--reuid=" + user, "--regid=" + user, "--init-groups", client});
         return test::run(args, q.env());
     };
-    for (const char* op : {"cancel", "hold", "logs", "pause", "resume", "retry"}) {
+    for (const char* op : {"cancel", "hold", "logs", "pause", "resume", "retry", "restart"}) {
         test::CommandResult r = as_user({op, std::to_string(mine)});
         EXPECT_NE(r.exit_code, 0) << op;
         EXPECT_NE(r.err.find("belongs to root: only its owner or root may"), std::string::npos) << op << ": " << r.err;
@@ -808,6 +856,14 @@ TEST(Queue, AnotherUserCanNeitherTouchNorReadAJobAndJobsRunAsTheirOwner) {
     const std::string py_id = py.out.substr(0, py.out.size() - 1);
     EXPECT_EQ(as_user({"wait", py_id}).exit_code, 0);
     EXPECT_EQ(as_user({"logs", py_id}).out, q.dir() + "/state/baton/jobs/python/sitecustomize.py\n");
+    // The user's clean forgets the user's ended jobs only (not the newest of all, whose id stays taken).
+    const std::int64_t roots_ended = q.submit({}, "true");
+    EXPECT_EQ(q.baton({"wait", std::to_string(roots_ended)}).exit_code, 0);
+    test::CommandResult cleaned = as_user({"queue", "clean", "--json"});
+    ASSERT_EQ(cleaned.exit_code, 0) << cleaned.err;
+    EXPECT_EQ(json::parse(cleaned.out, nullptr, false)["removed"], json({std::stoll(theirs), std::stoll(py_id)}))
+        << cleaned.out;
+    EXPECT_EQ(q.job(roots_ended).value("state", ""), "done");
     EXPECT_EQ(q.baton({"cancel", std::to_string(mine), "--grace", "0"}).exit_code, 0);  // root may
 }
 

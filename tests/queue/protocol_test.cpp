@@ -46,7 +46,7 @@ TEST(QueueProtocol, SubmitRoundTripsArgumentsAndEnvironmentAsBytes) {
 
 TEST(QueueProtocol, EveryOtherRequestRoundTrips) {
     for (Op op : {Op::list, Op::show, Op::cancel, Op::hold, Op::release, Op::retry, Op::wait, Op::logs, Op::pause,
-                  Op::resume}) {
+                  Op::resume, Op::restart}) {
         Request r;
         r.op = op;
         r.jobs = {42};
@@ -70,6 +70,18 @@ TEST(QueueProtocol, EveryOtherRequestRoundTrips) {
             EXPECT_DOUBLE_EQ(back->grace_seconds, 2.5);
         }
     }
+}
+
+TEST(QueueProtocol, CleanSaysWhichEndedJobs) {
+    Request r;
+    r.op = Op::clean;
+    r.successful_only = true;
+    baton::Result<Request> back = parse_request(request_line(r));
+    ASSERT_TRUE(back.ok()) << back.error().message;
+    EXPECT_EQ(back->op, Op::clean);
+    EXPECT_TRUE(back->successful_only);
+    EXPECT_FALSE(parse_request("{\"op\": \"clean\", \"successful_only\": 1}").ok());
+    EXPECT_FALSE(parse_request("{\"op\": \"clean\"}")->successful_only);
 }
 
 TEST(QueueProtocol, HostileLinesGetOneLineErrors) {

@@ -146,6 +146,40 @@ TEST(HistoryJobs, EveryChangeIsGuardedByTheStateItLeaves) {
     EXPECT_STREQ(state_name(JobState::cancelled), "cancelled");
 }
 
+// baton queue clean: ended jobs only, the owner's, never one kept or the newest (its id would be given
+// again), and all or nothing.
+TEST(HistoryJobs, RemovingEndedJobsKeepsTheOpenTheKeptAndTheNewest) {
+    test::TempDir d;
+    auto h = History::open(d.path() + "/h.db");
+    ASSERT_TRUE(h.ok());
+    std::vector<std::int64_t> ids;
+    for (int i = 0; i < 6; ++i) {
+        JobRecord j = a_job("j" + std::to_string(i));
+        j.owner_uid = i == 3 ? 2000 : 1000;
+        ids.push_back(*h->add_job(j));
+    }
+    // 0 done, 1 failed, 2 cancelled, 3 done (another owner's), 4 queued, 5 done (the newest).
+    auto end = [&](std::int64_t id, JobState to) {
+        ASSERT_TRUE(*h->change_job_state(id, {JobState::queued}, to, 100, to == JobState::done ? 0 : 1));
+    };
+    end(ids[0], JobState::done);
+    end(ids[1], JobState::failed);
+    end(ids[2], JobState::cancelled);
+    end(ids[3], JobState::done);
+    end(ids[5], JobState::done);
+    auto removed = h->remove_ended_jobs(1000u, true, {});
+    ASSERT_TRUE(removed.ok()) << removed.error().message;
+    EXPECT_EQ(*removed, std::vector<std::int64_t>{ids[0]});
+    removed = h->remove_ended_jobs(1000u, false, {ids[1]});
+    EXPECT_EQ(*removed, std::vector<std::int64_t>{ids[2]});
+    removed = h->remove_ended_jobs(std::nullopt, false, {});
+    EXPECT_EQ(*removed, (std::vector<std::int64_t>{ids[1], ids[3]}));
+    EXPECT_EQ(h->job(ids[4])->state, JobState::queued);
+    EXPECT_EQ(h->job(ids[5])->state, JobState::done);
+    EXPECT_FALSE(h->job(ids[0]).ok());
+    EXPECT_GT(*h->add_job(a_job("next")), ids[5]) << "a new id";
+}
+
 TEST(HistoryJobs, TwoWritersNeverStartOneJobTwice) {
     test::TempDir d;
     const std::string path = d.path() + "/h.db";
