@@ -61,7 +61,7 @@ int run_submit(const QueueArgs& a, const std::vector<std::string>& command, cons
     }
     if (a.submit.slurm) return run_submit_slurm(a, argv, cwd, config_path);
     const std::map<std::string, std::string> env = environment_variables();
-    Result<queue::Submission> submission = queue::local_submission(a.submit, argv, cwd, env);
+    Result<queue::Submission> submission = queue::local_submission(a.submit, argv, cwd, env, unix_millis());
     if (!submission.ok()) return error_exit(submission.error());
 
     Result<queue::AgentConnection> agent = queue::connect_or_start_agent(
@@ -204,6 +204,9 @@ CLI::App* add_submit_command(CLI::App& app, QueueArgs& a) {
     s->add_flag("--share", a.submit.share,
                 "May share a GPU with other --share jobs while their --gpu-mem fit in its memory");
     s->add_flag("--hold", a.submit.hold, "Queue it held: it starts only after baton release");
+    s->add_option("--at", a.submit.at,
+                  "Start it no earlier than this local time: HH:MM[:SS] (the next one) or YYYY-MM-DD HH:MM[:SS]");
+    s->add_option("--delay", a.submit.delay, "Start it no earlier than this long from now: 90s, 30m, 2h, 1d");
     s->add_option("--cwd", a.submit.cwd, "Run it in this directory (default: the current one)");
     s->add_flag("--slurm", a.submit.slurm,
                 "Hand it to Slurm: an sbatch script that runs it under baton run, submitted with sbatch; its id is "

@@ -2,9 +2,12 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
+#include <ctime>
 
 #include <nlohmann/json.hpp>
 
+#include "core/clock.hpp"
 #include "core/text_parse.hpp"
 
 namespace baton::queue {
@@ -86,6 +89,7 @@ std::string request_json(const JobRequest& r) {
     j["retries"] = r.retries;
     j["on_oom"] = r.on_oom == OnOom::retry ? "retry" : "fail";
     j["slurm"] = r.slurm;
+    if (r.not_before_ms) j["not_before_ms"] = *r.not_before_ms;
     return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
@@ -136,6 +140,12 @@ Result<JobRequest> parse_request_json(std::string_view text) {
         else
             r.want.memory_bytes = j["memory_bytes"].get<std::uint64_t>();
     }
+    if (j.contains("not_before_ms") && !j["not_before_ms"].is_null()) {
+        if (!j["not_before_ms"].is_number_integer() || j["not_before_ms"].get<std::int64_t>() < 0)
+            bad = "not_before_ms";
+        else
+            r.not_before_ms = j["not_before_ms"].get<std::int64_t>();
+    }
     if (j.contains("on_oom")) {
         if (j["on_oom"] == "retry")
             r.on_oom = OnOom::retry;
@@ -144,6 +154,61 @@ Result<JobRequest> parse_request_json(std::string_view text) {
     }
     if (!bad.empty()) return make_error("a job request's '" + bad + "' has the wrong type or value");
     return r;
+}
+
+Result<std::int64_t> parse_delay(std::string_view text, std::int64_t now_ms) {
+    const std::optional<double> seconds = parse_duration(text);
+    if (!seconds || *seconds < 0 || *seconds > 366.0 * 86400)
+        return make_error(ErrorCode::invalid_argument,
+                          "--delay " + std::string(text) + ": a duration up to a year, like 90s, 30m, 2h or 1d");
+    return now_ms + static_cast<std::int64_t>(*seconds * 1000);
+}
+
+Result<std::int64_t> parse_at(std::string_view text, std::int64_t now_ms) {
+    const Error bad =
+        make_error(ErrorCode::invalid_argument,
+                   "--at " + std::string(text) + ": a local time HH:MM[:SS] (the next one), or YYYY-MM-DD HH:MM[:SS]");
+    std::tm t{};
+    const std::time_t now = static_cast<std::time_t>(now_ms / 1000);
+    localtime_r(&now, &t);
+    std::string s(text);
+    int year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0;
+    char sep = 0, tail = 0;
+    bool dated = false;
+    if (std::sscanf(s.c_str(), "%4d-%2d-%2d%c%2d:%2d:%2d%c", &year, &month, &day, &sep, &hour, &minute, &second,
+                    &tail) == 7 ||
+        (second = 0,
+         std::sscanf(s.c_str(), "%4d-%2d-%2d%c%2d:%2d%c", &year, &month, &day, &sep, &hour, &minute, &tail) == 6)) {
+        if (sep != ' ' && sep != 'T') return bad;
+        dated = true;
+    } else if (std::sscanf(s.c_str(), "%2d:%2d:%2d%c", &hour, &minute, &second, &tail) == 3 ||
+               (second = 0, std::sscanf(s.c_str(), "%2d:%2d%c", &hour, &minute, &tail) == 2)) {
+    } else {
+        return bad;
+    }
+    if (hour < 0 || hour > 23 || minute < 0 || minute > 59 || second < 0 || second > 59) return bad;
+    if (dated && (month < 1 || month > 12 || day < 1 || day > 31 || year < 1970 || year > 9999)) return bad;
+    if (dated) {
+        t.tm_year = year - 1900;
+        t.tm_mon = month - 1;
+        t.tm_mday = day;
+    }
+    t.tm_hour = hour;
+    t.tm_min = minute;
+    t.tm_sec = second;
+    t.tm_isdst = -1;  // whatever the local zone says for that day
+    std::time_t at = std::mktime(&t);
+    if (at == static_cast<std::time_t>(-1)) return bad;
+    if (dated && t.tm_mday != day) return bad;  // (mktime moved 31 February on to March)
+    if (!dated && at <= now) {
+        ++t.tm_mday;  // already past today: the same time tomorrow
+        t.tm_hour = hour;
+        t.tm_min = minute;
+        t.tm_sec = second;
+        t.tm_isdst = -1;
+        at = std::mktime(&t);
+    }
+    return static_cast<std::int64_t>(at) * 1000;
 }
 
 Status check_request(const JobRequest& r, const Pool& pool) {

@@ -25,7 +25,15 @@ struct JobRequest {
     unsigned retries = 0;          // attempts after the first, on a CUDA or host out-of-memory death
     OnOom on_oom = OnOom::fail;
     bool slurm = false;  // handed to Slurm instead of this box's queue
+    // --at / --delay: it starts no earlier than this (Unix milliseconds); none: as soon as it can.
+    std::optional<std::int64_t> not_before_ms;
 };
+
+// --delay DURATION (30m, 2h, 90s) or --at TIME (HH:MM[:SS] local: today, or tomorrow once past;
+// or YYYY-MM-DD HH:MM[:SS], or YYYY-MM-DDTHH:MM[:SS]) as the Unix milliseconds from which a job may
+// start, `now_ms` being now. Errors name the flag and the forms.
+Result<std::int64_t> parse_delay(std::string_view text, std::int64_t now_ms);
+Result<std::int64_t> parse_at(std::string_view text, std::int64_t now_ms);
 
 // Sizes ("20G") as core/units.hpp reads them, under the name the queue's callers use.
 using baton::parse_size;

@@ -53,7 +53,10 @@ QueueJob queue_job(const store::JobRecord& r, const JobRequest* req) {
     q.id = r.id;
     q.state = r.state;
     q.priority = r.priority;
-    if (req) q.want = req->want;
+    if (req) {
+        q.want = req->want;
+        q.not_before_ms = req->not_before_ms;
+    }
     q.after = r.after;
     q.after_ok = r.after_ok;
     q.gpus_held = r.gpus;
@@ -410,7 +413,7 @@ void QueueServer::schedule() {
             }
     Pool pool = current_pool();
     last_pool_ = pool;
-    Plan p = plan(jobs, pool);
+    Plan p = plan(jobs, pool, unix_millis());
     jobs_.waiting() = std::move(p.waiting);
     if (p.starts.empty()) return;
     std::vector<store::JobStartRecord> starts;

@@ -2,6 +2,7 @@
 #include "core/units.hpp"
 
 #include <algorithm>
+#include <ctime>
 #include <set>
 #include <tuple>
 
@@ -222,7 +223,28 @@ std::string never_fits(const Resources& want, const Pool& pool) {
     return "";
 }
 
-Plan plan(const std::vector<QueueJob>& jobs, const Pool& pool) {
+namespace {
+
+// "starts at 02:00 (in 5h12m)": local time, with the date when it is not today.
+std::string delayed_until(std::int64_t at_ms, std::int64_t now_ms) {
+    const std::time_t at = static_cast<std::time_t>(at_ms / 1000), now = static_cast<std::time_t>(now_ms / 1000);
+    std::tm a{}, n{};
+    localtime_r(&at, &a);
+    localtime_r(&now, &n);
+    char when[32];
+    std::strftime(when, sizeof when,
+                  a.tm_yday == n.tm_yday && a.tm_year == n.tm_year ? "%H:%M:%S" : "%Y-%m-%d %H:%M:%S", &a);
+    const std::int64_t s = (at_ms - now_ms + 999) / 1000;
+    const std::string in = s >= 86400  ? fmt::format("{}d{:02}h", s / 86400, s % 86400 / 3600)
+                           : s >= 3600 ? fmt::format("{}h{:02}m", s / 3600, s % 3600 / 60)
+                           : s >= 60   ? fmt::format("{}m{:02}s", s / 60, s % 60)
+                                       : fmt::format("{}s", s);
+    return fmt::format("delayed: starts at {} (in {})", when, in);
+}
+
+}  // namespace
+
+Plan plan(const std::vector<QueueJob>& jobs, const Pool& pool, std::int64_t now_ms) {
     Plan out;
     Machine m(pool);
     std::map<std::int64_t, const QueueJob*> by_id;
@@ -272,6 +294,10 @@ Plan plan(const std::vector<QueueJob>& jobs, const Pool& pool) {
         }
         if (!waits_for.empty()) {
             out.waiting[j.id] = waits_for;
+            continue;
+        }
+        if (j.not_before_ms && *j.not_before_ms > now_ms) {
+            out.waiting[j.id] = delayed_until(*j.not_before_ms, now_ms);
             continue;
         }
         if (wants_gpus(j.want) && !pool.gpus_known) {

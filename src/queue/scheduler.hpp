@@ -50,8 +50,9 @@ struct QueueJob {
     store::JobState state = store::JobState::queued;
     int priority = 0;
     Resources want;
-    std::vector<std::int64_t> after;  // jobs that must end first
-    bool after_ok = false;            // ... and succeed
+    std::vector<std::int64_t> after;            // jobs that must end first
+    bool after_ok = false;                      // ... and succeed
+    std::optional<std::int64_t> not_before_ms;  // --at / --delay: not before this (Unix ms)
     // While starting or running: what it was given (GPU UUIDs, CPU numbers).
     std::vector<std::string> gpus_held;
     std::vector<unsigned> cpus_held;
@@ -101,6 +102,8 @@ std::string never_fits(const Resources& want, const Pool& pool);
 
 // Decides. `jobs` holds every job the rules look at: the queued ones, those holding resources
 // (starting, running) and those `after` names; held and final ones are otherwise ignored.
-Plan plan(const std::vector<QueueJob>& jobs, const Pool& pool);
+// A job whose start is delayed (not_before_ms after `now_ms`) waits, saying until when, and
+// reserves nothing meanwhile.
+Plan plan(const std::vector<QueueJob>& jobs, const Pool& pool, std::int64_t now_ms = 0);
 
 }  // namespace baton::queue

@@ -20,6 +20,10 @@ Status slurm_can_take(const SubmitFlags& a) {
         return invalid("--slurm with --gpu-mem: Slurm does not schedule GPU memory; --gpus N asks for whole GPUs");
     if (a.share) return invalid("--slurm with --share: Slurm gives each job whole GPUs");
     if (a.priority != 0) return invalid("--slurm with --priority: Slurm orders its own queue (its fair share)");
+    if (!a.at.empty() || !a.delay.empty())
+        return invalid(
+            "--slurm with --at or --delay: give sbatch's own --begin in the script (baton submit --slurm "
+            "--dry-run prints it to edit)");
     if (a.on_oom == "retry")
         return invalid(
             "--slurm with --on-oom retry: the retry is this machine's agent's; --retries N makes the job requeueable "
@@ -30,7 +34,7 @@ Status slurm_can_take(const SubmitFlags& a) {
 }  // namespace
 
 Result<Submission> local_submission(const SubmitFlags& a, const std::vector<std::string>& argv, const std::string& cwd,
-                                    const std::map<std::string, std::string>& env) {
+                                    const std::map<std::string, std::string>& env, std::int64_t now_ms) {
     if (a.dry_run || a.nodes) {
         const std::string flag = a.dry_run ? "--dry-run" : "--nodes";
         return invalid(flag + " goes with --slurm (this machine's queue runs jobs on this machine only)");
@@ -68,6 +72,12 @@ Result<Submission> local_submission(const SubmitFlags& a, const std::vector<std:
     q.want.share = a.share;
     q.retries = a.retries;
     q.on_oom = a.on_oom == "retry" ? OnOom::retry : OnOom::fail;
+    if (!a.at.empty() && !a.delay.empty()) return invalid("--at and --delay: give one (a time, or a wait from now)");
+    if (!a.at.empty() || !a.delay.empty()) {
+        Result<std::int64_t> when = a.at.empty() ? parse_delay(a.delay, now_ms) : parse_at(a.at, now_ms);
+        if (!when.ok()) return when.error();
+        q.not_before_ms = *when;
+    }
     if (!a.after.empty()) {
         Result<After> after = parse_after(a.after);
         if (!after.ok()) return invalid("--after " + a.after + ": " + after.error().message);

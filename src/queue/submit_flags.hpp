@@ -18,7 +18,8 @@ namespace baton::queue {
 struct SubmitFlags {
     unsigned gpus = 0;
     std::string gpu, gpu_mem, mem, after, name, cwd, on_oom = "fail";
-    int cpus = -1;  // -1: not given (the agent's default)
+    std::string at, delay;  // a delayed start: a time, or a duration from now
+    int cpus = -1;          // -1: not given (the agent's default)
     unsigned retries = 0;
     int priority = 0;
     bool share = false, hold = false;
@@ -28,8 +29,10 @@ struct SubmitFlags {
 
 // For this machine's agent: `argv` the command, `cwd` where it runs (resolved), `env` the
 // submitter's environment (the job gets it).
+// `now_ms`: now, for --at and --delay.
 Result<Submission> local_submission(const SubmitFlags& flags, const std::vector<std::string>& argv,
-                                    const std::string& cwd, const std::map<std::string, std::string>& env);
+                                    const std::string& cwd, const std::map<std::string, std::string>& env,
+                                    std::int64_t now_ms);
 
 // For sbatch: `baton` the binary the nodes run (a cluster shares its software).
 Result<SlurmSubmit> slurm_submission(const SubmitFlags& flags, const std::vector<std::string>& argv,

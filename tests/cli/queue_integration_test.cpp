@@ -593,6 +593,25 @@ TEST(Queue, RestartMakesANewJobAndCleanForgetsTheEndedOnes) {
     EXPECT_GT(q.submit({}, "true"), newest) << "no id is given twice";
 }
 
+// --delay: the job waits, saying until when, then starts on its own; a bad time is refused at submit.
+TEST(Queue, ADelayedJobStartsWhenItsTimeComes) {
+    Queue q;
+    const std::int64_t id = q.submit({"--delay", "3s"}, "date +%s%3N");
+    const std::int64_t submitted = unix_millis();
+    std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+    json j = q.job(id);
+    EXPECT_EQ(j.value("state", ""), "queued") << j.dump();
+    EXPECT_EQ(j.value("waiting", "").rfind("delayed: starts at ", 0), 0u) << j.dump();
+    EXPECT_NE(q.baton({"show", std::to_string(id)}).out.find("(in "), std::string::npos);
+    EXPECT_EQ(q.baton({"wait", std::to_string(id)}, 30).exit_code, 0);
+    const std::int64_t started = std::stoll(q.baton({"logs", std::to_string(id)}).out);
+    EXPECT_GE(started, submitted + 2500) << "it started before its time";
+    EXPECT_LE(started, submitted + 8000) << "it started long after its time";
+    test::CommandResult bad = q.baton({"submit", "--at", "25:00", "--", "true"});
+    EXPECT_EQ(bad.exit_code, 2);
+    EXPECT_NE(bad.err.find("--at 25:00: a local time HH:MM[:SS]"), std::string::npos) << bad.err;
+}
+
 TEST(Queue, AHistoryWrittenByAnOlderBatonOpensAndTakesJobs) {
     // tests/fixtures/history-schema5.db: written by baton at 672831d (schema 5, the release before the
     // queue's jobs table) with `baton run` on the fake NVML and a minute of `baton serve`.

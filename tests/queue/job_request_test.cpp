@@ -82,6 +82,33 @@ TEST(QueueRequest, DependenciesAndGpuLists) {
     for (const char* bad : {"", ",", "GPU", "99999999", "0,,1"}) EXPECT_FALSE(resolve_gpus(bad, p).ok()) << bad;
 }
 
+// --delay and --at as users write them; anything else refused with the forms.
+TEST(QueueRequest, DelayedStartsAsUsersWriteThem) {
+    ::setenv("TZ", "UTC", 1);
+    ::tzset();
+    const std::int64_t now = 1765000000000;  // 2025-12-06 05:46:40 UTC
+    EXPECT_EQ(*parse_delay("30m", now), now + 1800000);
+    EXPECT_EQ(*parse_delay("90s", now), now + 90000);
+    EXPECT_EQ(*parse_delay("0", now), now);
+    EXPECT_EQ(*parse_at("06:00", now), 1765000800000) << "later today";
+    EXPECT_EQ(*parse_at("05:00:30", now), 1765083630000) << "already past: tomorrow";
+    EXPECT_EQ(*parse_at("2025-12-24 18:30", now), 1766601000000);
+    EXPECT_EQ(*parse_at("2025-12-24T18:30:15", now), 1766601015000);
+    for (const char* bad : {"", "25:00", "12:60", "noon", "2025-02-31 10:00", "2025-12-24", "12:00pm", "1:2:3:4"}) {
+        baton::Result<std::int64_t> r = parse_at(bad, now);
+        ASSERT_FALSE(r.ok()) << bad;
+        EXPECT_NE(r.error().message.find("--at "), std::string::npos) << r.error().message;
+    }
+    for (const char* bad : {"", "soon", "-5m", "400d"}) EXPECT_FALSE(parse_delay(bad, now).ok()) << bad;
+    JobRequest r;
+    r.not_before_ms = 1766601000000;
+    baton::Result<JobRequest> back = parse_request_json(request_json(r));
+    ASSERT_TRUE(back.ok());
+    EXPECT_EQ(back->not_before_ms, r.not_before_ms);
+    EXPECT_FALSE(parse_request_json("{\"not_before_ms\": \"soon\"}").ok());
+    EXPECT_FALSE(parse_request_json("{}")->not_before_ms.has_value());
+}
+
 TEST(QueueRequest, JsonRoundTripAndHostileJson) {
     JobRequest r;
     r.want.gpus = 2;

@@ -115,6 +115,27 @@ TEST(QueueScheduler, PriorityThenSubmissionOrder) {
     EXPECT_TRUE(p.waiting.count(1));
 }
 
+// --at / --delay: a delayed job waits, says until when, and keeps nothing for itself meanwhile (a
+// later job takes the GPUs); once its time has come it is judged as any other.
+TEST(QueueScheduler, ADelayedJobWaitsForItsTimeAndReservesNothing) {
+    ::setenv("TZ", "UTC", 1);
+    ::tzset();
+    const std::int64_t now = 1765000000000;  // 2025-12-06 05:46:40 UTC
+    QueueJob later = job(1, 4, 10);
+    later.not_before_ms = now + 5 * 3600 * 1000 + 12 * 60 * 1000;
+    std::vector<QueueJob> jobs = {later, job(2, 4)};
+    Plan p = plan(jobs, four_gpus(), now);
+    ASSERT_EQ(p.starts.size(), 1u);
+    EXPECT_EQ(p.starts[0].job, 2) << "the delayed one, first by priority, holds nothing back";
+    EXPECT_EQ(p.waiting[1], "delayed: starts at 10:58:40 (in 5h12m)");
+    EXPECT_FALSE(p.head.has_value());
+    jobs[0].not_before_ms = now + 2 * 86400 * 1000;
+    EXPECT_EQ(plan(jobs, four_gpus(), now).waiting[1], "delayed: starts at 2025-12-08 05:46:40 (in 2d00h)");
+    p = plan(jobs, four_gpus(), *jobs[0].not_before_ms);
+    ASSERT_EQ(p.starts.size(), 1u);
+    EXPECT_EQ(p.starts[0].job, 1) << "its time has come: first by priority";
+}
+
 TEST(QueueScheduler, BackfillNeverTakesWhatTheHeadCanUse) {
     // GPU0 and GPU1 busy. Job 10 (first in line) needs 3 GPUs: it keeps GPU2 and GPU3, so job 11
     // (1 GPU) waits behind it, while job 12 (CPUs only) and job 13 (GPU1, busy) do not touch its share.

@@ -10,7 +10,7 @@ using namespace baton::queue;
 namespace {
 
 std::string refusal(const SubmitFlags& f) {
-    Result<Submission> s = local_submission(f, {"python3", "train.py"}, "/work", {});
+    Result<Submission> s = local_submission(f, {"python3", "train.py"}, "/work", {}, 0);
     EXPECT_FALSE(s.ok());
     if (s.ok()) return "";
     EXPECT_TRUE(s.error().is(ErrorCode::invalid_argument)) << s.error().message;
@@ -39,7 +39,7 @@ TEST(SubmitFlags, WhatTheAgentIsSent) {
     f.share = true;
     f.retries = 2;
     f.on_oom = "retry";
-    Result<Submission> s = local_submission(f, {"python3", "train.py"}, "/work", {{"HOME", "/home/u"}});
+    Result<Submission> s = local_submission(f, {"python3", "train.py"}, "/work", {{"HOME", "/home/u"}}, 0);
     ASSERT_TRUE(s.ok()) << s.error().message;
     EXPECT_EQ(s->argv, (std::vector<std::string>{"python3", "train.py"}));
     EXPECT_EQ(s->cwd, "/work");
@@ -61,7 +61,7 @@ TEST(SubmitFlags, WhatTheAgentIsSent) {
     d.gpus = 1;
     d.gpu_mem = "auto";
     d.name = "resnet";
-    s = local_submission(d, {"true"}, "/", {});
+    s = local_submission(d, {"true"}, "/", {}, 0);
     ASSERT_TRUE(s.ok()) << s.error().message;
     EXPECT_TRUE(s->default_cpus);
     EXPECT_TRUE(s->request.gpu_memory_auto);
@@ -90,6 +90,19 @@ TEST(SubmitFlags, RefusedBeforeAnyAgentIsAsked) {
     f = {};
     f.nodes = 2;
     EXPECT_EQ(refusal(f), "--nodes goes with --slurm (this machine's queue runs jobs on this machine only)");
+    f = {};
+    f.at = "02:00";
+    f.delay = "1h";
+    EXPECT_EQ(refusal(f), "--at and --delay: give one (a time, or a wait from now)");
+    f.at.clear();
+    f.delay = "later";
+    EXPECT_EQ(refusal(f).rfind("--delay later: ", 0), 0u);
+    f.delay = "90m";
+    Result<Submission> delayed = local_submission(f, {"true"}, "/", {}, 1000);
+    ASSERT_TRUE(delayed.ok());
+    EXPECT_EQ(delayed->request.not_before_ms, 1000 + 90 * 60000);
+    f.slurm = true;
+    EXPECT_FALSE(slurm_submission(f, {"true"}, "/", "/usr/bin/baton").ok()) << "sbatch has its own --begin";
     // --share without --gpu-mem cannot be packed by memory on any machine.
     f = {};
     f.gpus = 1;
