@@ -12,21 +12,11 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
-import urllib.request
 
-from serve_helpers import agent_env, check, start_agent, stop, summary
+from serve_helpers import agent_env, agent_home, check, metrics, start_agent, stop, summary
 
 BATON, NVML, SCENARIO = sys.argv[1:4]
-
-
-def metrics(port):
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
-            return r.read().decode()
-    except OSError:
-        return ""
 
 
 def until(what, seconds):
@@ -39,11 +29,7 @@ def until(what, seconds):
 
 
 def main():
-    home = tempfile.mkdtemp(prefix="baton-paused-")
-    os.chmod(home, 0o755)
-    os.makedirs(os.path.join(home, "baton"))
-    with open(os.path.join(home, "baton", "baton.toml"), "w") as f:
-        f.write("[thresholds]\nidle_held_minutes = 0\nwindow_seconds = 5\n")
+    home = agent_home("baton-paused-", "[thresholds]\nidle_held_minutes = 0\nwindow_seconds = 5\n")
     processes = os.path.join(home, "gpu-processes")
     open(processes, "w").close()
     env = agent_env(NVML, SCENARIO, home)

@@ -15,31 +15,17 @@ import shutil
 import socket
 import subprocess
 import sys
-import tempfile
 import time
-import urllib.request
 
-from serve_helpers import agent_env, check, start_agent, stop, summary
+from serve_helpers import agent_env, agent_home, check, metrics, start_agent, stop, summary
 
 BATON, NVML, SCENARIO, SOURCE = sys.argv[1:5]
 sys.path.insert(0, os.path.join(SOURCE, "tests", "cli", "launch"))
 from hang_helpers import SCRIPT, line_of, processes_with  # noqa: E402
 
 
-def metrics(port):
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
-            return r.read().decode()
-    except OSError:
-        return ""
-
-
 def main():
-    home = tempfile.mkdtemp(prefix="baton-queued-hang-")
-    os.chmod(home, 0o755)
-    os.makedirs(os.path.join(home, "baton"))
-    with open(os.path.join(home, "baton", "baton.toml"), "w") as f:
-        f.write("[launch]\nhang_seconds = 10\n")
+    home = agent_home("baton-queued-hang-", "[launch]\nhang_seconds = 10\n")
     script = os.path.join(home, "hang_ranks.py")
     shutil.copy(SCRIPT, script)
     env = agent_env(NVML, SCENARIO, home)

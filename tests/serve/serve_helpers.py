@@ -5,6 +5,7 @@ import re
 import subprocess
 import tempfile
 import time
+import urllib.request
 
 failures = []
 
@@ -13,6 +14,26 @@ def check(ok, what):
     print(("ok:   " if ok else "FAIL: ") + what, flush=True)
     if not ok:
         failures.append(what)
+
+
+def agent_home(prefix, config_toml):
+    """A temporary directory for one agent's state and config (XDG_STATE_HOME and XDG_CONFIG_HOME), other
+    users' jobs able to reach it, with `config_toml` as its baton/baton.toml."""
+    home = tempfile.mkdtemp(prefix=prefix)
+    os.chmod(home, 0o755)
+    os.makedirs(os.path.join(home, "baton"))
+    with open(os.path.join(home, "baton", "baton.toml"), "w") as f:
+        f.write(config_toml)
+    return home
+
+
+def metrics(port):
+    """The agent's /metrics text, or "" when it does not answer."""
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
+            return r.read().decode()
+    except OSError:
+        return ""
 
 
 def agent_env(nvml_library, scenario_json, home):
