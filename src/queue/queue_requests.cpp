@@ -1,6 +1,6 @@
 // The answers to the queue's requests (protocol.hpp): submit, list, show, wait, logs, info, restart,
-// clean and the changes (cancel, hold, release, retry, pause, resume), with the owner-or-root checks. Runs on the queue
-// thread.
+// clean and the changes (cancel, hold, release, retry, pause, resume), with the owner-or-root checks.
+// Runs on the queue thread.
 #include <algorithm>
 #include <csignal>
 #include <cstring>
