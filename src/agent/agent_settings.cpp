@@ -8,6 +8,7 @@
 #include <cstdlib>
 
 #include "core/allowed_cpus.hpp"
+#include "core/text_parse.hpp"
 #include "queue/pool.hpp"
 #include "queue/queue_client.hpp"
 #include "serve/auth.hpp"
@@ -92,6 +93,9 @@ Result<queue::QueueServerOptions> queue_options(const ServeFlags& a, const Confi
     o.pool.memory_bytes = m.memory_bytes;
     o.pool.sys_root = sampler.sys_root;
     o.pool.allowed_gpus = queue::allocation_gpus(m.env);
+    // (validated when the config was read)
+    o.pool.configured_gpus = text::parse_gpu_list(c.queue.gpus).value_or(std::vector<std::string>{});
+    o.pool.prefer = text::parse_gpu_list(c.queue.prefer).value_or(std::vector<std::string>{});
     o.pool.free_memory_percent = c.queue.free_memory_percent;
     o.pool.share_margin_percent = c.queue.share_margin_percent;
     // Inside an allocation CUDA may number the GPUs it sees from 0: UUIDs name them the same everywhere.

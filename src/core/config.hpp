@@ -72,6 +72,8 @@ struct Config {
         double share_margin_percent = 10;    // memory a GPU shared by --share jobs keeps free
         bool visible_devices_uuid = false;   // CUDA_VISIBLE_DEVICES as UUIDs ("uuid") instead of indices ("index")
         std::string socket_group = "baton";  // a root agent's socket is this group's (0660): its members may submit
+        std::string gpus;                    // the GPUs the queue may give jobs ("0-3", UUIDs); empty: every GPU
+        std::string prefer;                  // the GPUs it gives first, in this order; the others after, by index
     } queue;
     struct Launch {
         std::string log_group;           // the rank logs are 0640 and this group's; empty: 0600, the user's alone

@@ -9,6 +9,7 @@
 #include <variant>
 
 #include "core/clock.hpp"
+#include "core/text_parse.hpp"
 
 namespace baton {
 
@@ -161,6 +162,30 @@ std::optional<std::string> set_visible_devices(const ConfigValue& v, Config& c) 
 
 std::string show_visible_devices(const Config& c) {
     return toml_quoted(c.queue.visible_devices_uuid ? "uuid" : "index");
+}
+
+// [queue] gpus and prefer: a list of GPUs as text::parse_gpu_list reads it, kept as typed.
+std::optional<std::string> set_gpu_list(const ConfigValue& v, std::string& out) {
+    if (v.kind != ConfigValue::Kind::string || !text::parse_gpu_list(v.text))
+        return "must be GPUs as a string: indices, ranges or UUIDs, e.g. \"0-3\" or \"GPU-8f3a1c2d,GPU-77c1e0aa\"";
+    out = v.text;
+    return std::nullopt;
+}
+
+std::optional<std::string> set_queue_gpus(const ConfigValue& v, Config& c) {
+    return set_gpu_list(v, c.queue.gpus);
+}
+
+std::string show_queue_gpus(const Config& c) {
+    return toml_quoted(c.queue.gpus);
+}
+
+std::optional<std::string> set_queue_prefer(const ConfigValue& v, Config& c) {
+    return set_gpu_list(v, c.queue.prefer);
+}
+
+std::string show_queue_prefer(const Config& c) {
+    return toml_quoted(c.queue.prefer);
 }
 
 std::vector<Row> make_rows();
@@ -374,6 +399,28 @@ std::vector<Row> make_rows() {
          show_visible_devices},
         {"queue", "socket_group", Rule::nonempty, BATON_TEXT(queue.socket_group), 0, 0, "must name a group",
          "a root agent's socket is this group's (0660): its members may submit"},
+        {"queue",
+         "gpus",
+         Rule::custom,
+         Ref{},
+         0,
+         0,
+         "must be GPUs: indices, ranges or UUIDs",
+         "the GPUs the queue gives jobs (\"0-3\", UUIDs); empty: every GPU (inside a Slurm allocation, its GPUs)",
+         {},
+         set_queue_gpus,
+         show_queue_gpus},
+        {"queue",
+         "prefer",
+         Rule::custom,
+         Ref{},
+         0,
+         0,
+         "must be GPUs: indices, ranges or UUIDs",
+         "the GPUs the queue gives first, in this order; the others after them, by index",
+         {},
+         set_queue_prefer,
+         show_queue_prefer},
         {"bench", "ok_share", Rule::share, BATON_REF(double, bench.ok_share), 0, 1, "",
          "a link at this share of its hardware's peak or more is ok"},
         {"bench", "memory_ok_share", Rule::share, BATON_REF(double, bench.memory_ok_share), 0, 1, "",
@@ -466,7 +513,9 @@ std::string type_name(const Row& r) {
         case Rule::duration_or_secs:
             return "duration";
         case Rule::custom:
-            return r.show == show_visible_devices ? "string" : "list of strings";
+            return r.show == show_visible_devices || r.show == show_queue_gpus || r.show == show_queue_prefer
+                       ? "string"
+                       : "list of strings";
     }
     return "";
 }

@@ -109,6 +109,35 @@ std::vector<unsigned> parse_cpu_list(std::string_view text) {
     return out;
 }
 
+std::optional<std::vector<std::string>> parse_gpu_list(std::string_view text) {
+    std::vector<std::string> out;
+    auto add = [&out](std::string id) {
+        if (std::find(out.begin(), out.end(), id) == out.end()) out.push_back(std::move(id));
+    };
+    while (!text.empty()) {
+        const std::size_t comma = text.find(',');
+        std::string_view part = text.substr(0, comma);
+        text = comma == std::string_view::npos ? std::string_view() : text.substr(comma + 1);
+        while (!part.empty() && std::isspace(static_cast<unsigned char>(part.back()))) part.remove_suffix(1);
+        while (!part.empty() && std::isspace(static_cast<unsigned char>(part.front()))) part.remove_prefix(1);
+        if (part.empty()) return std::nullopt;
+        if (std::isdigit(static_cast<unsigned char>(part.front()))) {
+            const std::size_t dash = part.find('-');
+            const auto lo = parse_digits<unsigned>(part.substr(0, dash));
+            const auto hi = dash == std::string_view::npos ? lo : parse_digits<unsigned>(part.substr(dash + 1));
+            if (!lo || !hi || *hi < *lo || *hi >= 4096) return std::nullopt;
+            for (unsigned g = *lo; g <= *hi; ++g) add(std::to_string(g));
+            continue;
+        }
+        // A UUID ("GPU-", "MIG-" and hex digits with dashes), or a prefix of one.
+        if (part.size() < 8 || part.size() > 96) return std::nullopt;
+        for (char c : part)
+            if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-') return std::nullopt;
+        add(std::string(part));
+    }
+    return out;
+}
+
 std::string ascii_lower(std::string_view s) {
     std::string out(s);
     for (char& c : out)

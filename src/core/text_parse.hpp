@@ -57,6 +57,12 @@ std::optional<std::string_view> value_after_key(std::string_view line, std::stri
 // skipped; ranges are capped at CPU 65535.
 std::vector<unsigned> parse_cpu_list(std::string_view text);
 
+// A list of GPUs as users write one ("0-3", "0,2", "GPU-8f3a1c2d,GPU-77c1", "1,GPU-8f3a..."): each entry
+// an index, a range of indices (at most 4096 GPUs) or a UUID (or a unique prefix of one, at least 8
+// characters, as CUDA takes them), in the order given, each once; indices as decimal text. None
+// when an entry is none of these; empty for an empty text.
+std::optional<std::vector<std::string>> parse_gpu_list(std::string_view text);
+
 // `s` with ASCII letters in lower case (other bytes as they are): names compared without case.
 std::string ascii_lower(std::string_view s);
 

@@ -69,9 +69,11 @@ Pool make_pool(const Snapshot& s, const std::set<std::uint32_t>& queue_pids, con
         p.gpus_problem = s.gpu_status;
     }
     for (const GpuInfo& g : s.gpus) {
-        if (o.allowed_gpus && std::none_of(o.allowed_gpus->begin(), o.allowed_gpus->end(),
-                                           [&](const std::string& id) { return names(id, g); }))
-            continue;
+        const auto named_by = [&g](const std::vector<std::string>& ids) {
+            return std::any_of(ids.begin(), ids.end(), [&](const std::string& id) { return names(id, g); });
+        };
+        if (o.allowed_gpus && !named_by(*o.allowed_gpus)) continue;
+        if (!o.configured_gpus.empty() && !named_by(o.configured_gpus)) continue;
         if (g.lost) continue;  // fell off the bus: no job goes there
         if (g.stale || g.error) {
             // NVML stopped answering about it: what runs there is not known.
@@ -83,6 +85,9 @@ Pool make_pool(const Snapshot& s, const std::set<std::uint32_t>& queue_pids, con
         PoolGpu pg;
         pg.uuid = g.uuid.empty() ? "index:" + std::to_string(g.index) : g.uuid;
         pg.index = g.index;
+        const auto preferred =
+            std::find_if(o.prefer.begin(), o.prefer.end(), [&](const std::string& id) { return names(id, g); });
+        pg.preference = static_cast<unsigned>(preferred - o.prefer.begin());  // (prefer.size(): not named)
         pg.memory_total_bytes = g.memory_total_bytes.value_or(0);
         // Unknown use counts as full: a GPU is never handed out on a guess.
         pg.memory_used_bytes = g.memory_used_bytes.value_or(pg.memory_total_bytes);

@@ -1,5 +1,6 @@
 // The machine as the queue's scheduler sees it (queue/scheduler.hpp's Pool), built from a snapshot:
-// which GPUs the queue may use (all of them, or inside a Slurm allocation the allocation's), what
+// which GPUs the queue may use (all of them, those [queue] gpus names, inside a Slurm allocation the
+// allocation's) and in which order it gives them ([queue] prefer), what
 // each uses, the compute processes on them that the queue did not start, and the CPUs of each GPU's
 // NUMA node (sysfs).
 #pragma once
@@ -22,6 +23,11 @@ struct PoolOptions {
     std::string sys_root = "/sys";
     // The GPUs the queue may use, as indices or UUIDs (allocation_gpus()); none: every GPU.
     std::optional<std::vector<std::string>> allowed_gpus;
+    // [queue] gpus: the GPUs the admin gives the queue (indices or UUIDs; empty: every GPU). Inside an
+    // allocation a GPU must be in both.
+    std::vector<std::string> configured_gpus;
+    // [queue] prefer: the GPUs given first, in this order (PoolGpu::preference); the others after.
+    std::vector<std::string> prefer;
     std::vector<unsigned> cpus;      // the CPUs it may pin jobs to (the agent's own affinity)
     std::uint64_t memory_bytes = 0;  // host memory it may reserve
     double free_memory_percent = 5;

@@ -146,8 +146,10 @@ Fit try_fit(const QueueJob& j, const Machine& m) {
             }
         } else {
             for (std::size_t i = 0; i < pool.gpus.size(); ++i) candidates.push_back(i);
-            std::sort(candidates.begin(), candidates.end(),
-                      [&](std::size_t a, std::size_t b) { return pool.gpus[a].index < pool.gpus[b].index; });
+            std::sort(candidates.begin(), candidates.end(), [&](std::size_t a, std::size_t b) {
+                const PoolGpu &x = pool.gpus[a], &y = pool.gpus[b];
+                return x.preference != y.preference ? x.preference < y.preference : x.index < y.index;
+            });
         }
         const std::size_t need = want.gpu_uuids.empty() ? want.gpus : candidates.size();
         std::vector<std::string> refusals;

@@ -70,6 +70,7 @@ struct PoolGpu {
     std::uint64_t memory_total_bytes = 0, memory_used_bytes = 0;
     std::vector<ForeignProcess> foreign;  // compute processes not of the queue
     std::vector<unsigned> local_cpus;     // the CPUs of its NUMA node, when known
+    unsigned preference = 0;              // [queue] prefer: lower is given first (then by index)
 };
 
 // The machine the queue may use.

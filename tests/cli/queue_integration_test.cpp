@@ -612,6 +612,25 @@ TEST(Queue, ADelayedJobStartsWhenItsTimeComes) {
     EXPECT_NE(bad.err.find("--at 25:00: a local time HH:MM[:SS]"), std::string::npos) << bad.err;
 }
 
+// [queue] gpus and prefer: jobs get only the configured GPUs, the preferred first; more than the
+// pool has is refused at submit.
+TEST(Queue, TheConfiguredGpusAreTheQueuesInTheOrderPreferred) {
+    Queue q;
+    q.kill(SIGTERM);
+    ::mkdir((q.dir() + "/baton").c_str(), 0755);
+    std::ofstream(q.dir() + "/baton/baton.toml") << "[queue]\ngpus = \"1-3\"\nprefer = \"3\"\n";
+    q.start();
+    const std::int64_t first = q.submit({"--gpus", "1", "--cpus", "0"}, "sleep 30");
+    const std::int64_t second = q.submit({"--gpus", "2", "--cpus", "0"}, "sleep 30");
+    std::this_thread::sleep_for(std::chrono::milliseconds(800));
+    EXPECT_EQ(q.job(first)["gpu_indices"], json({3})) << q.job(first).dump();
+    EXPECT_EQ(q.job(second)["gpu_indices"], json({1, 2})) << q.job(second).dump();
+    test::CommandResult r = q.baton({"submit", "--gpus", "4", "--", "true"});
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(r.err.find("asks for 4 GPU(s)"), std::string::npos) << r.err;
+    q.baton({"cancel", std::to_string(first), std::to_string(second), "--grace", "0"});
+}
+
 TEST(Queue, AHistoryWrittenByAnOlderBatonOpensAndTakesJobs) {
     // tests/fixtures/history-schema5.db: written by baton at 672831d (schema 5, the release before the
     // queue's jobs table) with `baton run` on the fake NVML and a minute of `baton serve`.

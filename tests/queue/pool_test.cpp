@@ -122,6 +122,29 @@ TEST(QueuePool, ASlurmAllocationsGpus) {
     EXPECT_TRUE(make_pool(two_gpu_snapshot(), {}, o).gpus.empty());
 }
 
+// [queue] gpus and prefer: the admin's pool (inside an allocation, the GPUs in both), and the order
+// the scheduler hands GPUs out in.
+TEST(QueuePool, TheConfiguredGpusAndTheOrderTheyAreGiven) {
+    EXPECT_EQ(*baton::text::parse_gpu_list("0-2, 5,GPU-aaaa0000,1"),
+              (std::vector<std::string>{"0", "1", "2", "5", "GPU-aaaa0000"}));
+    EXPECT_TRUE(baton::text::parse_gpu_list("")->empty());
+    for (const char* bad : {"3-1", "0,,1", "GPU", "0-99999", "GPU-aa aa0000", "a;b-cdefgh", "-1"})
+        EXPECT_FALSE(baton::text::parse_gpu_list(bad).has_value()) << bad;
+    PoolOptions o = options("/nonexistent");
+    o.configured_gpus = {"GPU-aaaa0001"};
+    Pool p = make_pool(two_gpu_snapshot(), {}, o);
+    ASSERT_EQ(p.gpus.size(), 1u);
+    EXPECT_EQ(p.gpus[0].index, 1u);
+    o.allowed_gpus = std::vector<std::string>{"0"};  // an allocation without that GPU: none is left
+    EXPECT_TRUE(make_pool(two_gpu_snapshot(), {}, o).gpus.empty());
+    o = options("/nonexistent");
+    o.prefer = {"1"};
+    p = make_pool(two_gpu_snapshot(), {}, o);
+    ASSERT_EQ(p.gpus.size(), 2u);
+    EXPECT_EQ(p.gpus[0].preference, 1u) << "GPU0 is not named: after the preferred";
+    EXPECT_EQ(p.gpus[1].preference, 0u);
+}
+
 TEST(QueuePool, CpuListsFromSysfsAndHostileOnes) {
     EXPECT_EQ(parse_cpu_list("0-3,8,10-11\n"), (std::vector<unsigned>{0, 1, 2, 3, 8, 10, 11}));
     EXPECT_EQ(parse_cpu_list(" 5 , 2-3 ,5"), (std::vector<unsigned>{2, 3, 5}));

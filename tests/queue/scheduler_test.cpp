@@ -136,6 +136,20 @@ TEST(QueueScheduler, ADelayedJobWaitsForItsTimeAndReservesNothing) {
     EXPECT_EQ(p.starts[0].job, 1) << "its time has come: first by priority";
 }
 
+// [queue] prefer: free GPUs are handed out in the preferred order, then by index; the job's
+// CUDA_VISIBLE_DEVICES still lists them by index.
+TEST(QueueScheduler, PreferredGpusAreGivenFirst) {
+    Pool pool = four_gpus();
+    pool.gpus[3].preference = 0;
+    pool.gpus[2].preference = 1;
+    pool.gpus[0].preference = pool.gpus[1].preference = 2;
+    const Plan p = plan({job(1, 1), job(2, 2), job(3, 1)}, pool);
+    ASSERT_EQ(p.starts.size(), 3u);
+    EXPECT_EQ(p.starts[0].gpus, (std::vector<std::string>{"GPU-3"}));
+    EXPECT_EQ(p.starts[1].gpus, (std::vector<std::string>{"GPU-0", "GPU-2"})) << "GPU2, then GPU0; in index order";
+    EXPECT_EQ(p.starts[2].gpus, (std::vector<std::string>{"GPU-1"}));
+}
+
 TEST(QueueScheduler, BackfillNeverTakesWhatTheHeadCanUse) {
     // GPU0 and GPU1 busy. Job 10 (first in line) needs 3 GPUs: it keeps GPU2 and GPU3, so job 11
     // (1 GPU) waits behind it, while job 12 (CPUs only) and job 13 (GPU1, busy) do not touch its share.
