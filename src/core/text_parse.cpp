@@ -90,14 +90,24 @@ std::optional<unsigned> parse_cpu(std::string_view s) {
 
 }  // namespace
 
+namespace {
+
+// The next comma-separated item of `text`, blanks around it trimmed; `text` moves past it.
+std::string_view next_list_item(std::string_view& text) {
+    const std::size_t comma = text.find(',');
+    std::string_view part = text.substr(0, comma);
+    text = comma == std::string_view::npos ? std::string_view() : text.substr(comma + 1);
+    while (!part.empty() && std::isspace(static_cast<unsigned char>(part.back()))) part.remove_suffix(1);
+    while (!part.empty() && std::isspace(static_cast<unsigned char>(part.front()))) part.remove_prefix(1);
+    return part;
+}
+
+}  // namespace
+
 std::vector<unsigned> parse_cpu_list(std::string_view text) {
     std::vector<unsigned> out;
     while (!text.empty()) {
-        const std::size_t comma = text.find(',');
-        std::string_view part = text.substr(0, comma);
-        text = comma == std::string_view::npos ? std::string_view() : text.substr(comma + 1);
-        while (!part.empty() && std::isspace(static_cast<unsigned char>(part.back()))) part.remove_suffix(1);
-        while (!part.empty() && std::isspace(static_cast<unsigned char>(part.front()))) part.remove_prefix(1);
+        const std::string_view part = next_list_item(text);
         const std::size_t dash = part.find('-');
         const auto lo = parse_cpu(part.substr(0, dash));
         const auto hi = dash == std::string_view::npos ? lo : parse_cpu(part.substr(dash + 1));
@@ -115,11 +125,7 @@ std::optional<std::vector<std::string>> parse_gpu_list(std::string_view text) {
         if (std::find(out.begin(), out.end(), id) == out.end()) out.push_back(std::move(id));
     };
     while (!text.empty()) {
-        const std::size_t comma = text.find(',');
-        std::string_view part = text.substr(0, comma);
-        text = comma == std::string_view::npos ? std::string_view() : text.substr(comma + 1);
-        while (!part.empty() && std::isspace(static_cast<unsigned char>(part.back()))) part.remove_suffix(1);
-        while (!part.empty() && std::isspace(static_cast<unsigned char>(part.front()))) part.remove_prefix(1);
+        const std::string_view part = next_list_item(text);
         if (part.empty()) return std::nullopt;
         if (std::isdigit(static_cast<unsigned char>(part.front()))) {
             const std::size_t dash = part.find('-');
