@@ -23,14 +23,17 @@ hang::FlightRecorderPaths queue_flight_recorder_paths(const std::string& fr_dir,
 }
 
 void start_watch(WatchedJob& watched, const store::JobRecord& j, pid_t pid, const std::string& dir,
-                 const std::vector<std::string>& env, const Thresholds& thresholds, const std::string& db_path,
-                 const hang::HangWatchOptions& hang) {
+                 const std::vector<std::string>& env, const Thresholds& thresholds,
+                 const std::shared_ptr<store::SharedHistory>& history, const hang::HangWatchOptions& hang) {
     run::JobWatchOptions wo;
     wo.name = j.name;
     wo.argv = j.argv;
     wo.cwd = j.cwd;
     wo.thresholds = thresholds;
-    wo.db_path = db_path;
+    if (history) {  // (without one, the run is watched but not recorded)
+        wo.db_path = history->path();
+        wo.recording.shared = history;
+    }
     wo.recording.say = [](const std::string&) {};  // the agent has no terminal to say it on
     for (const std::string& kv : env)
         if (kv.rfind("CUDA_VISIBLE_DEVICES=", 0) == 0) wo.cuda_visible_devices = kv.substr(21);

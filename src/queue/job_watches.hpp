@@ -21,6 +21,7 @@
 #include "run/job_hangs.hpp"
 #include "run/job_watch.hpp"
 #include "store/history.hpp"
+#include "store/shared_history.hpp"
 
 namespace baton::queue {
 
@@ -39,12 +40,13 @@ struct WatchedJob {
 };
 
 // The watch of job `j`, whose supervisor is `pid`, whose directory is `dir` and whose environment
-// is `env` (its CUDA_VISIBLE_DEVICES goes in the summary): recorded in the history at `db_path`.
+// is `env` (its CUDA_VISIBLE_DEVICES goes in the summary): recorded in `history` (the agent's one
+// connection for all its jobs' runs; none: not recorded).
 // `watched` already holds the hook's socket when there is one.
 // With a stacks directory, the job's hang verdict too (`hang`; reported, never stopped on).
 void start_watch(WatchedJob& watched, const store::JobRecord& j, pid_t pid, const std::string& dir,
-                 const std::vector<std::string>& env, const Thresholds& thresholds, const std::string& db_path,
-                 const hang::HangWatchOptions& hang = {});
+                 const std::vector<std::string>& env, const Thresholds& thresholds,
+                 const std::shared_ptr<store::SharedHistory>& history, const hang::HangWatchOptions& hang = {});
 
 // Where the queue reads a job's Flight Recorder dumps: only the files it placed itself (in
 // `fr_dir`); a job whose environment names its own keeps them, and its verdict is from the stacks

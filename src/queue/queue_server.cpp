@@ -82,6 +82,7 @@ Result<std::unique_ptr<QueueServer>> QueueServer::open(QueueServerOptions option
     if (!h.ok()) return h.error();
     s->store_.emplace(std::move(*h));
     s->jobs_.set_store(&*s->store_);
+    s->job_history_ = std::make_shared<store::SharedHistory>(s->options_.db_path);
     std::error_code ec;
     std::filesystem::create_directories(s->options_.jobs_dir, ec);
     if (ec) return make_error("cannot create " + s->options_.jobs_dir + ": " + ec.message());
@@ -591,8 +592,7 @@ void QueueServer::start_supervised(store::JobRecord& j, const std::string& dir, 
 
 void QueueServer::watch(const store::JobRecord& j, pid_t pid, const std::vector<std::string>& env,
                         std::unique_ptr<WatchedJob> watched) {
-    start_watch(*watched, j, pid, attempt_dir(j.id, j.attempt), env, options_.thresholds, options_.db_path,
-                options_.hang);
+    start_watch(*watched, j, pid, attempt_dir(j.id, j.attempt), env, options_.thresholds, job_history_, options_.hang);
     watches_.add(j.id, std::move(watched));
 }
 

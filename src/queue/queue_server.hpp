@@ -40,6 +40,7 @@
 #include "sample/linux/user_names.hpp"
 #include "sample/snapshot.hpp"
 #include "store/history.hpp"
+#include "store/shared_history.hpp"
 
 namespace baton::queue {
 
@@ -134,6 +135,8 @@ class QueueServer {
     QueueServerOptions options_;
     SnapshotSource latest_;
     std::optional<store::History> store_;
+    // The running jobs' runs are recorded through this one connection (not one each: shared_history.hpp).
+    std::shared_ptr<store::SharedHistory> job_history_;
     int listen_fd_ = -1;
     int wake_fd_ = -1;  // eventfd: stop(), on_tick()
     std::thread thread_;

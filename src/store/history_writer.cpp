@@ -23,7 +23,9 @@ Overloaded(F...) -> Overloaded<F...>;
 }  // namespace
 
 HistoryWriter::HistoryWriter(std::string path, RunHeader header, Options options)
-    : path_(std::move(path)), header_(std::move(header)), options_(std::move(options)) {
+    : path_(options.shared ? options.shared->path() : std::move(path)),
+      header_(std::move(header)),
+      options_(std::move(options)) {
     report_.db_path = path_;
     // The signals (Ctrl-C for the command, SIGCHLD) are the main thread's: start the writer
     // with all of them blocked, so none lands in it.
@@ -136,14 +138,19 @@ std::int64_t HistoryWriter::run_id() const {
 }
 
 Status HistoryWriter::apply(const Write& w) {
+    if (options_.shared) return options_.shared->use([&](History& h) { return apply_to(h, w); });
     if (!history_) {  // (again) open the database and begin the run
         Result<History> h = History::open(path_, HistoryAccess::record);
         if (!h.ok()) return h.error();
         history_.emplace(std::move(*h));
     }
+    return apply_to(*history_, w);
+}
+
+Status HistoryWriter::apply_to(History& history, const Write& w) {
     if (!run_id_) {
         Result<std::int64_t> id =
-            history_->begin_run(header_.name, header_.command, header_.cwd, header_.host, header_.start_ms);
+            history.begin_run(header_.name, header_.command, header_.cwd, header_.host, header_.start_ms);
         if (!id.ok()) return make_error("cannot begin the run: " + id.error().message);
         run_id_ = *id;
         MutexLock lock(mutex_);
@@ -153,17 +160,17 @@ Status HistoryWriter::apply(const Write& w) {
     return std::visit(
         Overloaded{
             [&](const Begin&) { return Status(Ok{}); },
-            [&](const Machine& m) { return history_->set_machine(run, m.cpu_count, m.memory_total_bytes, m.gpus); },
-            [&](const RunSample& s) { return history_->add_sample(run, s); },
-            [&](const std::vector<StepEvent>& s) { return history_->add_steps(run, s); },
+            [&](const Machine& m) { return history.set_machine(run, m.cpu_count, m.memory_total_bytes, m.gpus); },
+            [&](const RunSample& s) { return history.add_sample(run, s); },
+            [&](const std::vector<StepEvent>& s) { return history.add_steps(run, s); },
             [&](const FindingAt& f) {
-                return f.replace ? history_->replace_finding(run, f.t_ms, f.finding)
-                                 : history_->add_finding(run, f.t_ms, f.finding);
+                return f.replace ? history.replace_finding(run, f.t_ms, f.finding)
+                                 : history.add_finding(run, f.t_ms, f.finding);
             },
-            [&](const HangAt& h) { return history_->add_hang(run, h.t_ms, h.rule, h.text); },
-            [&](const RecordedProfile& p) { return history_->add_profile(run, p); },
-            [&](const RecordedOomCapture& c) { return history_->add_oom_capture(run, c); },
-            [&](const End& e) { return history_->finish_run(run, e.end_ms, e.exit_status, e.summary); }},
+            [&](const HangAt& h) { return history.add_hang(run, h.t_ms, h.rule, h.text); },
+            [&](const RecordedProfile& p) { return history.add_profile(run, p); },
+            [&](const RecordedOomCapture& c) { return history.add_oom_capture(run, c); },
+            [&](const End& e) { return history.finish_run(run, e.end_ms, e.exit_status, e.summary); }},
         w);
 }
 

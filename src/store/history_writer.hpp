@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <thread>
@@ -23,6 +24,7 @@
 #include "core/thread_safety.hpp"
 #include "diagnose/finding.hpp"
 #include "store/history.hpp"
+#include "store/shared_history.hpp"
 
 namespace baton::store {
 
@@ -54,6 +56,9 @@ class HistoryWriter {
         double retry_seconds = 1;               // between tries while the database fails
         // Where the one-line notes go (a failure, the recovery); stderr when empty.
         std::function<void(const std::string&)> say;
+        // Writes through this connection (one for many runs of this process: the queue's jobs)
+        // instead of one of the writer's own; its path replaces the writer's.
+        std::shared_ptr<SharedHistory> shared;
     };
 
     HistoryWriter(std::string path, RunHeader header, Options options);
@@ -73,14 +78,14 @@ class HistoryWriter {
     void add_profile(RecordedProfile p);
     void add_oom_capture(RecordedOomCapture c);
 
-    // The end of the run: waits for the queue to reach the database (up to `drain_seconds`, or
-    // two more failed tries when it is failing), records the end with the text `summary` makes
-    // from the report (which may say what is missing), stops the thread and says what became of
-    // the record. Call once.
     // The run's id once the database has begun it, else 0 (the queue names it in `baton show`
     // while the job runs). Any thread.
     std::int64_t run_id() const;
 
+    // The end of the run: waits for the queue to reach the database (up to `drain_seconds`, or
+    // two more failed tries when it is failing), records the end with the text `summary` makes
+    // from the report (which may say what is missing), stops the thread and says what became of
+    // the record. Call once.
     RecordingReport finish(std::int64_t end_ms, int exit_status,
                            const std::function<std::string(const RecordingReport&)>& summary,
                            double drain_seconds = 30);
@@ -116,6 +121,7 @@ class HistoryWriter {
     void push(Write w);
     void loop();
     Status apply(const Write& w);
+    Status apply_to(History& h, const Write& w);
     void note(const std::string& line);
     void count_lost(const Write& w) BATON_REQUIRES(mutex_);
 
@@ -123,8 +129,8 @@ class HistoryWriter {
     const RunHeader header_;
     const Options options_;
     // The writer thread's alone:
-    std::optional<History> history_;
-    std::int64_t run_id_ = 0;  // begun (report_.run_id says it to the others)
+    std::optional<History> history_;  // its own connection (none with options_.shared)
+    std::int64_t run_id_ = 0;         // begun (report_.run_id says it to the others)
 
     // The caller's thread pushes and finishes, the writer thread takes and reports.
     mutable Mutex mutex_;

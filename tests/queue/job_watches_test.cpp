@@ -42,7 +42,7 @@ bool has_rule(const baton::run::RunStats& s, const std::string& rule) {
 TEST(JobWatches, EachSampleReadsAtMostAMebibyteOfOutputAndTheEndReadsTheRest) {
     baton::test::TempDir d;
     auto w = std::make_unique<WatchedJob>();
-    start_watch(*w, watched_record(7), ::getpid(), d.path(), {"CUDA_VISIBLE_DEVICES=1"}, Thresholds{}, "");
+    start_watch(*w, watched_record(7), ::getpid(), d.path(), {"CUDA_VISIBLE_DEVICES=1"}, Thresholds{}, nullptr);
     EXPECT_EQ(w->stderr_path, d.path() + "/stderr");
     const std::string output =
         std::string(1536 * 1024, 'x') + "\ntorch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB\n";
@@ -73,7 +73,7 @@ TEST(JobWatches, EachSampleReadsAtMostAMebibyteOfOutputAndTheEndReadsTheRest) {
 TEST(JobWatches, ReadStderrStopsAtItsChunksOrAtTheEnd) {
     baton::test::TempDir d;
     WatchedJob w;
-    start_watch(w, watched_record(1), ::getpid(), d.path(), {}, Thresholds{}, "");
+    start_watch(w, watched_record(1), ::getpid(), d.path(), {}, Thresholds{}, nullptr);
     read_stderr(w, 0);  // (no file yet: nothing read, no error)
     EXPECT_EQ(w.stderr_read, 0u);
     std::ofstream(w.stderr_path) << std::string(65536 * 2 + 10, 'y');
@@ -86,7 +86,7 @@ TEST(JobWatches, ReadStderrStopsAtItsChunksOrAtTheEnd) {
 TEST(JobWatches, TheCgroupsOomKillsAreTheJobsOutOfMemoryFinding) {
     baton::test::TempDir d;
     WatchedJob w;
-    start_watch(w, watched_record(2), ::getpid(), d.path(), {}, Thresholds{}, "");
+    start_watch(w, watched_record(2), ::getpid(), d.path(), {}, Thresholds{}, nullptr);
     ShimStatus st;
     st.started = true;
     st.exit_status = 137;
@@ -104,7 +104,8 @@ TEST(JobWatches, TheCgroupsOomKillsAreTheJobsOutOfMemoryFinding) {
 TEST(JobWatches, TheRunTheHistoryNamesIsReportedOnce) {
     baton::test::TempDir d;
     auto w = std::make_unique<WatchedJob>();
-    start_watch(*w, watched_record(3), ::getpid(), d.path(), {}, Thresholds{}, d.path() + "/history.db");
+    start_watch(*w, watched_record(3), ::getpid(), d.path(), {}, Thresholds{},
+                std::make_shared<baton::store::SharedHistory>(d.path() + "/history.db"));
     JobWatches watches;
     watches.add(3, std::move(w));
     std::vector<std::pair<std::int64_t, std::int64_t>> found;

@@ -6,7 +6,9 @@
 #include <chrono>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include <sqlite3.h>
@@ -180,4 +182,46 @@ TEST(HistoryWriter, ADatabaseThatNeverWorksLosesTheRunAndSaysWhy) {
     EXPECT_FALSE(r.end_recorded);
     EXPECT_NE(r.error.find("cannot open " + path), std::string::npos) << r.error;
     EXPECT_EQ(notes.count("cannot record"), 1u);
+}
+
+TEST(HistoryWriter, ManyWritersThroughOneSharedConnectionEachRecordTheirWholeRun) {
+    test::TempDir d;
+    // (The database cannot be opened at first: the shared connection opens when it can.)
+    d.write("state", "not a directory");
+    const std::string path = d.path() + "/state/baton.db";
+    auto shared = std::make_shared<SharedHistory>(path);
+    Notes notes;
+    std::vector<std::unique_ptr<HistoryWriter>> writers;
+    for (int j = 0; j < 8; ++j) {
+        HistoryWriter::Options o = notes.options(0.05);
+        o.shared = shared;
+        RunHeader h = header();
+        h.name = "job" + std::to_string(j);
+        writers.push_back(std::make_unique<HistoryWriter>("", h, o));
+    }
+    for (int i = 0; i < 20; ++i)
+        for (auto& w : writers) w->add_sample(sample(1000 + i));
+    for (int i = 0; i < 500 && notes.count("cannot record") < writers.size(); ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    d.remove("state");
+    std::filesystem::create_directory(d.path() + "/state");
+    std::vector<std::thread> ends;  // (the writers finish at once, each from its own thread)
+    std::vector<RecordingReport> reports(writers.size());
+    for (std::size_t j = 0; j < writers.size(); ++j)
+        ends.emplace_back([&, j] { reports[j] = writers[j]->finish(9000, static_cast<int>(j), summary_of); });
+    for (std::thread& t : ends) t.join();
+    auto h = History::open(path, HistoryAccess::read);
+    ASSERT_TRUE(h.ok()) << h.error().message;
+    std::set<std::int64_t> ids;
+    for (std::size_t j = 0; j < writers.size(); ++j) {
+        ASSERT_GT(reports[j].run_id, 0) << reports[j].error;
+        EXPECT_EQ(reports[j].db_path, path);
+        ids.insert(reports[j].run_id);
+        const RunRecord run = *h->run(reports[j].run_id);
+        EXPECT_EQ(run.name, "job" + std::to_string(j));
+        EXPECT_EQ(run.exit_status, static_cast<int>(j));
+        EXPECT_EQ(run.samples, 20);
+        EXPECT_EQ(run.state, RunState::finished);
+    }
+    EXPECT_EQ(ids.size(), writers.size());
 }
