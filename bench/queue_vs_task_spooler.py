@@ -14,6 +14,9 @@ its own in a temporary directory.
 3. The queue's own CPU per job over the throughput run: baton's agent (the `baton serve` process, all its
    threads, and its job starter) against task-spooler's server. Target: baton's <= tsp's. (Each job's
    supervisor, like the tsp client that runs a job, is counted with the jobs, not the queue.)
+4. An array: `baton submit --array 1-JOBS -- true`, one call: the time until the client has every id
+   (queued; target <= 1 s for 1,000), then until every element ran. task-spooler has no arrays (its
+   figure is the loop of step 2).
 
 usage: bench/queue_vs_task_spooler.py [JOBS] [LATENCY]   (after scripts/test.sh, which installs task-spooler)
 The baton measured is build/src/cli/baton-portable (what `cmake --install` installs), or $BATON.
@@ -195,6 +198,19 @@ def main():
                 print("  floor: the same loop starting /bin/true takes %.2f s (0.7 x tsp's wall is %.2f s)"
                       % (floor, 0.7 * wall_t))
                 ok = ok and wall_b <= 0.7 * wall_t and cpu_b <= cpu_t
+            # An array: one call queues them all.
+            t0 = time.monotonic()
+            out = subprocess.run([BATON, "submit", "--array", "1-%d" % JOBS, "--", "true"], check=True,
+                                 capture_output=True, text=True).stdout
+            queued = time.monotonic() - t0
+            ids = set(int(w) for w in out.split())
+            while baton_json("queue", "--json"):
+                time.sleep(0.02)
+            ran_all = time.monotonic() - t0
+            done = sum(1 for j in baton_json("queue", "--all", "--json") if j["id"] in ids and j["state"] == "done")
+            print("an array of %d (`baton submit --array 1-%d -- true`, one call):" % (JOBS, JOBS))
+            print("  queued in %.3f s (target <= 1 s), all ran in %.2f s, %d of %d done" % (queued, ran_all, done, JOBS))
+            ok = ok and queued <= 1 and done == JOBS
             print("targets met" if ok else "TARGETS MISSED")
             return 0 if ok else 1
         finally:

@@ -21,7 +21,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             if (k.empty() || k.find('=') != std::string::npos) std::abort();
         for (std::int64_t id : s.after)
             if (id <= 0) std::abort();
+        // An array: as many values as indices, none negative, within the limit.
+        if (s.array.indices.size() != s.array.values.size() || s.array.indices.size() > kMaxArrayElements) std::abort();
+        for (std::int64_t i : s.array.indices)
+            if (i < 0) std::abort();
     }
+    if ((r->op == Op::group_set || r->op == Op::group_remove) && r->group.empty()) std::abort();
+    if (r->op == Op::group_set && (r->parallel == 0 || r->parallel > 1000000)) std::abort();
     if (r->op == Op::cancel && (r->jobs.empty() || !(r->grace_seconds >= 0 && r->grace_seconds <= 86400))) std::abort();
     // One job for each of the others that names jobs (pause and resume among them).
     if ((r->op == Op::pause || r->op == Op::resume || r->op == Op::restart || r->op == Op::hold || r->op == Op::show) &&
@@ -31,8 +37,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     baton::Result<Request> again = parse_request(request_line(*r));
     if (!again.ok() || again->op != r->op || again->jobs != r->jobs || again->successful_only != r->successful_only)
         std::abort();
-    if (r->op == Op::submit && (again->submit.argv != r->submit.argv || again->submit.env != r->submit.env ||
-                                again->submit.cwd != r->submit.cwd))
+    if (r->op == Op::submit &&
+        (again->submit.argv != r->submit.argv || again->submit.env != r->submit.env ||
+         again->submit.cwd != r->submit.cwd || again->submit.array.indices != r->submit.array.indices ||
+         again->submit.array.values != r->submit.array.values || again->submit.array.append != r->submit.array.append ||
+         again->submit.request.group != r->submit.request.group ||
+         again->submit.request.max_parallel != r->submit.request.max_parallel))
         std::abort();
+    if (again->group != r->group || (r->op == Op::group_set && again->parallel != r->parallel)) std::abort();
     return 0;
 }

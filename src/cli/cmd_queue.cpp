@@ -15,6 +15,7 @@
 #include "cli/cli_common.hpp"
 #include "cli/cmd_slurm.hpp"
 #include "core/clock.hpp"
+#include "core/files.hpp"
 #include "core/printable.hpp"
 #include "queue/job_request.hpp"
 #include "queue/job_shim.hpp"
@@ -61,7 +62,19 @@ int run_submit(const QueueArgs& a, const std::vector<std::string>& command, cons
     }
     if (a.submit.slurm) return run_submit_slurm(a, argv, cwd, config_path);
     const std::map<std::string, std::string> env = environment_variables();
-    Result<queue::Submission> submission = queue::local_submission(a.submit, argv, cwd, env, unix_millis());
+    queue::SubmitFlags flags = a.submit;
+    if (!flags.array_file.empty()) {
+        std::error_code ec;
+        if (!std::filesystem::is_regular_file(flags.array_file, ec))
+            return usage_error("--array-file " + flags.array_file + ": no such file");
+        // (the request carries every line: a file that could not fit in one is refused here)
+        std::optional<std::string> text = read_small_file(flags.array_file, queue::kMaxRequestBytes / 2);
+        if (!text)
+            return usage_error("--array-file " + flags.array_file + ": cannot be read, or is larger than " +
+                               std::to_string(queue::kMaxRequestBytes / 2 / 1024 / 1024) + " MiB");
+        flags.array_file_text = std::move(*text);
+    }
+    Result<queue::Submission> submission = queue::local_submission(flags, argv, cwd, env, unix_millis());
     if (!submission.ok()) return error_exit(submission.error());
 
     Result<queue::AgentConnection> agent = queue::connect_or_start_agent(
@@ -79,8 +92,48 @@ int run_submit(const QueueArgs& a, const std::vector<std::string>& command, cons
     // The agent refusing the job (a bad request) is the caller's mistake: exit 2, as a bad flag.
     Result<queue::Submitted> job = queue::parse_submit_reply(*reply);
     if (!job.ok()) return usage_error("submit: " + job.error().message);
+    if (!job->ids.empty()) {  // an array: every element's id, one a line
+        if (a.json)
+            return print_json({{"ok", true}, {"array", job->id}, {"ids", job->ids}, {"state", state_name(job->state)}});
+        std::string out;
+        for (std::int64_t id : job->ids) out += std::to_string(id) + "\n";
+        return write_stdout(out) ? kExitOk : kExitFailure;
+    }
     if (a.json) return print_json({{"ok", true}, {"id", job->id}, {"state", state_name(job->state)}});
     return write_stdout(std::to_string(job->id) + "\n") ? kExitOk : kExitFailure;
+}
+
+// `baton group`: the groups; `group add NAME --parallel N`; `group remove NAME`.
+int run_groups(const QueueArgs& a) {
+    Result<std::vector<queue::GroupView>> groups = queue::list_groups(environment_variables());
+    if (!groups.ok()) return runtime_error(groups.error().message);
+    if (a.json) {
+        json out = json::array();
+        for (const queue::GroupView& g : *groups)
+            out.push_back({{"name", g.name},
+                           {"parallel", g.parallel},
+                           {"owner", g.owner},
+                           {"running", g.running},
+                           {"waiting", g.waiting}});
+        return print_json(out);
+    }
+    if (groups->empty()) return write_stdout("no groups (baton group add NAME --parallel N makes one)\n") ? 0 : 1;
+    std::string out = fmt::format("{:<20} {:>8} {:>8} {:>8}  {}\n", "GROUP", "PARALLEL", "RUNNING", "WAITING", "OWNER");
+    for (const queue::GroupView& g : *groups)
+        out += fmt::format("{:<20} {:>8} {:>8} {:>8}  {}\n", printable(g.name), g.parallel, g.running, g.waiting,
+                           printable(g.owner));
+    return write_stdout(out) ? kExitOk : kExitFailure;
+}
+
+int run_group_change(const QueueArgs& a, bool add) {
+    const std::map<std::string, std::string> env = environment_variables();
+    Status done = add ? queue::set_group(env, a.group_name, a.parallel) : queue::remove_group(env, a.group_name);
+    if (!done.ok())
+        return done.error().code == ErrorCode::unavailable ? runtime_error(done.error().message)
+                                                           : usage_error(done.error().message);
+    const std::string said = add ? fmt::format("group {}: {} at once\n", printable(a.group_name), a.parallel)
+                                 : fmt::format("group {}: removed\n", printable(a.group_name));
+    return write_stdout(said) ? kExitOk : kExitFailure;
 }
 
 int run_logs(const QueueArgs& a, std::int64_t id) {
@@ -169,8 +222,8 @@ int run_change(const QueueArgs& a, queue::Op op, const std::vector<std::int64_t>
 }  // namespace
 
 CLI::App* QueueCommands::parsed() const {
-    for (CLI::App* c :
-         {submit, queue_clean, queue, show, logs, cancel, wait, hold, release, retry, pause, resume, restart, shim})
+    for (CLI::App* c : {submit, queue_clean, queue, show, logs, cancel, wait, hold, release, retry, pause, resume,
+                        restart, group_add, group_remove, group, shim})
         if (c->parsed()) return c;
     return nullptr;
 }
@@ -214,6 +267,15 @@ CLI::App* add_submit_command(CLI::App& app, QueueArgs& a) {
     s->add_option("--nodes", a.submit.nodes, "With --slurm: how many nodes (sbatch --nodes, one task each)")
         ->check(CLI::Range(1u, 100000u));
     s->add_flag("--dry-run", a.submit.dry_run, "With --slurm: print the sbatch script instead of submitting it");
+    s->add_option("--array", a.submit.array,
+                  "One job per index: 1-1000, 0-99:10 (a step), 1,5,7; %N runs N at once. Each gets "
+                  "BATON_ARRAY_INDEX, and {} in the command is replaced by its index; prints every job's id");
+    s->add_option("--array-file", a.submit.array_file,
+                  "One job per non-blank line of FILE: {} in the command is replaced by the line (else the line is "
+                  "its last argument); BATON_ARRAY_INDEX is the line's number");
+    s->add_option("--max-parallel", a.submit.max_parallel, "With --array or --array-file: at most N of them at once")
+        ->check(CLI::Range(1u, 1000000u));
+    s->add_option("--group", a.submit.group, "In this group (baton group add NAME --parallel N): its limit applies");
     s->add_flag("--json", a.json, "Print the answer as JSON");
     s->footer("Usage: baton submit [OPTIONS] -- CMD [ARGS...]");
     return s;
@@ -223,7 +285,7 @@ CLI::App* add_submit_command(CLI::App& app, QueueArgs& a) {
 
 bool is_queue_command(const std::string& word) {
     for (const char* name : {"submit", "queue", "show", "logs", "cancel", "wait", "hold", "release", "retry", "pause",
-                             "resume", "restart", "job-shim"})
+                             "resume", "restart", "group", "job-shim"})
         if (word == name) return true;
     return false;
 }
@@ -276,6 +338,17 @@ QueueCommands add_queue_commands(CLI::App& app, QueueArgs& a) {
         (*cmd)->add_flag("--json", a.json, "Print the answer as JSON");
     }
 
+    c.group = app.add_subcommand("group",
+                                 "List the queue's groups: how many of each one's jobs may run at once, run, and wait");
+    c.group->add_flag("--json", a.json, "Print the groups as JSON");
+    c.group_add = c.group->add_subcommand(
+        "add", "Add a group whose jobs (baton submit --group NAME) run at most N at once, or change its N");
+    c.group_add->add_option("name", a.group_name, "The group's name: letters, digits, '.', '_', '-'")->required();
+    c.group_add->add_option("--parallel", a.parallel, "How many of its jobs may run at once (default 1)")
+        ->check(CLI::Range(1u, 1000000u));
+    c.group_remove = c.group->add_subcommand("remove", "Remove a group that has no open job (who added it, or root)");
+    c.group_remove->add_option("name", a.group_name, "The group's name")->required();
+
     // The supervisor of one job, started by the agent (never by hand): hidden from the help.
     c.shim = app.add_subcommand("job-shim", "");
     c.shim->group("");
@@ -288,6 +361,8 @@ int run_queue_command(const QueueCommands& c, const QueueArgs& a, const std::vec
     CLI::App* which = c.parsed();
     if (which == c.shim) return queue::run_job_shim(a.shim_dir);
     if (which == c.submit) return run_submit(a, command, config_path);
+    if (which == c.group) return run_groups(a);
+    if (which == c.group_add || which == c.group_remove) return run_group_change(a, which == c.group_add);
     std::vector<std::int64_t> ids, slurm_ids;
     for (const std::string& w : a.jobs) {
         if (std::optional<std::int64_t> sid = queue::slurm_job_id(w)) {

@@ -22,11 +22,13 @@ struct QueueArgs {
     bool all = false, follow = false, stderr_stream = false, json = false, successful_only = false;
     double grace = 10;
     std::string shim_dir;
+    std::string group_name;  // baton group add|remove NAME
+    unsigned parallel = 1;   // baton group add --parallel N
 };
 
 struct QueueCommands {
     CLI::App *submit, *queue, *queue_clean, *show, *logs, *cancel, *wait, *hold, *release, *retry, *pause, *resume,
-        *restart, *shim;
+        *restart, *group, *group_add, *group_remove, *shim;
     // The command that was given, or null.
     CLI::App* parsed() const;
 };

@@ -13,7 +13,8 @@ std::vector<std::string> job_environment(const JobEnvInput& in) {
     for (const auto& [k, v] : in.submitted) env[k] = v;
     // A variable the queue owns is never taken from the submitter: a stale BATON_RETRY in a shell
     // would tell the script it is retried.
-    for (const char* owned : {"BATON_JOB_ID", "BATON_EVENTS", "BATON_MEMORY_DIR", "BATON_RETRY", "BATON_OOM"})
+    for (const char* owned : {"BATON_JOB_ID", "BATON_EVENTS", "BATON_MEMORY_DIR", "BATON_RETRY", "BATON_OOM",
+                              "BATON_ARRAY_ID", "BATON_ARRAY_INDEX"})
         env.erase(owned);
     env["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID";
     std::string visible;
@@ -25,6 +26,10 @@ std::vector<std::string> job_environment(const JobEnvInput& in) {
         env.try_emplace("MKL_NUM_THREADS", std::to_string(in.cpus));
     }
     env["BATON_JOB_ID"] = std::to_string(in.job_id);
+    if (in.array_id && in.array_index) {
+        env["BATON_ARRAY_ID"] = std::to_string(*in.array_id);
+        env["BATON_ARRAY_INDEX"] = std::to_string(*in.array_index);
+    }
     if (!in.events_path.empty()) env["BATON_EVENTS"] = in.events_path;
     if (!in.memory_dir.empty()) env["BATON_MEMORY_DIR"] = in.memory_dir;
     if (in.attempt > 0) env["BATON_RETRY"] = std::to_string(in.attempt);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -15,6 +16,8 @@ struct JobEnvInput {
     std::vector<std::string> gpus;  // its GPUs as CUDA_VISIBLE_DEVICES names them: indices, or UUIDs
     unsigned cpus = 0;              // CPUs pinned to it (0: none)
     std::int64_t job_id = 0;
+    // An array's element: BATON_ARRAY_ID (its first element's job id) and BATON_ARRAY_INDEX.
+    std::optional<std::int64_t> array_id, array_index;
     int attempt = 0;          // 0 the first time; BATON_RETRY from 1 on
     bool after_oom = false;   // the attempt before died out of memory: BATON_OOM=1
     std::string events_path;  // BATON_EVENTS: where the Python hook sends its events
@@ -28,7 +31,8 @@ struct JobEnvInput {
 //   CUDA_DEVICE_ORDER=PCI_BUS_ID, so CUDA numbers GPUs as nvidia-smi does;
 //   CUDA_VISIBLE_DEVICES = its GPUs, and "" for a job without GPUs (it must not use the ones others hold);
 //   OMP_NUM_THREADS and MKL_NUM_THREADS = its CPUs, unless the submitter set them;
-//   BATON_JOB_ID, BATON_EVENTS, BATON_MEMORY_DIR, BATON_RETRY and BATON_OOM;
+//   BATON_JOB_ID, BATON_EVENTS, BATON_MEMORY_DIR, BATON_RETRY and BATON_OOM; BATON_ARRAY_ID and
+//   BATON_ARRAY_INDEX for an array's element;
 //   PYTHONPATH with the stack handler first, BATON_STACKS_DIR, BATON_STACKS_SIGNAL, and the Flight
 //   Recorder's variables unless submitted (each pair when neither name was);
 //   every other variable as submitted.

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/clock.hpp"
+#include "core/printable.hpp"
 #include "core/text_parse.hpp"
 
 namespace baton::queue {
@@ -90,6 +91,8 @@ std::string request_json(const JobRequest& r) {
     j["on_oom"] = r.on_oom == OnOom::retry ? "retry" : "fail";
     j["slurm"] = r.slurm;
     if (r.not_before_ms) j["not_before_ms"] = *r.not_before_ms;
+    if (!r.group.empty()) j["group"] = r.group;
+    if (r.max_parallel) j["max_parallel"] = r.max_parallel;
     return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
@@ -115,6 +118,13 @@ Result<JobRequest> parse_request_json(std::string_view text) {
     unsigned_of("gpus", r.want.gpus);
     unsigned_of("cpus", r.want.cpus);
     unsigned_of("retries", r.retries);
+    unsigned_of("max_parallel", r.max_parallel);
+    if (j.contains("group")) {
+        if (!j["group"].is_string())
+            bad = "group";
+        else
+            r.group = j["group"].get<std::string>();
+    }
     bool_of("share", r.want.share);
     bool_of("gpu_memory_auto", r.gpu_memory_auto);
     bool_of("slurm", r.slurm);
@@ -154,6 +164,18 @@ Result<JobRequest> parse_request_json(std::string_view text) {
     }
     if (!bad.empty()) return make_error("a job request's '" + bad + "' has the wrong type or value");
     return r;
+}
+
+Status check_group_name(std::string_view name) {
+    const bool ok =
+        !name.empty() && name.size() <= 64 && name.front() != '-' && std::all_of(name.begin(), name.end(), [](char c) {
+            return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+                   c == '-';
+        });
+    if (ok) return Ok{};
+    return make_error(
+        ErrorCode::invalid_argument,
+        "group '" + printable(name) + "': a group's name is 1 to 64 letters, digits, '.', '_' or '-' (not first)");
 }
 
 Result<std::int64_t> parse_delay(std::string_view text, std::int64_t now_ms) {

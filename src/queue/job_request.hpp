@@ -27,6 +27,8 @@ struct JobRequest {
     bool slurm = false;  // handed to Slurm instead of this box's queue
     // --at / --delay: it starts no earlier than this (Unix milliseconds); none: as soon as it can.
     std::optional<std::int64_t> not_before_ms;
+    std::string group;          // --group: at most the group's parallel limit of its jobs run at once
+    unsigned max_parallel = 0;  // an array's element: at most this many of its array run at once (0: no limit)
 };
 
 // --delay DURATION (30m, 2h, 90s) or --at TIME (HH:MM[:SS] local: today, or tomorrow once past;
@@ -37,6 +39,10 @@ Result<std::int64_t> parse_at(std::string_view text, std::int64_t now_ms);
 
 // Sizes ("20G") as core/units.hpp reads them, under the name the queue's callers use.
 using baton::parse_size;
+
+// A group's name (--group, baton group): 1 to 64 letters, digits, '.', '_' or '-', not starting
+// with '-'; an invalid_argument error saying so.
+Status check_group_name(std::string_view name);
 
 // --after "3,4" (each must end) or "3,4:ok" (each must succeed).
 struct After {

@@ -85,9 +85,10 @@ std::optional<std::int64_t> opt_ms(const json& j, const char* key) {
 }  // namespace
 
 JobRow job_row(const JobView& j) {
-    return {std::to_string(j.id), j.owner,      j.paused_ms ? "paused" : store::state_name(j.state),
-            gpus_cell(j),         cpus_cell(j), j.submit_ms,
-            j.start_ms,           j.end_ms,     j.name};
+    return {std::to_string(j.id), j.owner, j.paused_ms ? "paused" : store::state_name(j.state), gpus_cell(j),
+            cpus_cell(j), j.submit_ms, j.start_ms, j.end_ms,
+            // An array's element: its index first (a long name is cut at its end).
+            j.array_index ? "[" + std::to_string(*j.array_index) + "] " + j.name : j.name};
 }
 
 JobRow slurm_row(const json& j) {
@@ -156,6 +157,12 @@ std::string job_text(const JobView& j) {
     if (!j.gpus.empty()) line("gpus", join(j.gpu_indices) + " (" + join(j.gpus) + ")");
     if (!j.cpus.empty()) line("cpus", join(j.cpus));
     line("priority", std::to_string(j.priority));
+    if (j.array_id && j.array_index) {
+        std::string array = fmt::format("{}, index {}", *j.array_id, *j.array_index);
+        if (j.ask && j.ask->max_parallel) array += fmt::format(" (at most {} of it at once)", j.ask->max_parallel);
+        line("array", array);
+    }
+    if (j.ask && !j.ask->group.empty()) line("group", printable(j.ask->group));
     if (!j.after.empty()) line("after", join(j.after) + (j.after_ok ? " (each must succeed)" : " (each must end)"));
     line("attempt",
          fmt::format("{} (retries allowed: {}, on out of memory: {})", j.attempt, j.ask ? j.ask->retries : 0u,

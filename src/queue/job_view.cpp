@@ -28,7 +28,11 @@ json job_view_json(const JobView& j) {
         o["want"] = want;
         o["retries"] = j.ask->retries;
         o["on_oom"] = j.ask->on_oom == OnOom::retry ? "retry" : "fail";
+        if (!j.ask->group.empty()) o["group"] = j.ask->group;
+        if (j.ask->max_parallel) o["max_parallel"] = j.ask->max_parallel;
     }
+    if (j.array_id) o["array_id"] = *j.array_id;
+    if (j.array_index) o["array_index"] = *j.array_index;
     o["gpus"] = j.gpus;
     o["gpu_indices"] = j.gpu_indices;
     o["cpus"] = j.cpus;
@@ -88,7 +92,8 @@ Result<JobView::Ask> parse_ask(const json& o) {
     for (Status s : {take(w, "gpus", a.want.gpus), take(w, "gpu_uuids", a.want.gpu_uuids, false),
                      take_optional(w, "gpu_memory_bytes", a.want.gpu_memory_bytes), take(w, "share", a.want.share),
                      take(w, "cpus", a.want.cpus), take(w, "memory_bytes", a.want.memory_bytes),
-                     take(o, "retries", a.retries, false)})
+                     take(o, "retries", a.retries, false), take(o, "group", a.group, false),
+                     take(o, "max_parallel", a.max_parallel, false)})
         if (!s.ok()) return s.error();
     std::string on_oom = "fail";
     if (Status s = take(o, "on_oom", on_oom, false); !s.ok()) return s.error();
@@ -124,7 +129,9 @@ Result<JobView> parse_job_view(const json& o) {
                      take_optional(o, "run_id", j.run_id),
                      take_optional(o, "paused_ms", j.paused_ms),
                      take(o, "note", j.note, false),
-                     take(o, "waiting", j.waiting, false)})
+                     take(o, "waiting", j.waiting, false),
+                     take_optional(o, "array_id", j.array_id),
+                     take_optional(o, "array_index", j.array_index)})
         if (!s.ok()) return s.error();
     const std::optional<store::JobState> known = store::state_from_name(state);
     if (!known)

@@ -30,6 +30,8 @@ struct JobView {
         Resources want;
         unsigned retries = 0;
         OnOom on_oom = OnOom::fail;
+        std::string group;          // baton group
+        unsigned max_parallel = 0;  // its array's --max-parallel
     };
     std::optional<Ask> ask;
     std::vector<std::string> gpus;      // the UUIDs it holds
@@ -46,6 +48,8 @@ struct JobView {
     std::optional<std::int64_t> paused_ms;  // running, its processes stopped (baton pause) since then
     std::string note;                       // why it ended as it did, or was queued again
     std::string waiting;                    // queued: why it does not start yet
+    // An array's element: its array (the first element's id) and its index.
+    std::optional<std::int64_t> array_id, array_index;
 };
 
 nlohmann::json job_view_json(const JobView& j);

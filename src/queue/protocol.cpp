@@ -11,8 +11,9 @@ namespace baton::queue {
 
 namespace {
 
-constexpr const char* kOps[] = {"submit", "list", "show", "cancel", "hold",   "release", "retry",
-                                "wait",   "logs", "info", "pause",  "resume", "restart", "clean"};
+constexpr const char* kOps[] = {"submit",  "list",  "show",   "cancel",    "hold",        "release",
+                                "retry",   "wait",  "logs",   "info",      "pause",       "resume",
+                                "restart", "clean", "groups", "group_set", "group_remove"};
 
 // Job ids are positive and fit in SQLite's integer; a request naming another is refused.
 bool job_id_of(const nlohmann::json& v, std::int64_t& out) {
@@ -21,6 +22,30 @@ bool job_id_of(const nlohmann::json& v, std::int64_t& out) {
     if (id <= 0) return false;
     out = id;
     return true;
+}
+
+// A submission's "array": as many values as indices, each index a number from 0, at most
+// kMaxArrayElements of them.
+Status read_array(const nlohmann::json& a, JobArray& out) {
+    const Error wrong = make_error("the request's \"array\" is not indices with as many values");
+    if (!a.is_object() || !a.contains("indices") || !a["indices"].is_array() || !a.contains("values") ||
+        !a["values"].is_string())
+        return wrong;
+    if (a["indices"].empty() || a["indices"].size() > kMaxArrayElements)
+        return make_error("the request's \"array\" holds no elements or more than " +
+                          std::to_string(kMaxArrayElements));
+    for (const auto& i : a["indices"]) {
+        if (!i.is_number_integer() || i.get<std::int64_t>() < 0) return wrong;
+        out.indices.push_back(i.get<std::int64_t>());
+    }
+    Result<std::vector<std::string>> values = unpack_base64(a["values"].get<std::string>());
+    if (!values.ok() || values->size() != out.indices.size()) return wrong;
+    out.values = std::move(*values);
+    if (a.contains("append")) {
+        if (!a["append"].is_boolean()) return wrong;
+        out.append = a["append"].get<bool>();
+    }
+    return Ok{};
 }
 
 }  // namespace
@@ -72,8 +97,20 @@ std::string request_line(const Request& r) {
             j["after_ok"] = s.after_ok;
             j["hold"] = s.hold;
             j["default_cpus"] = s.default_cpus;
+            if (!s.array.empty())
+                j["array"] = {
+                    {"indices", s.array.indices}, {"values", pack_base64(s.array.values)}, {"append", s.array.append}};
             break;
         }
+        case Op::group_set:
+            j["group"] = r.group;
+            j["parallel"] = r.parallel;
+            break;
+        case Op::group_remove:
+            j["group"] = r.group;
+            break;
+        case Op::groups:
+            break;
         case Op::list:
             j["all"] = r.all;
             break;
@@ -115,7 +152,7 @@ Result<Request> parse_request(std::string_view line) {
         return make_error(
             "no request \"" + op +
             "\" (known: submit, list, show, cancel, hold, release, retry, wait, logs, info, pause, resume, restart, "
-            "clean)");
+            "clean, groups, group_set, group_remove)");
 
     std::string bad;  // the first field of the wrong type
     auto string_of = [&](const char* key, std::string& out) {
@@ -194,8 +231,27 @@ Result<Request> parse_request(std::string_view line) {
                     }
                 }
             }
+            if (j.contains("array") && bad.empty()) {
+                if (Status read = read_array(j["array"], s.array); !read.ok()) return read.error();
+            }
             break;
         }
+        case Op::group_set:
+            string_of("group", r.group);
+            if (!j.contains("parallel") || !j["parallel"].is_number_unsigned() ||
+                j["parallel"].get<std::uint64_t>() == 0 || j["parallel"].get<std::uint64_t>() > 1000000) {
+                if (bad.empty()) bad = "parallel";
+            } else {
+                r.parallel = j["parallel"].get<unsigned>();
+            }
+            if (r.group.empty() && bad.empty()) bad = "group";
+            break;
+        case Op::group_remove:
+            string_of("group", r.group);
+            if (r.group.empty() && bad.empty()) bad = "group";
+            break;
+        case Op::groups:
+            break;
         case Op::list:
             bool_of("all", r.all);
             break;

@@ -19,6 +19,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "core/result.hpp"
+#include "queue/job_array.hpp"
 #include "queue/job_request.hpp"
 
 namespace baton::queue {
@@ -27,8 +28,27 @@ inline constexpr std::size_t kMaxRequestBytes = 4u << 20;
 
 // info: the agent's own state (its pid, and whether its jobs get cgroups: `baton doctor` asks).
 // pause, resume: a running job's whole tree stopped (SIGSTOP) and continued (SIGCONT). restart: a new
-// job with an ended one's spec. clean: the ended jobs forgotten, with their directories.
-enum class Op { submit, list, show, cancel, hold, release, retry, wait, logs, info, pause, resume, restart, clean };
+// job with an ended one's spec. clean: the ended jobs forgotten, with their directories. groups,
+// group_set, group_remove: the groups and their parallel limits (baton group).
+enum class Op {
+    submit,
+    list,
+    show,
+    cancel,
+    hold,
+    release,
+    retry,
+    wait,
+    logs,
+    info,
+    pause,
+    resume,
+    restart,
+    clean,
+    groups,
+    group_set,
+    group_remove
+};
 
 const char* op_name(Op op);
 
@@ -46,6 +66,7 @@ struct Submission {
     bool after_ok = false;
     bool hold = false;         // submitted held: it waits for `baton release`
     bool default_cpus = true;  // --cpus not given: the agent decides (request.want.cpus is then 0)
+    JobArray array;            // --array / --array-file: one job per element (none: one job)
 };
 
 struct Request {
@@ -58,6 +79,8 @@ struct Request {
     bool stderr_stream = false;      // logs: stderr instead of stdout
     std::uint64_t offset = 0;        // logs: from this byte
     bool successful_only = false;    // clean: only the jobs that are done (exit 0)
+    std::string group;               // group_set, group_remove: its name
+    unsigned parallel = 1;           // group_set: how many of its jobs run at once
 };
 
 std::string request_line(const Request& r);  // with its newline

@@ -70,7 +70,15 @@ Result<Submitted> submitted_of(const json& a) {
                                                      ? store::state_from_name(a["state"].get<std::string>())
                                                      : std::nullopt;
     if (!state) return bad_answer("'state' must be a job state");
-    return Submitted{a["id"].get<std::int64_t>(), *state};
+    Submitted out{a["id"].get<std::int64_t>(), *state, {}};
+    if (a.contains("ids")) {
+        if (!a["ids"].is_array()) return bad_answer("'ids' must be a list of job ids");
+        for (const json& id : a["ids"]) {
+            if (!id.is_number_integer()) return bad_answer("'ids' must be a list of job ids");
+            out.ids.push_back(id.get<std::int64_t>());
+        }
+    }
+    return out;
 }
 
 }  // namespace
@@ -79,6 +87,54 @@ Result<Submitted> parse_submit_reply(const Reply& reply) {
     Result<json> answer = parse_answer(reply);
     if (!answer.ok()) return answer.error();
     return submitted_of(*answer);
+}
+
+Result<std::vector<GroupView>> parse_groups(const json& answer) {
+    if (!answer.contains("groups") || !answer["groups"].is_array()) return bad_answer("'groups' must be a list");
+    std::vector<GroupView> out;
+    for (const json& g : answer["groups"]) {
+        if (!g.is_object() || !g.contains("name") || !g["name"].is_string() || !g.contains("owner") ||
+            !g["owner"].is_string())
+            return bad_answer("a group must have a name and an owner");
+        GroupView v;
+        v.name = g["name"].get<std::string>();
+        v.owner = g["owner"].get<std::string>();
+        for (auto [key, field] :
+             {std::pair{"parallel", &v.parallel}, std::pair{"running", &v.running}, std::pair{"waiting", &v.waiting}}) {
+            if (!g.contains(key) || !g[key].is_number_unsigned() || g[key].get<std::uint64_t>() > 1u << 30)
+                return bad_answer(std::string("a group's '") + key + "' must be a count");
+            *field = g[key].get<unsigned>();
+        }
+        out.push_back(std::move(v));
+    }
+    return out;
+}
+
+Result<std::vector<GroupView>> list_groups(const Environment& env) {
+    Request r;
+    r.op = Op::groups;
+    Result<json> answer = ask_agent(env, r);
+    if (!answer.ok()) return answer.error();
+    return parse_groups(*answer);
+}
+
+Status set_group(const Environment& env, const std::string& name, unsigned parallel) {
+    Request r;
+    r.op = Op::group_set;
+    r.group = name;
+    r.parallel = parallel;
+    Result<json> answer = ask_agent(env, r);
+    if (!answer.ok()) return answer.error();
+    return Ok{};
+}
+
+Status remove_group(const Environment& env, const std::string& name) {
+    Request r;
+    r.op = Op::group_remove;
+    r.group = name;
+    Result<json> answer = ask_agent(env, r);
+    if (!answer.ok()) return answer.error();
+    return Ok{};
 }
 
 Result<Submitted> restart_job(const Environment& env, std::int64_t id) {

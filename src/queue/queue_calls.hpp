@@ -24,6 +24,7 @@ using Environment = std::map<std::string, std::string>;
 struct Submitted {
     std::int64_t id = 0;
     store::JobState state = store::JobState::queued;
+    std::vector<std::int64_t> ids;  // an array: every element's id, `id` (the array's) first
 };
 Result<Submitted> parse_submit_reply(const Reply& reply);
 
@@ -47,6 +48,17 @@ Result<std::vector<JobChange>> change_jobs(const Environment& env, Op op, const 
 
 // `baton restart`: the new job made from an ended one's spec (queued).
 Result<Submitted> restart_job(const Environment& env, std::int64_t id);
+
+// `baton group`: the groups with their limits and how many of their jobs run and wait.
+struct GroupView {
+    std::string name, owner;
+    unsigned parallel = 0, running = 0, waiting = 0;
+};
+Result<std::vector<GroupView>> list_groups(const Environment& env);
+Result<std::vector<GroupView>> parse_groups(const nlohmann::json& answer);
+// `baton group add|set NAME --parallel N` (adds it, or changes its limit) and `baton group remove NAME`.
+Status set_group(const Environment& env, const std::string& name, unsigned parallel);
+Status remove_group(const Environment& env, const std::string& name);
 
 // `baton queue clean`: the ids of the ended jobs the agent forgot (the caller's; root's: everyone's).
 Result<std::vector<std::int64_t>> clean_jobs(const Environment& env, bool successful_only);

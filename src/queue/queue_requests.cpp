@@ -47,7 +47,10 @@ JobView QueueServer::job_view(const store::JobRecord& j) {
     v.priority = j.priority;
     v.argv = j.argv;
     v.cwd = j.cwd;
-    if (const JobRequest* req = jobs_.request_of(j)) v.ask = JobView::Ask{req->want, req->retries, req->on_oom};
+    if (const JobRequest* req = jobs_.request_of(j))
+        v.ask = JobView::Ask{req->want, req->retries, req->on_oom, req->group, req->max_parallel};
+    v.array_id = j.array_id;
+    v.array_index = j.array_index;
     v.gpus = j.gpus;
     for (const std::string& u : j.gpus)
         for (const PoolGpu& g : last_pool_.gpus)
@@ -94,6 +97,12 @@ std::string QueueServer::answer(Client& c, const Request& r, std::string& tail) 
             return restart(c, r.jobs.front());
         case Op::clean:
             return clean(c, r.successful_only);
+        case Op::groups:
+            return groups();
+        case Op::group_set:
+            return set_group(c, r.group, r.parallel);
+        case Op::group_remove:
+            return remove_group(c, r.group);
         case Op::info:
             return answer_line({{"pid", ::getpid()},
                                 {"socket", options_.socket_path},
@@ -158,6 +167,10 @@ std::string QueueServer::submit(const Client& c, const Submission& s) {
         if (!bytes.ok()) return refusal_line(bytes.error());
         req.want.gpu_memory_bytes = *bytes;
     }
+    if (!req.group.empty() && !groups_.count(req.group))
+        return refusal_line(make_error(
+            ErrorCode::not_found,
+            "--group " + req.group + ": no such group (baton group add " + req.group + " --parallel N makes it)"));
     if (s.default_cpus) req.want.cpus = default_cpus(req.want, pool);
     if (Status fits = check_request(req, pool); !fits.ok()) return refusal_line(fits.error());
     for (std::int64_t a : s.after)
@@ -176,11 +189,32 @@ std::string QueueServer::submit(const Client& c, const Submission& s) {
     j.after_ok = s.after_ok;
     j.state = s.hold ? store::JobState::held : store::JobState::queued;
     j.submit_ms = unix_millis();
-    Result<std::int64_t> id = store_->add_job(j);
-    if (!id.ok()) return refusal_line(id.error());
-    j.id = *id;
-    jobs_.open()[j.id] = j;
-    return answer_line({{"id", j.id}, {"state", store::state_name(j.state)}});
+    return add_submitted(std::move(j), s.array);
+}
+
+// One job, or an array's elements (each its command with `{}` replaced) in one transaction.
+std::string QueueServer::add_submitted(store::JobRecord j, const JobArray& array) {
+    if (array.empty()) {
+        Result<std::int64_t> id = store_->add_job(j);
+        if (!id.ok()) return refusal_line(id.error());
+        j.id = *id;
+        jobs_.open()[j.id] = j;
+        return answer_line({{"id", j.id}, {"state", store::state_name(j.state)}});
+    }
+    std::vector<store::JobRecord> elements(array.indices.size(), j);
+    for (std::size_t k = 0; k < elements.size(); ++k) {
+        elements[k].argv = element_argv(j.argv, array.values[k], array.append);
+        elements[k].array_index = array.indices[k];
+    }
+    Result<std::vector<std::int64_t>> ids = store_->add_jobs(elements, true);
+    if (!ids.ok()) return refusal_line(ids.error());
+    for (std::size_t k = 0; k < elements.size(); ++k) {
+        elements[k].id = (*ids)[k];
+        elements[k].array_id = ids->front();
+        jobs_.open()[elements[k].id] = std::move(elements[k]);
+    }
+    return answer_line(
+        {{"id", ids->front()}, {"ids", *ids}, {"array", ids->front()}, {"state", store::state_name(j.state)}});
 }
 
 // cancel: a waiting job leaves the queue now; a running one ends with its whole tree.
@@ -238,6 +272,8 @@ std::string QueueServer::restart(const Client& c, std::int64_t id) {
     fresh.priority = j->priority;
     fresh.after = j->after;
     fresh.after_ok = j->after_ok;
+    fresh.array_id = j->array_id;  // (an array's element again: its index, and its array's --max-parallel)
+    fresh.array_index = j->array_index;
     fresh.state = store::JobState::queued;
     fresh.submit_ms = unix_millis();
     Result<std::int64_t> added = store_->add_job(fresh);

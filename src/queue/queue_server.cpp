@@ -56,7 +56,10 @@ QueueJob queue_job(const store::JobRecord& r, const JobRequest* req) {
     if (req) {
         q.want = req->want;
         q.not_before_ms = req->not_before_ms;
+        q.max_parallel = req->max_parallel;
+        q.group = req->group;
     }
+    q.array_id = r.array_id;
     q.after = r.after;
     q.after_ok = r.after_ok;
     q.gpus_held = r.gpus;
@@ -83,6 +86,9 @@ Result<std::unique_ptr<QueueServer>> QueueServer::open(QueueServerOptions option
     s->store_.emplace(std::move(*h));
     s->jobs_.set_store(&*s->store_);
     s->job_history_ = std::make_shared<store::SharedHistory>(s->options_.db_path);
+    Result<std::vector<store::JobGroup>> groups = s->store_->job_groups();
+    if (!groups.ok()) return groups.error();
+    for (store::JobGroup& g : *groups) s->groups_[g.name] = std::move(g);
     std::error_code ec;
     std::filesystem::create_directories(s->options_.jobs_dir, ec);
     if (ec) return make_error("cannot create " + s->options_.jobs_dir + ": " + ec.message());
@@ -208,6 +214,7 @@ Pool QueueServer::current_pool(std::set<std::uint32_t>* queue_pids) {
     std::set<std::uint32_t> pids;
     for (const ProcessInfo* p : diagnose::process_trees(s, roots)) pids.insert(p->pid);
     Pool pool = make_pool(s, pids, options_.pool);
+    for (const auto& [name, g] : groups_) pool.group_parallel[name] = g.parallel;
     if (queue_pids) *queue_pids = std::move(pids);
     return pool;
 }
@@ -491,6 +498,8 @@ Result<ShimSpec> QueueServer::job_spec(const store::JobRecord& j, const JobOwner
     in.gpus = visible_devices(j.gpus, last_pool_.gpus, options_.uuid_visible_devices);
     in.cpus = static_cast<unsigned>(j.cpus.size());
     in.job_id = j.id;
+    in.array_id = j.array_id;
+    in.array_index = j.array_index;
     in.attempt = j.attempt;
     in.after_oom = j.attempt > 0 && j.note.rfind(kOomRetryNote, 0) == 0;
     // The Python hook's socket: the job's processes send to it as the owner.

@@ -113,6 +113,10 @@ class QueueServer {
     void handle(Client& c, const std::string& line);
     std::string answer(Client& c, const Request& r, std::string& tail);
     std::string submit(const Client& c, const Submission& s);
+    std::string add_submitted(store::JobRecord j, const JobArray& array);
+    std::string groups();  // queue_groups.cpp
+    std::string set_group(const Client& c, const std::string& name, unsigned parallel);
+    std::string remove_group(const Client& c, const std::string& name);
     std::string restart(const Client& c, std::int64_t id);
     std::string clean(const Client& c, bool successful_only);
     std::string list(bool all);
@@ -152,8 +156,9 @@ class QueueServer {
     std::unique_ptr<GpuBackend> gpus_;  // the check just before a GPU job starts
     JobCgroups cgroups_;                // a cgroup per job where the agent was handed a subtree
     os::UserNames users_;
-    Result<std::string> shim_dir_ = std::string();  // the stack handler's directory (JOBS_DIR/python), or why none
-    JobWatches watches_;                            // shared with the sampling thread (on_tick)
+    std::map<std::string, store::JobGroup> groups_;  // baton group: as the store keeps them
+    Result<std::string> shim_dir_ = std::string();   // the stack handler's directory (JOBS_DIR/python), or why none
+    JobWatches watches_;                             // shared with the sampling thread (on_tick)
     // The supervisors of the paused jobs, for on_tick (the sampling thread); the queue thread keeps it.
     Mutex paused_mutex_;
     std::set<std::uint32_t> paused_roots_ BATON_GUARDED_BY(paused_mutex_);

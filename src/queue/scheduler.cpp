@@ -244,6 +244,25 @@ std::string delayed_until(std::int64_t at_ms, std::int64_t now_ms) {
     return fmt::format("delayed: starts at {} (in {})", when, in);
 }
 
+// Why `j` waits for others of its array or group to end ("" when it need not).
+std::string parallel_limit(const QueueJob& j, const Pool& pool, const std::map<std::int64_t, unsigned>& array_holding,
+                           const std::map<std::string, unsigned>& group_holding) {
+    auto holding = [](const auto& counts, const auto& key) {
+        auto it = counts.find(key);
+        return it == counts.end() ? 0u : it->second;
+    };
+    if (j.array_id && j.max_parallel && holding(array_holding, *j.array_id) >= j.max_parallel)
+        return fmt::format("waiting: {} of array {} running (--max-parallel {})", holding(array_holding, *j.array_id),
+                           *j.array_id, j.max_parallel);
+    if (!j.group.empty()) {
+        auto limit = pool.group_parallel.find(j.group);
+        if (limit != pool.group_parallel.end() && holding(group_holding, j.group) >= limit->second)
+            return fmt::format("waiting: {} of group {} running (its --parallel {})", holding(group_holding, j.group),
+                               j.group, limit->second);
+    }
+    return "";
+}
+
 }  // namespace
 
 Plan plan(const std::vector<QueueJob>& jobs, const Pool& pool, std::int64_t now_ms) {
@@ -254,6 +273,15 @@ Plan plan(const std::vector<QueueJob>& jobs, const Pool& pool, std::int64_t now_
     for (const QueueJob& j : jobs)
         if (j.state == store::JobState::starting || j.state == store::JobState::running)
             m.hold(j.id, j.want, j.gpus_held, j.cpus_held);
+
+    // How many of each array and group hold resources (those started below are counted in).
+    std::map<std::int64_t, unsigned> array_holding;
+    std::map<std::string, unsigned> group_holding;
+    for (const QueueJob& j : jobs)
+        if (j.state == store::JobState::starting || j.state == store::JobState::running) {
+            if (j.array_id) ++array_holding[*j.array_id];
+            if (!j.group.empty()) ++group_holding[j.group];
+        }
 
     std::vector<const QueueJob*> queued;
     for (const QueueJob& j : jobs)
@@ -302,6 +330,10 @@ Plan plan(const std::vector<QueueJob>& jobs, const Pool& pool, std::int64_t now_
             out.waiting[j.id] = delayed_until(*j.not_before_ms, now_ms);
             continue;
         }
+        if (std::string limit = parallel_limit(j, pool, array_holding, group_holding); !limit.empty()) {
+            out.waiting[j.id] = limit;
+            continue;
+        }
         if (wants_gpus(j.want) && !pool.gpus_known) {
             out.waiting[j.id] = "waiting for the GPUs to be readable" +
                                 (pool.gpus_problem.empty() ? std::string() : ": " + pool.gpus_problem);
@@ -326,6 +358,8 @@ Plan plan(const std::vector<QueueJob>& jobs, const Pool& pool, std::int64_t now_
             for (std::size_t i : f.gpus) s.gpus.push_back(pool.gpus[i].uuid);
             s.cpus = f.cpus;
             m.hold(j.id, j.want, s.gpus, s.cpus);
+            if (j.array_id) ++array_holding[*j.array_id];
+            if (!j.group.empty()) ++group_holding[j.group];
             out.starts.push_back(std::move(s));
             continue;
         }

@@ -17,6 +17,8 @@
 //     later jobs start only on what is left, so none of them can delay it. A job that could never
 //     fit on this machine (more GPUs or CPUs than it has) reserves nothing.
 //   - Jobs without GPUs never wait for NVML: when the GPUs cannot be read, only GPU jobs wait.
+//   - Parallel limits: a job whose array (max_parallel) or group (group_parallel) already has its
+//     limit of jobs starting or running waits, and reserves nothing: later jobs may start.
 #pragma once
 
 #include <cstdint>
@@ -53,6 +55,9 @@ struct QueueJob {
     std::vector<std::int64_t> after;            // jobs that must end first
     bool after_ok = false;                      // ... and succeed
     std::optional<std::int64_t> not_before_ms;  // --at / --delay: not before this (Unix ms)
+    std::optional<std::int64_t> array_id;       // an array's element (baton submit --array) ...
+    unsigned max_parallel = 0;                  // ... of which at most this many hold resources at once (0: any)
+    std::string group;                          // baton group: its parallel limit is the pool's group_parallel
     // While starting or running: what it was given (GPU UUIDs, CPU numbers).
     std::vector<std::string> gpus_held;
     std::vector<unsigned> cpus_held;
@@ -82,6 +87,9 @@ struct Pool {
     std::uint64_t memory_bytes = 0;    // host memory it may reserve
     double free_memory_percent = 5;    // [queue] free_memory_percent
     double share_margin_percent = 10;  // memory a shared GPU keeps free
+    // baton group: at most this many of a group's jobs hold resources at once (a group not here
+    // has no limit).
+    std::map<std::string, unsigned> group_parallel;
 };
 
 struct Start {

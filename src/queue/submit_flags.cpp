@@ -1,5 +1,6 @@
 #include "queue/submit_flags.hpp"
 
+#include "queue/job_array.hpp"
 #include "queue/job_request.hpp"
 #include "queue/pool.hpp"
 #include "run/run_command.hpp"
@@ -24,10 +25,38 @@ Status slurm_can_take(const SubmitFlags& a) {
         return invalid(
             "--slurm with --at or --delay: give sbatch's own --begin in the script (baton submit --slurm "
             "--dry-run prints it to edit)");
+    if (!a.array.empty() || !a.array_file.empty() || a.max_parallel)
+        return invalid(
+            "--slurm with --array, --array-file or --max-parallel: give sbatch's own --array in the script (baton "
+            "submit --slurm --dry-run prints it to edit)");
+    if (!a.group.empty()) return invalid("--slurm with --group: the groups are this machine's queue's");
     if (a.on_oom == "retry")
         return invalid(
             "--slurm with --on-oom retry: the retry is this machine's agent's; --retries N makes the job requeueable "
             "(sbatch --requeue)");
+    return Ok{};
+}
+
+// --array or --array-file, and --max-parallel, into the submission.
+Status array_of(const SubmitFlags& a, const std::vector<std::string>& argv, Submission& s) {
+    if (!a.array.empty() && !a.array_file.empty())
+        return invalid("--array and --array-file: give one (indices, or a file of one job per line)");
+    unsigned from_spec = 0;
+    if (!a.array.empty()) {
+        Result<JobArray> arr = parse_array_spec(a.array, from_spec);
+        if (!arr.ok()) return arr.error();
+        s.array = std::move(*arr);
+    } else if (!a.array_file.empty()) {
+        Result<JobArray> arr = parse_array_file(a.array_file_text, a.array_file, has_placeholder(argv));
+        if (!arr.ok()) return arr.error();
+        s.array = std::move(*arr);
+    }
+    if (a.max_parallel && s.array.empty())
+        return invalid("--max-parallel goes with --array or --array-file (a group's limit: --group)");
+    if (from_spec && a.max_parallel && from_spec != a.max_parallel)
+        return invalid("--array " + a.array + " and --max-parallel " + std::to_string(a.max_parallel) +
+                       ": two limits (give one)");
+    s.request.max_parallel = a.max_parallel ? a.max_parallel : from_spec;
     return Ok{};
 }
 
@@ -84,6 +113,11 @@ Result<Submission> local_submission(const SubmitFlags& a, const std::vector<std:
         s.after = after->jobs;
         s.after_ok = after->ok;
     }
+    if (!a.group.empty()) {
+        if (Status ok = check_group_name(a.group); !ok.ok()) return invalid("--group: " + ok.error().message);
+        q.group = a.group;
+    }
+    if (Status arr = array_of(a, argv, s); !arr.ok()) return arr.error();
     // What no machine could run is refused before an agent is asked.
     Pool unknown;
     unknown.gpus_known = false;

@@ -25,6 +25,10 @@ struct SubmitFlags {
     bool share = false, hold = false;
     bool slurm = false, dry_run = false;  // hand it to Slurm; print the sbatch script only
     unsigned nodes = 0;                   // --slurm: sbatch --nodes
+    std::string group;                    // --group: a group of baton group (its parallel limit)
+    // An array: --array SPEC, or --array-file PATH whose text the caller has read into array_file_text.
+    std::string array, array_file, array_file_text;
+    unsigned max_parallel = 0;  // --max-parallel: at most this many of the array at once (0: no limit)
 };
 
 // For this machine's agent: `argv` the command, `cwd` where it runs (resolved), `env` the

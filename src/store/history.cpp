@@ -124,6 +124,12 @@ constexpr const char* kMigrations[] = {
     // 11: when a running job was paused (`baton pause`; NULL while it runs on), so that `baton queue`
     // says so after the agent restarts (its processes stay stopped meanwhile).
     "ALTER TABLE jobs ADD COLUMN paused_ms INTEGER;",
+    // 12: job arrays (`baton submit --array`: each element a job; array_id is the first element's
+    // id) and the queue's groups with their parallel limits (`baton group`).
+    "ALTER TABLE jobs ADD COLUMN array_id INTEGER;"
+    "ALTER TABLE jobs ADD COLUMN array_index INTEGER;"
+    "CREATE TABLE job_groups (name TEXT PRIMARY KEY, parallel INTEGER NOT NULL, owner_uid INTEGER NOT NULL) "
+    "WITHOUT ROWID;",
 };
 
 using sqlite::db_error;

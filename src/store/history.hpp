@@ -175,6 +175,16 @@ struct JobRecord {
     std::optional<std::int64_t> run_id;     // its record in the run history
     std::string note;                       // why it ended as it did, or was requeued
     std::optional<std::int64_t> paused_ms;  // a running job's processes stopped (baton pause) since then
+    // An element of an array (baton submit --array): the array's id (its first element's) and the
+    // element's index (BATON_ARRAY_INDEX).
+    std::optional<std::int64_t> array_id, array_index;
+};
+
+// A group of the queue (baton group): at most `parallel` of its jobs hold resources at once.
+struct JobGroup {
+    std::string name;
+    unsigned parallel = 1;
+    std::uint32_t owner_uid = 0;  // who added it: they and root may change or remove it
 };
 
 // One start the scheduler decided: the job, its GPUs and CPUs.
@@ -281,6 +291,13 @@ class History {
 
     // The job queue (history_jobs.cpp). A new job (state queued or held); returns its id.
     Result<std::int64_t> add_job(const JobRecord& j);
+    // Many new jobs in one transaction (all or none), their ids in order. With `as_array`, they are
+    // one array: each one's array_id becomes the first one's id (their array_index is kept).
+    Result<std::vector<std::int64_t>> add_jobs(const std::vector<JobRecord>& jobs, bool as_array);
+    // The queue's groups, by name; adds one or changes its limit; removes one (false: none of that name).
+    Result<std::vector<JobGroup>> job_groups();
+    Status set_job_group(const JobGroup& g);
+    Result<bool> remove_job_group(const std::string& name);
     // Every job, or the open ones only (queued, held, starting, running), by id.
     Result<std::vector<JobRecord>> jobs(bool open_only = false);
     // One job; an error "no job N in the queue" when there is none.

@@ -50,7 +50,8 @@ nlohmann::json json_array(const sqlite::Row& row, int col) {
 
 constexpr const char* kColumns =
     "id, owner_uid, name, argv, cwd, env, request, priority, after, after_ok, state, attempt, submit_ms, start_ms, "
-    "end_ms, exit_status, gpus, cpus, pid, pid_start_ticks, COALESCE(boot_id, ''), run_id, note, paused_ms";
+    "end_ms, exit_status, gpus, cpus, pid, pid_start_ticks, COALESCE(boot_id, ''), run_id, note, paused_ms, "
+    "array_id, array_index";
 
 JobRecord read_job(const sqlite::Row& row) {
     JobRecord j;
@@ -86,36 +87,138 @@ JobRecord read_job(const sqlite::Row& row) {
     j.run_id = row.maybe_int64(21);
     j.note = row.text(22);
     j.paused_ms = row.maybe_int64(23);
+    j.array_id = row.maybe_int64(24);
+    j.array_index = row.maybe_int64(25);
     return j;
 }
 
 }  // namespace
 
-Result<std::int64_t> History::add_job(const JobRecord& j) {
+namespace {
+
+constexpr const char* kInsertJob =
+    "INSERT INTO jobs (owner_uid, name, argv, cwd, env, request, priority, after, after_ok, state, submit_ms, "
+    "array_id, array_index) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id";
+
+Status check_new(const JobRecord& j) {
     if (j.state != JobState::queued && j.state != JobState::held)
         return make_error(ErrorCode::invalid_argument,
                           std::string("a new job is queued or held, not ") + state_name(j.state));
-    Statement st(db_,
-                 "INSERT INTO jobs (owner_uid, name, argv, cwd, env, request, priority, after, after_ok, state, "
-                 "submit_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id");
-    if (!st.ok()) return db_error(db_, "cannot add the job");
+    return Ok{};
+}
+
+// Runs the prepared kInsertJob for `j` (its array_id: `array_id` when given); the new id, or none.
+std::optional<std::int64_t> insert_job(sqlite3_stmt* st, const JobRecord& j, std::optional<std::int64_t> array_id) {
+    sqlite3_reset(st);
     std::vector<std::string> env;
     for (const auto& [k, v] : j.env) env.push_back(k + "=" + v);
     const std::string argv = pack_strings(j.argv), envs = pack_strings(env);
     const std::string after = json_text(j.after);
-    sqlite3_bind_int64(st.get(), 1, j.owner_uid);
-    sqlite3_bind_text(st.get(), 2, j.name.c_str(), static_cast<int>(j.name.size()), SQLITE_TRANSIENT);
-    sqlite3_bind_blob(st.get(), 3, argv.data(), static_cast<int>(argv.size()), SQLITE_TRANSIENT);
-    sqlite3_bind_text(st.get(), 4, j.cwd.c_str(), static_cast<int>(j.cwd.size()), SQLITE_TRANSIENT);
-    sqlite3_bind_blob(st.get(), 5, envs.data(), static_cast<int>(envs.size()), SQLITE_TRANSIENT);
-    sqlite3_bind_text(st.get(), 6, j.request.c_str(), static_cast<int>(j.request.size()), SQLITE_TRANSIENT);
-    sqlite3_bind_int(st.get(), 7, j.priority);
-    sqlite3_bind_text(st.get(), 8, after.c_str(), static_cast<int>(after.size()), SQLITE_TRANSIENT);
-    sqlite3_bind_int(st.get(), 9, j.after_ok ? 1 : 0);
-    sqlite3_bind_text(st.get(), 10, state_name(j.state), -1, SQLITE_STATIC);
-    sqlite3_bind_int64(st.get(), 11, j.submit_ms);
-    if (sqlite3_step(st.get()) != SQLITE_ROW) return db_error(db_, "cannot add the job");
-    return sqlite3_column_int64(st.get(), 0);
+    sqlite3_bind_int64(st, 1, j.owner_uid);
+    sqlite3_bind_text(st, 2, j.name.c_str(), static_cast<int>(j.name.size()), SQLITE_TRANSIENT);
+    sqlite3_bind_blob(st, 3, argv.data(), static_cast<int>(argv.size()), SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 4, j.cwd.c_str(), static_cast<int>(j.cwd.size()), SQLITE_TRANSIENT);
+    sqlite3_bind_blob(st, 5, envs.data(), static_cast<int>(envs.size()), SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 6, j.request.c_str(), static_cast<int>(j.request.size()), SQLITE_TRANSIENT);
+    sqlite3_bind_int(st, 7, j.priority);
+    sqlite3_bind_text(st, 8, after.c_str(), static_cast<int>(after.size()), SQLITE_TRANSIENT);
+    sqlite3_bind_int(st, 9, j.after_ok ? 1 : 0);
+    sqlite3_bind_text(st, 10, state_name(j.state), -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 11, j.submit_ms);
+    const std::optional<std::int64_t> array = array_id ? array_id : j.array_id;
+    if (array)
+        sqlite3_bind_int64(st, 12, *array);
+    else
+        sqlite3_bind_null(st, 12);
+    if (j.array_index)
+        sqlite3_bind_int64(st, 13, *j.array_index);
+    else
+        sqlite3_bind_null(st, 13);
+    if (sqlite3_step(st) != SQLITE_ROW) return std::nullopt;
+    const std::int64_t id = sqlite3_column_int64(st, 0);
+    sqlite3_step(st);  // (RETURNING: the statement ends at its next step)
+    return id;
+}
+
+}  // namespace
+
+Result<std::int64_t> History::add_job(const JobRecord& j) {
+    if (Status ok = check_new(j); !ok.ok()) return ok.error();
+    Statement st(db_, kInsertJob);
+    if (!st.ok()) return db_error(db_, "cannot add the job");
+    std::optional<std::int64_t> id = insert_job(st.get(), j, std::nullopt);
+    if (!id) return db_error(db_, "cannot add the job");
+    return *id;
+}
+
+Result<std::vector<std::int64_t>> History::add_jobs(const std::vector<JobRecord>& jobs, bool as_array) {
+    std::vector<std::int64_t> ids;
+    for (const JobRecord& j : jobs)
+        if (Status ok = check_new(j); !ok.ok()) return ok.error();
+    if (jobs.empty()) return ids;
+    if (Status s = exec("BEGIN IMMEDIATE"); !s.ok()) return s.error();
+    auto fail = [&](const std::string& what) {
+        Error e = db_error(db_, what);
+        rollback();
+        return e;
+    };
+    {
+        Statement st(db_, kInsertJob);
+        if (!st.ok()) return fail("cannot add the jobs");
+        for (const JobRecord& j : jobs) {
+            // The first element's id is the array's: known once it is inserted, then set on it too.
+            std::optional<std::int64_t> id =
+                insert_job(st.get(), j, as_array && !ids.empty() ? std::optional(ids.front()) : std::nullopt);
+            if (!id) return fail("cannot add the jobs");
+            ids.push_back(*id);
+        }
+        if (as_array) {
+            Statement first(db_, "UPDATE jobs SET array_id = id WHERE id = ?");
+            if (!first.ok()) return fail("cannot add the jobs");
+            sqlite3_bind_int64(first.get(), 1, ids.front());
+            if (sqlite3_step(first.get()) != SQLITE_DONE) return fail("cannot add the jobs");
+        }
+    }
+    if (Status s = exec("COMMIT"); !s.ok()) {
+        rollback();
+        return s.error();
+    }
+    return ids;
+}
+
+Result<std::vector<JobGroup>> History::job_groups() {
+    Statement st(db_, "SELECT name, parallel, owner_uid FROM job_groups ORDER BY name");
+    if (!st.ok()) return db_error(db_, "cannot read the groups");
+    std::vector<JobGroup> out;
+    if (sqlite::each_row(st, [&](const sqlite::Row& row) {
+            JobGroup g;
+            g.name = row.text(0);
+            g.parallel = static_cast<unsigned>(std::max<std::int64_t>(0, row.int64(1)));
+            g.owner_uid = static_cast<std::uint32_t>(row.int64(2));
+            out.push_back(std::move(g));
+        }) != sqlite::Walk::done)
+        return read_error("cannot read the groups");
+    return out;
+}
+
+Status History::set_job_group(const JobGroup& g) {
+    Statement st(db_,
+                 "INSERT INTO job_groups (name, parallel, owner_uid) VALUES (?, ?, ?) "
+                 "ON CONFLICT(name) DO UPDATE SET parallel = excluded.parallel");
+    if (!st.ok()) return db_error(db_, "cannot record the group");
+    sqlite3_bind_text(st.get(), 1, g.name.c_str(), static_cast<int>(g.name.size()), SQLITE_TRANSIENT);
+    sqlite3_bind_int64(st.get(), 2, g.parallel);
+    sqlite3_bind_int64(st.get(), 3, g.owner_uid);
+    if (sqlite3_step(st.get()) != SQLITE_DONE) return db_error(db_, "cannot record the group");
+    return Ok{};
+}
+
+Result<bool> History::remove_job_group(const std::string& name) {
+    Statement st(db_, "DELETE FROM job_groups WHERE name = ?");
+    if (!st.ok()) return db_error(db_, "cannot remove the group");
+    sqlite3_bind_text(st.get(), 1, name.c_str(), static_cast<int>(name.size()), SQLITE_TRANSIENT);
+    if (sqlite3_step(st.get()) != SQLITE_DONE) return db_error(db_, "cannot remove the group");
+    return sqlite3_changes(db_) == 1;
 }
 
 Result<std::vector<JobRecord>> History::jobs(bool open_only) {

@@ -593,6 +593,139 @@ TEST(Queue, RestartMakesANewJobAndCleanForgetsTheEndedOnes) {
     EXPECT_GT(q.submit({}, "true"), newest) << "no id is given twice";
 }
 
+// An array: each element a job of its own with its index in BATON_ARRAY_INDEX and in place of {},
+// at most --max-parallel of them at once (each asks no CPU: only the limit holds them back); and
+// --array-file, one job per line.
+TEST(Queue, AnArrayRunsEachElementWithItsIndexAndAtMostMaxParallelAtOnce) {
+    Queue q;
+    const std::string log = q.dir() + "/array.log";
+    test::CommandResult r = q.baton(
+        {"submit", "--array", "3-13:2", "--max-parallel", "2", "--cpus", "0", "--name", "sweep", "--", "sh", "-c",
+         "s=$(date +%s%N); sleep 0.4; echo \"$BATON_ARRAY_ID $BATON_ARRAY_INDEX {} $BATON_JOB_ID $s "
+         "$(date +%s%N)\" >> " +
+             log});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    std::vector<std::int64_t> ids;
+    std::istringstream printed(r.out);
+    for (std::int64_t id; printed >> id;) ids.push_back(id);
+    ASSERT_EQ(ids.size(), 6u) << r.out;
+    for (std::size_t k = 1; k < ids.size(); ++k) EXPECT_EQ(ids[k], ids[0] + static_cast<std::int64_t>(k));
+    const json third = q.job(ids[2]);
+    EXPECT_EQ(third.value("array_id", 0), ids[0]);
+    EXPECT_EQ(third.value("array_index", 0), 7);
+    EXPECT_EQ(third.value("max_parallel", 0), 2);
+    EXPECT_EQ(third.value("name", ""), "sweep");
+    ASSERT_TRUE(q.all_ended(ids, 60));
+    std::istringstream in(test::read_text(log));
+    struct Ran {
+        std::int64_t array, index, placeholder, job;
+        long double start, end;
+    };
+    std::vector<Ran> ran;
+    for (Ran x{}; in >> x.array >> x.index >> x.placeholder >> x.job >> x.start >> x.end;) ran.push_back(x);
+    ASSERT_EQ(ran.size(), 6u) << test::read_text(log);
+    std::set<std::int64_t> indices;
+    for (const Ran& x : ran) {
+        EXPECT_EQ(x.array, ids[0]);
+        EXPECT_EQ(x.placeholder, x.index);
+        EXPECT_EQ(x.job, ids[static_cast<std::size_t>((x.index - 3) / 2)]) << "element " << x.index;
+        indices.insert(x.index);
+        // At any element's start, at most one other was running.
+        int others = 0;
+        for (const Ran& y : ran) others += &y != &x && y.start <= x.start && x.start < y.end ? 1 : 0;
+        EXPECT_LE(others, 1) << "element " << x.index << " started beside " << others << " others";
+    }
+    EXPECT_EQ(indices, (std::set<std::int64_t>{3, 5, 7, 9, 11, 13}));
+    const std::string table = q.baton({"queue", "--all"}).out;
+    EXPECT_NE(table.find("[13] sweep"), std::string::npos) << table;
+
+    // --array-file: {} is the line; without {}, the line is the last argument.
+    std::ofstream(q.dir() + "/lines") << "first line\n\nsecond 'quoted' line\r\n";
+    r = q.baton({"submit", "--array-file", q.dir() + "/lines", "--", "printf", "[%s]", "{}"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    std::istringstream two(r.out);
+    std::int64_t a = 0, b = 0;
+    two >> a >> b;
+    EXPECT_EQ(q.baton({"wait", std::to_string(b)}).exit_code, 0);
+    EXPECT_EQ(q.baton({"wait", std::to_string(a)}).exit_code, 0);
+    EXPECT_EQ(q.baton({"logs", std::to_string(a)}).out, "[first line]");
+    EXPECT_EQ(q.baton({"logs", std::to_string(b)}).out, "[second 'quoted' line]");
+    EXPECT_EQ(q.job(b).value("array_index", 0), 3);  // its line's number
+    r = q.baton({"submit", "--array-file", q.dir() + "/lines", "--json", "--", "echo"});
+    const json answer = json::parse(r.out, nullptr, false);
+    ASSERT_EQ(answer.value("ids", json::array()).size(), 2u) << r.out;
+    EXPECT_EQ(q.baton({"wait", std::to_string(answer["ids"][1].get<std::int64_t>())}).exit_code, 0);
+    EXPECT_EQ(q.baton({"logs", std::to_string(answer["ids"][1].get<std::int64_t>())}).out, "second 'quoted' line\n");
+
+    // Bad arrays: one line, exit 2, nothing queued.
+    for (std::vector<std::string> bad : {std::vector<std::string>{"--array", "5-1"},
+                                         {"--array", "0-20000"},
+                                         {"--array-file", q.dir() + "/missing"},
+                                         {"--array", "1-2", "--slurm"}}) {
+        bad.insert(bad.begin(), "submit");
+        for (const char* w : {"--", "true"}) bad.push_back(w);
+        test::CommandResult refused = q.baton(bad);
+        EXPECT_EQ(refused.exit_code, 2) << bad[2] << ": " << refused.err;
+        EXPECT_EQ(std::count(refused.err.begin(), refused.err.end(), '\n'), 1) << refused.err;
+    }
+    EXPECT_EQ(q.baton({"queue", "--json"}).out, "[]\n");
+}
+
+// baton group: three jobs of a group with --parallel 1 run one after another (each asks no CPU, so
+// only the group holds them back); `baton group` counts them; a group with open jobs stays.
+TEST(Queue, AGroupOfThreeWithParallelOneRunsThemOneAfterAnother) {
+    Queue q;
+    EXPECT_EQ(q.baton({"group"}).out, "no groups (baton group add NAME --parallel N makes one)\n");
+    test::CommandResult r = q.baton({"submit", "--group", "serial", "--", "true"});
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(r.err.find("--group serial: no such group (baton group add serial --parallel N makes it)"),
+              std::string::npos)
+        << r.err;
+    r = q.baton({"group", "add", "serial", "--parallel", "1"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out, "group serial: 1 at once\n");
+    EXPECT_EQ(q.baton({"group", "add", "bad/name"}).exit_code, 2);
+    const std::string log = q.dir() + "/group.log";
+    std::vector<std::int64_t> ids;
+    for (int i = 0; i < 3; ++i) ids.push_back(q.submit({"--group", "serial", "--cpus", "0"}, recorded(log, 0.5)));
+    test::CommandResult listed = q.baton({"group", "--json"});
+    const json groups = json::parse(listed.out, nullptr, false);
+    ASSERT_EQ(groups.size(), 1u) << listed.out;
+    EXPECT_EQ(groups[0].value("parallel", 0), 1);
+    EXPECT_EQ(groups[0].value("running", 0) + groups[0].value("waiting", 0), 3) << listed.out;
+    r = q.baton({"group", "remove", "serial"});
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(r.err.find("group serial has 3 open job(s)"), std::string::npos) << r.err;
+    const json last = q.job(ids[2]);
+    EXPECT_EQ(last.value("group", ""), "serial");
+    if (last.value("state", "") == "queued") {
+        EXPECT_EQ(last.value("waiting", ""), "waiting: 1 of group serial running (its --parallel 1)");
+    }
+    ASSERT_TRUE(q.all_ended(ids, 60));
+    std::vector<Interval> ran = intervals(log);
+    ASSERT_EQ(ran.size(), 3u);
+    std::sort(ran.begin(), ran.end(), [](const Interval& x, const Interval& y) { return x.start < y.start; });
+    for (std::size_t k = 0; k + 1 < ran.size(); ++k)
+        EXPECT_LE(ran[k].end, ran[k + 1].start) << "jobs " << ran[k].job << " and " << ran[k + 1].job << " overlapped";
+    EXPECT_EQ(ran[0].job, ids[0]);
+    // Raised to 3: the next three run together; then removed.
+    EXPECT_EQ(q.baton({"group", "add", "serial", "--parallel", "3"}).exit_code, 0);
+    std::vector<std::int64_t> more;
+    for (int i = 0; i < 3; ++i) more.push_back(q.submit({"--group", "serial", "--cpus", "0"}, recorded(log, 0.5)));
+    ASSERT_TRUE(q.all_ended(more, 60));
+    ran = intervals(log);
+    ASSERT_EQ(ran.size(), 6u);
+    long double latest_start = 0, earliest_end = 1e30L;
+    for (std::size_t k = 3; k < 6; ++k) {
+        latest_start = std::max(latest_start, ran[k].start);
+        earliest_end = std::min(earliest_end, ran[k].end);
+    }
+    EXPECT_LT(latest_start, earliest_end) << "the three did not run together";
+    r = q.baton({"group", "remove", "serial"});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(q.baton({"group", "--json"}).out, "[]\n");
+}
+
 // --delay: the job waits, saying until when, then starts on its own; a bad time is refused at submit.
 TEST(Queue, ADelayedJobStartsWhenItsTimeComes) {
     Queue q;
@@ -860,6 +993,16 @@ TEST(Queue, AnotherUserCanNeitherTouchNorReadAJobAndJobsRunAsTheirOwner) {
         EXPECT_NE(r.err.find("belongs to root: only its owner or root may"), std::string::npos) << op << ": " << r.err;
     }
     EXPECT_EQ(q.job(mine).value("state", ""), "running");
+    // Nor change or remove a group root added.
+    ASSERT_EQ(q.baton({"group", "add", "roots", "--parallel", "2"}).exit_code, 0);
+    for (std::vector<std::string> change :
+         {std::vector<std::string>{"group", "add", "roots", "--parallel", "9"}, {"group", "remove", "roots"}}) {
+        test::CommandResult r = as_user(change);
+        EXPECT_EQ(r.exit_code, 2) << change[1];
+        EXPECT_NE(r.err.find("group roots was added by root: only they or root may"), std::string::npos) << r.err;
+    }
+    EXPECT_NE(q.baton({"group"}).out.find("roots                       2"), std::string::npos)
+        << q.baton({"group"}).out;
     test::CommandResult listed = as_user({"queue"});
     EXPECT_EQ(listed.exit_code, 0) << listed.err;
     EXPECT_NE(listed.out.find("root"), std::string::npos) << listed.out;

@@ -63,6 +63,16 @@ TEST(QueueJobEnv, SubmitterThreadCountsWinAndQueueVariablesDoNot) {
     const std::vector<std::string> first = job_environment(in);
     EXPECT_EQ(value(first, "BATON_RETRY"), "<unset>");
     EXPECT_EQ(value(first, "BATON_OOM"), "<unset>");
+    EXPECT_EQ(value(first, "BATON_ARRAY_INDEX"), "<unset>");
+    // An array's element: its array and index, never the submitter's stale ones.
+    in.submitted.push_back({"BATON_ARRAY_INDEX", "99"});
+    in.submitted.push_back({"BATON_ARRAY_ID", "98"});
+    EXPECT_EQ(value(job_environment(in), "BATON_ARRAY_INDEX"), "<unset>");
+    EXPECT_EQ(value(job_environment(in), "BATON_ARRAY_ID"), "<unset>");
+    in.array_id = 40;
+    in.array_index = 0;
+    EXPECT_EQ(value(job_environment(in), "BATON_ARRAY_INDEX"), "0");
+    EXPECT_EQ(value(job_environment(in), "BATON_ARRAY_ID"), "40");
 }
 
 TEST(QueueJobEnv, TheStackHandlerAndTheFlightRecorderUnlessTheSubmitterSetThem) {

@@ -164,3 +164,35 @@ TEST(JobView, RoundTripAndWrongTypesNamed) {
     EXPECT_EQ(error_of(bad), "the job's \"want\" has the wrong type");
     EXPECT_EQ(error_of(json::array()), "a job is a JSON object");
 }
+
+TEST(JobText, AnArraysElementAndAGroupAreShownAndRoundTrip) {
+    JobView j = ended_job();
+    j.array_id = 40;
+    j.array_index = 7;
+    j.ask->group = "sweeps";
+    j.ask->max_parallel = 4;
+    EXPECT_EQ(job_row(j).name, "[7] run\x07");
+    const std::string t = job_text(j);
+    EXPECT_NE(t.find("array:     40, index 7 (at most 4 of it at once)\n"), std::string::npos) << t;
+    EXPECT_NE(t.find("group:     sweeps\n"), std::string::npos) << t;
+    const json encoded = job_view_json(j);
+    EXPECT_EQ(encoded["array_id"], 40);
+    EXPECT_EQ(encoded["array_index"], 7);
+    EXPECT_EQ(encoded["group"], "sweeps");
+    EXPECT_EQ(encoded["max_parallel"], 4);
+    Result<JobView> back = parse_job_view(encoded);
+    ASSERT_TRUE(back.ok()) << back.error().message;
+    EXPECT_EQ(job_view_json(*back), encoded);
+    json bad = encoded;
+    bad["array_index"] = "seven";
+    EXPECT_FALSE(parse_job_view(bad).ok());
+    bad = encoded;
+    bad["group"] = 3;
+    EXPECT_FALSE(parse_job_view(bad).ok());
+    // Not an array's, in no group: no such lines or fields.
+    const JobView plain = ended_job();
+    EXPECT_EQ(job_text(plain).find("array:"), std::string::npos);
+    EXPECT_EQ(job_text(plain).find("group:"), std::string::npos);
+    EXPECT_FALSE(job_view_json(plain).contains("array_id"));
+    EXPECT_FALSE(job_view_json(plain).contains("group"));
+}

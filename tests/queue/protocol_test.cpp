@@ -171,3 +171,71 @@ TEST(QueueProtocol, HostileAnswersAreRefusalsNotCrashes) {
     ASSERT_FALSE(wrong.ok());
     EXPECT_EQ(wrong.error().message, "the agent refused");
 }
+
+TEST(QueueProtocol, AnArrayAndTheGroupRequestsRoundTrip) {
+    Request r;
+    r.op = Op::submit;
+    r.submit.argv = {"train", "--lr={}"};
+    r.submit.cwd = "/w";
+    r.submit.request.group = "sweeps";
+    r.submit.request.max_parallel = 4;
+    r.submit.array.indices = {1, 4, 5};
+    r.submit.array.values = {"0.1", "caf\xe9 two words", ""};
+    r.submit.array.append = true;
+    baton::Result<Request> back = parse_request(request_line(r));
+    ASSERT_TRUE(back.ok()) << back.error().message;
+    EXPECT_EQ(back->submit.array.indices, r.submit.array.indices);
+    EXPECT_EQ(back->submit.array.values, r.submit.array.values);
+    EXPECT_TRUE(back->submit.array.append);
+    EXPECT_EQ(back->submit.request.group, "sweeps");
+    EXPECT_EQ(back->submit.request.max_parallel, 4u);
+    r.submit.array = {};
+    back = parse_request(request_line(r));
+    ASSERT_TRUE(back.ok());
+    EXPECT_TRUE(back->submit.array.empty());
+
+    Request g;
+    g.op = Op::group_set;
+    g.group = "serial";
+    g.parallel = 3;
+    back = parse_request(request_line(g));
+    ASSERT_TRUE(back.ok()) << back.error().message;
+    EXPECT_EQ(back->op, Op::group_set);
+    EXPECT_EQ(back->group, "serial");
+    EXPECT_EQ(back->parallel, 3u);
+    g.op = Op::group_remove;
+    back = parse_request(request_line(g));
+    ASSERT_TRUE(back.ok());
+    EXPECT_EQ(back->group, "serial");
+    g.op = Op::groups;
+    EXPECT_EQ(parse_request(request_line(g))->op, Op::groups);
+}
+
+TEST(QueueProtocol, HostileArraysAndGroupRequestsGetOneLineErrors) {
+    const std::string submit = R"({"op": "submit", "argv": "dHJ1ZQA=", "cwd": "L3RtcA==", "request": {}, )";
+    std::string thousands;
+    for (int i = 0; i <= 10000; ++i) thousands += (i ? "," : "") + std::to_string(i);
+    const std::vector<std::pair<std::string, std::string>> cases = {
+        {submit + R"("array": 7})", "\"array\""},
+        {submit + R"("array": {"indices": [1, 2], "values": "MQA="}})", "\"array\""},  // two indices, one value
+        {submit + R"("array": {"indices": [-1], "values": "MQA="}})", "\"array\""},
+        {submit + R"("array": {"indices": [1.5], "values": "MQA="}})", "\"array\""},
+        {submit + R"("array": {"indices": [1], "values": "$$"}})", "\"array\""},
+        {submit + R"("array": {"indices": [1], "values": "MQA=", "append": 1}})", "\"array\""},
+        {submit + R"("array": {"indices": [], "values": ""}})", "no elements"},
+        {submit + R"("array": {"indices": [)" + thousands + R"(], "values": ""}})", "more than 10000"},
+        {R"({"op": "group_set", "group": "a"})", "parallel"},
+        {R"({"op": "group_set", "group": "a", "parallel": 0})", "parallel"},
+        {R"({"op": "group_set", "group": "a", "parallel": -2})", "parallel"},
+        {R"({"op": "group_set", "parallel": 2})", "group"},
+        {R"({"op": "group_set", "group": 5, "parallel": 2})", "group"},
+        {R"({"op": "group_remove"})", "group"},
+        {R"({"op": "group_remove", "group": ""})", "group"},
+    };
+    for (const auto& [line, says] : cases) {
+        baton::Result<Request> r = parse_request(line);
+        ASSERT_FALSE(r.ok()) << line.substr(0, 200);
+        EXPECT_NE(r.error().message.find(says), std::string::npos)
+            << line.substr(0, 200) << " -> " << r.error().message;
+    }
+}

@@ -78,3 +78,27 @@ TEST(QueueCalls, ASubmitAnswerOrTheRefusalWithItsCode) {
     EXPECT_FALSE(parse_submit_reply(Reply{R"({"ok":true,"id":12,"state":"paused"})", ""}).ok());
     EXPECT_FALSE(parse_submit_reply(Reply{R"([1,2])", ""}).ok());
 }
+
+TEST(QueueCalls, AnArraysIdsAndTheGroups) {
+    Result<Submitted> s =
+        parse_submit_reply(Reply{R"({"ok":true,"id":12,"ids":[12,13,14],"array":12,"state":"queued"})", ""});
+    ASSERT_TRUE(s.ok()) << s.error().message;
+    EXPECT_EQ(s->ids, (std::vector<std::int64_t>{12, 13, 14}));
+    EXPECT_FALSE(parse_submit_reply(Reply{R"({"ok":true,"id":12,"ids":[12,"x"],"state":"queued"})", ""}).ok());
+    EXPECT_FALSE(parse_submit_reply(Reply{R"({"ok":true,"id":12,"ids":12,"state":"queued"})", ""}).ok());
+
+    auto groups = parse_groups(nlohmann::json::parse(
+        R"({"ok":true,"groups":[{"name":"serial","parallel":1,"owner":"ada","running":1,"waiting":2}]})"));
+    ASSERT_TRUE(groups.ok()) << groups.error().message;
+    ASSERT_EQ(groups->size(), 1u);
+    EXPECT_EQ((*groups)[0].name, "serial");
+    EXPECT_EQ((*groups)[0].owner, "ada");
+    EXPECT_EQ((*groups)[0].parallel, 1u);
+    EXPECT_EQ((*groups)[0].running, 1u);
+    EXPECT_EQ((*groups)[0].waiting, 2u);
+    for (const char* bad : {R"({"ok":true})", R"({"groups":{}})", R"({"groups":[1]})",
+                            R"({"groups":[{"name":"a","owner":"b","parallel":-1,"running":0,"waiting":0}]})",
+                            R"({"groups":[{"name":"a","owner":"b","parallel":1,"running":0}]})",
+                            R"({"groups":[{"name":7,"owner":"b","parallel":1,"running":0,"waiting":0}]})"})
+        EXPECT_FALSE(parse_groups(nlohmann::json::parse(bad)).ok()) << bad;
+}

@@ -421,3 +421,64 @@ TEST(QueueScheduler, FortyJobsFlowWithoutFights) {
         }
     }
 }
+
+// --max-parallel: at most N of an array hold resources at once, those running counted; a limited
+// element reserves nothing, so the next job in line (another array's, or none) starts.
+TEST(QueueScheduler, AnArrayRunsAtMostItsMaxParallelAndReservesNothingBeyond) {
+    std::vector<QueueJob> jobs;
+    QueueJob held = running(1, {"GPU-0"});
+    held.array_id = 1;
+    held.max_parallel = 2;
+    jobs.push_back(held);
+    for (int i = 2; i <= 5; ++i) {
+        QueueJob j = job(i, 1);
+        j.array_id = 1;
+        j.max_parallel = 2;
+        jobs.push_back(j);
+    }
+    jobs.push_back(job(6, 1));  // not of the array
+    const Plan p = plan(jobs, four_gpus());
+    ASSERT_EQ(p.starts.size(), 2u);
+    EXPECT_EQ(p.starts[0].job, 2);  // the second of the array ...
+    EXPECT_EQ(p.starts[1].job, 6);  // ... and the other job on the GPUs the array may not take
+    EXPECT_EQ(p.waiting.at(3), "waiting: 2 of array 1 running (--max-parallel 2)");
+    EXPECT_FALSE(p.head.has_value());
+    // Without the limit, the array takes every GPU.
+    for (QueueJob& j : jobs) j.max_parallel = 0;
+    EXPECT_EQ(plan(jobs, four_gpus()).starts.size(), 3u);
+}
+
+// baton group: a group's parallel limit counts its starting and running jobs; a group with no limit
+// in the pool (removed meanwhile) limits nothing.
+TEST(QueueScheduler, AGroupRunsAtMostItsParallelLimit) {
+    Pool pool = four_gpus();
+    pool.group_parallel["serial"] = 1;
+    std::vector<QueueJob> jobs;
+    for (int i = 1; i <= 3; ++i) {
+        QueueJob j = job(i, 0);
+        j.want.cpus = 1;
+        j.group = "serial";
+        jobs.push_back(j);
+    }
+    QueueJob free = job(4, 0);
+    free.group = "unknown";
+    jobs.push_back(free);
+    Plan p = plan(jobs, pool);
+    ASSERT_EQ(p.starts.size(), 2u);
+    EXPECT_EQ(p.starts[0].job, 1);
+    EXPECT_EQ(p.starts[1].job, 4);
+    EXPECT_EQ(p.waiting.at(2), "waiting: 1 of group serial running (its --parallel 1)");
+    EXPECT_EQ(p.waiting.at(3), p.waiting.at(2));
+    // Job 1 running: still none of the others; once it ended, the next one.
+    jobs[0].state = store::JobState::running;
+    jobs[0].cpus_held = p.starts[0].cpus;
+    jobs[3].state = store::JobState::done;
+    p = plan(jobs, pool);
+    EXPECT_TRUE(p.starts.empty());
+    jobs[0].state = store::JobState::done;
+    p = plan(jobs, pool);
+    ASSERT_EQ(p.starts.size(), 1u);
+    EXPECT_EQ(p.starts[0].job, 2);
+    pool.group_parallel["serial"] = 2;
+    EXPECT_EQ(plan(jobs, pool).starts.size(), 2u);
+}

@@ -146,3 +146,57 @@ TEST(SubmitFlags, WhatSbatchIsSent) {
     g.after = "a,b";
     EXPECT_NE(slurm_refusal(g).find("(Slurm job ids)"), std::string::npos);
 }
+
+TEST(SubmitFlags, AnArrayAndAGroup) {
+    SubmitFlags f;
+    f.array = "1-3%2";
+    f.group = "sweeps";
+    Result<Submission> s = local_submission(f, {"train", "{}"}, "/w", {}, 0);
+    ASSERT_TRUE(s.ok()) << s.error().message;
+    EXPECT_EQ(s->array.indices, (std::vector<std::int64_t>{1, 2, 3}));
+    EXPECT_EQ(s->request.max_parallel, 2u);
+    EXPECT_EQ(s->request.group, "sweeps");
+    f.array = "1-3";
+    f.max_parallel = 5;
+    EXPECT_EQ(local_submission(f, {"train"}, "/w", {}, 0)->request.max_parallel, 5u);
+    f = {};
+    f.array_file = "sweep.txt";
+    f.array_file_text = "--lr 1\n--lr 2\n";
+    s = local_submission(f, {"train"}, "/w", {}, 0);
+    ASSERT_TRUE(s.ok());
+    EXPECT_TRUE(s->array.append);  // no {} in the command
+    EXPECT_EQ(s->array.values, (std::vector<std::string>{"--lr 1", "--lr 2"}));
+    EXPECT_FALSE(local_submission(f, {"train", "{}"}, "/w", {}, 0)->array.append);
+
+    f.array = "1-2";
+    EXPECT_EQ(refusal(f), "--array and --array-file: give one (indices, or a file of one job per line)");
+    f = {};
+    f.max_parallel = 2;
+    EXPECT_EQ(refusal(f), "--max-parallel goes with --array or --array-file (a group's limit: --group)");
+    f.array = "1-4%3";
+    EXPECT_EQ(refusal(f), "--array 1-4%3 and --max-parallel 2: two limits (give one)");
+    f = {};
+    f.array = "4-1";
+    EXPECT_EQ(refusal(f).rfind("--array 4-1: ", 0), 0u);
+    f = {};
+    f.array_file = "empty.txt";
+    EXPECT_EQ(refusal(f).rfind("--array-file empty.txt: no lines", 0), 0u);
+    for (const char* bad : {"", "-x", "a b", "x/y", "ü", "a;rm"}) {
+        f = {};
+        f.group = bad;
+        if (!*bad) continue;  // (no --group at all)
+        EXPECT_EQ(refusal(f).rfind("--group: group '", 0), 0u) << bad;
+    }
+    f = {};
+    f.group = std::string(65, 'g');
+    EXPECT_FALSE(refusal(f).empty());
+    f.group = std::string(64, 'g');
+    EXPECT_TRUE(local_submission(f, {"true"}, "/", {}, 0).ok());
+
+    f = {};
+    f.array = "1-2";
+    EXPECT_EQ(slurm_refusal(f).rfind("--slurm with --array", 0), 0u);
+    f = {};
+    f.group = "g";
+    EXPECT_EQ(slurm_refusal(f), "--slurm with --group: the groups are this machine's queue's");
+}

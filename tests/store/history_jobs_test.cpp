@@ -224,3 +224,67 @@ TEST(HistoryJobs, TwoWritersNeverStartOneJobTwice) {
         EXPECT_NE(std::find(got[w].begin(), got[w].end(), j.id), got[w].end()) << "the GPU of the writer that won";
     }
 }
+
+// An array in one transaction: consecutive ids, each element's array_id its first one's, each index
+// kept; a batch with one job that cannot be added adds none.
+TEST(HistoryJobs, AnArrayIsAddedWholeOrNotAtAll) {
+    test::TempDir d;
+    auto h = History::open(d.path() + "/h.db");
+    ASSERT_TRUE(h.ok());
+    ASSERT_TRUE(h->add_job(a_job("before")).ok());
+    std::vector<JobRecord> elements;
+    for (int i = 0; i < 1000; ++i) {
+        JobRecord j = a_job("sweep");
+        j.argv = {"train", std::to_string(i * 10)};
+        j.array_index = i * 10;
+        elements.push_back(j);
+    }
+    Result<std::vector<std::int64_t>> ids = h->add_jobs(elements, true);
+    ASSERT_TRUE(ids.ok()) << ids.error().message;
+    ASSERT_EQ(ids->size(), 1000u);
+    for (std::size_t k = 0; k < ids->size(); ++k) EXPECT_EQ((*ids)[k], 2 + static_cast<std::int64_t>(k));
+    auto all = h->jobs();
+    ASSERT_EQ(all->size(), 1001u);
+    EXPECT_FALSE(all->front().array_id.has_value());
+    for (std::size_t k = 1; k < all->size(); ++k) {
+        EXPECT_EQ((*all)[k].array_id, 2);
+        EXPECT_EQ((*all)[k].array_index, static_cast<std::int64_t>(k - 1) * 10);
+        EXPECT_EQ((*all)[k].argv[1], std::to_string((k - 1) * 10));
+    }
+    // A plain job keeps the array it is given (a restarted element).
+    JobRecord again = a_job("again");
+    again.array_id = 2;
+    again.array_index = 30;
+    const std::int64_t id = *h->add_job(again);
+    EXPECT_EQ(h->job(id)->array_id, 2);
+    EXPECT_EQ(h->job(id)->array_index, 30);
+
+    std::vector<JobRecord> bad = {a_job("x"), a_job("y")};
+    bad[1].state = JobState::running;
+    EXPECT_FALSE(h->add_jobs(bad, true).ok());
+    EXPECT_EQ(h->jobs()->size(), 1002u);
+    EXPECT_TRUE(h->add_jobs({}, true)->empty());
+}
+
+TEST(HistoryJobs, GroupsAreAddedChangedAndRemoved) {
+    test::TempDir d;
+    const std::string path = d.path() + "/h.db";
+    {
+        auto h = History::open(path);
+        ASSERT_TRUE(h.ok());
+        EXPECT_TRUE(h->job_groups()->empty());
+        ASSERT_TRUE(h->set_job_group({"serial", 1, 1000}).ok());
+        ASSERT_TRUE(h->set_job_group({"eval", 3, 1001}).ok());
+        ASSERT_TRUE(h->set_job_group({"serial", 2, 0}).ok());  // a change keeps who added it
+    }
+    auto h = History::open(path);
+    auto groups = h->job_groups();
+    ASSERT_EQ(groups->size(), 2u);
+    EXPECT_EQ((*groups)[0].name, "eval");
+    EXPECT_EQ((*groups)[1].name, "serial");
+    EXPECT_EQ((*groups)[1].parallel, 2u);
+    EXPECT_EQ((*groups)[1].owner_uid, 1000u);
+    EXPECT_TRUE(*h->remove_job_group("eval"));
+    EXPECT_FALSE(*h->remove_job_group("eval"));
+    EXPECT_EQ(h->job_groups()->size(), 1u);
+}
