@@ -27,6 +27,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             if (i < 0) std::abort();
     }
     if ((r->op == Op::group_set || r->op == Op::group_remove) && r->group.empty()) std::abort();
+    if (r->op == Op::edit) {
+        const JobEdit& e = r->edit;
+        if (r->jobs.size() != 1 || e.empty() || (e.argv && (e.argv->empty() || e.argv->front().empty()))) std::abort();
+        if (e.after)
+            for (std::int64_t id : *e.after)
+                if (id <= 0) std::abort();
+    }
     if (r->op == Op::group_set && (r->parallel == 0 || r->parallel > 1000000)) std::abort();
     if (r->op == Op::cancel && (r->jobs.empty() || !(r->grace_seconds >= 0 && r->grace_seconds <= 86400))) std::abort();
     // One job for each of the others that names jobs (pause and resume among them).
@@ -45,5 +52,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
          again->submit.request.max_parallel != r->submit.request.max_parallel))
         std::abort();
     if (again->group != r->group || (r->op == Op::group_set && again->parallel != r->parallel)) std::abort();
+    if (r->op == Op::edit && (again->edit.argv != r->edit.argv || again->edit.after != r->edit.after ||
+                              again->edit.priority != r->edit.priority || again->edit.cpus != r->edit.cpus ||
+                              again->edit.memory_bytes != r->edit.memory_bytes || again->edit.group != r->edit.group))
+        std::abort();
     return 0;
 }

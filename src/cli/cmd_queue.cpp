@@ -103,6 +103,21 @@ int run_submit(const QueueArgs& a, const std::vector<std::string>& command, cons
     return write_stdout(std::to_string(job->id) + "\n") ? kExitOk : kExitFailure;
 }
 
+// `baton edit JOB ... [-- CMD ARGS...]`: the job as edited, as `show` prints it.
+int run_edit(const QueueArgs& a, std::int64_t id, const std::vector<std::string>& command) {
+    std::vector<std::string> argv = command;
+    if (!argv.empty() && argv.front() == "--") argv.erase(argv.begin());
+    Result<queue::JobEdit> e = queue::edit_of(a.edit, argv);
+    if (!e.ok()) return usage_error(e.error().message);
+    Result<queue::JobView> job = queue::edit_job(environment_variables(), id, *e);
+    if (!job.ok())
+        return job.error().code == ErrorCode::unavailable || job.error().code == ErrorCode::not_found
+                   ? runtime_error(job.error().message)
+                   : usage_error(job.error().message);
+    if (a.json) return print_json(queue::job_view_json(*job));
+    return write_stdout(queue::job_text(*job)) ? kExitOk : kExitFailure;
+}
+
 // `baton group`: the groups; `group add NAME --parallel N`; `group remove NAME`.
 int run_groups(const QueueArgs& a) {
     Result<std::vector<queue::GroupView>> groups = queue::list_groups(environment_variables());
@@ -223,7 +238,7 @@ int run_change(const QueueArgs& a, queue::Op op, const std::vector<std::int64_t>
 
 CLI::App* QueueCommands::parsed() const {
     for (CLI::App* c : {submit, queue_clean, queue, show, logs, cancel, wait, hold, release, retry, pause, resume,
-                        restart, group_add, group_remove, group, shim})
+                        restart, edit, group_add, group_remove, group, shim})
         if (c->parsed()) return c;
     return nullptr;
 }
@@ -285,7 +300,7 @@ CLI::App* add_submit_command(CLI::App& app, QueueArgs& a) {
 
 bool is_queue_command(const std::string& word) {
     for (const char* name : {"submit", "queue", "show", "logs", "cancel", "wait", "hold", "release", "retry", "pause",
-                             "resume", "restart", "group", "job-shim"})
+                             "resume", "restart", "edit", "group", "job-shim"})
         if (word == name) return true;
     return false;
 }
@@ -338,6 +353,24 @@ QueueCommands add_queue_commands(CLI::App& app, QueueArgs& a) {
         (*cmd)->add_flag("--json", a.json, "Print the answer as JSON");
     }
 
+    c.edit =
+        app.add_subcommand("edit",
+                           "Change a job that has not started: its resources, priority, dependencies, name, group, "
+                           "or its command (-- CMD ARGS...)");
+    c.edit->add_option("job", a.jobs, "The job id")->required()->expected(1);
+    c.edit->add_option("--gpus", a.edit.gpus, "How many GPUs (the GPUs it named are forgotten)")
+        ->check(CLI::Range(0u, 4096u));
+    c.edit->add_option("--gpu", a.edit.gpu, "Exactly these GPUs: indices or UUIDs, comma-separated");
+    c.edit->add_option("--gpu-mem", a.edit.gpu_mem, "GPU memory it needs on each GPU (20G; 0: none declared)");
+    c.edit->add_option("--cpus", a.edit.cpus, "CPUs pinned to it (0: none reserved)")->check(CLI::Range(0, 1 << 20));
+    c.edit->add_option("--mem", a.edit.mem, "Host memory it needs (64G; 0: none)");
+    c.edit->add_option("--priority", a.edit.priority, "Higher starts first")->check(CLI::Range(-1000000, 1000000));
+    c.edit->add_option("--after", a.edit.after, "Start after these jobs: JOB[,JOB...][:ok]; \"\": after none");
+    c.edit->add_option("--name", a.edit.name, "Its name (\"\": its command's)");
+    c.edit->add_option("--group", a.edit.group, "Its group (\"\": none)");
+    c.edit->add_flag("--json", a.json, "Print the edited job as JSON");
+    c.edit->footer("Usage: baton edit JOB [OPTIONS] [-- CMD ARGS...]");
+
     c.group = app.add_subcommand("group",
                                  "List the queue's groups: how many of each one's jobs may run at once, run, and wait");
     c.group->add_flag("--json", a.json, "Print the groups as JSON");
@@ -377,6 +410,7 @@ int run_queue_command(const QueueCommands& c, const QueueArgs& a, const std::vec
     if (!slurm_ids.empty()) {
         if (which == c.restart)
             return usage_error("restart: a job handed to Slurm is queued again with baton retry slurm:ID");
+        if (which == c.edit) return usage_error("edit: a job handed to Slurm is changed with scontrol update");
         if (which == c.pause || which == c.resume)
             return usage_error(std::string(which->get_name()) +
                                ": a Slurm job is suspended and resumed by Slurm's administrators (scontrol suspend)");
@@ -396,6 +430,7 @@ int run_queue_command(const QueueCommands& c, const QueueArgs& a, const std::vec
     }
     if (which == c.queue_clean) return run_clean(a);
     if (which == c.restart) return run_restart(a, ids.front());
+    if (which == c.edit) return run_edit(a, ids.front(), command);
     if (which == c.logs) return run_logs(a, ids.front());
     if (which == c.wait) return run_wait(a, ids.front());
     if (which == c.queue) return run_list(a, config_path);

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "queue/job_edit.hpp"
 #include "queue/submit_flags.hpp"
 
 namespace CLI {
@@ -24,11 +25,12 @@ struct QueueArgs {
     std::string shim_dir;
     std::string group_name;  // baton group add|remove NAME
     unsigned parallel = 1;   // baton group add --parallel N
+    queue::EditFlags edit;   // baton edit
 };
 
 struct QueueCommands {
     CLI::App *submit, *queue, *queue_clean, *show, *logs, *cancel, *wait, *hold, *release, *retry, *pause, *resume,
-        *restart, *group, *group_add, *group_remove, *shim;
+        *restart, *edit, *group, *group_add, *group_remove, *shim;
     // The command that was given, or null.
     CLI::App* parsed() const;
 };

@@ -100,6 +100,11 @@ std::size_t split_run_command(const CLI::App& app, const std::vector<std::string
         if (k >= args.size() || args[k] != "scaling") return args.size();
         parent = app.get_subcommand("bench");
         i = k;
+    } else if (i < args.size() && args[i] == "edit") {
+        // `edit JOB [OPTIONS] -- CMD`: its first word is the job, so only "--" starts the command.
+        for (std::size_t k = i + 1; k < args.size(); ++k)
+            if (args[k] == "--") return k;
+        return args.size();
     } else if (i >= args.size() || (args[i] != "run" && args[i] != "submit" && args[i] != "launch")) {
         return args.size();
     }

@@ -11,9 +11,9 @@ namespace baton::queue {
 
 namespace {
 
-constexpr const char* kOps[] = {"submit",  "list",  "show",   "cancel",    "hold",        "release",
-                                "retry",   "wait",  "logs",   "info",      "pause",       "resume",
-                                "restart", "clean", "groups", "group_set", "group_remove"};
+constexpr const char* kOps[] = {"submit",  "list",  "show",   "cancel",    "hold",         "release",
+                                "retry",   "wait",  "logs",   "info",      "pause",        "resume",
+                                "restart", "clean", "groups", "group_set", "group_remove", "edit"};
 
 // Job ids are positive and fit in SQLite's integer; a request naming another is refused.
 bool job_id_of(const nlohmann::json& v, std::int64_t& out) {
@@ -111,6 +111,10 @@ std::string request_line(const Request& r) {
             break;
         case Op::groups:
             break;
+        case Op::edit:
+            j["job"] = r.jobs.empty() ? 0 : r.jobs.front();
+            j["edit"] = edit_json(r.edit);
+            break;
         case Op::list:
             j["all"] = r.all;
             break;
@@ -152,7 +156,7 @@ Result<Request> parse_request(std::string_view line) {
         return make_error(
             "no request \"" + op +
             "\" (known: submit, list, show, cancel, hold, release, retry, wait, logs, info, pause, resume, restart, "
-            "clean, groups, group_set, group_remove)");
+            "clean, groups, group_set, group_remove, edit)");
 
     std::string bad;  // the first field of the wrong type
     auto string_of = [&](const char* key, std::string& out) {
@@ -252,6 +256,15 @@ Result<Request> parse_request(std::string_view line) {
             break;
         case Op::groups:
             break;
+        case Op::edit: {
+            one_job();
+            if (!bad.empty()) break;
+            if (!j.contains("edit")) return make_error("the request has no \"edit\"");
+            Result<JobEdit> e = parse_edit_json(j["edit"]);
+            if (!e.ok()) return e.error();
+            r.edit = std::move(*e);
+            break;
+        }
         case Op::list:
             bool_of("all", r.all);
             break;

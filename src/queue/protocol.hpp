@@ -20,6 +20,7 @@
 
 #include "core/result.hpp"
 #include "queue/job_array.hpp"
+#include "queue/job_edit.hpp"
 #include "queue/job_request.hpp"
 
 namespace baton::queue {
@@ -29,7 +30,8 @@ inline constexpr std::size_t kMaxRequestBytes = 4u << 20;
 // info: the agent's own state (its pid, and whether its jobs get cgroups: `baton doctor` asks).
 // pause, resume: a running job's whole tree stopped (SIGSTOP) and continued (SIGCONT). restart: a new
 // job with an ended one's spec. clean: the ended jobs forgotten, with their directories. groups,
-// group_set, group_remove: the groups and their parallel limits (baton group).
+// group_set, group_remove: the groups and their parallel limits (baton group). edit: a waiting job
+// changed (job_edit.hpp).
 enum class Op {
     submit,
     list,
@@ -47,7 +49,8 @@ enum class Op {
     clean,
     groups,
     group_set,
-    group_remove
+    group_remove,
+    edit
 };
 
 const char* op_name(Op op);
@@ -81,6 +84,7 @@ struct Request {
     bool successful_only = false;    // clean: only the jobs that are done (exit 0)
     std::string group;               // group_set, group_remove: its name
     unsigned parallel = 1;           // group_set: how many of its jobs run at once
+    JobEdit edit;                    // edit: what changes in `jobs`' one job
 };
 
 std::string request_line(const Request& r);  // with its newline

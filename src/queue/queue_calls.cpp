@@ -89,6 +89,16 @@ Result<Submitted> parse_submit_reply(const Reply& reply) {
     return submitted_of(*answer);
 }
 
+Result<JobView> edit_job(const Environment& env, std::int64_t id, const JobEdit& edit) {
+    Request r;
+    r.op = Op::edit;
+    r.jobs = {id};
+    r.edit = edit;
+    Result<json> answer = ask_agent(env, r);
+    if (!answer.ok()) return answer.error();
+    return job_of(*answer);
+}
+
 Result<std::vector<GroupView>> parse_groups(const json& answer) {
     if (!answer.contains("groups") || !answer["groups"].is_array()) return bad_answer("'groups' must be a list");
     std::vector<GroupView> out;

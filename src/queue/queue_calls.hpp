@@ -49,6 +49,9 @@ Result<std::vector<JobChange>> change_jobs(const Environment& env, Op op, const 
 // `baton restart`: the new job made from an ended one's spec (queued).
 Result<Submitted> restart_job(const Environment& env, std::int64_t id);
 
+// `baton edit`: the job as edited.
+Result<JobView> edit_job(const Environment& env, std::int64_t id, const JobEdit& edit);
+
 // `baton group`: the groups with their limits and how many of their jobs run and wait.
 struct GroupView {
     std::string name, owner;

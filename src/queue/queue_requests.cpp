@@ -99,6 +99,8 @@ std::string QueueServer::answer(Client& c, const Request& r, std::string& tail) 
             return clean(c, r.successful_only);
         case Op::groups:
             return groups();
+        case Op::edit:
+            return edit(c, r.jobs.front(), r.edit);
         case Op::group_set:
             return set_group(c, r.group, r.parallel);
         case Op::group_remove:

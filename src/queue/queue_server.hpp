@@ -114,7 +114,8 @@ class QueueServer {
     std::string answer(Client& c, const Request& r, std::string& tail);
     std::string submit(const Client& c, const Submission& s);
     std::string add_submitted(store::JobRecord j, const JobArray& array);
-    std::string groups();  // queue_groups.cpp
+    std::string edit(const Client& c, std::int64_t id, const JobEdit& e);  // queue_edit.cpp
+    std::string groups();                                                  // queue_groups.cpp
     std::string set_group(const Client& c, const std::string& name, unsigned parallel);
     std::string remove_group(const Client& c, const std::string& name);
     std::string restart(const Client& c, std::int64_t id);

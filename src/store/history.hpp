@@ -294,6 +294,9 @@ class History {
     // Many new jobs in one transaction (all or none), their ids in order. With `as_array`, they are
     // one array: each one's array_id becomes the first one's id (their array_index is kept).
     Result<std::vector<std::int64_t>> add_jobs(const std::vector<JobRecord>& jobs, bool as_array);
+    // A job that has not started (queued or held) takes the command, name, request, priority and
+    // dependencies of `j` (baton edit); false when it had started or ended meanwhile.
+    Result<bool> edit_job(const JobRecord& j);
     // The queue's groups, by name; adds one or changes its limit; removes one (false: none of that name).
     Result<std::vector<JobGroup>> job_groups();
     Status set_job_group(const JobGroup& g);

@@ -186,6 +186,23 @@ Result<std::vector<std::int64_t>> History::add_jobs(const std::vector<JobRecord>
     return ids;
 }
 
+Result<bool> History::edit_job(const JobRecord& j) {
+    Statement st(db_,
+                 "UPDATE jobs SET name = ?, argv = ?, request = ?, priority = ?, after = ?, after_ok = ? "
+                 "WHERE id = ? AND state IN ('queued', 'held')");
+    if (!st.ok()) return db_error(db_, "cannot edit the job");
+    const std::string argv = pack_strings(j.argv), after = json_text(j.after);
+    sqlite3_bind_text(st.get(), 1, j.name.c_str(), static_cast<int>(j.name.size()), SQLITE_TRANSIENT);
+    sqlite3_bind_blob(st.get(), 2, argv.data(), static_cast<int>(argv.size()), SQLITE_TRANSIENT);
+    sqlite3_bind_text(st.get(), 3, j.request.c_str(), static_cast<int>(j.request.size()), SQLITE_TRANSIENT);
+    sqlite3_bind_int(st.get(), 4, j.priority);
+    sqlite3_bind_text(st.get(), 5, after.c_str(), static_cast<int>(after.size()), SQLITE_TRANSIENT);
+    sqlite3_bind_int(st.get(), 6, j.after_ok ? 1 : 0);
+    sqlite3_bind_int64(st.get(), 7, j.id);
+    if (sqlite3_step(st.get()) != SQLITE_DONE) return db_error(db_, "cannot edit the job");
+    return sqlite3_changes(db_) == 1;
+}
+
 Result<std::vector<JobGroup>> History::job_groups() {
     Statement st(db_, "SELECT name, parallel, owner_uid FROM job_groups ORDER BY name");
     if (!st.ok()) return db_error(db_, "cannot read the groups");

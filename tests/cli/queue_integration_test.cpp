@@ -726,6 +726,47 @@ TEST(Queue, AGroupOfThreeWithParallelOneRunsThemOneAfterAnother) {
     EXPECT_EQ(q.baton({"group", "--json"}).out, "[]\n");
 }
 
+// baton edit: a held job takes a new command, name, priority, resources and dependencies and runs
+// with them; a running job, a dependency cycle and a request no machine could run are refused.
+TEST(Queue, EditChangesAWaitingJobAndRefusesARunningOne) {
+    Queue q;
+    const std::int64_t running = q.submit({"--cpus", "0"}, "sleep 30");
+    const std::int64_t held = q.submit({"--hold", "--name", "first"}, "echo before");
+    const std::int64_t later = q.submit({"--after", std::to_string(held)}, "true");
+    test::CommandResult r =
+        q.baton({"edit", std::to_string(held), "--priority", "7", "--name", "second", "--mem", "64M", "--cpus", "0",
+                 "--json", "--", "sh", "-c", "echo \"after $1\"", "sh", "two words"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const json edited = json::parse(r.out, nullptr, false);
+    EXPECT_EQ(edited.value("name", ""), "second");
+    EXPECT_EQ(edited.value("priority", 0), 7);
+    EXPECT_EQ(edited.value("state", ""), "held");
+    EXPECT_EQ(edited["want"].value("memory_bytes", 0), 64 << 20);
+    EXPECT_EQ(edited["want"].value("cpus", 1), 0);
+    EXPECT_EQ(q.job(held)["argv"], json({"sh", "-c", "echo \"after $1\"", "sh", "two words"}));
+    // Refused: a running job; a cycle; what the machine can never run; nothing to change; not a job.
+    r = q.baton({"edit", std::to_string(running), "--priority", "1"});
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(r.err.find("is running: only a queued or held job is edited"), std::string::npos) << r.err;
+    r = q.baton({"edit", std::to_string(held), "--after", std::to_string(later)});
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(r.err.find("would wait for itself"), std::string::npos) << r.err;
+    r = q.baton({"edit", std::to_string(held), "--cpus", "100000"});
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(r.err.find("asks for 100000 CPUs"), std::string::npos) << r.err;
+    EXPECT_EQ(q.baton({"edit", std::to_string(held)}).exit_code, 2);
+    EXPECT_EQ(q.baton({"edit", "999", "--priority", "1"}).exit_code, 1);
+    EXPECT_EQ(q.job(held).value("priority", 0), 7) << "a refused edit changes nothing";
+    // It runs as edited, and the job after it follows.
+    EXPECT_EQ(q.baton({"release", std::to_string(held)}).exit_code, 0);
+    EXPECT_EQ(q.baton({"wait", std::to_string(held)}).exit_code, 0);
+    EXPECT_EQ(q.baton({"logs", std::to_string(held)}).out, "after two words\n");
+    EXPECT_EQ(q.baton({"wait", std::to_string(later)}).exit_code, 0);
+    r = q.baton({"edit", std::to_string(held), "--priority", "1"});
+    EXPECT_NE(r.err.find("is done: only a queued or held job is edited"), std::string::npos) << r.err;
+    EXPECT_EQ(q.baton({"cancel", std::to_string(running), "--grace", "0"}).exit_code, 0);
+}
+
 // --delay: the job waits, saying until when, then starts on its own; a bad time is refused at submit.
 TEST(Queue, ADelayedJobStartsWhenItsTimeComes) {
     Queue q;
@@ -993,6 +1034,13 @@ TEST(Queue, AnotherUserCanNeitherTouchNorReadAJobAndJobsRunAsTheirOwner) {
         EXPECT_NE(r.err.find("belongs to root: only its owner or root may"), std::string::npos) << op << ": " << r.err;
     }
     EXPECT_EQ(q.job(mine).value("state", ""), "running");
+    // Nor edit a waiting one.
+    const std::int64_t waiting = q.submit({"--hold"}, "true");
+    test::CommandResult edit = as_user({"edit", std::to_string(waiting), "--priority", "9"});
+    EXPECT_EQ(edit.exit_code, 2);
+    EXPECT_NE(edit.err.find("belongs to root: only its owner or root may edit it"), std::string::npos) << edit.err;
+    EXPECT_EQ(q.job(waiting).value("priority", -1), 0);
+    EXPECT_EQ(q.baton({"cancel", std::to_string(waiting)}).exit_code, 0);
     // Nor change or remove a group root added.
     ASSERT_EQ(q.baton({"group", "add", "roots", "--parallel", "2"}).exit_code, 0);
     for (std::vector<std::string> change :

@@ -11,6 +11,7 @@
 #include "queue/scheduler.hpp"
 #include "test_support.hpp"
 
+using namespace baton;
 using namespace baton::queue;
 
 namespace {

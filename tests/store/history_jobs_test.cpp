@@ -288,3 +288,29 @@ TEST(HistoryJobs, GroupsAreAddedChangedAndRemoved) {
     EXPECT_FALSE(*h->remove_job_group("eval"));
     EXPECT_EQ(h->job_groups()->size(), 1u);
 }
+
+TEST(HistoryJobs, AnEditTakesOnlyWhileTheJobWaits) {
+    test::TempDir d;
+    auto h = History::open(d.path() + "/h.db");
+    ASSERT_TRUE(h.ok());
+    const std::int64_t id = *h->add_job(a_job("before"));
+    JobRecord j = *h->job(id);
+    j.name = "after";
+    j.argv = {"echo", "\xff new"};
+    j.request = R"({"gpus":1})";
+    j.priority = -2;
+    j.after = {};
+    j.after_ok = false;
+    ASSERT_TRUE(*h->edit_job(j));
+    const JobRecord back = *h->job(id);
+    EXPECT_EQ(back.name, "after");
+    EXPECT_EQ(back.argv, j.argv);
+    EXPECT_EQ(back.request, j.request);
+    EXPECT_EQ(back.priority, -2);
+    EXPECT_TRUE(back.after.empty());
+    EXPECT_EQ(back.env, a_job("x").env);  // untouched
+    ASSERT_EQ(h->start_jobs({{id, {}, {}}}, 5)->size(), 1u);
+    j.name = "too late";
+    EXPECT_FALSE(*h->edit_job(j));
+    EXPECT_EQ(h->job(id)->name, "after");
+}
