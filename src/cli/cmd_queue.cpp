@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <climits>
 #include <cstdio>
+#include <ctime>
 #include <thread>
 #include <tuple>
 #include <unistd.h>
@@ -151,12 +152,26 @@ int run_group_change(const QueueArgs& a, bool add) {
     return write_stdout(said) ? kExitOk : kExitFailure;
 }
 
+// `baton logs [-f]`. Following, an agent that goes away (restarted, upgraded, killed) is waited for:
+// its jobs run on without it, and the next agent serves the same file from the same offset, so
+// nothing is printed twice or lost. Said once on stderr; Ctrl-C ends the wait.
 int run_logs(const QueueArgs& a, std::int64_t id) {
     const std::map<std::string, std::string> env = environment_variables();
     std::uint64_t offset = 0;
+    bool read_once = false, said = false;
     for (;;) {
         Result<queue::LogChunk> chunk = queue::read_log(env, id, a.stderr_stream, offset);
+        if (!chunk.ok() && a.follow && read_once &&
+            (chunk.is(ErrorCode::unavailable) || chunk.is(ErrorCode::disconnected))) {
+            if (!said)
+                std::fprintf(stderr, "baton: the agent went away (%s); following job %lld again once one answers\n",
+                             chunk.error().message.c_str(), static_cast<long long>(id));
+            said = true;
+            std::this_thread::sleep_for(std::chrono::milliseconds(250));
+            continue;
+        }
         if (!chunk.ok()) return runtime_error(chunk.error().message);
+        read_once = true;
         if (!chunk->data.empty() && !write_stdout(chunk->data)) return kExitFailure;
         offset = chunk->offset;
         if (offset < chunk->size) continue;
@@ -176,12 +191,13 @@ int run_wait(const QueueArgs& a, std::int64_t id) {
 }
 
 // `baton queue`: this machine's jobs, and those handed to Slurm.
-int run_list(const QueueArgs& a, const std::string& config_path) {
+// The table of `baton queue` (or its JSON), or the error that stops it.
+Result<std::string> queue_listing(const QueueArgs& a, const std::string& config_path) {
     const queue::SlurmRows slurm = slurm_queue_rows(a.all, config_path);
     Result<std::vector<queue::JobView>> jobs = queue::list_jobs(environment_variables(), a.all);
     // No agent, but jobs handed to Slurm: those alone (the agent is this machine's queue).
     const bool no_agent = jobs.is(ErrorCode::unavailable);
-    if (!jobs.ok() && !(no_agent && !slurm.rows.empty())) return runtime_error(jobs.error().message);
+    if (!jobs.ok() && !(no_agent && !slurm.rows.empty())) return jobs.error();
     if (slurm.problem)
         std::fprintf(stderr, "baton: the jobs handed to Slurm are not listed: %s\n", slurm.problem->message.c_str());
     const std::vector<queue::JobView> mine = jobs.ok() ? *jobs : std::vector<queue::JobView>{};
@@ -189,12 +205,37 @@ int run_list(const QueueArgs& a, const std::string& config_path) {
         json out = json::array();
         for (const queue::JobView& j : mine) out.push_back(queue::job_view_json(j));
         for (const json& row : slurm.rows) out.push_back(row);
-        return print_json(out);
+        return out.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
     }
     std::vector<queue::JobRow> rows;
     for (const queue::JobView& j : mine) rows.push_back(queue::job_row(j));
     for (const json& row : slurm.rows) rows.push_back(queue::slurm_row(row));
-    return write_stdout(queue::jobs_table(rows)) ? kExitOk : kExitFailure;
+    return queue::jobs_table(rows);
+}
+
+// `baton queue [--watch]`: once, or again every --interval until interrupted: in place on a terminal
+// (the screen cleared, as watch(1) does), else frames one after another under their time. An agent
+// that does not answer is said in the frame and asked again at the next.
+int run_list(const QueueArgs& a, const std::string& config_path) {
+    if (!a.watch) {
+        Result<std::string> text = queue_listing(a, config_path);
+        if (!text.ok()) return runtime_error(text.error().message);
+        return write_stdout(*text) ? kExitOk : kExitFailure;
+    }
+    if (a.json) return usage_error("queue: --watch draws the table again and again; --json prints it once");
+    const bool terminal = ::isatty(STDOUT_FILENO) == 1;
+    for (;;) {
+        Result<std::string> text = queue_listing(a, config_path);
+        const std::time_t now = std::time(nullptr);
+        char when[32];
+        std::strftime(when, sizeof when, "%H:%M:%S", std::localtime(&now));
+        std::string frame = terminal ? "\x1b[H\x1b[2J" : "";
+        frame += fmt::format("every {:g}s: baton queue{}  {}\n\n", a.interval, a.all ? " --all" : "", when);
+        frame += text.ok() ? *text : "baton: " + text.error().message + " (asked again in a moment)\n";
+        if (!terminal) frame += "\n";
+        if (!write_stdout(frame)) return kExitFailure;
+        std::this_thread::sleep_for(std::chrono::duration<double>(a.interval));
+    }
 }
 
 int run_show(const QueueArgs& a, std::int64_t id) {
@@ -312,6 +353,9 @@ QueueCommands add_queue_commands(CLI::App& app, QueueArgs& a) {
     c.queue = app.add_subcommand("queue", "List the queue's jobs: id, owner, state, GPUs, CPUs, waited, ran, name");
     c.queue->add_flag("--all", a.all, "Ended jobs too");
     c.queue->add_flag("--json", a.json, "Print the jobs as JSON");
+    c.queue->add_flag("-w,--watch", a.watch, "Draw the table again every --interval, in place, until Ctrl-C");
+    add_duration_option(c.queue, "--interval", a.interval, "With --watch: how often (default 2s; 0.1s to 1h)", 0.1,
+                        3600);
     c.queue_clean = c.queue->add_subcommand(
         "clean", "Forget your ended jobs (root: everyone's) and their logs; their runs stay in the history");
     c.queue_clean->add_flag("--successful-only", a.successful_only, "Only the jobs that are done (exit status 0)");

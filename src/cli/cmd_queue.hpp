@@ -22,6 +22,8 @@ struct QueueArgs {
     std::vector<std::string> jobs;
     bool all = false, follow = false, stderr_stream = false, json = false, successful_only = false;
     double grace = 10;
+    bool watch = false;   // baton queue --watch
+    double interval = 2;  // ... every this many seconds
     std::string shim_dir;
     std::string group_name;  // baton group add|remove NAME
     unsigned parallel = 1;   // baton group add --parallel N

@@ -197,10 +197,15 @@ Result<JobView> wait_for_job(const Environment& env, std::int64_t id) {
     Request r;
     r.op = Op::wait;
     r.jobs = {id};
+    // An agent that went away in the middle (restarted) is asked again, until one answers: the job
+    // runs on meanwhile. No agent at the first ask is an error.
+    bool was_there = false;
     for (;;) {
         Result<json> answer = ask_agent(env, r, -1);
         if (answer.ok()) return job_of(*answer);
-        if (!answer.is(ErrorCode::disconnected)) return answer.error();
+        const bool gone = answer.is(ErrorCode::disconnected) || (was_there && answer.is(ErrorCode::unavailable));
+        if (!gone) return answer.error();
+        was_there = true;
         std::this_thread::sleep_for(std::chrono::milliseconds(500));
     }
 }

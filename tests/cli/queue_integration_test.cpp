@@ -1096,6 +1096,78 @@ TEST(Queue, AnotherUserCanNeitherTouchNorReadAJobAndJobsRunAsTheirOwner) {
     EXPECT_EQ(q.baton({"cancel", std::to_string(mine), "--grace", "0"}).exit_code, 0);  // root may
 }
 
+// baton logs -f and baton wait across a killed and restarted agent: the job runs on, the follower
+// says once that the agent went away, then prints the rest from where it was (nothing twice, nothing
+// lost) and ends with the job; wait returns the job's status.
+TEST(Queue, LogsFollowAndWaitOutliveARestartOfTheAgent) {
+    Queue q;
+    const std::int64_t id =
+        q.submit({"--cpus", "0"}, "for i in 1 2 3 4 5 6 7 8; do echo line $i; sleep 0.4; done; exit 4");
+    std::map<std::string, std::string> env = q.env();
+    const std::string out = q.dir() + "/follow.out", waited = q.dir() + "/wait.out";
+    const int follower = test::start_process({test::baton_binary(), "logs", "-f", std::to_string(id)}, env, out);
+    const int waiter = test::start_process(
+        {"/bin/sh", "-c", "\"$0\" wait " + std::to_string(id) + "; echo \"exit $?\"", test::baton_binary()}, env,
+        waited);
+    std::this_thread::sleep_for(std::chrono::milliseconds(900));
+    q.kill(SIGKILL);
+    std::this_thread::sleep_for(std::chrono::milliseconds(1200));  // (lines are written meanwhile)
+    q.start();
+    int status = 0;
+    const double until = monotonic_seconds() + 30;
+    pid_t ended = 0;
+    while (monotonic_seconds() < until && (ended = waitpid(follower, &status, WNOHANG)) == 0)
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    if (ended == 0) ::kill(follower, SIGKILL);
+    ASSERT_EQ(ended, follower) << "logs -f did not end with the job: " << test::read_text(out);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << test::read_text(out);
+    const std::string text = test::read_text(out);
+    std::string lines;
+    for (int i = 1; i <= 8; ++i) lines += "line " + std::to_string(i) + "\n";
+    const std::size_t note = text.find("baton: the agent went away");
+    ASSERT_NE(note, std::string::npos) << text;
+    std::string without = text;
+    without.erase(note, text.find('\n', note) + 1 - note);  // (stderr shares the file)
+    EXPECT_EQ(without, lines);
+    waitpid(waiter, &status, 0);
+    EXPECT_EQ(test::read_text(waited), "exit 4\n");
+}
+
+// baton queue --watch: a frame every --interval (to a pipe: one after another under their time), a job
+// submitted meanwhile in the later frames, the agent's absence said in a frame without ending the watch.
+TEST(Queue, QueueWatchDrawsAFrameEveryIntervalAndOutlivesTheAgent) {
+    Queue q;
+    const std::string out = q.dir() + "/watch.out";
+    const int watcher =
+        test::start_process({test::baton_binary(), "queue", "--watch", "--interval", "0.2", "--all"}, q.env(), out);
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    const std::int64_t id = q.submit({"--name", "watched-job"}, "true");
+    std::this_thread::sleep_for(std::chrono::milliseconds(700));
+    q.kill(SIGKILL);
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    q.start();
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    ::kill(watcher, SIGTERM);
+    int status = 0;
+    waitpid(watcher, &status, 0);
+    const std::string text = test::read_text(out);
+    std::vector<std::string> frames;
+    for (std::size_t at = text.find("every 0.2s: baton queue --all"); at != std::string::npos;) {
+        const std::size_t next = text.find("every 0.2s: baton queue --all", at + 1);
+        frames.push_back(text.substr(at, next == std::string::npos ? std::string::npos : next - at));
+        at = next;
+    }
+    ASSERT_GE(frames.size(), 6u) << text;
+    EXPECT_EQ(frames.front().find("watched-job"), std::string::npos) << frames.front();
+    EXPECT_NE(frames.back().find(std::to_string(id) + " "), std::string::npos) << frames.back();
+    EXPECT_NE(frames.back().find("watched-job"), std::string::npos) << frames.back();
+    EXPECT_NE(text.find("(asked again in a moment)"), std::string::npos) << text;
+    EXPECT_EQ(text.find("\x1b["), std::string::npos) << "no escape sequences to a pipe";
+    test::CommandResult r = q.baton({"queue", "--watch", "--json"});
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(r.err.find("--watch draws the table again and again; --json prints it once"), std::string::npos) << r.err;
+}
+
 TEST(Queue, KillNineOfTheAgentLosesAndRepeatsNothing) {
     Queue q;
     const std::string ran = q.dir() + "/ran";
