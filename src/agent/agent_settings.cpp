@@ -103,6 +103,8 @@ Result<queue::QueueServerOptions> queue_options(const ServeFlags& a, const Confi
     if (!a.no_gpus) o.nvml = sampler.nvml;  // the sampler's, from the same config
     o.thresholds = c.thresholds;
     o.hang.hang_seconds = c.launch.hang_seconds;  // the queued jobs' hang verdict, as baton launch's
+    o.on_end = c.queue.on_end;
+    o.on_end_timeout = c.queue.on_end_timeout;
     return o;
 }
 

@@ -332,6 +332,9 @@ CLI::App* add_submit_command(CLI::App& app, QueueArgs& a) {
     s->add_option("--max-parallel", a.submit.max_parallel, "With --array or --array-file: at most N of them at once")
         ->check(CLI::Range(1u, 1000000u));
     s->add_option("--group", a.submit.group, "In this group (baton group add NAME --parallel N): its limit applies");
+    s->add_option("--on-end", a.submit.on_end,
+                  "A shell command run as you when it ends: {id} {name} {status} {exit} {user} are replaced (quoted); "
+                  "killed after [queue] on_end_timeout (60s)");
     s->add_flag("--json", a.json, "Print the answer as JSON");
     s->footer("Usage: baton submit [OPTIONS] -- CMD [ARGS...]");
     return s;

@@ -74,6 +74,8 @@ struct Config {
         std::string socket_group = "baton";  // a root agent's socket is this group's (0660): its members may submit
         std::string gpus;                    // the GPUs the queue may give jobs ("0-3", UUIDs); empty: every GPU
         std::string prefer;                  // the GPUs it gives first, in this order; the others after, by index
+        std::string on_end;                  // a shell command run (as the job's owner) when a job ends; "": none
+        double on_end_timeout = 60;          // ... killed (its process group) after this long
     } queue;
     struct Launch {
         std::string log_group;           // the rank logs are 0640 and this group's; empty: 0600, the user's alone

@@ -421,6 +421,11 @@ std::vector<Row> make_rows() {
          {},
          set_queue_prefer,
          show_queue_prefer},
+        {"queue", "on_end", Rule::text, BATON_TEXT(queue.on_end), 0, 0, "",
+         "a shell command run as the job's owner when a queued job ends: {id} {name} {status} {exit} {user} "
+         "replaced (docs/queue.md)"},
+        {"queue", "on_end_timeout", Rule::duration_or_secs, BATON_REF(double, queue.on_end_timeout), 1, 86400,
+         "must be a duration from 1s to 1d", "an on-end command still running after this long is killed"},
         {"bench", "ok_share", Rule::share, BATON_REF(double, bench.ok_share), 0, 1, "",
          "a link at this share of its hardware's peak or more is ok"},
         {"bench", "memory_ok_share", Rule::share, BATON_REF(double, bench.memory_ok_share), 0, 1, "",

@@ -93,6 +93,7 @@ std::string request_json(const JobRequest& r) {
     if (r.not_before_ms) j["not_before_ms"] = *r.not_before_ms;
     if (!r.group.empty()) j["group"] = r.group;
     if (r.max_parallel) j["max_parallel"] = r.max_parallel;
+    if (!r.on_end.empty()) j["on_end"] = r.on_end;
     return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
@@ -119,11 +120,12 @@ Result<JobRequest> parse_request_json(std::string_view text) {
     unsigned_of("cpus", r.want.cpus);
     unsigned_of("retries", r.retries);
     unsigned_of("max_parallel", r.max_parallel);
-    if (j.contains("group")) {
-        if (!j["group"].is_string())
-            bad = "group";
+    for (auto [key, out] : {std::pair{"group", &r.group}, std::pair{"on_end", &r.on_end}}) {
+        if (!j.contains(key)) continue;
+        if (!j[key].is_string())
+            bad = key;
         else
-            r.group = j["group"].get<std::string>();
+            *out = j[key].get<std::string>();
     }
     bool_of("share", r.want.share);
     bool_of("gpu_memory_auto", r.gpu_memory_auto);

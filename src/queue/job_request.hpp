@@ -29,6 +29,7 @@ struct JobRequest {
     std::optional<std::int64_t> not_before_ms;
     std::string group;          // --group: at most the group's parallel limit of its jobs run at once
     unsigned max_parallel = 0;  // an array's element: at most this many of its array run at once (0: no limit)
+    std::string on_end;         // --on-end: a shell command run as its owner when it ends (job_callbacks.hpp)
 };
 
 // --delay DURATION (30m, 2h, 90s) or --at TIME (HH:MM[:SS] local: today, or tomorrow once past;

@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/clock.hpp"
+#include "core/printable.hpp"
 #include "core/files.hpp"
 #include "core/thread_name.hpp"
 #include "diagnose/job.hpp"
@@ -349,6 +350,7 @@ bool QueueServer::serve_client(const pollfd& p) {
 // at by their start time. True when one ended.
 bool QueueServer::check_once_a_second() {
     cgroups_.sweep();
+    callbacks_.check(monotonic_seconds());
     std::vector<std::int64_t> gone;
     for (auto& [id, r] : running_)
         if (r->pidfd < 0 && store::process_start_ticks(r->pid) != std::optional<std::uint64_t>(r->start_ticks))
@@ -676,8 +678,32 @@ void QueueServer::ended_unsaid(store::JobRecord& j, WatchedJob* w, unsigned retr
     job_final(j);
 }
 
+// The job's --on-end and the admin's [queue] on_end, each as its owner (job_callbacks.hpp).
+void QueueServer::run_callbacks(const store::JobRecord& j) {
+    const JobRequest* req = jobs_.request_of(j);
+    const std::string own = req ? req->on_end : std::string();
+    if (own.empty() && options_.on_end.empty()) return;
+    Result<JobOwner> owner = job_owner(j.owner_uid);
+    if (!owner.ok()) {
+        std::fprintf(stderr, "baton: job %lld's on-end commands do not run: %s\n", static_cast<long long>(j.id),
+                     escaped_line(owner.error().message).c_str());
+        return;
+    }
+    const EndedJob end{j.id, j.name, store::state_name(j.state), owner->name, j.exit_status};
+    const std::vector<std::string> env = callback_environment(end, *owner);
+    for (const auto& [command, what] :
+         {std::pair{own, std::string("--on-end")}, std::pair{options_.on_end, std::string("[queue] on_end")}}) {
+        if (command.empty()) continue;
+        Status started =
+            callbacks_.start(callback_command(command, end), *owner, env, j.cwd, STDERR_FILENO, options_.on_end_timeout,
+                             "job " + std::to_string(j.id) + "'s " + what + " command");
+        if (!started.ok()) std::fprintf(stderr, "baton: %s\n", escaped_line(started.error().message).c_str());
+    }
+}
+
 void QueueServer::job_final(const store::JobRecord& j) {
     const std::int64_t id = j.id;
+    run_callbacks(j);
     const std::string line = job_line(j);
     for (auto& [fd, c] : clients_)
         if (c->waiting == id) {

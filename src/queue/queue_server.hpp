@@ -26,6 +26,7 @@
 #include "diagnose/series.hpp"
 #include "core/thread_safety.hpp"
 #include "queue/job_view.hpp"
+#include "queue/job_callbacks.hpp"
 #include "queue/job_cgroup.hpp"
 #include "queue/job_request.hpp"
 #include "queue/job_table.hpp"
@@ -57,6 +58,8 @@ struct QueueServerOptions {
     std::optional<NvmlOptions> nvml;    // checked just before a GPU job starts; none: --no-gpus
     double end_grace_seconds = 10;      // what a job leaves running when it ends: SIGTERM, then SIGKILL after this
     bool job_cgroups = true;            // a cgroup per job when the agent's cgroup was delegated (job_cgroup.hpp)
+    std::string on_end;                 // [queue] on_end: run as each job's owner when it ends (job_callbacks.hpp)
+    double on_end_timeout = 60;         // ... and each job's --on-end: killed after this long
     Thresholds thresholds;              // for each job's findings
     hang::HangWatchOptions hang;        // each job's hang verdict ([launch] hang_seconds)
 };
@@ -160,6 +163,8 @@ class QueueServer {
     std::map<std::string, store::JobGroup> groups_;  // baton group: as the store keeps them
     Result<std::string> shim_dir_ = std::string();   // the stack handler's directory (JOBS_DIR/python), or why none
     JobWatches watches_;                             // shared with the sampling thread (on_tick)
+    JobCallbacks callbacks_;                         // the on-end commands still running
+    void run_callbacks(const store::JobRecord& j);
     // The supervisors of the paused jobs, for on_tick (the sampling thread); the queue thread keeps it.
     Mutex paused_mutex_;
     std::set<std::uint32_t> paused_roots_ BATON_GUARDED_BY(paused_mutex_);

@@ -30,6 +30,10 @@ Status slurm_can_take(const SubmitFlags& a) {
             "--slurm with --array, --array-file or --max-parallel: give sbatch's own --array in the script (baton "
             "submit --slurm --dry-run prints it to edit)");
     if (!a.group.empty()) return invalid("--slurm with --group: the groups are this machine's queue's");
+    if (!a.on_end.empty())
+        return invalid(
+            "--slurm with --on-end: give sbatch's --mail-type or an epilog (baton submit --slurm --dry-run "
+            "prints the script to edit)");
     if (a.on_oom == "retry")
         return invalid(
             "--slurm with --on-oom retry: the retry is this machine's agent's; --retries N makes the job requeueable "
@@ -118,6 +122,11 @@ Result<Submission> local_submission(const SubmitFlags& a, const std::vector<std:
         q.group = a.group;
     }
     if (Status arr = array_of(a, argv, s); !arr.ok()) return arr.error();
+    if (!a.on_end.empty()) {
+        if (a.on_end.find('\0') != std::string::npos || a.on_end.size() > 4096)
+            return invalid("--on-end: a shell command of at most 4096 bytes");
+        q.on_end = a.on_end;
+    }
     // What no machine could run is refused before an agent is asked.
     Pool unknown;
     unknown.gpus_known = false;

@@ -26,6 +26,7 @@ struct SubmitFlags {
     bool slurm = false, dry_run = false;  // hand it to Slurm; print the sbatch script only
     unsigned nodes = 0;                   // --slurm: sbatch --nodes
     std::string group;                    // --group: a group of baton group (its parallel limit)
+    std::string on_end;                   // --on-end: a shell command run as the owner when it ends
     // An array: --array SPEC, or --array-file PATH whose text the caller has read into array_file_text.
     std::string array, array_file, array_file_text;
     unsigned max_parallel = 0;  // --max-parallel: at most this many of the array at once (0: no limit)

@@ -1168,6 +1168,58 @@ TEST(Queue, QueueWatchDrawsAFrameEveryIntervalAndOutlivesTheAgent) {
     EXPECT_NE(r.err.find("--watch draws the table again and again; --json prints it once"), std::string::npos) << r.err;
 }
 
+// Completion callbacks: the job's --on-end and the admin's [queue] on_end run when a job ends, with its
+// values; one that hangs is killed at [queue] on_end_timeout and the agent goes on serving.
+TEST(Queue, OnEndCallbacksRunAndOneThatHangsIsKilledAtItsTimeout) {
+    Queue q;
+    const std::string said = q.dir() + "/said", pid_file = q.dir() + "/callback.pid";
+    q.kill(SIGTERM);
+    ::mkdir((q.dir() + "/baton").c_str(), 0755);
+    std::ofstream(q.dir() + "/baton/baton.toml")
+        << "[queue]\non_end = \"echo admin {id} {status} >> " << said << "\"\non_end_timeout = \"1s\"\n";
+    q.start();
+    const std::int64_t failed =
+        q.submit({"--name", "it's mine", "--on-end",
+                  "echo own {id} {name} {status} {exit} {user} \"$BATON_JOB_STATUS\" >> " + said},
+                 "exit 3");
+    EXPECT_EQ(q.baton({"wait", std::to_string(failed)}).exit_code, 3);
+    const std::string me = test::run({"/usr/bin/id", "-un"}).out;
+    const std::string f = std::to_string(failed);
+    const std::string expected_own = "own " + f + " it's mine failed 3 " + me.substr(0, me.size() - 1) + " failed\n";
+    auto has = [&](const std::string& line) {
+        for (int i = 0; i < 100 && test::read_text(said).find(line) == std::string::npos; ++i)
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        return test::read_text(said).find(line) != std::string::npos;
+    };
+    EXPECT_TRUE(has(expected_own)) << test::read_text(said);
+    EXPECT_TRUE(has("admin " + f + " failed\n")) << test::read_text(said);
+    // A job cancelled before it started ends too.
+    const std::int64_t held = q.submit({"--hold"}, "true");
+    EXPECT_EQ(q.baton({"cancel", std::to_string(held)}).exit_code, 0);
+    EXPECT_TRUE(has("admin " + std::to_string(held) + " cancelled\n")) << test::read_text(said);
+
+    const std::int64_t hangs = q.submit({"--on-end", "echo $$ > " + pid_file + "; exec sleep 60"}, "true");
+    EXPECT_EQ(q.baton({"wait", std::to_string(hangs)}).exit_code, 0);
+    for (int i = 0; i < 100 && test::read_text(pid_file).empty(); ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    const std::string pid_text = test::read_text(pid_file);
+    ASSERT_FALSE(pid_text.empty());
+    const pid_t callback = static_cast<pid_t>(std::stol(pid_text));
+    auto alive = [&] {
+        const std::string stat = test::read_text("/proc/" + std::to_string(callback) + "/stat");
+        return !stat.empty() && stat.find(") Z ") == std::string::npos;
+    };
+    for (int i = 0; i < 100 && alive(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    EXPECT_FALSE(alive()) << "the hanging callback was not killed";
+    const std::string log = q.log();
+    EXPECT_NE(log.find("baton: job " + std::to_string(hangs) +
+                       "'s --on-end command still ran after 1s (its timeout, [queue] on_end_timeout): killed"),
+              std::string::npos)
+        << log;
+    EXPECT_EQ(log.find("baton: job " + f + "'s --on-end command"), std::string::npos) << "it exited 0: unsaid";
+    EXPECT_EQ(q.baton({"wait", std::to_string(q.submit({}, "true"))}).exit_code, 0) << "the agent goes on";
+}
+
 TEST(Queue, KillNineOfTheAgentLosesAndRepeatsNothing) {
     Queue q;
     const std::string ran = q.dir() + "/ran";
