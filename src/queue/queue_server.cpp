@@ -421,6 +421,9 @@ void QueueServer::schedule() {
                 Result<store::JobRecord> r = store_->job(a);
                 if (r.ok()) jobs.push_back(queue_job(*r, nullptr));  // (only its state counts)
             }
+    std::map<std::string, unsigned> open;
+    for (const auto& [id, j] : jobs_.open()) ++open[store::state_name(j.state)];
+    metrics_.set_open(std::move(open));
     Pool pool = current_pool();
     last_pool_ = pool;
     Plan p = plan(jobs, pool, unix_millis());
@@ -704,6 +707,8 @@ void QueueServer::run_callbacks(const store::JobRecord& j) {
 void QueueServer::job_final(const store::JobRecord& j) {
     const std::int64_t id = j.id;
     run_callbacks(j);
+    metrics_.ended({j.id, j.name, users_.name(j.owner_uid), store::state_name(j.state), j.exit_status,
+                    j.end_ms.value_or(unix_millis())});
     const std::string line = job_line(j);
     for (auto& [fd, c] : clients_)
         if (c->waiting == id) {

@@ -21,6 +21,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/clock.hpp"
 #include "core/result.hpp"
 #include "core/thresholds.hpp"
 #include "diagnose/series.hpp"
@@ -32,6 +33,7 @@
 #include "queue/job_table.hpp"
 #include "queue/job_starter.hpp"
 #include "queue/job_watches.hpp"
+#include "queue/queue_metrics.hpp"
 #include "queue/job_shim.hpp"
 #include "queue/pool.hpp"
 #include "queue/protocol.hpp"
@@ -87,6 +89,8 @@ class QueueServer {
     void on_tick(const diagnose::Window& window, std::vector<diagnose::Finding>& findings);
 
     const std::string& socket_path() const { return options_.socket_path; }
+    // The queue's families for /metrics (any thread).
+    void append_metrics(store::Exposition& e) { metrics_.append(e, unix_millis()); }
 
   private:
     struct Client;
@@ -164,6 +168,7 @@ class QueueServer {
     Result<std::string> shim_dir_ = std::string();   // the stack handler's directory (JOBS_DIR/python), or why none
     JobWatches watches_;                             // shared with the sampling thread (on_tick)
     JobCallbacks callbacks_;                         // the on-end commands still running
+    QueueMetrics metrics_;                           // for /metrics (its own lock)
     void run_callbacks(const store::JobRecord& j);
     // The supervisors of the paused jobs, for on_tick (the sampling thread); the queue thread keeps it.
     Mutex paused_mutex_;

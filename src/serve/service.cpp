@@ -198,6 +198,7 @@ HttpResponse Service::metrics(const AgentState& s) {
                      it == s.findings_started.end() ? 0.0 : static_cast<double>(it->second));
         }
 
+    if (more_metrics_) more_metrics_(e);
     e.family("baton_self_cpu_seconds_total", "counter", "CPU time baton serve has used.");
     e.sample("baton_self_cpu_seconds_total", {}, self_cpu_seconds());
     e.family("baton_self_resident_bytes", "gauge", "Resident memory of baton serve.");

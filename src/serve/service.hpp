@@ -4,6 +4,7 @@
 // status. Runs on the HTTP thread only (set_options too: SIGHUP is handled in that loop).
 #pragma once
 
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -11,6 +12,7 @@
 #include "serve/agent.hpp"
 #include "serve/http_server.hpp"
 #include "store/snapshot_json.hpp"
+#include "store/prometheus_text.hpp"
 #include "store/snapshot_prometheus.hpp"
 
 namespace baton::serve {
@@ -43,6 +45,9 @@ class Service {
         ++options_version_;
     }
     const ServiceOptions& options() const { return options_; }
+    // More families for /metrics, appended after the agent's own (the job queue's: agent/ wires it).
+    // Set before the HTTP server starts; called on the HTTP thread.
+    void set_more_metrics(std::function<void(store::Exposition&)> more) { more_metrics_ = std::move(more); }
 
   private:
     HttpResponse route(const HttpRequest& r);
@@ -65,6 +70,7 @@ class Service {
         store::SnapshotJsonEncoder json_encoder;
     } cache_;
     unsigned options_version_ = 1;
+    std::function<void(store::Exposition&)> more_metrics_;
     double last_scrape_seconds_ = -1;  // the previous /metrics's duration, -1 before the first
 };
 
