@@ -17,6 +17,7 @@
 #include "sample/sampler.hpp"
 #include "queue/job_cgroup.hpp"
 #include "queue/protocol.hpp"
+#include "queue/pool_view.hpp"
 #include "queue/queue_client.hpp"
 #include "report/doctor_view.hpp"
 
@@ -70,6 +71,18 @@ doctor::QueueFacts queue_facts() {
             q.socket = j.value("socket", "");
             q.cgroups = j.value("cgroups", "");
             q.job_cgroups = j.value("job_cgroups", false);
+            if (j.contains("pool")) {
+                if (Result<queue::PoolView> pool = queue::parse_pool_view(j["pool"]); pool.ok()) {
+                    std::string order;
+                    for (const queue::PoolView::Gpu& g : pool->gpus) {
+                        order += (order.empty() ? "" : ", ") + std::to_string(g.index);
+                        q.gpus_free += g.jobs.empty() && g.foreign.empty() ? 1 : 0;
+                    }
+                    q.gpus = order;
+                    q.gpus_count = static_cast<unsigned>(pool->gpus.size());
+                    if (!pool->gpus_known) q.gpus_problem = pool->problem.empty() ? "unknown" : pool->problem;
+                }
+            }
             return q;
         }
     }

@@ -217,6 +217,13 @@ Result<std::string> queue_listing(const QueueArgs& a, const std::string& config_
 // (the screen cleared, as watch(1) does), else frames one after another under their time. An agent
 // that does not answer is said in the frame and asked again at the next.
 int run_list(const QueueArgs& a, const std::string& config_path) {
+    if (a.pool) {
+        if (a.watch || a.all) return usage_error("queue: --gpus lists the GPU pool; give it alone (or with --json)");
+        Result<queue::PoolView> pool = queue::queue_pool(environment_variables());
+        if (!pool.ok()) return runtime_error(pool.error().message);
+        if (a.json) return print_json(queue::pool_view_json(*pool));
+        return write_stdout(queue::pool_table(*pool)) ? kExitOk : kExitFailure;
+    }
     if (!a.watch) {
         Result<std::string> text = queue_listing(a, config_path);
         if (!text.ok()) return runtime_error(text.error().message);
@@ -356,6 +363,8 @@ QueueCommands add_queue_commands(CLI::App& app, QueueArgs& a) {
     c.queue = app.add_subcommand("queue", "List the queue's jobs: id, owner, state, GPUs, CPUs, waited, ran, name");
     c.queue->add_flag("--all", a.all, "Ended jobs too");
     c.queue->add_flag("--json", a.json, "Print the jobs as JSON");
+    c.queue->add_flag("--gpus", a.pool,
+                      "The GPUs the queue may give, in the order it gives them, with their memory and holders");
     c.queue->add_flag("-w,--watch", a.watch, "Draw the table again every --interval, in place, until Ctrl-C");
     add_duration_option(c.queue, "--interval", a.interval, "With --watch: how often (default 2s; 0.1s to 1h)", 0.1,
                         3600);

@@ -24,6 +24,7 @@ struct QueueArgs {
     double grace = 10;
     bool watch = false;   // baton queue --watch
     double interval = 2;  // ... every this many seconds
+    bool pool = false;    // baton queue --gpus
     std::string shim_dir;
     std::string group_name;  // baton group add|remove NAME
     unsigned parallel = 1;   // baton group add --parallel N

@@ -49,6 +49,7 @@ const std::vector<std::string>& check_ids() {
         "harmful_env",
         "orphaned_gpu_processes",
         "job_cgroups",
+        "queue_gpus",
         "config",
     };
     return ids;
@@ -389,6 +390,27 @@ void job_cgroup_check(const DoctorFacts& f, std::vector<CheckItem>& out) {
                        "no queue agent answers; one started now would give " + q.cgroups, fix));
 }
 
+// The GPUs the queue may give ([queue] gpus, prefer; inside a Slurm allocation, its GPUs), as the agent
+// says: an admin sees the pool took the config as meant.
+void queue_gpus_check(const QueueFacts& q, std::vector<CheckItem>& out) {
+    const std::string title = "Job queue: its GPUs";
+    if (!q.agent || !q.gpus) {
+        out.push_back(item("queue_gpus", CheckStatus::skip, title,
+                           q.agent ? "the agent is older than this baton (restart it)" : "no queue agent answers"));
+        return;
+    }
+    if (!q.gpus_problem.empty()) {
+        out.push_back(item("queue_gpus", CheckStatus::warn, title, "the agent cannot read the GPUs: " + q.gpus_problem,
+                           "GPU jobs wait until it can; see the nvidia_driver check."));
+        return;
+    }
+    out.push_back(item("queue_gpus", CheckStatus::pass, title,
+                       q.gpus_count == 0
+                           ? std::string("none: CPU jobs only (no GPU here, or [queue] gpus names none of them)")
+                           : fmt::format("GPU {} (in the order given; [queue] gpus and prefer), {} of {} free now",
+                                         *q.gpus, q.gpus_free, q.gpus_count)));
+}
+
 // What baton's own config files change: a setting someone made long ago explains a surprise
 // today (a moved history database, a raised threshold). Never a warning: any setting is allowed.
 void config_check(const ConfigFacts& c, std::vector<CheckItem>& out) {
@@ -416,6 +438,7 @@ std::vector<CheckItem> run_checks(const DoctorFacts& f) {
     env_checks(f, out);
     orphan_check(f, out);
     job_cgroup_check(f, out);
+    queue_gpus_check(f.queue, out);
     config_check(f.config, out);
     return out;
 }

@@ -34,6 +34,11 @@ struct QueueFacts {
     std::string socket;        // where it answered, or where one would listen
     bool job_cgroups = false;  // its jobs get cgroups of their own
     std::string cgroups;       // what its jobs get, in words (the agent's own line, or what one started now would get)
+    // The GPUs it may give, in the order it gives them ("3, 2, 0, 1"), and how many are free; none:
+    // no agent, or one too old to say. gpus_problem: why it cannot read the GPUs.
+    std::optional<std::string> gpus;
+    unsigned gpus_free = 0, gpus_count = 0;
+    std::string gpus_problem;
 };
 
 // baton's own config, as the CLI loaded it: the files read and the keys they change.

@@ -113,6 +113,11 @@ std::string jobs_table(const std::vector<JobRow>& jobs) {
         rows.push_back({j.id, printable(j.owner), printable(j.state), j.gpus, j.cpus,
                         span(j.submit_ms, j.start_ms ? j.start_ms : j.end_ms), span(j.start_ms, j.end_ms),
                         printable(j.name)});
+    return columns_text(rows);
+}
+
+std::string columns_text(const std::vector<std::vector<std::string>>& rows) {
+    if (rows.empty()) return "";
     std::vector<std::size_t> width(rows.front().size(), 0);
     for (const auto& r : rows)
         for (std::size_t i = 0; i < r.size(); ++i) width[i] = std::max(width[i], r[i].size());

@@ -35,6 +35,8 @@ JobRow slurm_row(const nlohmann::json& row);
 
 // ID, OWNER, STATE, GPUS, CPUS, WAITED, RAN, NAME; columns as wide as their widest cell.
 std::string jobs_table(const std::vector<JobRow>& jobs);
+// Rows as columns two spaces apart, each as wide as its widest cell (the last one as it is).
+std::string columns_text(const std::vector<std::vector<std::string>>& rows);
 
 // `baton show`: one "key: value" line each (job, owner, state, waiting, command quoted as a
 // shell would need it typed, asks, GPUs, CPUs, priority, after, attempt, waited, ran, pid, run).

@@ -89,6 +89,15 @@ Result<Submitted> parse_submit_reply(const Reply& reply) {
     return submitted_of(*answer);
 }
 
+Result<PoolView> queue_pool(const Environment& env) {
+    Request r;
+    r.op = Op::info;
+    Result<json> answer = ask_agent(env, r);
+    if (!answer.ok()) return answer.error();
+    if (!answer->contains("pool")) return bad_answer("no 'pool' (an older agent: restart it)");
+    return parse_pool_view((*answer)["pool"]);
+}
+
 Result<JobView> edit_job(const Environment& env, std::int64_t id, const JobEdit& edit) {
     Request r;
     r.op = Op::edit;

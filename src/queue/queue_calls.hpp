@@ -11,6 +11,7 @@
 
 #include "core/result.hpp"
 #include "queue/job_view.hpp"
+#include "queue/pool_view.hpp"
 #include "queue/protocol.hpp"
 #include "queue/queue_client.hpp"
 
@@ -48,6 +49,9 @@ Result<std::vector<JobChange>> change_jobs(const Environment& env, Op op, const 
 
 // `baton restart`: the new job made from an ended one's spec (queued).
 Result<Submitted> restart_job(const Environment& env, std::int64_t id);
+
+// `baton queue --gpus`: the queue's GPU pool (the agent's info).
+Result<PoolView> queue_pool(const Environment& env);
 
 // `baton edit`: the job as edited.
 Result<JobView> edit_job(const Environment& env, std::int64_t id, const JobEdit& edit);

@@ -13,6 +13,7 @@
 #include "core/clock.hpp"
 #include "core/files.hpp"
 #include "queue/gpu_memory_auto.hpp"
+#include "queue/pool_view.hpp"
 #include "queue/queue_server.hpp"
 #include "queue/queue_server_parts.hpp"
 #include "sample/linux/pid_signal.hpp"
@@ -105,11 +106,16 @@ std::string QueueServer::answer(Client& c, const Request& r, std::string& tail) 
             return set_group(c, r.group, r.parallel);
         case Op::group_remove:
             return remove_group(c, r.group);
-        case Op::info:
+        case Op::info: {
+            std::vector<std::pair<std::int64_t, std::vector<std::string>>> holders;
+            for (const auto& [id, j] : jobs_.open())
+                if (!j.gpus.empty()) holders.emplace_back(id, j.gpus);
             return answer_line({{"pid", ::getpid()},
                                 {"socket", options_.socket_path},
                                 {"cgroups", cgroups_.status()},
-                                {"job_cgroups", cgroups_.active()}});
+                                {"job_cgroups", cgroups_.active()},
+                                {"pool", pool_view_json(pool_view(last_pool_, holders))}});
+        }
         default:
             return change(c, r);
     }

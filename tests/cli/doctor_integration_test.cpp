@@ -34,9 +34,10 @@ TEST(DoctorIntegration, ThisMachineWithoutGpuOrTorch) {
                  {{"BATON_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1"}});
     EXPECT_EQ(r.exit_code, 1) << r.err;  // the driver check fails
     auto c = checks_of(r.out);
-    EXPECT_EQ(c.size(), 21u);
+    EXPECT_EQ(c.size(), 22u);
     EXPECT_EQ(c["config"], "pass");
     EXPECT_EQ(c["job_cgroups"], "skip");  // (no queue agent answers in this test's environment)
+    EXPECT_EQ(c["queue_gpus"], "skip");
     EXPECT_EQ(c["nvidia_driver"], "fail");
     // The Python named with --python must answer: it fails, with the reason.
     EXPECT_EQ(c["pytorch"], "fail");

@@ -802,6 +802,26 @@ TEST(Queue, TheConfiguredGpusAreTheQueuesInTheOrderPreferred) {
     test::CommandResult r = q.baton({"submit", "--gpus", "4", "--", "true"});
     EXPECT_EQ(r.exit_code, 2);
     EXPECT_NE(r.err.find("asks for 4 GPU(s)"), std::string::npos) << r.err;
+    // The pool as the agent gives it: baton queue --gpus, in its order, with the holders; baton doctor.
+    r = q.baton({"queue", "--gpus", "--json"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const json pool = json::parse(r.out, nullptr, false);
+    std::vector<unsigned> order;
+    for (const json& g : pool.value("gpus", json::array())) order.push_back(g.value("index", 99u));
+    EXPECT_EQ(order, (std::vector<unsigned>{3, 1, 2})) << r.out;
+    EXPECT_EQ(pool["gpus"][0]["jobs"], json({first})) << r.out;
+    EXPECT_EQ(pool["gpus"][2]["jobs"], json({second})) << r.out;
+    const std::string table = q.baton({"queue", "--gpus"}).out;
+    EXPECT_NE(table.find("held   job " + std::to_string(first)), std::string::npos) << table;
+    const json doctor = json::parse(q.baton({"doctor", "--no-torch", "--json"}).out, nullptr, false);
+    bool seen = false;
+    for (const json& c : doctor.value("checks", json::array()))
+        if (c.value("id", "") == "queue_gpus") {
+            seen = true;
+            EXPECT_EQ(c.value("detail", ""),
+                      "GPU 3, 1, 2 (in the order given; [queue] gpus and prefer), 0 of 3 free now");
+        }
+    EXPECT_TRUE(seen);
     q.baton({"cancel", std::to_string(first), std::to_string(second), "--grace", "0"});
 }
 

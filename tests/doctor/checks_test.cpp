@@ -27,6 +27,9 @@ DoctorFacts good() {
     f.queue.socket = "/run/baton/baton.sock";
     f.queue.job_cgroups = true;
     f.queue.cgroups = "a cgroup per job under /sys/fs/cgroup/system.slice/baton-queue.service/jobs (cpuset, memory)";
+    f.queue.gpus = "3, 2, 0, 1";
+    f.queue.gpus_count = 4;
+    f.queue.gpus_free = 3;
     Snapshot& s = f.snapshot;
     s.gpu_status = "ok";
     s.gpu_driver_version = "550.54.15";
@@ -236,4 +239,19 @@ TEST(DoctorChecks, ProbeAnswerParsing) {
     EXPECT_FALSE(parse_torch_probe("{not json", u));
     EXPECT_FALSE(parse_torch_probe("{\"torch\": 5}", u));  // no python version: not the probe's answer
     EXPECT_FALSE(parse_torch_probe(std::string(100000, '{'), u));
+}
+
+// queue_gpus: the pool as the agent gives it, a warning when it cannot read the GPUs, skipped without one.
+TEST(DoctorChecks, TheQueuesGpusInTheOrderItGivesThem) {
+    DoctorFacts f = good();
+    EXPECT_EQ(check(run_checks(f), "queue_gpus").detail,
+              "GPU 3, 2, 0, 1 (in the order given; [queue] gpus and prefer), 3 of 4 free now");
+    f.queue.gpus_problem = "NVML did not answer within 2000 ms";
+    EXPECT_EQ(check(run_checks(f), "queue_gpus").status, CheckStatus::warn);
+    f.queue.gpus_problem.clear();
+    f.queue.gpus = "";
+    f.queue.gpus_count = 0;
+    EXPECT_NE(check(run_checks(f), "queue_gpus").detail.find("CPU jobs only"), std::string::npos);
+    f.queue.agent = false;
+    EXPECT_EQ(check(run_checks(f), "queue_gpus").status, CheckStatus::skip);
 }

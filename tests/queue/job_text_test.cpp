@@ -5,6 +5,7 @@
 
 #include "core/clock.hpp"
 #include "queue/job_text.hpp"
+#include "queue/pool_view.hpp"
 
 using namespace baton;
 using namespace baton::queue;
@@ -195,4 +196,41 @@ TEST(JobText, AnArraysElementAndAGroupAreShownAndRoundTrip) {
     EXPECT_EQ(job_text(plain).find("group:"), std::string::npos);
     EXPECT_FALSE(job_view_json(plain).contains("array_id"));
     EXPECT_FALSE(job_view_json(plain).contains("group"));
+}
+
+TEST(PoolView, ThePoolInTheOrderGivenWithItsHoldersAndBack) {
+    Pool pool;
+    for (unsigned i = 0; i < 3; ++i) {
+        PoolGpu g;
+        g.index = i;
+        g.uuid = "GPU-" + std::to_string(i);
+        g.memory_total_bytes = 80ull << 30;
+        g.memory_used_bytes = i == 2 ? 30ull << 30 : 0;
+        g.preference = i == 2 ? 0 : 1;  // [queue] prefer = "2"
+        pool.gpus.push_back(g);
+    }
+    pool.gpus[0].foreign.push_back({4411, "alice\x1b[2J"});
+    const PoolView v = pool_view(pool, {{7, {"GPU-2"}}, {8, {"GPU-9"}}});
+    ASSERT_EQ(v.gpus.size(), 3u);
+    EXPECT_EQ(v.gpus[0].index, 2u);
+    EXPECT_EQ(v.gpus[0].jobs, std::vector<std::int64_t>{7});
+    EXPECT_EQ(v.gpus[1].index, 0u);
+    const std::string t = pool_table(v);
+    EXPECT_NE(t.find("2    GPU-2  30.0/80.0 GiB  held     job 7\n"), std::string::npos) << t;
+    EXPECT_NE(t.find("0    GPU-0  0.0/80.0 GiB   foreign  pid 4411 (alice?[2J)\n"), std::string::npos) << t;
+    EXPECT_NE(t.find("1    GPU-1  0.0/80.0 GiB   free     -\n"), std::string::npos) << t;
+    Result<PoolView> back = parse_pool_view(pool_view_json(v));
+    ASSERT_TRUE(back.ok()) << back.error().message;
+    EXPECT_EQ(pool_view_json(*back), pool_view_json(v));
+    for (const char* bad : {R"({})", R"({"gpus": 1})", R"({"gpus": [{"index": -1}]})",
+                            R"({"gpus": [{"index": 0, "uuid": "x", "memory_total_bytes": 1, "memory_used_bytes": 0,
+                                "jobs": ["a"], "foreign": []}]})",
+                            R"({"gpus": [{"index": 0, "uuid": "x", "memory_total_bytes": 1, "memory_used_bytes": 0,
+                                "jobs": [], "foreign": [{"pid": -3, "user": "u"}]}]})",
+                            R"({"gpus_known": "no", "gpus": []})"})
+        EXPECT_FALSE(parse_pool_view(json::parse(bad)).ok()) << bad;
+    PoolView unknown;
+    unknown.gpus_known = false;
+    unknown.problem = "NVML did not answer";
+    EXPECT_EQ(pool_table(unknown), "the queue cannot read the GPUs: NVML did not answer\n");
 }
