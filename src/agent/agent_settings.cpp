@@ -105,6 +105,8 @@ Result<queue::QueueServerOptions> queue_options(const ServeFlags& a, const Confi
     o.hang.hang_seconds = c.launch.hang_seconds;  // the queued jobs' hang verdict, as baton launch's
     o.on_end = c.queue.on_end;
     o.on_end_timeout = c.queue.on_end_timeout;
+    o.idle_policy = queue::idle_policy_from_name(c.queue.idle_policy).value_or(queue::IdlePolicy::off);  // (checked)
+    o.idle_minutes = c.queue.idle_minutes;
     return o;
 }
 

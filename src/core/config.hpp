@@ -76,6 +76,8 @@ struct Config {
         std::string prefer;                  // the GPUs it gives first, in this order; the others after, by index
         std::string on_end;                  // a shell command run (as the job's owner) when a job ends; "": none
         double on_end_timeout = 60;          // ... killed (its process group) after this long
+        std::string idle_policy = "off";     // a job whose GPUs sit at 0 %: off, warn, requeue or cancel ...
+        double idle_minutes = 30;            // ... after this long
     } queue;
     struct Launch {
         std::string log_group;           // the rank logs are 0640 and this group's; empty: 0600, the user's alone

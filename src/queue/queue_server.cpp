@@ -351,6 +351,7 @@ bool QueueServer::serve_client(const pollfd& p) {
 bool QueueServer::check_once_a_second() {
     cgroups_.sweep();
     callbacks_.check(monotonic_seconds());
+    apply_idle_policy();
     std::vector<std::int64_t> gone;
     for (auto& [id, r] : running_)
         if (r->pidfd < 0 && store::process_start_ticks(r->pid) != std::optional<std::uint64_t>(r->start_ticks))
@@ -646,7 +647,18 @@ void QueueServer::ended(std::int64_t id) {
             j.run_id = stats->recording.run_id;
         }
     }
-    const JobEnd end = job_end(*st, stats ? stats->findings : std::vector<diagnose::Finding>{});
+    JobEnd end = job_end(*st, stats ? stats->findings : std::vector<diagnose::Finding>{});
+    if (!r->idle_note.empty() && end.state == store::JobState::cancelled) {
+        end.note = r->idle_note;
+        if (r->idle_requeue) {
+            jobs_.record_state(id, {store::JobState::starting, store::JobState::running}, end.state, now,
+                               st->started ? std::optional<int>(st->exit_status) : std::nullopt, end.note);
+            if (store_->requeue_job(id, end.note).value_or(false)) {
+                j = store_->job(id).value_or(j);
+                return;
+            }
+        }
+    }
     jobs_.record_state(id, {store::JobState::starting, store::JobState::running}, end.state, now,
                        st->started ? std::optional<int>(st->exit_status) : std::nullopt, end.note);
     j.state = end.state;
@@ -679,6 +691,46 @@ void QueueServer::ended_unsaid(store::JobRecord& j, WatchedJob* w, unsigned retr
         return;
     }
     job_final(j);
+}
+
+// [queue] idle_policy: each running job's GPUs as the latest sample saw them; a job idle past
+// idle_minutes is warned about (the agent's log, and its note in baton show), requeued or cancelled.
+void QueueServer::apply_idle_policy() {
+    if (options_.idle_policy == IdlePolicy::off) return;
+    std::shared_ptr<const Snapshot> snap = latest_ ? latest_() : nullptr;
+    if (!snap) return;
+    std::vector<IdleJob> jobs;
+    for (const auto& [id, r] : running_) {
+        auto open = jobs_.open().find(id);
+        if (open == jobs_.open().end() || open->second.gpus.empty() || r->cancelling) continue;
+        IdleJob ij;
+        ij.id = id;
+        ij.paused = open->second.paused_ms.has_value();
+        for (const std::string& uuid : open->second.gpus) {
+            const auto g = std::find_if(snap->gpus.begin(), snap->gpus.end(),
+                                        [&](const GpuInfo& x) { return x.uuid == uuid && !x.stale; });
+            if (g == snap->gpus.end())
+                ij.gpus.emplace_back(0, std::nullopt);
+            else
+                ij.gpus.emplace_back(g->index, g->utilization_percent);
+        }
+        jobs.push_back(std::move(ij));
+    }
+    for (const auto& [id, why] : idle_.judge(jobs, monotonic_seconds(), options_.idle_minutes)) {
+        store::JobRecord& j = jobs_.open()[id];
+        const char* policy = idle_policy_name(options_.idle_policy);
+        std::fprintf(stderr, "baton: job %lld: %s ([queue] idle_policy = %s)\n", static_cast<long long>(id),
+                     why.c_str(), policy);
+        auto r = running_.find(id);
+        if (options_.idle_policy == IdlePolicy::warn || r == running_.end()) {
+            j.note = "idle: " + why;  // (shown while it runs; its end says its own)
+            continue;
+        }
+        const bool requeue = options_.idle_policy == IdlePolicy::requeue;
+        r->second->idle_note = (requeue ? "requeued: " : "cancelled: ") + why + " ([queue] idle_policy)";
+        r->second->idle_requeue = requeue;
+        cancel_running(*r->second, options_.end_grace_seconds);
+    }
 }
 
 // The job's --on-end and the admin's [queue] on_end, each as its owner (job_callbacks.hpp).

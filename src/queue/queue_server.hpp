@@ -27,6 +27,7 @@
 #include "diagnose/series.hpp"
 #include "core/thread_safety.hpp"
 #include "queue/job_view.hpp"
+#include "queue/idle_policy.hpp"
 #include "queue/job_callbacks.hpp"
 #include "queue/job_cgroup.hpp"
 #include "queue/job_request.hpp"
@@ -62,8 +63,10 @@ struct QueueServerOptions {
     bool job_cgroups = true;            // a cgroup per job when the agent's cgroup was delegated (job_cgroup.hpp)
     std::string on_end;                 // [queue] on_end: run as each job's owner when it ends (job_callbacks.hpp)
     double on_end_timeout = 60;         // ... and each job's --on-end: killed after this long
-    Thresholds thresholds;              // for each job's findings
-    hang::HangWatchOptions hang;        // each job's hang verdict ([launch] hang_seconds)
+    IdlePolicy idle_policy = IdlePolicy::off;  // [queue] idle_policy (idle_policy.hpp) ...
+    double idle_minutes = 30;                  // ... after this long at 0 %
+    Thresholds thresholds;                     // for each job's findings
+    hang::HangWatchOptions hang;               // each job's hang verdict ([launch] hang_seconds)
 };
 
 class QueueServer {
@@ -168,7 +171,9 @@ class QueueServer {
     Result<std::string> shim_dir_ = std::string();   // the stack handler's directory (JOBS_DIR/python), or why none
     JobWatches watches_;                             // shared with the sampling thread (on_tick)
     JobCallbacks callbacks_;                         // the on-end commands still running
-    QueueMetrics metrics_;                           // for /metrics (its own lock)
+    IdleWatch idle_;                                 // [queue] idle_policy's clock per job
+    void apply_idle_policy();
+    QueueMetrics metrics_;  // for /metrics (its own lock)
     void run_callbacks(const store::JobRecord& j);
     // The supervisors of the paused jobs, for on_tick (the sampling thread); the queue thread keeps it.
     Mutex paused_mutex_;

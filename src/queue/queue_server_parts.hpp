@@ -28,6 +28,9 @@ struct QueueServer::Running {
     std::uint64_t start_ticks = 0;
     std::string dir;
     bool cancelling = false;
+    // Ended by [queue] idle_policy: why (its note), and whether it goes back to the queue.
+    std::string idle_note;
+    bool idle_requeue = false;
 };
 
 }  // namespace baton::queue

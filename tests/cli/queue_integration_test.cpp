@@ -1240,6 +1240,54 @@ TEST(Queue, OnEndCallbacksRunAndOneThatHangsIsKilledAtItsTimeout) {
     EXPECT_EQ(q.baton({"wait", std::to_string(q.submit({}, "true"))}).exit_code, 0) << "the agent goes on";
 }
 
+// [queue] idle_policy on jobs whose GPUs sit at 0 % (the fake GPUs are idle): warn notes it and logs
+// it, cancel ends the job with the reason, requeue sends it back as its next attempt; a CPU job and a
+// paused job are never judged.
+TEST(Queue, TheIdlePolicyWarnsCancelsOrRequeuesAJobAtZeroPercent) {
+    Queue q;
+    auto configure = [&](const std::string& policy) {
+        q.kill(SIGTERM);
+        ::mkdir((q.dir() + "/baton").c_str(), 0755);
+        std::ofstream(q.dir() + "/baton/baton.toml")
+            << "[queue]\nidle_policy = \"" << policy << "\"\nidle_minutes = 0.05\n";  // (3 s)
+        q.start();
+    };
+    auto eventually = [](const std::function<bool()>& done, double seconds) {
+        const double until = monotonic_seconds() + seconds;
+        while (!done() && monotonic_seconds() < until) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        return done();
+    };
+    configure("warn");
+    const std::int64_t warned = q.submit({"--gpus", "1", "--cpus", "0"}, "sleep 60");
+    const std::int64_t cpu = q.submit({"--cpus", "0"}, "sleep 60");
+    const std::int64_t paused = q.submit({"--gpus", "1", "--cpus", "0"}, "sleep 60");
+    ASSERT_TRUE(eventually([&] { return q.job(paused).value("state", "") == "running"; }, 10));
+    EXPECT_EQ(q.baton({"pause", std::to_string(paused)}).exit_code, 0);
+    ASSERT_TRUE(eventually([&] { return q.job(warned).value("note", "").rfind("idle: its GPU ", 0) == 0; }, 15))
+        << q.job(warned).dump();
+    EXPECT_EQ(q.job(warned).value("state", ""), "running");
+    EXPECT_NE(q.log().find("baton: job " + std::to_string(warned) + ": its GPU "), std::string::npos) << q.log();
+    EXPECT_NE(q.log().find("([queue] idle_policy = warn)"), std::string::npos) << q.log();
+
+    configure("cancel");  // (the jobs run on without the agent, and are re-adopted)
+    ASSERT_TRUE(eventually([&] { return q.job(warned).value("state", "") == "cancelled"; }, 20))
+        << q.job(warned).dump();
+    const std::string note = q.job(warned).value("note", "");
+    EXPECT_EQ(note.rfind("cancelled: its GPU ", 0), 0u) << note;
+    EXPECT_NE(note.find(" at 0 % for "), std::string::npos) << note;
+    EXPECT_NE(note.find("([queue] idle_policy)"), std::string::npos) << note;
+    EXPECT_EQ(q.job(cpu).value("state", ""), "running") << "a CPU job is never judged";
+    EXPECT_EQ(q.job(paused).value("state", ""), "running") << "a paused job is idle on purpose";
+
+    configure("requeue");
+    const std::int64_t requeued = q.submit({"--gpus", "1", "--cpus", "0"}, "echo ran; sleep 60");
+    ASSERT_TRUE(eventually([&] { return q.job(requeued).value("attempt", 0) >= 1; }, 20)) << q.job(requeued).dump();
+    const json j = q.job(requeued);
+    EXPECT_EQ(j.value("note", "").rfind("requeued: its GPU ", 0), 0u) << j.dump();
+    EXPECT_NE(j.value("state", ""), "cancelled") << j.dump();
+    q.baton({"cancel", std::to_string(requeued), std::to_string(cpu), std::to_string(paused), "--grace", "0"});
+}
+
 TEST(Queue, KillNineOfTheAgentLosesAndRepeatsNothing) {
     Queue q;
     const std::string ran = q.dir() + "/ran";
