@@ -252,13 +252,13 @@ std::string parallel_limit(const QueueJob& j, const Pool& pool, const std::map<s
         return it == counts.end() ? 0u : it->second;
     };
     if (j.array_id && j.max_parallel && holding(array_holding, *j.array_id) >= j.max_parallel)
-        return fmt::format("waiting: {} of array {} running (--max-parallel {})", holding(array_holding, *j.array_id),
-                           *j.array_id, j.max_parallel);
+        return fmt::format("waiting for one of the {} running jobs of array {} to end (--max-parallel {})",
+                           holding(array_holding, *j.array_id), *j.array_id, j.max_parallel);
     if (!j.group.empty()) {
         auto limit = pool.group_parallel.find(j.group);
         if (limit != pool.group_parallel.end() && holding(group_holding, j.group) >= limit->second)
-            return fmt::format("waiting: {} of group {} running (its --parallel {})", holding(group_holding, j.group),
-                               j.group, limit->second);
+            return fmt::format("waiting for one of the {} running jobs of group {} to end (its --parallel {})",
+                               holding(group_holding, j.group), j.group, limit->second);
     }
     return "";
 }

@@ -442,7 +442,7 @@ TEST(QueueScheduler, AnArrayRunsAtMostItsMaxParallelAndReservesNothingBeyond) {
     ASSERT_EQ(p.starts.size(), 2u);
     EXPECT_EQ(p.starts[0].job, 2);  // the second of the array ...
     EXPECT_EQ(p.starts[1].job, 6);  // ... and the other job on the GPUs the array may not take
-    EXPECT_EQ(p.waiting.at(3), "waiting: 2 of array 1 running (--max-parallel 2)");
+    EXPECT_EQ(p.waiting.at(3), "waiting for one of the 2 running jobs of array 1 to end (--max-parallel 2)");
     EXPECT_FALSE(p.head.has_value());
     // Without the limit, the array takes every GPU.
     for (QueueJob& j : jobs) j.max_parallel = 0;
@@ -468,7 +468,7 @@ TEST(QueueScheduler, AGroupRunsAtMostItsParallelLimit) {
     ASSERT_EQ(p.starts.size(), 2u);
     EXPECT_EQ(p.starts[0].job, 1);
     EXPECT_EQ(p.starts[1].job, 4);
-    EXPECT_EQ(p.waiting.at(2), "waiting: 1 of group serial running (its --parallel 1)");
+    EXPECT_EQ(p.waiting.at(2), "waiting for one of the 1 running jobs of group serial to end (its --parallel 1)");
     EXPECT_EQ(p.waiting.at(3), p.waiting.at(2));
     // Job 1 running: still none of the others; once it ended, the next one.
     jobs[0].state = store::JobState::running;
