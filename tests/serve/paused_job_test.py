@@ -14,18 +14,9 @@ import subprocess
 import sys
 import time
 
-from serve_helpers import agent_env, agent_home, check, metrics, start_agent, stop, summary
+from serve_helpers import agent_env, agent_home, check, metrics, start_agent, stop, summary, until
 
 BATON, NVML, SCENARIO = sys.argv[1:4]
-
-
-def until(what, seconds):
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if what():
-            return True
-        time.sleep(0.25)
-    return what()
 
 
 def main():

@@ -16,6 +16,16 @@ def check(ok, what):
         failures.append(what)
 
 
+def until(what, seconds):
+    """Whether what() came true within `seconds` (asked every quarter second)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if what():
+            return True
+        time.sleep(0.25)
+    return what()
+
+
 def agent_home(prefix, config_toml):
     """A temporary directory for one agent's state and config (XDG_STATE_HOME and XDG_CONFIG_HOME), other
     users' jobs able to reach it, with `config_toml` as its baton/baton.toml."""
