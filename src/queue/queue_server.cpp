@@ -20,8 +20,8 @@
 #include <nlohmann/json.hpp>
 
 #include "core/clock.hpp"
-#include "core/printable.hpp"
 #include "core/files.hpp"
+#include "core/printable.hpp"
 #include "core/thread_name.hpp"
 #include "diagnose/job.hpp"
 #include "hang/flight_recorder_dumps.hpp"
