@@ -699,7 +699,8 @@ TEST(Queue, AGroupOfThreeWithParallelOneRunsThemOneAfterAnother) {
     const json last = q.job(ids[2]);
     EXPECT_EQ(last.value("group", ""), "serial");
     if (last.value("state", "") == "queued") {
-        EXPECT_EQ(last.value("waiting", ""), "waiting for one of the 1 running jobs of group serial to end (its --parallel 1)");
+        EXPECT_EQ(last.value("waiting", ""),
+                  "waiting for one of the 1 running jobs of group serial to end (its --parallel 1)");
     }
     ASSERT_TRUE(q.all_ended(ids, 60));
     std::vector<Interval> ran = intervals(log);
