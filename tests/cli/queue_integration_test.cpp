@@ -1127,9 +1127,18 @@ TEST(Queue, LogsFollowAndWaitOutliveARestartOfTheAgent) {
     std::map<std::string, std::string> env = q.env();
     const std::string out = q.dir() + "/follow.out", waited = q.dir() + "/wait.out";
     const int follower = test::start_process({test::baton_binary(), "logs", "-f", std::to_string(id)}, env, out);
-    const int waiter = test::start_process(
-        {"/bin/sh", "-c", "\"$0\" wait " + std::to_string(id) + "; echo \"exit $?\"", test::baton_binary()}, env,
-        waited);
+    const int waiter = test::start_process({test::baton_binary(), "wait", std::to_string(id)}, env, waited);
+    // Whatever fails below, neither outlives the test (a wait for a job of a removed queue would wait for ever).
+    struct Reap {
+        std::vector<int> pids;
+        ~Reap() {
+            for (int pid : pids)
+                if (::waitpid(pid, nullptr, WNOHANG) == 0) {
+                    ::kill(pid, SIGKILL);
+                    ::waitpid(pid, nullptr, 0);
+                }
+        }
+    } reap{{follower, waiter}};
     std::this_thread::sleep_for(std::chrono::milliseconds(900));
     q.kill(SIGKILL);
     std::this_thread::sleep_for(std::chrono::milliseconds(1200));  // (lines are written meanwhile)
@@ -1141,6 +1150,7 @@ TEST(Queue, LogsFollowAndWaitOutliveARestartOfTheAgent) {
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
     if (ended == 0) ::kill(follower, SIGKILL);
     ASSERT_EQ(ended, follower) << "logs -f did not end with the job: " << test::read_text(out);
+    reap.pids.erase(reap.pids.begin());
     EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << test::read_text(out);
     const std::string text = test::read_text(out);
     std::string lines;
@@ -1150,8 +1160,12 @@ TEST(Queue, LogsFollowAndWaitOutliveARestartOfTheAgent) {
     std::string without = text;
     without.erase(note, text.find('\n', note) + 1 - note);  // (stderr shares the file)
     EXPECT_EQ(without, lines);
-    waitpid(waiter, &status, 0);
-    EXPECT_EQ(test::read_text(waited), "exit 4\n");
+    const double wait_until = monotonic_seconds() + 30;
+    while (monotonic_seconds() < wait_until && (ended = waitpid(waiter, &status, WNOHANG)) == 0)
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    ASSERT_EQ(ended, waiter) << "baton wait did not end with the job: " << test::read_text(waited);
+    reap.pids.pop_back();
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 4) << status << ": " << test::read_text(waited);
 }
 
 // baton queue --watch: a frame every --interval (to a pipe: one after another under their time), a job
