@@ -134,11 +134,11 @@ int run_groups(const QueueArgs& a) {
         return print_json(out);
     }
     if (groups->empty()) return write_stdout("no groups (baton group add NAME --parallel N makes one)\n") ? 0 : 1;
-    std::string out = fmt::format("{:<20} {:>8} {:>8} {:>8}  {}\n", "GROUP", "PARALLEL", "RUNNING", "WAITING", "OWNER");
+    std::vector<std::vector<std::string>> rows{{"GROUP", "PARALLEL", "RUNNING", "WAITING", "OWNER"}};
     for (const queue::GroupView& g : *groups)
-        out += fmt::format("{:<20} {:>8} {:>8} {:>8}  {}\n", printable(g.name), g.parallel, g.running, g.waiting,
-                           printable(g.owner));
-    return write_stdout(out) ? kExitOk : kExitFailure;
+        rows.push_back({printable(g.name), std::to_string(g.parallel), std::to_string(g.running),
+                        std::to_string(g.waiting), printable(g.owner)});
+    return write_stdout(queue::columns_text(rows)) ? kExitOk : kExitFailure;
 }
 
 int run_group_change(const QueueArgs& a, bool add) {

@@ -87,4 +87,10 @@ std::string printable_text(std::string_view s) {
     return make_printable(s, true);
 }
 
+std::string sh_quoted(std::string_view word) {
+    std::string out = "'";
+    for (char c : word) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return out + "'";
+}
+
 }  // namespace baton

@@ -23,6 +23,10 @@ std::string printable(std::string_view s);
 // A whole text view (several lines): the same, but newlines and tabs are kept.
 std::string printable_text(std::string_view s);
 
+// A word as /bin/sh reads it back, byte for byte: in single quotes, each ' as '\'' (a job's name
+// in a callback's command, a path in an sbatch script). Not for display: nothing is replaced.
+std::string sh_quoted(std::string_view word);
+
 // An error message, always one line and readable: newline, tab and carriage return as \n, \t,
 // \r, every other control character and byte that is not UTF-8 as \xNN.
 std::string escaped_line(std::string_view s);

@@ -98,4 +98,20 @@ std::string format_gib(double bytes, int decimals) {
     return out;
 }
 
+std::string format_elapsed(std::int64_t s) {
+    s = std::max<std::int64_t>(0, s);
+    char out[48];
+    if (s >= 86400)
+        std::snprintf(out, sizeof out, "%lldd%02lldh", static_cast<long long>(s / 86400),
+                      static_cast<long long>(s % 86400 / 3600));
+    else if (s >= 3600)
+        std::snprintf(out, sizeof out, "%lldh%02lldm", static_cast<long long>(s / 3600),
+                      static_cast<long long>(s % 3600 / 60));
+    else if (s >= 60)
+        std::snprintf(out, sizeof out, "%lldm%02llds", static_cast<long long>(s / 60), static_cast<long long>(s % 60));
+    else
+        std::snprintf(out, sizeof out, "%llds", static_cast<long long>(s));
+    return out;
+}
+
 }  // namespace baton

@@ -33,6 +33,10 @@ std::string format_rate(double bytes_per_second);
 // Memory in GiB with `decimals` decimals: "30.0 GiB", "0.5 GiB" (decimals 0: "80 GiB").
 std::string format_gib(double bytes, int decimals = 1);
 
+// A time span for people, to the second: "42s", "3m05s", "1h02m", "2d03h" (two units, the second
+// zero-padded; a negative span reads as "0s").
+std::string format_elapsed(std::int64_t seconds);
+
 // A size for people, in the largest binary unit it fills: "4 KiB", "1 GiB", "512 B", "3.2 GiB"
 // (whole numbers when exact, else one decimal).
 std::string format_size(std::uint64_t bytes);

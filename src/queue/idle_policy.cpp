@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "core/units.hpp"
+
 namespace baton::queue {
 
 std::optional<IdlePolicy> idle_policy_from_name(const std::string& name) {
@@ -26,17 +28,6 @@ const char* idle_policy_name(IdlePolicy p) {
     return "off";
 }
 
-namespace {
-
-std::string minutes_text(double minutes) {
-    const auto s = static_cast<long long>(minutes * 60 + 0.5);
-    return s >= 3600 ? fmt::format("{}h{:02}m", s / 3600, s % 3600 / 60)
-           : s >= 60 ? fmt::format("{}m{:02}s", s / 60, s % 60)
-                     : fmt::format("{}s", s);
-}
-
-}  // namespace
-
 std::vector<std::pair<std::int64_t, std::string>> IdleWatch::judge(const std::vector<IdleJob>& jobs, double now,
                                                                    double minutes) {
     std::vector<std::pair<std::int64_t, std::string>> out;
@@ -56,8 +47,9 @@ std::vector<std::pair<std::int64_t, std::string>> IdleWatch::judge(const std::ve
         std::string gpus;
         for (const auto& [index, util] : j.gpus) gpus += (gpus.empty() ? "" : ",") + std::to_string(index);
         const bool many = j.gpus.size() > 1;
-        out.emplace_back(j.id, fmt::format("its GPU{} {} {} at 0 % for {}", many ? "s" : "", gpus,
-                                           many ? "were" : "was", minutes_text((now - since) / 60)));
+        out.emplace_back(j.id,
+                         fmt::format("its GPU{} {} {} at 0 % for {}", many ? "s" : "", gpus, many ? "were" : "was",
+                                     format_elapsed(static_cast<std::int64_t>(now - since + 0.5))));
     }
     for (auto it = idle_since_.begin(); it != idle_since_.end();)
         it = seen.count(it->first) ? std::next(it) : idle_since_.erase(it);

@@ -17,17 +17,6 @@
 
 namespace baton::queue {
 
-namespace {
-
-// 'text', with each ' written as '\''.
-std::string sh_quoted(const std::string& text) {
-    std::string out = "'";
-    for (char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return out + "'";
-}
-
-}  // namespace
-
 std::string callback_command(const std::string& command, const EndedJob& end) {
     const std::pair<const char*, std::string> words[] = {
         {"{id}", std::to_string(end.id)},

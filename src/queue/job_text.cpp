@@ -9,6 +9,7 @@
 #include "core/clock.hpp"
 #include "core/printable.hpp"
 #include "core/text_parse.hpp"
+#include "core/units.hpp"
 
 namespace baton::queue {
 
@@ -29,19 +30,13 @@ std::string shell_quoted(const std::string& word) {
     if (!w.empty() && w.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.,/:=+@%") ==
                           std::string::npos)
         return w;
-    std::string out = "'";
-    for (char c : w) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return out + "'";
+    return sh_quoted(w);
 }
 
 // "1h02m", "3m05s", "42s", "-".
 std::string span(std::optional<std::int64_t> from_ms, std::optional<std::int64_t> to_ms) {
     if (!from_ms) return "-";
-    const std::int64_t s = std::max<std::int64_t>(0, (to_ms.value_or(unix_millis()) - *from_ms) / 1000);
-    if (s >= 86400) return fmt::format("{}d{:02}h", s / 86400, s % 86400 / 3600);
-    if (s >= 3600) return fmt::format("{}h{:02}m", s / 3600, s % 3600 / 60);
-    if (s >= 60) return fmt::format("{}m{:02}s", s / 60, s % 60);
-    return fmt::format("{}s", s);
+    return format_elapsed((to_ms.value_or(unix_millis()) - *from_ms) / 1000);
 }
 
 template <typename T>

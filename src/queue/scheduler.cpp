@@ -1,5 +1,4 @@
 #include "queue/scheduler.hpp"
-#include "core/units.hpp"
 
 #include <algorithm>
 #include <ctime>
@@ -7,6 +6,8 @@
 #include <tuple>
 
 #include <fmt/format.h>  // header-only (fmt::fmt-header-only)
+
+#include "core/units.hpp"
 
 namespace baton::queue {
 
@@ -237,11 +238,7 @@ std::string delayed_until(std::int64_t at_ms, std::int64_t now_ms) {
     std::strftime(when, sizeof when,
                   a.tm_yday == n.tm_yday && a.tm_year == n.tm_year ? "%H:%M:%S" : "%Y-%m-%d %H:%M:%S", &a);
     const std::int64_t s = (at_ms - now_ms + 999) / 1000;
-    const std::string in = s >= 86400  ? fmt::format("{}d{:02}h", s / 86400, s % 86400 / 3600)
-                           : s >= 3600 ? fmt::format("{}h{:02}m", s / 3600, s % 3600 / 60)
-                           : s >= 60   ? fmt::format("{}m{:02}s", s / 60, s % 60)
-                                       : fmt::format("{}s", s);
-    return fmt::format("delayed: starts at {} (in {})", when, in);
+    return fmt::format("delayed: starts at {} (in {})", when, format_elapsed(s));
 }
 
 // Why `j` waits for others of its array or group to end ("" when it need not).

@@ -16,18 +16,12 @@
 #include <utility>
 
 #include "core/clock.hpp"
+#include "core/printable.hpp"
 #include "core/text_parse.hpp"
 
 namespace baton::queue {
 
 namespace {
-
-// A word as /bin/sh reads it back: single quotes, each ' as '\''.
-std::string sh_quoted(const std::string& word) {
-    std::string out = "'";
-    for (char c : word) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return out + "'";
-}
 
 // A value as sbatch reads it from an #SBATCH line: in double quotes when it holds a space (sbatch
 // honours them there, without a shell's escapes); a double quote or a control character, which it

@@ -1070,7 +1070,7 @@ TEST(Queue, AnotherUserCanNeitherTouchNorReadAJobAndJobsRunAsTheirOwner) {
         EXPECT_EQ(r.exit_code, 2) << change[1];
         EXPECT_NE(r.err.find("group roots was added by root: only they or root may"), std::string::npos) << r.err;
     }
-    EXPECT_NE(q.baton({"group"}).out.find("roots                       2"), std::string::npos)
+    EXPECT_NE(q.baton({"group"}).out.find("roots  2         0        0        root"), std::string::npos)
         << q.baton({"group"}).out;
     test::CommandResult listed = as_user({"queue"});
     EXPECT_EQ(listed.exit_code, 0) << listed.err;

@@ -2,6 +2,7 @@
 // decoder (every 1-3 byte sequence, and every 4-byte lead with its second byte), printable views,
 // one-line error messages, and the JSON encoder round-tripping anything through a strict parser.
 #include "core/printable.hpp"
+#include "test_support.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -72,6 +73,14 @@ TEST(Printable, ControlsAndInvalidBytesBecomeQuestionMarks) {
               "\xe4\xbd\xa0\xe5\xa5\xbd \xf0\x9f\x94\xa5 \xc2\xa0");
     EXPECT_EQ(printable("\xe4\xbd"), "??");  // truncated
     EXPECT_EQ(printable_text("line 1\n\tline\x1b[2J 2\n"), "line 1\n\tline?[2J 2\n");
+}
+
+TEST(Printable, ShellWordsAreReadBackByteForByte) {
+    EXPECT_EQ(sh_quoted(""), "''");
+    EXPECT_EQ(sh_quoted("it's"), "'it'\\''s'");
+    const std::string hostile = std::string("a $(rm -rf /) `x` \"q\" \\ \n\xff end");
+    baton::test::CommandResult r = baton::test::run({"/bin/sh", "-c", "printf '%s' " + sh_quoted(hostile)});
+    EXPECT_EQ(r.out, hostile);
 }
 
 TEST(Printable, ErrorMessagesStayOnOneLine) {

@@ -34,6 +34,16 @@ TEST(Units, RatesAndSizesForPeople) {
     EXPECT_EQ(format_size(1023), "1023 B");
 }
 
+TEST(Units, ElapsedTimesInTwoUnits) {
+    EXPECT_EQ(format_elapsed(0), "0s");
+    EXPECT_EQ(format_elapsed(-5), "0s");
+    EXPECT_EQ(format_elapsed(59), "59s");
+    EXPECT_EQ(format_elapsed(60), "1m00s");
+    EXPECT_EQ(format_elapsed(3599), "59m59s");
+    EXPECT_EQ(format_elapsed(3600 + 2 * 60 + 59), "1h02m");
+    EXPECT_EQ(format_elapsed(2 * 86400 + 3 * 3600), "2d03h");
+}
+
 TEST(Units, GibIsAlwaysGibWithItsDecimals) {
     EXPECT_EQ(format_gib(30.0 * (1ull << 30)), "30.0 GiB");
     EXPECT_EQ(format_gib(512.0 * (1 << 20)), "0.5 GiB");
