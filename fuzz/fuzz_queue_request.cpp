@@ -41,6 +41,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         r->jobs.size() != 1)
         std::abort();
     if (r->op == Op::clean && !r->jobs.empty()) std::abort();
+    if (r->op == Op::usage && r->since_ms < 0) std::abort();
     baton::Result<Request> again = parse_request(request_line(*r));
     if (!again.ok() || again->op != r->op || again->jobs != r->jobs || again->successful_only != r->successful_only)
         std::abort();
@@ -52,6 +53,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
          again->submit.request.max_parallel != r->submit.request.max_parallel))
         std::abort();
     if (again->group != r->group || (r->op == Op::group_set && again->parallel != r->parallel)) std::abort();
+    if (r->op == Op::usage && (again->since_ms != r->since_ms || again->user != r->user)) std::abort();
     if (r->op == Op::edit && (again->edit.argv != r->edit.argv || again->edit.after != r->edit.after ||
                               again->edit.priority != r->edit.priority || again->edit.cpus != r->edit.cpus ||
                               again->edit.memory_bytes != r->edit.memory_bytes || again->edit.group != r->edit.group))

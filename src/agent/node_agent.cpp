@@ -75,8 +75,9 @@ Result<std::unique_ptr<NodeAgent>> NodeAgent::open(NodeAgentOptions options, con
     ao.thresholds = n->settings_.thresholds;
     ao.retention_seconds = config.serve.retention_seconds;
     ao.idle_allocated_minutes = config.serve.idle_allocated_minutes;
-    ao.on_tick = [queue = &n->ticking_queue_](const diagnose::Window& w, std::vector<diagnose::Finding>& found) {
-        if (queue::QueueServer* q = queue->load()) q->on_tick(w, found);
+    ao.on_tick = [queue = &n->ticking_queue_](const diagnose::Window& w, std::vector<diagnose::Finding>& found,
+                                              std::vector<diagnose::OtherJob>& others) {
+        if (queue::QueueServer* q = queue->load()) q->on_tick(w, found, others);
     };
     n->agent_ = std::make_unique<serve::Agent>(ao, std::move(writer));
 
@@ -86,8 +87,11 @@ Result<std::unique_ptr<NodeAgent>> NodeAgent::open(NodeAgentOptions options, con
     } else {
         Result<queue::QueueServerOptions> qo =
             queue_options(flags, config, options.db_path, options.sampler, this_machine(options.env));
-        if (qo.ok()) qo->spawner = n->spawner_;
         serve::Agent* agent = n->agent_.get();
+        if (qo.ok()) {
+            qo->spawner = n->spawner_;
+            qo->live_usage = [agent] { return agent->usage_records(); };
+        }
         Result<std::unique_ptr<queue::QueueServer>> q =
             qo.ok() ? queue::QueueServer::open(*qo, [agent] { return agent->state().snapshot; })
                     : Result<std::unique_ptr<queue::QueueServer>>(qo.error());

@@ -20,6 +20,7 @@
 #include "cli/cmd_doctor.hpp"
 #include "cli/cmd_explain.hpp"
 #include "cli/cmd_jobstats.hpp"
+#include "cli/cmd_usage.hpp"
 #include "cli/cmd_queue.hpp"
 #include "cli/cmd_report.hpp"
 #include "cli/cmd_launch.hpp"
@@ -190,6 +191,7 @@ std::vector<Command> add_commands(CLI::App& app) {
         command<ReportArgs>(app, add_report_command, config_only(run_report)),
         command<ServeArgs>(app, add_serve_command, config_only(run_serve)),
         command<JobstatsArgs>(app, add_jobstats_command, config_only(run_jobstats)),
+        command<UsageArgs>(app, add_usage_command, config_only(run_usage)),
         command<ExplainArgs>(app, add_explain_command,
                              [](const ExplainArgs& a, const Words&, const std::string&) { return run_explain(a); }),
     };

@@ -7,6 +7,7 @@
 
 #include "core/enum_names.hpp"
 #include "core/units.hpp"
+#include "diagnose/job.hpp"
 #include "diagnose/series.hpp"
 #include "sample/process_lookup.hpp"
 
@@ -50,112 +51,198 @@ double JobUse::runtime_seconds() const {
     return std::max(0.0, static_cast<double>(last) / 1000 - start);
 }
 
-void JobUsageTracker::update(const Snapshot& s, const std::vector<Finding>& findings) {
+void JobUsageTracker::account(const Snapshot& s, const JobInfo& j, const std::string& kind,
+                              std::optional<std::int64_t> start_ms) {
+    const std::int64_t now = s.time_unix_ms;
+    auto [it, fresh] = jobs_.try_emplace(j.label);
+    Acc& a = it->second;
+    JobUse& u = a.job;
+    NodeUse& n = a.node;
+    if (fresh) {
+        u.label = j.label;
+        u.kind = kind;
+        u.id = j.id;
+        n.host = s.host.hostname;
+        n.first_unix_ms = now;
+    }
+    // The time since the last sample counts when the job was in that one too, and it was recent.
+    // A new job, from its start when it began after the last sample (its CPU time counts from there).
+    const std::int64_t since = fresh ? (start_ms && last_tick_ms_ ? std::max(*start_ms, last_tick_ms_) : now)
+                                     : (n.last_unix_ms == last_tick_ms_ ? n.last_unix_ms : now);
+    double dt = 0;
+    if (now > since && now - since <= kMaxSampleGapMs) dt = static_cast<double>(now - since) / 1000;
+    u.ended = false;
+    // Names as the job table has them now (scontrol's answer may come a few samples late).
+    for (auto [to, from] : {std::pair{&u.name, &j.name}, std::pair{&u.user, &j.user}, std::pair{&u.account, &j.account},
+                            std::pair{&u.partition, &j.partition}})
+        if (!from->empty()) *to = *from;
+    if (j.time_limit_seconds) u.time_limit_seconds = j.time_limit_seconds;
+    if (j.start_time_unix) u.start_time_unix = j.start_time_unix;
+    n.last_unix_ms = now;
+    ++n.samples;
+    if (j.allocated_cpus) n.cpus = j.allocated_cpus;
+    if (j.allocated_memory_bytes) n.memory_allocated_bytes = j.allocated_memory_bytes;
+    n.node_cpus = static_cast<unsigned>(s.cpu.cores.size());
+    n.node_memory_bytes = s.memory.total_bytes;
+    n.seconds += dt;
+    n.gpu_seconds += dt * static_cast<double>(j.allocated_gpus.empty() ? j.gpus.size() : j.allocated_gpus.size());
+    if (j.allocated_cpus) n.cpu_seconds_allocated += dt * *j.allocated_cpus;
+
+    // CPU time and memory of its processes. A process that started while the job was watched
+    // counts from its start; one the agent found already running (the agent started mid-job)
+    // counts from when it was found.
+    for (auto& [key, p] : a.processes) p.seen = false;
+    // Started since the job was first seen (or since Slurm started it): all its CPU time is the job's.
+    std::int64_t watched_from = n.first_unix_ms - 2000;
+    if (u.start_time_unix) watched_from = std::min(watched_from, *u.start_time_unix * 1000);
+    std::uint64_t rss = 0;
+    for (std::uint32_t pid : j.pids) {
+        const ProcessInfo* p = find_process(s, pid);
+        if (!p) continue;
+        rss += p->rss_bytes;
+        auto [pit, new_process] = a.processes.try_emplace({pid, p->start_ticks});
+        if (new_process) pit->second.base = p->start_time_ms >= watched_from ? 0 : p->cpu_seconds_total;
+        pit->second.last = std::max(pit->second.last, p->cpu_seconds_total);
+        pit->second.seen = true;
+    }
+    for (auto pit = a.processes.begin(); pit != a.processes.end();) {
+        if (pit->second.seen) {
+            ++pit;
+            continue;
+        }
+        a.ended_cpu_seconds += std::max(0.0, pit->second.last - pit->second.base);
+        pit = a.processes.erase(pit);
+    }
+    double cpu = a.ended_cpu_seconds;
+    for (const auto& [key, p] : a.processes) cpu += std::max(0.0, p.last - p.base);
+    n.cpu_seconds = cpu;
+    n.memory_peak_bytes = std::max(n.memory_peak_bytes, rss);
+
+    // Its GPUs: those allocated to it and those its processes use.
+    std::vector<unsigned> indices = j.allocated_gpus;
+    for (unsigned g : j.gpus)
+        if (std::find(indices.begin(), indices.end(), g) == indices.end()) indices.push_back(g);
+    for (unsigned index : indices) {
+        const GpuInfo* g = gpu_at(s, index);
+        if (!g) continue;
+        GpuAcc& ga = a.gpus[index];
+        ga.use.index = index;
+        ga.use.uuid = g->uuid;
+        ga.use.minor_number = g->minor_number;
+        ga.use.allocated = ga.use.allocated ||
+                           std::find(j.allocated_gpus.begin(), j.allocated_gpus.end(), index) != j.allocated_gpus.end();
+        if (g->memory_total_bytes) ga.use.memory_total_bytes = *g->memory_total_bytes;
+        if (g->lost || g->stale) continue;
+        ga.use.seconds += dt;
+        if (g->utilization_percent) {
+            ga.util_sum += *g->utilization_percent;
+            ++ga.util_n;
+            ga.use.busy_seconds += dt * *g->utilization_percent / 100;
+        }
+        if (g->sm_activity_percent) {
+            ga.sm_sum += *g->sm_activity_percent;
+            ++ga.sm_n;
+            ga.use.sm_seconds += dt;
+            ga.use.sm_busy_seconds += dt * *g->sm_activity_percent / 100;
+        }
+        // The GPU's memory when it is the job's alone (allocated, or no other process on it),
+        // else what the job's own processes hold there.
+        std::uint64_t mine = 0;
+        bool others = false;
+        for (const GpuProcess& gp : g->processes) {
+            const std::uint32_t pid = gp.our_pid();
+            if (std::binary_search(j.pids.begin(), j.pids.end(), pid))
+                mine += gp.used_memory_bytes.value_or(0);
+            else
+                others = true;
+        }
+        const std::uint64_t used = (ga.use.allocated || !others) && g->memory_used_bytes ? *g->memory_used_bytes : mine;
+        ga.use.memory_peak_bytes = std::max(ga.use.memory_peak_bytes, used);
+    }
+    n.gpus.clear();
+    for (const auto& [index, ga] : a.gpus) {
+        GpuUse g = ga.use;
+        if (ga.util_n) g.utilization_percent = ga.util_sum / static_cast<double>(ga.util_n);
+        if (ga.sm_n) g.sm_activity_percent = ga.sm_sum / static_cast<double>(ga.sm_n);
+        n.gpus.push_back(std::move(g));
+    }
+}
+
+void JobUsageTracker::update(const Snapshot& s, const std::vector<Finding>& findings,
+                             const std::vector<OtherJob>& others) {
     const std::int64_t now = s.time_unix_ms;
     std::set<std::string> present;
+    // The other jobs' processes, out of the cgroup jobs that hold them too (OtherJob says which).
+    std::set<std::uint32_t> taken;
+    for (const OtherJob& o : others) taken.insert(o.info.pids.begin(), o.info.pids.end());
+    struct Work {
+        JobInfo job;
+        std::string kind;
+        std::optional<std::int64_t> start_ms;
+    };
+    std::vector<Work> work;                 // each job once, with its kind
+    std::map<std::string, std::size_t> at;  // by label
     for (const JobInfo& j : s.jobs) {
         if (j.label.empty()) continue;
-        present.insert(j.label);
-        auto [it, fresh] = jobs_.try_emplace(j.label);
-        Acc& a = it->second;
-        JobUse& u = a.job;
-        NodeUse& n = a.node;
-        if (fresh) {
-            u.label = j.label;
-            u.kind = std::string(enum_name(j.kind));
-            u.id = j.id;
-            n.host = s.host.hostname;
-            n.first_unix_ms = now;
+        const bool keeps_all = j.kind == JobKind::slurm || j.kind == JobKind::pod;
+        if (keeps_all || std::none_of(j.pids.begin(), j.pids.end(), [&](std::uint32_t p) { return taken.count(p); })) {
+            at[j.label] = work.size();
+            work.push_back({j, std::string(enum_name(j.kind)), std::nullopt});
+            continue;
         }
-        u.ended = false;
-        // Names as the job table has them now (scontrol's answer may come a few samples late).
-        for (auto [to, from] : {std::pair{&u.name, &j.name}, std::pair{&u.user, &j.user},
-                                std::pair{&u.account, &j.account}, std::pair{&u.partition, &j.partition}})
-            if (!from->empty()) *to = *from;
-        if (j.time_limit_seconds) u.time_limit_seconds = j.time_limit_seconds;
-        if (j.start_time_unix) u.start_time_unix = j.start_time_unix;
-        n.last_unix_ms = now;
-        ++n.samples;
-        if (j.allocated_cpus) n.cpus = j.allocated_cpus;
-        if (j.allocated_memory_bytes) n.memory_allocated_bytes = j.allocated_memory_bytes;
-        n.node_cpus = static_cast<unsigned>(s.cpu.cores.size());
-        n.node_memory_bytes = s.memory.total_bytes;
-
-        // CPU time and memory of its processes. A process that started while the job was watched
-        // counts from its start; one the agent found already running (the agent started mid-job)
-        // counts from when it was found.
-        for (auto& [key, p] : a.processes) p.seen = false;
-        // Started since the job was first seen (or since Slurm started it): all its CPU time is the job's.
-        std::int64_t watched_from = n.first_unix_ms - 2000;
-        if (u.start_time_unix) watched_from = std::min(watched_from, *u.start_time_unix * 1000);
-        std::uint64_t rss = 0;
+        JobInfo rest = j;
+        rest.pids.clear();
+        rest.gpus.clear();
         for (std::uint32_t pid : j.pids) {
-            const ProcessInfo* p = find_process(s, pid);
-            if (!p) continue;
-            rss += p->rss_bytes;
-            auto [pit, new_process] = a.processes.try_emplace({pid, p->start_ticks});
-            if (new_process) pit->second.base = p->start_time_ms >= watched_from ? 0 : p->cpu_seconds_total;
-            pit->second.last = std::max(pit->second.last, p->cpu_seconds_total);
-            pit->second.seen = true;
+            if (taken.count(pid)) continue;
+            rest.pids.push_back(pid);
+            if (const ProcessInfo* p = find_process(s, pid))
+                for (unsigned g : p->gpu_indices)
+                    if (std::find(rest.gpus.begin(), rest.gpus.end(), g) == rest.gpus.end()) rest.gpus.push_back(g);
         }
-        for (auto pit = a.processes.begin(); pit != a.processes.end();) {
-            if (pit->second.seen) {
-                ++pit;
-                continue;
-            }
-            a.ended_cpu_seconds += std::max(0.0, pit->second.last - pit->second.base);
-            pit = a.processes.erase(pit);
+        std::sort(rest.gpus.begin(), rest.gpus.end());
+        // What is left of a session or service counts only while it holds a GPU of its own.
+        if (rest.pids.empty() || (j.kind != JobKind::container && rest.gpus.empty())) continue;
+        at[j.label] = work.size();
+        work.push_back({std::move(rest), std::string(enum_name(j.kind)), std::nullopt});
+    }
+    // Processes that hold a GPU in no job the cgroups name (a container that hides its cgroup path,
+    // a box without systemd sessions): their owner's, as "user:NAME", with their descendants.
+    std::map<std::string, std::vector<std::uint32_t>> holders;
+    for (const ProcessInfo& p : s.processes)
+        if (!p.gpu_indices.empty() && p.job.kind == JobKind::none && !taken.count(p.pid))
+            holders[p.user.empty() ? std::to_string(p.uid) : p.user].push_back(p.pid);
+    for (const auto& [user, roots] : holders) {
+        const std::string label = "user:" + user;
+        auto [it, fresh] = at.try_emplace(label, work.size());
+        if (fresh) {
+            JobInfo j;
+            j.kind = JobKind::user;
+            j.label = label;
+            j.user = user;
+            if (const ProcessInfo* p = find_process(s, roots.front())) j.id = std::to_string(p->uid);
+            work.push_back({std::move(j), "user", std::nullopt});
         }
-        double cpu = a.ended_cpu_seconds;
-        for (const auto& [key, p] : a.processes) cpu += std::max(0.0, p.last - p.base);
-        n.cpu_seconds = cpu;
-        n.memory_peak_bytes = std::max(n.memory_peak_bytes, rss);
-
-        // Its GPUs: those allocated to it and those its processes use.
-        std::vector<unsigned> indices = j.allocated_gpus;
-        for (unsigned g : j.gpus)
-            if (std::find(indices.begin(), indices.end(), g) == indices.end()) indices.push_back(g);
-        for (unsigned index : indices) {
-            const GpuInfo* g = gpu_at(s, index);
-            if (!g) continue;
-            GpuAcc& ga = a.gpus[index];
-            ga.use.index = index;
-            ga.use.uuid = g->uuid;
-            ga.use.minor_number = g->minor_number;
-            ga.use.allocated = ga.use.allocated || std::find(j.allocated_gpus.begin(), j.allocated_gpus.end(), index) !=
-                                                       j.allocated_gpus.end();
-            if (g->memory_total_bytes) ga.use.memory_total_bytes = *g->memory_total_bytes;
-            if (g->lost || g->stale) continue;
-            if (g->utilization_percent) {
-                ga.util_sum += *g->utilization_percent;
-                ++ga.util_n;
-            }
-            if (g->sm_activity_percent) {
-                ga.sm_sum += *g->sm_activity_percent;
-                ++ga.sm_n;
-            }
-            // The GPU's memory when it is the job's alone (allocated, or no other process on it),
-            // else what the job's own processes hold there.
-            std::uint64_t mine = 0;
-            bool others = false;
-            for (const GpuProcess& gp : g->processes) {
-                const std::uint32_t pid = gp.our_pid();
-                if (std::binary_search(j.pids.begin(), j.pids.end(), pid))
-                    mine += gp.used_memory_bytes.value_or(0);
-                else
-                    others = true;
-            }
-            const std::uint64_t used =
-                (ga.use.allocated || !others) && g->memory_used_bytes ? *g->memory_used_bytes : mine;
-            ga.use.memory_peak_bytes = std::max(ga.use.memory_peak_bytes, used);
+        JobInfo& j = work[it->second].job;
+        for (const ProcessInfo* p : process_trees(s, roots)) {
+            if (p->job.kind != JobKind::none || taken.count(p->pid)) continue;
+            if (!std::binary_search(j.pids.begin(), j.pids.end(), p->pid))
+                j.pids.insert(std::upper_bound(j.pids.begin(), j.pids.end(), p->pid), p->pid);
+            for (unsigned g : p->gpu_indices)
+                if (!std::binary_search(j.gpus.begin(), j.gpus.end(), g))
+                    j.gpus.insert(std::upper_bound(j.gpus.begin(), j.gpus.end(), g), g);
         }
-        n.gpus.clear();
-        for (const auto& [index, ga] : a.gpus) {
-            GpuUse g = ga.use;
-            if (ga.util_n) g.utilization_percent = ga.util_sum / static_cast<double>(ga.util_n);
-            if (ga.sm_n) g.sm_activity_percent = ga.sm_sum / static_cast<double>(ga.sm_n);
-            n.gpus.push_back(std::move(g));
+    }
+    for (const OtherJob& o : others)
+        if (!o.info.label.empty() && !at.count(o.info.label)) {
+            at[o.info.label] = work.size();
+            work.push_back({o.info, o.kind, o.start_ms});
         }
+    for (const Work& w : work) {
+        present.insert(w.job.label);
+        std::optional<std::int64_t> start = w.start_ms;
+        if (!start && w.job.start_time_unix) start = *w.job.start_time_unix * 1000;
+        account(s, w.job, w.kind, start);
     }
     // The findings that name a job, each (rule, severity) once, with its first words.
     for (const Finding& f : findings) {
@@ -174,6 +261,7 @@ void JobUsageTracker::update(const Snapshot& s, const std::vector<Finding>& find
                 for (const auto& [key, p] : a.processes) a.ended_cpu_seconds += std::max(0.0, p.last - p.base);
                 a.processes.clear();
                 a.node.cpu_seconds = a.ended_cpu_seconds;
+                ++endings_;
             }
             a.job.ended = true;
             if (static_cast<double>(now - a.node.last_unix_ms) / 1000 > keep_seconds_) {
@@ -188,6 +276,7 @@ void JobUsageTracker::update(const Snapshot& s, const std::vector<Finding>& find
         std::sort(ended.begin(), ended.end());
         for (std::size_t i = 0; i < ended.size() - max_ended_; ++i) jobs_.erase(ended[i].second);
     }
+    last_tick_ms_ = now;
 }
 
 JobUse JobUsageTracker::use_of(const Acc& a) const {

@@ -29,6 +29,9 @@ struct GpuUse {
     std::optional<double> utilization_percent, sm_activity_percent;  // means over the samples that read them
     std::uint64_t memory_peak_bytes = 0;   // the GPU's (allocated or used by this job alone), else the job's processes'
     std::uint64_t memory_total_bytes = 0;  // the GPU's
+    // Integrated over the samples (NodeUse says how): seconds seen, and utilisation and SM activity
+    // as busy seconds (50 % for an hour: 1800); SM over the seconds that read it.
+    double seconds = 0, busy_seconds = 0, sm_seconds = 0, sm_busy_seconds = 0;
 };
 
 struct NodeUse {
@@ -42,7 +45,16 @@ struct NodeUse {
     std::uint64_t node_memory_bytes = 0;
     std::uint64_t memory_peak_bytes = 0;  // the most its processes' RSS summed to in one sample
     std::vector<GpuUse> gpus;             // by index
+    // Integrated over the samples: each counts the time since the one before it when the job was in
+    // both and they are at most kMaxSampleGapMs apart (an agent stopped or a machine suspended
+    // counts nothing); a job's first sample counts from its start when that is known and later. Seconds seen;
+    // GPU-seconds allocated (with no allocation known: held, the GPUs its processes used); CPU-seconds allocated (when
+    // `cpus` is known).
+    double seconds = 0, gpu_seconds = 0, cpu_seconds_allocated = 0;
 };
+
+// Longer between two samples and the time between them is not counted (docs/queue.md#usage).
+inline constexpr std::int64_t kMaxSampleGapMs = 60000;
 
 struct JobFindingSeen {
     std::string rule;
@@ -64,6 +76,17 @@ struct JobUse {
     double runtime_seconds() const;
 };
 
+// A job the agent knows from elsewhere than the cgroups, given to update() beside the snapshot's:
+// the queue's ("queue:ID", its processes the tree under its supervisor, its GPUs and CPUs as
+// allocated). Its processes are taken out of the user, service and container jobs they also sit
+// in (a queued job runs in the agent's or the user's cgroup), so no GPU-second counts twice; Slurm
+// jobs and pods keep theirs (jobstats asks for the allocation's whole use).
+struct OtherJob {
+    std::string kind;  // "queue"
+    JobInfo info;      // label, id, name, user, pids (sorted), gpus, allocated_gpus, allocated_cpus/memory
+    std::optional<std::int64_t> start_ms;  // when it started (Unix ms): its first sample counts from then
+};
+
 class JobUsageTracker {
   public:
     // `keep_seconds`: how long a job that left stays (for the epilog and `baton jobstats` after it);
@@ -71,13 +94,17 @@ class JobUsageTracker {
     explicit JobUsageTracker(double keep_seconds = 3600, std::size_t max_ended = 1000)
         : keep_seconds_(keep_seconds), max_ended_(max_ended) {}
 
-    // Feeds the newest snapshot and the findings of its tick.
-    void update(const Snapshot& s, const std::vector<Finding>& findings);
+    // Feeds the newest snapshot, the findings of its tick and the jobs known from elsewhere.
+    // Processes that hold a GPU outside every job (no cgroup names one) count as their owner's
+    // "user:NAME" job, with their descendants.
+    void update(const Snapshot& s, const std::vector<Finding>& findings, const std::vector<OtherJob>& others = {});
 
     // The job whose label ("slurm:1234") or id ("1234") this is; none when this node never saw it.
     std::optional<JobUse> find(const std::string& job) const;
     std::vector<JobUse> all() const;
     std::size_t size() const { return jobs_.size(); }
+    // How many times a job has left since the tracker began (the agent writes the usage at once then).
+    std::uint64_t endings() const { return endings_; }
 
   private:
     struct ProcessCpu {
@@ -98,10 +125,13 @@ class JobUsageTracker {
         std::set<std::pair<std::string, Severity>> rules;
     };
     JobUse use_of(const Acc& a) const;
+    void account(const Snapshot& s, const JobInfo& j, const std::string& kind, std::optional<std::int64_t> start_ms);
 
     double keep_seconds_;
     std::size_t max_ended_;
     std::map<std::string, Acc> jobs_;  // by label
+    std::int64_t last_tick_ms_ = 0;    // the snapshot before this one
+    std::uint64_t endings_ = 0;
 };
 
 // Several nodes' reports of one job as one (nodes side by side, findings joined, ended when every

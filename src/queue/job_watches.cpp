@@ -1,9 +1,12 @@
 #include "queue/job_watches.hpp"
 
+#include <algorithm>
+
 #include <fcntl.h>
 #include <unistd.h>
 
 #include "core/clock.hpp"
+#include "diagnose/job.hpp"
 
 namespace baton::queue {
 
@@ -103,6 +106,28 @@ std::vector<diagnose::Finding> JobWatches::feed(const diagnose::Window& window) 
         }
     }
     return holding;
+}
+
+std::vector<diagnose::OtherJob> JobWatches::usage_jobs(const Snapshot& s) {
+    std::vector<diagnose::OtherJob> out;
+    MutexLock lock(mutex_);
+    for (auto& [id, w] : watched_) {
+        if (w->root <= 0 || w->usage.info.label.empty()) continue;
+        diagnose::OtherJob o = w->usage;
+        for (const ProcessInfo* p : diagnose::process_trees(s, {static_cast<std::uint32_t>(w->root)})) {
+            o.info.pids.push_back(p->pid);
+            for (unsigned g : p->gpu_indices) o.info.gpus.push_back(g);
+        }
+        if (o.info.pids.empty()) continue;  // its supervisor is gone: the queue thread ends it
+        std::sort(o.info.pids.begin(), o.info.pids.end());
+        for (const GpuInfo& g : s.gpus)
+            if (std::find(w->gpu_uuids.begin(), w->gpu_uuids.end(), g.uuid) != w->gpu_uuids.end())
+                o.info.allocated_gpus.push_back(g.index);
+        std::sort(o.info.gpus.begin(), o.info.gpus.end());
+        o.info.gpus.erase(std::unique(o.info.gpus.begin(), o.info.gpus.end()), o.info.gpus.end());
+        out.push_back(std::move(o));
+    }
+    return out;
 }
 
 std::vector<std::pair<std::int64_t, std::int64_t>> JobWatches::newly_recorded() {

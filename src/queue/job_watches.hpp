@@ -15,6 +15,7 @@
 
 #include "core/thread_safety.hpp"
 #include "core/thresholds.hpp"
+#include "diagnose/job_usage.hpp"
 #include "diagnose/series.hpp"
 #include "queue/job_shim.hpp"
 #include "run/events_socket.hpp"
@@ -37,6 +38,10 @@ struct WatchedJob {
     std::string memory_dir;                // the hook's out-of-memory captures ("": none asked)
     std::unique_ptr<run::JobHangs> hangs;  // its hang verdict, when it has the handler
     pid_t root = 0;                        // its supervisor: the job's processes are below it
+    // The job as baton usage counts it ("queue:ID", its owner, CPUs and memory), and its GPUs by
+    // UUID (the snapshot gives their indices): JobWatches::usage_jobs fills in its processes.
+    diagnose::OtherJob usage;
+    std::vector<std::string> gpu_uuids;
 };
 
 // The watch of job `j`, whose supervisor is `pid`, whose directory is `dir` and whose environment
@@ -70,6 +75,9 @@ class JobWatches {
     // then the window, and takes a turn of its hang verdict. The verdicts that hold, as findings
     // whose subject is "job ID" (the agent's /metrics and alerts).
     std::vector<diagnose::Finding> feed(const diagnose::Window& window);
+    // The sampling thread, after feed(): every running job for the agent's usage tracker, with its
+    // processes (the tree under its supervisor) and its GPUs as `s` has them.
+    std::vector<diagnose::OtherJob> usage_jobs(const Snapshot& s);
     // The jobs whose run the history got since the last call, as (job, run) pairs.
     std::vector<std::pair<std::int64_t, std::int64_t>> newly_recorded();
     std::size_t size();

@@ -11,9 +11,9 @@ namespace baton::queue {
 
 namespace {
 
-constexpr const char* kOps[] = {"submit",  "list",  "show",   "cancel",    "hold",         "release",
-                                "retry",   "wait",  "logs",   "info",      "pause",        "resume",
-                                "restart", "clean", "groups", "group_set", "group_remove", "edit"};
+constexpr const char* kOps[] = {"submit", "list",      "show",         "cancel", "hold",   "release", "retry",
+                                "wait",   "logs",      "info",         "pause",  "resume", "restart", "clean",
+                                "groups", "group_set", "group_remove", "edit",   "usage"};
 
 // Job ids are positive and fit in SQLite's integer; a request naming another is refused.
 bool job_id_of(const nlohmann::json& v, std::int64_t& out) {
@@ -111,6 +111,10 @@ std::string request_line(const Request& r) {
             break;
         case Op::groups:
             break;
+        case Op::usage:
+            j["since_ms"] = r.since_ms;
+            j["user"] = r.user;
+            break;
         case Op::edit:
             j["job"] = r.jobs.empty() ? 0 : r.jobs.front();
             j["edit"] = edit_json(r.edit);
@@ -156,7 +160,7 @@ Result<Request> parse_request(std::string_view line) {
         return make_error(
             "no request \"" + op +
             "\" (known: submit, list, show, cancel, hold, release, retry, wait, logs, info, pause, resume, restart, "
-            "clean, groups, group_set, group_remove, edit)");
+            "clean, groups, group_set, group_remove, edit, usage)");
 
     std::string bad;  // the first field of the wrong type
     auto string_of = [&](const char* key, std::string& out) {
@@ -255,6 +259,15 @@ Result<Request> parse_request(std::string_view line) {
             if (r.group.empty() && bad.empty()) bad = "group";
             break;
         case Op::groups:
+            break;
+        case Op::usage:
+            if (j.contains("since_ms")) {
+                if (!j["since_ms"].is_number_integer() || j["since_ms"].get<std::int64_t>() < 0)
+                    bad = "since_ms";
+                else
+                    r.since_ms = j["since_ms"].get<std::int64_t>();
+            }
+            string_of("user", r.user);
             break;
         case Op::edit: {
             one_job();

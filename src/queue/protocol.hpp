@@ -31,7 +31,7 @@ inline constexpr std::size_t kMaxRequestBytes = 4u << 20;
 // pause, resume: a running job's whole tree stopped (SIGSTOP) and continued (SIGCONT). restart: a new
 // job with an ended one's spec. clean: the ended jobs forgotten, with their directories. groups,
 // group_set, group_remove: the groups and their parallel limits (baton group). edit: a waiting job
-// changed (job_edit.hpp).
+// changed (job_edit.hpp). usage: who used the GPUs and CPUs (baton usage), from the history.
 enum class Op {
     submit,
     list,
@@ -50,7 +50,8 @@ enum class Op {
     groups,
     group_set,
     group_remove,
-    edit
+    edit,
+    usage
 };
 
 const char* op_name(Op op);
@@ -85,6 +86,8 @@ struct Request {
     std::string group;               // group_set, group_remove: its name
     unsigned parallel = 1;           // group_set: how many of its jobs run at once
     JobEdit edit;                    // edit: what changes in `jobs`' one job
+    std::int64_t since_ms = 0;       // usage: the jobs seen since then (Unix ms, >= 0)
+    std::string user;                // usage: only this user's ("": everyone's)
 };
 
 std::string request_line(const Request& r);  // with its newline

@@ -3,6 +3,8 @@
 #include <chrono>
 #include <thread>
 
+#include "store/usage_records.hpp"
+
 namespace baton::queue {
 
 namespace {
@@ -135,6 +137,29 @@ Result<std::vector<GroupView>> list_groups(const Environment& env) {
     Result<json> answer = ask_agent(env, r);
     if (!answer.ok()) return answer.error();
     return parse_groups(*answer);
+}
+
+Result<std::vector<store::UsageRecord>> job_usage(const Environment& env, std::int64_t since_ms,
+                                                  const std::string& user) {
+    Request r;
+    r.op = Op::usage;
+    r.since_ms = since_ms;
+    r.user = user;
+    Result<json> answer = ask_agent(env, r);
+    if (!answer.ok()) return answer.error();
+    return parse_usage(*answer);
+}
+
+Result<std::vector<store::UsageRecord>> parse_usage(const json& answer) {
+    auto jobs = answer.find("jobs");
+    if (jobs == answer.end() || !jobs->is_array()) return bad_answer("no 'jobs'");
+    std::vector<store::UsageRecord> out;
+    for (const json& j : *jobs) {
+        Result<store::UsageRecord> r = store::parse_usage_json(j);
+        if (!r.ok()) return bad_answer(r.error().message);
+        out.push_back(std::move(*r));
+    }
+    return out;
 }
 
 Status set_group(const Environment& env, const std::string& name, unsigned parallel) {

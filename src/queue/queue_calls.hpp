@@ -14,6 +14,7 @@
 #include "queue/pool_view.hpp"
 #include "queue/protocol.hpp"
 #include "queue/queue_client.hpp"
+#include "store/history.hpp"
 
 namespace baton::queue {
 
@@ -66,6 +67,12 @@ Result<std::vector<GroupView>> parse_groups(const nlohmann::json& answer);
 // `baton group add|set NAME --parallel N` (adds it, or changes its limit) and `baton group remove NAME`.
 Status set_group(const Environment& env, const std::string& name, unsigned parallel);
 Status remove_group(const Environment& env, const std::string& name);
+
+// `baton usage`: one record per job seen since `since_ms` (only `user`'s, when not ""), as the agent
+// recorded them (store/usage_records.hpp).
+Result<std::vector<store::UsageRecord>> job_usage(const Environment& env, std::int64_t since_ms,
+                                                  const std::string& user);
+Result<std::vector<store::UsageRecord>> parse_usage(const nlohmann::json& answer);
 
 // `baton queue clean`: the ids of the ended jobs the agent forgot (the caller's; root's: everyone's).
 Result<std::vector<std::int64_t>> clean_jobs(const Environment& env, bool successful_only);

@@ -100,6 +100,8 @@ std::string QueueServer::answer(Client& c, const Request& r, std::string& tail) 
             return clean(c, r.successful_only);
         case Op::groups:
             return groups();
+        case Op::usage:
+            return usage(r.since_ms, r.user);
         case Op::edit:
             return edit(c, r.jobs.front(), r.edit);
         case Op::group_set:

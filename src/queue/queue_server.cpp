@@ -162,8 +162,11 @@ void QueueServer::stop() {
     if (thread_.joinable()) thread_.join();
 }
 
-void QueueServer::on_tick(const diagnose::Window& window, std::vector<diagnose::Finding>& findings) {
+void QueueServer::on_tick(const diagnose::Window& window, std::vector<diagnose::Finding>& findings,
+                          std::vector<diagnose::OtherJob>& usage) {
     for (diagnose::Finding& f : watches_.feed(window)) findings.push_back(std::move(f));
+    if (!window.empty())
+        for (diagnose::OtherJob& o : watches_.usage_jobs(window.back())) usage.push_back(std::move(o));
     std::vector<std::uint32_t> paused;
     {
         MutexLock lock(paused_mutex_);
@@ -608,6 +611,18 @@ void QueueServer::start_supervised(store::JobRecord& j, const std::string& dir, 
 void QueueServer::watch(const store::JobRecord& j, pid_t pid, const std::vector<std::string>& env,
                         std::unique_ptr<WatchedJob> watched) {
     start_watch(*watched, j, pid, attempt_dir(j.id, j.attempt), env, options_.thresholds, job_history_, options_.hang);
+    // What baton usage counts of it (the processes and GPU indices come with each sample).
+    diagnose::OtherJob& u = watched->usage;
+    u.kind = "queue";
+    u.info.id = std::to_string(j.id);
+    u.info.label = "queue:" + u.info.id;
+    u.info.name = j.name;
+    u.info.user = users_.name(j.owner_uid);
+    u.start_ms = j.start_ms;
+    if (!j.cpus.empty()) u.info.allocated_cpus = static_cast<unsigned>(j.cpus.size());
+    if (const JobRequest* req = jobs_.request_of(j); req && req->want.memory_bytes)
+        u.info.allocated_memory_bytes = req->want.memory_bytes;
+    watched->gpu_uuids = j.gpus;
     watches_.add(j.id, std::move(watched));
 }
 

@@ -67,6 +67,9 @@ struct QueueServerOptions {
     double idle_minutes = 30;                  // ... after this long at 0 %
     Thresholds thresholds;                     // for each job's findings
     hang::HangWatchOptions hang;               // each job's hang verdict ([launch] hang_seconds)
+    // baton usage's live figures: the agent's totals of the jobs it follows now (any thread; none: the
+    // written records alone, at most a minute old).
+    std::function<std::vector<store::UsageRecord>()> live_usage;
 };
 
 class QueueServer {
@@ -88,8 +91,10 @@ class QueueServer {
     // (its figures, findings, output and the Python hook's events, its hang verdict) and wakes the
     // queue thread to decide again on the new snapshot. Adds to `findings` (the tick's) the jobs'
     // hang verdicts that hold ("job ID" their subject), and takes from it gpu_idle_held of the
-    // processes of a paused job (baton pause: its GPU memory is held on purpose).
-    void on_tick(const diagnose::Window& window, std::vector<diagnose::Finding>& findings);
+    // processes of a paused job (baton pause: its GPU memory is held on purpose). Adds to `usage`
+    // every running job, for the agent's usage tracker (baton usage).
+    void on_tick(const diagnose::Window& window, std::vector<diagnose::Finding>& findings,
+                 std::vector<diagnose::OtherJob>& usage);
 
     const std::string& socket_path() const { return options_.socket_path; }
     // The queue's families for /metrics (any thread).
@@ -126,6 +131,7 @@ class QueueServer {
     std::string add_submitted(store::JobRecord j, const JobArray& array);
     std::string edit(const Client& c, std::int64_t id, const JobEdit& e);  // queue_edit.cpp
     std::string groups();                                                  // queue_groups.cpp
+    std::string usage(std::int64_t since_ms, const std::string& user);     // queue_usage.cpp
     std::string set_group(const Client& c, const std::string& name, unsigned parallel);
     std::string remove_group(const Client& c, const std::string& name);
     std::string restart(const Client& c, std::int64_t id);

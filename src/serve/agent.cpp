@@ -72,6 +72,11 @@ std::vector<diagnose::JobUse> Agent::job_uses() const {
     return job_usage_.all();
 }
 
+std::vector<store::UsageRecord> Agent::usage_records() const {
+    MutexLock lock(job_usage_mutex_);
+    return usage_stretches_.current(job_usage_.all());
+}
+
 // Writes the minutes that ended, and once an hour deletes those past the retention. A write that
 // fails (a full disk) is said once, kept (up to a day of minutes) and tried again each minute.
 void Agent::store_minutes(std::int64_t now_ms) {
@@ -107,7 +112,29 @@ void Agent::store_minutes(std::int64_t now_ms) {
         if (Result<std::int64_t> pruned = store_->prune_metric_minutes(before); !pruned.ok())
             std::fprintf(stderr, "baton: cannot delete the machine history past its retention in %s: %s\n",
                          store_->path().c_str(), pruned.error().message.c_str());
+        if (Result<std::int64_t> pruned = store_->prune_usage(before * 60000); !pruned.ok())
+            std::fprintf(stderr, "baton: cannot delete the usage past its retention in %s: %s\n",
+                         store_->path().c_str(), pruned.error().message.c_str());
     }
+}
+
+// baton usage's records: every job whose figures changed, each minute (and when the agent stops);
+// a job that left, at once. A write that fails is said with the machine history's (store_minutes)
+// and the figures go with the next one: they are totals, nothing is lost but the last minute.
+void Agent::store_usage(std::int64_t now_ms, bool all) {
+    if (!store_) return;
+    std::vector<store::UsageRecord> rows;
+    {
+        MutexLock lock(job_usage_mutex_);
+        const bool minute = all || now_ms - usage_written_ms_ >= 60000;
+        if (!minute && job_usage_.endings() == usage_endings_) return;
+        usage_endings_ = job_usage_.endings();
+        if (minute) usage_written_ms_ = now_ms;
+        rows = usage_stretches_.take(job_usage_.all(), now_ms, !minute);
+    }
+    if (Status s = store_->put_usage(rows); !s.ok() && !store_failing_)
+        std::fprintf(stderr, "baton: cannot record the jobs' usage in %s: %s\n", store_->path().c_str(),
+                     s.error().message.c_str());
 }
 
 void Agent::loop() {
@@ -128,8 +155,9 @@ void Agent::loop() {
         schedule.taken(monotonic_seconds());
     }
     // The minute under way goes to the database as it is (a restart within that minute writes
-    // it again, from its own samples).
+    // it again, from its own samples), and so do the jobs' figures.
     store_minutes(unix_millis() + 60000);
+    store_usage(unix_millis(), true);
 }
 
 void Agent::tick(Sampler& sampler) {
@@ -169,12 +197,14 @@ void Agent::tick(Sampler& sampler) {
     auto indicators =
         std::make_shared<const std::vector<diagnose::IndicatorSummary>>(diagnose::summarize_indicators(window, t));
     report::DiagnosisInfo info = report::diagnosis_info(window, "live");
-    if (options_.on_tick) options_.on_tick(window, found);
+    std::vector<diagnose::OtherJob> others;
+    if (options_.on_tick) options_.on_tick(window, found, others);
     auto findings = std::make_shared<const std::vector<diagnose::Finding>>(std::move(found));
     {
         MutexLock lock(job_usage_mutex_);
-        job_usage_.update(*current_, *findings);
+        job_usage_.update(*current_, *findings, others);
     }
+    store_usage(current_->time_unix_ms, false);
 
     MutexLock lock(mutex_);
     // A finding "begins" when its (rule, subject) was not active at the previous tick.

@@ -26,6 +26,7 @@
 #include "serve/diagnosis_window.hpp"
 #include "serve/metric_history.hpp"
 #include "store/history.hpp"
+#include "store/usage_records.hpp"
 #include "sample/sampler.hpp"
 #include "sample/snapshot.hpp"
 
@@ -41,7 +42,9 @@ struct AgentOptions {
     // Called on the sampling thread after each sample with the diagnosis window (the queue's job
     // watches are fed from it) and the tick's findings so far, which it may add to (the queued jobs'
     // hang verdicts) and take from (gpu_idle_held of a job the queue paused); must not block for long.
-    std::function<void(const diagnose::Window&, std::vector<diagnose::Finding>&)> on_tick;
+    // It may also name jobs the agent's cgroups do not (the queue's), for the usage (OtherJob).
+    std::function<void(const diagnose::Window&, std::vector<diagnose::Finding>&, std::vector<diagnose::OtherJob>&)>
+        on_tick;
 };
 
 // What the HTTP thread reads: one consistent tick.
@@ -82,11 +85,14 @@ class Agent {
     // (baton jobstats, the Slurm epilog); by label ("slurm:1234") or id. Safe from any thread.
     std::optional<diagnose::JobUse> job_use(const std::string& job) const;
     std::vector<diagnose::JobUse> job_uses() const;
+    // Each of those jobs' current stretch as a usage record (baton usage's live figures). Any thread.
+    std::vector<store::UsageRecord> usage_records() const;
 
   private:
     void loop();
     void tick(Sampler& sampler);
     void store_minutes(std::int64_t now_ms);
+    void store_usage(std::int64_t now_ms, bool all);
 
     AgentOptions options_;
     // The sampling thread publishes, readers (HTTP, the queue) copy; SIGHUP's reload sets.
@@ -109,6 +115,11 @@ class Agent {
     std::shared_ptr<Snapshot> current_, spare_;
     std::optional<store::History> store_;
     std::vector<store::MetricMinute> unsaved_;  // minutes a failed write left, tried again next time
+    // baton usage's records: written each minute, and at once when a job leaves (the sampling thread
+    // writes; usage_records() reads the stretches under way).
+    store::UsageStretches usage_stretches_ BATON_GUARDED_BY(job_usage_mutex_);
+    std::int64_t usage_written_ms_ = 0;
+    std::uint64_t usage_endings_ = 0;
     bool store_failing_ = false;
     double pruned_at_ = -1e9;  // monotonic seconds of the last retention pass
 };

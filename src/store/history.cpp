@@ -130,6 +130,18 @@ constexpr const char* kMigrations[] = {
     "ALTER TABLE jobs ADD COLUMN array_index INTEGER;"
     "CREATE TABLE job_groups (name TEXT PRIMARY KEY, parallel INTEGER NOT NULL, owner_uid INTEGER NOT NULL) "
     "WITHOUT ROWID;",
+    // 13: who used the GPUs and CPUs (baton usage, history_usage.cpp): per job and hour, what the
+    // agent integrated from its samples.
+    "CREATE TABLE usage ("
+    "  label TEXT NOT NULL, start_ms INTEGER NOT NULL, end_ms INTEGER NOT NULL,"
+    "  kind TEXT NOT NULL, job TEXT NOT NULL, name TEXT NOT NULL, user TEXT NOT NULL, ended INTEGER NOT NULL,"
+    "  seconds REAL NOT NULL, gpus INTEGER NOT NULL, gpu_seconds REAL NOT NULL, gpu_busy_seconds REAL NOT NULL,"
+    "  sm_seconds REAL NOT NULL, sm_busy_seconds REAL NOT NULL,"
+    "  gpu_memory_peak_bytes INTEGER NOT NULL, gpu_memory_total_bytes INTEGER NOT NULL,"
+    "  cpus INTEGER, cpu_seconds_allocated REAL NOT NULL, cpu_seconds REAL NOT NULL,"
+    "  memory_peak_bytes INTEGER NOT NULL, memory_allocated_bytes INTEGER,"
+    "  PRIMARY KEY (label, start_ms)) WITHOUT ROWID;"
+    "CREATE INDEX usage_end ON usage(end_ms);",
 };
 
 using sqlite::db_error;

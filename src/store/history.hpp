@@ -148,6 +148,27 @@ struct MetricMinute {
     double avg = 0, min = 0, max = 0;
 };
 
+// What one job used of this machine in one stretch of time (baton usage; the agent writes one per
+// job and hour, diagnose/job_usage.hpp integrates the figures). Seconds are integrals over the
+// samples: GPU-seconds allocated (else held), busy (utilisation), SM-busy; CPU-seconds likewise.
+struct UsageRecord {
+    std::string label;                  // "queue:12", "user:alice", "slurm:1234", "service:jupyter.service"
+    std::int64_t start_ms = 0;          // the stretch: [start_ms, end_ms]
+    std::int64_t end_ms = 0;            // the last sample that saw the job in it
+    std::string kind, job, name, user;  // kind "queue", "user", ...; job: its id in that kind
+    bool ended = false;                 // the job had left when this was written
+    double seconds = 0;                 // seen
+    unsigned gpus = 0;                  // the most GPUs it had (allocated, else used) at once
+    double gpu_seconds = 0, gpu_busy_seconds = 0, sm_seconds = 0, sm_busy_seconds = 0;
+    std::uint64_t gpu_memory_peak_bytes = 0;   // on its fullest GPU
+    std::uint64_t gpu_memory_total_bytes = 0;  // that GPU's memory
+    std::optional<unsigned> cpus;              // allocated (queue, Slurm), else absent
+    double cpu_seconds_allocated = 0, cpu_seconds = 0;
+    std::uint64_t memory_peak_bytes = 0;
+    std::optional<std::uint64_t> memory_allocated_bytes;
+    bool operator==(const UsageRecord&) const = default;
+};
+
 // A job of baton submit's queue, as stored (history_jobs.cpp). The queue gives the states their
 // meaning (queue/scheduler.hpp); the store keeps each change one transaction and refuses a change
 // from a state the job is no longer in.
@@ -288,6 +309,13 @@ class History {
     Result<std::vector<MetricMinute>> metric_series();
     // Deletes the minutes before `minute` (retention); returns how many.
     Result<std::int64_t> prune_metric_minutes(std::int64_t minute);
+
+    // baton usage's records (history_usage.cpp), in one transaction: each replaces the one of the
+    // same label and start. Those that reach `since_ms` or later, by start; those that ended before
+    // `before_ms` deleted (retention), with how many.
+    Status put_usage(const std::vector<UsageRecord>& rows);
+    Result<std::vector<UsageRecord>> usage(std::int64_t since_ms);
+    Result<std::int64_t> prune_usage(std::int64_t before_ms);
 
     // The job queue (history_jobs.cpp). A new job (state queued or held); returns its id.
     Result<std::int64_t> add_job(const JobRecord& j);

@@ -31,7 +31,7 @@ void put_optional(json& o, const char* key, const std::optional<T>& v) {
 }
 
 // Reads fail with the field's path: "nodes[0].cpu_seconds: expected a number".
-struct Field {
+struct UseField {
     const json& doc;
     std::string path;
     const json* at(const char* key, bool required) const {
@@ -71,9 +71,9 @@ struct Field {
         if (!v->is_boolean()) throw std::invalid_argument(name(key) + ": expected true or false");
         return v->get<bool>();
     }
-    std::vector<Field> array(const char* key) const {
+    std::vector<UseField> array(const char* key) const {
         const json* v = at(key, false);
-        std::vector<Field> out;
+        std::vector<UseField> out;
         if (!v) return out;
         if (!v->is_array() || v->size() > 100000) throw std::invalid_argument(name(key) + ": expected an array");
         for (std::size_t i = 0; i < v->size(); ++i) out.push_back({(*v)[i], name(key) + "[" + std::to_string(i) + "]"});
@@ -136,10 +136,10 @@ Result<JobUse> read_job_use(std::string_view text) {
     json doc = json::parse(text, nullptr, false);
     if (doc.is_discarded()) return Error{"not JSON", ErrorCode::invalid_argument};
     try {
-        const Field root{doc, ""};
+        const UseField root{doc, ""};
         JobUse j;
         const json* job_doc = root.at("job", true);
-        const Field job{*job_doc, "job"};
+        const UseField job{*job_doc, "job"};
         j.label = job.string("label", true);
         j.kind = job.string("kind", true);
         j.id = job.string("id", true);
@@ -155,7 +155,7 @@ Result<JobUse> read_job_use(std::string_view text) {
             if (!start->is_number_integer()) throw std::invalid_argument("job.start_time_unix: expected an integer");
             j.start_time_unix = start->get<std::int64_t>();
         }
-        for (const Field& n : root.array("nodes")) {
+        for (const UseField& n : root.array("nodes")) {
             NodeUse node;
             node.host = n.string("host", true);
             node.first_unix_ms =
@@ -169,7 +169,7 @@ Result<JobUse> read_job_use(std::string_view text) {
             node.node_memory_bytes = n.whole<std::uint64_t>("node_memory_bytes").value_or(0);
             node.memory_allocated_bytes = n.whole<std::uint64_t>("memory_allocated_bytes");
             node.memory_peak_bytes = n.whole<std::uint64_t>("memory_peak_bytes").value_or(0);
-            for (const Field& g : n.array("gpus")) {
+            for (const UseField& g : n.array("gpus")) {
                 GpuUse gpu;
                 gpu.index = *g.whole<unsigned>("index", true);
                 gpu.uuid = g.string("uuid");
@@ -183,7 +183,7 @@ Result<JobUse> read_job_use(std::string_view text) {
             }
             j.nodes.push_back(std::move(node));
         }
-        for (const Field& f : root.array("findings")) {
+        for (const UseField& f : root.array("findings")) {
             diagnose::JobFindingSeen seen;
             seen.rule = f.string("rule", true);
             const std::string severity = f.string("severity", true);

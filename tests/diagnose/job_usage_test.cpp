@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <tuple>
 
 #include "diagnose/job_usage.hpp"
 
@@ -223,4 +224,148 @@ TEST(JobUsage, NodesMergeSideBySide) {
     EXPECT_EQ(m.name, "train");
     EXPECT_DOUBLE_EQ(m.runtime_seconds(), 2);
     EXPECT_TRUE(merge_nodes({}).nodes.empty());
+}
+
+TEST(JobUsage, HoursAreIntegratedFromTheSamplesAndAGapIsNotCounted) {
+    JobUsageTracker t;
+    // Four GPUs allocated, GPU 0 at 50 % then 100 %, the others at 0; samples 2 s apart.
+    t.update(job_at(0, {{100, 0, kJobGiB}}, {50, 0, 0, 0}, {kJobGiB, 0, 0, 0}), {});
+    t.update(job_at(2, {{100, 2, kJobGiB}}, {50, 0, 0, 0}, {kJobGiB, 0, 0, 0}), {});
+    t.update(job_at(4, {{100, 4, kJobGiB}}, {100, 0, 0, 0}, {kJobGiB, 0, 0, 0}), {});
+    // The agent stopped for 10 minutes: that time is not the job's seen time.
+    t.update(job_at(604, {{100, 5, kJobGiB}}, {100, 0, 0, 0}, {kJobGiB, 0, 0, 0}), {});
+    t.update(job_at(606, {{100, 6, kJobGiB}}, {100, 0, 0, 0}, {kJobGiB, 0, 0, 0}), {});
+    const NodeUse n = t.find("77")->nodes.at(0);
+    EXPECT_DOUBLE_EQ(n.seconds, 6);  // 2 + 2 + 2: the first sample and the gap add nothing
+    EXPECT_DOUBLE_EQ(n.gpu_seconds, 4 * 6);
+    EXPECT_DOUBLE_EQ(n.cpu_seconds_allocated, 16 * 6);
+    EXPECT_DOUBLE_EQ(n.gpus.at(0).seconds, 6);
+    EXPECT_DOUBLE_EQ(n.gpus.at(0).busy_seconds, 2 * 0.5 + 2 * 1 + 2 * 1);
+    EXPECT_DOUBLE_EQ(n.gpus.at(1).busy_seconds, 0);
+    EXPECT_DOUBLE_EQ(n.gpus.at(0).sm_seconds, 0);  // SM activity was never read
+    EXPECT_DOUBLE_EQ(n.cpu_seconds, 6);
+}
+
+TEST(JobUsage, AQueuedJobIsItsOwnAndLeavesTheSessionThatHoldsItsProcesses) {
+    JobUsageTracker t;
+    for (int tick = 0; tick < 3; ++tick) {
+        Snapshot s;
+        s.time_unix_ms = kJobStart + tick * 1000;
+        s.host.hostname = "box";
+        for (unsigned i = 0; i < 2; ++i) {
+            GpuInfo g;
+            g.index = i;
+            g.uuid = "GPU-" + std::to_string(i);
+            g.utilization_percent = i == 0 ? 80 : 20;
+            g.sm_activity_percent = i == 0 ? 40 : 10;
+            g.memory_total_bytes = 80 * kJobGiB;
+            g.memory_used_bytes = kJobGiB;
+            s.gpus.push_back(g);
+        }
+        // alice's session: the queue's job (pids 10, 11 on GPU 0) and her notebook (pid 20 on GPU 1).
+        for (std::uint32_t pid : {10u, 11u, 20u}) {
+            ProcessInfo p;
+            p.pid = pid;
+            p.start_ticks = pid;
+            p.start_time_ms = kJobStart;
+            p.rss_bytes = kJobGiB;
+            if (pid == 11) p.gpu_indices = {0};
+            if (pid == 20) p.gpu_indices = {1};
+            s.processes.push_back(p);
+        }
+        JobInfo session;
+        session.kind = JobKind::user;
+        session.id = "1000";
+        session.label = "user:alice";
+        session.user = "alice";
+        session.pids = {10, 11, 20};
+        session.gpus = {0, 1};
+        s.jobs.push_back(session);
+        OtherJob q{"queue", {}, std::nullopt};
+        q.info.id = "12";
+        q.info.label = "queue:12";
+        q.info.user = "alice";
+        q.info.pids = {10, 11};
+        q.info.gpus = {0};
+        q.info.allocated_gpus = {0};
+        q.info.allocated_cpus = 4;
+        t.update(s, {}, {q});
+    }
+    const JobUse queued = *t.find("queue:12");
+    EXPECT_EQ(queued.kind, "queue");
+    ASSERT_EQ(queued.nodes.at(0).gpus.size(), 1u);
+    EXPECT_DOUBLE_EQ(queued.nodes.at(0).gpu_seconds, 2);
+    EXPECT_DOUBLE_EQ(queued.nodes.at(0).gpus.at(0).busy_seconds, 2 * 0.8);
+    EXPECT_DOUBLE_EQ(queued.nodes.at(0).gpus.at(0).sm_busy_seconds, 2 * 0.4);
+    EXPECT_DOUBLE_EQ(queued.nodes.at(0).cpu_seconds_allocated, 2 * 4);
+    EXPECT_EQ(queued.nodes.at(0).memory_peak_bytes, 2 * kJobGiB);
+    // The session keeps only the notebook: GPU 1, one process.
+    const JobUse session = *t.find("user:alice");
+    ASSERT_EQ(session.nodes.at(0).gpus.size(), 1u);
+    EXPECT_EQ(session.nodes.at(0).gpus.at(0).index, 1u);
+    EXPECT_DOUBLE_EQ(session.nodes.at(0).gpu_seconds, 2);
+    EXPECT_DOUBLE_EQ(session.nodes.at(0).gpus.at(0).busy_seconds, 2 * 0.2);
+    EXPECT_EQ(session.nodes.at(0).memory_peak_bytes, kJobGiB);
+}
+
+TEST(JobUsage, AGpuHolderInNoJobCountsForItsOwnerWithItsChildren) {
+    JobUsageTracker t;
+    for (int tick = 0; tick < 3; ++tick) {
+        Snapshot s;
+        s.time_unix_ms = kJobStart + tick * 500;
+        GpuInfo g;
+        g.index = 0;
+        g.uuid = "GPU-0";
+        g.utilization_percent = 30;
+        s.gpus.push_back(g);
+        // bob's trainer (pid 50, on GPU 0) and its DataLoader worker (51); carol's shell (60) holds nothing.
+        for (auto [pid, ppid, user] :
+             {std::tuple{50u, 1u, "bob"}, std::tuple{51u, 50u, "bob"}, std::tuple{60u, 1u, "carol"}}) {
+            ProcessInfo p;
+            p.pid = pid;
+            p.ppid = ppid;
+            p.uid = pid == 60 ? 1002 : 1001;
+            p.user = user;
+            p.start_ticks = pid;
+            p.start_time_ms = kJobStart;
+            p.cpu_seconds_total = tick;
+            p.rss_bytes = kJobGiB;
+            if (pid == 50) p.gpu_indices = {0};
+            s.processes.push_back(p);
+        }
+        t.update(s, {});
+    }
+    ASSERT_EQ(t.size(), 1u);
+    const JobUse bob = *t.find("user:bob");
+    EXPECT_EQ(bob.kind, "user");
+    EXPECT_EQ(bob.id, "1001");
+    EXPECT_EQ(bob.nodes.at(0).memory_peak_bytes, 2 * kJobGiB);  // the worker too
+    EXPECT_DOUBLE_EQ(bob.nodes.at(0).gpu_seconds, 1);
+    EXPECT_DOUBLE_EQ(bob.nodes.at(0).gpus.at(0).busy_seconds, 0.3);
+}
+
+TEST(JobUsage, ANewJobsFirstSampleCountsFromItsStart) {
+    JobUsageTracker t;
+    auto tick = [&](std::int64_t ms, bool with_job) {
+        Snapshot s;
+        s.time_unix_ms = kJobStart + ms;
+        std::vector<OtherJob> others;
+        if (with_job) {
+            ProcessInfo p;
+            p.pid = 9;
+            p.start_time_ms = kJobStart + 600;
+            s.processes.push_back(p);
+            OtherJob q{"queue", {}, kJobStart + 600};  // started between the first two samples
+            q.info.label = "queue:5";
+            q.info.pids = {9};
+            q.info.allocated_cpus = 1;
+            others.push_back(q);
+        }
+        t.update(s, {}, others);
+    };
+    tick(0, false);
+    tick(1000, true);
+    tick(2000, true);
+    EXPECT_DOUBLE_EQ(t.find("queue:5")->nodes.at(0).seconds, 0.4 + 1);
+    EXPECT_DOUBLE_EQ(t.find("queue:5")->nodes.at(0).cpu_seconds_allocated, 1.4);
 }

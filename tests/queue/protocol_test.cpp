@@ -209,6 +209,16 @@ TEST(QueueProtocol, AnArrayAndTheGroupRequestsRoundTrip) {
     EXPECT_EQ(back->group, "serial");
     g.op = Op::groups;
     EXPECT_EQ(parse_request(request_line(g))->op, Op::groups);
+
+    Request u;
+    u.op = Op::usage;
+    u.since_ms = 1764400000000;
+    u.user = "ada";
+    back = parse_request(request_line(u));
+    ASSERT_TRUE(back.ok()) << back.error().message;
+    EXPECT_EQ(back->op, Op::usage);
+    EXPECT_EQ(back->since_ms, 1764400000000);
+    EXPECT_EQ(back->user, "ada");
 }
 
 TEST(QueueProtocol, HostileArraysAndGroupRequestsGetOneLineErrors) {
@@ -231,6 +241,10 @@ TEST(QueueProtocol, HostileArraysAndGroupRequestsGetOneLineErrors) {
         {R"({"op": "group_set", "group": 5, "parallel": 2})", "group"},
         {R"({"op": "group_remove"})", "group"},
         {R"({"op": "group_remove", "group": ""})", "group"},
+        {R"({"op": "usage", "since_ms": -1})", "since_ms"},
+        {R"({"op": "usage", "since_ms": 1.5})", "since_ms"},
+        {R"({"op": "usage", "since_ms": "yesterday"})", "since_ms"},
+        {R"({"op": "usage", "user": 0})", "user"},
     };
     for (const auto& [line, says] : cases) {
         baton::Result<Request> r = parse_request(line);

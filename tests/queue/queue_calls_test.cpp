@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "queue/queue_calls.hpp"
+#include "store/usage_records.hpp"
 
 using namespace baton;
 using namespace baton::queue;
@@ -101,4 +102,46 @@ TEST(QueueCalls, AnArraysIdsAndTheGroups) {
                             R"({"groups":[{"name":"a","owner":"b","parallel":1,"running":0}]})",
                             R"({"groups":[{"name":7,"owner":"b","parallel":1,"running":0,"waiting":0}]})"})
         EXPECT_FALSE(parse_groups(nlohmann::json::parse(bad)).ok()) << bad;
+}
+
+TEST(QueueCalls, UsageAnswersAreReadWholeOrRefused) {
+    baton::store::UsageRecord r;
+    r.label = "queue:7";
+    r.kind = "queue";
+    r.job = "7";
+    r.user = "ada";
+    r.start_ms = 1000;
+    r.end_ms = 9000;
+    r.ended = true;
+    r.seconds = 8;
+    r.gpus = 2;
+    r.gpu_seconds = 16;
+    r.gpu_busy_seconds = 12;
+    r.cpus = 4;
+    r.cpu_seconds_allocated = 32;
+    r.cpu_seconds = 3.5;
+    r.memory_peak_bytes = 1u << 30;
+    nlohmann::json answer = {{"ok", true}, {"jobs", {baton::store::usage_json(r)}}};
+    auto got = parse_usage(answer);
+    ASSERT_TRUE(got.ok()) << got.error().message;
+    ASSERT_EQ(got->size(), 1u);
+    EXPECT_EQ((*got)[0], r);
+    for (auto [key, value] : {std::pair<const char*, nlohmann::json>{"gpu_seconds", -1},
+                              {"gpu_busy_seconds", "12"},
+                              {"gpus", -2},
+                              {"cpus", 1.5},
+                              {"start_ms", "x"},
+                              {"label", 7},
+                              {"ended", 1}}) {
+        nlohmann::json bad = answer;
+        bad["jobs"][0][key] = value;
+        auto refused = parse_usage(bad);
+        ASSERT_FALSE(refused.ok()) << key;
+        EXPECT_NE(refused.error().message.find(key), std::string::npos) << refused.error().message;
+    }
+    nlohmann::json missing = answer;
+    missing["jobs"][0].erase("seconds");
+    EXPECT_FALSE(parse_usage(missing).ok());
+    EXPECT_FALSE(parse_usage(nlohmann::json{{"ok", true}}).ok());
+    EXPECT_FALSE(parse_usage(nlohmann::json{{"jobs", 3}}).ok());
 }

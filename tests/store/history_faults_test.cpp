@@ -153,7 +153,8 @@ TEST(HistoryFaults, ReadersOpenReadOnly) {
     sql(path,
         "DROP TABLE run_oom_captures; DROP TABLE run_profiles; DROP TABLE run_hangs; DROP TABLE bench_links; ALTER "
         "TABLE runs DROP COLUMN kind; "
-        "DROP TABLE job_groups; DROP TABLE jobs; DROP TABLE metric_minutes; DROP TABLE metric_series; "
+        "DROP TABLE usage; DROP TABLE job_groups; DROP TABLE jobs; DROP TABLE metric_minutes; DROP TABLE "
+        "metric_series; "
         "ALTER TABLE runs DROP COLUMN owner_boot_id; ALTER TABLE runs DROP COLUMN owner_start_ticks; "
         "PRAGMA user_version=3");
     auto old = History::open(path, HistoryAccess::read);
