@@ -78,4 +78,23 @@ std::vector<const ProcessInfo*> process_trees(const Snapshot& s, const std::vect
     return out;
 }
 
+std::vector<std::vector<const ProcessInfo*>> process_tree_each(const Snapshot& s,
+                                                               const std::vector<std::uint32_t>& roots) {
+    std::vector<std::vector<const ProcessInfo*>> out(roots.size());
+    if (roots.empty()) return out;
+    std::unordered_map<std::uint32_t, std::vector<const ProcessInfo*>> kids;
+    for (const ProcessInfo& p : s.processes)
+        if (p.ppid != p.pid) kids[p.ppid].push_back(&p);
+    std::unordered_set<std::uint32_t> seen;
+    for (std::size_t r = 0; r < roots.size(); ++r) {
+        std::vector<const ProcessInfo*>& tree = out[r];
+        if (const ProcessInfo* p = find_process(s, roots[r]); p && seen.insert(p->pid).second) tree.push_back(p);
+        for (std::size_t i = 0; i < tree.size(); ++i)
+            if (auto it = kids.find(tree[i]->pid); it != kids.end())
+                for (const ProcessInfo* c : it->second)
+                    if (seen.insert(c->pid).second) tree.push_back(c);
+    }
+    return out;
+}
+
 }  // namespace baton::diagnose

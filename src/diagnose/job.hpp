@@ -21,4 +21,9 @@ std::vector<const ProcessInfo*> process_and_descendants(const Snapshot& s, std::
 // hostile parent cycle, is walked once): roots first, then breadth first.
 std::vector<const ProcessInfo*> process_trees(const Snapshot& s, const std::vector<std::uint32_t>& roots);
 
+// The tree of each root apart (out[i] for roots[i]; a process under two roots goes to the first),
+// the process table walked once for them all: the queue's running jobs, every sample.
+std::vector<std::vector<const ProcessInfo*>> process_tree_each(const Snapshot& s,
+                                                               const std::vector<std::uint32_t>& roots);
+
 }  // namespace baton::diagnose

@@ -141,7 +141,23 @@ std::string spec_json(const ShimSpec& s) {
     j["cpus"] = s.cpus;
     j["cgroup"] = s.cgroup;
     j["end_grace_seconds"] = s.end_grace_seconds;
+    j["owner_dirs"] = s.owner_dirs;
     return dump(j);
+}
+
+bool owner_dir_allowed(const std::string& dir, const std::string& path) {
+    if (dir.empty() || path.size() <= dir.size() + 1 || path.compare(0, dir.size(), dir) != 0 ||
+        path[dir.size()] != '/' || path.find('\0') != std::string::npos)
+        return false;
+    std::size_t at = dir.size() + 1;
+    while (at <= path.size()) {
+        std::size_t end = path.find('/', at);
+        if (end == std::string::npos) end = path.size();
+        const std::string_view part(path.data() + at, end - at);
+        if (part.empty() || part == "." || part == "..") return false;
+        at = end + 1;
+    }
+    return true;
 }
 
 Result<ShimSpec> parse_spec_json(const std::string& text) {
@@ -164,6 +180,8 @@ Result<ShimSpec> parse_spec_json(const std::string& text) {
         s.cpus = j.at("cpus").get<std::vector<unsigned>>();
         s.cgroup = j.value("cgroup", "");
         s.end_grace_seconds = j.value("end_grace_seconds", 10.0);
+        // (a spec written before there were any: none)
+        if (j.contains("owner_dirs")) s.owner_dirs = j.at("owner_dirs").get<std::vector<std::string>>();
         return s;
     } catch (const nlohmann::json::exception&) {
         return make_error("the job's spec is missing a field or has one of the wrong type");
@@ -274,6 +292,22 @@ int run_job_shim(const std::string& dir) {
     if (out < 0 || err < 0 || null < 0) {
         st.error = "cannot open the job's logs in " + dir + ": " + std::strerror(errno);
         return finish();
+    }
+    // The directories its processes write in, the owner's. DIR is the agent's (0711 or 0700): no one
+    // else could have put anything there, and lstat never follows a link if someone had. One that
+    // cannot be made is said in the job's stderr; the job runs without what needed it.
+    for (const std::string& d : spec.owner_dirs) {
+        struct stat ds {};
+        const bool ok =
+            owner_dir_allowed(dir, d) &&
+            (::mkdir(d.c_str(), 0700) == 0 || (errno == EEXIST && ::lstat(d.c_str(), &ds) == 0 && S_ISDIR(ds.st_mode)));
+        if (ok && switch_user) (void)!::lchown(d.c_str(), spec.uid, spec.gid);
+        if (!ok) {
+            const std::string line =
+                "baton job-shim: cannot make " + d + ": " +
+                (owner_dir_allowed(dir, d) ? std::strerror(errno) : "not a directory of the job's") + "\n";
+            (void)!::write(err, line.data(), line.size());
+        }
     }
     int report[2];
     if (::pipe2(report, O_CLOEXEC) != 0) {

@@ -42,7 +42,17 @@ struct ShimSpec {
     std::vector<unsigned> cpus;  // sched_setaffinity; empty: not pinned
     std::string cgroup;          // the job's cgroup directory: the command enters it, the shim does not ("" for none)
     double end_grace_seconds = 10;
+    // Directories of DIR the job's processes write in (its stacks, Flight Recorder dumps, out-of-memory
+    // captures), in order: the shim makes each (0700) and gives it to the owner before the command
+    // starts. Made here, not by the agent: a directory is the costliest thing the queue's thread would
+    // otherwise make per job (docs/performance.md). Each must be a plain name under DIR, or a name
+    // under one made before it.
+    std::vector<std::string> owner_dirs;
 };
+
+// Whether `path` may be one of ShimSpec::owner_dirs of `dir`: DIR/NAME or DIR/NAME/NAME..., names
+// without "." or ".." or empty parts.
+bool owner_dir_allowed(const std::string& dir, const std::string& path);
 
 // DIR/status: how it ended (written by the shim).
 struct ShimStatus {

@@ -111,17 +111,24 @@ std::vector<diagnose::Finding> JobWatches::feed(const diagnose::Window& window) 
 std::vector<diagnose::OtherJob> JobWatches::usage_jobs(const Snapshot& s) {
     std::vector<diagnose::OtherJob> out;
     MutexLock lock(mutex_);
-    for (auto& [id, w] : watched_) {
-        if (w->root <= 0 || w->usage.info.label.empty()) continue;
-        diagnose::OtherJob o = w->usage;
-        for (const ProcessInfo* p : diagnose::process_trees(s, {static_cast<std::uint32_t>(w->root)})) {
+    std::vector<const WatchedJob*> jobs;
+    std::vector<std::uint32_t> roots;
+    for (const auto& [id, w] : watched_)
+        if (w->root > 0 && !w->usage.info.label.empty()) {
+            jobs.push_back(w.get());
+            roots.push_back(static_cast<std::uint32_t>(w->root));
+        }
+    const std::vector<std::vector<const ProcessInfo*>> trees = diagnose::process_tree_each(s, roots);
+    for (std::size_t i = 0; i < jobs.size(); ++i) {
+        if (trees[i].empty()) continue;  // its supervisor is gone: the queue thread ends it
+        diagnose::OtherJob o = jobs[i]->usage;
+        for (const ProcessInfo* p : trees[i]) {
             o.info.pids.push_back(p->pid);
             for (unsigned g : p->gpu_indices) o.info.gpus.push_back(g);
         }
-        if (o.info.pids.empty()) continue;  // its supervisor is gone: the queue thread ends it
         std::sort(o.info.pids.begin(), o.info.pids.end());
         for (const GpuInfo& g : s.gpus)
-            if (std::find(w->gpu_uuids.begin(), w->gpu_uuids.end(), g.uuid) != w->gpu_uuids.end())
+            if (std::find(jobs[i]->gpu_uuids.begin(), jobs[i]->gpu_uuids.end(), g.uuid) != jobs[i]->gpu_uuids.end())
                 o.info.allocated_gpus.push_back(g.index);
         std::sort(o.info.gpus.begin(), o.info.gpus.end());
         o.info.gpus.erase(std::unique(o.info.gpus.begin(), o.info.gpus.end()), o.info.gpus.end());

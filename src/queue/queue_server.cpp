@@ -518,27 +518,21 @@ Result<ShimSpec> QueueServer::job_spec(const store::JobRecord& j, const JobOwner
         in.events_path = events->path();
         watched.events.emplace(std::move(*events));
         // The hook's out-of-memory capture beside it, written as the owner (docs/memory.md).
-        if (const std::string memory = dir + "/memory"; ::mkdir(memory.c_str(), 0700) == 0) {
-            if (::geteuid() == 0) (void)!::lchown(memory.c_str(), owner.uid, owner.gid);
-            in.memory_dir = memory;
-            watched.memory_dir = memory;
-        }
+        in.memory_dir = dir + "/memory";
+        watched.memory_dir = in.memory_dir;
     }
     // The stack handler (the agent's one shim, on the job's PYTHONPATH), and the job's own directories
-    // for its stacks and its Flight Recorder, the owner's (its processes write there).
+    // for its stacks and its Flight Recorder, the owner's (its processes write there). The supervisor
+    // makes these directories (ShimSpec::owner_dirs) before the command starts.
     const std::string stacks = dir + "/stacks", fr = stacks + "/fr";
-    Status st = shim_dir_.ok() ? make_private_directory(stacks) : Status(shim_dir_.error());
-    if (st.ok()) st = hang::make_flight_recorder_dir(fr);
-    if (st.ok()) {
-        if (::geteuid() == 0)
-            for (const std::string& p : {stacks, fr}) (void)!::lchown(p.c_str(), owner.uid, owner.gid);
+    if (shim_dir_.ok()) {
         in.stack_shim_dir = *shim_dir_;
         in.stacks_dir = stacks;
         in.flight_recorder_dir = fr;
         watched.stacks_dir = stacks;
     } else {
         std::fprintf(stderr, "baton: job %lld gets no stack handler (no hang verdict): %s\n",
-                     static_cast<long long>(j.id), st.error().message.c_str());
+                     static_cast<long long>(j.id), shim_dir_.error().message.c_str());
     }
     ShimSpec spec;
     spec.env = job_environment(in);
@@ -552,6 +546,8 @@ Result<ShimSpec> QueueServer::job_spec(const store::JobRecord& j, const JobOwner
     spec.user = owner.name;
     spec.cpus = j.cpus;
     spec.end_grace_seconds = options_.end_grace_seconds;
+    for (const std::string& d : {in.stacks_dir, in.flight_recorder_dir, in.memory_dir})
+        if (!d.empty()) spec.owner_dirs.push_back(d);
     // (its limits: the memory it asked for, the CPUs it was given)
     Result<std::string> cg = cgroups_.create(j.id, j.attempt, req ? req->want.memory_bytes : 0, j.cpus);
     if (cg.ok())

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <tuple>
 
+#include "diagnose/job.hpp"
 #include "diagnose/job_usage.hpp"
 
 using namespace baton;
@@ -368,4 +369,28 @@ TEST(JobUsage, ANewJobsFirstSampleCountsFromItsStart) {
     tick(2000, true);
     EXPECT_DOUBLE_EQ(t.find("queue:5")->nodes.at(0).seconds, 0.4 + 1);
     EXPECT_DOUBLE_EQ(t.find("queue:5")->nodes.at(0).cpu_seconds_allocated, 1.4);
+}
+
+TEST(JobUsage, EachQueuedJobsTreeIsWalkedApartInOnePass) {
+    Snapshot s;
+    // 1 -> 10 -> 11 -> 12 (a setsid child keeps its parent), 1 -> 20 -> 21; 30 alone; 40 is its own parent.
+    for (auto [pid, ppid] : {std::pair{1u, 0u}, std::pair{10u, 1u}, std::pair{11u, 10u}, std::pair{12u, 11u},
+                             std::pair{20u, 1u}, std::pair{21u, 20u}, std::pair{30u, 1u}, std::pair{40u, 40u}}) {
+        ProcessInfo p;
+        p.pid = pid;
+        p.ppid = ppid;
+        s.processes.push_back(p);
+    }
+    const auto trees = process_tree_each(s, {20, 10, 99, 40, 11});
+    ASSERT_EQ(trees.size(), 5u);
+    auto pids = [](const std::vector<const ProcessInfo*>& t) {
+        std::vector<std::uint32_t> out;
+        for (const ProcessInfo* p : t) out.push_back(p->pid);
+        return out;
+    };
+    EXPECT_EQ(pids(trees[0]), (std::vector<std::uint32_t>{20, 21}));
+    EXPECT_EQ(pids(trees[1]), (std::vector<std::uint32_t>{10, 11, 12}));
+    EXPECT_TRUE(trees[2].empty());  // no such process
+    EXPECT_EQ(pids(trees[3]), (std::vector<std::uint32_t>{40}));
+    EXPECT_TRUE(trees[4].empty());  // already in job 10's tree
 }

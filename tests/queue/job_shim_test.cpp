@@ -6,6 +6,7 @@
 
 #include <csignal>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
@@ -95,6 +96,9 @@ TEST(QueueShim, SpecAndStatusRoundTrip) {
     EXPECT_EQ(back->env, s.env);
     EXPECT_EQ(back->cpus, s.cpus);
     EXPECT_EQ(back->cgroup, s.cgroup);
+    EXPECT_TRUE(back->owner_dirs.empty());
+    s.owner_dirs = {"/j/1/attempt-0/stacks", "/j/1/attempt-0/stacks/fr"};
+    EXPECT_EQ(parse_spec_json(spec_json(s))->owner_dirs, s.owner_dirs);
     ShimStatus st;
     st.started = true;
     st.exit_status = 137;
@@ -139,6 +143,30 @@ TEST(QueueShim, RunsTheCommandWithItsEnvironmentDirectoryAndLogs) {
     EXPECT_EQ(st.signal, 0);
     EXPECT_EQ(test::read_text(dir.path() + "/stdout"), "out\n" + work.path() + "\nbar baz\n");
     EXPECT_EQ(test::read_text(dir.path() + "/stderr"), "err\n");
+}
+
+TEST(QueueShim, MakesTheJobsDirectoriesBeforeTheCommandAndOnlyUnderItsOwn) {
+    test::TempDir dir, work;
+    ShimSpec s =
+        spec_for({"sh", "-c", "test -d \"$1\" && test -d \"$1/fr\" && test -w \"$1/fr\"", "sh", dir.path() + "/stacks"},
+                 work.path());
+    s.owner_dirs = {dir.path() + "/stacks", dir.path() + "/stacks/fr", dir.path() + "/../escape",
+                    work.path() + "/elsewhere", dir.path() + "/a//b"};
+    const ShimStatus st = run_to_end(dir.path(), s);
+    EXPECT_TRUE(st.started);
+    EXPECT_EQ(st.exit_status, 0) << test::read_text(dir.path() + "/stderr");
+    struct stat made {};
+    ASSERT_EQ(lstat((dir.path() + "/stacks/fr").c_str(), &made), 0);
+    EXPECT_EQ(made.st_mode & 0777, 0700u);
+    EXPECT_NE(access((work.path() + "/elsewhere").c_str(), F_OK), 0);
+    EXPECT_NE(access((work.path() + "/../escape").c_str(), F_OK), 0);
+    // Those refused are said in the job's stderr, and the job ran all the same.
+    const std::string err = test::read_text(dir.path() + "/stderr");
+    EXPECT_NE(err.find("cannot make " + work.path() + "/elsewhere"), std::string::npos) << err;
+    EXPECT_NE(err.find("/../escape"), std::string::npos) << err;
+    EXPECT_TRUE(owner_dir_allowed("/j", "/j/a/b"));
+    for (const char* bad : {"/j", "/j/", "/jx/a", "/j/./a", "/j/a/..", "/j//a", "/a"})
+        EXPECT_FALSE(owner_dir_allowed("/j", bad)) << bad;
 }
 
 TEST(QueueShim, PinsTheCommandToItsCpus) {
