@@ -119,8 +119,8 @@ void Agent::store_minutes(std::int64_t now_ms) {
 }
 
 // baton usage's records: every job whose figures changed, each minute (and when the agent stops);
-// a job that left, at once. A write that fails is said with the machine history's (store_minutes)
-// and the figures go with the next one: they are totals, nothing is lost but the last minute.
+// a job that left, at once. Records a failed write left (a full disk) go again with the next one,
+// a newer record of the same stretch replacing its older one (at most a day's worth are kept).
 void Agent::store_usage(std::int64_t now_ms, bool all) {
     if (!store_) return;
     std::vector<store::UsageRecord> rows;
@@ -132,9 +132,17 @@ void Agent::store_usage(std::int64_t now_ms, bool all) {
         if (minute) usage_written_ms_ = now_ms;
         rows = usage_stretches_.take(job_usage_.all(), now_ms, !minute);
     }
-    if (Status s = store_->put_usage(rows); !s.ok() && !store_failing_)
-        std::fprintf(stderr, "baton: cannot record the jobs' usage in %s: %s\n", store_->path().c_str(),
-                     s.error().message.c_str());
+    if (!usage_unsaved_.empty()) rows = store::with_live_usage(std::move(usage_unsaved_), rows);
+    usage_unsaved_.clear();
+    if (Status s = store_->put_usage(rows); !s.ok()) {
+        if (!store_failing_)
+            std::fprintf(stderr, "baton: cannot record the jobs' usage in %s: %s\n", store_->path().c_str(),
+                         s.error().message.c_str());
+        constexpr std::size_t kMaxUnsavedUsage = 24 * 60 * 64;
+        if (rows.size() > kMaxUnsavedUsage)
+            rows.erase(rows.begin(), rows.begin() + static_cast<std::ptrdiff_t>(rows.size() - kMaxUnsavedUsage));
+        usage_unsaved_ = std::move(rows);
+    }
 }
 
 void Agent::loop() {

@@ -118,6 +118,7 @@ class Agent {
     // baton usage's records: written each minute, and at once when a job leaves (the sampling thread
     // writes; usage_records() reads the stretches under way).
     store::UsageStretches usage_stretches_ BATON_GUARDED_BY(job_usage_mutex_);
+    std::vector<store::UsageRecord> usage_unsaved_;  // those a failed write left
     std::int64_t usage_written_ms_ = 0;
     std::uint64_t usage_endings_ = 0;
     bool store_failing_ = false;

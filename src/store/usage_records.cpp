@@ -182,41 +182,36 @@ nlohmann::json usage_json(const UsageRecord& r) {
 
 Result<UsageRecord> parse_usage_json(const nlohmann::json& j) {
     if (!j.is_object()) return make_error("a usage record is not an object");
-    std::string bad;
-    auto text = [&](const char* key, std::string& to) {
+    std::string bad;  // the first key that is missing or of the wrong kind
+    using json = nlohmann::json;
+    auto value = [&](const char* key, bool (*fits)(const json&)) -> const json* {
         auto it = j.find(key);
-        if (it == j.end() || !it->is_string()) {
-            if (bad.empty()) bad = key;
-            return;
-        }
-        to = it->get<std::string>();
+        if (it != j.end() && fits(*it)) return &*it;
+        if (bad.empty()) bad = key;
+        return nullptr;
+    };
+    auto text = [&](const char* key, std::string& to) {
+        if (const json* v = value(key, [](const json& x) { return x.is_string(); })) to = v->get<std::string>();
     };
     auto number = [&](const char* key, double& to) {
-        auto it = j.find(key);
-        if (it == j.end() || !it->is_number() || !std::isfinite(it->get<double>()) || it->get<double>() < 0) {
-            if (bad.empty()) bad = key;
-            return;
-        }
-        to = it->get<double>();
+        auto fits = [](const json& x) {
+            return x.is_number() && std::isfinite(x.get<double>()) && x.get<double>() >= 0;
+        };
+        if (const json* v = value(key, fits)) to = v->get<double>();
     };
+    auto millis = [&](const char* key, std::int64_t& to) {
+        if (const json* v = value(key, [](const json& x) { return x.is_number_integer(); }))
+            to = v->get<std::int64_t>();
+    };
+    // A count (null or absent: none, where `optional`).
     auto count = [&](const char* key, std::uint64_t& to, bool optional, bool& present) {
         auto it = j.find(key);
         present = false;
         if (optional && (it == j.end() || it->is_null())) return;
-        if (it == j.end() || !it->is_number_unsigned()) {
-            if (bad.empty()) bad = key;
-            return;
+        if (const json* v = value(key, [](const json& x) { return x.is_number_unsigned(); })) {
+            to = v->get<std::uint64_t>();
+            present = true;
         }
-        to = it->get<std::uint64_t>();
-        present = true;
-    };
-    auto millis = [&](const char* key, std::int64_t& to) {
-        auto it = j.find(key);
-        if (it == j.end() || !it->is_number_integer()) {
-            if (bad.empty()) bad = key;
-            return;
-        }
-        to = it->get<std::int64_t>();
     };
     UsageRecord r;
     text("label", r.label);
@@ -226,10 +221,7 @@ Result<UsageRecord> parse_usage_json(const nlohmann::json& j) {
     text("user", r.user);
     millis("start_ms", r.start_ms);
     millis("end_ms", r.end_ms);
-    if (auto it = j.find("ended"); it != j.end() && it->is_boolean())
-        r.ended = it->get<bool>();
-    else if (bad.empty())
-        bad = "ended";
+    if (const json* v = value("ended", [](const json& x) { return x.is_boolean(); })) r.ended = v->get<bool>();
     number("seconds", r.seconds);
     number("gpu_seconds", r.gpu_seconds);
     number("gpu_busy_seconds", r.gpu_busy_seconds);

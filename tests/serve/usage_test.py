@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """`baton usage` against a real agent (`baton serve` on the fake NVML: four H100s whose utilisation and SM
 activity are held at 60 % and 30 %, its own socket, database and loopback port, a sample every 0.5 s):
-a queued job of two GPUs and one CPU, and a process outside the queue holding a third GPU (its
-DataLoader-like child with it). When both have ended, each job's GPU-hours are twice (the queue's) and
+a queued job of two GPUs and one CPU, and a `baton run` outside the queue whose command holds a third GPU
+(its DataLoader-like child with it). When both have ended, each job's GPU-hours are twice (the queue's) and
 once (the holder's) the time the samples saw it, and the busy hours are 60 % of those and the SM 30 %,
 exactly; the holder counts for its owner; `--user`, `--since`, `--db` and the text table agree; bad flags
 get one line and exit 2.
@@ -39,6 +39,17 @@ def job_of(doc, label):
     return None
 
 
+def end_holder(holder, pid_file):
+    """Ends `baton run` and its command's process group (baton run gives the command a group of its own)."""
+    try:
+        os.killpg(int(open(pid_file).read()), signal.SIGKILL)
+    except (OSError, ValueError):
+        pass
+    if holder.poll() is None:
+        os.killpg(holder.pid, signal.SIGKILL)
+    holder.wait()
+
+
 def near(a, b, tolerance=1e-6):
     return abs(a - b) <= tolerance * max(1.0, abs(b))
 
@@ -59,10 +70,15 @@ def main():
     me = pwd.getpwuid(os.getuid()).pw_name
     holder = None
     try:
-        # Outside the queue: a process (with a child) holding GPU 3, for about 3 s.
-        holder = subprocess.Popen(["sh", "-c", "sleep 300 & exec sleep 300"], start_new_session=True)
+        # Outside the queue: `baton run` of a command (with a child) that holds GPU 3 while the job runs.
+        pid_file = os.path.join(home, "holder.pid")
+        holder = subprocess.Popen([BATON, "run", "--no-db", "--", "sh", "-c",
+                                   f"echo $$ > {pid_file}.tmp; mv {pid_file}.tmp {pid_file}; sleep 300 & wait"],
+                                  env=env, start_new_session=True, stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.DEVNULL)
+        check(until(lambda: os.path.exists(pid_file), 30), "baton run started its command")
         with open(processes, "w") as f:
-            f.write(f"3 {holder.pid} {2 << 30}\n")
+            f.write(f"3 {open(pid_file).read().strip()} {2 << 30}\n")
         r = subprocess.run([BATON, "submit", "--gpu", "0,1", "--cpus", "1", "--", "sleep", "4"],
                            env=env, capture_output=True, text=True, timeout=60)
         check(r.returncode == 0, "submit: " + r.stderr.strip())
@@ -73,8 +89,7 @@ def main():
               "while it runs, it is there and counting: %s" % running())
         r = subprocess.run([BATON, "wait", job], env=env, capture_output=True, text=True, timeout=60)
         check(r.returncode == 0, "the job ran: " + r.stderr.strip())
-        os.killpg(holder.pid, signal.SIGKILL)
-        holder.wait()
+        end_holder(holder, pid_file)
         open(processes, "w").close()
 
         label = "queue:" + job
@@ -127,9 +142,8 @@ def main():
         check(r.returncode == 1 and len(r.stderr.strip().splitlines()) == 1, "a --db that is not there: " + r.stderr)
     finally:
         stop([agent])
-        if holder and holder.poll() is None:
-            os.killpg(holder.pid, signal.SIGKILL)
-            holder.wait()
+        if holder:
+            end_holder(holder, os.path.join(home, "holder.pid"))
     # Without an agent: one line that says so.
     r = usage(env)
     check(r.returncode == 1 and len(r.stderr.strip().splitlines()) == 1, "no agent: " + r.stderr.strip())
