@@ -1,12 +1,15 @@
 // A damaged (or hostile) history file opened by a reading command: every read is a row or an
 // error, never a crash, a hang or a read past the data (SQLite guards its pages; baton guards the
 // sample blobs and evidence JSON it stores in them).
+#include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstdio>
 #include <string>
 #include <unistd.h>
 
 #include "store/history.hpp"
+#include "store/usage_records.hpp"
 
 namespace {
 
@@ -43,6 +46,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             baton::Result<std::vector<baton::store::RunRecord>> runs = h->runs();
             if (runs.ok())
                 for (const baton::store::RunRecord& r : *runs) (void)h->load_run(r.id);
+            // baton usage --db: every record read back, merged by job, as JSON and back.
+            baton::Result<std::vector<baton::store::UsageRecord>> usage = h->usage(0);
+            if (usage.ok())
+                for (const baton::store::UsageRecord& r : baton::store::usage_by_job(*usage)) {
+                    baton::Result<baton::store::UsageRecord> back =
+                        baton::store::parse_usage_json(baton::store::usage_json(r));
+                    // What was read is what a record can hold (the store hands no negative or NaN
+                    // figure over): its JSON reads back the same, unless summing made one infinite.
+                    const bool finite = std::isfinite(r.seconds + r.gpu_seconds + r.gpu_busy_seconds + r.sm_seconds +
+                                                      r.sm_busy_seconds + r.cpu_seconds + r.cpu_seconds_allocated);
+                    if (finite && (!back.ok() || !(*back == r))) std::abort();
+                }
         }
     }
     return 0;

@@ -2,6 +2,7 @@
 // (the agent starts a new stretch each hour, so `--since` clips at an hour), written by the agent's
 // sampling thread, read by the queue thread for `baton usage` and by `baton usage --db`.
 #include <algorithm>
+#include <cmath>
 
 #include "store/history.hpp"
 #include "store/sqlite_statement.hpp"
@@ -25,6 +26,12 @@ void bind_text(sqlite3_stmt* st, int i, const std::string& s) {
 // Counters read back as unsigned: a negative or absurd value (a file edited by hand) reads as 0.
 std::uint64_t usage_bytes(const sqlite::Row& row, int col) {
     return static_cast<std::uint64_t>(std::max<std::int64_t>(0, row.int64(col)));
+}
+
+// Seconds read back: a negative, infinite or NaN figure (a file edited by hand) reads as 0.
+double usage_seconds(const sqlite::Row& row, int col) {
+    const double v = row.real(col);
+    return std::isfinite(v) && v > 0 ? v : 0;
 }
 
 }  // namespace
@@ -97,17 +104,17 @@ Result<std::vector<UsageRecord>> History::usage(std::int64_t since_ms) {
         r.name = row.text(5);
         r.user = row.text(6);
         r.ended = row.int64(7) != 0;
-        r.seconds = row.real(8);
+        r.seconds = usage_seconds(row, 8);
         r.gpus = static_cast<unsigned>(std::min<std::uint64_t>(usage_bytes(row, 9), 1u << 20));
-        r.gpu_seconds = row.real(10);
-        r.gpu_busy_seconds = row.real(11);
-        r.sm_seconds = row.real(12);
-        r.sm_busy_seconds = row.real(13);
+        r.gpu_seconds = usage_seconds(row, 10);
+        r.gpu_busy_seconds = usage_seconds(row, 11);
+        r.sm_seconds = usage_seconds(row, 12);
+        r.sm_busy_seconds = usage_seconds(row, 13);
         r.gpu_memory_peak_bytes = usage_bytes(row, 14);
         r.gpu_memory_total_bytes = usage_bytes(row, 15);
         if (!row.null(16)) r.cpus = static_cast<unsigned>(std::min<std::uint64_t>(usage_bytes(row, 16), 1u << 20));
-        r.cpu_seconds_allocated = row.real(17);
-        r.cpu_seconds = row.real(18);
+        r.cpu_seconds_allocated = usage_seconds(row, 17);
+        r.cpu_seconds = usage_seconds(row, 18);
         r.memory_peak_bytes = usage_bytes(row, 19);
         if (!row.null(20)) r.memory_allocated_bytes = usage_bytes(row, 20);
         out.push_back(std::move(r));

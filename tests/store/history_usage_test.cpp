@@ -1,6 +1,9 @@
 // baton usage's records: written and read back whole, replaced by (label, start), pruned; and the
 // agent's cutting of a job's totals into stretches of an hour.
 #include <gtest/gtest.h>
+#include <sqlite3.h>
+
+#include <nlohmann/json.hpp>
 
 #include "store/history.hpp"
 #include "store/usage_records.hpp"
@@ -61,6 +64,13 @@ diagnose::JobUse tracked(const std::string& label, std::int64_t first_ms, double
     n.gpus.push_back(g);
     j.nodes.push_back(n);
     return j;
+}
+
+void usage_sql(const std::string& path, const std::string& statement) {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(db, statement.c_str(), nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+    sqlite3_close(db);
 }
 
 }  // namespace
@@ -158,4 +168,32 @@ TEST(UsageStretches, TheStretchUnderWayIsLiveOverTheWrittenOne) {
     auto merged = with_live_usage({written[0], stale}, live);
     ASSERT_EQ(merged.size(), 2u);
     EXPECT_DOUBLE_EQ(usage_by_job(merged)[0].gpu_seconds, 3600 + 600);
+}
+
+TEST(HistoryUsage, AFileEditedByHandReadsAsFiguresARecordCanHold) {
+    test::TempDir d;
+    const std::string path = d.path() + "/h.db";
+    {
+        auto h = History::open(path);
+        ASSERT_TRUE(h.ok());
+        ASSERT_TRUE(h->put_usage({usage_row("queue:1", 1000, 5000)}).ok());
+    }
+    usage_sql(path,
+              "UPDATE usage SET seconds = -5, gpu_seconds = 9e999, gpu_busy_seconds = 'x', gpus = -3, "
+              "memory_peak_bytes = -1, cpus = 99999999999");
+    auto h = History::open(path, HistoryAccess::read);
+    ASSERT_TRUE(h.ok());
+    auto got = h->usage(0);
+    ASSERT_TRUE(got.ok()) << got.error().message;
+    ASSERT_EQ(got->size(), 1u);
+    const UsageRecord& r = (*got)[0];
+    EXPECT_EQ(r.seconds, 0);
+    EXPECT_EQ(r.gpu_seconds, 0);
+    EXPECT_EQ(r.gpu_busy_seconds, 0);
+    EXPECT_EQ(r.gpus, 0u);
+    EXPECT_EQ(r.memory_peak_bytes, 0u);
+    EXPECT_EQ(r.cpus, 1u << 20);
+    auto back = parse_usage_json(usage_json(r));
+    ASSERT_TRUE(back.ok()) << back.error().message;
+    EXPECT_EQ(*back, r);
 }
