@@ -1,13 +1,31 @@
 """`python -m baton tune-loader MODULE:FACTORY --batch-size N [--budget S] [--max-workers N]`:
 tunes the DataLoader for the dataset FACTORY() returns (FACTORY is a callable in MODULE, imported
-from the current directory or PYTHONPATH) and prints the table and the settings to paste."""
+from the current directory or PYTHONPATH) and prints the table and the settings to paste.
+
+Any other `python -m baton ARGS` runs the baton binary with ARGS (`python -m baton doctor`): the one
+this package's wheel installed, else the first on PATH."""
 import argparse
 import importlib
 import os
 import sys
 
+PYTHON_COMMANDS = ("tune-loader",)
+
+
+def run_binary(argv):
+    from baton._binary import binary
+    path = binary()
+    if not path:
+        sys.stderr.write("python -m baton: no baton binary in this environment or on PATH (pip install . at baton's "
+                         "repository installs it with this package; README, Install, has the other ways)\n")
+        return 1
+    os.execv(path, [path] + list(argv))
+
 
 def main(argv=None):
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if not argv or argv[0] not in PYTHON_COMMANDS:
+        return run_binary(argv)
     parser = argparse.ArgumentParser(prog="python -m baton", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     tune = sub.add_parser("tune-loader", help="measure the fastest DataLoader settings for a dataset")
