@@ -11,8 +11,23 @@ import sys
 import time
 
 ENV = "BATON_EVENTS"
+VERSION_ENV = "BATON_VERSION"  # the version of the baton that reads the events (it sets it)
 _sender = None
 _noticed = False
+_version_said = False
+
+
+def check_version():
+    """Says once per process when the baton reading the events is another version than this package:
+    they may not understand each other's events (both come from one `pip install .`)."""
+    global _version_said
+    from baton import __version__
+    theirs = os.environ.get(VERSION_ENV)
+    if _version_said or not theirs or theirs == __version__:
+        return
+    _version_said = True
+    print(f"baton: this Python hook is baton {__version__} and the baton running this script is {theirs}: "
+          "install the same version of both (pip install . at baton's repository brings both)", file=sys.stderr)
 
 
 class Sender:
@@ -23,6 +38,7 @@ class Sender:
         self.dropped = 0
         self.sock = None
         if path:
+            check_version()
             try:
                 self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
                 self.sock.setblocking(False)

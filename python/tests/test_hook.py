@@ -16,12 +16,15 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 PACKAGE = os.path.dirname(HERE)
 
 
-def run_script(code, events_path=None, timeout=60):
+def run_script(code, events_path=None, timeout=60, baton_version=None):
     """Runs `code` in a fresh interpreter (the hook keeps per-process state) with the package."""
     env = dict(os.environ, PYTHONPATH=PACKAGE)
     env.pop("BATON_EVENTS", None)
+    env.pop("BATON_VERSION", None)
     if events_path:
         env["BATON_EVENTS"] = events_path
+    if baton_version:
+        env["BATON_VERSION"] = baton_version
     return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=timeout)
 
 
@@ -172,6 +175,21 @@ print(s.sent, s.dropped, round(took, 3))
         self.assertLess(float(took), 20.0)  # never waited for the reader
         # The drop count travels with events that got through.
         self.assertEqual(len(events), int(sent))
+
+    def test_another_version_of_baton_is_said_once_with_both_versions(self):
+        import baton
+        r = Receiver()
+        try:
+            p = run_script(LOOP, r.path, baton_version="9.9.9")
+            self.assertEqual(p.returncode, 0, p.stderr)
+            lines = [l for l in p.stderr.splitlines() if "9.9.9" in l]
+            self.assertEqual(len(lines), 1, p.stderr)
+            self.assertIn("baton " + baton.__version__, lines[0])
+            self.assertEqual(len(r.events()), 10)  # the events go all the same
+            same = run_script(LOOP, r.path, baton_version=baton.__version__)
+            self.assertNotIn("install the same version", same.stderr)
+        finally:
+            r.close()
 
     def test_without_baton_batches_pass_and_one_notice(self):
         code = """

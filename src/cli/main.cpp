@@ -238,6 +238,9 @@ std::optional<int> parse(CLI::App& app, int argc, char** argv) {
 }
 
 int run_main(int argc, char** argv) {
+    // What every command this baton starts inherits (baton run's command, launch's workers, the
+    // agent's jobs): the Python hook says so once when its version is not this one.
+    ::setenv("BATON_VERSION", BATON_VERSION, 1);
     CLI::App app{"baton: see, judge and tune a deep-learning training machine", "baton"};
     app.set_version_flag("--version", BATON_VERSION_LINE);
     std::string config_path;

@@ -1,5 +1,7 @@
 #include "queue/job_env.hpp"
 
+#include <cstdlib>
+
 #include <map>
 #include <optional>
 
@@ -14,8 +16,11 @@ std::vector<std::string> job_environment(const JobEnvInput& in) {
     // A variable the queue owns is never taken from the submitter: a stale BATON_RETRY in a shell
     // would tell the script it is retried.
     for (const char* owned : {"BATON_JOB_ID", "BATON_EVENTS", "BATON_MEMORY_DIR", "BATON_RETRY", "BATON_OOM",
-                              "BATON_ARRAY_ID", "BATON_ARRAY_INDEX"})
+                              "BATON_ARRAY_ID", "BATON_ARRAY_INDEX", "BATON_VERSION"})
         env.erase(owned);
+    // The agent's version, not the submitting client's: the hook compares its own with the baton
+    // that reads its events (python/baton/_events.py).
+    if (const char* v = std::getenv("BATON_VERSION")) env["BATON_VERSION"] = v;
     env["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID";
     std::string visible;
     if (in.gpu_job)

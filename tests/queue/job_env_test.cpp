@@ -1,6 +1,8 @@
 // The environment a queued job gets, rule by rule.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 #include <algorithm>
 
 #include "queue/gpu_memory_auto.hpp"
@@ -69,6 +71,12 @@ TEST(QueueJobEnv, SubmitterThreadCountsWinAndQueueVariablesDoNot) {
     in.submitted.push_back({"BATON_ARRAY_ID", "98"});
     EXPECT_EQ(value(job_environment(in), "BATON_ARRAY_INDEX"), "<unset>");
     EXPECT_EQ(value(job_environment(in), "BATON_ARRAY_ID"), "<unset>");
+    // The agent's version reaches the job (the hook compares it with its own), never the client's.
+    in.submitted.push_back({"BATON_VERSION", "0.0.1"});
+    ::setenv("BATON_VERSION", "7.7.7", 1);
+    EXPECT_EQ(value(job_environment(in), "BATON_VERSION"), "7.7.7");
+    ::unsetenv("BATON_VERSION");
+    EXPECT_EQ(value(job_environment(in), "BATON_VERSION"), "<unset>");
     in.array_id = 40;
     in.array_index = 0;
     EXPECT_EQ(value(job_environment(in), "BATON_ARRAY_INDEX"), "0");
