@@ -6,12 +6,19 @@
 
 #include <CLI/CLI.hpp>
 
+#include <nlohmann/json.hpp>
+
 #include "cli/cli_common.hpp"
 #include "core/clock.hpp"
 #include "core/config.hpp"
+#include "core/listen_address.hpp"
+#include "core/printable.hpp"
 #include "report/snapshot_text.hpp"
 #include "sample/sampler.hpp"
+#include "serve/auth.hpp"
+#include "serve/hosts.hpp"
 #include "store/snapshot_json.hpp"
+#include "store/snapshot_json_read.hpp"
 #include "store/snapshot_prometheus.hpp"
 
 namespace baton::cli {
@@ -33,13 +40,85 @@ CLI::App* add_snapshot_command(CLI::App& app, SnapshotArgs& a) {
         ->check(CLI::Range(0, 100000))
         ->excludes(json)
         ->excludes(prom);
+    auto* hosts =
+        cmd->add_option("--hosts", a.hosts,
+                        "HOST[:PORT],...: the snapshots of these hosts' agents (baton serve), all asked at once, "
+                        "each said ok, stale, down or unauthorized (port default: [serve] listen's)");
+    hosts->excludes(prom);
+    hosts->check([](const std::string& v) { return v.empty() ? std::string("no host given") : std::string(); });
+    cmd->add_option("--token-file", a.token_file, "With --hosts: the agents' bearer token (default [serve] token_file)")
+        ->needs(hosts);
+    add_duration_option(cmd, "--timeout", a.timeout_seconds,
+                        "With --hosts: how long to wait for each host (default 2s; 0.1s to 60s)", 0.1, 60)
+        ->needs(hosts);
     return cmd;
 }
+
+namespace {
+
+// --hosts: each host's agent asked at once; JSON {"hosts": [...]} or, for people, each host's summary
+// under a line that says how it answered. Exit 1 when no host answered.
+int run_hosts_snapshot(const SnapshotArgs& a, const Config& c) {
+    if (a.count != 1) return usage_error("--hosts takes one snapshot of each host (no --count)");
+    Result<ListenAddress> listen = parse_listen_address(c.serve.listen);
+    Result<std::vector<serve::HostAddress>> hosts = serve::parse_hosts(a.hosts, listen.ok() ? listen->port : 9835);
+    if (!hosts.ok()) return usage_error(hosts.error().message);
+    std::string token;
+    const std::string token_file = a.token_file.empty() ? c.serve.token_file : a.token_file;
+    if (!token_file.empty()) {
+        Result<std::string> t = serve::read_token_file(token_file);
+        if (t.ok())
+            token = *t;
+        else if (!a.token_file.empty())  // (the default file may be root's alone)
+            return runtime_error(t.error().message);
+    }
+    const std::vector<serve::HostSnapshot> got = serve::fetch_snapshots(*hosts, token, a.timeout_seconds);
+    std::string out;
+    bool any = false;
+    if (a.json) {
+        out = "{\"hosts\":[";
+        for (std::size_t i = 0; i < got.size(); ++i) {
+            const serve::HostSnapshot& h = got[i];
+            nlohmann::json head = {{"host", h.host.name},
+                                   {"url", h.host.url},
+                                   {"status", serve::host_state_name(h.state)},
+                                   {"seconds", std::round(h.seconds * 1000) / 1000}};
+            if (!h.error.empty()) head["error"] = h.error;
+            std::string line = head.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+            line.pop_back();  // the snapshot, as the agent wrote it, goes in without being parsed and made again
+            line += ",\"snapshot\":" + (h.snapshot.empty() ? std::string("null") : h.snapshot) + "}";
+            out += (i ? "," : "") + line;
+            any |= !h.snapshot.empty();
+        }
+        out += "]}\n";
+    } else {
+        report::TextOptions text;
+        text.top_processes = static_cast<std::size_t>(a.top);
+        for (const serve::HostSnapshot& h : got) {
+            out += "== " + printable(h.host.name) + " (" + h.host.url + "): " + serve::host_state_name(h.state);
+            if (!h.error.empty()) out += ", " + printable(h.error);
+            out += "\n";
+            if (h.snapshot.empty()) continue;
+            Result<Snapshot> snap = store::parse_snapshot_json(h.snapshot);
+            if (!snap.ok()) {
+                out += "  its snapshot cannot be read: " + snap.error().message + "\n";
+                continue;
+            }
+            any = true;
+            report::append_snapshot_text(*snap, text, out);
+        }
+    }
+    if (!write_stdout(out)) return kExitOk;
+    return any ? kExitOk : runtime_error("--hosts: no host answered");
+}
+
+}  // namespace
 
 int run_snapshot(const SnapshotArgs& a, const std::string& config_path) {
     if (!std::isfinite(a.interval)) return usage_error("--interval: must be a finite number of seconds");
     Result<Config> cfg = load_config(config_path);
     if (!cfg.ok()) return runtime_error(cfg.error().message);
+    if (!a.hosts.empty()) return run_hosts_snapshot(a, *cfg);
     Result<SamplerOptions> options = sampler_options(*cfg, a.proc_root, a.sys_root, a.no_gpus);
     if (!options.ok()) return runtime_error(options.error().message);
     SamplerOptions opts = *options;

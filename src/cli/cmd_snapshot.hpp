@@ -18,6 +18,10 @@ struct SnapshotArgs {
     bool no_gpus = false;
     std::string proc_root, sys_root;
     int top = 10;
+    // --hosts: the snapshots of these hosts' agents instead of this machine's (serve/hosts.hpp).
+    std::string hosts;
+    std::string token_file;  // "": [serve] token_file
+    double timeout_seconds = 2;
 };
 
 // Declares the subcommand and its flags on `app`, storing into `args`.
