@@ -16,7 +16,6 @@ import base64
 import hashlib
 import os
 import re
-import shutil
 import stat
 import subprocess
 import tempfile
@@ -36,10 +35,15 @@ def _version():
 
 
 VERSION = _version()
-METADATA = f"""Metadata-Version: 2.1
+HOOK_SUMMARY = "The training-loop side of baton: step events, training checks, DataLoader and batch-size tuners"
+TOOL_SUMMARY = "baton: see, judge and tune a deep-learning training machine (the binary and its Python hook)"
+
+
+def _metadata(summary):
+    return f"""Metadata-Version: 2.1
 Name: {NAME}
 Version: {VERSION}
-Summary: The training-loop side of baton: step events, training checks, DataLoader and batch-size tuners
+Summary: {summary}
 License: Apache-2.0
 Requires-Python: >=3.8
 """
@@ -121,7 +125,9 @@ def _wheel(wheel_directory, files, platform="any"):
     record = []
     wheel = _wheel_file(tag, platform == "any")
     with zipfile.ZipFile(os.path.join(wheel_directory, filename), "w", zipfile.ZIP_DEFLATED) as whl:
-        entries = list(files) + [(f"{dist_info}/METADATA", METADATA.encode()), (f"{dist_info}/WHEEL", wheel.encode())]
+        summary = HOOK_SUMMARY if platform == "any" else TOOL_SUMMARY
+        entries = list(files) + [(f"{dist_info}/METADATA", _metadata(summary).encode()),
+                                 (f"{dist_info}/WHEEL", wheel.encode())]
         for arcname, data in entries:
             info = zipfile.ZipInfo(arcname, date_time=(2026, 1, 1, 0, 0, 0))
             info.compress_type = zipfile.ZIP_DEFLATED
