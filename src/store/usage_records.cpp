@@ -46,6 +46,10 @@ UsageRecord usage_record_of(const diagnose::JobUse& job) {
     return r;
 }
 
+bool counts_for_usage(const UsageRecord& r) {
+    return r.gpus > 0 || r.kind == "queue" || r.kind == "slurm" || r.kind == "pod";
+}
+
 UsageRecord UsageStretches::stretch_record(const diagnose::JobUse& j, const Stretch* st) {
     UsageRecord r = usage_record_of(j);
     if (!st || st->first_seen_ms != j.nodes.front().first_unix_ms) return r;
@@ -65,7 +69,8 @@ std::vector<UsageRecord> UsageStretches::current(const std::vector<diagnose::Job
     for (const diagnose::JobUse& j : jobs) {
         if (j.nodes.empty()) continue;
         auto it = stretches_.find(j.label);
-        out.push_back(stretch_record(j, it == stretches_.end() ? nullptr : &it->second));
+        UsageRecord r = stretch_record(j, it == stretches_.end() ? nullptr : &it->second);
+        if (counts_for_usage(r)) out.push_back(std::move(r));
     }
     return out;
 }
@@ -83,6 +88,7 @@ std::vector<UsageRecord> UsageStretches::take(const std::vector<diagnose::JobUse
         if (j.nodes.front().last_unix_ms == st.written_end_ms && j.ended == st.written_ended) continue;
         if (ended_only && !(j.ended && !st.written_ended)) continue;
         const UsageRecord whole = usage_record_of(j);
+        if (!counts_for_usage(whole)) continue;
         UsageRecord r = stretch_record(j, &st);
         st.written_end_ms = r.end_ms;
         st.written_ended = r.ended;

@@ -21,6 +21,11 @@ namespace baton::store {
 
 inline constexpr std::int64_t kUsageStretchMs = 3600 * 1000;
 
+// Whether a job is one baton usage counts: the queue's, Slurm's and pods (allocations: their CPUs count
+// without GPUs too), and any other only once it held a GPU (a container or service that never did is
+// not a training job: jobstats follows it, usage does not).
+bool counts_for_usage(const UsageRecord& r);
+
 class UsageStretches {
   public:
     // The records to write: each job whose figures changed since the last call (with `ended_only`,

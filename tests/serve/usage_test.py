@@ -118,7 +118,8 @@ def main():
             check(h["cpus"] is None and h["cpu_efficiency"] is None, "no CPUs allocated outside the queue")
             check(h["memory_peak_bytes"] > 0, "its processes' memory (the child's too)")
         users = {u["user"]: u for u in (doc or {}).get("users", [])}
-        check(me in users and users[me]["jobs"] == 2, "one line for the owner, with both jobs: %s" % users)
+        check(me in users and users[me]["jobs"] == 2, "one line for the owner, with both jobs: %s %s" % (
+            users, [(j["label"], j["user"], j["gpus"], j["seconds"]) for j in (doc or {}).get("jobs", [])]))
         if q and h and me in users:
             check(near(users[me]["gpu_hours"] * 3600, q["gpu_seconds"] + h["gpu_seconds"], 1e-4),
                   "the user's GPU-hours are the jobs' sum")

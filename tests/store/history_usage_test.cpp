@@ -197,3 +197,21 @@ TEST(HistoryUsage, AFileEditedByHandReadsAsFiguresARecordCanHold) {
     ASSERT_TRUE(back.ok()) << back.error().message;
     EXPECT_EQ(*back, r);
 }
+
+TEST(UsageStretches, AContainerThatNeverHeldAGpuIsNotCounted) {
+    UsageStretches s;
+    const std::int64_t t0 = 1764400000000;
+    diagnose::JobUse db = tracked("container:5f3a", t0, 60, 0, false);
+    db.kind = "container";
+    db.nodes[0].gpus.clear();
+    db.nodes[0].cpus.reset();
+    diagnose::JobUse cpu_job = db;  // a queued job without GPUs counts (its CPUs)
+    cpu_job.label = "queue:9";
+    cpu_job.kind = "queue";
+    EXPECT_EQ(s.take({db, cpu_job}, t0 + 60000, false).size(), 1u);
+    EXPECT_EQ(s.current({db, cpu_job}).size(), 1u);
+    EXPECT_EQ(s.current({db, cpu_job})[0].label, "queue:9");
+    // Once it holds one, it counts.
+    db.nodes[0].gpus.push_back({});
+    EXPECT_EQ(s.current({db}).size(), 1u);
+}
