@@ -8,6 +8,8 @@
 #include <string>
 #include <unistd.h>
 
+#include <nlohmann/json.hpp>
+
 #include "store/history.hpp"
 #include "store/usage_records.hpp"
 
