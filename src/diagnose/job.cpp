@@ -62,19 +62,34 @@ std::vector<const ProcessInfo*> process_and_descendants(const Snapshot& s, std::
     return process_trees(s, {pid});
 }
 
+namespace {
+
+using ProcessChildren = std::unordered_map<std::uint32_t, std::vector<const ProcessInfo*>>;
+
+ProcessChildren children_by_parent(const Snapshot& s) {
+    ProcessChildren kids;
+    for (const ProcessInfo& p : s.processes)
+        if (p.ppid != p.pid) kids[p.ppid].push_back(&p);
+    return kids;
+}
+
+// Adds to `tree` (its roots already in it) their descendants not yet `seen`, breadth first.
+void add_descendants(std::vector<const ProcessInfo*>& tree, const ProcessChildren& kids,
+                     std::unordered_set<std::uint32_t>& seen) {
+    for (std::size_t i = 0; i < tree.size(); ++i)
+        if (auto it = kids.find(tree[i]->pid); it != kids.end())
+            for (const ProcessInfo* c : it->second)
+                if (seen.insert(c->pid).second) tree.push_back(c);
+}
+
+}  // namespace
+
 std::vector<const ProcessInfo*> process_trees(const Snapshot& s, const std::vector<std::uint32_t>& roots) {
     std::vector<const ProcessInfo*> out;
     std::unordered_set<std::uint32_t> seen;
     for (std::uint32_t pid : roots)
         if (const ProcessInfo* p = find_process(s, pid); p && seen.insert(p->pid).second) out.push_back(p);
-    if (out.empty()) return out;
-    std::unordered_map<std::uint32_t, std::vector<const ProcessInfo*>> kids;
-    for (const ProcessInfo& p : s.processes)
-        if (p.ppid != p.pid) kids[p.ppid].push_back(&p);
-    for (std::size_t i = 0; i < out.size(); ++i)
-        if (auto it = kids.find(out[i]->pid); it != kids.end())
-            for (const ProcessInfo* c : it->second)
-                if (seen.insert(c->pid).second) out.push_back(c);
+    if (!out.empty()) add_descendants(out, children_by_parent(s), seen);
     return out;
 }
 
@@ -82,17 +97,11 @@ std::vector<std::vector<const ProcessInfo*>> process_tree_each(const Snapshot& s
                                                                const std::vector<std::uint32_t>& roots) {
     std::vector<std::vector<const ProcessInfo*>> out(roots.size());
     if (roots.empty()) return out;
-    std::unordered_map<std::uint32_t, std::vector<const ProcessInfo*>> kids;
-    for (const ProcessInfo& p : s.processes)
-        if (p.ppid != p.pid) kids[p.ppid].push_back(&p);
+    const ProcessChildren kids = children_by_parent(s);
     std::unordered_set<std::uint32_t> seen;
     for (std::size_t r = 0; r < roots.size(); ++r) {
-        std::vector<const ProcessInfo*>& tree = out[r];
-        if (const ProcessInfo* p = find_process(s, roots[r]); p && seen.insert(p->pid).second) tree.push_back(p);
-        for (std::size_t i = 0; i < tree.size(); ++i)
-            if (auto it = kids.find(tree[i]->pid); it != kids.end())
-                for (const ProcessInfo* c : it->second)
-                    if (seen.insert(c->pid).second) tree.push_back(c);
+        if (const ProcessInfo* p = find_process(s, roots[r]); p && seen.insert(p->pid).second) out[r].push_back(p);
+        add_descendants(out[r], kids, seen);
     }
     return out;
 }

@@ -16,7 +16,7 @@ std::string QueueServer::usage(std::int64_t since_ms, const std::string& user) {
         options_.live_usage ? options_.live_usage() : std::vector<store::UsageRecord>();
     std::erase_if(live, [&](const store::UsageRecord& r) { return r.end_ms < since_ms; });
     nlohmann::json jobs = nlohmann::json::array();
-    for (const store::UsageRecord& r : store::usage_by_job(store::with_live_usage(std::move(*rows), live), user))
+    for (const store::UsageRecord& r : store::usage_by_job(store::with_newer_stretches(std::move(*rows), live), user))
         jobs.push_back(store::usage_json(r));
     return answer_line({{"since_ms", since_ms}, {"jobs", jobs}});
 }

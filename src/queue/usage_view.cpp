@@ -2,12 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <ctime>
 #include <map>
 
 #include <fmt/format.h>  // header-only (fmt::fmt-header-only)
 #include <nlohmann/json.hpp>
 
+#include "core/clock.hpp"
 #include "core/printable.hpp"
 #include "core/units.hpp"
 #include "queue/job_text.hpp"
@@ -35,15 +35,6 @@ std::string usage_peak(std::uint64_t peak, std::optional<std::uint64_t> of) {
     std::string out = format_gib(static_cast<double>(peak));
     if (of && *of) out += " of " + format_gib(static_cast<double>(*of), 0);
     return out;
-}
-
-std::string usage_since_text(std::int64_t since_ms) {
-    const std::time_t t = since_ms / 1000;
-    std::tm tm{};
-    localtime_r(&t, &tm);
-    char buf[32];
-    std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M", &tm);
-    return buf;
 }
 
 }  // namespace
@@ -77,7 +68,8 @@ UsageView usage_view(std::vector<store::UsageRecord> jobs, std::int64_t since_ms
 }
 
 std::string usage_text(const UsageView& v) {
-    std::string out = "Usage since " + usage_since_text(v.since_ms) + ", integrated from the agent's samples\n";
+    std::string out =
+        "Usage since " + local_time_text(v.since_ms, "%Y-%m-%d %H:%M") + ", integrated from the agent's samples\n";
     if (v.jobs.empty()) return out + "no job was seen\n";
     std::vector<std::vector<std::string>> users{
         {"USER", "JOBS", "GPU TIME", "BUSY", "EFF", "SM", "CPU ALLOC", "CPU USED", "CPU EFF"}};

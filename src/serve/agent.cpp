@@ -132,7 +132,7 @@ void Agent::store_usage(std::int64_t now_ms, bool all) {
         if (minute) usage_written_ms_ = now_ms;
         rows = usage_stretches_.take(job_usage_.all(), now_ms, !minute);
     }
-    if (!usage_unsaved_.empty()) rows = store::with_live_usage(std::move(usage_unsaved_), rows);
+    if (!usage_unsaved_.empty()) rows = store::with_newer_stretches(std::move(usage_unsaved_), rows);
     usage_unsaved_.clear();
     if (Status s = store_->put_usage(rows); !s.ok()) {
         if (!store_failing_)

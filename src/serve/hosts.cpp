@@ -1,7 +1,5 @@
 #include "serve/hosts.hpp"
 
-#include <chrono>
-#include <cmath>
 #include <set>
 #include <thread>
 
@@ -9,6 +7,7 @@
 
 #include "core/clock.hpp"
 #include "core/printable.hpp"
+#include "core/text_parse.hpp"
 #include "serve/http_get.hpp"
 
 namespace baton::serve {
@@ -24,22 +23,6 @@ std::string trimmed(std::string s) {
     while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.erase(s.begin());
     while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.pop_back();
     return s;
-}
-
-// Seconds since an RFC 3339 UTC time ("2026-12-06T23:40:01.250Z"), or NaN when it is not one.
-double seconds_since(const std::string& t) {
-    std::tm tm{};
-    double frac = 0;
-    int consumed = 0;
-    if (std::sscanf(t.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
-                    &tm.tm_min, &tm.tm_sec, &consumed) != 6)
-        return std::nan("");
-    if (t.size() > static_cast<std::size_t>(consumed) && t[static_cast<std::size_t>(consumed)] == '.')
-        frac = std::atof(("0" + t.substr(static_cast<std::size_t>(consumed))).c_str());
-    tm.tm_year -= 1900;
-    tm.tm_mon -= 1;
-    const std::time_t at = timegm(&tm);
-    return static_cast<double>(unix_millis()) / 1000 - (static_cast<double>(at) + frac);
 }
 
 HostSnapshot ask_host(const HostAddress& h, const std::string& token, double timeout_seconds, double stale_seconds) {
@@ -71,9 +54,10 @@ HostSnapshot ask_host(const HostAddress& h, const std::string& token, double tim
         out.error = "its answer is not a baton snapshot";
         return out;
     }
-    out.age_seconds = seconds_since(j["time"].get<std::string>());
+    const std::optional<std::int64_t> at = parse_rfc3339(j["time"].get<std::string>());
+    if (at) out.age_seconds = static_cast<double>(unix_millis() - *at) / 1000;
     out.snapshot = std::move(a->body);
-    out.state = std::isfinite(out.age_seconds) && out.age_seconds > stale_seconds ? HostState::stale : HostState::ok;
+    out.state = at && out.age_seconds > stale_seconds ? HostState::stale : HostState::ok;
     if (out.state == HostState::stale)
         out.error = "its last sample is " + std::to_string(static_cast<long long>(out.age_seconds)) + " s old";
     return out;
@@ -139,10 +123,9 @@ Result<std::vector<HostAddress>> parse_hosts(const std::string& list, int defaul
         }
         int port = default_port;
         if (!port_text.empty()) {
-            if (port_text.size() > 5) return bad;
-            for (char c : port_text)
-                if (c < '0' || c > '9') return bad;
-            port = std::stoi(port_text);
+            const std::optional<int> given = text::parse_digits<int>(port_text);
+            if (!given) return bad;
+            port = *given;
         }
         if (port < 1 || port > 65535) return bad;
         HostAddress h{item, "http://" + host + ":" + std::to_string(port)};

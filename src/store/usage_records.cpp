@@ -109,12 +109,13 @@ std::vector<UsageRecord> UsageStretches::take(const std::vector<diagnose::JobUse
 
 namespace baton::store {
 
-std::vector<UsageRecord> with_live_usage(std::vector<UsageRecord> written, const std::vector<UsageRecord>& live) {
-    std::set<std::pair<std::string, std::int64_t>> newer;
-    for (const UsageRecord& r : live) newer.insert({r.label, r.start_ms});
-    std::erase_if(written, [&](const UsageRecord& r) { return newer.count({r.label, r.start_ms}) > 0; });
-    written.insert(written.end(), live.begin(), live.end());
-    return written;
+std::vector<UsageRecord> with_newer_stretches(std::vector<UsageRecord> stretches,
+                                              const std::vector<UsageRecord>& newer) {
+    std::set<std::pair<std::string, std::int64_t>> replaced;
+    for (const UsageRecord& r : newer) replaced.insert({r.label, r.start_ms});
+    std::erase_if(stretches, [&](const UsageRecord& r) { return replaced.count({r.label, r.start_ms}) > 0; });
+    stretches.insert(stretches.end(), newer.begin(), newer.end());
+    return stretches;
 }
 
 std::vector<UsageRecord> usage_by_job(const std::vector<UsageRecord>& stretches, const std::string& user) {

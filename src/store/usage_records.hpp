@@ -33,7 +33,7 @@ class UsageStretches {
     // written; the job's next record starts a new one.
     std::vector<UsageRecord> take(const std::vector<diagnose::JobUse>& jobs, std::int64_t now_ms, bool ended_only);
     // Each job's stretch as it stands (what the next take() would write), changing nothing: the
-    // live figures `baton usage` shows over the written ones (with_live_usage).
+    // live figures `baton usage` shows over the written ones (with_newer_stretches).
     std::vector<UsageRecord> current(const std::vector<diagnose::JobUse>& jobs) const;
 
   private:
@@ -57,10 +57,11 @@ class UsageStretches {
 // figures and the tests use it; UsageStretches cuts the same into stretches.
 UsageRecord usage_record_of(const diagnose::JobUse& job);
 
-// The stretches written, with the agent's current ones over them (UsageStretches::current): a live
-// record replaces the written one of the same job and start (the same stretch, written up to a minute
-// ago); the others stay.
-std::vector<UsageRecord> with_live_usage(std::vector<UsageRecord> written, const std::vector<UsageRecord>& live);
+// Stretches with newer records of some of them: each of `newer` replaces the one of the same job and
+// start (the same stretch, later), the others stay. The queue's answer lays the agent's current
+// stretches (UsageStretches::current) over the written ones; the agent, a new write over one that failed.
+std::vector<UsageRecord> with_newer_stretches(std::vector<UsageRecord> stretches,
+                                              const std::vector<UsageRecord>& newer);
 
 // The reader's side: a job's stretches as one record per job (by label, in order of start):
 // seconds summed, peaks and GPU counts the most, from the first start to the last end, ended as

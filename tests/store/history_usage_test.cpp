@@ -165,7 +165,7 @@ TEST(UsageStretches, TheStretchUnderWayIsLiveOverTheWrittenOne) {
     // Over what was written a minute ago, the live record replaces its own stretch only.
     UsageRecord stale = next[0];
     stale.gpu_seconds = 540;
-    auto merged = with_live_usage({written[0], stale}, live);
+    auto merged = with_newer_stretches({written[0], stale}, live);
     ASSERT_EQ(merged.size(), 2u);
     EXPECT_DOUBLE_EQ(usage_by_job(merged)[0].gpu_seconds, 3600 + 600);
 }
