@@ -12,7 +12,7 @@
 #include "core/units.hpp"
 #include "diagnose/job_usage.hpp"
 #include "serve/auth.hpp"
-#include "serve/http_get.hpp"
+#include "serve/http_connection.hpp"
 #include "store/job_usage_json.hpp"
 
 namespace baton::cli {

@@ -10,6 +10,7 @@
 
 #include "cli/cli_common.hpp"
 #include "core/config.hpp"
+#include "cli/top_hosts.hpp"
 #include "ui/top_app.hpp"
 
 namespace baton::cli {
@@ -55,10 +56,25 @@ CLI::App* add_top_command(CLI::App& app, TopArgs& a) {
     cmd->add_option("--columns", a.columns,
                     "The process table's columns besides PID and COMMAND, e.g. user,state,gpu,gmem,gmem_share,sm,cpu,"
                     "rss,io,threads,age (default: [top] columns, else user,gpu,gmem,sm,cpu,rss,io)");
-    cmd->add_flag("--no-gpus", a.no_gpus, "Do not load NVML");
-    cmd->add_option("--proc-root", a.proc_root, "Read /proc from this directory (default /proc, or config)");
-    cmd->add_option("--sys-root", a.sys_root, "Read /sys from this directory (default /sys, or config)");
+    auto* no_gpus = cmd->add_flag("--no-gpus", a.no_gpus, "Do not load NVML");
+    auto* proc =
+        cmd->add_option("--proc-root", a.proc_root, "Read /proc from this directory (default /proc, or config)");
+    auto* sys = cmd->add_option("--sys-root", a.sys_root, "Read /sys from this directory (default /sys, or config)");
     cmd->add_flag("--mark-styles", a.mark_styles, "With --once: mark each styled span as {style}text{/} (for tests)");
+    auto* hosts = cmd->add_option("--hosts", a.hosts,
+                                  "HOST[:PORT],...: one screen of these hosts' agents (baton serve), each asked every "
+                                  "--delay on its own deadline (default [top] hosts; port default: [serve] listen's)");
+    hosts->check([](const std::string& v) { return v.empty() ? std::string("no host given") : std::string(); });
+    hosts->excludes(no_gpus)->excludes(proc)->excludes(sys);
+    auto* local = cmd->add_flag("--local", a.local, "This machine's view, whatever [top] hosts says");
+    local->excludes(hosts);
+    cmd->add_option("--token-file", a.token_file,
+                    "With hosts: the agents' bearer token (default [top] token_file, else [serve] token_file)")
+        ->excludes(local);
+    add_duration_option(cmd, "--timeout", a.timeout_seconds,
+                        "With hosts: how long one ask of a host may take (default 2s; 0.1s to 60s)", 0.1, 60)
+        ->excludes(local);
+    cmd->add_flag("--free-gpus", a.free_gpus, "With hosts: start showing free GPUs only (g toggles)")->excludes(local);
     return cmd;
 }
 
@@ -107,6 +123,20 @@ int run_top(const TopArgs& a, const std::string& config_path) {
     for (const auto& [n, k] : kSorts)
         if (a.sort == n) o.view.sort = k;
 
+    // Several hosts: --hosts, else [top] hosts unless this machine's view is asked for (--local, or a
+    // flag that names this machine's /proc, /sys or NVML).
+    const bool this_machine = a.local || a.no_gpus || !a.proc_root.empty() || !a.sys_root.empty();
+    const std::string hosts = a.hosts ? *a.hosts : this_machine ? std::string() : cfg->top.hosts;
+    if (!hosts.empty()) {
+        ui::HostsOptions ho;
+        ho.top = o;
+        ho.view.ascii = a.ascii;
+        ho.view.filter = a.filter;
+        ho.view.free_only = a.free_gpus;
+        return run_top_hosts({hosts, a.token_file, a.timeout_seconds, a.once, a.mark_styles}, *cfg, std::move(ho));
+    }
+    if (a.token_file.size() || a.free_gpus || a.timeout_seconds != 2)
+        return usage_error("--token-file, --timeout and --free-gpus are for several hosts (--hosts or [top] hosts)");
     if (a.once) return write_stdout(ui::top_once(o, a.mark_styles)) ? kExitOk : kExitOk;
     const char* term = std::getenv("TERM");
     const bool dumb = !term || !*term || std::strcmp(term, "dumb") == 0;

@@ -25,6 +25,11 @@ struct TopArgs {
     bool no_gpus = false;
     std::string proc_root, sys_root;
     bool mark_styles = false;
+    std::optional<std::string> hosts;  // --hosts: these hosts' agents (else [top] hosts)
+    std::string token_file;            // their token
+    double timeout_seconds = 2;        // each ask's deadline
+    bool local = false;                // this machine, whatever [top] hosts says
+    bool free_gpus = false;            // the hosts view starts with free GPUs only
 };
 
 CLI::App* add_top_command(CLI::App& app, TopArgs& args);

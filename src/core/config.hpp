@@ -99,6 +99,9 @@ struct Config {
         std::string graph_symbols = "braille";  // "braille" or "block" (--ascii: ASCII)
         double history_seconds = 600;           // what the graphs keep, 1 minute to 1 hour
         std::string columns;                    // the process table's columns, comma-separated; empty: the default
+        std::string hosts;                      // --hosts' default: HOST[:PORT] comma-separated; empty: this machine
+        std::string token_file;                 // the hosts' agents' token; empty: [serve] token_file
+        std::vector<std::string> host_token_files;  // "HOST[:PORT]=PATH": a host's own token
     } top;
     Thresholds thresholds;
 };

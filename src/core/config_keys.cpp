@@ -152,6 +152,57 @@ std::string show_columns(const Config& c) {
     return list_text(names);
 }
 
+// [top] hosts: a list of HOST[:PORT], or one string of them comma-separated; baton top checks each.
+std::optional<std::string> set_top_hosts(const ConfigValue& v, Config& c) {
+    std::string hosts;
+    if (v.kind == ConfigValue::Kind::array) {
+        for (const ConfigValue& item : v.items) {
+            if (item.kind != ConfigValue::Kind::string || item.text.empty() || item.text.find(',') != std::string::npos)
+                return "must be a list of hosts, e.g. [\"gpu1\", \"gpu2:9900\"]";
+            hosts += (hosts.empty() ? "" : ",") + item.text;
+        }
+    } else if (v.kind == ConfigValue::Kind::string) {
+        hosts = v.text;
+    } else {
+        return "must be a list of hosts, e.g. [\"gpu1\", \"gpu2:9900\"]";
+    }
+    c.top.hosts = hosts;
+    return std::nullopt;
+}
+
+std::string show_top_hosts(const Config& c) {
+    std::vector<std::string> names;
+    std::size_t start = 0;
+    while (!c.top.hosts.empty()) {
+        const std::size_t comma = c.top.hosts.find(',', start);
+        names.push_back(c.top.hosts.substr(start, comma - start));
+        if (comma == std::string::npos) break;
+        start = comma + 1;
+    }
+    return list_text(names);
+}
+
+// [top] host_token_files: ["HOST[:PORT]=PATH", ...], each host named once.
+std::optional<std::string> set_host_token_files(const ConfigValue& v, Config& c) {
+    const char* must = "must be a list of \"HOST[:PORT]=PATH\", e.g. [\"gpu3=/etc/baton/gpu3.token\"]";
+    if (v.kind != ConfigValue::Kind::array) return must;
+    std::vector<std::string> pairs;
+    for (const ConfigValue& item : v.items) {
+        const std::size_t eq = item.kind == ConfigValue::Kind::string ? item.text.find('=') : std::string::npos;
+        if (eq == std::string::npos || eq == 0 || eq + 1 == item.text.size()) return must;
+        for (const std::string& p : pairs)
+            if (p.compare(0, p.find('=') + 1, item.text, 0, eq + 1) == 0)
+                return "names host '" + item.text.substr(0, eq) + "' twice";
+        pairs.push_back(item.text);
+    }
+    c.top.host_token_files = std::move(pairs);
+    return std::nullopt;
+}
+
+std::string show_host_token_files(const Config& c) {
+    return list_text(c.top.host_token_files);
+}
+
 // [queue] visible_devices: "index" or "uuid", kept as whether it is "uuid".
 std::optional<std::string> set_visible_devices(const ConfigValue& v, Config& c) {
     if (v.kind != ConfigValue::Kind::string) return "must be a string";
@@ -469,6 +520,43 @@ std::vector<Row> make_rows() {
          set_columns,
          show_columns,
          "the built-in columns"},
+        {"top",
+         "hosts",
+         Rule::custom,
+         Ref{},
+         0,
+         0,
+         "must be a list of hosts",
+         "the hosts `baton top` shows, each HOST[:PORT] of its agent (default port: [serve] listen's); "
+         "--hosts wins, --local shows this machine",
+         {},
+         set_top_hosts,
+         show_top_hosts,
+         "none: this machine"},
+        {"top",
+         "token_file",
+         Rule::text,
+         BATON_TEXT(top.token_file),
+         0,
+         0,
+         "",
+         "the bearer token of the hosts' agents (--token-file wins)",
+         {},
+         nullptr,
+         nullptr,
+         "[serve] token_file"},
+        {"top",
+         "host_token_files",
+         Rule::custom,
+         Ref{},
+         0,
+         0,
+         "must be a list of \"HOST[:PORT]=PATH\"",
+         "a host's own token, for agents that do not share one: [\"gpu3=/etc/baton/gpu3.token\"] (the host as "
+         "named in hosts)",
+         {},
+         set_host_token_files,
+         show_host_token_files},
     };
     for (const ThresholdField& t : kThresholds)
         r.push_back(Row{"thresholds", t.name, Rule::number, Ref{}, t.lo, t.hi, "", t.help});

@@ -8,7 +8,7 @@
 #include "core/clock.hpp"
 #include "core/printable.hpp"
 #include "core/text_parse.hpp"
-#include "serve/http_get.hpp"
+#include "serve/http_connection.hpp"
 
 namespace baton::serve {
 
@@ -25,11 +25,14 @@ std::string trimmed(std::string s) {
     return s;
 }
 
-HostSnapshot ask_host(const HostAddress& h, const std::string& token, double timeout_seconds, double stale_seconds) {
+}  // namespace
+
+HostSnapshot ask_host(HttpConnection& c, const HostAddress& h, const std::string& path, const std::string& token,
+                      double timeout_seconds, double stale_seconds) {
     HostSnapshot out;
     out.host = h;
     const double started = monotonic_seconds();
-    Result<HttpAnswer> a = http_get(h.url + "/api/v1/snapshot", token, timeout_seconds);
+    Result<HttpAnswer> a = c.get(path, token, timeout_seconds);
     out.seconds = monotonic_seconds() - started;
     if (!a.ok()) {
         out.state = HostState::down;
@@ -63,8 +66,6 @@ HostSnapshot ask_host(const HostAddress& h, const std::string& token, double tim
     return out;
 }
 
-}  // namespace
-
 const char* host_state_name(HostState s) {
     switch (s) {
         case HostState::ok:
@@ -77,6 +78,8 @@ const char* host_state_name(HostState s) {
             return "unauthorized";
         case HostState::bad_answer:
             return "bad_answer";
+        case HostState::waiting:
+            return "waiting";
     }
     return "?";
 }
@@ -145,7 +148,11 @@ std::vector<HostSnapshot> fetch_snapshots(const std::vector<HostAddress>& hosts,
     std::vector<std::thread> threads;
     threads.reserve(hosts.size());
     for (std::size_t i = 0; i < hosts.size(); ++i)
-        threads.emplace_back([&, i] { out[i] = ask_host(hosts[i], token, timeout_seconds, stale_seconds); });
+        threads.emplace_back([&, i] {
+            HttpConnection c(hosts[i].url);
+            c.set_keep_alive(false);
+            out[i] = ask_host(c, hosts[i], "/api/v1/snapshot", token, timeout_seconds, stale_seconds);
+        });
     for (std::thread& t : threads) t.join();
     return out;
 }

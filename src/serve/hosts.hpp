@@ -21,7 +21,8 @@ struct HostAddress {
 // hosts, each once.
 Result<std::vector<HostAddress>> parse_hosts(const std::string& list, int default_port);
 
-enum class HostState { ok, stale, down, unauthorized, bad_answer };
+// waiting: asked, no answer yet (baton top --hosts, before a host's first answer or deadline).
+enum class HostState { ok, stale, down, unauthorized, bad_answer, waiting };
 const char* host_state_name(HostState s);
 
 struct HostSnapshot {
@@ -32,6 +33,12 @@ struct HostSnapshot {
     std::string snapshot;    // the agent's snapshot JSON as it came (ok and stale)
     double age_seconds = 0;  // how old that snapshot was when it came
 };
+
+class HttpConnection;
+
+// Asks one host for `path` (its /api/v1/snapshot, with or without ?processes=gpu) on `c`.
+HostSnapshot ask_host(HttpConnection& c, const HostAddress& h, const std::string& path, const std::string& token,
+                      double timeout_seconds, double stale_seconds);
 
 // Asks every host at once (one thread each) and waits for all, `timeout_seconds` at most for each.
 // A snapshot older than `stale_seconds` (its agent stopped sampling) is stale. In the order given.

@@ -53,7 +53,7 @@ class Service {
     HttpResponse route(const HttpRequest& r);
     HttpResponse metrics(const AgentState& s);
     HttpResponse health(const AgentState& s) const;
-    HttpResponse snapshot(const AgentState& s);
+    HttpResponse snapshot(const HttpRequest& r, const AgentState& s);
     HttpResponse findings(const AgentState& s) const;
     HttpResponse jobs(const HttpRequest& r) const;
 
@@ -63,11 +63,13 @@ class Service {
     // What a sample's snapshot gives, built once per sample: the agent publishes a new snapshot
     // object each tick, so the snapshot each text was built from says whether it is current.
     struct Cache {
-        std::shared_ptr<const Snapshot> metrics_of, json_of;
+        std::shared_ptr<const Snapshot> metrics_of, json_of, gpu_json_of;
         unsigned metrics_options_version = 0;
         std::string metrics;  // the snapshot's families, Prometheus text
         std::string json;
         store::SnapshotJsonEncoder json_encoder;
+        std::string gpu_json;  // ?processes=gpu: the processes on a GPU alone (baton top --hosts)
+        store::SnapshotJsonEncoder gpu_json_encoder;
     } cache_;
     unsigned options_version_ = 1;
     std::function<void(store::Exposition&)> more_metrics_;

@@ -60,6 +60,13 @@ std::string duration_text(double seconds) {
     return fmt::format("{}m {}s", s / 60, s % 60);
 }
 
+std::string short_gpu_name(const std::string& name) {
+    std::string_view n = name;
+    for (std::string_view prefix : {"NVIDIA ", "GeForce "})
+        if (n.substr(0, prefix.size()) == prefix) n.remove_prefix(prefix.size());
+    return printable(n);
+}
+
 Piece text_piece(std::string text, Style style, int priority, bool space) {
     Piece p;
     p.text = std::move(text);

@@ -39,6 +39,8 @@ std::string bar(double percent, int width, bool ascii);
 std::string percent_text(std::optional<double> v, int width = 3);
 // "1.2M/s", or "-" when unknown.
 std::string rate_text(std::optional<double> v);
+// "H100 80GB HBM3" for "NVIDIA H100 80GB HBM3" (and GeForce's prefix), made printable.
+std::string short_gpu_name(const std::string& name);
 // "3d 4h", "2h 5m", "7m 30s".
 std::string duration_text(double seconds);
 

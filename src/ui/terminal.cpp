@@ -179,4 +179,25 @@ void restore_terminal_on_crash() {
     for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) std::signal(sig, crash_handler);
 }
 
+namespace {
+
+volatile std::sig_atomic_t g_stop = 0;  // the stop signal received, 0 for none
+
+void on_stop_signal(int sig) {
+    g_stop = sig;
+}
+
+}  // namespace
+
+void catch_stop_signals() {
+    struct sigaction sa {};
+    sa.sa_handler = on_stop_signal;
+    sigemptyset(&sa.sa_mask);
+    for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaction(sig, &sa, nullptr);
+}
+
+int stop_signal() {
+    return g_stop;
+}
+
 }  // namespace baton::ui

@@ -37,4 +37,10 @@ class Terminal {
 // before the default action (a core dump) runs, so a crash does not leave the shell unusable.
 void restore_terminal_on_crash();
 
+// SIGINT, SIGTERM and SIGHUP end baton top's loops (the terminal is then restored normally): each
+// sets the flag stop_signal() reads. No SA_RESTART: a blocked read returns, so a loop sees it at once.
+void catch_stop_signals();
+// The stop signal received, 0 for none.
+int stop_signal();
+
 }  // namespace baton::ui

@@ -28,24 +28,9 @@ namespace baton::ui {
 
 namespace {
 
-volatile std::sig_atomic_t g_stop = 0;  // the stop signal received, 0 for none
-
-void on_stop_signal(int sig) {
-    g_stop = sig;
-}
-
 // Exit status: 0 after q or the last frame, 128 + N after stop signal N (as a shell reports it).
 int exit_status() {
-    return g_stop ? 128 + g_stop : 0;
-}
-
-// SIGINT, SIGTERM and SIGHUP end the loop (the terminal is then restored normally). No
-// SA_RESTART: a blocked read returns so the loop sees the flag at once.
-void catch_stop_signals() {
-    struct sigaction sa {};
-    sa.sa_handler = on_stop_signal;
-    sigemptyset(&sa.sa_mask);
-    for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaction(sig, &sa, nullptr);
+    return stop_signal() ? 128 + stop_signal() : 0;
 }
 
 // Samples the graphs keep: `history_seconds` at one sample per delay.
@@ -201,13 +186,6 @@ void terminal_size(int& w, int& h) {
     }
 }
 
-// The fixed size from the options, else the terminal's (80x24 without one).
-void frame_size(const TopOptions& o, int& w, int& h) {
-    terminal_size(w, h);
-    if (o.width) w = o.width;
-    if (o.height) h = o.height;
-}
-
 // A frame shown before the first snapshot arrives.
 Frame waiting_frame(int w, int h) {
     Frame f;
@@ -220,6 +198,12 @@ Frame waiting_frame(int w, int h) {
 }
 
 }  // namespace
+
+void frame_size(const TopOptions& o, int& w, int& h) {
+    terminal_size(w, h);
+    if (o.width) w = o.width;
+    if (o.height) h = o.height;
+}
 
 Result<int> run_top_interactive(const TopOptions& o) {
     auto opened = Terminal::open(o.color);
@@ -240,7 +224,7 @@ Result<int> run_top_interactive(const TopOptions& o) {
     // Without the collector's event fd, look for new snapshots this often; keys wake the loop at once.
     const int poll_ms = std::clamp(static_cast<int>(o.delay_seconds * 1000 / 2), 20, 100);
     bool keys_waiting = true;  // ncurses may hold keys it read already: ask it before sleeping
-    while (!g_stop) {
+    while (!stop_signal()) {
         if (view.paused) collector->drain();
         if (!view.paused && collector->latest(seen, shown, history)) {
             window.add(shown);
@@ -304,10 +288,10 @@ int run_top_batch(const TopOptions& options) {
     input.thresholds = o.thresholds;
     input.history = &history;
     SampleSchedule schedule(o.delay_seconds);
-    for (int i = 0; !g_stop && (o.count == 0 || i < o.count); ++i) {
+    for (int i = 0; !stop_signal() && (o.count == 0 || i < o.count); ++i) {
         if (i > 0) {
             sleep_seconds(schedule.next() - monotonic_seconds());
-            if (g_stop) break;
+            if (stop_signal()) break;
         }
         sampler.take(snap);
         schedule.taken(monotonic_seconds());

@@ -25,6 +25,9 @@ struct TopOptions {
     int count = 0;              // batch mode: frames to print (0: until interrupted)
 };
 
+// The size of a printed frame: the options' fixed size, else the terminal's (80x24 without one).
+void frame_size(const TopOptions& o, int& w, int& h);
+
 // Runs the interactive screen until `q`, Ctrl-C, SIGTERM or SIGHUP. Returns the exit code (0
 // after q, 128 + N after signal N); an error when the terminal cannot be used.
 Result<int> run_top_interactive(const TopOptions& o);

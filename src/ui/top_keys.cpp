@@ -26,29 +26,6 @@ std::uint32_t selected(const LayoutResult& last, const ViewState& v) {
     return it == last.row_pids.end() ? last.row_pids.front() : *it;
 }
 
-void append_utf8(std::string& s, char32_t c) {
-    if (c < 0x80) {
-        s.push_back(static_cast<char>(c));
-    } else if (c < 0x800) {
-        s.push_back(static_cast<char>(0xC0 | (c >> 6)));
-        s.push_back(static_cast<char>(0x80 | (c & 0x3F)));
-    } else if (c < 0x10000) {
-        s.push_back(static_cast<char>(0xE0 | (c >> 12)));
-        s.push_back(static_cast<char>(0x80 | ((c >> 6) & 0x3F)));
-        s.push_back(static_cast<char>(0x80 | (c & 0x3F)));
-    } else if (c < 0x110000) {
-        s.push_back(static_cast<char>(0xF0 | (c >> 18)));
-        s.push_back(static_cast<char>(0x80 | ((c >> 12) & 0x3F)));
-        s.push_back(static_cast<char>(0x80 | ((c >> 6) & 0x3F)));
-        s.push_back(static_cast<char>(0x80 | (c & 0x3F)));
-    }
-}
-
-void pop_utf8(std::string& s) {
-    while (!s.empty() && (static_cast<unsigned char>(s.back()) & 0xC0) == 0x80) s.pop_back();
-    if (!s.empty()) s.pop_back();
-}
-
 // The actions of the bindings below.
 void quit(const LayoutResult&, ViewState&, KeyOutcome& out) {
     out.quit = true;
@@ -129,19 +106,15 @@ namespace {
 
 // A key while a prompt is open: each prompt reads the keys it wants and ignores the rest. `c` is the
 // character typed, 0 for a key with a code (Enter, Escape, arrows).
-void filter_prompt_key(const Key& key, char32_t c, ViewState& v, KeyOutcome&) {
+void filter_prompt_key(const Key& key, char32_t, ViewState& v, KeyOutcome&) {
     if (key.code == KeyCode::enter) {
         v.filter = v.edit;
         v.prompt = Prompt::none;
         v.scroll = 0;
     } else if (key.code == KeyCode::escape) {
         v.prompt = Prompt::none;
-    } else if (key.code == KeyCode::backspace) {
-        pop_utf8(v.edit);
-    } else if (c == 0x15) {  // Ctrl-U, as in a shell: clear the line
-        v.edit.clear();
-    } else if (c >= 0x20 && c != 0x7F && v.edit.size() < 200) {
-        append_utf8(v.edit, c);
+    } else {
+        edit_text(key, v.edit);
     }
 }
 
@@ -176,7 +149,7 @@ void renice_prompt_key(const Key& key, char32_t c, ViewState& v, KeyOutcome& out
         v.prompt = Prompt::none;
         v.message = "nothing changed";
     } else if (key.code == KeyCode::backspace) {
-        pop_utf8(v.edit);
+        edit_text(key, v.edit);
     } else if (((c >= '0' && c <= '9') || c == '-' || c == '+') && v.edit.size() < 3) {
         v.edit.push_back(static_cast<char>(c));
     }
@@ -241,6 +214,43 @@ std::optional<int> selection_step(KeyCode code, const LayoutResult& last) {
 }
 
 }  // namespace
+
+namespace {
+
+void append_utf8(std::string& s, char32_t c) {
+    if (c < 0x80) {
+        s.push_back(static_cast<char>(c));
+    } else if (c < 0x800) {
+        s.push_back(static_cast<char>(0xC0 | (c >> 6)));
+        s.push_back(static_cast<char>(0x80 | (c & 0x3F)));
+    } else if (c < 0x10000) {
+        s.push_back(static_cast<char>(0xE0 | (c >> 12)));
+        s.push_back(static_cast<char>(0x80 | ((c >> 6) & 0x3F)));
+        s.push_back(static_cast<char>(0x80 | (c & 0x3F)));
+    } else if (c < 0x110000) {
+        s.push_back(static_cast<char>(0xF0 | (c >> 18)));
+        s.push_back(static_cast<char>(0x80 | ((c >> 12) & 0x3F)));
+        s.push_back(static_cast<char>(0x80 | ((c >> 6) & 0x3F)));
+        s.push_back(static_cast<char>(0x80 | (c & 0x3F)));
+    }
+}
+
+void pop_utf8(std::string& s) {
+    while (!s.empty() && (static_cast<unsigned char>(s.back()) & 0xC0) == 0x80) s.pop_back();
+    if (!s.empty()) s.pop_back();
+}
+
+}  // namespace
+
+void edit_text(const Key& key, std::string& text) {
+    const char32_t c = key.code == KeyCode::character ? key.ch : 0;
+    if (key.code == KeyCode::backspace)
+        pop_utf8(text);
+    else if (c == 0x15)  // Ctrl-U, as in a shell: clear the line
+        text.clear();
+    else if (c >= 0x20 && c != 0x7F && text.size() < 200)
+        append_utf8(text, c);
+}
 
 KeyOutcome handle_key(const Key& key, const LayoutResult& last, ViewState& v) {
     KeyOutcome out;

@@ -49,6 +49,10 @@ struct KeyOutcome {
 
 KeyOutcome handle_key(const Key& key, const LayoutResult& last, ViewState& v);
 
+// A key typed into a one-line text field (the filter): Backspace, Ctrl-U (clears it), or a
+// printable character added (200 bytes at most). Other keys leave it as it is.
+void edit_text(const Key& key, std::string& text);
+
 // The keys of the main view, one row each: what handle_key() does on them and what the help screen
 // (Layout::help) and docs/cli.md's key table say about them, in the help's order. A row with no
 // characters only documents keys handle_key() reads by their code (arrows, the mouse). A new key

@@ -39,13 +39,6 @@ std::string short_throttle(const std::string& r) {
     return r;
 }
 
-std::string short_gpu_name(const std::string& name) {
-    std::string_view n = name;
-    for (std::string_view prefix : {"NVIDIA ", "GeForce "})
-        if (n.substr(0, prefix.size()) == prefix) n.remove_prefix(prefix.size());
-    return printable(n);
-}
-
 // GPU processes that the process table does not have: NVML reports host pids, which a
 // container with its own pid namespace cannot see. They are shown anyway, since they hold
 // the GPU's memory.
@@ -112,10 +105,14 @@ Line Layout::header() const {
         p.push_back(text_piece("up " + duration_text(*s_.host.uptime_seconds), Style::plain, 3));
     p.push_back(text_piece(fmt::format("{} CPUs", s_.host.cpu_count), Style::plain, 2));
     if (s_.processes_collected) p.push_back(text_piece(fmt::format("{} procs", s_.processes.size()), Style::plain, 4));
-    std::string self = "baton";
-    self += in_.self.cpu_percent ? fmt::format(" {:.1f}% CPU", *in_.self.cpu_percent) : " -% CPU";
-    self += in_.self.rss_bytes ? " " + compact_bytes(static_cast<double>(*in_.self.rss_bytes)) : std::string(" -");
-    p.push_back(text_piece("  " + self, Style::dim, 5, false));
+    if (!in_.origin.empty()) {
+        p.push_back(text_piece("  " + in_.origin, in_.origin_style, 0, false));
+    } else {
+        std::string self = "baton";
+        self += in_.self.cpu_percent ? fmt::format(" {:.1f}% CPU", *in_.self.cpu_percent) : " -% CPU";
+        self += in_.self.rss_bytes ? " " + compact_bytes(static_cast<double>(*in_.self.rss_bytes)) : std::string(" -");
+        p.push_back(text_piece("  " + self, Style::dim, 5, false));
+    }
     if (v_.paused) p.push_back(text_piece("  PAUSED", Style::elevated, 0, false));
     return fit_pieces(std::move(p), w_, v_.ascii);
 }

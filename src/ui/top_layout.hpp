@@ -29,6 +29,10 @@ struct TopInput {
     Thresholds thresholds;
     SelfUsage self;
     const GraphHistory* history = nullptr;  // the graphs' past; none: no graphs
+    // Where the snapshot came from when not this machine (baton top --hosts: "gpu3, 0.2 s ago, Esc:
+    // all hosts"): said in the header in place of baton's own cost here.
+    std::string origin;
+    Style origin_style = Style::dim;
 };
 
 // What the layout decided that the key handling needs: the rows in display order and which of
