@@ -164,6 +164,7 @@ ResponseReader::State ResponseReader::step() {
                     buffer_.erase(0, pos);
                     return State::incomplete;
                 }
+                if (end - pos > 4096) return fail("a chunk line of the answer is over 4 KiB");
                 const std::string_view line = std::string_view(buffer_).substr(pos, end - pos);
                 pos = end + 2;
                 if (part_ == Part::trailer) {

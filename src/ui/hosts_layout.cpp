@@ -247,8 +247,9 @@ Line HostsLayout::host_line(const ShownHost& s, bool selected) const {
     }
     if (!h.error.empty())
         p.push_back(text_piece(" " + printable(h.error), status_style(h.status), answering(h) ? 1 : 0));
-    if (h.status != HostStatus::waiting && h.status != HostStatus::down)
-        p.push_back(text_piece(fmt::format(" {:.0f} ms", h.answer_seconds * 1000), Style::dim, 1));
+    // A slow answer is worth a word (a loaded agent, a far link); a quick one is not.
+    if (h.status != HostStatus::waiting && h.status != HostStatus::down && h.answer_seconds >= 0.1)
+        p.push_back(text_piece(fmt::format(" answered in {:.1f} s", h.answer_seconds), Style::elevated, 1));
     Line l = fit_pieces(std::move(p), w_, v_.ascii);
     if (selected) {
         l.fill = Style::selected;
@@ -330,21 +331,21 @@ Line HostsLayout::status() const {
     Line l;
     l.fill = Style::status;
     if (v_.prompt == HostsPrompt::filter) {
-        l.add("Filter: " + v_.edit + "_   (host, GPU model, user or command; Enter applies, Esc cancels)",
+        l.add(clip("Filter: " + v_.edit + "_   (host, GPU model, user or command; Enter applies, Esc cancels)", w_),
               Style::status);
         return l;
     }
     if (v_.prompt == HostsPrompt::sort) {
         std::string s = "Sort hosts by:";
         for (HostSort k : kHostSorts) s += fmt::format(" {} {} ", host_sort_letter(k), host_sort_name(k));
-        l.add(s + " (Esc cancels)", Style::status);
+        l.add(clip(s + " (Esc cancels)", w_), Style::status);
         return l;
     }
     if (!v_.message.empty()) {
-        l.add(v_.message, Style::status);
+        l.add(clip(v_.message, w_), Style::status);
         return l;
     }
-    l.add("Enter open host  / filter  g free GPUs  s sort  h help  q quit", Style::status);
+    l.add(clip("Enter open host  / filter  g free GPUs  s sort  h help  q quit", w_), Style::status);
     return l;
 }
 
@@ -357,14 +358,14 @@ std::vector<Line> HostsLayout::help() const {
         std::string keys = k.keys;
         keys.resize(std::max<std::size_t>(keys.size() + 1, 11), ' ');
         Line l;
-        l.add("  " + keys + k.help);
+        l.add(clip("  " + keys + k.help, w_));
         out.push_back(std::move(l));
     }
     for (const char* t : {"A GPU is free when no process is on it, it is under 10 % busy and under 5 % of its",
                           "memory is used. A host is stale when its agent's snapshot is old or it stopped",
                           "answering; down when it cannot be reached or did not answer in time."}) {
         Line l;
-        l.add(t, Style::dim);
+        l.add(clip(t, w_), Style::dim);
         out.push_back(std::move(l));
     }
     return out;
