@@ -1,0 +1,217 @@
+#!/usr/bin/env python3
+"""`baton top --hosts` against real agents on loopback: three `baton serve` on different fake NVML scenarios
+(one wanting the shared token, one a token of its own from [top] host_token_files), one of them stopped
+mid-test, a stand-in agent that answers each ask 1.2 s late and counts its connections, and a port where
+nothing listens. The frames keep their refresh rate whatever the slow and the dead hosts do; each host is
+said as it is; the asks of a host reuse one connection; tokens go where they belong; bad flags and config
+are one line and a non-zero exit.
+
+usage: top_hosts_test.py BATON FAKE_NVML_DIR SCENARIOS_DIR FIXTURE_DIR
+"""
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "serve"))
+from serve_helpers import agent_env, agent_home, check, start_agent, stop, summary, until  # noqa: E402
+from fake_agent import FakeAgent, fixture_snapshot  # noqa: E402
+
+BATON, NVML_DIR, SCENARIOS, FIXTURES = sys.argv[1:5]
+HEIGHT = 60
+
+
+def write(path, text, mode=0o600):
+    with open(path, "w") as f:
+        f.write(text)
+    os.chmod(path, mode)
+
+
+def frames_of(text):
+    """The frames of batch output: each HEIGHT lines, one blank line between two."""
+    lines = text.split("\n")
+    out, at = [], 0
+    while at + HEIGHT <= len(lines):
+        out.append("\n".join(lines[at:at + HEIGHT]))
+        at += HEIGHT + 1
+    return out
+
+
+def line_of(frame, host):
+    for line in frame.split("\n"):
+        if line.startswith(host + " ") or line.startswith(host + "  "):
+            return line
+    return ""
+
+
+def get(url, token=None):
+    req = urllib.request.Request(url, headers={"Authorization": "Bearer " + token} if token else {})
+    try:
+        with urllib.request.urlopen(req, timeout=5) as r:
+            return r.status, r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
+
+
+def main():
+    home = agent_home("baton-top-hosts-", "")
+    shared_token, own_token = os.path.join(home, "shared.token"), os.path.join(home, "own.token")
+    write(shared_token, "the-shared-token-of-the-test\n")
+    write(own_token, "one-idle-has-its-own-token\n")
+    agents, fakes = [], []
+    try:
+        def agent(scenario, *args):
+            env = agent_env(os.path.join(NVML_DIR, scenario, "libnvidia-ml.so.1"),
+                            os.path.join(SCENARIOS, scenario + ".json"), home)
+            env["BATON_SOCKET"] = os.path.join(home, scenario + ".sock")
+            p, port = start_agent(BATON, ["--interval", "0.5", "--no-db", *args], env, home)
+            agents.append(p)
+            return p, port
+        _, four = agent("four-idle")
+        _, eight = agent("eight-busy", "--token-file", shared_token)
+        one_process, one = agent("one-idle", "--token-file", own_token)
+        check(None not in (four, eight, one), "three agents serve")
+        slow = FakeAgent(fixture_snapshot(BATON, os.path.join(NVML_DIR, "near-oom", "libnvidia-ml.so.1"),
+                                          os.path.join(SCENARIOS, "near-oom.json"), FIXTURES,
+                                          {0: ("carol", "python slow.py")}), delay=1.2)
+        fakes.append(slow)
+        dead = socket.socket()
+        dead.bind(("127.0.0.1", 0))
+        dead_port = dead.getsockname()[1]
+        dead.close()
+
+        # The agent's light snapshot: the processes on a GPU alone.
+        until(lambda: get(f"http://127.0.0.1:{eight}/api/v1/snapshot", "the-shared-token-of-the-test")[0] == 200, 10)
+        status, body = get(f"http://127.0.0.1:{eight}/api/v1/snapshot?processes=gpu", "the-shared-token-of-the-test")
+        light = json.loads(body) if status == 200 else {"processes": [None]}
+        status_all, body_all = get(f"http://127.0.0.1:{eight}/api/v1/snapshot", "the-shared-token-of-the-test")
+        full = json.loads(body_all) if status_all == 200 else {"processes": []}
+        check(status == 200 and all(p.get("gpu_indices") or p.get("gpu_memory_bytes") for p in light["processes"])
+              and len(light["processes"]) < len(full["processes"]),
+              "?processes=gpu: only processes on a GPU (%d of %d)" % (len(light["processes"]), len(full["processes"])))
+        status, body = get(f"http://127.0.0.1:{eight}/api/v1/snapshot?processes=some", "the-shared-token-of-the-test")
+        check(status == 400 and "processes=" in body, "?processes=some: 400 and why")
+
+        config = os.path.join(home, "hosts.toml")
+        write(config, f'[top]\ntoken_file = "{shared_token}"\n'
+                      f'host_token_files = ["127.0.0.1:{one}={own_token}"]\n', 0o644)
+        env = dict(os.environ, BATON_SYSTEM_CONFIG="/dev/null", XDG_CONFIG_HOME=home, NO_COLOR="1")
+        names = [f"127.0.0.1:{p}" for p in (four, eight, one, slow.port, dead_port)]
+        hosts = ",".join(names)
+
+        # Batch frames every 0.5 s for 8 s; the one-idle agent stopped after 3 s.
+        top = subprocess.Popen([BATON, "--config", config, "top", "--hosts", hosts, "--delay", "0.5", "--count",
+                                "16", "--timeout", "3s", "--width", "130", "--height", str(HEIGHT)],
+                               env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        arrivals, chunks = [], []
+
+        def reader():
+            for line in iter(top.stdout.readline, b""):
+                chunks.append(line.decode())
+                if line.startswith(b"5 hosts:"):
+                    arrivals.append(time.monotonic())
+        t = threading.Thread(target=reader)
+        t.start()
+        started = time.monotonic()
+        while time.monotonic() - started < 3 and top.poll() is None:
+            time.sleep(0.05)
+        stop([one_process])
+        try:
+            top.wait(30)
+        except subprocess.TimeoutExpired:
+            top.kill()
+        t.join(5)
+        err = top.stderr.read().decode()
+        check(top.returncode == 0, "top --hosts in batch mode exits 0: " + err.strip())
+        frames = frames_of("".join(chunks))
+        check(len(frames) == 16, "16 frames (%d)" % len(frames))
+        gaps = [b - a for a, b in zip(arrivals, arrivals[1:])]
+        check(gaps and 0.4 <= statistics.median(gaps) <= 0.65 and max(gaps) < 1.0,
+              "a frame every 0.5 s whatever the slow and the dead host do: median %.2f s, longest %.2f s" %
+              (statistics.median(gaps) if gaps else 0, max(gaps) if gaps else 0))
+        first, last = frames[0] if frames else "", frames[-1] if frames else ""
+        check("ok  4 GPUs, 4 free" in line_of(last, names[0]), "four-idle: ok, 4 free GPUs: " + line_of(last, names[0]))
+        check("ok  8 GPUs, 0 free" in line_of(last, names[1]),
+              "eight-busy, asked with the shared token: ok: " + line_of(last, names[1]))
+        check("ok  1 GPU, 1 free" in line_of(first, names[2]),
+              "one-idle, asked with its own token, before it stopped: ok: " + line_of(first, names[2]))
+        check("down" in line_of(last, names[2]) and "cannot connect" in line_of(last, names[2]),
+              "one-idle, stopped mid-test: down, and why: " + line_of(last, names[2]))
+        check("ok" in line_of(last, names[3]) and "answered in 1.2 s" in line_of(last, names[3]),
+              "the slow one: ok, and how slow: " + line_of(last, names[3]))
+        check("carol python slow.py" in last, "the slow one's GPU holder, with user and command")
+        check("down  cannot connect to 127.0.0.1:%d: Connection refused" % dead_port in line_of(last, names[4]),
+              "nothing listening: down, connection refused: " + line_of(last, names[4]))
+        check(last.startswith("5 hosts: 3 answering, 2 down  13 GPUs, 4 free"),
+              "the title counts hosts and GPUs: " + last.split("\n")[0])
+        check(slow.connections == 1 and len(slow.requests) >= 4,
+              "the asks of one host reuse one connection: %d connection(s), %d asks" %
+              (slow.connections, len(slow.requests)))
+        check(any(r.endswith("?processes=gpu") for r in slow.requests) and "/api/v1/findings" in slow.requests,
+              "each host is asked for its processes on a GPU and its findings")
+
+        # Without the tokens: the two agents that want one say so.
+        r = subprocess.run([BATON, "top", "--hosts", hosts, "--once", "--width", "130", "--height", "40",
+                            "--timeout", "3s"], env=env, capture_output=True, text=True, timeout=60)
+        check(r.returncode == 0 and "unauthorized  the agent wants a token" in line_of(r.stdout, names[1]),
+              "no token: unauthorized: " + line_of(r.stdout, names[1]))
+        # A wrong shared token: refused too.
+        bad = os.path.join(home, "bad.token")
+        write(bad, "not-it\n")
+        r = subprocess.run([BATON, "top", "--hosts", names[1], "--once", "--token-file", bad], env=env,
+                           capture_output=True, text=True, timeout=60)
+        check("unauthorized" in line_of(r.stdout, names[1]), "a wrong token: unauthorized")
+
+        # g (--free-gpus): where one can run; [top] hosts when no --hosts; --local: this machine.
+        write(config, f'[top]\nhosts = ["{names[0]}", "{names[1]}"]\ntoken_file = "{shared_token}"\n', 0o644)
+        r = subprocess.run([BATON, "--config", config, "top", "--once", "--free-gpus", "--width", "120"], env=env,
+                           capture_output=True, text=True, timeout=60)
+        check(r.returncode == 0 and r.stdout.startswith("2 hosts: 2 answering") and names[0] in r.stdout and
+              names[1] not in r.stdout and r.stdout.count("  free\n") == 4,
+              "[top] hosts with --free-gpus: the four free GPUs of four-idle alone")
+        r = subprocess.run([BATON, "--config", config, "top", "--once", "--local"], env=env, capture_output=True,
+                           text=True, timeout=60)
+        check(r.returncode == 0 and "PID" in r.stdout and "hosts:" not in r.stdout, "--local: this machine's view")
+
+        # Bad input: one line, non-zero.
+        for args, code, words in [
+            (["--hosts", ""], 2, "no host given"),
+            (["--hosts", "a,,b"], 2, "is not HOST[:PORT]"),
+            (["--hosts", "a:99999"], 2, "is not HOST[:PORT]"),
+            (["--hosts", "a,a"], 2, "named twice"),
+            (["--hosts", "a", "--proc-root", "/"], 2, "excludes"),
+            (["--hosts", "a", "--local"], 2, "excludes"),
+            (["--hosts", "a", "--timeout", "0s"], 2, "--timeout"),
+            (["--hosts", "a", "--token-file", "/nonexistent/token"], 1, "/nonexistent/token"),
+            (["--token-file", shared_token, "--local"], 2, "excludes"),
+            (["--free-gpus"], 2, "for several hosts"),
+        ]:
+            r = subprocess.run([BATON, "top", "--once", *args], env=dict(env, XDG_CONFIG_HOME="/nonexistent"),
+                               capture_output=True, text=True, timeout=30)
+            lines = r.stderr.strip().split("\n")
+            check(r.returncode == code and words in r.stderr and len(lines) <= 2,
+                  "top %s: exit %d, %r (%d: %s)" % (" ".join(args), code, words, r.returncode, r.stderr.strip()))
+        for toml, words in [('[top]\nhosts = 5\n', "top.hosts"),
+                            ('[top]\nhost_token_files = ["no-equals"]\n', "HOST[:PORT]=PATH"),
+                            ('[top]\nhost_token_files = ["a=/x", "a=/y"]\n', "twice"),
+                            ('[top]\nhosts = ["a", "b,c"]\n', "list of hosts")]:
+            write(config, toml, 0o644)
+            r = subprocess.run([BATON, "--config", config, "top", "--once"], env=env, capture_output=True,
+                               text=True, timeout=30)
+            check(r.returncode == 1 and words in r.stderr and r.stderr.count("\n") == 1,
+                  "config %r: exit 1, one line: %s" % (toml.strip(), r.stderr.strip()))
+    finally:
+        for f in fakes:
+            f.close()
+        stop(agents)
+    return summary("top_hosts_test")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
