@@ -18,7 +18,6 @@
 #include "serve/auth.hpp"
 #include "serve/hosts.hpp"
 #include "store/snapshot_json.hpp"
-#include "store/snapshot_json_read.hpp"
 #include "store/snapshot_prometheus.hpp"
 
 namespace baton::cli {
@@ -98,14 +97,9 @@ int run_hosts_snapshot(const SnapshotArgs& a, const Config& c) {
             out += "== " + printable(h.host.name) + " (" + h.host.url + "): " + serve::host_state_name(h.state);
             if (!h.error.empty()) out += ", " + printable(h.error);
             out += "\n";
-            if (h.snapshot.empty()) continue;
-            Result<Snapshot> snap = store::parse_snapshot_json(h.snapshot);
-            if (!snap.ok()) {
-                out += "  its snapshot cannot be read: " + snap.error().message + "\n";
-                continue;
-            }
+            if (!h.parsed) continue;
             any = true;
-            report::append_snapshot_text(*snap, text, out);
+            report::append_snapshot_text(*h.parsed, text, out);
         }
     }
     if (!write_stdout(out)) return kExitOk;

@@ -10,7 +10,6 @@
 #include "core/clock.hpp"
 #include "core/thread_name.hpp"
 #include "serve/http_connection.hpp"
-#include "store/snapshot_json_read.hpp"
 
 namespace baton::serve {
 
@@ -91,18 +90,9 @@ void HostPoller::loop(std::size_t i) {
         const bool full = full_ == i;
         lock.unlock();
         const double started = monotonic_seconds();
-        HostSnapshot got = ask_host(c, host, full ? "/api/v1/snapshot" : "/api/v1/snapshot?processes=gpu", token,
-                                    options_.timeout_seconds, options_.stale_seconds);
-        std::shared_ptr<const Snapshot> snapshot;
-        if (!got.snapshot.empty()) {
-            Result<Snapshot> parsed = store::parse_snapshot_json(got.snapshot);
-            if (parsed.ok()) {
-                snapshot = std::make_shared<const Snapshot>(std::move(*parsed));
-            } else {
-                got.state = HostState::bad_answer;
-                got.error = "its snapshot cannot be read: " + parsed.error().message;
-            }
-        }
+        HostSnapshot got = ask_host(c, host, full ? "/api/v1/snapshot" : "/api/v1/snapshot?processes=gpu&cores=none",
+                                    token, options_.timeout_seconds, options_.stale_seconds);
+        std::shared_ptr<const Snapshot> snapshot = std::move(got.parsed);
         // The findings change slowly (each holds for a window of seconds): asked less often.
         std::optional<std::vector<diagnose::Finding>> findings;
         if (snapshot && started >= findings_due) {

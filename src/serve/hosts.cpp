@@ -3,12 +3,11 @@
 #include <set>
 #include <thread>
 
-#include <nlohmann/json.hpp>
-
 #include "core/clock.hpp"
 #include "core/printable.hpp"
 #include "core/text_parse.hpp"
 #include "serve/http_connection.hpp"
+#include "store/snapshot_json_read.hpp"
 
 namespace baton::serve {
 
@@ -51,16 +50,16 @@ HostSnapshot ask_host(HttpConnection& c, const HostAddress& h, const std::string
             "answered " + std::to_string(a->status) + ": " + printable(std::string_view(a->body).substr(0, 200));
         return out;
     }
-    const nlohmann::json j = nlohmann::json::parse(a->body, nullptr, false);
-    if (!j.is_object() || !j.contains("time") || !j["time"].is_string()) {
+    Result<Snapshot> parsed = store::parse_snapshot_json(a->body);
+    if (!parsed.ok()) {
         out.state = HostState::bad_answer;
-        out.error = "its answer is not a baton snapshot";
+        out.error = "its answer is not a baton snapshot: " + parsed.error().message;
         return out;
     }
-    const std::optional<std::int64_t> at = parse_rfc3339(j["time"].get<std::string>());
-    if (at) out.age_seconds = static_cast<double>(unix_millis() - *at) / 1000;
+    out.age_seconds = static_cast<double>(unix_millis() - parsed->time_unix_ms) / 1000;
+    out.parsed = std::make_shared<const Snapshot>(std::move(*parsed));
     out.snapshot = std::move(a->body);
-    out.state = at && out.age_seconds > stale_seconds ? HostState::stale : HostState::ok;
+    out.state = out.age_seconds > stale_seconds ? HostState::stale : HostState::ok;
     if (out.state == HostState::stale)
         out.error = "its last sample is " + std::to_string(static_cast<long long>(out.age_seconds)) + " s old";
     return out;

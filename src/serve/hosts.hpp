@@ -3,10 +3,12 @@
 // deadline, so a slow or dead host is said on its own line and never holds up the others.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "core/result.hpp"
+#include "sample/snapshot.hpp"
 
 namespace baton::serve {
 
@@ -28,10 +30,11 @@ const char* host_state_name(HostState s);
 struct HostSnapshot {
     HostAddress host;
     HostState state = HostState::down;
-    std::string error;       // why, when not ok ("connection refused", "no answer within 2 s")
-    double seconds = 0;      // how long its answer took
-    std::string snapshot;    // the agent's snapshot JSON as it came (ok and stale)
-    double age_seconds = 0;  // how old that snapshot was when it came
+    std::string error;                       // why, when not ok ("connection refused", "no answer within 2 s")
+    double seconds = 0;                      // how long its answer took
+    std::string snapshot;                    // the agent's snapshot JSON as it came (ok and stale)
+    std::shared_ptr<const Snapshot> parsed;  // the same, read (every key checked)
+    double age_seconds = 0;                  // how old that snapshot was when it came
 };
 
 class HttpConnection;

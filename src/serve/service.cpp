@@ -245,36 +245,40 @@ HttpResponse Service::health(const AgentState& s) const {
     return r;
 }
 
-// ?processes=gpu leaves out every process that is not on a GPU: what a screen of several hosts
-// shows (its holders) at a tenth of the size, parsed by the asker every second.
+// ?processes=gpu leaves out every process that is not on a GPU, ?cores=none the CPU's per-core
+// figures: what a screen of several hosts shows (the holders, the totals) at a fraction of the
+// size, read by the asker every second. The texts are built once per sample.
 HttpResponse Service::snapshot(const HttpRequest& r, const AgentState& s) {
     if (!s.snapshot) return json_error(503, "no snapshot yet: the agent has just started");
-    const auto processes = r.query.find("processes");
-    const bool gpu_only = processes != r.query.end() && processes->second == "gpu";
-    if (processes != r.query.end() && !gpu_only && processes->second != "all")
+    const auto param = [&](const char* name) {
+        const auto it = r.query.find(name);
+        return it == r.query.end() ? std::string() : it->second;
+    };
+    const std::string processes = param("processes"), cores = param("cores");
+    if (!processes.empty() && processes != "gpu" && processes != "all")
         return json_error(400, "processes= takes gpu (only the processes on a GPU) or all");
+    if (!cores.empty() && cores != "none" && cores != "all")
+        return json_error(400, "cores= takes none (no per-core figures) or all");
+    const int variant = (processes == "gpu" ? 1 : 0) | (cores == "none" ? 2 : 0);
+    Cache::Json& cached = cache_.json[variant];
+    if (cached.of != s.snapshot) {
+        cached.text.clear();
+        if (variant == 0) {
+            cached.encoder.append(*s.snapshot, cached.text);
+        } else {
+            Snapshot light = *s.snapshot;
+            if (variant & 1)
+                std::erase_if(light.processes,
+                              [](const ProcessInfo& p) { return !p.gpu_memory_bytes && p.gpu_indices.empty(); });
+            if (variant & 2) light.cpu.cores.clear();
+            cached.encoder.append(light, cached.text);
+        }
+        cached.text.push_back('\n');
+        cached.of = s.snapshot;
+    }
     HttpResponse out;
     out.content_type = kJson;
-    if (gpu_only) {
-        if (cache_.gpu_json_of != s.snapshot) {
-            Snapshot light = *s.snapshot;
-            std::erase_if(light.processes,
-                          [](const ProcessInfo& p) { return !p.gpu_memory_bytes && p.gpu_indices.empty(); });
-            cache_.gpu_json.clear();
-            cache_.gpu_json_encoder.append(light, cache_.gpu_json);
-            cache_.gpu_json.push_back('\n');
-            cache_.gpu_json_of = s.snapshot;
-        }
-        out.body = cache_.gpu_json;
-        return out;
-    }
-    if (cache_.json_of != s.snapshot) {
-        cache_.json.clear();
-        cache_.json_encoder.append(*s.snapshot, cache_.json);
-        cache_.json.push_back('\n');
-        cache_.json_of = s.snapshot;
-    }
-    out.body = cache_.json;
+    out.body = cached.text;
     return out;
 }
 

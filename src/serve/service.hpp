@@ -63,13 +63,15 @@ class Service {
     // What a sample's snapshot gives, built once per sample: the agent publishes a new snapshot
     // object each tick, so the snapshot each text was built from says whether it is current.
     struct Cache {
-        std::shared_ptr<const Snapshot> metrics_of, json_of, gpu_json_of;
+        std::shared_ptr<const Snapshot> metrics_of;
         unsigned metrics_options_version = 0;
         std::string metrics;  // the snapshot's families, Prometheus text
-        std::string json;
-        store::SnapshotJsonEncoder json_encoder;
-        std::string gpu_json;  // ?processes=gpu: the processes on a GPU alone (baton top --hosts)
-        store::SnapshotJsonEncoder gpu_json_encoder;
+        // /api/v1/snapshot's JSON: whole, and with ?processes=gpu (1) and ?cores=none (2) (baton top --hosts)
+        struct Json {
+            std::shared_ptr<const Snapshot> of;
+            std::string text;
+            store::SnapshotJsonEncoder encoder;
+        } json[4];
     } cache_;
     unsigned options_version_ = 1;
     std::function<void(store::Exposition&)> more_metrics_;

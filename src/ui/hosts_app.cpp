@@ -133,14 +133,19 @@ Result<int> run_hosts_interactive(const HostsOptions& o, HostsSource& source) {
     restore_terminal_on_crash();
     catch_stop_signals();
     HostsScreen screen(o, source);
-    bool dirty = true, news = false;
+    bool dirty = true;
     bool keys_waiting = true;  // ncurses may hold keys it read already: ask it before sleeping
-    double next_tick = 0;
+    // The hosts answer one by one, each on its own thread: their news is gathered for a moment and
+    // drawn once, not once per host (ten redraws a second for ten hosts would be most of the cost).
+    // Without news, once a second (a host's silence turns it stale).
+    const double gather = std::min(0.1, o.top.delay_seconds / 4);
+    double next_tick = 0, last_refresh = -1;
+    bool news = false;  // a refresh is set for the news that came (the fd stays readable until then)
     while (!stop_signal()) {
-        // New readings, and once a second without them (a host's silence turns it stale).
         const double now = monotonic_seconds();
-        if (news || now >= next_tick) {
+        if (now >= next_tick) {
             screen.refresh();
+            last_refresh = now;
             next_tick = now + 1;
             news = false;
             dirty = true;
@@ -152,9 +157,14 @@ Result<int> run_hosts_interactive(const HostsOptions& o, HostsSource& source) {
             dirty = false;
         }
         if (!keys_waiting) {
+            const bool listen = source.ready_fd() >= 0 && !news;
             pollfd fds[2] = {{STDIN_FILENO, POLLIN, 0}, {source.ready_fd(), POLLIN, 0}};
             const int wait = std::clamp(static_cast<int>((next_tick - monotonic_seconds()) * 1000) + 1, 1, 1000);
-            if (poll(fds, source.ready_fd() >= 0 ? 2 : 1, wait) > 0 && (fds[1].revents & POLLIN)) news = true;
+            if (poll(fds, listen ? 2 : 1, wait) > 0 && listen && (fds[1].revents & POLLIN)) {
+                news = true;
+                next_tick =
+                    std::min(next_tick, std::max(monotonic_seconds() + gather, last_refresh + o.top.delay_seconds / 2));
+            }
         }
         const std::optional<Key> key = term->read_key(0);
         keys_waiting = key.has_value();

@@ -95,8 +95,15 @@ def main():
         check(status == 200 and all(p.get("gpu_indices") or p.get("gpu_memory_bytes") for p in light["processes"])
               and len(light["processes"]) < len(full["processes"]),
               "?processes=gpu: only processes on a GPU (%d of %d)" % (len(light["processes"]), len(full["processes"])))
-        status, body = get(f"http://127.0.0.1:{eight}/api/v1/snapshot?processes=some", "the-shared-token-of-the-test")
-        check(status == 400 and "processes=" in body, "?processes=some: 400 and why")
+        status, body = get(f"http://127.0.0.1:{eight}/api/v1/snapshot?processes=gpu&cores=none",
+                           "the-shared-token-of-the-test")
+        lighter = json.loads(body) if status == 200 else {"cpu": {"cores": [None]}}
+        check(status == 200 and lighter["cpu"].get("cores", []) == [] and full["cpu"].get("cores") and
+              lighter["gpus"] and lighter["processes"] == light["processes"],
+              "&cores=none: no per-core figures besides")
+        for query, words in [("processes=some", "processes="), ("cores=few", "cores=")]:
+            status, body = get(f"http://127.0.0.1:{eight}/api/v1/snapshot?" + query, "the-shared-token-of-the-test")
+            check(status == 400 and words in body, "?%s: 400 and why" % query)
 
         config = os.path.join(home, "hosts.toml")
         write(config, f'[top]\ntoken_file = "{shared_token}"\n'
@@ -153,7 +160,7 @@ def main():
         check(slow.connections == 1 and len(slow.requests) >= 4,
               "the asks of one host reuse one connection: %d connection(s), %d asks" %
               (slow.connections, len(slow.requests)))
-        check(any(r.endswith("?processes=gpu") for r in slow.requests) and "/api/v1/findings" in slow.requests,
+        check(any(r.endswith("?processes=gpu&cores=none") for r in slow.requests) and "/api/v1/findings" in slow.requests,
               "each host is asked for its processes on a GPU and its findings")
 
         # Without the tokens: the two agents that want one say so.
