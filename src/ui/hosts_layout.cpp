@@ -237,8 +237,9 @@ Line HostsLayout::host_line(const ShownHost& s, bool selected) const {
             p.push_back(text_piece(fmt::format(" {} GPU{}, {} free", f.gpus, f.gpus == 1 ? "" : "s", f.free),
                                    f.free ? Style::best : Style::plain, 0));
         const std::optional<double> cpu = snap.cpu.total.utilization_percent;
-        p.push_back(text_piece(fmt::format(" CPU {} of {}", cpu ? fmt::format("{:.0f}%", *cpu) : "-%", snap.host.cpu_count),
-                               cpu ? style_for(diagnose::cpu_level(t_, *cpu)) : Style::dim, 4));
+        p.push_back(
+            text_piece(fmt::format(" CPU {} of {}", cpu ? fmt::format("{:.0f}%", *cpu) : "-%", snap.host.cpu_count),
+                       cpu ? style_for(diagnose::cpu_level(t_, *cpu)) : Style::dim, 4));
         if (snap.memory.total_bytes)
             p.push_back(text_piece(
                 " mem " + compact_bytes(static_cast<double>(snap.memory.total_bytes - snap.memory.available_bytes)) +
