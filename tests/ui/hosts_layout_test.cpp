@@ -2,6 +2,11 @@
 // how a host that does not answer is said, and what the filter, `g`, the sort and the keys do.
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "test_support.hpp"
 #include "ui/hosts_keys.hpp"
 #include "ui/hosts_layout.hpp"
 
@@ -271,4 +276,29 @@ TEST(HostsKeys, SelectionOpenSortFilterAndFreeOnly) {
     EXPECT_FALSE(handle_hosts_key(char_key('x'), last, v).quit);  // closes the help
     EXPECT_FALSE(v.help);
     EXPECT_TRUE(handle_hosts_key(char_key('q'), last, v).quit);
+}
+
+// The help's keys (ui/hosts_layout.cpp) are docs/cli.md's table of the hosts view's keys: every
+// one-character key in one is in the other.
+TEST(HostsKeys, TheHelpIsTheDocs) {
+    std::set<std::string> helped, documented;
+    for (const HostsKeyHelp& k : hosts_key_help()) {
+        std::istringstream words(k.keys);
+        std::string w;
+        while (words >> w)
+            if (w.size() == 1) helped.insert(w);
+    }
+    std::ifstream doc(baton::test::source_dir() + "/docs/cli.md");
+    std::string line;
+    bool table = false;
+    while (std::getline(doc, line)) {
+        if (line == "| key | action in the hosts view |") table = true;
+        if (!table) continue;
+        if (line.empty()) break;
+        const std::string cell = line.substr(0, line.find(" | ", 2));
+        for (std::size_t i = 0; i + 2 < cell.size(); ++i)
+            if (cell[i] == '`' && cell[i + 2] == '`') documented.insert(cell.substr(i + 1, 1));
+    }
+    EXPECT_FALSE(documented.empty()) << "no hosts key table in docs/cli.md";
+    EXPECT_EQ(helped, documented);
 }
