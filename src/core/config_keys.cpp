@@ -120,66 +120,58 @@ std::string show_allowed_hosts(const Config& c) {
     return list_text(c.serve.allowed_hosts);
 }
 
-// [top] columns: a list of names, or one string of them; baton top checks the names.
-std::optional<std::string> set_columns(const ConfigValue& v, Config& c) {
-    std::string columns;
-    if (v.kind == ConfigValue::Kind::array) {
-        for (const ConfigValue& item : v.items) {
-            if (item.kind != ConfigValue::Kind::string || item.text.empty() ||
-                item.text.find_first_of(", ") != std::string::npos)
-                return "must be a list of column names";
-            columns += (columns.empty() ? "" : ",") + item.text;
-        }
-    } else if (v.kind == ConfigValue::Kind::string) {
-        columns = v.text;
-    } else {
-        return "must be a string";
+// A list of names, or one string of them comma-separated ([top] columns, [top] hosts): kept as one
+// comma-separated string, which its command checks name by name. `forbidden`: characters an item of
+// the list may not hold. nullopt: `v` is neither.
+std::optional<std::string> comma_list_of(const ConfigValue& v, const char* forbidden) {
+    if (v.kind == ConfigValue::Kind::string) return v.text;
+    if (v.kind != ConfigValue::Kind::array) return std::nullopt;
+    std::string joined;
+    for (const ConfigValue& item : v.items) {
+        if (item.kind != ConfigValue::Kind::string || item.text.empty() ||
+            item.text.find_first_of(forbidden) != std::string::npos)
+            return std::nullopt;
+        joined += (joined.empty() ? "" : ",") + item.text;
     }
-    if (columns.empty()) return "must name at least one column";
-    c.top.columns = columns;
+    return joined;
+}
+
+// The same string shown as a TOML list.
+std::string comma_list_text(const std::string& joined) {
+    std::vector<std::string> names;
+    std::size_t start = 0;
+    while (!joined.empty()) {
+        const std::size_t comma = joined.find(',', start);
+        names.push_back(joined.substr(start, comma - start));
+        if (comma == std::string::npos) break;
+        start = comma + 1;
+    }
+    return list_text(names);
+}
+
+// [top] columns: baton top checks the names.
+std::optional<std::string> set_columns(const ConfigValue& v, Config& c) {
+    const std::optional<std::string> columns = comma_list_of(v, ", ");
+    if (!columns) return v.kind == ConfigValue::Kind::array ? "must be a list of column names" : "must be a string";
+    if (columns->empty()) return "must name at least one column";
+    c.top.columns = *columns;
     return std::nullopt;
 }
 
 std::string show_columns(const Config& c) {
-    std::vector<std::string> names;
-    std::size_t start = 0;
-    while (!c.top.columns.empty()) {
-        const std::size_t comma = c.top.columns.find(',', start);
-        names.push_back(c.top.columns.substr(start, comma - start));
-        if (comma == std::string::npos) break;
-        start = comma + 1;
-    }
-    return list_text(names);
+    return comma_list_text(c.top.columns);
 }
 
-// [top] hosts: a list of HOST[:PORT], or one string of them comma-separated; baton top checks each.
+// [top] hosts: HOST[:PORT] each; baton top checks them.
 std::optional<std::string> set_top_hosts(const ConfigValue& v, Config& c) {
-    std::string hosts;
-    if (v.kind == ConfigValue::Kind::array) {
-        for (const ConfigValue& item : v.items) {
-            if (item.kind != ConfigValue::Kind::string || item.text.empty() || item.text.find(',') != std::string::npos)
-                return "must be a list of hosts, e.g. [\"gpu1\", \"gpu2:9900\"]";
-            hosts += (hosts.empty() ? "" : ",") + item.text;
-        }
-    } else if (v.kind == ConfigValue::Kind::string) {
-        hosts = v.text;
-    } else {
-        return "must be a list of hosts, e.g. [\"gpu1\", \"gpu2:9900\"]";
-    }
-    c.top.hosts = hosts;
+    const std::optional<std::string> hosts = comma_list_of(v, ",");
+    if (!hosts) return "must be a list of hosts, e.g. [\"gpu1\", \"gpu2:9900\"]";
+    c.top.hosts = *hosts;
     return std::nullopt;
 }
 
 std::string show_top_hosts(const Config& c) {
-    std::vector<std::string> names;
-    std::size_t start = 0;
-    while (!c.top.hosts.empty()) {
-        const std::size_t comma = c.top.hosts.find(',', start);
-        names.push_back(c.top.hosts.substr(start, comma - start));
-        if (comma == std::string::npos) break;
-        start = comma + 1;
-    }
-    return list_text(names);
+    return comma_list_text(c.top.hosts);
 }
 
 // [top] host_token_files: ["HOST[:PORT]=PATH", ...], each host named once.

@@ -54,8 +54,10 @@ class HostsScreen {
     Frame draw(int w, int h) {
         if (const HostView* host = opened()) {
             HostPast& past = past_.at(host->name);
+            // p (pause) keeps the picture: the snapshot shown when it was pressed.
+            if (!top_.paused || !shown_) shown_ = host->snapshot;
             TopInput in;
-            in.snapshot = host->snapshot.get();
+            in.snapshot = shown_.get();
             in.thresholds = o_.top.thresholds;
             in.breaches = past.window.breaches();
             in.history = &past.history;
@@ -100,10 +102,13 @@ class HostsScreen {
 
     void open(const std::string& name) {
         opened_ = name;
-        source_.open(name);
+        shown_.reset();
         top_ = o_.top.view;
-        if (!name.empty() && !opened()) view_.message = name + " has no snapshot to show yet";
-        if (!opened()) opened_.clear();
+        if (!name.empty() && !opened()) {
+            view_.message = printable(name) + " has no snapshot to show yet";
+            opened_.clear();
+        }
+        source_.open(opened_);
     }
 
     static std::string origin(const HostView& h) {
@@ -120,6 +125,7 @@ class HostsScreen {
     std::vector<HostView> hosts_;
     std::map<std::string, HostPast> past_;
     std::string opened_;
+    std::shared_ptr<const Snapshot> shown_;  // the snapshot the full view shows
     HostsLayoutResult last_hosts_;
     LayoutResult last_top_;
 };

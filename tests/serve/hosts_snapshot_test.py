@@ -14,7 +14,7 @@ import subprocess
 import sys
 import time
 
-from serve_helpers import agent_env, agent_home, check, start_agent, stop, summary
+from serve_helpers import agent_home, check, scenario_agent, stop, summary
 
 BATON, NVML_DIR, SCENARIOS = sys.argv[1:4]
 
@@ -35,10 +35,7 @@ def main():
     silent = socket.socket()
     try:
         def agent(scenario, *args):
-            env = agent_env(os.path.join(NVML_DIR, scenario, "libnvidia-ml.so.1"),
-                            os.path.join(SCENARIOS, scenario + ".json"), home)
-            env["BATON_SOCKET"] = os.path.join(home, scenario + ".sock")
-            p, port = start_agent(BATON, ["--interval", "0.5", "--no-db", *args], env, home)
+            p, port = scenario_agent(BATON, NVML_DIR, SCENARIOS, scenario, home, *args)
             agents.append(p)
             return p, port
         _, four = agent("four-idle")

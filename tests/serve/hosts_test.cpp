@@ -2,6 +2,7 @@
 // with the entry named.
 #include <gtest/gtest.h>
 
+#include "serve/host_poller.hpp"
 #include "serve/hosts.hpp"
 
 using namespace baton;
@@ -33,4 +34,21 @@ TEST(Hosts, HostileListsAreRefusedWithTheEntry) {
     for (int i = 0; i < 257; ++i) many += "h" + std::to_string(i) + ",";
     EXPECT_NE(parse_hosts(many, 9835).error().message.find("at most 256"), std::string::npos);
     EXPECT_FALSE(parse_hosts(std::string(300, 'a'), 9835).ok());
+}
+
+TEST(Hosts, AnAgentsFindingsAreReadAndAnythingElseRefused) {
+    auto f = parse_findings_answer(
+        R"({"schema_version":1,"window":{},"findings":[{"rule":"gpu_memory_near_oom","severity":"critical",)"
+        R"("subject":"gpu:0","job":"slurm:4242","summary":"GPU0 memory reached 97 %","evidence":[]},)"
+        R"({"rule":"gpu_underused","severity":"info","subject":"gpu:1","summary":"GPU1 is busy"}]})");
+    ASSERT_TRUE(f.ok()) << f.error().message;
+    ASSERT_EQ(f->size(), 2u);
+    EXPECT_EQ((*f)[0].severity, diagnose::Severity::critical);
+    EXPECT_EQ((*f)[0].job, "slurm:4242");
+    EXPECT_EQ((*f)[1].subject, "gpu:1");
+    EXPECT_TRUE(parse_findings_answer(R"({"findings":[]})")->empty());
+    for (const char* bad : {"", "null", "[]", "{}", R"({"findings":{}})", R"({"findings":[1]})",
+                            R"({"findings":[{"severity":"critical"}]})", R"({"findings":[{"rule":"r","summary":5}]})",
+                            "{\"findings\":[", "<html>"})
+        EXPECT_FALSE(parse_findings_answer(bad).ok()) << bad;
 }

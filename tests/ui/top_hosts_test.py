@@ -20,7 +20,7 @@ import urllib.error
 import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "serve"))
-from serve_helpers import agent_env, agent_home, check, start_agent, stop, summary, until  # noqa: E402
+from serve_helpers import agent_home, check, scenario_agent, stop, summary, until  # noqa: E402
 from fake_agent import FakeAgent, fixture_snapshot  # noqa: E402
 
 BATON, NVML_DIR, SCENARIOS, FIXTURES = sys.argv[1:5]
@@ -67,10 +67,7 @@ def main():
     agents, fakes = [], []
     try:
         def agent(scenario, *args):
-            env = agent_env(os.path.join(NVML_DIR, scenario, "libnvidia-ml.so.1"),
-                            os.path.join(SCENARIOS, scenario + ".json"), home)
-            env["BATON_SOCKET"] = os.path.join(home, scenario + ".sock")
-            p, port = start_agent(BATON, ["--interval", "0.5", "--no-db", *args], env, home)
+            p, port = scenario_agent(BATON, NVML_DIR, SCENARIOS, scenario, home, *args)
             agents.append(p)
             return p, port
         _, four = agent("four-idle")
