@@ -3,6 +3,8 @@
 #include <set>
 #include <thread>
 
+#include <fmt/format.h>  // header-only (fmt::fmt-header-only)
+
 #include "core/clock.hpp"
 #include "core/printable.hpp"
 #include "core/text_parse.hpp"
@@ -35,7 +37,10 @@ HostSnapshot ask_host(HttpConnection& c, const HostAddress& h, const std::string
     out.seconds = monotonic_seconds() - started;
     if (!a.ok()) {
         out.state = HostState::down;
-        out.error = a.error().message;
+        // (the host is named beside it: the URL the message starts with would only repeat it)
+        out.error = a.error().code == ErrorCode::timed_out
+                        ? fmt::format("no full answer within {:g} s", timeout_seconds)
+                        : a.error().message;
         return out;
     }
     if (a->status == 401 || a->status == 403) {

@@ -10,6 +10,7 @@ usage: top_hosts_test.py BATON FAKE_NVML_DIR SCENARIOS_DIR FIXTURE_DIR
 """
 import json
 import os
+import signal
 import socket
 import statistics
 import subprocess
@@ -159,6 +160,23 @@ def main():
               (slow.connections, len(slow.requests)))
         check(any(r.endswith("?processes=gpu&cores=none") for r in slow.requests) and "/api/v1/findings" in slow.requests,
               "each host is asked for its processes on a GPU and its findings")
+
+        # A frozen agent (SIGSTOP: the kernel still accepts the connection, nothing answers): down at the
+        # deadline, and the frame comes on time.
+        eight_process = agents[1]
+        eight_process.send_signal(signal.SIGSTOP)
+        try:
+            t0 = time.monotonic()
+            r = subprocess.run([BATON, "--config", config, "top", "--hosts", f"{names[0]},{names[1]}", "--once",
+                                "--timeout", "1s", "--width", "130"], env=env, capture_output=True, text=True,
+                               timeout=60)
+            took = time.monotonic() - t0
+        finally:
+            eight_process.send_signal(signal.SIGCONT)
+        check(r.returncode == 0 and "down" in line_of(r.stdout, names[1]) and
+              "no full answer within 1 s" in line_of(r.stdout, names[1]) and "ok" in line_of(r.stdout, names[0]),
+              "a frozen agent: down, no full answer within the deadline: " + line_of(r.stdout, names[1]))
+        check(took < 4, "the frame of a frozen host's screen comes after the deadline, not later: %.1f s" % took)
 
         # Without the tokens: the two agents that want one say so.
         r = subprocess.run([BATON, "top", "--hosts", hosts, "--once", "--width", "130", "--height", "40",
