@@ -73,6 +73,11 @@ Result<int> connect_to(const HttpUrl& u, double deadline, int cancel) {
     return fd;
 }
 
+// HOST:PORT as a URL and a Host header write it: an IPv6 address in brackets.
+std::string authority(const HttpUrl& u) {
+    return (u.host.find(':') != std::string::npos ? "[" + u.host + "]" : u.host) + ":" + u.port;
+}
+
 }  // namespace
 
 Result<HttpUrl> parse_http_url(const std::string& url) {
@@ -83,19 +88,19 @@ Result<HttpUrl> parse_http_url(const std::string& url) {
     const std::size_t slash = rest.find('/');
     HttpUrl u;
     u.path = slash == std::string::npos ? "/" : rest.substr(slash);
-    const std::string authority = rest.substr(0, slash);
+    const std::string host_port = rest.substr(0, slash);
     std::size_t colon;
-    if (!authority.empty() && authority.front() == '[') {
-        const std::size_t close = authority.find(']');
+    if (!host_port.empty() && host_port.front() == '[') {
+        const std::size_t close = host_port.find(']');
         if (close == std::string::npos) return Error{"'" + url + "': unclosed [", ErrorCode::invalid_argument};
-        u.host = authority.substr(1, close - 1);
-        colon = authority.find(':', close);
+        u.host = host_port.substr(1, close - 1);
+        colon = host_port.find(':', close);
         if (colon != std::string::npos && colon != close + 1) return bad;
     } else {
-        colon = authority.rfind(':');
-        u.host = authority.substr(0, colon);
+        colon = host_port.rfind(':');
+        u.host = host_port.substr(0, colon);
     }
-    u.port = colon == std::string::npos ? "80" : authority.substr(colon + 1);
+    u.port = colon == std::string::npos ? "80" : host_port.substr(colon + 1);
     const std::optional<unsigned> port = text::parse_digits<unsigned>(u.port);
     if (u.host.empty() || !port || *port == 0 || *port > 65535) return bad;
     for (char c : u.host + u.path)
@@ -119,7 +124,7 @@ void HttpConnection::close() {
 // ended before any byte of an answer (a kept connection the agent had closed: worth one retry).
 Result<HttpAnswer> HttpConnection::exchange(const std::string& request, double deadline, bool& nothing_came) {
     nothing_came = false;
-    const std::string where = url_->host + ":" + url_->port;
+    const std::string where = authority(*url_);
     std::size_t sent = 0;
     while (sent < request.size()) {
         const ssize_t n = ::send(fd_, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
@@ -169,9 +174,7 @@ Result<HttpAnswer> HttpConnection::get(const std::string& path, const std::strin
         if (static_cast<unsigned char>(c) <= ' ' || c == 0x7f)
             return Error{"a space or a control character in the path or the token", ErrorCode::invalid_argument};
     const double deadline = monotonic_seconds() + timeout_seconds;
-    std::string request =
-        "GET " + path + " HTTP/1.1\r\nHost: " + (u.host.find(':') != std::string::npos ? "[" + u.host + "]" : u.host) +
-        ":" + u.port + "\r\nAccept: application/json\r\n";
+    std::string request = "GET " + path + " HTTP/1.1\r\nHost: " + authority(u) + "\r\nAccept: application/json\r\n";
     if (!token.empty()) request += "Authorization: Bearer " + token + "\r\n";
     request += keep_alive_ ? "\r\n" : "Connection: close\r\n\r\n";
     for (int attempt = 0;; ++attempt) {
@@ -194,9 +197,9 @@ Result<HttpAnswer> HttpConnection::get(const std::string& path, const std::strin
         // A kept connection that the agent closed while idle: once more on a new one.
         if (reused && nothing_came && attempt == 0 && monotonic_seconds() < deadline) continue;
         if (a.error().code == ErrorCode::timed_out)
-            return Error{"http://" + (u.host.find(':') != std::string::npos ? "[" + u.host + "]" : u.host) + ":" +
-                             u.port + path + ": no full answer within " + seconds_text(timeout_seconds) + " s",
-                         ErrorCode::timed_out};
+            return Error{
+                "http://" + authority(u) + path + ": no full answer within " + seconds_text(timeout_seconds) + " s",
+                ErrorCode::timed_out};
         return a.error();
     }
 }
