@@ -70,13 +70,15 @@ def start_agent(baton, args, env, log_dir=None):
     return agent, None
 
 
-def scenario_agent(baton, nvml_dir, scenarios, scenario, home, *args):
+def scenario_agent(baton, nvml_dir, scenarios, scenario, home, *args, extra_env=None):
     """An agent on the fake NVML `scenario` (nvml_dir/SCENARIO/libnvidia-ml.so.1, scenarios/SCENARIO.json),
     sampling every half second without a database, its state in `home` and a socket named after the
-    scenario (several agents share one home); returns (process, port) as start_agent."""
+    scenario (several agents share one home), with `extra_env` besides; returns (process, port) as
+    start_agent."""
     env = agent_env(os.path.join(nvml_dir, scenario, "libnvidia-ml.so.1"),
                     os.path.join(scenarios, scenario + ".json"), home)
     env["BATON_SOCKET"] = os.path.join(home, scenario + ".sock")
+    env.update(extra_env or {})
     return start_agent(baton, ["--interval", "0.5", "--no-db", *args], env, home)
 
 

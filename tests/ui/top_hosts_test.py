@@ -65,13 +65,18 @@ def main():
     shared_token, own_token = os.path.join(home, "shared.token"), os.path.join(home, "own.token")
     write(shared_token, "the-shared-token-of-the-test\n")
     write(own_token, "one-idle-has-its-own-token\n")
-    agents, fakes = [], []
+    agents, fakes, helpers = [], [], []
     try:
-        def agent(scenario, *args):
-            p, port = scenario_agent(BATON, NVML_DIR, SCENARIOS, scenario, home, *args)
+        def agent(scenario, *args, extra_env=None):
+            p, port = scenario_agent(BATON, NVML_DIR, SCENARIOS, scenario, home, *args, extra_env=extra_env)
             agents.append(p)
             return p, port
-        _, four = agent("four-idle")
+        # A process of ours on four-idle's GPU 2, as NVML would list a CUDA context.
+        holder = subprocess.Popen(["bash", "-c", "exec -a 'python3 holder.py --gpu 2' sleep 300"])
+        helpers.append(holder)
+        on_gpu = os.path.join(home, "nvml-processes")
+        write(on_gpu, "2 %d %d\n" % (holder.pid, 30 << 30), 0o644)
+        _, four = agent("four-idle", extra_env={"BATON_FAKE_NVML_PROCESSES": on_gpu})
         _, eight = agent("eight-busy", "--token-file", shared_token)
         one_process, one = agent("one-idle", "--token-file", own_token)
         check(None not in (four, eight, one), "three agents serve")
@@ -85,16 +90,17 @@ def main():
         dead.close()
 
         # The agent's light snapshot: the processes on a GPU alone.
-        until(lambda: get(f"http://127.0.0.1:{eight}/api/v1/snapshot", "the-shared-token-of-the-test")[0] == 200, 10)
-        status, body = get(f"http://127.0.0.1:{eight}/api/v1/snapshot?processes=gpu", "the-shared-token-of-the-test")
+        until(lambda: get(f"http://127.0.0.1:{four}/api/v1/snapshot")[0] == 200 and
+              str(holder.pid) in get(f"http://127.0.0.1:{four}/api/v1/snapshot?processes=gpu")[1], 10)
+        status, body = get(f"http://127.0.0.1:{four}/api/v1/snapshot?processes=gpu")
         light = json.loads(body) if status == 200 else {"processes": [None]}
-        status_all, body_all = get(f"http://127.0.0.1:{eight}/api/v1/snapshot", "the-shared-token-of-the-test")
+        status_all, body_all = get(f"http://127.0.0.1:{four}/api/v1/snapshot")
         full = json.loads(body_all) if status_all == 200 else {"processes": []}
-        check(status == 200 and all(p.get("gpu_indices") or p.get("gpu_memory_bytes") for p in light["processes"])
-              and len(light["processes"]) < len(full["processes"]),
-              "?processes=gpu: only processes on a GPU (%d of %d)" % (len(light["processes"]), len(full["processes"])))
-        status, body = get(f"http://127.0.0.1:{eight}/api/v1/snapshot?processes=gpu&cores=none",
-                           "the-shared-token-of-the-test")
+        check(status == 200 and [p["pid"] for p in light["processes"]] == [holder.pid] and
+              len(full["processes"]) > 10 and light["gpus"][2]["processes"],
+              "?processes=gpu: only the process on a GPU (%s of %d)" %
+              ([p["pid"] for p in light["processes"]], len(full["processes"])))
+        status, body = get(f"http://127.0.0.1:{four}/api/v1/snapshot?processes=gpu&cores=none")
         lighter = json.loads(body) if status == 200 else {"cpu": {"cores": [None]}}
         check(status == 200 and lighter["cpu"].get("cores", []) == [] and full["cpu"].get("cores") and
               lighter["gpus"] and lighter["processes"] == light["processes"],
@@ -141,7 +147,9 @@ def main():
               "a frame every 0.5 s whatever the slow and the dead host do: median %.2f s, longest %.2f s" %
               (statistics.median(gaps) if gaps else 0, max(gaps) if gaps else 0))
         first, last = frames[0] if frames else "", frames[-1] if frames else ""
-        check("ok  4 GPUs, 4 free" in line_of(last, names[0]), "four-idle: ok, 4 free GPUs: " + line_of(last, names[0]))
+        check("ok  4 GPUs, 3 free" in line_of(last, names[0]), "four-idle: ok, 3 free GPUs: " + line_of(last, names[0]))
+        check("python3 holder.py --gpu 2" in last and last.count("  free\n") == 3,
+              "four-idle's GPU 2: our process, with its user and command; its other three GPUs free")
         check("ok  8 GPUs, 0 free" in line_of(last, names[1]),
               "eight-busy, asked with the shared token: ok: " + line_of(last, names[1]))
         check("ok  1 GPU, 1 free" in line_of(first, names[2]),
@@ -153,7 +161,7 @@ def main():
         check("carol python slow.py" in last, "the slow one's GPU holder, with user and command")
         check("down  cannot connect to 127.0.0.1:%d: Connection refused" % dead_port in line_of(last, names[4]),
               "nothing listening: down, connection refused: " + line_of(last, names[4]))
-        check(last.startswith("5 hosts: 3 answering, 2 down  13 GPUs, 4 free"),
+        check(last.startswith("5 hosts: 3 answering, 2 down  13 GPUs, 3 free"),
               "the title counts hosts and GPUs: " + last.split("\n")[0])
         check(slow.connections == 1 and len(slow.requests) >= 4,
               "the asks of one host reuse one connection: %d connection(s), %d asks" %
@@ -195,8 +203,8 @@ def main():
         r = subprocess.run([BATON, "--config", config, "top", "--once", "--free-gpus", "--width", "120"], env=env,
                            capture_output=True, text=True, timeout=60)
         check(r.returncode == 0 and r.stdout.startswith("2 hosts: 2 answering") and names[0] in r.stdout and
-              names[1] not in r.stdout and r.stdout.count("  free\n") == 4,
-              "[top] hosts with --free-gpus: the four free GPUs of four-idle alone")
+              names[1] not in r.stdout and r.stdout.count("  free\n") == 3 and "holder.py" not in r.stdout,
+              "[top] hosts with --free-gpus: the three free GPUs of four-idle alone")
         r = subprocess.run([BATON, "--config", config, "top", "--once", "--local"], env=env, capture_output=True,
                            text=True, timeout=60)
         check(r.returncode == 0 and "PID" in r.stdout and "hosts:" not in r.stdout, "--local: this machine's view")
@@ -231,7 +239,7 @@ def main():
     finally:
         for f in fakes:
             f.close()
-        stop(agents)
+        stop(agents + helpers)
     return summary("top_hosts_test")
 
 
