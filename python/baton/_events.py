@@ -2,8 +2,11 @@
 
 A send never blocks the training loop: the socket is non-blocking, and an event that does not fit
 (baton's queue is full, or baton is gone) is dropped and counted; the count travels with the next
-event that gets through, so baton knows what it missed.
+event that gets through, so baton knows what it missed. Drops after the last event that got through
+are said at exit by a `dropped` event, retried for half a second while baton's queue is full (the
+only wait the hook ever makes, and only then).
 """
+import atexit
 import json
 import os
 import socket
@@ -36,6 +39,7 @@ class Sender:
         self.pid = os.getpid()  # a forked child (a DataLoader worker) makes its own
         self.sent = 0
         self.dropped = 0
+        self.dropped_said = 0  # the count the last event that got through carried
         self.sock = None
         if path:
             check_version()
@@ -44,6 +48,8 @@ class Sender:
                 self.sock.setblocking(False)
             except OSError:
                 self.sock = None
+            else:
+                atexit.register(self.say_dropped)
 
     @property
     def connected(self):
@@ -62,7 +68,27 @@ class Sender:
             self.dropped += 1
             return False
         self.sent += 1
+        self.dropped_said = event["dropped"]
         return True
+
+    def say_dropped(self, patience=0.5):
+        """At exit: the events dropped since the last one that got through, so that baton counts them."""
+        if self.sock is None or self.pid != os.getpid() or self.dropped == self.dropped_said:
+            return
+        event = json.dumps({"type": "dropped", "t": time.time() * 1000.0, "pid": self.pid,
+                            "dropped": self.dropped}, separators=(",", ":")).encode()
+        deadline = time.monotonic() + patience
+        while True:
+            try:
+                self.sock.sendto(event, self.path)
+                self.dropped_said = self.dropped
+                return
+            except BlockingIOError:  # baton's queue is full: it reads, give it a moment
+                if time.monotonic() >= deadline:
+                    return
+                time.sleep(0.01)
+            except OSError:  # baton is gone
+                return
 
 
 def sender():

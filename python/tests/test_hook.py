@@ -176,6 +176,34 @@ print(s.sent, s.dropped, round(took, 3))
         # The drop count travels with events that got through.
         self.assertEqual(len(events), int(sent))
 
+    def test_drops_after_the_last_event_that_got_through_are_said_at_exit(self):
+        code = """
+import baton.torch
+for _ in baton.torch.watch(range(5000)):
+    pass
+from baton import _events
+s = _events.sender()
+print(s.sent, s.dropped, s.dropped_said, flush=True)
+"""
+        r = Receiver(rcvbuf=4096)  # full after a handful of events; read only once the loop is over
+        env = dict(os.environ, PYTHONPATH=PACKAGE, BATON_EVENTS=r.path)
+        env.pop("BATON_VERSION", None)
+        try:
+            with subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True) as p:
+                line = p.stdout.readline()  # the loop is over; the script exits next
+                during = r.events()  # room in baton's queue again, as baton reading it
+                err = p.communicate(timeout=30)[1]
+            after = r.events()
+        finally:
+            r.close()
+        self.assertEqual(p.returncode, 0, err)
+        sent, dropped, said = map(int, line.split())
+        self.assertGreater(dropped, said)  # the last steps were dropped: no event carried their count
+        self.assertEqual(len(during), sent)
+        self.assertEqual([e["type"] for e in after], ["dropped"])
+        self.assertEqual(after[0]["dropped"], dropped)
+
     def test_another_version_of_baton_is_said_once_with_both_versions(self):
         import baton
         r = Receiver()

@@ -111,9 +111,13 @@ TEST(JobWatch, FiguresFindingsAndRecordFromSnapshotsAlone) {
     w.read_events(
         {"not json", R"({"type":"step","pid":500,"rank":0,"step":1,"step_ms":100,"wait_ms":5,"t":1800000007000})"});
     EXPECT_EQ(w.stats().events_rejected, 1u);
+    // The hook's word at exit on the events it dropped after its last step that got through.
+    w.read_events({R"({"type":"dropped","pid":500,"t":1800000007100,"dropped":7})"});
+    EXPECT_EQ(w.stats().events_rejected, 1u);
 
     const RunStats s = w.finish(1, 0, 8.0, 0);
     EXPECT_EQ(s.exit_status, 1);
+    EXPECT_EQ(s.events_dropped, 7u);
     ASSERT_NE(s.recording.run_id, 0);
     EXPECT_TRUE(s.recording.complete()) << s.recording.error;
     auto h = History::open(o.db_path, HistoryAccess::read);
