@@ -1,7 +1,7 @@
 #include "ui/hosts_layout.hpp"
 
 #include <algorithm>
-#include <numeric>
+#include <optional>
 
 #include <fmt/format.h>  // header-only (fmt::fmt-header-only)
 
