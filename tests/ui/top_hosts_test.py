@@ -10,6 +10,7 @@ usage: top_hosts_test.py BATON FAKE_NVML_DIR SCENARIOS_DIR FIXTURE_DIR
 """
 import json
 import os
+import shutil
 import signal
 import socket
 import statistics
@@ -240,6 +241,7 @@ def main():
         for f in fakes:
             f.close()
         stop(agents + helpers)
+        shutil.rmtree(home, ignore_errors=True)
     return summary("top_hosts_test")
 
 
