@@ -11,6 +11,7 @@
 
 #include "core/clock.hpp"
 #include "core/files.hpp"
+#include "core/listen_address.hpp"
 #include "core/printable.hpp"
 #include "sample/linux/kept_file.hpp"
 #include "store/history.hpp"
@@ -22,6 +23,11 @@ namespace baton::cli {
 int usage_error(const std::string& message) {
     std::fprintf(stderr, "baton: error: %s\n", escaped_line(message).c_str());
     return kExitUsage;
+}
+
+int agent_port(const Config& c) {
+    const Result<ListenAddress> listen = parse_listen_address(c.serve.listen);
+    return listen.ok() ? listen->port : 9835;
 }
 
 int runtime_error(const std::string& message) {

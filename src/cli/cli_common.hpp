@@ -26,6 +26,9 @@ int usage_error(const std::string& message);
 // Prints "baton: MESSAGE" on one line to stderr and returns kExitFailure.
 int runtime_error(const std::string& message);
 
+// The port of an agent named without one (`--hosts gpu3`): [serve] listen's, else baton serve's default.
+int agent_port(const Config& c);
+
 // Prints the error as usage_error() when its code is invalid_argument (a flag the user can fix),
 // else as runtime_error(); returns the matching exit code.
 int error_exit(const Error& error);

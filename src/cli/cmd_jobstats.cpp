@@ -212,17 +212,10 @@ int run_jobstats(const JobstatsArgs& a, const std::string& config_path) {
     if (!listen.ok()) return error_exit(listen.error().context("[serve] listen"));
     Result<std::vector<std::string>> agents = agent_urls(a, listen.value());
     if (!agents.ok()) return usage_error(agents.error().message);
-    std::string token;
-    const std::string token_file = a.token_file.empty() ? c.serve.token_file : a.token_file;
-    if (!token_file.empty()) {
-        Result<std::string> t = serve::read_token_file(token_file);
-        // The default file may be root's alone: a user without it asks a loopback agent without it.
-        if (t.ok())
-            token = t.value();
-        else if (!a.token_file.empty())
-            return error_exit(t.error());
-    }
-    Answers answers = ask_agents(agents.value(), a.job, token, a.timeout_seconds);
+    // (the default file may be root's alone: a user without it asks a loopback agent without it)
+    const Result<std::string> token = serve::asker_token(a.token_file, c.serve.token_file);
+    if (!token.ok()) return error_exit(token.error());
+    Answers answers = ask_agents(agents.value(), a.job, *token, a.timeout_seconds);
     const std::string asked = joined(agents.value());
     if (answers.parts.empty() && !answers.any_answered)
         return runtime_error("jobstats: no agent answered (asked " + asked + ")");

@@ -11,7 +11,6 @@
 #include "cli/cli_common.hpp"
 #include "core/clock.hpp"
 #include "core/config.hpp"
-#include "core/listen_address.hpp"
 #include "core/printable.hpp"
 #include "report/snapshot_text.hpp"
 #include "sample/sampler.hpp"
@@ -59,19 +58,11 @@ namespace {
 // under a line that says how it answered. Exit 1 when no host answered.
 int run_hosts_snapshot(const SnapshotArgs& a, const Config& c) {
     if (a.count != 1) return usage_error("--hosts takes one snapshot of each host (no --count)");
-    Result<ListenAddress> listen = parse_listen_address(c.serve.listen);
-    Result<std::vector<serve::HostAddress>> hosts = serve::parse_hosts(a.hosts, listen.ok() ? listen->port : 9835);
+    Result<std::vector<serve::HostAddress>> hosts = serve::parse_hosts(a.hosts, agent_port(c));
     if (!hosts.ok()) return usage_error(hosts.error().message);
-    std::string token;
-    const std::string token_file = a.token_file.empty() ? c.serve.token_file : a.token_file;
-    if (!token_file.empty()) {
-        Result<std::string> t = serve::read_token_file(token_file);
-        if (t.ok())
-            token = *t;
-        else if (!a.token_file.empty())  // (the default file may be root's alone)
-            return runtime_error(t.error().message);
-    }
-    const std::vector<serve::HostSnapshot> got = serve::fetch_snapshots(*hosts, token, a.timeout_seconds);
+    const Result<std::string> token = serve::asker_token(a.token_file, c.serve.token_file);
+    if (!token.ok()) return runtime_error(token.error().message);
+    const std::vector<serve::HostSnapshot> got = serve::fetch_snapshots(*hosts, *token, a.timeout_seconds);
     std::string out;
     bool any = false;
     if (a.json) {

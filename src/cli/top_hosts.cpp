@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include "cli/cli_common.hpp"
-#include "core/listen_address.hpp"
 #include "serve/auth.hpp"
 #include "serve/host_poller.hpp"
 
@@ -81,17 +80,10 @@ class PollerSource : public ui::HostsSource {
 // same address), else the shared one.
 Result<std::vector<std::string>> host_tokens(const std::vector<serve::HostAddress>& hosts, const TopHostsArgs& a,
                                              const Config& c, int default_port) {
-    std::string shared;
-    const std::string explicit_file = !a.token_file.empty() ? a.token_file : c.top.token_file;
-    const std::string file = !explicit_file.empty() ? explicit_file : c.serve.token_file;
-    if (!file.empty()) {
-        Result<std::string> t = serve::read_token_file(file);
-        if (t.ok())
-            shared = *t;
-        else if (!explicit_file.empty())  // ([serve] token_file may be root's alone: then none)
-            return t.error();
-    }
-    std::vector<std::string> tokens(hosts.size(), shared);
+    const Result<std::string> shared =
+        serve::asker_token(!a.token_file.empty() ? a.token_file : c.top.token_file, c.serve.token_file);
+    if (!shared.ok()) return shared.error();
+    std::vector<std::string> tokens(hosts.size(), *shared);
     for (const std::string& pair : c.top.host_token_files) {
         const std::size_t eq = pair.find('=');
         Result<std::vector<serve::HostAddress>> named = serve::parse_hosts(pair.substr(0, eq), default_port);
@@ -112,8 +104,7 @@ Result<std::vector<std::string>> host_tokens(const std::vector<serve::HostAddres
 }  // namespace
 
 int run_top_hosts(const TopHostsArgs& a, const Config& c, ui::HostsOptions o) {
-    Result<ListenAddress> listen = parse_listen_address(c.serve.listen);
-    const int default_port = listen.ok() ? listen->port : 9835;
+    const int default_port = agent_port(c);
     Result<std::vector<serve::HostAddress>> hosts = serve::parse_hosts(a.hosts, default_port);
     if (!hosts.ok()) return usage_error(hosts.error().message);
     Result<std::vector<std::string>> tokens = host_tokens(*hosts, a, c, default_port);

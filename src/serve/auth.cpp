@@ -16,6 +16,13 @@ Result<std::string> read_token_file(const std::string& path) {
     return std::string(t);
 }
 
+Result<std::string> asker_token(const std::string& given, const std::string& fallback) {
+    if (!given.empty()) return read_token_file(given);
+    if (fallback.empty()) return std::string();
+    Result<std::string> t = read_token_file(fallback);
+    return t.ok() ? t : Result<std::string>(std::string());
+}
+
 bool bearer_matches(std::string_view authorization, std::string_view token) {
     constexpr std::string_view kScheme = "Bearer ";
     if (token.empty() || authorization.size() < kScheme.size()) return false;

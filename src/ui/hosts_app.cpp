@@ -1,7 +1,6 @@
 #include "ui/hosts_app.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
 #include <map>
 #include <poll.h>
@@ -24,10 +23,7 @@ namespace {
 // What the screen keeps of each host between its readings: the graphs' past and the indicator
 // window of its full view, fed with every new snapshot (so Enter shows the past at once).
 struct HostPast {
-    explicit HostPast(const TopOptions& o)
-        : history(
-              static_cast<std::size_t>(std::clamp(std::ceil(o.history_seconds / o.delay_seconds) + 1, 2.0, 100000.0))),
-          window(o.thresholds) {}
+    explicit HostPast(const TopOptions& o) : history(history_capacity(o)), window(o.thresholds) {}
     std::uint64_t seen = 0;
     GraphHistory history;
     diagnose::IndicatorWindow window;
@@ -179,7 +175,7 @@ Result<int> run_hosts_interactive(const HostsOptions& o, HostsSource& source) {
         if (!screen.key(*key)) break;
     }
     term.reset();  // the shell back first; the caller then stops the pollers
-    return stop_signal() ? 128 + stop_signal() : 0;
+    return stop_exit_status();
 }
 
 int run_hosts_batch(const HostsOptions& options, HostsSource& source) {
@@ -200,7 +196,7 @@ int run_hosts_batch(const HostsOptions& options, HostsSource& source) {
             (i > 0 ? "\n" : "") + render_plain(layout_hosts(source.views(), o.top.thresholds, o.view, w, h).frame);
         if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size() || std::fflush(stdout) != 0) break;
     }
-    return stop_signal() ? 128 + stop_signal() : 0;
+    return stop_exit_status();
 }
 
 std::string hosts_once(const HostsOptions& options, HostsSource& source, bool marked) {

@@ -200,4 +200,8 @@ int stop_signal() {
     return g_stop;
 }
 
+int stop_exit_status() {
+    return g_stop ? 128 + g_stop : 0;
+}
+
 }  // namespace baton::ui

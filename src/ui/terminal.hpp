@@ -42,5 +42,7 @@ void restore_terminal_on_crash();
 void catch_stop_signals();
 // The stop signal received, 0 for none.
 int stop_signal();
+// baton top's exit status: 0 after q or the last frame, 128 + N after stop signal N (as a shell says it).
+int stop_exit_status();
 
 }  // namespace baton::ui

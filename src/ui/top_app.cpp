@@ -28,16 +28,6 @@ namespace baton::ui {
 
 namespace {
 
-// Exit status: 0 after q or the last frame, 128 + N after stop signal N (as a shell reports it).
-int exit_status() {
-    return stop_signal() ? 128 + stop_signal() : 0;
-}
-
-// Samples the graphs keep: `history_seconds` at one sample per delay.
-std::size_t history_capacity(const TopOptions& o) {
-    return static_cast<std::size_t>(std::clamp(std::ceil(o.history_seconds / o.delay_seconds) + 1, 2.0, 100000.0));
-}
-
 // Samples on its own thread every `delay` seconds, keeps the newest snapshot and feeds the
 // graphs' history (whether they are shown or not: G shows the past at once).
 class Collector {
@@ -199,6 +189,10 @@ Frame waiting_frame(int w, int h) {
 
 }  // namespace
 
+std::size_t history_capacity(const TopOptions& o) {
+    return static_cast<std::size_t>(std::clamp(std::ceil(o.history_seconds / o.delay_seconds) + 1, 2.0, 100000.0));
+}
+
 void frame_size(const TopOptions& o, int& w, int& h) {
     terminal_size(w, h);
     if (o.width) w = o.width;
@@ -271,7 +265,7 @@ Result<int> run_top_interactive(const TopOptions& o) {
     // user should get the shell back at once.
     term.reset();
     collector.reset();
-    return exit_status();
+    return stop_exit_status();
 }
 
 int run_top_batch(const TopOptions& options) {
@@ -303,7 +297,7 @@ int run_top_batch(const TopOptions& options) {
         std::string text = (i > 0 ? "\n" : "") + render_plain(layout_top(input, o.view, w, h).frame);
         if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size() || std::fflush(stdout) != 0) break;
     }
-    return exit_status();
+    return stop_exit_status();
 }
 
 std::string top_once(const TopOptions& options, bool marked) {

@@ -25,6 +25,9 @@ struct TopOptions {
     int count = 0;              // batch mode: frames to print (0: until interrupted)
 };
 
+// Samples the graphs keep: `history_seconds` at one sample per delay.
+std::size_t history_capacity(const TopOptions& o);
+
 // The size of a printed frame: the options' fixed size, else the terminal's (80x24 without one).
 void frame_size(const TopOptions& o, int& w, int& h);
 
