@@ -13,8 +13,8 @@ std::string lower(std::string_view s) {
     return text::ascii_lower(s.substr(0, 512));
 }
 
-bool has(const std::string& s, std::string_view part) {
-    return s.find(part) != std::string::npos;
+bool has(std::string_view s, std::string_view part) {
+    return s.find(part) != std::string_view::npos;
 }
 
 bool has_any(const std::string& s, std::initializer_list<std::string_view> parts) {
@@ -23,28 +23,99 @@ bool has_any(const std::string& s, std::initializer_list<std::string_view> parts
     return false;
 }
 
+// Whether `s` holds one of the '|'-separated parts of `parts`.
+bool has_one_of(std::string_view s, std::string_view parts) {
+    while (!parts.empty()) {
+        const std::size_t bar = parts.find('|');
+        if (has(s, parts.substr(0, bar))) return true;
+        if (bar == std::string_view::npos) break;
+        parts.remove_prefix(bar + 1);
+    }
+    return false;
+}
+
+// The table, first match wins: the order settles names that hold two words (Inductor's
+// "triton_poi_fused_convolution_..." is pointwise, a cuDNN batch norm is not a convolution, a
+// convolution's implicit GEMM is not a GEMM). Parts are lower case and matched inside the kernel's own name.
+constexpr KernelRule kRules[] = {
+    {"nccl|rccl", "", KernelClass::communication, "NCCL, RCCL (ncclKernel_*, ncclDevKernel_*)"},
+    {"triton_poi", "", KernelClass::elementwise, "Inductor's Triton pointwise kernels (their fused operators' names follow)"},
+    {"triton_red|triton_per", "", KernelClass::reduction, "Inductor's Triton (persistent) reductions"},
+    {"flash_fwd|flash_bwd|flash::|fmha|attention|attn_fwd|attn_bwd|sdpa|xformers", "", KernelClass::attention,
+     "flash-attention, PyTorch's memory-efficient SDPA (fmha_cutlass*), cuDNN's SDPA, xformers"},
+    {"bn_fw|bn_bw|batchnorm|batch_norm", "", KernelClass::reduction,
+     "batch norm: cuDNN (cudnn::bn_fw_tr_*, bn_bw_*), MIOpen (MIOpenBatchNorm*), ATen"},
+    {"nchwtonhwc|nhwctonchw|scalepackedtensor|transpose|permute", "", KernelClass::elementwise,
+     "layout changes and scaling around cuDNN's convolutions, transposes"},
+    {"fbgemm_gpu::", "", KernelClass::other,
+     "FBGEMM's sparse-feature and quantisation kernels (its name holds \"gemm\"; these are not GEMMs)"},
+    {"fft", "cudnn", KernelClass::conv, "cuDNN's FFT convolution (fft2d_r2c_*, fft2d_c2r_* with cuDNN's parameters)"},
+    {"conv|fprop|dgrad|wgrad|winograd|cudnn|igemm_fwd|igemm_bwd|igemm_wrw", "", KernelClass::conv,
+     "cuDNN (scudnn, *_xmma_fprop/dgrad/wgrad_implicit_gemm_*, cask_cudnn*, winograd), CUTLASS's convolutions, "
+     "MIOpen (*Conv*, igemm_fwd/bwd/wrw_*)"},
+    {"gemm|gemv|nvjet|splitkreduce|cutlass|cublas|epilogue::impl|cijk_|tensile", "", KernelClass::gemm,
+     "cuBLAS (*sgemm*, *h884gemm*, sm90_xmma_gemm_*, gemv), cuBLASLt (nvjet_*, its epilogue), CUTLASS, "
+     "Tensile and hipBLASLt on ROCm (Cijk_*)"},
+    {"elementwise|pointwise", "", KernelClass::elementwise, "ATen's elementwise kernels (before the words below)"},
+    {"reduce|softmax|norm|moments|welford|gammabeta|pool|sum_kernel|argmax|argmin", "", KernelClass::reduction,
+     "ATen's reductions, softmax, layer/group/RMS norm, pooling"},
+    {"copy|fill|catarray|cat_|index|gather|scatter|dropout|multi_tensor_apply|scal_kernel", "",
+     KernelClass::elementwise, "ATen's copies, fills, concatenation, indexing, dropout, fused optimizers"},
+};
+
 }  // namespace
 
+std::span<const KernelRule> kernel_rules() {
+    return kRules;
+}
+
+std::string kernel_own_name(std::string_view signature) {
+    // "(anonymous namespace)::" is dropped first: its parenthesis is not the parameters'.
+    std::string s = text::ascii_lower(signature.substr(0, 1024));
+    for (std::size_t at; (at = s.find("(anonymous namespace)::")) != std::string::npos;) s.erase(at, 23);
+    // The parameters' '(' and the last space before it, outside template arguments: what lies
+    // between is the name with its template arguments (a return type such as
+    // "std::enable_if<!(false), void>::type " goes with the space).
+    std::size_t depth = 0, params = s.size(), space = std::string::npos;
+    for (std::size_t i = 0; i < s.size(); ++i) {
+        const char c = s[i];
+        if (c == '<') {
+            ++depth;
+        } else if (c == '>' && depth > 0) {
+            --depth;
+        } else if (depth == 0 && c == '(') {
+            params = i;
+            break;
+        } else if (depth == 0 && c == ' ') {
+            space = i;
+        }
+    }
+    const std::size_t from = space == std::string::npos ? 0 : space + 1;
+    const std::string head = s.substr(from, params - from);
+    const std::size_t open = head.find('<');
+    std::string name = head.substr(0, open);
+    const std::size_t colons = name.rfind("::");
+    const std::string_view last =
+        colons == std::string::npos ? std::string_view(name) : std::string_view(name).substr(colons + 2);
+    if (open != std::string::npos && (last == "kernel" || last == "kernel2" || last == "device_kernel")) {
+        const std::size_t arg_end = head.find_first_of("<,>(", open + 1);
+        name += head.substr(open, arg_end == std::string::npos ? std::string::npos : arg_end - open);
+    }
+    return name;
+}
+
 KernelClass kernel_class(std::string_view kernel_name) {
-    const std::string n = lower(kernel_name);
-    // NCCL's kernels (ncclKernel_AllReduce_RING_LL_Sum_float, ncclDevKernel_...): communication first,
-    // whatever else the name holds.
-    if (has(n, "nccl")) return KernelClass::communication;
-    // Flash-attention, CUTLASS's fused multi-head attention (PyTorch's memory-efficient SDPA), xformers.
-    if (has_any(n, {"flash_fwd", "flash_bwd", "flash::", "fmha", "attention", "sdpa", "xformers"}))
-        return KernelClass::attention;
-    // cuDNN's convolutions are implicit GEMMs by name (sm80_xmma_fprop_implicit_gemm_...): before GEMM.
-    if (has_any(n, {"conv", "fprop", "dgrad", "wgrad", "winograd", "implicit_gemm"})) return KernelClass::conv;
-    // cuBLAS (ampere_sgemm_*, volta_h884gemm_*, sm90_xmma_gemm_*), cuBLASLt on Hopper (nvjet_*), CUTLASS,
-    // split-K's reduction, GEMV.
-    if (has_any(n, {"gemm", "nvjet", "gemv", "splitkreduce", "cutlass"})) return KernelClass::gemm;
-    // Inductor's Triton kernels say what they are: pointwise, reduction, persistent reduction.
-    if (has(n, "triton_poi")) return KernelClass::elementwise;
-    if (has_any(n, {"triton_red", "triton_per"})) return KernelClass::reduction;
-    if (has_any(n, {"reduce", "softmax", "norm_", "layer_norm", "batch_norm", "group_norm", "_norm", "sum_kernel"}))
-        return KernelClass::reduction;
-    if (has_any(n, {"elementwise", "pointwise", "copy_kernel", "fill_kernel", "cat_", "index_"}))
-        return KernelClass::elementwise;
+    const std::string name = kernel_own_name(kernel_name);
+    if (name.empty()) return KernelClass::other;
+    std::string signature;  // made only for a row that asks for it
+    for (const KernelRule& r : kRules) {
+        if (!has_one_of(name, r.name_has)) continue;
+        if (!r.signature_has.empty()) {
+            if (signature.empty()) signature = lower(kernel_name);
+            if (!has(signature, r.signature_has)) continue;
+        }
+        return r.kind;
+    }
     return KernelClass::other;
 }
 
@@ -58,8 +129,27 @@ GemmPrecision precision_of_input_type(std::string_view type) {
     return GemmPrecision::unknown;
 }
 
+namespace {
+
+// Tensile's data-type field: the part after "Cijk_A..._B..._" ("HHS_BH": fp16 in and out, fp32
+// compute; "BBS": bf16; "F8"/"B8" first: fp8; "I8": int8; "S": single on MFMA, unknown).
+GemmPrecision tensile_precision(const std::string& n) {
+    std::size_t at = 0;
+    for (int field = 0; field < 3 && at != std::string::npos; ++field) at = n.find('_', at + (field ? 1 : 0));
+    if (at == std::string::npos) return GemmPrecision::unknown;
+    const std::string_view type = std::string_view(n).substr(at + 1, 3);
+    if (type.starts_with("f8") || type.starts_with("b8") || type.starts_with("f8b8")) return GemmPrecision::fp8;
+    if (type.starts_with("i8")) return GemmPrecision::int8;
+    if (type.starts_with("bb") || type.starts_with("bs")) return GemmPrecision::bf16;
+    if (type.starts_with("hh") || type.starts_with("hs")) return GemmPrecision::fp16;
+    return GemmPrecision::unknown;
+}
+
+}  // namespace
+
 GemmPrecision gemm_precision(std::string_view kernel_name) {
     const std::string n = lower(kernel_name);
+    if (n.starts_with("cijk_")) return tensile_precision(n);
     // The inputs' type first ("bf16" before "f16", which it holds); then the math: s1688/s16816 is
     // fp32 accumulation on tensor cores, TF32 when no 16-bit input type is named
     // (cutlass_80_tensorop_s1688gemm_*), fp16 when one is (ampere_fp16_s16816gemm_fp16_*).

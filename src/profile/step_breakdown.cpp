@@ -188,51 +188,68 @@ struct DeviceTimeline {
     std::vector<Piece> pieces;       // labels are GpuSlice values
     std::vector<Piece> comm_pieces;  // label 0: a communication kernel ran
     std::vector<const TraceEvent*> events;
+    std::vector<int> slices;  // each event's GpuSlice, as `events`
 };
 
 std::string fmt_lane(int device, std::int64_t stream) {
     return "GPU" + std::to_string(device) + (stream >= 0 ? " stream " + std::to_string(stream) : std::string());
 }
 
-int slice_of(const Trace& t, const TraceEvent& e) {
-    if (e.category == Category::gpu_memset) return static_cast<int>(GpuSlice::memset);
-    if (e.category == Category::gpu_memcpy) {
-        switch (copy_of(t.name_of(e)).kind) {
-            case CopyKind::h2d:
-                return static_cast<int>(GpuSlice::memcpy_h2d);
-            case CopyKind::d2h:
-                return static_cast<int>(GpuSlice::memcpy_d2h);
-            default:
-                return static_cast<int>(GpuSlice::memcpy_d2d);
+// An activity's slice. A kernel's class is found once per distinct name (a trace repeats a few
+// hundred names a million times), not once per launch.
+class Slices {
+  public:
+    explicit Slices(const Trace& t) : t_(t), kernel_slice_(t.names.size(), -1) {}
+    int of(const TraceEvent& e) {
+        if (e.category == Category::gpu_memset) return static_cast<int>(GpuSlice::memset);
+        if (e.category == Category::gpu_memcpy) {
+            switch (copy_of(t_.name_of(e)).kind) {
+                case CopyKind::h2d:
+                    return static_cast<int>(GpuSlice::memcpy_h2d);
+                case CopyKind::d2h:
+                    return static_cast<int>(GpuSlice::memcpy_d2h);
+                default:
+                    return static_cast<int>(GpuSlice::memcpy_d2d);
+            }
         }
+        int& s = kernel_slice_[e.name];
+        if (s < 0) s = of_class(kernel_class(t_.name_of(e)));
+        return s;
     }
-    switch (kernel_class(t.name_of(e))) {
-        case KernelClass::gemm:
-            return static_cast<int>(GpuSlice::gemm);
-        case KernelClass::conv:
-            return static_cast<int>(GpuSlice::conv);
-        case KernelClass::attention:
-            return static_cast<int>(GpuSlice::attention);
-        case KernelClass::elementwise:
-            return static_cast<int>(GpuSlice::elementwise);
-        case KernelClass::reduction:
-            return static_cast<int>(GpuSlice::reduction);
-        case KernelClass::communication:
-            return static_cast<int>(GpuSlice::communication);
-        case KernelClass::other:
-            break;
-    }
-    return static_cast<int>(GpuSlice::other_kernel);
-}
 
-DeviceTimeline device_timeline(const Trace& t, std::vector<const TraceEvent*> events, double from, double to,
+  private:
+    static int of_class(KernelClass kind) {
+        switch (kind) {
+            case KernelClass::gemm:
+                return static_cast<int>(GpuSlice::gemm);
+            case KernelClass::conv:
+                return static_cast<int>(GpuSlice::conv);
+            case KernelClass::attention:
+                return static_cast<int>(GpuSlice::attention);
+            case KernelClass::elementwise:
+                return static_cast<int>(GpuSlice::elementwise);
+            case KernelClass::reduction:
+                return static_cast<int>(GpuSlice::reduction);
+            case KernelClass::communication:
+                return static_cast<int>(GpuSlice::communication);
+            case KernelClass::other:
+                break;
+        }
+        return static_cast<int>(GpuSlice::other_kernel);
+    }
+    const Trace& t_;
+    std::vector<int> kernel_slice_;  // by interned name, -1: not classified yet
+};
+
+DeviceTimeline device_timeline(Slices& slices, std::vector<const TraceEvent*> events, double from, double to,
                                const std::unordered_map<std::int64_t, double>& launch_at) {
     DeviceTimeline d;
     std::sort(events.begin(), events.end(),
               [](const TraceEvent* a, const TraceEvent* b) { return a->ts_us < b->ts_us; });
     std::vector<Span> spans, comm;
     for (const TraceEvent* e : events) {
-        const int slice = slice_of(t, *e);
+        const int slice = slices.of(*e);
+        d.slices.push_back(slice);
         spans.push_back({e->ts_us, e->ts_us + e->dur_us, slice});
         if (slice == static_cast<int>(GpuSlice::communication)) comm.push_back({e->ts_us, e->ts_us + e->dur_us, 0});
     }
@@ -294,9 +311,10 @@ void analyse_gpus(const Trace& t, Analysis& a, std::vector<DeviceTimeline>& time
     a.has_gpu = !by_device.empty();
     if (a.steps.empty()) return;
     const double from = a.steps.front().start_us, to = a.steps.back().start_us + a.steps.back().dur_us;
+    Slices slices(t);
     for (auto& [device, events] : by_device) {
         a.devices.push_back(device);
-        timelines.push_back(device_timeline(t, std::move(events), from, to, launch_at));
+        timelines.push_back(device_timeline(slices, std::move(events), from, to, launch_at));
     }
     for (Step& s : a.steps) {
         for (std::size_t d = 0; d < a.devices.size(); ++d) {
@@ -653,7 +671,7 @@ std::vector<Piece> clip(const std::vector<Piece>& pieces, double from, double to
 }
 
 // The step of median duration as lanes: the host's phases, and each GPU stream's activities.
-void draw_timeline(const Trace& t, const std::vector<Piece>& host_pieces, const std::vector<DeviceTimeline>& devices,
+void draw_timeline(const std::vector<Piece>& host_pieces, const std::vector<DeviceTimeline>& devices,
                    Analysis& a) {
     if (a.steps.empty()) return;
     std::vector<std::size_t> order(a.steps.size());
@@ -669,9 +687,11 @@ void draw_timeline(const Trace& t, const std::vector<Piece>& host_pieces, const 
     tl.lanes.push_back({"host", false, clip(host_pieces, from, to)});
     for (std::size_t d = 0; d < devices.size(); ++d) {
         std::map<std::int64_t, std::vector<Span>> streams;
-        for (const TraceEvent* e : devices[d].events)
+        for (std::size_t i = 0; i < devices[d].events.size(); ++i) {
+            const TraceEvent* e = devices[d].events[i];
             if (e->ts_us < to && e->ts_us + e->dur_us > from)
-                streams[e->stream].push_back({e->ts_us, e->ts_us + e->dur_us, slice_of(t, *e)});
+                streams[e->stream].push_back({e->ts_us, e->ts_us + e->dur_us, devices[d].slices[i]});
+        }
         for (const auto& [stream, spans] : streams) {
             std::vector<Piece> pieces;
             for (const Piece& p : partition(spans, from, to))
@@ -703,7 +723,7 @@ Analysis analyse(const Trace& trace) {
     analyse_host(trace, n, pid, tid, timelines, a, host_pieces);
     analyse_ops(trace, n, a);
     analyse_syncs(trace, n, timelines, a);
-    draw_timeline(trace, host_pieces, timelines, a);
+    draw_timeline(host_pieces, timelines, a);
     return a;
 }
 
