@@ -39,7 +39,8 @@ bool has_one_of(std::string_view s, std::string_view parts) {
 // convolution's implicit GEMM is not a GEMM). Parts are lower case and matched inside the kernel's own name.
 constexpr KernelRule kRules[] = {
     {"nccl|rccl", "", KernelClass::communication, "NCCL, RCCL (ncclKernel_*, ncclDevKernel_*)"},
-    {"triton_poi", "", KernelClass::elementwise, "Inductor's Triton pointwise kernels (their fused operators' names follow)"},
+    {"triton_poi", "", KernelClass::elementwise,
+     "Inductor's Triton pointwise kernels (their fused operators' names follow)"},
     {"triton_red|triton_per", "", KernelClass::reduction, "Inductor's Triton (persistent) reductions"},
     {"flash_fwd|flash_bwd|flash::|fmha|attention|attn_fwd|attn_bwd|sdpa|xformers", "", KernelClass::attention,
      "flash-attention, PyTorch's memory-efficient SDPA (fmha_cutlass*), cuDNN's SDPA, xformers"},

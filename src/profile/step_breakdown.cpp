@@ -671,8 +671,7 @@ std::vector<Piece> clip(const std::vector<Piece>& pieces, double from, double to
 }
 
 // The step of median duration as lanes: the host's phases, and each GPU stream's activities.
-void draw_timeline(const std::vector<Piece>& host_pieces, const std::vector<DeviceTimeline>& devices,
-                   Analysis& a) {
+void draw_timeline(const std::vector<Piece>& host_pieces, const std::vector<DeviceTimeline>& devices, Analysis& a) {
     if (a.steps.empty()) return;
     std::vector<std::size_t> order(a.steps.size());
     for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;

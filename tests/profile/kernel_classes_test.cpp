@@ -116,9 +116,12 @@ TEST(KernelClasses, TheDocumentedTableIsTheOneUsed) {
     bool in_section = false;
     std::vector<std::string> rows;
     while (std::getline(doc, line)) {
-        if (line.rfind("### Kernel classes", 0) == 0) in_section = true;
-        else if (in_section && line.rfind("#", 0) == 0) break;
-        else if (in_section && line.rfind("| ", 0) == 0 && line.size() > 2 && std::isdigit(static_cast<unsigned char>(line[2])))
+        if (line.rfind("### Kernel classes", 0) == 0)
+            in_section = true;
+        else if (in_section && line.rfind("#", 0) == 0)
+            break;
+        else if (in_section && line.rfind("| ", 0) == 0 && line.size() > 2 &&
+                 std::isdigit(static_cast<unsigned char>(line[2])))
             rows.push_back(line);
     }
     const auto rules = kernel_rules();
@@ -131,7 +134,8 @@ TEST(KernelClasses, TheDocumentedTableIsTheOneUsed) {
             if (bar == std::string_view::npos) break;
             p.remove_prefix(bar + 1);
         }
-        const std::string signature = rules[i].signature_has.empty() ? "" : "`" + std::string(rules[i].signature_has) + "`";
+        const std::string signature =
+            rules[i].signature_has.empty() ? "" : "`" + std::string(rules[i].signature_has) + "`";
         std::ostringstream want;
         want << "| " << i + 1 << " | " << words << " | " << signature << " | " << baton::enum_name(rules[i].kind)
              << " |";
