@@ -47,12 +47,16 @@ int device_of(const TraceEvent& e) {
 }
 
 // Calls in which the host waits for the GPU: the runtime's and the driver's synchronising calls
-// and the synchronous copies (their Async siblings do not wait for the GPU).
+// and the synchronous copies (their Async siblings do not wait for the GPU), CUDA's and HIP's
+// (hipMemcpyWithStream is synchronous: PyTorch's ROCm build copies a tensor to the host with it).
 bool is_sync_call(std::string_view n) {
     static constexpr std::string_view calls[] = {
         "cudaStreamSynchronize", "cudaDeviceSynchronize", "cudaEventSynchronize", "cudaMemcpy",
         "cudaMemcpy2D",          "cudaMemcpyToSymbol",    "cudaMemcpyFromSymbol", "cuStreamSynchronize",
-        "cuCtxSynchronize",      "cuEventSynchronize",    "cuMemcpyDtoH_v2",      "cuMemcpyHtoD_v2"};
+        "cuCtxSynchronize",      "cuEventSynchronize",    "cuMemcpyDtoH_v2",      "cuMemcpyHtoD_v2",
+        "hipStreamSynchronize",  "hipDeviceSynchronize",  "hipEventSynchronize",  "hipMemcpy",
+        "hipMemcpy2D",           "hipMemcpyWithStream",   "hipMemcpyDtoH",        "hipMemcpyHtoD",
+        "hipMemcpyToSymbol",     "hipMemcpyFromSymbol",   "hipCtxSynchronize"};
     return std::find(std::begin(calls), std::end(calls), n) != std::end(calls);
 }
 
@@ -702,13 +706,69 @@ void draw_timeline(const std::vector<Piece>& host_pieces, const std::vector<Devi
 
 }  // namespace
 
+namespace {
+
+// Device kinds known by their categories' prefix, whose activity baton reads but does not judge.
+constexpr std::pair<std::string_view, std::string_view> kOtherDeviceKinds[] = {
+    {"mtia", "MTIA"},
+    {"hpu", "Gaudi (HPU)"},
+    {"xla", "XLA"},
+};
+
+std::vector<OtherDevice> other_devices_of(const Trace& t) {
+    std::vector<OtherDevice> out;
+    for (const auto& [cat, count] : t.other_categories) {
+        const std::string lower = text::ascii_lower(cat);
+        for (const auto& [prefix, kind] : kOtherDeviceKinds) {
+            if (!starts_with(lower, prefix)) continue;
+            auto it = std::find_if(out.begin(), out.end(), [&](const OtherDevice& d) { return d.kind == kind; });
+            if (it == out.end()) it = out.insert(out.end(), OtherDevice{std::string(kind), {}});
+            it->categories.emplace_back(cat, count);
+        }
+    }
+    return out;
+}
+
+}  // namespace
+
+GpuArch Analysis::arch(int device) const {
+    const DeviceProperties* p = nullptr;
+    for (const DeviceProperties& d : properties)
+        if (d.id == device) p = &d;
+    if (!p && properties.size() == 1) p = &properties.front();
+    const std::string name = p ? text::ascii_lower(p->name) : std::string();
+    if (rocm || name.find("amd") != std::string::npos || name.find("radeon") != std::string::npos ||
+        name.find("instinct") != std::string::npos)
+        return GpuArch::amd;
+    if (!p || p->compute_major < 0) return GpuArch::unknown;
+    const int cc = p->compute_major * 10 + std::max(0, p->compute_minor);
+    if (cc < 70) return GpuArch::pre_volta;
+    if (cc < 75) return GpuArch::volta;
+    if (cc < 80) return GpuArch::turing;
+    if (cc < 89) return GpuArch::ampere;
+    if (cc < 90) return GpuArch::ada;
+    if (cc < 100) return GpuArch::hopper;
+    return GpuArch::blackwell;
+}
+
+std::string no_stack_hint(const Analysis& a) {
+    if (a.legacy)
+        return "(the legacy profiler records no Python stacks, even with with_stack=True: baton run --profile "
+               "adds them, or record with a PyTorch built with Kineto)";
+    return "(the trace has no Python stacks: record with with_stack=True)";
+}
+
 Analysis analyse(const Trace& trace) {
     Analysis a;
     a.legacy = trace.legacy;
     a.events = trace.events.size();
+    a.properties = trace.devices;
+    a.range_profiler_kernels = trace.range_profiler_kernels;
+    a.other_devices = other_devices_of(trace);
     std::int64_t pid = 0, tid = 0;
     a.steps = find_steps(trace, pid, tid);
     for (const TraceEvent& e : trace.events) {
+        if (e.category == Category::cuda_runtime && !a.rocm && starts_with(trace.name_of(e), "hip")) a.rocm = true;
         if (is_step_mark(trace, e)) a.has_steps = true;
         if (e.category == Category::python_function || e.stack != TraceEvent::kNoStack) a.has_stacks = true;
         if (is_op(e) && op_role(trace.name_of(e)) == OpRole::data && a.loader != Analysis::Loader::workers)

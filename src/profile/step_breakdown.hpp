@@ -163,6 +163,36 @@ struct Timeline {
     std::vector<TimelineLane> lanes;
 };
 
+// What a GPU's generation allows, for advice: tensor cores and their number formats. From the
+// trace's deviceProperties (CUDA's compute capability) and runtime (hip* calls: ROCm).
+enum class GpuArch : std::uint8_t {
+    unknown,    // the trace does not say
+    pre_volta,  // compute capability below 7.0: no tensor cores
+    volta,      // 7.0, 7.2 (V100, Xavier): fp16 tensor cores; no TF32, no bf16
+    turing,     // 7.5 (T4, RTX 20): fp16 (and int8) tensor cores; no TF32, no bf16
+    ampere,     // 8.0, 8.6, 8.7 (A100, A10, RTX 30): TF32, bf16, fp16
+    ada,        // 8.9 (L4, L40, RTX 40): as Ampere, and fp8
+    hopper,     // 9.x (H100, H200): TF32, bf16, fp8
+    blackwell,  // 10.x and later (B200, RTX 50): TF32, bf16, fp8, fp4
+    amd,        // a ROCm device: matrix cores run fp32, fp16 and bf16 (the CDNA generations differ)
+};
+
+}  // namespace baton::profile
+
+template <>
+struct baton::EnumNames<baton::profile::GpuArch> {
+    static constexpr std::array list = {"unknown", "pre_volta", "volta",     "turing", "ampere",
+                                        "ada",     "hopper",    "blackwell", "amd"};
+};
+
+namespace baton::profile {
+
+// Activity of a device kind baton does not judge (Meta's MTIA, ...): its categories and event counts.
+struct OtherDevice {
+    std::string kind;  // "MTIA"
+    std::vector<std::pair<std::string, std::size_t>> categories;
+};
+
 struct Analysis {
     bool legacy = false;      // the legacy profiler's trace (no GPU activity, no categories)
     bool has_gpu = false;     // kernels, copies or memsets
@@ -181,14 +211,26 @@ struct Analysis {
     using Loader = LoaderKind;
     Loader loader = Loader::none;
     std::size_t events = 0;
+    std::vector<DeviceProperties> properties;  // the trace's deviceProperties
+    bool rocm = false;                         // the runtime's calls are HIP's (hipLaunchKernel, ...)
+    // Kernels of CUPTI's range profiler (each replayed to count metrics: their times are not the
+    // run's, and the GPU rows and GPU findings are not judged).
+    std::size_t range_profiler_kernels = 0;
+    std::vector<OtherDevice> other_devices;
 
     double step_us() const;  // summed step durations
+    // A device's generation: its deviceProperties' compute capability (unknown without them).
+    GpuArch arch(int device) const;
     // Averages over the steps: the GPU's slices of `device`, the host's phases.
     GpuStep mean_gpu(int device) const;
     HostStep mean_host() const;
 };
 
 Analysis analyse(const Trace& trace);
+
+// Why a sync site has no line, for the views and the findings: a Kineto trace recorded without
+// with_stack=True, or the legacy profiler's, which records no Python stacks at all.
+std::string no_stack_hint(const Analysis& a);
 
 // Whether a Python frame ("file.py(12): fn") is the user's code: not PyTorch's, not a library's
 // (site-packages, dist-packages), not Python's own, not a built-in, not a module marker.

@@ -27,6 +27,11 @@ class TraceParser {
             return make_error(error_);
         }
         if (!found_events_) return make_error("not a profiler trace: no traceEvents array");
+        if (!not_event_.empty())
+            return make_error("not a profiler trace: its events array holds " + not_event_ + ", not event objects");
+        // A bare array is the legacy profiler's only when its objects are events (each has "ph").
+        if (trace_.legacy && objects_ > 0 && with_ph_ == 0)
+            return make_error("not a profiler trace: an array of objects none of which is an event (no \"ph\")");
         return std::move(trace_);
     }
 
@@ -358,6 +363,10 @@ class TraceParser {
                     ++p_;
                     return enter(2) && events(2);
                 }
+                if (key == "deviceProperties" && peek() == '[') {
+                    ++p_;
+                    return enter(2) && device_properties(2);
+                }
                 return skip(1);
             });
             if (!ok) return false;
@@ -379,7 +388,60 @@ class TraceParser {
             skip_ws();
             if (peek() == '{') {
                 ++p_;
+                ++objects_;
                 if (!enter(depth + 1) || !event(depth + 1)) return false;
+            } else {
+                // Something else where an event belongs (a number, an array, a string): not a trace,
+                // whatever else the array holds; said once the whole text is known to be JSON.
+                if (not_event_.empty()) not_event_ = value_kind(peek());
+                if (!skip(depth)) return false;
+            }
+            skip_ws();
+            const int n = get();
+            if (n == ']') return true;
+            if (n != ',') return fail_at_end_or("expected ',' or ']'");
+        }
+    }
+    static std::string value_kind(int c) {
+        if (c == '[') return "arrays";
+        if (c == '"') return "strings";
+        if (c == '-' || (c >= '0' && c <= '9')) return "numbers";
+        return "literals";
+    }
+    // "deviceProperties": an array of objects, each read for its id, name and compute capability.
+    bool device_properties(std::size_t depth) {
+        skip_ws();
+        if (peek() == ']') {
+            ++p_;
+            return true;
+        }
+        for (;;) {
+            skip_ws();
+            if (peek() == '{' && trace_.devices.size() < 1024) {
+                ++p_;
+                DeviceProperties d;
+                const bool ok =
+                    enter(depth + 1) && members([&](const std::string& key) {
+                        const int c = peek();
+                        if (c == '"' && key == "name") {
+                            ++p_;
+                            if (!string(&value_)) return false;
+                            d.name = value_.substr(0, 256);
+                            return true;
+                        }
+                        if ((c == '-' || (c >= '0' && c <= '9')) &&
+                            (key == "id" || key == "computeMajor" || key == "computeMinor")) {
+                            double v = 0;
+                            std::int64_t i = 0;
+                            if (!number(v, i)) return false;
+                            const int small = i >= 0 && i < 1 << 20 ? static_cast<int>(i) : -1;
+                            (key == "id" ? d.id : key == "computeMajor" ? d.compute_major : d.compute_minor) = small;
+                            return true;
+                        }
+                        return skip(depth + 1);
+                    });
+                if (!ok) return false;
+                trace_.devices.push_back(std::move(d));
             } else if (!skip(depth)) {
                 return false;
             }
@@ -389,11 +451,21 @@ class TraceParser {
             if (n != ',') return fail_at_end_or("expected ',' or ']'");
         }
     }
+    void count_other_category(const std::string& cat) {
+        for (auto& [name, count] : trace_.other_categories)
+            if (name == cat) {
+                ++count;
+                return;
+            }
+        if (trace_.other_categories.size() < 32) trace_.other_categories.emplace_back(cat.substr(0, 64), 1);
+    }
+
     // One event's members after its '{', at `depth`; kept when complete ("ph": "X").
     bool event(std::size_t depth) {
         TraceEvent e;
-        bool named = false;
+        bool named = false, range_kernel = false;
         ph_.clear();
+        cat_.clear();
         const bool ok = members([&](const std::string& key) {
             const int c = peek();
             if (c == '"' && (key == "name" || key == "ph" || key == "cat" || key == "pid" || key == "tid")) {
@@ -406,6 +478,8 @@ class TraceParser {
                     ph_ = value_.substr(0, 4);
                 } else if (key == "cat") {
                     e.category = category_of(value_);
+                    range_kernel = e.category == Category::kernel && text::ascii_lower(value_) == "cuda_profiler_range";
+                    if (e.category == Category::other) cat_ = value_;
                 } else {  // a string pid or tid ("CPU functions")
                     const auto h = static_cast<std::int64_t>(std::hash<std::string>{}(value_) >> 1);
                     (key == "pid" ? e.pid : e.tid) = h;
@@ -431,6 +505,7 @@ class TraceParser {
             return skip(depth);
         });
         if (!ok) return false;
+        if (!ph_.empty()) ++with_ph_;
         if (ph_ == "X" || (trace_.legacy && ph_.empty())) {
             if (trace_.events.size() >= limits_.max_events) {
                 error_ = "more than " + std::to_string(limits_.max_events) + " events";
@@ -438,6 +513,8 @@ class TraceParser {
             }
             if (!named) e.name = intern("");  // (found by fuzz_trace_events: no name, no index)
             if (trace_.legacy && e.category == Category::other) e.category = legacy_category(e);
+            if (range_kernel) ++trace_.range_profiler_kernels;
+            if (e.category == Category::other && !cat_.empty()) count_other_category(cat_);
             trace_.events.push_back(e);
         }
         return true;
@@ -513,7 +590,9 @@ class TraceParser {
     Trace trace_;
     std::unordered_map<std::string, std::uint32_t> ids_;
     bool found_events_ = false;
-    std::string key_, value_, ph_, num_, error_;
+    std::string key_, value_, ph_, cat_, num_, error_;
+    std::string not_event_;                  // what stood where an event belongs ("numbers"), once
+    std::size_t objects_ = 0, with_ph_ = 0;  // the events array's objects, and those with a "ph"
 };
 
 Result<Trace> parse_source(ByteSource source, const TraceLimits& limits) {
@@ -530,7 +609,8 @@ Category category_of(std::string_view cat) {
     if (c == "python_function") return Category::python_function;
     if (c == "cuda_runtime" || c == "runtime") return Category::cuda_runtime;
     if (c == "cuda_driver") return Category::cuda_driver;
-    if (c == "kernel") return Category::kernel;
+    // CUPTI's range profiler records each kernel, replayed, under its own category.
+    if (c == "kernel" || c == "cuda_profiler_range") return Category::kernel;
     if (c == "gpu_memcpy" || c == "memcpy") return Category::gpu_memcpy;
     if (c == "gpu_memset" || c == "memset") return Category::gpu_memset;
     if (c == "gpu_user_annotation") return Category::gpu_user_annotation;

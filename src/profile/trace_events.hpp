@@ -76,10 +76,27 @@ struct TraceEvent {
     std::uint32_t input_type = kNoStack;
 };
 
+// A device as the trace's "deviceProperties" describes it (Kineto writes one per device the process
+// saw, whether or not its activity was recorded).
+struct DeviceProperties {
+    int id = -1;
+    std::string name;  // "NVIDIA A100-SXM4-80GB", "Tesla V100-SXM2-32GB", "AMD Radeon Graphics", "ARTEMIS"
+    // CUDA's compute capability (7.0: Volta, 8.0: Ampere, 9.0: Hopper); ROCm writes its gfx
+    // version here (9.0 for an MI250's gfx90a), so it means nothing without the vendor. -1: absent.
+    int compute_major = -1, compute_minor = -1;
+};
+
 struct Trace {
     bool legacy = false;  // the legacy profiler's bare array
     std::vector<std::string> names;
     std::vector<TraceEvent> events;  // in file order
+    std::vector<DeviceProperties> devices;
+    // Kernels recorded by CUPTI's range profiler ("cuda_profiler_range", read as kernels): each was
+    // replayed to count hardware metrics, so their times are not the run's.
+    std::size_t range_profiler_kernels = 0;
+    // Complete events of categories baton does not read ("mtia_ccp_events", ...), with their
+    // counts: the first 32 such categories.
+    std::vector<std::pair<std::string, std::size_t>> other_categories;
     const std::string& name_of(const TraceEvent& e) const { return names[e.name]; }
 };
 
@@ -91,7 +108,8 @@ struct TraceLimits {
     std::size_t piece_bytes = 0;
 };
 
-// Errors: not JSON (with the byte offset), truncated, not a trace (no traceEvents), too deep, too many
+// Errors: not JSON (with the byte offset), truncated, not a trace (no traceEvents; an events array
+// holding something other than objects, as a bare array of numbers or arrays), too deep, too many
 // events.
 Result<Trace> parse_trace(std::string_view json, const TraceLimits& limits = {});
 

@@ -152,9 +152,9 @@ void syncs_text(const Analysis& a, std::string& out) {
     for (const profile::SyncSite& s : a.syncs) {
         std::string what = s.op.empty() ? s.call : s.op;
         if (!s.call.empty() && !s.op.empty()) what += " (" + s.call + ")";
-        const std::string where = s.where.empty() ? (a.has_stacks ? "(no frame of your code around it)"
-                                                                  : "(the trace has no stacks: with_stack=True)")
-                                                  : "at " + s.where;
+        const std::string where = s.where.empty()
+                                      ? (a.has_stacks ? "(no frame of your code around it)" : profile::no_stack_hint(a))
+                                      : "at " + s.where;
         if (a.has_gpu)
             out += fmt::format("  {:>5.1f} {:>8.2f} {:>12.2f}   {} {}\n", static_cast<double>(s.count) / n,
                                ms(s.host_us) / n, ms(s.gpu_idle_us) / n, what, where);
@@ -249,6 +249,44 @@ void write_host_json(JsonWriter& w, const HostStep& h) {
     w.end_object();
 }
 
+std::string device_names(const Analysis& a) {
+    std::string names;
+    for (const profile::DeviceProperties& d : a.properties) {
+        if (names.find(d.name) != std::string::npos) continue;
+        names += (names.empty() ? "" : ", ") + d.name;
+    }
+    return names;
+}
+
+// What the trace holds besides (or instead of) GPU kernels baton judges: another device kind's
+// activity, GPUs listed but not recorded, kernels replayed by CUPTI's range profiler.
+void device_notes(const Analysis& a, std::string& out) {
+    for (const profile::OtherDevice& d : a.other_devices) {
+        std::string counts;
+        for (const auto& [cat, n] : d.categories) counts += fmt::format("{}{} {}", counts.empty() ? "" : ", ", n, cat);
+        const std::string names = device_names(a);
+        out += fmt::format(
+            "The trace holds {} device activity ({} events{}), which baton profile does not judge: it breaks "
+            "down NVIDIA and AMD GPUs' kernels. The host's time below is read as for any trace.\n\n",
+            d.kind, counts, names.empty() ? "" : "; devices: " + names);
+    }
+    if (!a.has_gpu && a.other_devices.empty()) {
+        if (!a.properties.empty())
+            out += fmt::format(
+                "No GPU activity in the trace, although it lists {} device{} ({}): the profiler ran without "
+                "ProfilerActivity.CUDA (activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA] records it).\n\n",
+                a.properties.size(), a.properties.size() == 1 ? "" : "s", device_names(a));
+        else
+            out += "No GPU activity in the trace (recorded without CUDA, or on the CPU).\n\n";
+    }
+    if (a.range_profiler_kernels > 0)
+        out += fmt::format(
+            "{} kernels come from CUPTI's range profiler (cuda_profiler_range): each was replayed to count "
+            "hardware metrics, so their times are not the run's. The GPU rows show them as recorded; no GPU "
+            "finding is judged on them.\n\n",
+            a.range_profiler_kernels);
+}
+
 }  // namespace
 
 void append_profile_text(const ProfileInfo& info, const Analysis& a, const std::vector<diagnose::Finding>& findings,
@@ -264,7 +302,7 @@ void append_profile_text(const ProfileInfo& info, const Analysis& a, const std::
     double lo = a.steps.front().dur_us, hi = lo;
     for (const profile::Step& s : a.steps) lo = std::min(lo, s.dur_us), hi = std::max(hi, s.dur_us);
     out += fmt::format("Step: {:.2f} ms on average (min {:.2f}, max {:.2f})\n\n", ms(step_us), ms(lo), ms(hi));
-    if (!a.has_gpu) out += "No GPU activity in the trace (recorded without CUDA, or on the CPU).\n\n";
+    device_notes(a, out);
     for (int d : a.devices) gpu_text(a, d, step_us, out);
     host_text(a, step_us, out);
     steps_table(a, out);
@@ -288,6 +326,35 @@ void append_profile_json(const ProfileInfo& info, const Analysis& a, const std::
     w.key("devices");
     w.begin_array();
     for (int d : a.devices) w.value(d);
+    w.end_array();
+    w.key("device_properties");
+    w.begin_array();
+    for (const profile::DeviceProperties& d : a.properties) {
+        w.begin_object();
+        w.field("id", d.id);
+        w.field("name", d.name);
+        if (d.compute_major >= 0 && !a.rocm && a.arch(d.id) != profile::GpuArch::amd)
+            w.field("compute_capability", fmt::format("{}.{}", d.compute_major, std::max(0, d.compute_minor)));
+        w.field("arch", enum_name(a.arch(d.id)));
+        w.end_object();
+    }
+    w.end_array();
+    w.field("rocm", a.rocm);
+    w.field("range_profiler_kernels", static_cast<std::uint64_t>(a.range_profiler_kernels));
+    w.key("other_devices");
+    w.begin_array();
+    for (const profile::OtherDevice& d : a.other_devices) {
+        w.begin_object();
+        w.field("kind", d.kind);
+        w.key("events");
+        w.begin_object();
+        for (const auto& [cat, n] : d.categories) {
+            w.key(cat);
+            w.value(static_cast<std::uint64_t>(n));
+        }
+        w.end_object();
+        w.end_object();
+    }
     w.end_array();
     const double n = static_cast<double>(std::max<std::size_t>(1, a.steps.size()));
     w.key("mean");

@@ -120,6 +120,47 @@ TEST(ProfileRules, PageableCopiesButNotPinnedOnes) {
     EXPECT_EQ(find(judged(pinned), "pageable_copy"), nullptr);
 }
 
+// The fix is what the GPU's generation takes (its deviceProperties' compute capability): no TF32 or
+// bf16 before Ampere, fp8 named from Ada on, both ways when the trace does not say.
+TEST(ProfileRules, Fp32MatmulAdviceIsWhatTheGpuCanTake) {
+    struct Case {
+        const char* name;
+        int major, minor;
+        std::vector<const char*> has, lacks;
+    };
+    const Case cases[] = {
+        {"Tesla P100-PCIE-16GB", 6, 0, {"predates tensor cores", "GradScaler"}, {"allow_tf32", "bfloat16"}},
+        {"Tesla V100-SXM2-32GB", 7, 0, {"Volta", "GradScaler", "torch.float16"}, {"allow_tf32", "bfloat16", "fp8"}},
+        {"Tesla T4", 7, 5, {"Turing", "GradScaler"}, {"allow_tf32", "bfloat16"}},
+        {"NVIDIA A100-SXM4-80GB", 8, 0, {"Ampere", "allow_tf32", "bfloat16"}, {"fp8", "GradScaler("}},
+        {"NVIDIA L4", 8, 9, {"Ada", "allow_tf32", "fp8"}, {"GradScaler("}},
+        {"NVIDIA H100 80GB HBM3", 9, 0, {"Hopper", "allow_tf32", "bfloat16", "fp8"}, {"GradScaler("}},
+        {"NVIDIA B200", 10, 0, {"Blackwell", "fp8"}, {}},
+    };
+    for (const Case& c : cases) {
+        TraceBuilder b;
+        b.device_properties(0, c.name, c.major, c.minor).step(1, 0, 1000).kernel("volta_sgemm_128x64_nn", 0, 10, 500);
+        const std::vector<Finding> fs = judged(b);
+        const Finding* f = find(fs, "fp32_matmul");
+        ASSERT_NE(f, nullptr) << c.name;
+        ASSERT_TRUE(f->snippet);
+        const std::string all = f->recommendation + "\n" + *f->snippet;
+        for (const char* part : c.has)
+            EXPECT_NE(all.find(part), std::string::npos) << c.name << ": " << part << "\n" << all;
+        for (const char* part : c.lacks)
+            EXPECT_EQ(all.find(part), std::string::npos) << c.name << ": " << part << "\n" << all;
+        EXPECT_NE(f->summary.find(c.name), std::string::npos) << f->summary;
+    }
+    // No deviceProperties: both ways, and said why.
+    TraceBuilder b;
+    b.step(1, 0, 1000).kernel("ampere_sgemm_128x64_nn", 0, 10, 500);
+    const Finding* f = find(judged(b), "fp32_matmul");
+    ASSERT_NE(f, nullptr);
+    EXPECT_NE(f->recommendation.find("does not say which GPU"), std::string::npos) << f->recommendation;
+    EXPECT_NE(f->snippet->find("allow_tf32"), std::string::npos);
+    EXPECT_NE(f->snippet->find("GradScaler"), std::string::npos);
+}
+
 TEST(ProfileRules, Fp32MatmulOnlyForSimtSgemm) {
     TraceBuilder b;
     b.step(1, 0, 1000).kernel("ampere_sgemm_128x64_nn", 0, 10, 500);

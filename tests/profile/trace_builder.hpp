@@ -63,7 +63,16 @@ class TraceBuilder {
         }
         return *this;
     }
-    std::string json() const { return R"({"schemaVersion": 1, "traceEvents": [)" + events_ + "]}"; }
+    // A deviceProperties entry, as Kineto writes one per GPU.
+    TraceBuilder& device_properties(int id, const std::string& name, int major, int minor) {
+        if (!devices_.empty()) devices_ += ", ";
+        devices_ += fmt::format(R"({{"id": {}, "name": "{}", "computeMajor": {}, "computeMinor": {}}})", id, name,
+                                major, minor);
+        return *this;
+    }
+    std::string json() const {
+        return R"({"schemaVersion": 1, "deviceProperties": [)" + devices_ + R"(], "traceEvents": [)" + events_ + "]}";
+    }
 
   private:
     TraceBuilder& gpu(const std::string& cat, const std::string& name, double ts, double dur, std::int64_t c,
@@ -79,7 +88,7 @@ class TraceBuilder {
         events_ += event;
         return *this;
     }
-    std::string events_;
+    std::string events_, devices_;
     std::int64_t next_correlation_ = 1;
 };
 

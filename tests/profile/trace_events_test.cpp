@@ -195,6 +195,44 @@ TEST(TraceEvents, ValuesCutBetweenPiecesReadTheSame) {
     }
 }
 
+// deviceProperties as Kineto writes them, hostile values left out; cuda_profiler_range events are
+// kernels (counted apart); other categories are counted by name; an events array of anything but
+// objects, or a bare array of non-events, is not a trace.
+TEST(TraceEvents, DevicesRangeProfilerKernelsAndOtherCategories) {
+    baton::Result<Trace> t = parse_trace(R"({"deviceProperties": [
+        {"id": 0, "name": "Tesla V100-SXM2-32GB", "computeMajor": 7, "computeMinor": 0, "numSms": 80},
+        {"id": "one", "name": 5, "computeMajor": 99999999999999999999, "computeMinor": -3}, 7, [1]],
+      "traceEvents": [
+        {"ph": "X", "cat": "cuda_profiler_range", "name": "k", "pid": 0, "tid": 0, "ts": 1, "dur": 2},
+        {"ph": "X", "cat": "mtia_ccp_events", "name": "pe_exe", "ts": 1, "dur": 2},
+        {"ph": "X", "cat": "mtia_ccp_events", "name": "pe_exe", "ts": 3, "dur": 2},
+        {"ph": "i", "cat": "mtia_ccp_events", "name": "instant", "ts": 3}]})");
+    ASSERT_TRUE(t.ok()) << t.error().message;
+    ASSERT_EQ(t->devices.size(), 2u);
+    EXPECT_EQ(t->devices[0].id, 0);
+    EXPECT_EQ(t->devices[0].name, "Tesla V100-SXM2-32GB");
+    EXPECT_EQ(t->devices[0].compute_major, 7);
+    EXPECT_EQ(t->devices[0].compute_minor, 0);
+    EXPECT_EQ(t->devices[1].id, -1);
+    EXPECT_EQ(t->devices[1].compute_major, -1);
+    EXPECT_EQ(t->devices[1].compute_minor, -1);
+    EXPECT_EQ(t->range_profiler_kernels, 1u);
+    EXPECT_EQ(t->events[0].category, Category::kernel);
+    ASSERT_EQ(t->other_categories.size(), 1u);
+    EXPECT_EQ(t->other_categories[0].first, "mtia_ccp_events");
+    EXPECT_EQ(t->other_categories[0].second, 2u) << "complete events only";
+
+    for (const char* not_trace :
+         {"[[1, 2], [3]]", "[1]", "[\"a\"]", "[true]", R"({"traceEvents": [{"ph": "X"}, 2]})", R"([{"a": 1}])"}) {
+        baton::Result<Trace> r = parse_trace(not_trace);
+        ASSERT_FALSE(r.ok()) << not_trace;
+        EXPECT_EQ(r.error().message.rfind("not a profiler trace: ", 0), 0u) << r.error().message;
+    }
+    baton::Result<Trace> empty = parse_trace("[]");
+    ASSERT_TRUE(empty.ok()) << "the legacy profiler's trace of nothing";
+    EXPECT_TRUE(empty->events.empty());
+}
+
 TEST(TraceEvents, StrictJsonIsRefusedAtItsByte) {
     const std::pair<const char*, const char*> cases[] = {
         {"{\"traceEvents\": [{\"name\": \"\xff\"}]}", "invalid UTF-8"},
