@@ -1,7 +1,7 @@
 // A profiler trace (any file a user hands `baton profile`): parsed or refused in one line, never a
 // throw, the same when read a few bytes a piece; every kept event names an interned name and has no negative duration;
 // a parsed trace is broken down and judged without a crash: each step's GPU slices and host phases add up to the step,
-// every number is finite, every finding is one of the profile's rules.
+// every number is finite, no GPU idle is charged to two causes, every finding is one of the profile's rules.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -39,6 +39,9 @@ void check_analysis(const baton::profile::Trace& t) {
                 sum += v;
             }
             if (!near(sum, s.dur_us, scale)) std::abort();
+            // Each idle instant has one cause: a sync's or launch_bound's, never both.
+            if (g.idle_sync_us < 0 || g.idle_host_busy_us < 0) std::abort();
+            if (g.idle_sync_us + g.idle_host_busy_us > g.idle() + 1e-6 * std::max(1.0, scale)) std::abort();
         }
     }
     for (const SyncSite& s : a.syncs)

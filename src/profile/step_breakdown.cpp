@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "core/text_parse.hpp"
+#include "profile/sync_cost.hpp"
 #include "profile/time_partition.hpp"
 
 namespace baton::profile {
@@ -296,14 +297,6 @@ double covered(const std::vector<Piece>& pieces, double from, double to) {
     return one[0];
 }
 
-// GPU idle in [from, to): every idle slice.
-double idle_in(const std::vector<Piece>& pieces, double from, double to) {
-    std::vector<double> by(kGpuSlices, 0.0);
-    add_clipped(pieces, from, to, by);
-    return by[static_cast<std::size_t>(GpuSlice::idle_host_wait)] +
-           by[static_cast<std::size_t>(GpuSlice::idle_launch_gap)] + by[static_cast<std::size_t>(GpuSlice::idle_other)];
-}
-
 void analyse_gpus(const Trace& t, Analysis& a, std::vector<DeviceTimeline>& timelines) {
     std::unordered_map<std::int64_t, double> launch_at;  // correlation -> the launching call's start
     std::map<int, std::vector<const TraceEvent*>> by_device;
@@ -390,8 +383,8 @@ void analyse_gpus(const Trace& t, Analysis& a, std::vector<DeviceTimeline>& time
               [](const TopKernel& x, const TopKernel& y) { return x.us != y.us ? x.us > y.us : x.name < y.name; });
 }
 
-void analyse_host(const Trace& t, const Nesting& n, std::int64_t pid, std::int64_t tid,
-                  const std::vector<DeviceTimeline>& timelines, Analysis& a, std::vector<Piece>& host_pieces) {
+void analyse_host(const Trace& t, const Nesting& n, std::int64_t pid, std::int64_t tid, Analysis& a,
+                  std::vector<Piece>& host_pieces) {
     const std::vector<TraceEvent>& ev = t.events;
     std::vector<Span> spans;
     // Per step: the backward's first and last autograd function (any thread), and the forward's
@@ -451,30 +444,48 @@ void analyse_host(const Trace& t, const Nesting& n, std::int64_t pid, std::int64
         by[static_cast<std::size_t>(HostPhase::other)] = std::max(0.0, s.dur_us - accounted);
         std::copy(by.begin(), by.end(), s.host.us.begin());
     }
-    // The GPU's host-wait and launch-gap idle while the host was neither in the DataLoader nor in a
-    // sync: pieces of both partitions intersected, step by step.
+}
+
+// Adds [lo, hi) to `field` of GPU `d` in each step it falls in, split as the steps cut it.
+void add_by_step(std::vector<Step>& steps, std::size_t d, double lo, double hi, double GpuStep::*field) {
+    for (double at = lo; at < hi;) {
+        const std::int64_t si = step_at(steps, at);
+        if (si < 0) break;
+        Step& st = steps[static_cast<std::size_t>(si)];
+        const double until = std::min(hi, st.start_us + st.dur_us);
+        if (until <= at) break;
+        st.gpus[d].*field += until - at;
+        at = until;
+    }
+}
+
+// The GPU's idle by cause, step by step: what the syncs are charged (sync_cost), and launch_bound's
+// cost: host-wait and launch-gap idle while the host was neither in the DataLoader nor in a sync, less
+// what a sync is charged. So no idle instant is counted by both.
+void attribute_idle(const std::vector<DeviceTimeline>& timelines, const std::vector<Piece>& host,
+                    const SyncCharges& charges, Analysis& a) {
     for (std::size_t d = 0; d < timelines.size(); ++d) {
-        auto h = pieces.begin();
+        const std::vector<Piece>& charged = charges.by_device[d];
+        for (const Piece& c : charged) add_by_step(a.steps, d, c.start, c.end, &GpuStep::idle_sync_us);
+        auto h = host.begin();
+        auto c = charged.begin();
         for (const Piece& g : timelines[d].pieces) {
             if (g.label != static_cast<int>(GpuSlice::idle_host_wait) &&
                 g.label != static_cast<int>(GpuSlice::idle_launch_gap))
                 continue;
-            while (h != pieces.end() && h->end <= g.start) ++h;
-            for (auto k = h; k != pieces.end() && k->start < g.end; ++k) {
+            while (h != host.end() && h->end <= g.start) ++h;
+            for (auto k = h; k != host.end() && k->start < g.end; ++k) {
                 if (k->label == static_cast<int>(HostPhase::data) || k->label == static_cast<int>(HostPhase::sync))
                     continue;
-                const double lo = std::max(g.start, k->start), hi = std::min(g.end, k->end);
-                if (hi <= lo) continue;
-                // Split across steps as the piece falls.
-                for (double at = lo; at < hi;) {
-                    const std::int64_t si = step_at(a.steps, at);
-                    if (si < 0) break;
-                    const Step& st = a.steps[static_cast<std::size_t>(si)];
-                    const double until = std::min(hi, st.start_us + st.dur_us);
-                    a.steps[static_cast<std::size_t>(si)].gpus[d].idle_host_busy_us += until - at;
-                    if (until <= at) break;
-                    at = until;
+                double lo = std::max(g.start, k->start);
+                const double hi = std::min(g.end, k->end);
+                // What lies outside the charged pieces.
+                while (c != charged.end() && c->end <= lo) ++c;
+                for (auto q = c; lo < hi && q != charged.end() && q->start < hi; ++q) {
+                    if (q->start > lo) add_by_step(a.steps, d, lo, q->start, &GpuStep::idle_host_busy_us);
+                    lo = std::max(lo, q->end);
                 }
+                if (hi > lo) add_by_step(a.steps, d, lo, hi, &GpuStep::idle_host_busy_us);
             }
         }
     }
@@ -532,14 +543,17 @@ std::string op_of(const Trace& t, const Nesting& n, std::size_t i) {
     return outermost.empty() ? innermost : outermost;
 }
 
-void analyse_syncs(const Trace& t, const Nesting& n, const std::vector<DeviceTimeline>& timelines, Analysis& a) {
+SyncCharges analyse_syncs(const Trace& t, const Nesting& n, const std::vector<DeviceTimeline>& timelines,
+                          const std::vector<Piece>& host_pieces, Analysis& a) {
     const std::vector<TraceEvent>& ev = t.events;
     struct Key {
         std::string call, op, where;
         bool operator<(const Key& o) const { return std::tie(call, op, where) < std::tie(o.call, o.op, o.where); }
     };
-    std::map<Key, SyncSite> sites;
+    std::map<Key, SyncSite> sites;  // (std::map: a site's address holds while others are added)
     std::map<Key, std::vector<bool>> in_step;
+    std::vector<SyncCall> calls;
+    std::vector<SyncSite*> call_site;
     for (std::size_t i = 0; i < ev.size(); ++i) {
         const TraceEvent& e = ev[i];
         const bool call =
@@ -562,17 +576,21 @@ void analyse_syncs(const Trace& t, const Nesting& n, const std::vector<DeviceTim
         std::vector<bool>& seen = in_step[k];
         seen.resize(a.steps.size(), false);
         seen[static_cast<std::size_t>(si)] = true;
-        // The drained queue: GPU idle from the call until the GPU's next activity after it returned.
-        double idle = 0;
-        for (const DeviceTimeline& d : timelines) {
-            const double end = e.ts_us + e.dur_us;
-            auto next = std::lower_bound(d.events.begin(), d.events.end(), end,
-                                         [](const TraceEvent* x, double v) { return x->ts_us < v; });
-            const double until = next == d.events.end() ? end : (*next)->ts_us;
-            idle = std::max(idle, idle_in(d.pieces, e.ts_us, until));
+        if (call) {
+            calls.push_back({e.ts_us, e.ts_us + e.dur_us});
+            call_site.push_back(&s);
         }
-        s.gpu_idle_us += idle;
     }
+    // What each call cost the GPU, each idle instant charged once (sync_cost).
+    std::vector<std::vector<Piece>> gpus;
+    for (const DeviceTimeline& d : timelines) gpus.push_back(d.pieces);
+    std::vector<std::pair<double, double>> bounds;
+    for (const Step& st : a.steps) bounds.emplace_back(st.start_us, st.start_us + st.dur_us);
+    SyncCharges charges =
+        charge_syncs(calls, gpus, host_pieces, bounds,
+                     {static_cast<int>(GpuSlice::idle_host_wait), static_cast<int>(GpuSlice::idle_launch_gap),
+                      static_cast<int>(GpuSlice::idle_other), static_cast<int>(HostPhase::data)});
+    for (std::size_t k = 0; k < calls.size(); ++k) call_site[k]->gpu_idle_us += charges.per_call_us[k];
     for (auto& [k, s] : sites) {
         s.steps = static_cast<std::size_t>(std::count(in_step[k].begin(), in_step[k].end(), true));
         a.syncs.push_back(std::move(s));
@@ -581,6 +599,7 @@ void analyse_syncs(const Trace& t, const Nesting& n, const std::vector<DeviceTim
         if (x.gpu_idle_us != y.gpu_idle_us) return x.gpu_idle_us > y.gpu_idle_us;
         return x.host_us > y.host_us;
     });
+    return charges;
 }
 
 }  // namespace
@@ -626,6 +645,7 @@ GpuStep Analysis::mean_gpu(int device) const {
         m.fp32_gemm_us += g.fp32_gemm_us;
         m.gemm_us += g.gemm_us;
         m.idle_host_busy_us += g.idle_host_busy_us;
+        m.idle_sync_us += g.idle_sync_us;
     }
     const double n = static_cast<double>(steps.size());
     for (double& v : m.us) v /= n;
@@ -633,7 +653,7 @@ GpuStep Analysis::mean_gpu(int device) const {
     m.kernel_us /= n, m.comm_us /= n, m.comm_hidden_us /= n, m.pageable_h2d_us /= n;
     m.pageable_h2d_copies = static_cast<std::size_t>(static_cast<double>(m.pageable_h2d_copies) / n + 0.5);
     m.pageable_h2d_bytes = static_cast<std::int64_t>(static_cast<double>(m.pageable_h2d_bytes) / n);
-    m.fp32_gemm_us /= n, m.gemm_us /= n, m.idle_host_busy_us /= n;
+    m.fp32_gemm_us /= n, m.gemm_us /= n, m.idle_host_busy_us /= n, m.idle_sync_us /= n;
     return m;
 }
 
@@ -779,9 +799,10 @@ Analysis analyse(const Trace& trace) {
     std::vector<DeviceTimeline> timelines;
     analyse_gpus(trace, a, timelines);
     std::vector<Piece> host_pieces;
-    analyse_host(trace, n, pid, tid, timelines, a, host_pieces);
+    analyse_host(trace, n, pid, tid, a, host_pieces);
     analyse_ops(trace, n, a);
-    analyse_syncs(trace, n, timelines, a);
+    const SyncCharges charges = analyse_syncs(trace, n, timelines, host_pieces, a);
+    attribute_idle(timelines, host_pieces, charges, a);
     draw_timeline(host_pieces, timelines, a);
     return a;
 }

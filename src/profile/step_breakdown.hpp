@@ -94,8 +94,11 @@ struct GpuStep {
     double fp32_gemm_us = 0;  // summed durations of GEMM kernels whose name says fp32 (no tensor cores)
     double gemm_us = 0;       // of every GEMM kernel
     // GPU idle (host wait and launch gaps) while the step thread was busy outside the DataLoader and
-    // outside syncs: issuing work too slowly (launch_bound's cost).
+    // outside syncs, and not charged to a sync: issuing work too slowly (launch_bound's cost).
     double idle_host_busy_us = 0;
+    // GPU idle charged to the syncs that drained its queue (sync_cost; sync_in_step's cost). The
+    // two never share an instant: together at most idle().
+    double idle_sync_us = 0;
     double idle() const;
     double busy() const;  // not idle
 };
@@ -118,9 +121,11 @@ struct SyncSite {
     std::string op;     // the outermost operator around it: "aten::item", "aten::nonzero", ...
     std::string where;  // the innermost frame of the user's code, "train.py(42): step"; "" when the trace has no stacks
     std::size_t count = 0;
-    std::size_t steps = 0;   // steps in which it happened
-    double host_us = 0;      // the calls' summed durations (the host blocked)
-    double gpu_idle_us = 0;  // GPU idle from the call to the next GPU activity after it (the drained queue)
+    std::size_t steps = 0;  // steps in which it happened
+    double host_us = 0;     // the calls' summed durations (the host blocked)
+    // The GPU idle the calls caused (sync_cost.hpp: from the drain, at most the GPU time each call
+    // blocked the host for, each idle instant charged once over all sites).
+    double gpu_idle_us = 0;
 };
 
 struct TopKernel {

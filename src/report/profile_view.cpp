@@ -237,6 +237,7 @@ void write_gpu_json(JsonWriter& w, const GpuStep& g) {
     w.field("pageable_h2d_bytes", g.pageable_h2d_bytes);
     w.field("pageable_h2d_ms", ms(g.pageable_h2d_us));
     w.field("idle_host_busy_ms", ms(g.idle_host_busy_us));
+    w.field("idle_sync_ms", ms(g.idle_sync_us));
     w.end_object();
 }
 

@@ -87,10 +87,11 @@ TEST(ProfileRules, SyncInStepAtTheUsersLineCostingTheGpusIdleTime) {
     TraceBuilder b;
     for (int s = 0; s < 2; ++s) {
         const double o = s * 1000.0;
-        b.step(s, o, 1000).kernel("ampere_fp16_s16816gemm_fp16_128x128_ldg8_f2f_nn", o + 10, o + 20, 480);
-        b.python("train.py(42): train_step", o + 600, 100).op("aten::item", o + 610, 80);
-        b.runtime("cudaStreamSynchronize", o + 620, 60);
-        b.kernel("ampere_fp16_s16816gemm_fp16_128x128_ldg8_f2f_nn", o + 700, o + 710, 280);
+        // The GPU runs until 670 while the host waits from 580; it then idles 90 us until the next kernel.
+        b.step(s, o, 1000).kernel("ampere_fp16_s16816gemm_fp16_128x128_ldg8_f2f_nn", o + 10, o + 20, 650);
+        b.python("train.py(42): train_step", o + 560, 140).op("aten::item", o + 565, 125);
+        b.runtime("cudaStreamSynchronize", o + 580, 100);
+        b.kernel("ampere_fp16_s16816gemm_fp16_128x128_ldg8_f2f_nn", o + 700, o + 760, 220);
     }
     const std::vector<Finding> fs = judged(b);
     const Finding* f = find(fs, "sync_in_step");

@@ -148,14 +148,16 @@ TEST(StepBreakdown, ASyncIsFoundAtItsLineWithTheGpuIdleAfterIt) {
     TraceBuilder b;
     for (int s = 0; s < 2; ++s) {
         const double o = s * 1000.0;
-        b.step(s, o, 1000).kernel("ampere_sgemm_128x64_nn", o + 10, o + 20, 480);
+        // The kernel runs until 670: the sync (630 to 680) blocks the host 40 us of it, then the GPU
+        // idles 40 us until the next kernel at 710.
+        b.step(s, o, 1000).kernel("ampere_sgemm_128x64_nn", o + 10, o + 20, 650);
         b.python("train.py(40): main", o + 590, 120)
             .python("train.py(42): train_step", o + 600, 100)
             .python("<built-in method item of Tensor object at 0x7f>", o + 605, 90)
             .op("aten::item", o + 610, 80)
             .op("aten::_local_scalar_dense", o + 612, 76);
         b.runtime("cudaMemcpyAsync", o + 615, 5);
-        b.runtime("cudaStreamSynchronize", o + 620, 60);
+        b.runtime("cudaStreamSynchronize", o + 630, 50);
         b.kernel("ampere_sgemm_128x64_nn", o + 700, o + 710, 190);
     }
     const Analysis a = analysed(b);
@@ -167,8 +169,9 @@ TEST(StepBreakdown, ASyncIsFoundAtItsLineWithTheGpuIdleAfterIt) {
     EXPECT_EQ(s.where, "train.py(42): train_step") << "the innermost frame of the user's code";
     EXPECT_EQ(s.count, 2u);
     EXPECT_EQ(s.steps, 2u);
-    EXPECT_DOUBLE_EQ(s.host_us, 120);
-    EXPECT_DOUBLE_EQ(s.gpu_idle_us, 2 * 90) << "idle from the call to the next kernel";
+    EXPECT_DOUBLE_EQ(s.host_us, 100);
+    EXPECT_DOUBLE_EQ(s.gpu_idle_us, 2 * 40) << "idle from the drain to the next kernel";
+    for (const Step& st : a.steps) EXPECT_DOUBLE_EQ(st.gpus[0].idle_sync_us, 40);
 }
 
 TEST(StepBreakdown, WithoutStepMarksTheWholeTraceIsOneStep) {
