@@ -90,7 +90,7 @@ struct Config {
         int steps = 5;            // steps the window records (--profile=STEPS wins)
     } profile;
     struct Bench {                     // docs/bench.md
-        double ok_share = 0.85;        // a link measuring at least this share of its peak is ok (the seed's 85 %)
+        double ok_share = 0.85;        // a link measuring at least this share of its peak is ok (85 %)
         double memory_ok_share = 0.6;  // the same for host memory: STREAM seldom passes 80 % of the DIMMs' peak
         double scaling_alarm = 0.7;    // bench scaling flags a size whose weak-scaling efficiency is below
     } bench;

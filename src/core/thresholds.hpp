@@ -1,4 +1,4 @@
-// The indicator table (the seed's "alarm value, best range"): the numbers that say what is
+// The indicator table (alarm value, best range): the numbers that say what is
 // healthy for training. One struct, read from the [thresholds] section of the config: baton top
 // colours by it and the diagnosis rules judge by it, so the two can never disagree. The right
 // values depend on the hardware, which is why every one of them can be changed.

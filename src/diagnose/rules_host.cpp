@@ -1,4 +1,4 @@
-// Host rules: the seed's CPU, swap and I/O-wait indicators, memory pressure, CPU
+// Host rules: the CPU, swap and I/O-wait indicators, memory pressure, CPU
 // oversubscription and shared memory. Thresholds: core/thresholds.hpp; docs/findings.md.
 #include <fmt/format.h>  // header-only (fmt::fmt-header-only)
 

@@ -153,7 +153,7 @@ Result<std::set<std::string>> nccl_words(const LaunchRequest& r) {
     return asked;
 }
 
-// --nccl socket|ib|debug: the switches the seed's debugging tips name, set for every rank unless the
+// --nccl socket|ib|debug: the usual NCCL debugging switches, set for every rank unless the
 // environment already has them (docs/launch.md).
 void nccl_presets(const std::set<std::string>& asked, const LaunchTopology& t, const LaunchProbes& probes,
                   LaunchPlan& plan) {
