@@ -73,6 +73,8 @@ int run_profile(const ProfileArgs& a, const std::string& config_path) {
     profile::ProfileRuleOptions options;
     options.min_share = a.min_share >= 0 ? a.min_share : cfg->profile.min_share;
     options.cpus = static_cast<unsigned>(allowed_cpus().size());
+    options.data_wait_share = cfg->thresholds.data_wait_percent / 100;
+    options.data_wait_warning_share = cfg->thresholds.data_wait_warning_percent / 100;
     const std::vector<diagnose::Finding> findings = profile::judge_profile(analysis, options);
     report::ProfileInfo info;
     info.source = source;

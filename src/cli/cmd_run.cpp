@@ -145,6 +145,8 @@ int run_run(const RunArgs& a, const std::vector<std::string>& command, const std
     o.profile.steps = a.profile_steps ? a.profile_steps : cfg->profile.steps;
     o.profile.rules.min_share = cfg->profile.min_share;
     o.profile.rules.cpus = static_cast<unsigned>(allowed_cpus().size());
+    o.profile.rules.data_wait_share = cfg->thresholds.data_wait_percent / 100;
+    o.profile.rules.data_wait_warning_share = cfg->thresholds.data_wait_warning_percent / 100;
     o.memory_history = a.memory_history;
     Result<run::RunStats> stats = run::run_command(o);
     if (!stats.ok()) return start_failure(stats.error());

@@ -293,7 +293,10 @@ constexpr ThresholdField kThresholds[] = {
     {"disk_full_minutes", &Thresholds::disk_full_minutes, 0, 525600,
      "disk_space_low: ... or full within this many minutes at its fill rate (0: no projection)"},
     {"data_wait_percent", &Thresholds::data_wait_percent, 0, 100,
-     "input_bound from the hook's steps: the loop waits for data above this share of step time"},
+     "input_bound (the hook's steps) and data_in_step (a profiler trace): the loop waits for data above this "
+     "share of step time"},
+    {"data_wait_warning_percent", &Thresholds::data_wait_warning_percent, 0, 100,
+     "input_bound and data_in_step are warnings from this share of step time, information below"},
     {"step_time_unstable_ratio", &Thresholds::step_time_unstable_ratio, 1, 1000,
      "step_time_unstable: p95 step time above this many medians"},
     {"rank_straggler_ratio", &Thresholds::rank_straggler_ratio, 1, 1000,

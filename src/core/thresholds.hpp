@@ -45,8 +45,12 @@ struct Thresholds {
     double disk_free_percent = 5;              // disk_space_low: a job's filesystem with less available
     double disk_full_minutes = 120;            // disk_space_low: ... or filling up within this at its rate
     // With step events from the Python hook:
-    double data_wait_percent = 5;         // input_bound: the loop waits for data above this share of step time
-    double step_time_unstable_ratio = 2;  // step_time_unstable: p95 step time above this many medians
+    // One symptom, one scale: the loop waiting for its batches, measured by the hook (input_bound) or in
+    // a profiler trace (data_in_step), is a finding above data_wait_percent (the PyTorch profiler's own
+    // threshold for its data-loading advice) and a warning from data_wait_warning_percent.
+    double data_wait_percent = 5;           // input_bound, data_in_step: raised above this share of step time
+    double data_wait_warning_percent = 15;  // ... and a warning (else information) from this share
+    double step_time_unstable_ratio = 2;    // step_time_unstable: p95 step time above this many medians
     double rank_straggler_ratio =
         1.5;  // rank_straggler: a rank's median step (or GPU idleness) this far off the others'
 };

@@ -77,7 +77,8 @@ void input_bound(const Window& w, const Thresholds& t, std::uint32_t pid, const 
     LoaderAdvice advice = loader_advice(fmt::format("{} waits for batches {:.0f} % of each step", who, share),
                                         static_cast<unsigned>(workers), last.host.cpu_count, gpus_in_use(last),
                                         sustained(host, t), gpu.has_value());
-    Finding f = make_finding("input_bound", Severity::warning, subject_of(last, pid),
+    const Severity severity = share >= t.data_wait_warning_percent ? Severity::warning : Severity::info;
+    Finding f = make_finding("input_bound", severity, subject_of(last, pid),
                              fmt::format("{} waits for data {:.0f} % of its step time ({} steps, {} DataLoader "
                                          "worker(s); measured by the baton hook)",
                                          who, share, steps.size(), workers),

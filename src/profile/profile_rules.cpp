@@ -37,10 +37,12 @@ struct Context {
 
     bool worth(double cost_us) const { return step_us > 0 && cost_us >= o.min_share * step_us && cost_us > 0; }
 
-    // The finding with its cost in the summary's words and as the first evidence.
-    Finding& add(const std::string& rule, std::string subject, double cost_us, std::string what, std::string fix) {
+    // The finding with its cost in the summary's words and as the first evidence; a warning from
+    // `warning_share` of the step.
+    Finding& add(const std::string& rule, std::string subject, double cost_us, std::string what, std::string fix,
+                 double warning_share = kWarningShare) {
         const double share = cost_us / step_us;
-        Finding f = diagnose::make_finding(rule, share >= kWarningShare ? Severity::warning : Severity::info,
+        Finding f = diagnose::make_finding(rule, share >= warning_share ? Severity::warning : Severity::info,
                                            std::move(subject),
                                            fmt::format("{}: {:.2f} ms of each {:.2f} ms step ({:.0f} %)", what,
                                                        cost_us / 1000, step_us / 1000, share * 100),
@@ -257,7 +259,7 @@ void comm_exposed(Context& c) {
 
 void data_in_step(Context& c) {
     const double data = c.a.mean_host().us[static_cast<std::size_t>(HostPhase::data)];
-    if (!c.worth(data)) return;
+    if (c.step_us <= 0 || data <= 0 || data <= c.o.data_wait_share * c.step_us) return;
     const unsigned gpus = static_cast<unsigned>(c.a.devices.size());
     const std::string waiting = "The training loop waits for its batches";
     diagnose::LoaderAdvice advice;
@@ -291,7 +293,12 @@ void data_in_step(Context& c) {
               fmt::format("the DataLoader's __next__ takes {}", c.a.loader == Analysis::Loader::in_process
                                                                     ? "the training process's own time (num_workers=0)"
                                                                     : "time inside the step"),
-              advice.fix);
+              advice.fix, c.o.data_wait_warning_share);
+    // The scale is input_bound's, not min_share's.
+    f.evidence.front().threshold = fmt::format(
+        "> {:g} % of the step: [thresholds] data_wait_percent, a warning from "
+        "{:g} %",
+        c.o.data_wait_share * 100, c.o.data_wait_warning_share * 100);
     f.snippet = advice.snippet;
 }
 

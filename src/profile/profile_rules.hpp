@@ -16,6 +16,9 @@ namespace baton::profile {
 struct ProfileRuleOptions {
     double min_share = 0.05;  // [profile] min_share
     unsigned cpus = 0;        // the cores the training had, for the DataLoader advice; 0: unknown
+    // data_in_step is input_bound's symptom seen in a trace: it takes input_bound's scale, [thresholds]
+    // data_wait_percent and data_wait_warning_percent, as shares of the step.
+    double data_wait_share = 0.05, data_wait_warning_share = 0.15;
 };
 
 // The rule ids, in the order of docs/findings.md.

@@ -94,12 +94,21 @@ TEST(Profile, MinShareFromTheConfigAndTheFlag) {
     d.write("baton.toml", "[profile]\nmin_share = 0.5\n");
     const std::string path = d.path() + "/trace.json";
     auto cfg = run({baton_binary(), "--config", d.path() + "/baton.toml", "profile", path});
-    EXPECT_EQ(cfg.exit_code, 0) << cfg.out;
-    EXPECT_NE(cfg.out.find("none: nothing costs [profile] min_share of the step or more"), std::string::npos);
-    auto flag = run({baton_binary(), "--config", d.path() + "/baton.toml", "profile", "--min-share", "0.2", path});
-    EXPECT_EQ(flag.exit_code, 1) << "the flag wins: data_in_step's 30 % is back";
-    EXPECT_NE(flag.out.find("data_in_step"), std::string::npos);
-    EXPECT_EQ(flag.out.find("pageable_copy"), std::string::npos) << "8 % is under 20 %";
+    EXPECT_EQ(cfg.exit_code, 1) << cfg.out;
+    EXPECT_EQ(cfg.out.find("pageable_copy"), std::string::npos) << "8 % is under 50 %";
+    EXPECT_NE(cfg.out.find("WARNING   data_in_step"), std::string::npos)
+        << "the data wait has input_bound's scale ([thresholds] data_wait_percent), not min_share\n"
+        << cfg.out;
+    d.write("quiet.toml", "[profile]\nmin_share = 0.5\n[thresholds]\ndata_wait_percent = 50\n");
+    auto quiet = run({baton_binary(), "--config", d.path() + "/quiet.toml", "profile", path});
+    EXPECT_EQ(quiet.exit_code, 0) << quiet.out;
+    EXPECT_NE(quiet.out.find("none: nothing costs [profile] min_share of the step or more"), std::string::npos);
+    d.write("info.toml", "[thresholds]\ndata_wait_warning_percent = 40\n");
+    auto info = run({baton_binary(), "--config", d.path() + "/info.toml", "profile", "--min-share", "0.5", path});
+    EXPECT_NE(info.out.find("INFO      data_in_step"), std::string::npos) << "30 % is under 40 %\n" << info.out;
+    auto flag = run({baton_binary(), "--config", d.path() + "/quiet.toml", "profile", "--min-share", "0.05", path});
+    EXPECT_EQ(flag.exit_code, 0) << "the flag wins: pageable_copy's 8 % is back, as information";
+    EXPECT_NE(flag.out.find("pageable_copy"), std::string::npos) << flag.out;
     d.write("bad.toml", "[profile]\nmin_share = 5\n");
     auto bad = run({baton_binary(), "--config", d.path() + "/bad.toml", "profile", path});
     EXPECT_EQ(bad.exit_code, 1) << "as every command with a bad config";

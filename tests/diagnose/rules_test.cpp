@@ -688,6 +688,11 @@ TEST(Rules, InputBoundFromTheHooksDataWait) {
     EXPECT_DOUBLE_EQ(*x->evidence[0].average, 40.0);
     EXPECT_DOUBLE_EQ(*x->evidence[0].breach_share, 1.0);
     EXPECT_NE(x->recommendation.find("num_workers=7"), std::string::npos) << x->recommendation;
+    // One scale with data_in_step's: information above 5 %, a warning from 15 %.
+    EXPECT_EQ(x->severity, Severity::warning);
+    const Finding* small = find_rule(diagnose::diagnose(window(), kT, steps_of(50, 100, 6)), "input_bound");
+    ASSERT_NE(small, nullptr);
+    EXPECT_EQ(small->severity, Severity::info) << "6 % of the step";
     // Under the threshold: nothing, even where the system metrics alone would say input bound.
     auto starved = [](Snapshot& s, int) {
         s.gpus[0].utilization_percent = 30;

@@ -223,6 +223,28 @@ TEST(ProfileRules, DataInStepWithTheLoaderAdviceAndTheBiggestCostFirst) {
     EXPECT_NE(ws[0].snippet->find("num_workers=7, pin_memory=True"), std::string::npos) << *ws[0].snippet;
 }
 
+// data_in_step is input_bound's symptom: the same scale ([thresholds] data_wait_percent and
+// data_wait_warning_percent), whatever [profile] min_share says.
+TEST(ProfileRules, DataInStepTakesInputBoundsScale) {
+    auto with_wait = [](double wait_us) {
+        TraceBuilder b;
+        b.step(1, 0, 1000)
+            .op("enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", 0, wait_us, 1, "user_annotation")
+            .kernel(kBf16Gemm, wait_us + 10, wait_us + 20, 900 - wait_us);
+        return b;
+    };
+    const Finding* f = find(judged(with_wait(60)), "data_in_step");
+    ASSERT_NE(f, nullptr) << "6 % is above 5 %";
+    EXPECT_EQ(f->severity, Severity::info) << "as input_bound at 6 %";
+    EXPECT_NE(f->evidence[0].threshold.find("[thresholds] data_wait_percent"), std::string::npos)
+        << f->evidence[0].threshold;
+    f = find(judged(with_wait(200)), "data_in_step");
+    ASSERT_NE(f, nullptr);
+    EXPECT_EQ(f->severity, Severity::warning) << "20 % is above 15 %";
+    EXPECT_EQ(find(judged(with_wait(40), 0.01), "data_in_step"), nullptr) << "4 %: under 5 %, whatever min_share";
+    EXPECT_NE(find(judged(with_wait(60), 0.5), "data_in_step"), nullptr) << "6 %: raised, whatever min_share";
+}
+
 TEST(ProfileRules, EveryRuleHasItsId) {
     EXPECT_EQ(profile_rule_ids().size(), 6u);
     EXPECT_TRUE(judge_profile(Analysis{}).empty()) << "no steps, nothing to judge";
