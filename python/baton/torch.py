@@ -88,8 +88,11 @@ class _Steps:
             self.samples = (self.samples or 0) + samples
 
     def end(self, samples=None, now=None):
-        """Ends the current step and sends it; the next one starts now."""
+        """Ends the current step and sends it; the next one starts after the hook's own work here.
+        Returns the seconds the profiler window took (its start, its steps, its stop and export: up
+        to seconds), which belong to no step: neither this one's time nor the next one's data wait."""
         now = time.perf_counter() if now is None else now
+        window_cost = 0.0
         if self.started is not None:
             event = {
                 "type": "step",
@@ -112,12 +115,15 @@ class _Steps:
                 event["data"] = data
             _events.sender().send(event)
             self.count += 1
+            before = time.perf_counter()
             _window().step_ended(self.count - 1)
+            window_cost = time.perf_counter() - before
             _recorder().arm()
-        self.started = now
+        self.started = now + window_cost
         self.wait = 0.0
         self.samples = None
         self.failed = False
+        return window_cost
 
 
 _steps = _Steps()
@@ -166,9 +172,10 @@ class _Watched:
         it = iter(self.loader)
         while True:
             asked = time.perf_counter()
-            # In a plain for-loop, asking for the next batch ends the previous step.
+            # In a plain for-loop, asking for the next batch ends the previous step (the profiler
+            # window's own time there is no data wait).
             if not _steps.manual and _steps.started is not None:
-                _steps.end(now=asked)
+                asked += _steps.end(now=asked)
             try:
                 batch = next(it)
             except StopIteration:

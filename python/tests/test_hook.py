@@ -110,6 +110,29 @@ for i in baton.torch.watch(range(3)):
         steps = self.steps_of(code)[1]
         self.assertEqual([e["rank"] for e in steps], [3, 3, 3])
 
+    def test_the_profiler_windows_own_time_is_no_step_and_no_data_wait(self):
+        # A window whose stop and export take 0.4 s at the end of step 2 (as a real trace's can take
+        # seconds): neither that step nor the next one's data wait counts it.
+        code = """
+import time, torch
+import baton.torch
+from baton import torch as hook
+class SlowWindow:
+    def step_ended(self, count):
+        if count == 2:
+            time.sleep(0.4)
+hook._profile_window = SlowWindow()
+for x in baton.torch.watch([torch.ones(2)] * 6):
+    time.sleep(0.01)
+print("ok")
+"""
+        p, steps = self.steps_of(code)
+        self.assertEqual([e["step"] for e in steps], list(range(6)))
+        for e in steps:
+            self.assertLess(e["wait_ms"], 100, e)
+            self.assertLess(e["step_ms"], 150, e)
+            self.assertGreaterEqual(e["step_ms"], 9.0, e)
+
     def test_a_loop_that_breaks_still_reports_its_last_step(self):
         code = """
 import baton.torch
