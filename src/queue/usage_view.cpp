@@ -100,14 +100,17 @@ nlohmann::json usage_view_json(const UsageView& v) {
     auto share = [](double part, double whole) { return whole > 0 ? nlohmann::json(part / whole) : nlohmann::json(); };
     nlohmann::json users = nlohmann::json::array();
     for (const UserUsage& u : v.users)
+        // Seconds, as the jobs' records (docs/queue.md#usage: one unit for every key).
         users.push_back({{"user", u.user},
                          {"jobs", u.jobs},
-                         {"gpu_hours", u.gpu_seconds / 3600},
-                         {"gpu_busy_hours", u.gpu_busy_seconds / 3600},
+                         {"gpu_seconds", u.gpu_seconds},
+                         {"gpu_busy_seconds", u.gpu_busy_seconds},
                          {"gpu_efficiency", share(u.gpu_busy_seconds, u.gpu_seconds)},
+                         {"sm_seconds", u.sm_seconds},
+                         {"sm_busy_seconds", u.sm_busy_seconds},
                          {"sm_activity", share(u.sm_busy_seconds, u.sm_seconds)},
-                         {"cpu_hours_allocated", u.cpu_seconds_allocated / 3600},
-                         {"cpu_hours", u.cpu_seconds / 3600},
+                         {"cpu_seconds_allocated", u.cpu_seconds_allocated},
+                         {"cpu_seconds", u.cpu_seconds},
                          {"cpu_efficiency", share(u.cpu_seconds_of_allocated, u.cpu_seconds_allocated)}});
     nlohmann::json jobs = nlohmann::json::array();
     for (const store::UsageRecord& j : v.jobs) {

@@ -11,6 +11,7 @@ usage: usage_test.py BATON FAKE_NVML_LIBRARY SCENARIO_JSON
 """
 import json
 import os
+import re
 import pwd
 import shutil
 import signal
@@ -21,6 +22,24 @@ from serve_helpers import agent_env, agent_home, check, start_agent, stop, summa
 
 BATON, NVML, SCENARIO = sys.argv[1:4]
 UTIL, SM = 60, 30
+
+
+def documented_usage():
+    """The columns and JSON keys docs/queue.md's Usage section documents: its table's "`COLUMN` / `key`"
+    cells and the users' paragraph under it."""
+    doc = open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "queue.md")).read()
+    section = doc[doc.index("## Usage"):]
+    section = section[:section.index("\n## ", 10)]
+    columns, keys = set(), set()
+    for line in section.splitlines():
+        if line.startswith("| `"):
+            for n in re.findall(r"`([^`]+)`", line.split(" | ")[0][2:]):
+                (columns if n.isupper() else keys).add(n)
+    users = section[section.index("The users' table"):]
+    users = users[:users.index("\n\n")]
+    for n in re.findall(r"`([^`]+)`", users):
+        (columns if n.isupper() else keys).add(n)
+    return columns, keys - {"users", "since_ms"}  # the answer's own keys, not a user's
 
 
 def usage(env, *args):
@@ -121,11 +140,24 @@ def main():
         check(me in users and users[me]["jobs"] == 2, "one line for the owner, with both jobs: %s %s" % (
             users, [(j["label"], j["user"], j["gpus"], j["seconds"]) for j in (doc or {}).get("jobs", [])]))
         if q and h and me in users:
-            check(near(users[me]["gpu_hours"] * 3600, q["gpu_seconds"] + h["gpu_seconds"], 1e-4),
+            check(near(users[me]["gpu_seconds"], q["gpu_seconds"] + h["gpu_seconds"], 1e-4),
                   "the user's GPU-hours are the jobs' sum")
 
         check(usage_json(env, "--user", "nobody-here")["jobs"] == [], "--user of someone else: none of these")
         text = usage(env)
+        # docs/queue.md#usage is the contract: every documented column is in the table's headers, every
+        # documented key in the JSON (the jobs', or the users' for the users' table).
+        if q and me in users:
+            columns, keys = documented_usage()
+            check(len(columns) >= 14 and len(keys) >= 20, "the docs' table was read: %s %s" % (columns, keys))
+            headers = " ".join(line for line in text.stdout.splitlines() if line.startswith(("USER ", "JOB ")))
+            for c in columns:
+                check(c in headers, "the documented column %r is in the table's headers: %s" % (c, headers))
+            for k in keys:
+                check(k in q or k in users[me], "the documented key %r is in the JSON: %s / %s" % (
+                    k, sorted(q), sorted(users[me])))
+            for k in list(q) + list(users[me]):
+                check(k in keys, "the JSON's key %r is documented" % k)
         check(text.returncode == 0 and "USER" in text.stdout and label in text.stdout and "60%" in text.stdout,
               "the text table: " + text.stdout)
         # --since 1m still holds them; the agent's file read directly says the same.
