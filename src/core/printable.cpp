@@ -1,5 +1,7 @@
 #include "core/printable.hpp"
 
+#include <algorithm>
+
 namespace baton {
 
 std::size_t utf8_sequence_length(std::string_view s, std::size_t i) {
@@ -90,6 +92,45 @@ std::string printable_text(std::string_view s) {
 std::string sh_quoted(std::string_view word) {
     std::string out = "'";
     for (char c : word) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return out + "'";
+}
+
+std::string sh_quoted_line(std::string_view word) {
+    const auto control = [](char c) {
+        const auto u = static_cast<unsigned char>(c);
+        return u < 0x20 || u == 0x7f;
+    };
+    if (std::none_of(word.begin(), word.end(), control)) return sh_quoted(word);
+    std::string out = "$'";
+    for (char c : word) {
+        switch (c) {
+            case '\n':
+                out += "\\n";
+                break;
+            case '\t':
+                out += "\\t";
+                break;
+            case '\r':
+                out += "\\r";
+                break;
+            case '\\':
+                out += "\\\\";
+                break;
+            case '\'':
+                out += "\\'";
+                break;
+            default:
+                if (control(c)) {
+                    static constexpr char hex[] = "0123456789abcdef";
+                    const auto u = static_cast<unsigned char>(c);
+                    out += "\\x";
+                    out += hex[u >> 4];
+                    out += hex[u & 15];
+                } else {
+                    out += c;
+                }
+        }
+    }
     return out + "'";
 }
 

@@ -27,6 +27,11 @@ std::string printable_text(std::string_view s);
 // in a callback's command, a path in an sbatch script). Not for display: nothing is replaced.
 std::string sh_quoted(std::string_view word);
 
+// The same word on one line, for a command a user pastes (a snippet printed line by line): sh_quoted
+// when it holds no control character, else bash's $'...' with \n, \t, \r, \\, \' and \xNN
+// (bash, zsh and ksh read it back byte for byte; a newline inside plain quotes would split the line).
+std::string sh_quoted_line(std::string_view word);
+
 // An error message, always one line and readable: newline, tab and carriage return as \n, \t,
 // \r, every other control character and byte that is not UTF-8 as \xNN.
 std::string escaped_line(std::string_view s);

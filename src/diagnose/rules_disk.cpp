@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>  // header-only (fmt::fmt-header-only)
 
+#include "core/printable.hpp"
 #include "core/units.hpp"
 #include "diagnose/finding_jobs.hpp"
 #include "diagnose/rules.hpp"
@@ -60,7 +61,9 @@ void disk_space_low(const Window& w, const Thresholds& t, std::vector<Finding>& 
             "A training job that cannot write its checkpoint dies, often after hours of work. Free space before it "
             "does: delete old checkpoints (keep the last few: save to a rotating name), move the output to a "
             "larger filesystem, or save less often.");
-        x.snippet = fmt::format("du -xh --max-depth=2 {} | sort -h | tail", f.mount_point);
+        // The mount point quoted as the shell reads it back, on one line (a space, a quote or a newline
+        // in it would otherwise give another command).
+        x.snippet = fmt::format("du -xh --max-depth=2 {} | sort -h | tail", sh_quoted_line(f.mount_point));
         // The jobs behind the writers.
         std::set<std::string> jobs;
         for (std::uint32_t pid : f.writer_pids) {

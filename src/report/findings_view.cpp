@@ -7,6 +7,7 @@
 
 #include "core/clock.hpp"
 #include "core/json_writer.hpp"
+#include "core/printable.hpp"
 #include "diagnose/series.hpp"
 #include "store/finding_json.hpp"
 
@@ -102,15 +103,16 @@ void append_findings_text(const DiagnosisInfo& info, const std::vector<diagnose:
         line("");
     }
     for (const diagnose::Finding& f : findings) {
-        const std::string about = f.job.empty() ? f.subject : f.subject + " " + f.job;
-        line(fmt::format("{:<8}  {}  [{}]  {}", upper(severity_name(f.severity)), f.rule, about, f.summary));
+        // Subjects and summaries carry names from outside (a mount point, a process name): one line each.
+        const std::string about = printable(f.job.empty() ? f.subject : f.subject + " " + f.job);
+        line(fmt::format("{:<8}  {}  [{}]  {}", upper(severity_name(f.severity)), f.rule, about, printable(f.summary)));
         for (const diagnose::Evidence& e : f.evidence) {
             std::string share =
                 e.breach_share ? fmt::format(", {:.0f} % of samples breach", 100 * *e.breach_share) : "";
-            std::string values = e.average
-                                     ? fmt::format(" avg {} min {} max {}", value_text(*e.average),
-                                                   value_text(e.minimum.value_or(0)), value_text(e.maximum.value_or(0)))
-                                     : "";
+            // What the evidence has, as the JSON has it: no minimum or maximum printed as 0.
+            std::string values = e.average ? " avg " + value_text(*e.average) : "";
+            if (e.minimum) values += " min " + value_text(*e.minimum);
+            if (e.maximum) values += " max " + value_text(*e.maximum);
             line(fmt::format("          evidence: {}{} over {} samples (threshold {}{})", e.metric, values, e.samples,
                              e.threshold, share));
         }
@@ -120,7 +122,7 @@ void append_findings_text(const DiagnosisInfo& info, const std::vector<diagnose:
             std::string_view s = *f.snippet;
             while (!s.empty()) {
                 const std::size_t nl = s.find('\n');
-                line("            " + std::string(s.substr(0, nl)));
+                line("            " + printable(s.substr(0, nl)));
                 s = nl == std::string_view::npos ? std::string_view() : s.substr(nl + 1);
             }
         }

@@ -83,6 +83,20 @@ TEST(Printable, ShellWordsAreReadBackByteForByte) {
     EXPECT_EQ(r.out, hostile);
 }
 
+// A word for a command printed line by line: one line, and bash reads it back byte for byte.
+TEST(Printable, ShellWordsOnOneLineForAPastedCommand) {
+    EXPECT_EQ(sh_quoted_line("/data"), "'/data'");
+    EXPECT_EQ(sh_quoted_line("/mnt/my data"), "'/mnt/my data'");
+    EXPECT_EQ(sh_quoted_line("/mnt/a\nb"), "$'/mnt/a\\nb'");
+    for (const std::string& hostile :
+         {std::string("/mnt/x\ny z"), std::string("it's\t\\\r\x01\x7f$(id)`id`\xff"), std::string("/mnt/'\n'")}) {
+        const std::string q = sh_quoted_line(hostile);
+        EXPECT_EQ(q.find('\n'), std::string::npos) << q;
+        baton::test::CommandResult r = baton::test::run({"/bin/bash", "-c", "printf '%s' " + q});
+        EXPECT_EQ(r.out, hostile) << q;
+    }
+}
+
 TEST(Printable, ErrorMessagesStayOnOneLine) {
     EXPECT_EQ(escaped_line("saw 'tr\nue'"), "saw 'tr\\nue'");
     EXPECT_EQ(escaped_line("\x1b[2J\t\r\x7f\xc2\x9b\xff"), "\\x1b[2J\\t\\r\\x7f\\xc2\\x9b\\xff");

@@ -40,7 +40,7 @@ TEST(FindingJobs, AGpuOrAProcessNamesItsJobs) {
     EXPECT_EQ(job_of_subject(s, "gpu:1"), "slurm:7");                 // allocated, idle
     EXPECT_EQ(job_of_subject(s, "gpu:2"), "pod:ml/trainer");
     EXPECT_EQ(job_of_subject(s, "gpu:3"), "");
-    EXPECT_EQ(job_of_subject(s, "gpu:2/mig:3"), "pod:ml/trainer");
+    EXPECT_EQ(job_of_subject(s, "gpu:2/mig:3"), "") << "no process known on that MIG device";
     EXPECT_EQ(job_of_subject(s, "pid:10"), "slurm:7");
     EXPECT_EQ(job_of_subject(s, "pid:20"), "pod:ml/trainer");
     EXPECT_EQ(job_of_subject(s, "pid:30"), "");  // a process of no job
@@ -49,6 +49,28 @@ TEST(FindingJobs, AGpuOrAProcessNamesItsJobs) {
                               "gpu:99999999999999999999", "gpu:/mig:1", "gpu:1/mig"})
         EXPECT_EQ(job_of_subject(s, other), "") << other;
     EXPECT_EQ(job_of_subject(Snapshot{}, "gpu:0"), "");
+}
+
+// A MIG device's finding names the jobs on that MIG device only, not those on the GPU's others.
+TEST(FindingJobs, AMigDeviceNamesItsOwnJobsAlone) {
+    Snapshot s = shared_node();
+    GpuInfo g;
+    g.index = 2;
+    g.mig_mode = true;
+    auto on = [](std::uint32_t pid, unsigned gi) {
+        GpuProcess p;
+        p.pid = pid;
+        p.gpu_instance_id = gi;
+        p.compute_instance_id = 0;
+        return p;
+    };
+    g.processes = {on(10, 3), on(20, 4), on(30, 4)};
+    s.gpus.push_back(g);
+    EXPECT_EQ(job_of_subject(s, "gpu:2/mig:3"), "slurm:7");
+    EXPECT_EQ(job_of_subject(s, "gpu:2/mig:4"), "pod:ml/trainer") << "pid 30 is in no job";
+    EXPECT_EQ(job_of_subject(s, "gpu:2/mig:5"), "");
+    EXPECT_EQ(job_of_subject(s, "gpu:2"), "pod:ml/trainer") << "the whole GPU: the jobs that use or hold it";
+    EXPECT_EQ(job_of_subject(s, "gpu:2/mig:x"), "");
 }
 
 TEST(FindingJobs, DiagnoseNamesTheJobsOfItsFindings) {

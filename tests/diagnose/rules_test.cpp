@@ -527,7 +527,15 @@ TEST(Rules, DiskSpaceLowOnlyWhereAJobWrites) {
     EXPECT_EQ(f[0].severity, Severity::warning);
     EXPECT_EQ(f[0].summary, "/data has 30 GiB left (3.0 % of 1000 GiB); written by pid 100 (python)");
     ASSERT_TRUE(f[0].snippet);
-    EXPECT_EQ(*f[0].snippet, "du -xh --max-depth=2 /data | sort -h | tail");
+    EXPECT_EQ(*f[0].snippet, "du -xh --max-depth=2 '/data' | sort -h | tail");
+    // A mount point with a space and a newline: the command still names it, on one line.
+    f = diagnose::diagnose(window([&](Snapshot& s, int) {
+                               s.filesystems = {fs(30ull << 30, {100})};
+                               s.filesystems[0].mount_point = "/mnt/my data\nx";
+                           }),
+                           kT);
+    ASSERT_EQ(rules_of(f), (std::vector<std::string>{"disk_space_low"}));
+    EXPECT_EQ(*f[0].snippet, "du -xh --max-depth=2 $'/mnt/my data\\nx' | sort -h | tail");
     // The same space where no job writes, or read-only, or no answer from statvfs: silent.
     EXPECT_TRUE(
         diagnose::diagnose(window([&](Snapshot& s, int) { s.filesystems = {fs(30ull << 30, {})}; }), kT).empty());
