@@ -21,7 +21,7 @@ namespace baton::agent {
 
 // The flags of `baton serve` (docs/cli.md); "" and 0 mean "from the config".
 struct ServeFlags {
-    std::string listen;      // "" : [serve] listen, else 127.0.0.1:9835
+    std::string listen;      // "" : [serve] listen, else 127.0.0.1:22866
     double interval = 0;     // 0 : [serve] interval, else 1 s
     std::string token_file;  // "" : [serve] token_file
     bool insecure = false;

@@ -27,7 +27,7 @@ int usage_error(const std::string& message) {
 
 int agent_port(const Config& c) {
     const Result<ListenAddress> listen = parse_listen_address(c.serve.listen);
-    return listen.ok() ? listen->port : 9835;
+    return listen.ok() ? listen->port : kDefaultAgentPort;
 }
 
 int runtime_error(const std::string& message) {

@@ -20,7 +20,7 @@ CLI::App* add_serve_command(CLI::App& app, ServeArgs& a) {
     CLI::App* cmd = app.add_subcommand(
         "serve", "Run the node agent: Prometheus /metrics, the JSON API and live findings over HTTP");
     cmd->add_option("--listen", a.listen,
-                    "ADDRESS:PORT to listen on (default 127.0.0.1:9835; :PORT for every interface; port 0: any free)");
+                    "ADDRESS:PORT to listen on (default 127.0.0.1:22866; :PORT for every interface; port 0: any free)");
     add_duration_option(cmd, "--interval", a.interval, "Time between samples, 0.1 s to 60 s (default 1s)", 0.1, 60);
     cmd->add_option("--token-file", a.token_file,
                     "File whose first line is the bearer token clients must send (needed off loopback)");

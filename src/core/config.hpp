@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "core/listen_address.hpp"
 #include "core/result.hpp"
 #include "core/thresholds.hpp"
 
@@ -54,11 +55,12 @@ struct Config {
         // The run history database; empty: $XDG_STATE_HOME/baton/baton.db (store/history.hpp).
         std::string db;
     } history;
-    struct Serve {                              // baton serve; flags win
-        std::string listen = "127.0.0.1:9835";  // ADDRESS:PORT the HTTP endpoints listen on
-        double interval_seconds = 1;            // time between samples
-        std::string token_file;                 // file holding the bearer token clients must send
-        bool metrics_without_token = false;     // /metrics answers without the token (scrapers)
+    struct Serve {  // baton serve; flags win
+        // ADDRESS:PORT the HTTP endpoints listen on
+        std::string listen = "127.0.0.1:" + std::to_string(kDefaultAgentPort);
+        double interval_seconds = 1;         // time between samples
+        std::string token_file;              // file holding the bearer token clients must send
+        bool metrics_without_token = false;  // /metrics answers without the token (scrapers)
         // Names besides localhost and the listen address a loopback agent answers to (its Host header).
         std::vector<std::string> allowed_hosts;
         std::size_t process_series = 20;        // processes with their own /metrics series (top N by CPU)

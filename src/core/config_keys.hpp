@@ -18,7 +18,7 @@ struct ConfigKey {
     std::string section;           // "serve"
     std::string name;              // "listen"
     std::string type;              // "string", "boolean", "integer", "number", "duration" or "list of strings"
-    std::string default_value;     // as TOML (`"127.0.0.1:9835"`, `5`, `"30d"`), or what unset means
+    std::string default_value;     // as TOML (`"127.0.0.1:22866"`, `5`, `"30d"`), or what unset means
     bool default_is_value = true;  // false: default_value says what unset means ("none")
     std::string rule;              // what values it takes, as its error says: "must be a number from 0 to 100"
     std::string help;              // one line
@@ -30,7 +30,7 @@ const std::vector<ConfigKey>& config_keys();
 // The sections, in that order.
 const std::vector<std::string>& config_sections();
 
-// The key's value in `c` as TOML text (`"127.0.0.1:9835"`, `true`, `5`, `"30d"`, `["a", "b"]`).
+// The key's value in `c` as TOML text (`"127.0.0.1:22866"`, `true`, `5`, `"30d"`, `["a", "b"]`).
 // Empty for a key that is not in the table.
 std::string config_value(const Config& c, const std::string& section, const std::string& name);
 

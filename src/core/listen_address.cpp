@@ -22,7 +22,7 @@ std::string ListenAddress::text() const {
 Result<ListenAddress> parse_listen_address(const std::string& text) {
     auto bad = [&](const std::string& why) {
         return make_error("--listen '" + text + "': " + why +
-                          " (expected ADDRESS:PORT, e.g. 127.0.0.1:9835, [::1]:9835 or :9835)");
+                          " (expected ADDRESS:PORT, e.g. 127.0.0.1:22866, [::1]:22866 or :22866)");
     };
     const std::size_t colon = text.rfind(':');
     if (colon == std::string::npos) return bad("no port");

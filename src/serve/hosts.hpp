@@ -17,7 +17,7 @@ struct HostAddress {
     std::string url;   // http://HOST:PORT
 };
 
-// "a,b:9900,[fd00::7]:9835,10.0.0.7" (blanks around names allowed): each HOST[:PORT], `default_port`
+// "a,b:9900,[fd00::7]:22866,10.0.0.7" (blanks around names allowed): each HOST[:PORT], `default_port`
 // where none is given. An error names the first entry that is not one (a name of letters, digits,
 // '.', '-' and '_', an IPv4 address, or an IPv6 one in brackets; a port 1 to 65535); at most 256
 // hosts, each once.

@@ -15,7 +15,7 @@ TEST(AgentSettings, LoopbackNeedsNoTokenAndAnswersOnlyItsOwnNames) {
     c.serve.allowed_hosts = {"box.example"};
     Result<ServeSettings> s = serve_settings(ServeFlags{}, c);
     ASSERT_TRUE(s.ok()) << s.error().message;
-    EXPECT_EQ(s->listen.text(), "127.0.0.1:9835");
+    EXPECT_EQ(s->listen.text(), "127.0.0.1:22866");
     EXPECT_EQ(s->interval, 1);
     EXPECT_TRUE(s->service.token.empty());
     EXPECT_FALSE(s->service.api_closed);
@@ -56,12 +56,12 @@ TEST(AgentSettings, FlagsOverTheConfig) {
 TEST(AgentSettings, OffLoopbackATokenOrAnExplicitChoice) {
     Config c;
     ServeFlags f;
-    f.listen = "0.0.0.0:9835";
+    f.listen = "0.0.0.0:22866";
     Result<ServeSettings> s = serve_settings(f, c);
     ASSERT_FALSE(s.ok());
     EXPECT_TRUE(s.error().is(ErrorCode::invalid_argument));
-    EXPECT_EQ(s.error().message.rfind("--listen 0.0.0.0:9835 can be reached from other machines: give --token-file", 0),
-              0u);
+    EXPECT_EQ(
+        s.error().message.rfind("--listen 0.0.0.0:22866 can be reached from other machines: give --token-file", 0), 0u);
     // Prometheus alone may scrape.
     c.serve.metrics_without_token = true;
     s = serve_settings(f, c);

@@ -292,7 +292,7 @@ def main():
          lambda d: d["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"].update(memory="128MB"),
          "is not a quantity"),
         ("a port as a string", lambda d: d["spec"]["template"]["spec"]["containers"][0]["ports"][0].update(
-            containerPort="9835"), "containerPort: an integer expected"),
+            containerPort="22866"), "containerPort: an integer expected"),
     ]
     for what, mutate, expected in mutations:
         bad = copy.deepcopy(ds)

@@ -57,7 +57,7 @@ HostView fleet_host(const std::string& name, std::vector<GpuInfo> gpus, std::vec
     s->processes = std::move(processes);
     HostView h;
     h.name = name;
-    h.url = "http://" + name + ":9835";
+    h.url = "http://" + name + ":22866";
     h.status = HostStatus::ok;
     h.snapshot = std::move(s);
     h.full_processes = false;
@@ -74,9 +74,9 @@ std::vector<HostView> fleet() {
         {fleet_holder(200, "bob", "torchrun finetune.py"), fleet_holder(201, "bob", "torchrun finetune.py")}, 70));
     HostView down;
     down.name = "gpu-c";
-    down.url = "http://gpu-c:9835";
+    down.url = "http://gpu-c:22866";
     down.status = HostStatus::down;
-    down.error = "cannot connect to gpu-c:9835: Connection refused";
+    down.error = "cannot connect to gpu-c:22866: Connection refused";
     out.push_back(down);
     return out;
 }
@@ -101,7 +101,7 @@ TEST(HostsLayout, EveryHostWithItsGpusTheirHoldersAndTheDownOneSaysWhy) {
     EXPECT_TRUE(shows(t, "3 hosts: 2 answering, 1 down  6 GPUs, 3 free")) << t;
     EXPECT_TRUE(shows(t, "gpu-a  ok  2 GPUs, 1 free  CPU 30% of 64  mem 112G/512G")) << t;
     EXPECT_TRUE(shows(t, "alice python train.py --bs 64")) << t;
-    EXPECT_TRUE(shows(t, "gpu-c  down  cannot connect to gpu-c:9835: Connection refused")) << t;
+    EXPECT_TRUE(shows(t, "gpu-c  down  cannot connect to gpu-c:22866: Connection refused")) << t;
     // GPU1 of gpu-a: idle, no process: free; GPU0: alice's.
     std::istringstream lines(t);
     std::string line;
