@@ -82,8 +82,10 @@ int run_submit(const QueueArgs& a, const std::vector<std::string>& command, cons
         env, "/proc/self/exe", agent_args(config_path), [&config_path] { return agent_log(config_path); });
     if (!agent.ok()) return runtime_error(agent.error().message);
     if (const std::optional<queue::StartedAgent>& started = agent->started)
-        std::fprintf(stderr, "baton: no agent was running: started one for you (pid %d, socket %s, log %s)\n",
-                     started->pid, started->socket.c_str(), started->log.c_str());
+        std::fprintf(stderr,
+                     "baton: no agent was running: started one for you (pid %d, socket %s, log %s); it stays after "
+                     "your jobs: kill %d stops it, running jobs go on and the next agent takes them up\n",
+                     started->pid, started->socket.c_str(), started->log.c_str(), started->pid);
     queue::Request r;
     r.op = queue::Op::submit;
     r.submit = std::move(*submission);
@@ -210,6 +212,10 @@ Result<std::string> queue_listing(const QueueArgs& a, const std::string& config_
     std::vector<queue::JobRow> rows;
     for (const queue::JobView& j : mine) rows.push_back(queue::job_row(j));
     for (const json& row : slurm.rows) rows.push_back(queue::slurm_row(row));
+    if (rows.empty() && jobs.ok()) {  // not a bare header: say whether --all would show more
+        Result<std::vector<queue::JobView>> every = a.all ? jobs : queue::list_jobs(environment_variables(), true);
+        return queue::no_open_jobs_text(every.ok() ? every->size() : 0);
+    }
     return queue::jobs_table(rows);
 }
 

@@ -244,7 +244,8 @@ Status check_request(const JobRequest& r, const Pool& pool) {
             "--share needs the memory each GPU must keep for the job: --gpu-mem 20G, or --gpu-mem auto with --name");
     if ((r.want.gpu_memory_bytes || r.gpu_memory_auto) && !wants_gpus)
         return refused("--gpu-mem needs --gpus or --gpu");
-    if (wants_gpus && !pool.gpus_known) return Ok{};  // cannot tell yet: it waits for the GPUs to be readable
+    // GPUs that cannot be read now (a hung driver) may be later: the job waits for them.
+    if (wants_gpus && !pool.gpus_known && pool.no_gpus.empty()) return Ok{};
     if (std::string never = never_fits(r.want, pool); !never.empty()) return refused(std::move(never));
     return Ok{};
 }

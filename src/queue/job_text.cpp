@@ -111,6 +111,11 @@ std::string jobs_table(const std::vector<JobRow>& jobs) {
     return columns_text(rows);
 }
 
+std::string no_open_jobs_text(std::size_t ended) {
+    if (ended == 0) return "no job: the queue is empty (baton submit -- CMD queues one)\n";
+    return fmt::format("no job queued or running; {} ended (baton queue --all lists them)\n", ended);
+}
+
 std::string columns_text(const std::vector<std::vector<std::string>>& rows) {
     if (rows.empty()) return "";
     std::vector<std::size_t> width(rows.front().size(), 0);

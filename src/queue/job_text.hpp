@@ -35,6 +35,9 @@ JobRow slurm_row(const nlohmann::json& row);
 
 // ID, OWNER, STATE, GPUS, CPUS, WAITED, RAN, NAME; columns as wide as their widest cell.
 std::string jobs_table(const std::vector<JobRow>& jobs);
+// What `baton queue` says instead of a bare header when no job is queued or running: how many ended
+// ones `--all` would list, or that the queue is empty.
+std::string no_open_jobs_text(std::size_t ended);
 // Rows as columns two spaces apart, each as wide as its widest cell (the last one as it is).
 std::string columns_text(const std::vector<std::vector<std::string>>& rows);
 

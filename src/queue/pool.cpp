@@ -67,6 +67,9 @@ Pool make_pool(const Snapshot& s, const std::set<std::uint32_t>& queue_pids, con
     if (s.gpu_status != "ok") {
         p.gpus_known = false;
         p.gpus_problem = s.gpu_status;
+        // No driver library, or GPU sampling off: no GPU will appear while this agent runs.
+        if (s.gpu_status.rfind("no NVIDIA driver", 0) == 0 || s.gpu_status == "GPU sampling disabled")
+            p.no_gpus = s.gpu_status;
     }
     for (const GpuInfo& g : s.gpus) {
         const auto named_by = [&g](const std::vector<std::string>& ids) {

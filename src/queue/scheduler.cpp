@@ -205,6 +205,9 @@ Fit try_fit(const QueueJob& j, const Machine& m) {
 }  // namespace
 
 std::string never_fits(const Resources& want, const Pool& pool) {
+    if ((want.gpus > 0 || !want.gpu_uuids.empty()) && !pool.no_gpus.empty())
+        return fmt::format("asks for {} GPU(s), this machine has none the queue can use ({})",
+                           std::max<std::size_t>(want.gpus, want.gpu_uuids.size()), pool.no_gpus);
     for (const std::string& uuid : want.gpu_uuids)
         if (std::none_of(pool.gpus.begin(), pool.gpus.end(), [&](const PoolGpu& g) { return g.uuid == uuid; }))
             return "GPU " + uuid + " is not one this queue may use";
@@ -218,6 +221,7 @@ std::string never_fits(const Resources& want, const Pool& pool) {
                                      gib(static_cast<double>(*want.gpu_memory_bytes)), big_enough)
                        : fmt::format("asks for {} GPU(s), this machine has {}", want.gpus, pool.gpus.size());
     }
+    if (!pool.machine_known) return "";
     if (want.cpus > pool.cpus.size())
         return fmt::format("asks for {} CPUs, this queue has {}", want.cpus, pool.cpus.size());
     if (want.memory_bytes > pool.memory_bytes)

@@ -82,6 +82,12 @@ struct PoolGpu {
 struct Pool {
     bool gpus_known = true;    // false: NVML missing or not answering
     std::string gpus_problem;  // why, for the waiting reason
+    // Why this machine can have no GPU at all for the queue ("no NVIDIA driver: ...", GPU sampling
+    // disabled), "" otherwise: a job asking for GPUs is refused, not left to wait for ever.
+    std::string no_gpus;
+    // false: the pool is not a machine's (a client's check before any agent is asked): its CPUs and
+    // memory are unknown, and only what no machine could run is refused.
+    bool machine_known = true;
     std::vector<PoolGpu> gpus;
     std::vector<unsigned> cpus;        // the CPUs it may pin jobs to
     std::uint64_t memory_bytes = 0;    // host memory it may reserve

@@ -130,6 +130,7 @@ Result<Submission> local_submission(const SubmitFlags& a, const std::vector<std:
     // What no machine could run is refused before an agent is asked.
     Pool unknown;
     unknown.gpus_known = false;
+    unknown.machine_known = false;
     JobRequest checked = q;
     if (!a.gpu.empty()) checked.want.gpu_uuids = {a.gpu};  // (the agent resolves them; here: GPUs are asked)
     if (Status fits = check_request(checked, unknown); !fits.ok()) return invalid(fits.error().message);

@@ -24,8 +24,10 @@
 #include <thread>
 #include <unistd.h>
 
+#include <fmt/format.h>  // header-only (fmt::fmt-header-only)
 #include <nlohmann/json.hpp>
 
+#include "core/allowed_cpus.hpp"
 #include "core/clock.hpp"
 #include "test_support.hpp"
 
@@ -324,6 +326,35 @@ TEST(Queue, BadInputIsRefusedWithTheReasonAndTheAgentGoesOn) {
         EXPECT_NE(answer.find("\"ok\":false"), std::string::npos) << answer;
     }
     EXPECT_EQ(q.baton({"wait", std::to_string(q.submit({}, "true"))}).exit_code, 0);  // still serving
+}
+
+// What this machine can give is taken (every CPU the agent may use: the client does not judge CPUs
+// it cannot see), what it can never give is refused at once (one CPU more; GPUs where there is no
+// NVIDIA driver), and a queue with only ended jobs says how to list them.
+TEST(Queue, WhatTheMachineCanGiveIsTakenAndWhatItNeverCanIsRefused) {
+    Queue q;
+    EXPECT_EQ(q.baton({"queue"}).out, "no job: the queue is empty (baton submit -- CMD queues one)\n");
+    const std::size_t cpus = allowed_cpus().size();
+    const std::int64_t all = q.submit({"--cpus", std::to_string(cpus)}, "true");
+    ASSERT_GT(all, 0) << "every CPU of the machine";
+    EXPECT_EQ(q.baton({"wait", std::to_string(all)}).exit_code, 0);
+    test::CommandResult more = q.baton({"submit", "--cpus", std::to_string(cpus + 1), "--", "true"});
+    EXPECT_NE(more.exit_code, 0);
+    EXPECT_NE(more.err.find(fmt::format("asks for {} CPUs, this queue has {}", cpus + 1, cpus)), std::string::npos)
+        << more.err;
+    EXPECT_EQ(q.baton({"queue"}).out, "no job queued or running; 1 ended (baton queue --all lists them)\n");
+
+    // The same agent on a machine without an NVIDIA driver: a job asking for a GPU would wait for ever.
+    q.kill(SIGTERM);
+    q.env()["BATON_NVML_LIBRARY"] = q.dir() + "/no/libnvidia-ml.so.1";
+    q.start();
+    ASSERT_TRUE(q.answers());
+    test::CommandResult gpu = q.baton({"submit", "--gpus", "1", "--", "true"});
+    EXPECT_NE(gpu.exit_code, 0) << gpu.out;
+    EXPECT_NE(gpu.err.find("asks for 1 GPU(s), this machine has none the queue can use (no NVIDIA driver"),
+              std::string::npos)
+        << gpu.err;
+    EXPECT_EQ(q.submit({"--cpus", "1"}, "true") > 0, true) << "a CPU job still runs there";
 }
 
 TEST(Queue, FortyJobsNeverShareAGpuAndSkipTheForeignOne) {

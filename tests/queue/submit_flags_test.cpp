@@ -108,6 +108,11 @@ TEST(SubmitFlags, RefusedBeforeAnyAgentIsAsked) {
     f.gpus = 1;
     f.share = true;
     EXPECT_FALSE(refusal(f).empty());
+    // CPUs and memory are the agent's to judge: the client knows no machine's.
+    f = {};
+    f.cpus = 2;
+    f.mem = "64G";
+    EXPECT_TRUE(local_submission(f, {"true"}, "/", {}, 0).ok()) << "a 2-CPU box runs --cpus 2";
 }
 
 TEST(SubmitFlags, WhatSbatchIsSent) {
