@@ -35,6 +35,13 @@ int runtime_error(const std::string& message) {
     return kExitFailure;
 }
 
+int agent_error(const Error& error) {
+    runtime_error(error.message);
+    return error.is(ErrorCode::unavailable) || error.is(ErrorCode::disconnected) || error.is(ErrorCode::timed_out)
+               ? kExitNoAgent
+               : kExitFailure;
+}
+
 bool write_stdout(const std::string& raw) {
     // Every view baton prints holds strings from outside (process names, command lines, GPU and
     // host names): no control character but newline and tab reaches the terminal.

@@ -19,6 +19,13 @@ namespace baton::cli {
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailure = 1;
 inline constexpr int kExitUsage = 2;
+// The commands that ask the agent (the queue's, usage) add one (docs/queue.md, "Exit status"): 1
+// is the agent's refusal, 3 no agent to ask (none answers, it went away, it did not answer in time).
+inline constexpr int kExitNoAgent = 3;
+
+// An error from asking the agent: printed as runtime_error() does; kExitNoAgent when no agent
+// answered, else kExitFailure (it refused: no such job, not yours, not in a state for it, ...).
+int agent_error(const Error& error);
 
 // Prints "baton: error: MESSAGE" on one line to stderr and returns kExitUsage.
 int usage_error(const std::string& message);

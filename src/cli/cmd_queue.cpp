@@ -80,7 +80,7 @@ int run_submit(const QueueArgs& a, const std::vector<std::string>& command, cons
 
     Result<queue::AgentConnection> agent = queue::connect_or_start_agent(
         env, "/proc/self/exe", agent_args(config_path), [&config_path] { return agent_log(config_path); });
-    if (!agent.ok()) return runtime_error(agent.error().message);
+    if (!agent.ok()) return agent_error(agent.error());
     if (const std::optional<queue::StartedAgent>& started = agent->started)
         std::fprintf(stderr,
                      "baton: no agent was running: started one for you (pid %d, socket %s, log %s); it stays after "
@@ -91,10 +91,14 @@ int run_submit(const QueueArgs& a, const std::vector<std::string>& command, cons
     r.submit = std::move(*submission);
     Result<queue::Reply> reply = queue::call(agent->fd, r);
     ::close(agent->fd);
-    if (!reply.ok()) return runtime_error(reply.error().message);
+    if (!reply.ok()) return agent_error(reply.error());
     // The agent refusing the job (a bad request) is the caller's mistake: exit 2, as a bad flag.
     Result<queue::Submitted> job = queue::parse_submit_reply(*reply);
-    if (!job.ok()) return usage_error("submit: " + job.error().message);
+    if (!job.ok()) {
+        Error refused = job.error();
+        refused.message = "submit: " + refused.message;
+        return agent_error(refused);
+    }
     if (!job->ids.empty()) {  // an array: every element's id, one a line
         if (a.json)
             return print_json({{"ok", true}, {"array", job->id}, {"ids", job->ids}, {"state", state_name(job->state)}});
@@ -113,10 +117,7 @@ int run_edit(const QueueArgs& a, std::int64_t id, const std::vector<std::string>
     Result<queue::JobEdit> e = queue::edit_of(a.edit, argv);
     if (!e.ok()) return usage_error(e.error().message);
     Result<queue::JobView> job = queue::edit_job(environment_variables(), id, *e);
-    if (!job.ok())
-        return job.error().code == ErrorCode::unavailable || job.error().code == ErrorCode::not_found
-                   ? runtime_error(job.error().message)
-                   : usage_error(job.error().message);
+    if (!job.ok()) return agent_error(job.error());
     if (a.json) return print_json(queue::job_view_json(*job));
     return write_stdout(queue::job_text(*job)) ? kExitOk : kExitFailure;
 }
@@ -124,7 +125,7 @@ int run_edit(const QueueArgs& a, std::int64_t id, const std::vector<std::string>
 // `baton group`: the groups; `group add NAME --parallel N`; `group remove NAME`.
 int run_groups(const QueueArgs& a) {
     Result<std::vector<queue::GroupView>> groups = queue::list_groups(environment_variables());
-    if (!groups.ok()) return runtime_error(groups.error().message);
+    if (!groups.ok()) return agent_error(groups.error());
     if (a.json) {
         json out = json::array();
         for (const queue::GroupView& g : *groups)
@@ -144,13 +145,31 @@ int run_groups(const QueueArgs& a) {
 }
 
 int run_group_change(const QueueArgs& a, bool add) {
+    // A name no group can have is the command line's fault, said before any agent is asked.
+    if (Status named = queue::check_group_name(a.group_name); !named.ok()) return error_exit(named.error());
     const std::map<std::string, std::string> env = environment_variables();
-    Status done = add ? queue::set_group(env, a.group_name, a.parallel) : queue::remove_group(env, a.group_name);
-    if (!done.ok())
-        return done.error().code == ErrorCode::unavailable ? runtime_error(done.error().message)
-                                                           : usage_error(done.error().message);
-    const std::string said = add ? fmt::format("group {}: {} at once\n", printable(a.group_name), a.parallel)
-                                 : fmt::format("group {}: removed\n", printable(a.group_name));
+    unsigned parallel = a.parallel;
+    bool unchanged = false;
+    if (add && parallel == 0) {
+        // No --parallel: an existing group keeps its limit (a second `group add` must not reset it);
+        // a new one gets 1.
+        Result<std::vector<queue::GroupView>> groups = queue::list_groups(env);
+        if (!groups.ok()) return agent_error(groups.error());
+        parallel = 1;
+        for (const queue::GroupView& g : *groups)
+            if (g.name == a.group_name) parallel = g.parallel, unchanged = true;
+    }
+    if (!unchanged) {
+        Status done = add ? queue::set_group(env, a.group_name, parallel) : queue::remove_group(env, a.group_name);
+        if (!done.ok()) return agent_error(done.error());
+    }
+    if (a.json)
+        return print_json(add ? json{{"name", a.group_name}, {"parallel", parallel}, {"changed", !unchanged}}
+                              : json{{"name", a.group_name}, {"removed", true}});
+    const std::string said = !add        ? fmt::format("group {}: removed\n", printable(a.group_name))
+                             : unchanged ? fmt::format("group {}: {} at once (unchanged: --parallel N changes it)\n",
+                                                       printable(a.group_name), parallel)
+                                         : fmt::format("group {}: {} at once\n", printable(a.group_name), parallel);
     return write_stdout(said) ? kExitOk : kExitFailure;
 }
 
@@ -172,7 +191,7 @@ int run_logs(const QueueArgs& a, std::int64_t id) {
             std::this_thread::sleep_for(std::chrono::milliseconds(250));
             continue;
         }
-        if (!chunk.ok()) return runtime_error(chunk.error().message);
+        if (!chunk.ok()) return agent_error(chunk.error());
         read_once = true;
         if (!chunk->data.empty() && !write_stdout(chunk->data)) return kExitFailure;
         offset = chunk->offset;
@@ -185,7 +204,7 @@ int run_logs(const QueueArgs& a, std::int64_t id) {
 // `baton wait`: the job's own exit status once it ends (docs/queue.md).
 int run_wait(const QueueArgs& a, std::int64_t id) {
     Result<queue::JobView> job = queue::wait_for_job(environment_variables(), id);
-    if (!job.ok()) return runtime_error(job.error().message);
+    if (!job.ok()) return agent_error(job.error());
     if (a.json) print_json(queue::job_view_json(*job));
     if (job->state == store::JobState::done) return 0;
     if (job->exit_status && *job->exit_status != 0) return *job->exit_status & 255;
@@ -226,13 +245,13 @@ int run_list(const QueueArgs& a, const std::string& config_path) {
     if (a.pool) {
         if (a.watch || a.all) return usage_error("queue: --gpus lists the GPU pool; give it alone (or with --json)");
         Result<queue::PoolView> pool = queue::queue_pool(environment_variables());
-        if (!pool.ok()) return runtime_error(pool.error().message);
+        if (!pool.ok()) return agent_error(pool.error());
         if (a.json) return print_json(queue::pool_view_json(*pool));
         return write_stdout(queue::pool_table(*pool)) ? kExitOk : kExitFailure;
     }
     if (!a.watch) {
         Result<std::string> text = queue_listing(a, config_path);
-        if (!text.ok()) return runtime_error(text.error().message);
+        if (!text.ok()) return agent_error(text.error());
         return write_stdout(*text) ? kExitOk : kExitFailure;
     }
     if (a.json) return usage_error("queue: --watch draws the table again and again; --json prints it once");
@@ -253,7 +272,7 @@ int run_list(const QueueArgs& a, const std::string& config_path) {
 
 int run_show(const QueueArgs& a, std::int64_t id) {
     Result<queue::JobView> job = queue::show_job(environment_variables(), id);
-    if (!job.ok()) return runtime_error(job.error().message);
+    if (!job.ok()) return agent_error(job.error());
     if (a.json) return print_json(queue::job_view_json(*job));
     return write_stdout(queue::job_text(*job)) ? kExitOk : kExitFailure;
 }
@@ -261,7 +280,7 @@ int run_show(const QueueArgs& a, std::int64_t id) {
 // `baton restart`: the new job's id, as submit prints it.
 int run_restart(const QueueArgs& a, std::int64_t id) {
     Result<queue::Submitted> job = queue::restart_job(environment_variables(), id);
-    if (!job.ok()) return runtime_error(job.error().message);
+    if (!job.ok()) return agent_error(job.error());
     if (a.json) return print_json({{"ok", true}, {"id", job->id}, {"state", state_name(job->state)}, {"from", id}});
     return write_stdout(std::to_string(job->id) + "\n") ? kExitOk : kExitFailure;
 }
@@ -269,7 +288,7 @@ int run_restart(const QueueArgs& a, std::int64_t id) {
 // `baton queue clean`: how many ended jobs were forgotten.
 int run_clean(const QueueArgs& a) {
     Result<std::vector<std::int64_t>> removed = queue::clean_jobs(environment_variables(), a.successful_only);
-    if (!removed.ok()) return runtime_error(removed.error().message);
+    if (!removed.ok()) return agent_error(removed.error());
     if (a.json) return print_json({{"removed", *removed}});
     return write_stdout(fmt::format("forgot {} ended job(s)\n", removed->size())) ? kExitOk : kExitFailure;
 }
@@ -277,7 +296,7 @@ int run_clean(const QueueArgs& a) {
 // cancel, hold, release, retry, pause, resume: what became of each job.
 int run_change(const QueueArgs& a, queue::Op op, const std::vector<std::int64_t>& ids) {
     Result<std::vector<queue::JobChange>> changes = queue::change_jobs(environment_variables(), op, ids, a.grace);
-    if (!changes.ok()) return runtime_error(changes.error().message);
+    if (!changes.ok()) return agent_error(changes.error());
     if (a.json) {
         json out = json::array();
         for (const queue::JobChange& c : *changes) out.push_back({{"id", c.id}, {"state", c.outcome}});
@@ -439,7 +458,10 @@ QueueCommands add_queue_commands(CLI::App& app, QueueArgs& a) {
     c.group_add = c.group->add_subcommand(
         "add", "Add a group whose jobs (baton submit --group NAME) run at most N at once, or change its N");
     c.group_add->add_option("name", a.group_name, "The group's name: letters, digits, '.', '_', '-'")->required();
-    c.group_add->add_option("--parallel", a.parallel, "How many of its jobs may run at once (default 1)")
+    c.group_add
+        ->add_option("--parallel", a.parallel,
+                     "How many of its jobs may run at once (a new group: default 1; an existing one: its "
+                     "limit is kept unless this is given)")
         ->check(CLI::Range(1u, 1000000u));
     c.group_remove = c.group->add_subcommand("remove", "Remove a group that has no open job (who added it, or root)");
     c.group_remove->add_option("name", a.group_name, "The group's name")->required();

@@ -27,7 +27,7 @@ struct QueueArgs {
     bool pool = false;    // baton queue --gpus
     std::string shim_dir;
     std::string group_name;  // baton group add|remove NAME
-    unsigned parallel = 1;   // baton group add --parallel N
+    unsigned parallel = 0;   // baton group add --parallel N (0: not given)
     queue::EditFlags edit;   // baton edit
 };
 

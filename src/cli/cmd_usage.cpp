@@ -36,7 +36,11 @@ int run_usage(const UsageArgs& a, const std::string&) {
         jobs = store::usage_by_job(*rows, a.user);
     } else {
         Result<std::vector<store::UsageRecord>> got = queue::job_usage(environment_variables(), since, a.user);
-        if (!got.ok()) return runtime_error(got.error().message + " (--db PATH reads a history file instead)");
+        if (!got.ok()) {
+            Error e = got.error();
+            e.message += " (--db PATH reads a history file instead)";
+            return agent_error(e);
+        }
         jobs = std::move(*got);
     }
     const queue::UsageView view = queue::usage_view(std::move(jobs), since);

@@ -357,6 +357,59 @@ TEST(Queue, WhatTheMachineCanGiveIsTakenAndWhatItNeverCanIsRefused) {
     EXPECT_EQ(q.submit({"--cpus", "1"}, "true") > 0, true) << "a CPU job still runs there";
 }
 
+// One exit status table for every command that asks the agent (docs/queue.md, "Exit status"): 0
+// done, 1 the agent refused, 2 the command line is wrong, 3 no agent answers. Command by command.
+TEST(Queue, ExitStatusIsOneTableForEveryCommand) {
+    Queue q;
+    using Args = std::vector<std::string>;
+    const std::vector<Args> about_a_job = {
+        {"show", "999"},  {"logs", "999"},  {"cancel", "999"}, {"hold", "999"},    {"release", "999"},
+        {"retry", "999"}, {"pause", "999"}, {"resume", "999"}, {"restart", "999"}, {"edit", "999", "--priority", "1"},
+        {"wait", "999"}};
+    for (const Args& c : about_a_job) {
+        test::CommandResult r = q.baton(c);
+        EXPECT_EQ(r.exit_code, 1) << c[0] << " of no job: the agent refuses\n" << r.err;
+        EXPECT_NE(r.err.find("999"), std::string::npos) << c[0] << ": " << r.err;
+    }
+    for (const Args& c : std::vector<Args>{{"submit", "--gpus", "99", "--", "true"},
+                                           {"submit", "--group", "nosuch", "--", "true"},
+                                           {"group", "remove", "nosuch"}})
+        EXPECT_EQ(q.baton(c).exit_code, 1) << c[0] << " " << c[1];
+    for (const Args& c : std::vector<Args>{{"show", "abc"},
+                                           {"logs", "x"},
+                                           {"cancel", "0"},
+                                           {"hold", "-1"},
+                                           {"edit", "1", "--priority", "many"},
+                                           {"submit", "--bogus", "--", "true"},
+                                           {"group", "add", "bad/name"},
+                                           {"queue", "--watch", "--json"}}) {
+        test::CommandResult r = q.baton(c);
+        EXPECT_EQ(r.exit_code, 2) << c[0] << " " << c[1] << ": a wrong command line\n" << r.err;
+        EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    }
+    // group add without --parallel keeps an existing group's limit; --json answers in JSON.
+    test::CommandResult r = q.baton({"group", "add", "pair", "--parallel", "2", "--json"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(json::parse(r.out, nullptr, false), json({{"name", "pair"}, {"parallel", 2}, {"changed", true}}));
+    r = q.baton({"group", "add", "pair"});
+    EXPECT_EQ(r.out, "group pair: 2 at once (unchanged: --parallel N changes it)\n");
+    EXPECT_EQ(json::parse(q.baton({"group", "--json"}).out, nullptr, false)[0].value("parallel", 0), 2);
+    r = q.baton({"group", "remove", "pair", "--json"});
+    EXPECT_EQ(json::parse(r.out, nullptr, false), json({{"name", "pair"}, {"removed", true}})) << r.out << r.err;
+
+    // No agent answers: 3, whichever command asked.
+    q.kill(SIGTERM);
+    for (Args c : about_a_job) {
+        c[1] = "1";
+        test::CommandResult none = q.baton(c);
+        EXPECT_EQ(none.exit_code, 3) << c[0] << " without an agent\n" << none.err;
+        EXPECT_NE(none.err.find("no baton agent answers"), std::string::npos) << c[0] << ": " << none.err;
+    }
+    for (const Args& c : std::vector<Args>{
+             {"queue"}, {"group"}, {"group", "add", "g"}, {"group", "remove", "g"}, {"queue", "--gpus"}, {"usage"}})
+        EXPECT_EQ(q.baton(c).exit_code, 3) << c[0];
+}
+
 TEST(Queue, FortyJobsNeverShareAGpuAndSkipTheForeignOne) {
     Queue q;
     // A process the queue did not start holds GPU2.
@@ -455,7 +508,7 @@ TEST(Queue, GpuMemAutoIsThePeakOfEarlierRunsOfTheSameName) {
     EXPECT_EQ(j["want"].value("gpu_memory_bytes", std::uint64_t{0}), 768ull << 20) << j.dump();
     test::CommandResult none =
         q.baton({"submit", "--gpus", "1", "--name", "never-ran", "--gpu-mem", "auto", "--", "true"});
-    EXPECT_EQ(none.exit_code, 2);
+    EXPECT_EQ(none.exit_code, 1);
     EXPECT_NE(none.err.find("no successful run named 'never-ran'"), std::string::npos) << none.err;
     test::CommandResult nameless = q.baton({"submit", "--gpus", "1", "--gpu-mem", "auto", "--", "true"});
     EXPECT_EQ(nameless.exit_code, 2);
@@ -708,7 +761,7 @@ TEST(Queue, AGroupOfThreeWithParallelOneRunsThemOneAfterAnother) {
     Queue q;
     EXPECT_EQ(q.baton({"group"}).out, "no groups (baton group add NAME --parallel N makes one)\n");
     test::CommandResult r = q.baton({"submit", "--group", "serial", "--", "true"});
-    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_EQ(r.exit_code, 1);
     EXPECT_NE(r.err.find("--group serial: no such group (baton group add serial --parallel N makes it)"),
               std::string::npos)
         << r.err;
@@ -725,7 +778,7 @@ TEST(Queue, AGroupOfThreeWithParallelOneRunsThemOneAfterAnother) {
     EXPECT_EQ(groups[0].value("parallel", 0), 1);
     EXPECT_EQ(groups[0].value("running", 0) + groups[0].value("waiting", 0), 3) << listed.out;
     r = q.baton({"group", "remove", "serial"});
-    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_EQ(r.exit_code, 1);
     EXPECT_NE(r.err.find("group serial has 3 open job(s)"), std::string::npos) << r.err;
     const json last = q.job(ids[2]);
     EXPECT_EQ(last.value("group", ""), "serial");
@@ -778,13 +831,13 @@ TEST(Queue, EditChangesAWaitingJobAndRefusesARunningOne) {
     EXPECT_EQ(q.job(held)["argv"], json({"sh", "-c", "echo \"after $1\"", "sh", "two words"}));
     // Refused: a running job; a cycle; what the machine can never run; nothing to change; not a job.
     r = q.baton({"edit", std::to_string(running), "--priority", "1"});
-    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_EQ(r.exit_code, 1);
     EXPECT_NE(r.err.find("is running: only a queued or held job is edited"), std::string::npos) << r.err;
     r = q.baton({"edit", std::to_string(held), "--after", std::to_string(later)});
-    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_EQ(r.exit_code, 1);
     EXPECT_NE(r.err.find("would wait for itself"), std::string::npos) << r.err;
     r = q.baton({"edit", std::to_string(held), "--cpus", "100000"});
-    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_EQ(r.exit_code, 1);
     EXPECT_NE(r.err.find("asks for 100000 CPUs"), std::string::npos) << r.err;
     EXPECT_EQ(q.baton({"edit", std::to_string(held)}).exit_code, 2);
     EXPECT_EQ(q.baton({"edit", "999", "--priority", "1"}).exit_code, 1);
@@ -832,7 +885,7 @@ TEST(Queue, TheConfiguredGpusAreTheQueuesInTheOrderPreferred) {
     EXPECT_EQ(q.job(first)["gpu_indices"], json({3})) << q.job(first).dump();
     EXPECT_EQ(q.job(second)["gpu_indices"], json({1, 2})) << q.job(second).dump();
     test::CommandResult r = q.baton({"submit", "--gpus", "4", "--", "true"});
-    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_EQ(r.exit_code, 1);
     EXPECT_NE(r.err.find("asks for 4 GPU(s)"), std::string::npos) << r.err;
     // The pool as the agent gives it: baton queue --gpus, in its order, with the holders; baton doctor.
     r = q.baton({"queue", "--gpus", "--json"});
@@ -1089,7 +1142,7 @@ TEST(Queue, AnotherUserCanNeitherTouchNorReadAJobAndJobsRunAsTheirOwner) {
     // Nor edit a waiting one.
     const std::int64_t waiting = q.submit({"--hold"}, "true");
     test::CommandResult edit = as_user({"edit", std::to_string(waiting), "--priority", "9"});
-    EXPECT_EQ(edit.exit_code, 2);
+    EXPECT_EQ(edit.exit_code, 1);
     EXPECT_NE(edit.err.find("belongs to root: only its owner or root may edit it"), std::string::npos) << edit.err;
     EXPECT_EQ(q.job(waiting).value("priority", -1), 0);
     EXPECT_EQ(q.baton({"cancel", std::to_string(waiting)}).exit_code, 0);
@@ -1098,7 +1151,7 @@ TEST(Queue, AnotherUserCanNeitherTouchNorReadAJobAndJobsRunAsTheirOwner) {
     for (std::vector<std::string> change :
          {std::vector<std::string>{"group", "add", "roots", "--parallel", "9"}, {"group", "remove", "roots"}}) {
         test::CommandResult r = as_user(change);
-        EXPECT_EQ(r.exit_code, 2) << change[1];
+        EXPECT_EQ(r.exit_code, 1) << change[1];
         EXPECT_NE(r.err.find("group roots was added by root: only they or root may"), std::string::npos) << r.err;
     }
     EXPECT_NE(q.baton({"group"}).out.find("roots  2         0        0        root"), std::string::npos)

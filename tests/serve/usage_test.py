@@ -179,7 +179,7 @@ def main():
             end_holder(holder, os.path.join(home, "holder.pid"))
     # Without an agent: one line that says so.
     r = usage(env)
-    check(r.returncode == 1 and len(r.stderr.strip().splitlines()) == 1, "no agent: " + r.stderr.strip())
+    check(r.returncode == 3 and len(r.stderr.strip().splitlines()) == 1, "no agent: " + r.stderr.strip())
     shutil.rmtree(home, ignore_errors=True)
     return summary("usage_test")
 
