@@ -18,6 +18,7 @@ import os
 import re
 import stat
 import subprocess
+import sys
 import tempfile
 import zipfile
 
@@ -69,10 +70,31 @@ def _portable_binary():
             raise RuntimeError(f"BATON_PORTABLE={given} is not an executable file")
         return given
     build = os.path.join(ROOT, "build-wheel")
+    # What the quick start fetches first (the live page's chart library, from the npm registry), then
+    # the build; a step that fails is one line, not a traceback inside pip's.
+    _step([os.path.join(ROOT, "scripts", "fetch-web-assets.sh")],
+          "fetching the live page's chart library failed (the npm registry must be reachable, or set "
+          "BATON_PORTABLE to a built baton-portable)")
     if not os.path.exists(os.path.join(build, "CMakeCache.txt")):
-        subprocess.run([os.path.join(ROOT, "scripts", "configure.sh"), build], check=True, stdout=subprocess.DEVNULL)
-    subprocess.run(["cmake", "--build", build, "--target", "baton-portable"], check=True, stdout=subprocess.DEVNULL)
+        _step([os.path.join(ROOT, "scripts", "configure.sh"), build],
+              "configuring the build failed: ./scripts/setup.sh --no-build installs what it needs")
+    _step(["cmake", "--build", build, "--target", "baton-portable"],
+          "building baton-portable failed (the compiler's output is above): ./scripts/setup.sh --no-build "
+          "installs what the build needs")
     return os.path.join(build, "src", "cli", "baton-portable")
+
+
+def _step(argv, why):
+    """Runs one step of the build; on failure, says `why` on one line and stops the backend (pip then
+    reports the backend failed, without a Python traceback burying the reason)."""
+    try:
+        done = subprocess.run(argv, stdout=subprocess.DEVNULL)
+    except OSError as e:
+        done = None
+        why = f"{why} ({argv[0]}: {e.strerror})"
+    if done is None or done.returncode != 0:
+        print(f"baton: {why}", file=sys.stderr, flush=True)
+        raise SystemExit(1)
 
 
 ELF_MACHINES = {62: "x86_64", 183: "aarch64"}

@@ -148,6 +148,14 @@ Result<launch::LaunchMachine> read_machine(const LaunchArgs& a, const std::strin
 // first error returned.
 Status preflight(const LaunchArgs& a, const Snapshot& machine, int nproc_per_node) {
     std::vector<launch::PreflightNote> notes = launch::check_launch_environment(env_var, launch::read_interfaces());
+    if (!a.no_python) {
+        // The interpreter first: without torch every rank dies at its first line.
+        const doctor::PythonFound asked = doctor::find_python(a.python, 20);
+        std::vector<doctor::PythonFound> with_torch;
+        if (asked.error.empty() && !asked.torch) with_torch = doctor::pythons_with_torch_here(asked.prefix, 20);
+        const std::vector<launch::PreflightNote> python = launch::check_python(asked, with_torch);
+        notes.insert(notes.end(), python.begin(), python.end());
+    }
     if (!a.no_python && !machine.gpus.empty()) {
         const std::vector<launch::PreflightNote> torch = launch::check_torch_against_driver(
             machine,

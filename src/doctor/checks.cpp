@@ -133,19 +133,35 @@ void driver_checks(const DoctorFacts& f, std::vector<CheckItem>& out) {
     }
 }
 
+// "python3 (/root/.pyenv/versions/3.11.7/bin/python3, Python 3.11.7)": which interpreter was asked,
+// in the title and in the detail (the text view prints the detail).
+std::string interpreter(const TorchFacts& t) {
+    std::string who = t.python, more;
+    if (!t.executable.empty() && t.executable != t.python) more = t.executable;
+    if (t.python_version) more += (more.empty() ? "" : ", ") + std::string("Python ") + *t.python_version;
+    return more.empty() ? who : who + " (" + more + ")";
+}
+
+std::string torch_title(const TorchFacts& t) {
+    return "PyTorch (" + interpreter(t) + ")";
+}
+
 void torch_checks(const DoctorFacts& f, std::vector<CheckItem>& out) {
     const TorchFacts& t = f.torch;
     const bool have_gpus = !f.snapshot.gpus.empty();
     if (!t.torch_version) {
         const std::string why = !t.probed ? "not checked" : t.error.empty() ? "no answer" : t.error;
         const bool timed_out = why.find("did not answer") != std::string::npos;
-        // The interpreter the user named must answer; the default python3 may be absent.
+        // The interpreter the user named must answer; the default python3 may be absent (a skip), but
+        // one that runs without torch is worth a warning with where torch is.
+        const bool ran_without_torch = why.find("cannot import torch") != std::string::npos;
         const CheckStatus status = t.asked && t.probed && !timed_out ? CheckStatus::fail
-                                   : timed_out                       ? CheckStatus::warn
+                                   : timed_out || ran_without_torch  ? CheckStatus::warn
                                                                      : CheckStatus::skip;
-        out.push_back(item("pytorch", status, "PyTorch (" + t.python + ")", why,
-                           timed_out
-                               ? "Importing torch hangs: check the Python environment and any GPU the import touches."
+        out.push_back(item("pytorch", status, torch_title(t), t.probed ? interpreter(t) + ": " + why : why,
+                           timed_out ? "Importing torch hangs: check the Python environment and any GPU the import "
+                                       "touches."
+                           : !t.elsewhere.empty() ? t.elsewhere + "."
                            : status == CheckStatus::fail
                                ? "Name a Python that has PyTorch installed (--python), e.g. your venv's bin/python."
                                : ""));
@@ -156,11 +172,10 @@ void torch_checks(const DoctorFacts& f, std::vector<CheckItem>& out) {
     const std::string version = *t.torch_version;
     if (version_less(version, "1.6"))
         out.push_back(
-            item("pytorch", CheckStatus::fail, "PyTorch (" + t.python + ")", "torch " + version,
+            item("pytorch", CheckStatus::fail, torch_title(t), interpreter(t) + ": torch " + version,
                  "PyTorch 1.6 or newer is needed (native mixed precision, DDP fixes): pip install -U torch."));
     else
-        out.push_back(item("pytorch", CheckStatus::pass, "PyTorch (" + t.python + ")",
-                           "torch " + version + " on Python " + t.python_version.value_or("?")));
+        out.push_back(item("pytorch", CheckStatus::pass, torch_title(t), "torch " + version + " in " + interpreter(t)));
     if (!t.cuda_version)
         out.push_back(item("pytorch_cuda", have_gpus ? CheckStatus::fail : CheckStatus::warn, "PyTorch with CUDA",
                            "this torch is a CPU-only build",

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -11,6 +12,7 @@
 
 #include "core/config_keys.hpp"
 #include "core/run_program.hpp"
+#include "doctor/pythons.hpp"
 
 namespace baton::doctor {
 
@@ -18,7 +20,7 @@ namespace {
 
 // Printed as one JSON line; every attribute guarded, since old or CPU-only builds lack some.
 constexpr const char* kProbe = R"(import json, sys
-out = {"python": sys.version.split()[0]}
+out = {"python": sys.version.split()[0], "executable": sys.executable}
 try:
     import torch
 except Exception as e:
@@ -105,6 +107,7 @@ bool parse_torch_probe(const std::string& text, TorchFacts& t) {
         return std::nullopt;
     };
     t.python_version = str("python");
+    t.executable = str("executable").value_or("");
     if (auto e = str("error")) t.error = *e;
     t.torch_version = str("torch");
     t.cuda_version = str("cuda");
@@ -129,7 +132,14 @@ DoctorFacts gather_facts(const GatherOptions& o) {
     }
     for (const std::string& name : doctor_env_names())
         if (const char* v = std::getenv(name.c_str())) f.env[name] = v;
-    if (o.probe_torch) f.torch = probe_torch(o.python, o.python_timeout_seconds);
+    if (o.probe_torch) {
+        f.torch = probe_torch(o.python, o.python_timeout_seconds);
+        // No torch there (not a hang): where it is, so the fix can name an interpreter.
+        if (!f.torch.torch_version && f.torch.error.find("did not answer") == std::string::npos) {
+            const PythonFound asked = find_python(o.python, o.python_timeout_seconds);
+            f.torch.elsewhere = torch_elsewhere(pythons_with_torch_here(asked.prefix, o.python_timeout_seconds));
+        }
+    }
     f.torch.asked = o.python_asked;
     return f;
 }

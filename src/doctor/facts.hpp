@@ -14,10 +14,13 @@
 namespace baton::doctor {
 
 struct TorchFacts {
-    bool probed = false;  // a python ran (or timed out)
-    std::string python;   // the interpreter asked
-    bool asked = false;   // named by the user (--python): not being able to ask it is a failure, not a skip
-    std::string error;    // why there is no answer: not found, timeout, no torch module, ...
+    bool probed = false;     // a python ran (or timed out)
+    std::string python;      // the interpreter asked
+    bool asked = false;      // named by the user (--python): not being able to ask it is a failure, not a skip
+    std::string error;       // why there is no answer: not found, timeout, no torch module, ...
+    std::string executable;  // the interpreter's sys.executable, when it answered
+    // Without torch: where it is on this machine and what to give --python (pythons.hpp's words).
+    std::string elsewhere;
     std::optional<std::string> python_version, torch_version, cuda_version, cudnn_version, nccl_version;
     bool cuda_available = false;
     unsigned device_count = 0;

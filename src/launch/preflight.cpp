@@ -147,6 +147,16 @@ std::vector<PreflightNote> check_torch_against_driver(const Snapshot& machine, c
     return out;
 }
 
+std::vector<PreflightNote> check_python(const doctor::PythonFound& asked,
+                                        const std::vector<doctor::PythonFound>& with_torch) {
+    if (!asked.error.empty()) return {{true, asked.error + " (--python names the interpreter that runs the script)"}};
+    if (asked.torch) return {};
+    return {{true, doctor::python_words(asked) +
+                       " cannot import torch: every rank would stop at `import torch` (ModuleNotFoundError). " +
+                       doctor::torch_elsewhere(with_torch) + " (a script that needs no PyTorch runs with --no-python " +
+                       asked.command + " SCRIPT)"}};
+}
+
 std::string default_cache_dir() {
     if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/baton";
     if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/baton";

@@ -9,6 +9,7 @@
 
 #include "core/result.hpp"
 #include "doctor/facts.hpp"
+#include "doctor/pythons.hpp"
 #include "launch/worker_env.hpp"
 #include "sample/snapshot.hpp"
 
@@ -18,6 +19,12 @@ struct PreflightNote {
     bool error = false;  // false: a warning, the launch goes on
     std::string text;
 };
+
+// The interpreter the ranks would run (--python, else python3 on PATH), asked before any rank starts:
+// an error when it cannot be run or has no torch (every rank would die of ModuleNotFoundError), naming
+// it and where PyTorch is instead (`with_torch`, doctor/pythons.hpp); nothing (no note) when it has torch.
+std::vector<PreflightNote> check_python(const doctor::PythonFound& asked,
+                                        const std::vector<doctor::PythonFound>& with_torch);
 
 struct InterfaceState {
     std::string name;

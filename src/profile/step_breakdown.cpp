@@ -739,8 +739,9 @@ std::vector<OtherDevice> other_devices_of(const Trace& t) {
     std::vector<OtherDevice> out;
     for (const auto& [cat, count] : t.other_categories) {
         const std::string lower = text::ascii_lower(cat);
-        for (const auto& [prefix, kind] : kOtherDeviceKinds) {
-            if (!starts_with(lower, prefix)) continue;
+        for (const auto& known : kOtherDeviceKinds) {
+            const std::string_view kind = known.second;
+            if (!starts_with(lower, known.first)) continue;
             auto it = std::find_if(out.begin(), out.end(), [&](const OtherDevice& d) { return d.kind == kind; });
             if (it == out.end()) it = out.insert(out.end(), OtherDevice{std::string(kind), {}});
             it->categories.emplace_back(cat, count);

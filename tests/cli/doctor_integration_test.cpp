@@ -106,3 +106,19 @@ TEST(DoctorIntegration, HangingPythonIsCutOff) {
     EXPECT_EQ(c["pytorch"], "warn");
     EXPECT_NE(r.out.find("did not answer within 1 s"), std::string::npos) << r.out;
 }
+
+// An interpreter without torch (a venv of its own, as a pyenv build without it): the check names it
+// (its path and version) and the interpreter on this machine that has torch, to give --python.
+TEST(DoctorIntegration, APythonWithoutTorchIsNamedWithOneThatHasIt) {
+    TempDir d;
+    const std::string venv = d.path() + "/no-torch";
+    ASSERT_EQ(run({"/usr/bin/python3", "-m", "venv", "--without-pip", venv}, {}, 120).exit_code, 0);
+    auto r = run({baton_binary(), "--config", "/dev/null", "doctor", "--python", venv + "/bin/python", "--no-gpus"}, {},
+                 120);
+    EXPECT_NE(r.out.find("FAIL  pytorch                  " + venv + "/bin/python (Python 3."), std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("): cannot import torch: ModuleNotFoundError"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("fix: PyTorch is in "), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("/usr/bin/python3 (Python 3."), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find(": give --python /"), std::string::npos) << r.out;
+}

@@ -121,6 +121,23 @@ def main():
                  os.path.join(ROOT, "python")], env=env)
         check(r.returncode == 0 and os.listdir(hook_dist) == ["baton-0.1.0-py3-none-any.whl"],
               "pip wheel ./python: the hook alone, py3-none-any: %s" % (os.listdir(hook_dist) if r.returncode == 0 else r.stderr))
+
+        # `pip wheel .` in a fresh copy of the sources (no .deps/, no build tree, no BATON_PORTABLE) where the
+        # chart library cannot be fetched: the backend fetches what the quick start fetches, and a failure
+        # is one line of its own under pip's, not a traceback.
+        fresh = os.path.join(tmp, "fresh")
+        os.makedirs(fresh)
+        for part in ("pyproject.toml", "CMakeLists.txt", "python", "scripts"):
+            src = os.path.join(ROOT, part)
+            (shutil.copytree if os.path.isdir(src) else shutil.copy)(
+                src, os.path.join(fresh, part), **({"ignore": shutil.ignore_patterns("__pycache__")} if os.path.isdir(src) else {}))
+        offline = {k: v for k, v in env.items() if k != "BATON_PORTABLE"}
+        offline.update(https_proxy="http://127.0.0.1:9", HTTPS_PROXY="http://127.0.0.1:9", no_proxy="", NO_PROXY="")
+        r = run([sys.executable, "-m", "pip", "wheel", "--no-index", "--no-deps", "--no-build-isolation", "-w",
+                 os.path.join(tmp, "fresh-dist"), fresh], env=offline, cwd=fresh)
+        check(r.returncode != 0, "pip wheel . without the chart library and without the registry fails")
+        check("baton: fetching the live page's chart library failed" in r.stderr and "Traceback" not in r.stderr,
+              "the backend's one line says why, with no traceback: " + r.stderr.strip()[-800:])
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

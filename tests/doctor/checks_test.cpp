@@ -146,8 +146,15 @@ TEST(DoctorChecks, PyTorchVersionsAndBuilds) {
     f.torch.python = "python3";
     f.torch.error = "cannot import torch: ModuleNotFoundError: No module named 'torch'";
     auto items = run_checks(f);
-    EXPECT_EQ(check(items, "pytorch").status, CheckStatus::skip);
-    EXPECT_EQ(check(items, "pytorch").detail, f.torch.error);
+    EXPECT_EQ(check(items, "pytorch").status, CheckStatus::warn) << "python3 runs, without torch";
+    EXPECT_EQ(check(items, "pytorch").detail, "python3: " + f.torch.error) << "the interpreter asked, named";
+    f.torch.executable = "/root/.pyenv/versions/3.11.7/bin/python3";
+    f.torch.python_version = "3.11.7";
+    f.torch.elsewhere = "PyTorch is in /usr/bin/python3 (Python 3.11.2): give --python /usr/bin/python3";
+    items = run_checks(f);
+    EXPECT_EQ(check(items, "pytorch").detail,
+              "python3 (/root/.pyenv/versions/3.11.7/bin/python3, Python 3.11.7): " + f.torch.error);
+    EXPECT_EQ(check(items, "pytorch").fix, f.torch.elsewhere + ".");
     EXPECT_EQ(check(items, "nccl").status, CheckStatus::skip);
     f.torch.error = "python3 did not answer within 20 s";
     EXPECT_EQ(status(f, "pytorch"), CheckStatus::warn);

@@ -2,7 +2,10 @@
 // switches left on, the GPUs the ranks may use, the master port.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <map>
+#include <set>
 #include <netinet/in.h>
 #include <sys/stat.h>
 #include <sys/socket.h>
@@ -166,4 +169,67 @@ TEST(Preflight, TheTorchProbeIsAskedAgainOnlyWhenTorchOrTheDriverChanged) {
     EXPECT_FALSE(t.torch_version);
     EXPECT_EQ(t.error, "no torch module");
     EXPECT_EQ(probes(), 3u);
+}
+
+// The interpreter the ranks would run: refused when it cannot be run or has no torch, naming it and
+// where torch is; nothing said when it has torch.
+TEST(Preflight, AnInterpreterWithoutTorchStopsTheLaunchAndNamesOneWithIt) {
+    baton::doctor::PythonFound asked;
+    asked.command = "python3";
+    asked.executable = "/root/.pyenv/versions/3.11.7/bin/python3";
+    asked.prefix = "/root/.pyenv/versions/3.11.7";
+    asked.version = "3.11.7";
+    baton::doctor::PythonFound system = asked;
+    system.command = "/usr/bin/python3";
+    system.executable = "/usr/bin/python3";
+    system.prefix = "/usr";
+    system.version = "3.11.2";
+    system.torch = true;
+    std::vector<PreflightNote> notes = check_python(asked, {system});
+    ASSERT_EQ(notes.size(), 1u);
+    EXPECT_TRUE(notes[0].error);
+    EXPECT_EQ(notes[0].text,
+              "python3 (/root/.pyenv/versions/3.11.7/bin/python3, Python 3.11.7) cannot import torch: every rank would "
+              "stop at `import torch` (ModuleNotFoundError). PyTorch is in /usr/bin/python3 (Python 3.11.2): give "
+              "--python /usr/bin/python3 (a script that needs no PyTorch runs with --no-python python3 SCRIPT)");
+    notes = check_python(asked, {});
+    ASSERT_EQ(notes.size(), 1u);
+    EXPECT_NE(notes[0].text.find("no Python found here has PyTorch"), std::string::npos) << notes[0].text;
+    EXPECT_TRUE(check_python(system, {}).empty());
+    baton::doctor::PythonFound missing;
+    missing.command = "python3";
+    missing.error = "python3 not found";
+    notes = check_python(missing, {});
+    ASSERT_EQ(notes.size(), 1u);
+    EXPECT_TRUE(notes[0].error);
+    EXPECT_EQ(notes[0].text, "python3 not found (--python names the interpreter that runs the script)");
+}
+
+// The interpreters worth asking: the active environments first, PATH's, a .venv here and at home, the
+// system's; each path once, and only files that can be run.
+TEST(Preflight, ThePythonCandidatesInTheOrderAUserMeansThem) {
+    baton::test::TempDir d;
+    for (const char* dir : {"/venv/bin", "/conda/bin", "/work/.venv/bin", "/home/.venv/bin"}) {
+        std::filesystem::create_directories(d.path() + dir);
+        d.write(std::string(dir).substr(1) + "/python", "#!/bin/sh\n");
+        chmod((d.path() + dir + "/python").c_str(), 0755);
+    }
+    d.write("home/.venv/bin/python3", "not executable");
+    const std::vector<std::string> c = baton::doctor::python_candidates(
+        {{"VIRTUAL_ENV", d.path() + "/venv"}, {"CONDA_PREFIX", d.path() + "/conda"}, {"HOME", d.path() + "/home"}},
+        d.path() + "/work");
+    ASSERT_GE(c.size(), 6u);
+    EXPECT_EQ(c[0], d.path() + "/venv/bin/python");
+    EXPECT_EQ(c[1], d.path() + "/conda/bin/python");
+    EXPECT_EQ(c[2], "python3");
+    EXPECT_EQ(c[3], "python");
+    EXPECT_EQ(c[4], d.path() + "/work/.venv/bin/python");
+    EXPECT_EQ(c[5], d.path() + "/home/.venv/bin/python");
+    std::set<std::string> once(c.begin(), c.end());
+    EXPECT_EQ(once.size(), c.size());
+    // The same directory as the active environment and the working directory's: once.
+    const std::vector<std::string> same =
+        baton::doctor::python_candidates({{"VIRTUAL_ENV", d.path() + "/work/.venv"}}, d.path() + "/work");
+    EXPECT_EQ(same[0], d.path() + "/work/.venv/bin/python");
+    EXPECT_EQ(std::count(same.begin(), same.end(), d.path() + "/work/.venv/bin/python"), 1);
 }

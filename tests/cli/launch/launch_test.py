@@ -321,6 +321,19 @@ class LaunchTest(unittest.TestCase):
         self.assertIn("several nodes need --master-addr", refused(["--nnodes", "2", script], code=2))
         self.assertIn("--nproc-per-node gpu, but no GPU is visible",
                       refused(["--nproc-per-node", "gpu", script], env=self.fake_gpus("no-gpu")))
+        # An interpreter without torch (a venv of its own, as a pyenv build without it): refused before
+        # any rank starts, naming it and the interpreter that has torch.
+        venv = os.path.join(self.dir, "no-torch")
+        subprocess.run([PYTHON, "-m", "venv", "--without-pip", venv], check=True, timeout=120)
+        r = subprocess.run([BATON, "launch", "--no-db", "--log-dir", self.logs, "--python", venv + "/bin/python",
+                            script], capture_output=True, text=True, timeout=120)
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+        self.assertFalse(os.path.exists(self.logs), "a worker started")
+        self.assertIn(venv + "/bin/python (", r.stderr)
+        self.assertIn("cannot import torch: every rank would stop at `import torch`", r.stderr)
+        self.assertIn("PyTorch is in /usr/bin/python3 (Python ", r.stderr)
+        self.assertIn("give --python /usr/bin/python3", r.stderr)
 
     def test_every_ranks_steps_reach_the_launcher_and_a_straggler_is_named(self):
         config = os.path.join(self.dir, "baton.toml")
