@@ -377,8 +377,9 @@ class TraceParser {
         if (peek() >= 0) return fail("more after the trace's end");
         return source_.error().empty();
     }
-    // The elements of the events array (at `depth`) after its '['.
-    bool events(std::size_t depth) {
+    // The elements of an array after its '[', each given to `element` (which reads it, or returns false).
+    template <class F>
+    bool elements(F&& element) {
         skip_ws();
         if (peek() == ']') {
             ++p_;
@@ -386,21 +387,26 @@ class TraceParser {
         }
         for (;;) {
             skip_ws();
-            if (peek() == '{') {
-                ++p_;
-                ++objects_;
-                if (!enter(depth + 1) || !event(depth + 1)) return false;
-            } else {
-                // Something else where an event belongs (a number, an array, a string): not a trace,
-                // whatever else the array holds; said once the whole text is known to be JSON.
-                if (not_event_.empty()) not_event_ = value_kind(peek());
-                if (!skip(depth)) return false;
-            }
+            if (!element()) return false;
             skip_ws();
             const int n = get();
             if (n == ']') return true;
             if (n != ',') return fail_at_end_or("expected ',' or ']'");
         }
+    }
+    // The elements of the events array (at `depth`) after its '['.
+    bool events(std::size_t depth) {
+        return elements([&] {
+            if (peek() == '{') {
+                ++p_;
+                ++objects_;
+                return enter(depth + 1) && event(depth + 1);
+            }
+            // Something else where an event belongs (a number, an array, a string): not a trace,
+            // whatever else the array holds; said once the whole text is known to be JSON.
+            if (not_event_.empty()) not_event_ = value_kind(peek());
+            return skip(depth);
+        });
     }
     static std::string value_kind(int c) {
         if (c == '[') return "arrays";
@@ -410,46 +416,33 @@ class TraceParser {
     }
     // "deviceProperties": an array of objects, each read for its id, name and compute capability.
     bool device_properties(std::size_t depth) {
-        skip_ws();
-        if (peek() == ']') {
+        return elements([&] {
+            if (peek() != '{' || trace_.devices.size() >= 1024) return skip(depth);
             ++p_;
-            return true;
-        }
-        for (;;) {
-            skip_ws();
-            if (peek() == '{' && trace_.devices.size() < 1024) {
-                ++p_;
-                DeviceProperties d;
-                const bool ok =
-                    enter(depth + 1) && members([&](const std::string& key) {
-                        const int c = peek();
-                        if (c == '"' && key == "name") {
-                            ++p_;
-                            if (!string(&value_)) return false;
-                            d.name = value_.substr(0, 256);
-                            return true;
-                        }
-                        if ((c == '-' || (c >= '0' && c <= '9')) &&
-                            (key == "id" || key == "computeMajor" || key == "computeMinor")) {
-                            double v = 0;
-                            std::int64_t i = 0;
-                            if (!number(v, i)) return false;
-                            const int small = i >= 0 && i < 1 << 20 ? static_cast<int>(i) : -1;
-                            (key == "id" ? d.id : key == "computeMajor" ? d.compute_major : d.compute_minor) = small;
-                            return true;
-                        }
-                        return skip(depth + 1);
-                    });
-                if (!ok) return false;
-                trace_.devices.push_back(std::move(d));
-            } else if (!skip(depth)) {
-                return false;
-            }
-            skip_ws();
-            const int n = get();
-            if (n == ']') return true;
-            if (n != ',') return fail_at_end_or("expected ',' or ']'");
-        }
+            DeviceProperties d;
+            const bool ok =
+                enter(depth + 1) && members([&](const std::string& key) {
+                    const int c = peek();
+                    if (c == '"' && key == "name") {
+                        ++p_;
+                        if (!string(&value_)) return false;
+                        d.name = value_.substr(0, 256);
+                        return true;
+                    }
+                    if ((c == '-' || (c >= '0' && c <= '9')) &&
+                        (key == "id" || key == "computeMajor" || key == "computeMinor")) {
+                        double v = 0;
+                        std::int64_t i = 0;
+                        if (!number(v, i)) return false;
+                        const int small = i >= 0 && i < 1 << 20 ? static_cast<int>(i) : -1;
+                        (key == "id" ? d.id : key == "computeMajor" ? d.compute_major : d.compute_minor) = small;
+                        return true;
+                    }
+                    return skip(depth + 1);
+                });
+            if (ok) trace_.devices.push_back(std::move(d));
+            return ok;
+        });
     }
     void count_other_category(const std::string& cat) {
         for (auto& [name, count] : trace_.other_categories)
