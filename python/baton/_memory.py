@@ -307,7 +307,7 @@ class Recorder:
                 rec(True, trace_alloc_max_entries=self.history, trace_alloc_record_context=True)
         except Exception as e:
             self.history = 0
-            print(f"baton: --memory-history records nothing: this PyTorch cannot ({e}); it needs PyTorch 2.1 "
+            print(f"baton: --memory-history records nothing: this PyTorch cannot ({e}); it needs PyTorch 2.0 "
                   f"or later", file=sys.stderr)
 
     def _observed(self, device, alloc, device_allocated, device_free):

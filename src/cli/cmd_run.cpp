@@ -58,7 +58,7 @@ CLI::App* add_run_command(CLI::App& app, RunArgs& a) {
                                               "'" + v + "' is not a number of events from 1 to 10000000");
                a.memory_history = *n;
            },
-           "Have PyTorch record the last allocation events with their Python stacks (PyTorch >= 2.1, from the "
+           "Have PyTorch record the last allocation events with their Python stacks (PyTorch 2.0 or later, from the "
            "watched loop's start), so a CUDA out-of-memory error is explained by what allocated the memory: "
            "--memory-history=EVENTS keeps that many (default 10000; docs/memory.md)")
         ->expected(0, 1);

@@ -20,6 +20,7 @@ struct CheckItem {
     std::string title;   // what is checked
     std::string detail;  // what was found
     std::string fix;     // empty when nothing to do
+    bool say = false;    // a check that passes but lists something (doctor --health prints its line)
 };
 
 std::vector<CheckItem> run_checks(const DoctorFacts& f);

@@ -110,12 +110,13 @@ void xids(const HealthFacts& f, std::vector<CheckItem>& out) {
         for (const GpuInfo& g : f.snapshot.gpus)
             if (kernel_pci_name(g.pci_bus_id) == pci) gpu = &g;
         const std::string who = gpu ? gpu_name(*gpu) : "the GPU at PCI " + pci;
-        std::string list;
+        std::string list, mine;
         XidAction worst = XidAction::consequence;
         for (const auto& [xid, s] : seen) {
             const diagnose::XidMeaning m = diagnose::xid_meaning(xid);
             if (m.action != XidAction::drain && m.action != XidAction::reset) {
                 job_faults.push_back(fmt::format("{} XID {} x{}", who, xid, s.count));
+                mine += fmt::format("{}XID {} x{}", mine.empty() ? "" : ", ", xid, s.count);
                 continue;
             }
             if (m.action == XidAction::drain) worst = XidAction::drain;
@@ -125,7 +126,9 @@ void xids(const HealthFacts& f, std::vector<CheckItem>& out) {
         }
         if (list.empty()) continue;
         failed = true;
-        out.push_back(item("xid", CheckStatus::fail, title, who + ": " + list,
+        // The jobs' own faults on this GPU are in its line too (they do not fail it).
+        out.push_back(item("xid", CheckStatus::fail, title,
+                           who + ": " + list + (mine.empty() ? "" : "; the jobs' own faults: " + mine),
                            diagnose::xid_advice(worst, gpu ? gpu->index : 0) +
                                " Once dealt with, sudo dmesg -C forgets the lines (or reboot)."));
     }
@@ -135,7 +138,9 @@ void xids(const HealthFacts& f, std::vector<CheckItem>& out) {
         detail += "; the jobs' own faults: ";
         for (std::size_t i = 0; i < job_faults.size(); ++i) detail += (i ? ", " : "") + job_faults[i];
     }
-    out.push_back(item("xid", CheckStatus::pass, title, detail));
+    CheckItem passed = item("xid", CheckStatus::pass, title, detail);
+    passed.say = !job_faults.empty();  // what the check lists is printed, though it passes
+    out.push_back(std::move(passed));
 }
 
 void ecc(const HealthFacts& f, std::vector<CheckItem>& out) {

@@ -186,7 +186,7 @@ const char* condition_name(RankCondition c) {
 }
 
 std::optional<HangVerdict> judge_hang(const Look& before, const Look& after, std::int64_t since_unix_ms,
-                                      bool multi_node) {
+                                      bool multi_node, bool since_first_look) {
     HangVerdict v;
     const double interval = after.at - before.at;
     for (const RankLook& a : after.ranks) {
@@ -212,7 +212,9 @@ std::optional<HangVerdict> judge_hang(const Look& before, const Look& after, std
     }
     if (!anyone_waits) return std::nullopt;  // every rank works: an evaluation, a checkpoint, a compile
     const std::vector<Group> waiting = group_by_doing(in_collective), rest = group_by_doing(others);
-    const std::string since = " since " + clock_hms(since_unix_ms);
+    const std::string since = since_first_look
+                                  ? " since at least " + clock_hms(since_unix_ms) + " (the first look at its stacks)"
+                                  : " since " + clock_hms(since_unix_ms);
     v.since_unix_ms = since_unix_ms;
     v.rule = waiting.size() > 1 ? "rank_desync" : "rank_hang";
     if (waiting.size() > 1) {

@@ -95,11 +95,12 @@ struct HangVerdict {
 // A rank whose stack stayed put (or gave none) while its Flight Recorder has a collective pending
 // since before the first look waits in that collective; `after`'s Flight Recorder judgement ends
 // the summary, and makes it a rank_desync when it finds one.
-// `since_unix_ms`: when the ranks last made progress (their last step, or the first look that saw
-// them as they are). nullopt: no hang (no rank waits, or every rank runs or computes: an evaluation
-// or a checkpoint on every rank is no hang).
+// `since_unix_ms`: the ranks' last progress seen (their last step; without steps, the last look at
+// which a stuck rank's stack was elsewhere); `since_first_look`: none was seen, it is the first look,
+// and the summary says "since at least". nullopt: no hang (no rank waits, or every rank runs or
+// computes: an evaluation or a checkpoint on every rank is no hang).
 std::optional<HangVerdict> judge_hang(const Look& before, const Look& after, std::int64_t since_unix_ms,
-                                      bool multi_node);
+                                      bool multi_node, bool since_first_look = false);
 
 // The verdict as a finding (critical, subject "job"): its summary, each rank's CPU as evidence, the
 // usual causes and what to do as the recommendation, `baton stacks` as the snippet.

@@ -81,20 +81,28 @@ std::optional<HangVerdict> HangWatch::judge_without_steps() const {
                 }
         }
     }
-    // Since when: the earliest look from which a rank that stayed put all along was where it is now.
+    // Since when: the last progress seen of a rank that stayed put all along: the last look at which
+    // it was elsewhere, or, when every look saw it where it is, the first look (it stopped before it).
     std::int64_t since = ref->unix_ms;
+    bool at_first_look = false;
     for (const RankLook& now_rank : newest.ranks) {
         if (!now_rank.has_stacks) continue;
         std::int64_t from = newest.unix_ms;
+        std::optional<std::int64_t> moved;
         for (auto l = looks_.rbegin(); l != looks_.rend(); ++l) {
             auto x = std::find_if(l->ranks.begin(), l->ranks.end(),
                                   [&](const RankLook& y) { return y.rank == now_rank.rank && y.pid == now_rank.pid; });
-            if (x == l->ranks.end() || !x->has_stacks || x->frames != now_rank.frames) break;
+            if (x == l->ranks.end() || !x->has_stacks || x->frames != now_rank.frames) {
+                if (x != l->ranks.end() && x->has_stacks) moved = l->unix_ms;
+                break;
+            }
             from = l->unix_ms;
         }
-        if (from <= ref->unix_ms) since = std::min(since, from);
+        if (from > ref->unix_ms) continue;  // it moved within hang_seconds: not the stuck one
+        const std::int64_t last = moved.value_or(from);
+        if (last < since || (last == since && !moved)) since = last, at_first_look = !moved;
     }
-    return judge_hang(before, newest, since, o_.multi_node);
+    return judge_hang(before, newest, since, o_.multi_node, at_first_look);
 }
 
 std::optional<HangWatch::Change> HangWatch::amend_newest(const std::function<void(Look&)>& amend) {

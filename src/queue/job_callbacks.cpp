@@ -14,6 +14,7 @@
 
 #include "core/clock.hpp"
 #include "core/printable.hpp"
+#include "run/child.hpp"
 
 namespace baton::queue {
 
@@ -100,6 +101,17 @@ Status JobCallbacks::start(const std::string& command, const JobOwner& owner, co
     return Ok{};
 }
 
+namespace {
+
+// The callback's process group, and every descendant that left it (setsid, its own group).
+void signal_tree(pid_t pid, int sig) {
+    const std::vector<pid_t> tree = run::descendants_of(pid);
+    ::kill(-pid, sig);
+    for (pid_t p : tree) ::kill(p, sig);
+}
+
+}  // namespace
+
 std::size_t JobCallbacks::check(double now) {
     for (auto it = running_.begin(); it != running_.end();) {
         int status = 0;
@@ -114,11 +126,11 @@ std::size_t JobCallbacks::check(double now) {
             if (!it->term_sent) {
                 std::fprintf(stderr, "baton: %s still ran after %s (its timeout, [queue] on_end_timeout): killed\n",
                              escaped_line(it->what).c_str(), fmt::format("{:g}s", it->timeout).c_str());
-                ::kill(-it->pid, SIGTERM);
+                signal_tree(it->pid, SIGTERM);
                 it->term_sent = true;
                 it->deadline = now + 2;
             } else {
-                ::kill(-it->pid, SIGKILL);
+                signal_tree(it->pid, SIGKILL);
                 it->deadline = now + 3600;  // (reaped at a later check)
             }
         }

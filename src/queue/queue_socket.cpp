@@ -99,6 +99,16 @@ Result<int> connect_unix(const std::string& path) {
             return make_error(ErrorCode::unavailable, "no baton agent at " + path);
         return make_error("cannot reach the baton agent at " + path + ": " + std::strerror(errno));
     }
+    // The file's owner is not the listener's: the process that answered must be root or us too (a
+    // socket swapped between the lstat and the connect, or one another user bound and passed on).
+    Result<Peer> peer = peer_of(fd);
+    if (!peer.ok() || (peer->uid != 0 && peer->uid != geteuid())) {
+        close(fd);
+        return make_error(ErrorCode::permission_denied, peer.ok()
+                                                            ? path + " is served by uid " + std::to_string(peer->uid) +
+                                                                  ", not by root or you: not talking to it"
+                                                            : peer.error().message);
+    }
     return fd;
 }
 

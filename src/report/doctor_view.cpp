@@ -35,12 +35,14 @@ void append_health_text(const std::vector<doctor::CheckItem>& items, std::size_t
         out +=
             fmt::format("healthy: {} GPU{}; passed {}\n", gpus, gpus == 1 ? "" : "s", passed.empty() ? "none" : passed);
     }
-    for (doctor::CheckStatus status : {doctor::CheckStatus::fail, doctor::CheckStatus::warn, doctor::CheckStatus::skip})
+    for (doctor::CheckStatus status :
+         {doctor::CheckStatus::fail, doctor::CheckStatus::warn, doctor::CheckStatus::skip, doctor::CheckStatus::pass})
         for (const doctor::CheckItem& i : items)
-            if (i.status == status) {
+            if (i.status == status && (status != doctor::CheckStatus::pass || i.say)) {
                 const char* mark = status == doctor::CheckStatus::fail   ? "FAIL"
                                    : status == doctor::CheckStatus::warn ? "WARN"
-                                                                         : "skip";
+                                   : status == doctor::CheckStatus::skip ? "skip"
+                                                                         : "ok";
                 out += fmt::format("{} {}: {}\n", mark, i.id, i.detail);
             }
 }

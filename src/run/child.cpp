@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <csignal>
 #include <cstring>
+#include <dirent.h>
 #include <fcntl.h>
 #include <pty.h>
 #include <sys/ioctl.h>
@@ -174,6 +175,35 @@ std::vector<pid_t> own_children() {
     long p = 0;
     while (std::fscanf(f, "%ld", &p) == 1) out.push_back(static_cast<pid_t>(p));
     std::fclose(f);
+    return out;
+}
+
+namespace {
+
+// The children of `pid`, from every thread's /proc children list.
+std::vector<pid_t> children_of(pid_t pid) {
+    std::vector<pid_t> out;
+    const std::string task = "/proc/" + std::to_string(pid) + "/task";
+    DIR* d = opendir(task.c_str());
+    if (!d) return out;
+    while (const dirent* e = readdir(d)) {
+        if (e->d_name[0] == '.') continue;
+        FILE* f = std::fopen((task + "/" + e->d_name + "/children").c_str(), "r");
+        if (!f) continue;
+        long p = 0;
+        while (std::fscanf(f, "%ld", &p) == 1) out.push_back(static_cast<pid_t>(p));
+        std::fclose(f);
+    }
+    closedir(d);
+    return out;
+}
+
+}  // namespace
+
+std::vector<pid_t> descendants_of(pid_t pid) {
+    std::vector<pid_t> out = children_of(pid);
+    for (std::size_t i = 0; i < out.size() && out.size() < 100000; ++i)
+        for (pid_t c : children_of(out[i])) out.push_back(c);
     return out;
 }
 

@@ -65,4 +65,8 @@ void become_subreaper();
 // This process's children (those it started, and the orphans a subreaper collected).
 std::vector<pid_t> own_children();
 
+// Every descendant of `pid` now (its threads' children, theirs, ...), whatever process group or
+// session each moved to: what a group signal misses. Parents before their children.
+std::vector<pid_t> descendants_of(pid_t pid);
+
 }  // namespace baton::run

@@ -79,8 +79,8 @@ class Service {
 };
 
 // Whether a Host header names one of `allowed` (see ServiceOptions::allowed_hosts): its port
-// dropped, compared without case and without a final dot. An absent Host passes (HTTP/1.0
-// clients send none; a browser always does).
+// dropped, compared without case and without a final dot. An absent Host is refused where there is
+// a list (every HTTP/1.1 client sends one; a rule that a missing header skipped would be no rule).
 bool host_allowed(std::string_view host, const std::vector<std::string>& allowed);
 
 // {"error": message}

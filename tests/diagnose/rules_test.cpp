@@ -698,7 +698,8 @@ TEST(Rules, InputBoundFromTheHooksDataWait) {
     EXPECT_NE(x->recommendation.find("num_workers=7"), std::string::npos) << x->recommendation;
     // One scale with data_in_step's: information above 5 %, a warning from 15 %.
     EXPECT_EQ(x->severity, Severity::warning);
-    const Finding* small = find_rule(diagnose::diagnose(window(), kT, steps_of(50, 100, 6)), "input_bound");
+    const auto six = diagnose::diagnose(window(), kT, steps_of(50, 100, 6));  // (kept: find_rule points into it)
+    const Finding* small = find_rule(six, "input_bound");
     ASSERT_NE(small, nullptr);
     EXPECT_EQ(small->severity, Severity::info) << "6 % of the step";
     // Under the threshold: nothing, even where the system metrics alone would say input bound.

@@ -135,7 +135,11 @@ TEST(Health, XidsThatAskForADrainOrAResetFailTheNode) {
     const auto bad = failing(items);
     ASSERT_EQ(bad.size(), 3u);
     EXPECT_EQ(bad[0].id, "xid");
-    EXPECT_EQ(bad[0].detail, "GPU0 (00000000:18:00.0): XID 94 (Contained ECC error) at 2025-11-29T07:11:40Z");
+    EXPECT_EQ(
+        bad[0].detail,
+        "GPU0 (00000000:18:00.0): XID 94 (Contained ECC error) at 2025-11-29T07:11:40Z; the jobs' own faults: XID "
+        "13 x2")
+        << "the jobs' own faults on the failing GPU are in its line";
     EXPECT_NE(bad[0].fix.find("nvidia-smi -r -i 0"), std::string::npos);
     EXPECT_EQ(bad[1].detail, "GPU1 (00000000:3B:00.0): XID 79 (GPU has fallen off the bus) at 2025-11-29T07:08:20Z");
     EXPECT_NE(bad[1].fix.find("Drain"), std::string::npos);
@@ -152,6 +156,14 @@ TEST(Health, XidsThatAskForADrainOrAResetFailTheNode) {
     EXPECT_EQ(find(ok, "xid")->detail,
               "none that asks for a reset or a drain; the jobs' own faults: GPU0 (00000000:18:00.0) XID 13 x1, GPU0 "
               "(00000000:18:00.0) XID 31 x1");
+    std::string said;
+    report::append_health_text(ok, 2, said);
+    EXPECT_NE(
+        said.find("\nok xid: none that asks for a reset or a drain; the jobs' own faults: GPU0 (00000000:18:00.0) "
+                  "XID 13 x1"),
+        std::string::npos)
+        << "the text lists them, as its docs say:\n"
+        << said;
     // An unreadable kernel log: skipped, said, and not a failure by itself.
     f.kernel_xids.clear();
     f.kernel_log_error = "cannot read the kernel log (/dev/kmsg: Operation not permitted): run as root";

@@ -118,9 +118,28 @@ TEST(HangWatch, WithoutStepsTheSameStacksAcrossHangSeconds) {
     auto c = w.add_look(look(60, 40, 0));  // at line 40 since 30 s, with no CPU
     ASSERT_TRUE(c);
     EXPECT_EQ(c->kind, Kind::appeared);
+    EXPECT_EQ(c->verdict->since_unix_ms, ms(20)) << "the last progress seen: at 20 s it was at line 41";
+    EXPECT_EQ(c->verdict->summary.find("since at least"), std::string::npos) << c->verdict->summary;
     EXPECT_NE(c->verdict->summary.find("rank 1 is blocked in evaluate() at /w/t.py:40"), std::string::npos)
         << c->verdict->summary;
     c = w.add_look(look(70, 50, 8));
     ASSERT_TRUE(c) << "rank 1 works again";
     EXPECT_EQ(c->kind, Kind::cleared);
+}
+
+// Stuck from before the first look: the first look is all that is known, and the summary says so.
+TEST(HangWatch, StuckFromTheFirstLookSaysSinceAtLeast) {
+    HangWatch w(HangWatchOptions{30, 5, 10, false});
+    auto look = [](double t) {
+        Look l = at(t, working_frames(40), 0);
+        l.ranks[0].frames = working_frames(100 + static_cast<unsigned>(t));
+        l.ranks[0].cpu_seconds = t;
+        return l;
+    };
+    std::optional<HangWatch::Change> c;
+    for (double t = 0; t <= 40 && !c; t += 10) c = w.add_look(look(t));
+    ASSERT_TRUE(c);
+    EXPECT_EQ(c->verdict->since_unix_ms, ms(0));
+    EXPECT_NE(c->verdict->summary.find("since at least "), std::string::npos) << c->verdict->summary;
+    EXPECT_NE(c->verdict->summary.find("(the first look at its stacks)"), std::string::npos) << c->verdict->summary;
 }

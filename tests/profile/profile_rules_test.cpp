@@ -155,7 +155,8 @@ TEST(ProfileRules, Fp32MatmulAdviceIsWhatTheGpuCanTake) {
     // No deviceProperties: both ways, and said why.
     TraceBuilder b;
     b.step(1, 0, 1000).kernel("ampere_sgemm_128x64_nn", 0, 10, 500);
-    const Finding* f = find(judged(b), "fp32_matmul");
+    const std::vector<Finding> plain = judged(b);  // (kept: find points into it)
+    const Finding* f = find(plain, "fp32_matmul");
     ASSERT_NE(f, nullptr);
     EXPECT_NE(f->recommendation.find("does not say which GPU"), std::string::npos) << f->recommendation;
     EXPECT_NE(f->snippet->find("allow_tf32"), std::string::npos);
@@ -233,12 +234,13 @@ TEST(ProfileRules, DataInStepTakesInputBoundsScale) {
             .kernel(kBf16Gemm, wait_us + 10, wait_us + 20, 900 - wait_us);
         return b;
     };
-    const Finding* f = find(judged(with_wait(60)), "data_in_step");
+    const std::vector<Finding> six = judged(with_wait(60)), twenty = judged(with_wait(200));
+    const Finding* f = find(six, "data_in_step");
     ASSERT_NE(f, nullptr) << "6 % is above 5 %";
     EXPECT_EQ(f->severity, Severity::info) << "as input_bound at 6 %";
     EXPECT_NE(f->evidence[0].threshold.find("[thresholds] data_wait_percent"), std::string::npos)
         << f->evidence[0].threshold;
-    f = find(judged(with_wait(200)), "data_in_step");
+    f = find(twenty, "data_in_step");
     ASSERT_NE(f, nullptr);
     EXPECT_EQ(f->severity, Severity::warning) << "20 % is above 15 %";
     EXPECT_EQ(find(judged(with_wait(40), 0.01), "data_in_step"), nullptr) << "4 %: under 5 %, whatever min_share";

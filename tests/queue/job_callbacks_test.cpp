@@ -77,8 +77,10 @@ TEST(JobCallbacks, OutputGoesToTheLogAndOnePastItsTimeoutIsKilledWithItsChildren
                     .ok());
     ASSERT_TRUE(cb.start("exit 3", owner, {}, "/nonexistent", fd, 5, "the failing one").ok());
     const std::string pids = d.path() + "/pids";
-    ASSERT_TRUE(
-        cb.start("sleep 60 & echo $! > " + pids + "; sleep 60", owner, {}, "", fd, 0.3, "the hanging one").ok());
+    const std::string escaped = d.path() + "/escaped";
+    ASSERT_TRUE(cb.start("sleep 60 & echo $! > " + pids + "; setsid sleep 61 & echo $! > " + escaped + "; sleep 60",
+                         owner, {}, "", fd, 0.3, "the hanging one")
+                    .ok());
     const double t0 = monotonic_seconds();
     while (cb.check(monotonic_seconds()) > 0 && monotonic_seconds() - t0 < 10)
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -96,6 +98,15 @@ TEST(JobCallbacks, OutputGoesToTheLogAndOnePastItsTimeoutIsKilledWithItsChildren
     };
     for (int i = 0; i < 40 && alive(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
     EXPECT_FALSE(alive()) << "pid " << child << " outlived its callback";
+    // And the one that left its process group (setsid): found as a descendant, killed too.
+    const pid_t gone = static_cast<pid_t>(std::stol(test::read_text(escaped)));
+    auto escaped_alive = [&] {
+        const std::string stat = test::read_text("/proc/" + std::to_string(gone) + "/stat");
+        return !stat.empty() && stat.find(") Z ") == std::string::npos;
+    };
+    for (int i = 0; i < 40 && escaped_alive(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    EXPECT_FALSE(escaped_alive()) << "pid " << gone << " (setsid) outlived its callback";
+    if (escaped_alive()) ::kill(gone, SIGKILL);
 }
 
 // An agent that is not root runs no other user's callback. (Tried from a child that dropped to

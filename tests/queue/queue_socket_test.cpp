@@ -3,7 +3,11 @@
 // talk to.
 #include <gtest/gtest.h>
 
+#include <csignal>
+#include <cstdio>
 #include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -95,4 +99,41 @@ TEST(QueueSocket, ClearErrorsForWhatIsNotAnAgent) {
         close(*allowed);
         close(*s);
     }
+}
+
+// A socket file owned by root but listened on by another user (bound as root, then the listener
+// dropped to nobody): the client asks the kernel who answered, not only who owns the file.
+TEST(QueueSocket, TheListenerMustBeRootOrUsNotJustTheFilesOwner) {
+    if (geteuid() != 0) GTEST_SKIP() << "needs root to listen as another user";
+    baton::test::TempDir d;
+    const std::string path = d.path() + "/baton.sock";
+    int ready[2];
+    ASSERT_EQ(pipe(ready), 0);
+    const pid_t child = fork();
+    if (child == 0) {
+        const int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+        sockaddr_un a{};
+        a.sun_family = AF_UNIX;
+        std::snprintf(a.sun_path, sizeof a.sun_path, "%s", path.c_str());
+        if (bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) _exit(1);  // the file: root's
+        if (setresgid(65534, 65534, 65534) != 0 || setresuid(65534, 65534, 65534) != 0) _exit(2);
+        if (listen(fd, 4) != 0) _exit(3);  // the listener: nobody's
+        if (write(ready[1], "x", 1) != 1) _exit(4);
+        pause();
+        _exit(0);
+    }
+    char c = 0;
+    ASSERT_EQ(read(ready[0], &c, 1), 1);
+    struct stat st {};
+    ASSERT_EQ(lstat(path.c_str(), &st), 0);
+    EXPECT_EQ(st.st_uid, 0u) << "the file is root's";
+    baton::Result<int> fd = baton::queue::connect_unix(path);
+    kill(child, SIGKILL);
+    waitpid(child, nullptr, 0);
+    close(ready[0]);
+    close(ready[1]);
+    ASSERT_FALSE(fd.ok()) << "talked to a listener of uid 65534";
+    EXPECT_TRUE(fd.error().is(baton::ErrorCode::permission_denied));
+    EXPECT_NE(fd.error().message.find("is served by uid 65534, not by root or you"), std::string::npos)
+        << fd.error().message;
 }

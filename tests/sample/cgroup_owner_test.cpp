@@ -108,8 +108,10 @@ TEST(CgroupOwner, ContainersOfEachRuntime) {
     EXPECT_EQ(lxc.kind, JobKind::container);
     EXPECT_EQ(lxc.id, "build-box");
     EXPECT_EQ(lxc.runtime, "lxc");
-    // conmon's scope beside a container is not the container; short or non-hex ids are not ids.
-    EXPECT_EQ(classify_cgroup("/machine.slice/libpod-conmon-" + kCid + ".scope").kind, JobKind::service);
+    // conmon's scope beside a container is not the container, nor a service (docs/fleet.md: it names no
+    // job); short or non-hex ids are not ids.
+    EXPECT_EQ(classify_cgroup("/machine.slice/libpod-conmon-" + kCid + ".scope").kind, JobKind::none);
+    EXPECT_EQ(classify_cgroup("/system.slice/crio-conmon-" + kCid + ".scope").kind, JobKind::none);
     EXPECT_EQ(classify_cgroup("/docker/abc").kind, JobKind::none);
     EXPECT_EQ(classify_cgroup("/docker/" + std::string(64, 'z')).kind, JobKind::none);
     EXPECT_EQ(classify_cgroup("/docker/" + kCid + kCid).kind, JobKind::none);

@@ -203,11 +203,23 @@ TEST(SnapshotPrometheus, GpuCountersAndDcgmCompat) {
         has(t, "DCGM_FI_DEV_GPU_UTIL{" + gpu0 + "} " + std::to_string(static_cast<int>(*g.utilization_percent))));
     EXPECT_NE(t.find("DCGM_FI_PROF_SM_ACTIVE{" + gpu0 + "} 0."), std::string::npos);
     EXPECT_NE(t.find("DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{" + gpu0 + "} "), std::string::npos);
-    // The fields baton reads that dcgm-exporter has too: video engines, PCIe and NVLink bytes.
+    // The fields baton reads that dcgm-exporter has too: video engines, PCIe and NVLink bytes, under
+    // dcgm-exporter 4.10's names (*_BYTES_PER_SECOND) and the older ones dashboards still query, both
+    // with the same value.
     for (const char* f :
-         {"DCGM_FI_DEV_ENC_UTIL{", "DCGM_FI_DEV_DEC_UTIL{", "DCGM_FI_PROF_PCIE_RX_BYTES{",
-          "DCGM_FI_PROF_PCIE_TX_BYTES{", "DCGM_FI_PROF_NVLINK_RX_BYTES{", "DCGM_FI_PROF_NVLINK_TX_BYTES{"})
+         {"DCGM_FI_DEV_ENC_UTIL{", "DCGM_FI_DEV_DEC_UTIL{", "DCGM_FI_PROF_PCIE_RX_BYTES_PER_SECOND{",
+          "DCGM_FI_PROF_PCIE_TX_BYTES_PER_SECOND{", "DCGM_FI_PROF_NVLINK_RX_BYTES_PER_SECOND{",
+          "DCGM_FI_PROF_NVLINK_TX_BYTES_PER_SECOND{", "DCGM_FI_PROF_PCIE_RX_BYTES{", "DCGM_FI_PROF_PCIE_TX_BYTES{",
+          "DCGM_FI_PROF_NVLINK_RX_BYTES{", "DCGM_FI_PROF_NVLINK_TX_BYTES{"})
         EXPECT_NE(t.find(f), std::string::npos) << f;
+    auto value_of = [&](const std::string& family) {
+        const std::size_t where = t.find(family + "{" + gpu0 + "} ");
+        if (where == std::string::npos) return std::string("absent");
+        const std::size_t from = where + family.size() + gpu0.size() + 3;
+        return t.substr(from, t.find('\n', from) - from);
+    };
+    EXPECT_EQ(value_of("DCGM_FI_PROF_PCIE_RX_BYTES_PER_SECOND"), value_of("DCGM_FI_PROF_PCIE_RX_BYTES"));
+    EXPECT_NE(value_of("DCGM_FI_PROF_PCIE_RX_BYTES"), "absent");
     // In Kubernetes the host label is the node's (NODE_NAME), not the pod's hostname.
     o.dcgm_hostname = "gpu-node-7";
     std::string k8s;

@@ -195,6 +195,10 @@ JobRef systemd_unit(const std::vector<std::string_view>& c) {
     std::size_t i = 0;
     while (i < c.size() && ends(c[i], ".slice")) ++i;
     if (i == 0 || i >= c.size() || !(ends(c[i], ".service") || ends(c[i], ".scope")) || !unit_name(c[i])) return r;
+    // A container runtime's own scope that is no container (conmon's libpod-conmon-ID.scope, cri-o's
+    // crio-conmon-ID.scope) is the runtime's plumbing: no job, not a service.
+    for (const RuntimePrefix& p : kScopePrefixes)
+        if (ends(c[i], ".scope") && starts(c[i], p.prefix)) return r;
     r.kind = JobKind::service;
     r.id = c[i];
     return r;
