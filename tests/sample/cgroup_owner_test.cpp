@@ -88,6 +88,38 @@ TEST(CgroupOwner, KubernetesPodsUnderBothDrivers) {
               JobKind::pod);
 }
 
+// The agent's own pod in a private cgroup namespace (containerd on cgroup v2 gives it one): the other
+// pods' paths climb out of the namespace first ("/../../.."), and still name their pod, under either
+// driver; a user's subtree reached by a climb is no pod.
+TEST(CgroupOwner, PodsSeenFromInsideAPrivateCgroupNamespace) {
+    const std::string uid = "6f2a3c1e-9b7d-4e0a-8c5f-1d2e3f4a5b6c";
+    std::string under = uid;
+    for (char& c : under)
+        if (c == '-') c = '_';
+    JobRef systemd = classify_cgroup("/../../../kubepods-besteffort.slice/kubepods-besteffort-pod" + under +
+                                     ".slice/cri-containerd-" + kCid + ".scope");
+    EXPECT_EQ(systemd.kind, JobKind::pod);
+    EXPECT_EQ(systemd.id, uid);
+    EXPECT_EQ(systemd.container_id, kCid);
+    EXPECT_EQ(systemd.runtime, "containerd");
+    JobRef same_qos =
+        classify_cgroup("/../../kubepods-burstable-pod" + under + ".slice/cri-containerd-" + kCid + ".scope");
+    EXPECT_EQ(same_qos.kind, JobKind::pod);
+    EXPECT_EQ(same_qos.id, uid);
+    JobRef cgroupfs = classify_cgroup("/../../../besteffort/pod" + uid + "/" + kCid);
+    EXPECT_EQ(cgroupfs.kind, JobKind::pod);
+    EXPECT_EQ(cgroupfs.id, uid);
+    EXPECT_EQ(cgroupfs.container_id, kCid);
+    EXPECT_EQ(classify_cgroup("/../../pod" + uid + "/" + kCid).id, uid) << "a guaranteed pod under cgroupfs";
+    // Out of the namespace to the host's own units and users.
+    EXPECT_EQ(classify_cgroup("/../../../../system.slice/docker-" + kCid + ".scope").kind, JobKind::container);
+    EXPECT_EQ(classify_cgroup("/../../../../user.slice/user-1000.slice/session-3.scope").kind, JobKind::user);
+    EXPECT_NE(classify_cgroup("/../../../../user.slice/user-1000.slice/user@1000.service/pod" + uid + "/" + kCid).kind,
+              JobKind::pod);
+    EXPECT_EQ(classify_cgroup("/../../..").kind, JobKind::none);
+    EXPECT_EQ(classify_cgroup("/").kind, JobKind::none) << "the agent's own cgroup";
+}
+
 TEST(CgroupOwner, ContainersOfEachRuntime) {
     struct Case {
         std::string path, runtime;

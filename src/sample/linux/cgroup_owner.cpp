@@ -224,8 +224,21 @@ int rank(const JobRef& r) {
 
 JobRef classify_cgroup(std::string_view path) {
     if (path.size() > kMaxPath) return {};
-    const std::vector<std::string_view> c = components(path);
+    std::vector<std::string_view> c = components(path);
     if (c.size() > kMaxComponents) return {};
+    // Read from inside a private cgroup namespace (an agent's pod under containerd on cgroup v2),
+    // another process's path climbs out of the namespace first: "/../../../kubepods-besteffort.slice/
+    // kubepods-besteffort-pod<UID>.slice/cri-containerd-<ID>.scope". What follows the climb is the path
+    // from the common ancestor down, which names the job as well (the kubelet's, Slurm's, systemd's
+    // top directories are only ever climbed out of, never into).
+    std::size_t climbed = 0;
+    while (climbed < c.size() && c[climbed] == "..") ++climbed;
+    c.erase(c.begin(), c.begin() + static_cast<std::ptrdiff_t>(climbed));
+    // Under the cgroupfs driver the common ancestor of two pods is kubepods/ itself, so the climb ends
+    // below it ("/../../besteffort/pod<UID>/<ID>"): it is put back. A user's own subtree is never
+    // below kubepods/, so nothing a user makes can be read this way.
+    if (climbed > 0 && !c.empty() && (c[0] == "besteffort" || c[0] == "burstable" || starts(c[0], "pod")))
+        c.insert(c.begin(), std::string_view("kubepods"));
     for (JobRef (*f)(const std::vector<std::string_view>&) : {slurm_job, pod, container, systemd_unit}) {
         JobRef r = f(c);
         if (r.kind != JobKind::none) return r;
