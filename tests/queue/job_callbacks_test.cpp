@@ -91,22 +91,23 @@ TEST(JobCallbacks, OutputGoesToTheLogAndOnePastItsTimeoutIsKilledWithItsChildren
     EXPECT_NE(text.find("said by 12 in " + d.path() + "\n"), std::string::npos) << text;
     // The background child of the hanging one went with it (its process group).
     const pid_t child = static_cast<pid_t>(std::stol(test::read_text(pids)));
-    // (gone, or a zombie its new parent has not reaped yet)
-    auto alive = [&] {
-        const std::string stat = test::read_text("/proc/" + std::to_string(child) + "/stat");
-        return !stat.empty() && stat.find(") Z ") == std::string::npos;
+    // Gone, or a zombie its new parent has not reaped yet: polled until then, for at most 2 s.
+    auto ended_within_2s = [](pid_t pid) {
+        auto alive = [pid] {
+            const std::string stat = test::read_text("/proc/" + std::to_string(pid) + "/stat");
+            return !stat.empty() && stat.find(") Z ") == std::string::npos;
+        };
+        const double until = monotonic_seconds() + 2;
+        while (alive() && monotonic_seconds() < until) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        return !alive();
     };
-    for (int i = 0; i < 40 && alive(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    EXPECT_FALSE(alive()) << "pid " << child << " outlived its callback";
+    EXPECT_TRUE(ended_within_2s(child)) << "pid " << child << " outlived its callback";
     // And the one that left its process group (setsid): found as a descendant, killed too.
     const pid_t gone = static_cast<pid_t>(std::stol(test::read_text(escaped)));
-    auto escaped_alive = [&] {
-        const std::string stat = test::read_text("/proc/" + std::to_string(gone) + "/stat");
-        return !stat.empty() && stat.find(") Z ") == std::string::npos;
-    };
-    for (int i = 0; i < 40 && escaped_alive(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    EXPECT_FALSE(escaped_alive()) << "pid " << gone << " (setsid) outlived its callback";
-    if (escaped_alive()) ::kill(gone, SIGKILL);
+    if (!ended_within_2s(gone)) {
+        ADD_FAILURE() << "pid " << gone << " (setsid) outlived its callback";
+        ::kill(gone, SIGKILL);
+    }
 }
 
 // An agent that is not root runs no other user's callback. (Tried from a child that dropped to

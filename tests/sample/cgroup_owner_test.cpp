@@ -51,11 +51,12 @@ TEST(CgroupOwner, SlurmUnderCgroupV1AndV2) {
     EXPECT_EQ(odd.step, "");
 }
 
+// A pod UID as the API writes it, and as the systemd driver writes it in a slice's name.
+const std::string kPodUid = "6f2a3c1e-9b7d-4e0a-8c5f-1d2e3f4a5b6c";
+const std::string kPodUidUnderscored = "6f2a3c1e_9b7d_4e0a_8c5f_1d2e3f4a5b6c";
+
 TEST(CgroupOwner, KubernetesPodsUnderBothDrivers) {
-    const std::string uid = "6f2a3c1e-9b7d-4e0a-8c5f-1d2e3f4a5b6c";
-    std::string under = uid;
-    for (char& c : under)
-        if (c == '-') c = '_';
+    const std::string uid = kPodUid, under = kPodUidUnderscored;
     JobRef systemd = classify_cgroup("/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" + under +
                                      ".slice/cri-containerd-" + kCid + ".scope");
     EXPECT_EQ(systemd.kind, JobKind::pod);
@@ -92,10 +93,7 @@ TEST(CgroupOwner, KubernetesPodsUnderBothDrivers) {
 // pods' paths climb out of the namespace first ("/../../.."), and still name their pod, under either
 // driver; a user's subtree reached by a climb is no pod.
 TEST(CgroupOwner, PodsSeenFromInsideAPrivateCgroupNamespace) {
-    const std::string uid = "6f2a3c1e-9b7d-4e0a-8c5f-1d2e3f4a5b6c";
-    std::string under = uid;
-    for (char& c : under)
-        if (c == '-') c = '_';
+    const std::string uid = kPodUid, under = kPodUidUnderscored;
     JobRef systemd = classify_cgroup("/../../../kubepods-besteffort.slice/kubepods-besteffort-pod" + under +
                                      ".slice/cri-containerd-" + kCid + ".scope");
     EXPECT_EQ(systemd.kind, JobKind::pod);
