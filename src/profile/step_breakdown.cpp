@@ -66,6 +66,19 @@ bool is_scalar_read(std::string_view n) {
     return n == "aten::_local_scalar_dense";
 }
 
+// An operator that always runs inside another: the legacy profiler's whole microseconds can put its
+// start at its caller's end (aten::item 17867+2, aten::_local_scalar_dense 17869+1), which reads as
+// a sibling unless the pair is known.
+bool always_called_by(std::string_view callee, std::string_view caller) {
+    static constexpr std::pair<std::string_view, std::string_view> pairs[] = {
+        {"aten::_local_scalar_dense", "aten::item"},
+        {"aten::item", "aten::is_nonzero"},
+    };
+    for (const auto& [inner, outer] : pairs)
+        if (inner == callee && outer == caller) return true;
+    return false;
+}
+
 enum class OpRole { none, data, optimizer, backward, to_device };
 
 OpRole op_role(std::string_view n) {
@@ -108,11 +121,12 @@ Nesting nest(const Trace& t) {
         const TraceEvent& e = ev[i];
         if (k > 0 && (ev[order[k - 1]].pid != e.pid || ev[order[k - 1]].tid != e.tid)) open.clear();
         // An event starting where another ended is not its child; one starting with a parent of no
-        // duration (the legacy profiler's microseconds round many to 0) is.
+        // duration (the legacy profiler's microseconds round many to 0) is, and so is a known callee.
         while (!open.empty()) {
             const TraceEvent& top = ev[open.back()];
             const double end = top.ts_us + top.dur_us;
             if (end > e.ts_us || (end == e.ts_us && top.ts_us == e.ts_us)) break;
+            if (end == e.ts_us && always_called_by(t.name_of(e), t.name_of(top))) break;
             open.pop_back();
         }
         if (!open.empty()) {

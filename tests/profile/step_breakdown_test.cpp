@@ -215,6 +215,38 @@ TEST(StepBreakdown, UserFramesAreTheUsersCode) {
     EXPECT_FALSE(is_user_frame(""));
 }
 
+// The legacy profiler's whole microseconds put aten::_local_scalar_dense at its aten::item's end
+// (as Debian's torch 1.13 wrote in one run of three); an aten::mul ending where the next op starts
+// stays a sibling.
+TEST(StepBreakdown, ALegacyCalleeStartingAtItsCallersEndIsItsChild) {
+    std::string events;
+    for (int s = 0; s < 3; ++s) {
+        const int t0 = 1000 * s;
+        auto at = [&](const char* name, int ts, int dur) {
+            events += std::string(events.empty() ? "" : ",") + R"({"name": ")" + name +
+                      R"(", "ph": "X", "pid": "CPU functions", "tid": 1, "ts": )" + std::to_string(t0 + ts) +
+                      ", \"dur\": " + std::to_string(dur) + R"(, "args": {}})";
+        };
+        at(("ProfilerStep#" + std::to_string(s + 1)).c_str(), 0, 900);
+        at("aten::mul", 100, 5);
+        at("aten::_local_scalar_dense", 105, 0);  // right after a mul: not the mul's
+        at("aten::item", 300, 1);
+        at("aten::_local_scalar_dense", 301, 0);
+        at("aten::is_nonzero", 500, 2);
+        at("aten::item", 502, 1);
+        at("aten::_local_scalar_dense", 503, 0);
+    }
+    const baton::Result<Trace> t = parse_trace("[" + events + "]");
+    ASSERT_TRUE(t.ok()) << t.error().message;
+    const Analysis a = analyse(*t);
+    ASSERT_TRUE(a.legacy);
+    std::map<std::string, std::size_t> counts;
+    for (const SyncSite& s : a.syncs) counts[s.op] += s.count;
+    const std::map<std::string, std::size_t> expected{
+        {"aten::_local_scalar_dense", 3}, {"aten::item", 3}, {"aten::is_nonzero", 3}};
+    EXPECT_EQ(counts, expected);
+}
+
 // Debian's PyTorch records these (the legacy profiler: CPU only, no categories); "Call stack" is
 // added from the profiler's own events as baton's hook does for such a build.
 TEST(StepBreakdown, ARealCpuTraceOfASlowDatasetAndAnItemPerStep) {
