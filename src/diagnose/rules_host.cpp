@@ -2,6 +2,7 @@
 // oversubscription and shared memory. Thresholds: core/thresholds.hpp; docs/findings.md.
 #include <fmt/format.h>  // header-only (fmt::fmt-header-only)
 
+#include "diagnose/host_load.hpp"
 #include "diagnose/indicators.hpp"
 #include "diagnose/rules.hpp"
 
@@ -159,14 +160,29 @@ void shm_low(const Window& w, const Thresholds& t, std::vector<Finding>& out) {
     out.push_back(std::move(f));
 }
 
+// Names the processes (and users) behind a host-wide load at the end of its summary: on a shared
+// box the load may be anyone's.
+void name_the_load(const Window& w, Finding& f) {
+    const std::optional<LoadKind> kind = load_kind_of_rule(f.rule);
+    if (!kind) return;
+    const std::string who = load_text(load_by_process(w, *kind), *kind);
+    if (!who.empty()) {
+        f.summary += (*kind == LoadKind::memory ? "; most memory held by " : "; most of it from ") + who;
+    } else if (*kind == LoadKind::io && !w.back().processes.empty()) {
+        f.summary += "; whose reads and writes these are needs root to see (/proc/PID/io)";
+    }
+}
+
 }  // namespace
 
 void host_rules(const Window& w, const Thresholds& t, std::vector<Finding>& out) {
+    const std::size_t first = out.size();
     cpu_load_high(w, t, out);
     swap_rules(w, t, out);
     io_wait_high(w, t, out);
     host_memory_pressure(w, t, out);
     cpu_oversubscribed(w, t, out);
+    for (std::size_t i = first; i < out.size(); ++i) name_the_load(w, out[i]);
     shm_low(w, t, out);
     disk_space_low(w, t, out);
 }

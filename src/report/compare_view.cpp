@@ -136,6 +136,9 @@ void findings_json(JsonWriter& w, const std::vector<FindingChange>& changes) {
         w.field("status", status_name(c.status));
         if (!c.severity_a.empty()) w.field("severity_a", c.severity_a);
         if (!c.severity_b.empty()) w.field("severity_b", c.severity_b);
+        w.optional_field("job_share_a", c.job_share_a);
+        w.optional_field("job_share_b", c.job_share_b);
+        if (c.job_share_a || c.job_share_b) w.field("cause", c.others() ? "other processes" : "the run's job");
         w.key("evidence");
         w.begin_array();
         for (const FindingChange::Metric& m : c.evidence) {
@@ -178,8 +181,11 @@ std::string compare_runs_text(const store::StoredRun& a, const store::StoredRun&
         row(r.name, value(fa.*r.field, r.unit), value(fb.*r.field, r.unit),
             delta(fa.*r.field, fb.*r.field, r.change_unit));
     const std::vector<FindingChange> changes = compare_findings(a, b);
-    if (!changes.empty()) out += "findings (matched by rule and subject: \"job\" is the run's own processes):\n";
-    for (const FindingChange& c : changes) out += "  " + finding_change_text(c) + "\n";
+    std::string theirs, others;
+    for (const FindingChange& c : changes) (c.others() ? others : theirs) += "  " + finding_change_text(c) + "\n";
+    if (!theirs.empty())
+        out += "findings (matched by rule and subject: \"job\" is the run's own processes):\n" + theirs;
+    if (!others.empty()) out += "on the host, from other processes (no effect of either run):\n" + others;
     const std::vector<StepRow> steps = step_rows(sa, sb);
     if (!steps.empty()) {
         out += "step (the profiler windows' mean step, ms):\n";

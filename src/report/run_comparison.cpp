@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>  // header-only (fmt::fmt-header-only)
 
+#include "diagnose/host_load.hpp"
 #include "report/svg_chart.hpp"
 
 namespace baton::report {
@@ -27,7 +28,20 @@ const store::RecordedFinding* find(const store::StoredRun& run, const std::strin
     return nullptr;
 }
 
+std::optional<double> job_share(const store::RecordedFinding* f) {
+    if (!f) return std::nullopt;
+    for (const diagnose::Evidence& e : f->evidence)
+        if (e.metric == diagnose::kJobShareMetric) return e.average;
+    return std::nullopt;
+}
+
 }  // namespace
+
+bool FindingChange::others() const {
+    if (!job_share_a && !job_share_b) return false;
+    return job_share_a.value_or(0) < diagnose::kMainCausePercent &&
+           job_share_b.value_or(0) < diagnose::kMainCausePercent;
+}
 
 std::pair<std::string, std::string> metric_label(const std::string& metric) {
     std::string name = metric.substr(metric.rfind('.') == std::string::npos ? 0 : metric.rfind('.') + 1);
@@ -62,6 +76,8 @@ std::vector<FindingChange> compare_findings(const store::StoredRun& a, const sto
         c.subject = fb.subject;
         c.severity_b = fb.severity;
         const store::RecordedFinding* fa = find(a, fb.rule, key);
+        c.job_share_a = job_share(fa);
+        c.job_share_b = job_share(&fb);
         if (!fa) {
             c.status = FindingChange::Status::fresh;
             fresh.push_back(std::move(c));
@@ -87,6 +103,7 @@ std::vector<FindingChange> compare_findings(const store::StoredRun& a, const sto
         c.rule = fa.rule;
         c.subject = fa.subject;
         c.severity_a = fa.severity;
+        c.job_share_a = job_share(&fa);
         c.status = FindingChange::Status::gone;
         gone.push_back(std::move(c));
     }
@@ -97,6 +114,15 @@ std::vector<FindingChange> compare_findings(const store::StoredRun& a, const sto
 
 std::string finding_change_text(const FindingChange& c) {
     std::string out = fmt::format("{} [{}]: ", c.rule, c.subject);
+    if (c.others()) {
+        auto share = [](std::optional<double> s) { return s ? fmt::format("{:.0f} %", *s) : std::string("-"); };
+        if (c.status == FindingChange::Status::fresh)
+            return out + "in the second run only, its job made " + share(c.job_share_b) + " of the load";
+        if (c.status == FindingChange::Status::gone)
+            return out + "in the first run only, its job made " + share(c.job_share_a) + " of the load";
+        return out + "in both, their jobs made " + share(c.job_share_a) + " and " + share(c.job_share_b) +
+               " of the load";
+    }
     if (c.status == FindingChange::Status::gone) return out + "gone";
     if (c.status == FindingChange::Status::fresh) return out + "new";
     for (const FindingChange::Metric& m : c.evidence) {

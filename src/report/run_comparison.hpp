@@ -23,16 +23,23 @@ struct FindingChange {
         double a = 0, b = 0;
     };
     std::vector<Metric> evidence;
+    // A host-wide load's share that each run's own job made (percent; absent where not recorded).
+    std::optional<double> job_share_a, job_share_b;
+    // Other processes' load, not the runs' doing: a share is known and every known share is below
+    // the main-cause line (diagnose/host_load.hpp).
+    bool others() const;
 };
 
 // Findings of `a` and `b` matched as above: those in both first (in b's order), then the new
-// ones, then the gone ones.
+// ones, then the gone ones. A host finding that other processes made (FindingChange::others) is
+// matched the same way but is no effect of either run: the views list it apart.
 std::vector<FindingChange> compare_findings(const store::StoredRun& a, const store::StoredRun& b);
 
 // A metric's words and unit for people: "steps.data_wait_percent" -> {"data wait", "%"}.
 std::pair<std::string, std::string> metric_label(const std::string& metric);
 
-// "input_bound [job]: data wait 62 % -> 25 %, still present" (and "gone", "new").
+// "input_bound [job]: data wait 62 % -> 25 %, still present" (and "gone", "new"); for others():
+// "cpu_load_high [host]: in the second run only, its job made 12 % of the load".
 std::string finding_change_text(const FindingChange& c);
 
 }  // namespace baton::report

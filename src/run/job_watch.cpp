@@ -11,6 +11,7 @@
 #include "core/clock.hpp"
 #include "core/text_parse.hpp"
 #include "core/units.hpp"
+#include "diagnose/host_load.hpp"
 #include "diagnose/job.hpp"
 #include "diagnose/rules.hpp"
 #include "run/memory_capture.hpp"
@@ -82,6 +83,36 @@ std::optional<bool> job_on_mig_device(const diagnose::Finding& f, const Snapshot
 void attribute_to_job(diagnose::Finding& f, const JobTotals& job) {
     unsigned pid = 0;
     if (std::sscanf(f.subject.c_str(), "pid:%u", &pid) == 1 && job.pids.count(pid)) f.subject = "job";
+}
+
+// How much of a host-wide load the run's job made over the window (docs/findings.md, "Whose load"):
+// said in the summary and kept as evidence, so that baton compare does not present another
+// process's load as the run's effect.
+void weigh_the_jobs_share(diagnose::Finding& f, const diagnose::Window& w, const std::vector<pid_t>& roots) {
+    const std::optional<diagnose::LoadKind> kind = diagnose::load_kind_of_rule(f.rule);
+    if (f.subject != "host" || !kind) return;
+    std::set<std::uint32_t> pids;  // the job's processes at any point of the window
+    for (const Snapshot& s : w) {
+        const std::set<std::uint32_t> now = job_totals(s, roots).pids;
+        pids.insert(now.begin(), now.end());
+    }
+    const std::optional<double> share = diagnose::share_of_load(diagnose::load_by_process(w, *kind), pids);
+    if (!share) return;
+    if (*share >= diagnose::kMainCausePercent) {
+        f.summary += fmt::format("; the run's job makes {:.0f} % of it", *share);
+    } else {
+        f.summary += fmt::format("; the run's job makes only {:.0f} % of it: not its main cause", *share);
+        f.recommendation =
+            "Most of this load is other processes' (named above), not the run's: ask their owners, or "
+            "run where the machine is yours (baton queue). " +
+            f.recommendation;
+    }
+    diagnose::Evidence e;
+    e.metric = diagnose::kJobShareMetric;
+    e.average = e.minimum = e.maximum = *share;
+    e.threshold = fmt::format("< {:g}: not the job's doing", diagnose::kMainCausePercent);
+    e.samples = w.size();
+    f.evidence.push_back(e);
 }
 
 // Adds one snapshot to the aggregates: the host's figures, the job's, and its GPUs'.
@@ -495,6 +526,7 @@ std::vector<diagnose::Finding> JobWatch::sample(const diagnose::Window& window) 
     std::vector<diagnose::Finding> found;  // about the job, the host, and the job's GPUs
     for (diagnose::Finding& f : diagnose::diagnose(window, options_.thresholds, steps_)) {
         attribute_to_job(f, job);
+        weigh_the_jobs_share(f, window, roots_);
         // A MIG device's finding is the job's while it runs there; it comes again while it holds.
         if (const std::optional<bool> mine = job_on_mig_device(f, snap, job)) {
             if (*mine) found.push_back(std::move(f));

@@ -90,6 +90,50 @@ TEST(CompareView, RunsFiguresAndFindings) {
     EXPECT_FALSE(j["findings"][0].contains("severity_b"));
 }
 
+// A host finding the run's job made under half of (another user's load) is listed apart, never as
+// "new" or "gone"; one the job made itself stays among the run's findings.
+TEST(CompareView, OtherProcessesLoadIsNoEffectOfTheRun) {
+    store::StoredRun a, b;
+    a.run.id = 1;
+    a.run.state = store::RunState::finished;
+    b.run = a.run;
+    b.run.id = 2;
+    auto host_finding = [](const char* rule, double share) {
+        store::RecordedFinding f;
+        f.rule = rule;
+        f.severity = "warning";
+        f.subject = "host";
+        diagnose::Evidence e;
+        e.metric = "run.job_share_of_load_percent";
+        e.average = share;
+        f.evidence.push_back(e);
+        return f;
+    };
+    b.findings.push_back(host_finding("cpu_load_high", 12));
+    a.findings.push_back(host_finding("swap_active", 30));
+    b.findings.push_back(host_finding("io_wait_high", 90));
+    const std::string t = compare_runs_text(a, b);
+    const std::size_t apart = t.find("on the host, from other processes (no effect of either run):\n");
+    ASSERT_NE(apart, std::string::npos) << t;
+    EXPECT_NE(t.find("  cpu_load_high [host]: in the second run only, its job made 12 % of the load", apart),
+              std::string::npos)
+        << t;
+    EXPECT_NE(t.find("  swap_active [host]: in the first run only, its job made 30 % of the load", apart),
+              std::string::npos)
+        << t;
+    EXPECT_LT(t.find("io_wait_high [host]: new"), apart) << "the run's own load is its effect\n" << t;
+    const nlohmann::json j = nlohmann::json::parse(compare_runs_json(a, b));
+    ASSERT_EQ(j["findings"].size(), 3u);
+    for (const nlohmann::json& f : j["findings"]) {
+        if (f["rule"] == "io_wait_high") {
+            EXPECT_EQ(f["cause"], "the run's job");
+            EXPECT_EQ(f["job_share_b"], 90.0);
+        } else {
+            EXPECT_EQ(f["cause"], "other processes") << f.dump();
+        }
+    }
+}
+
 TEST(CompareView, TheProfilerWindowsStepsRowByRow) {
     store::StoredRun a, b;
     a.run.id = 1;
