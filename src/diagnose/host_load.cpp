@@ -48,8 +48,12 @@ std::optional<LoadKind> load_kind_of_rule(std::string_view rule) {
 std::vector<ProcessLoad> load_by_process(const Window& w, LoadKind kind) {
     // A pid with its start time is one process (a pid reused within the window is another).
     std::map<std::pair<std::uint32_t, std::uint64_t>, ProcessLoad> by;
-    for (const Snapshot& s : w)
-        for (const ProcessInfo& p : s.processes) {
+    if (w.empty()) return {};
+    // Memory held is a level, not a rate: its holders are the newest snapshot's (the agent keeps
+    // only the busy processes in its older ones: serve/diagnosis_window.hpp).
+    const std::size_t first = kind == LoadKind::memory ? w.size() - 1 : 0;
+    for (std::size_t i = first; i < w.size(); ++i)
+        for (const ProcessInfo& p : w[i].processes) {
             const std::optional<double> v = measure(p, kind);
             if (!v || *v <= 0) continue;
             ProcessLoad& l = by[{p.pid, p.start_ticks}];
@@ -60,7 +64,7 @@ std::vector<ProcessLoad> load_by_process(const Window& w, LoadKind kind) {
         }
     std::vector<ProcessLoad> out;
     for (auto& [key, l] : by) {
-        l.value /= static_cast<double>(w.size());
+        l.value /= static_cast<double>(w.size() - first);
         out.push_back(std::move(l));
     }
     std::sort(out.begin(), out.end(), [](const ProcessLoad& a, const ProcessLoad& b) {

@@ -28,7 +28,8 @@ struct ProcessLoad {
     double value = 0;  // its share of the window's load: the mean over every snapshot (absent: 0)
 };
 
-// Every process's load over the window, largest first (those with none left out).
+// Every process's load over the window, largest first (those with none left out); memory's from
+// the newest snapshot alone (a level: who holds it now).
 std::vector<ProcessLoad> load_by_process(const Window& w, LoadKind kind);
 
 // "stress-ng (pid 17, bob) 99 %, python3 (pid 4242, alice) 97 %", the `count` largest; then "; by

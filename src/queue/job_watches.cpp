@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "core/clock.hpp"
+#include "core/thread_name.hpp"
 #include "diagnose/job.hpp"
 
 namespace baton::queue {
@@ -47,7 +48,7 @@ void start_watch(WatchedJob& watched, const store::JobRecord& j, pid_t pid, cons
     watched.root = pid;
     if (!watched.stacks_dir.empty()) {
         watched.hangs =
-            std::make_unique<run::JobHangs>(hang, false, "baton: job " + std::to_string(j.id), watched.stacks_dir);
+            std::make_shared<run::JobHangs>(hang, false, "baton: job " + std::to_string(j.id), watched.stacks_dir);
         // Read with the system's Python: the agent may be root, the job's interpreter is its user's.
         watched.hangs->set_flight_recorder(queue_flight_recorder_paths(watched.stacks_dir + "/fr", env),
                                            "/usr/bin/python3");
@@ -91,21 +92,68 @@ std::unique_ptr<WatchedJob> JobWatches::take(std::int64_t id) {
 
 std::vector<diagnose::Finding> JobWatches::feed(const diagnose::Window& window) {
     std::vector<diagnose::Finding> holding;
-    MutexLock lock(mutex_);
-    for (auto& [id, w] : watched_) {
-        read_stderr(*w, 16);  // (CUDA out of memory, NCCL errors)
-        if (w->events) w->watch->read_events(w->events->drain());
-        w->watch->sample(window);
-        if (!w->hangs) continue;
-        run::JobWatch& watch = *w->watch;
-        const pid_t root = w->root;
-        w->hangs->turn(watch, [&] { return run::job_ranks(root, watch.last_step_unix_ms() != 0); });
-        if (std::optional<diagnose::Finding> f = w->hangs->active_finding()) {
-            f->subject = "job " + std::to_string(id);
-            holding.push_back(std::move(*f));
+    {
+        MutexLock lock(mutex_);
+        for (auto& [id, w] : watched_) {
+            read_stderr(*w, 16);  // (CUDA out of memory, NCCL errors)
+            if (w->events) w->watch->read_events(w->events->drain());
+            w->watch->sample(window);
+            if (w->hang_finding) holding.push_back(*w->hang_finding);
+            hangs_due_ = hangs_due_ || w->hangs;
         }
     }
+    wake_hangs_.notify_all();
     return holding;
+}
+
+void JobWatches::hang_turns() {
+    struct Turn {
+        std::int64_t id;
+        std::shared_ptr<run::JobHangs> hangs;
+        pid_t root;
+        run::JobHangs::Steps steps;
+    };
+    std::vector<Turn> turns;
+    {
+        MutexLock lock(mutex_);
+        for (auto& [id, w] : watched_)
+            if (w->hangs) turns.push_back({id, w->hangs, w->root, run::JobHangs::steps_of(*w->watch)});
+    }
+    for (Turn& t : turns) {
+        const run::JobHangs::Said said =
+            t.hangs->step(t.steps, [&] { return run::job_ranks(t.root, t.steps.last_step_unix_ms != 0); });  // (slow)
+        std::optional<diagnose::Finding> holds = t.hangs->active_finding();
+        if (holds) holds->subject = "job " + std::to_string(t.id);
+        MutexLock lock(mutex_);
+        auto it = watched_.find(t.id);
+        if (it == watched_.end() || it->second->hangs != t.hangs) continue;  // taken back meanwhile
+        run::JobHangs::give(*it->second->watch, said);
+        it->second->hang_finding = std::move(holds);
+    }
+}
+
+void JobWatches::start_hang_thread() {
+    hang_thread_ = std::thread([this] {
+        name_this_thread("baton-hangs");
+        for (;;) {
+            {
+                UniqueLock lock(mutex_);
+                wake_hangs_.wait(lock, [this]() BATON_REQUIRES(mutex_) { return hangs_due_ || stopping_; });
+                if (stopping_) return;
+                hangs_due_ = false;
+            }
+            hang_turns();
+        }
+    });
+}
+
+void JobWatches::stop_hang_thread() {
+    {
+        MutexLock lock(mutex_);
+        stopping_ = true;
+    }
+    wake_hangs_.notify_all();
+    if (hang_thread_.joinable()) hang_thread_.join();
 }
 
 std::vector<diagnose::OtherJob> JobWatches::usage_jobs(const Snapshot& s) {

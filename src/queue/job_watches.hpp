@@ -1,15 +1,20 @@
-// The running jobs' watches (run/job_watch.hpp), one per job, shared by two threads: the queue
+// The running jobs' watches (run/job_watch.hpp), one per job, shared by three threads: the queue
 // thread adds a job's watch when its supervisor starts, takes it back when the job ends, and asks
 // which runs the history now names; the agent's sampling thread feeds every watch after each
-// sample (the job's stderr as it grows, the Python hook's events, the machine's window). The lock
-// is this class's alone, so neither thread can touch a watch without it.
+// sample (the job's stderr as it grows, the Python hook's events, the machine's window); this
+// class's hang thread takes each job's turn of its hang verdict after each sample. The lock is this
+// class's alone, so no thread can touch a watch without it, and it is never held over slow work:
+// a turn (a look at the ranks' stacks, up to 2 s; the Flight Recorder's reader, up to 10 s) runs
+// without it, so a hung job can hold neither the sampler nor the queue.
 #pragma once
 
+#include <condition_variable>
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -31,13 +36,16 @@ struct WatchedJob {
     std::unique_ptr<run::JobWatch> watch;
     std::optional<run::EventsSocket> events;  // the Python hook's socket in the job's directory
     std::string stderr_path;
-    std::uint64_t stderr_read = 0;         // how much of it the watch has read
-    double started = 0;                    // monotonic seconds
-    bool run_linked = false;               // the store names its run
-    std::string stacks_dir;                // the job's stack handler writes there ("": it has none)
-    std::string memory_dir;                // the hook's out-of-memory captures ("": none asked)
-    std::unique_ptr<run::JobHangs> hangs;  // its hang verdict, when it has the handler
-    pid_t root = 0;                        // its supervisor: the job's processes are below it
+    std::uint64_t stderr_read = 0;  // how much of it the watch has read
+    double started = 0;             // monotonic seconds
+    bool run_linked = false;        // the store names its run
+    std::string stacks_dir;         // the job's stack handler writes there ("": it has none)
+    std::string memory_dir;         // the hook's out-of-memory captures ("": none asked)
+    // Its hang verdict, when it has the handler: the hang thread's alone (shared: a job taken back
+    // mid-turn leaves it to that turn), and the verdict that holds, for the sampler's findings.
+    std::shared_ptr<run::JobHangs> hangs;
+    std::optional<diagnose::Finding> hang_finding;
+    pid_t root = 0;  // its supervisor: the job's processes are below it
     // The job as baton usage counts it ("queue:ID", its owner, CPUs and memory), and its GPUs by
     // UUID (the snapshot gives their indices): JobWatches::usage_jobs fills in its processes.
     diagnose::OtherJob usage;
@@ -68,12 +76,25 @@ run::RunStats finish_watch(WatchedJob& w, const ShimStatus& st, std::uint64_t me
 
 class JobWatches {
   public:
+    JobWatches() = default;
+    ~JobWatches() { stop_hang_thread(); }
+    JobWatches(const JobWatches&) = delete;
+    JobWatches& operator=(const JobWatches&) = delete;
+
+    // The hang thread: each job's turn after every feed() (stop: after the turn under way, which
+    // may read a Flight Recorder dump for up to 10 s).
+    void start_hang_thread();
+    void stop_hang_thread();
+    // One turn of every job's hang verdict, the lock let go around each (the hang thread's loop;
+    // tests call it directly).
+    void hang_turns();
+
     void add(std::int64_t id, std::unique_ptr<WatchedJob> w);
     // The job's watch, no longer fed; null when it had none.
     std::unique_ptr<WatchedJob> take(std::int64_t id);
     // The sampling thread, after each sample: every watch reads its job's new output and events,
-    // then the window, and takes a turn of its hang verdict. The verdicts that hold, as findings
-    // whose subject is "job ID" (the agent's /metrics and alerts).
+    // then the window; the hang thread is woken for its turns. The hang verdicts that hold (as of
+    // the last turns), as findings whose subject is "job ID" (the agent's /metrics and alerts).
     std::vector<diagnose::Finding> feed(const diagnose::Window& window);
     // The sampling thread, after feed(): every running job for the agent's usage tracker, with its
     // processes (the tree under its supervisor) and its GPUs as `s` has them.
@@ -85,6 +106,10 @@ class JobWatches {
   private:
     Mutex mutex_;
     std::map<std::int64_t, std::unique_ptr<WatchedJob>> watched_ BATON_GUARDED_BY(mutex_);
+    std::condition_variable_any wake_hangs_;
+    bool hangs_due_ BATON_GUARDED_BY(mutex_) = false;
+    bool stopping_ BATON_GUARDED_BY(mutex_) = false;
+    std::thread hang_thread_;  // started and joined by the owner's thread
 };
 
 }  // namespace baton::queue

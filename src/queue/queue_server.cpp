@@ -144,6 +144,7 @@ QueueServer::~QueueServer() {
 
 void QueueServer::start() {
     recover();
+    watches_.start_hang_thread();
     thread_ = std::thread([this] {
         name_this_thread("baton-queue");
         loop();
@@ -160,6 +161,7 @@ void QueueServer::stop() {
         (void)!::write(wake_fd_, &one, sizeof one);
     }
     if (thread_.joinable()) thread_.join();
+    watches_.stop_hang_thread();
 }
 
 void QueueServer::on_tick(const diagnose::Window& window, std::vector<diagnose::Finding>& findings,

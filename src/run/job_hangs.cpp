@@ -139,13 +139,23 @@ void JobHangs::maybe_request_flight_recorder(const hang::Look& look, std::int64_
     fr_request_ = std::move(req);
 }
 
-bool JobHangs::turn(JobWatch& watch, const std::function<std::vector<hang::ProbedRank>()>& ranks) {
+JobHangs::Steps JobHangs::steps_of(JobWatch& watch) {
+    return {watch.last_step_unix_ms(), watch.median_step_seconds()};
+}
+
+void JobHangs::give(JobWatch& watch, const Said& said) {
+    if (!said.finding) return;
+    watch.add_finding(*said.finding);
+    watch.record_hang(said.rule, said.text);
+}
+
+JobHangs::Said JobHangs::step(const Steps& steps, const std::function<std::vector<hang::ProbedRank>()>& ranks) {
     // Steps of an earlier attempt say nothing about this one's.
-    const std::int64_t last_step = watch.last_step_unix_ms();
-    watch_.steps(last_step >= started_ms_ ? last_step : 0, watch.median_step_seconds());
+    const std::int64_t last_step = steps.last_step_unix_ms;
+    watch_.steps(last_step >= started_ms_ ? last_step : 0, steps.median_step_seconds);
     const double now = monotonic_seconds();
     if (fr_request_) collect_flight_recorder(now);
-    if (!watch_.look_due(now, unix_millis())) return false;
+    if (!watch_.look_due(now, unix_millis())) return {};
     hang::Look look = hang::look_at_ranks(ranks(), true, now);
     const std::int64_t step = last_step >= started_ms_ ? last_step : 0;
     // Stuck-looking: quiet for hang_seconds since a step, or (no steps) no stack moved since the last look.
@@ -169,23 +179,21 @@ bool JobHangs::turn(JobWatch& watch, const std::function<std::vector<hang::Probe
             change = std::move(c);
         }
     }
-    if (!change) return false;
+    if (!change) return {};
     if (change->kind == hang::HangWatch::Change::Kind::cleared) {
         std::fprintf(stderr, "%s: the ranks make progress again: the hang verdict is cleared\n", who_.c_str());
-        return false;
+        return {};
     }
     const hang::HangVerdict& v = *change->verdict;
-    const std::string text = hang::hang_text(v, who_);
-    if (!stacks_dir_.empty()) (void)write_file_atomically(stacks_dir_ + "/hang.txt", text);
-    watch.add_finding(hang::hang_finding(v, watch_.hang_seconds()));
-    watch.record_hang(v.rule, text);
+    Said said{hang::hang_finding(v, watch_.hang_seconds()), v.rule, hang::hang_text(v, who_),
+              stop_on_hang_ && change->kind == hang::HangWatch::Change::Kind::appeared};
+    if (!stacks_dir_.empty()) (void)write_file_atomically(stacks_dir_ + "/hang.txt", said.text);
     last_ = v;
-    const bool stop = stop_on_hang_ && change->kind == hang::HangWatch::Change::Kind::appeared;
-    if (stop)  // the whole block comes with the summary, as the root cause
+    if (said.stop)  // the whole block comes with the summary, as the root cause
         std::fprintf(stderr, "%s: %s: stopping the job (on_hang = \"stop\")\n", who_.c_str(), v.rule.c_str());
     else
-        std::fputs(printable_text(text).c_str(), stderr);
-    return stop;
+        std::fputs(printable_text(said.text).c_str(), stderr);
+    return said;
 }
 
 std::optional<diagnose::Finding> JobHangs::active_finding() const {

@@ -43,9 +43,30 @@ class JobHangs {
     // The job's processes were (re)started now: steps and looks of the last ones are forgotten.
     void restart();
 
-    // One turn; `ranks` is asked only when a look is due. True once, when the verdict appears and
-    // the job is to stop on it.
-    bool turn(JobWatch& watch, const std::function<std::vector<hang::ProbedRank>()>& ranks);
+    // What a turn needs of the job's watch, and what it gives back to it: taken and given under
+    // whatever guards the watch, while the turn itself (a look at the ranks' stacks, up to 2 s; the
+    // Flight Recorder's reader, up to 10 s) runs without it.
+    struct Steps {
+        std::int64_t last_step_unix_ms = 0;  // JobWatch::last_step_unix_ms
+        double median_step_seconds = 0;      // JobWatch::median_step_seconds
+    };
+    struct Said {
+        std::optional<diagnose::Finding> finding;  // a verdict that appeared or changed
+        std::string rule, text;                    // it as the history records it
+        bool stop = false;                         // it appeared and the job is to stop on it
+    };
+    static Steps steps_of(JobWatch& watch);
+    static void give(JobWatch& watch, const Said& said);
+
+    // One turn; `ranks` is asked only when a look is due. Touches no JobWatch.
+    Said step(const Steps& steps, const std::function<std::vector<hang::ProbedRank>()>& ranks);
+    // The same for a caller that holds its watch throughout: true once, when the verdict appears
+    // and the job is to stop on it.
+    bool turn(JobWatch& watch, const std::function<std::vector<hang::ProbedRank>()>& ranks) {
+        const Said said = step(steps_of(watch), ranks);
+        give(watch, said);
+        return said.stop;
+    }
 
     // The last verdict said (cleared or not).
     const std::optional<hang::HangVerdict>& last_verdict() const { return last_; }

@@ -31,7 +31,9 @@ void keep_window_processes(Snapshot& s) {
     auto& ps = s.processes;
     ps.erase(std::remove_if(ps.begin(), ps.end(),
                             [&](const ProcessInfo& p) {
-                                return p.cpu_percent.value_or(1) <= 0 &&
+                                // (one that read or wrote counts for io_wait_high's names, CPU or not)
+                                return p.cpu_percent.value_or(1) <= 0 && p.read_bytes_per_second.value_or(0) <= 0 &&
+                                       p.write_bytes_per_second.value_or(0) <= 0 &&
                                        !std::binary_search(keep.begin(), keep.end(), p.pid);
                             }),
              ps.end());

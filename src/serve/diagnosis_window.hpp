@@ -3,7 +3,9 @@
 // the processes the rules read across a window, which on a box with hundreds of idle daemons is a
 // few dozen instead of hundreds (30 copies of 500 processes were 4.5 MB, most of the agent's heap):
 //   - GPU processes and all their descendants (input_bound's pipeline, gpu_idle_held's CPU series);
-//   - every process that used CPU in that sample (or whose CPU is not known yet).
+//   - every process that used CPU in that sample (or whose CPU is not known yet), or read or wrote
+//     (the host findings name who made a load: diagnose/host_load.hpp; memory's holders are read
+//     from the newest snapshot alone).
 // Command lines and cgroups are dropped from every copy: no rule reads them. A process that turns
 // into a GPU process mid-window while it and its workers sat idle is judged from then on; nothing
 // else differs, and tests/serve/diagnosis_window_test.cpp checks that the findings and indicators are

@@ -1,13 +1,20 @@
 // The queue's watches: each job's stderr read as it grows (at most 1 MiB a sample, the rest at its
 // end), its cgroup's OOM kills turned into the finding, the run the history names reported once,
-// and a watch taken back no longer fed. On this process as the job, with a real history.
+// a watch taken back no longer fed, and a slow hang turn off the sampler. On this process as the
+// job, with a real history.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
+#include <csignal>
 #include <fstream>
+#include <functional>
+#include <map>
 #include <thread>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include "hang/stack_shim.hpp"
 #include "queue/job_watches.hpp"
 #include "test_support.hpp"
 
@@ -120,4 +127,62 @@ TEST(JobWatches, TheRunTheHistoryNamesIsReportedOnce) {
     std::unique_ptr<WatchedJob> back = watches.take(3);
     ASSERT_NE(back, nullptr);
     EXPECT_EQ(finish_watch(*back, ShimStatus{}, 0).recording.run_id, found[0].second);
+}
+
+// A look at a job's ranks waits up to 2 s for a rank that does not answer (here: a Python with the
+// stack handler, stopped), and a Flight Recorder read up to 10 s: that happens on the hang thread,
+// without the watches' lock, so the sampler's feed() and the queue thread's calls answer meanwhile.
+TEST(JobWatches, ASlowHangTurnHoldsNeitherTheSamplerNorTheQueue) {
+    baton::test::TempDir d;
+    ASSERT_TRUE(baton::hang::install_shim(d.path() + "/shim", d.path() + "/stacks").ok());
+    std::map<std::string, std::string> env{{"RANK", "0"}};
+    for (const auto& [k, v] : baton::hang::shim_environment(d.path() + "/shim", d.path() + "/stacks", std::nullopt))
+        env[k] = v;
+    const int rank = baton::test::start_process({"/usr/bin/python3", "-c", "import time; time.sleep(120)"}, env);
+    ASSERT_GT(rank, 0);
+    const std::string handler = d.path() + "/stacks/" + std::to_string(rank) + ".txt";
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (::access(handler.c_str(), F_OK) != 0 && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    ASSERT_EQ(::access(handler.c_str(), F_OK), 0) << "the stack handler never came up";
+    ::kill(rank, SIGSTOP);  // it takes the stack request only once it continues
+
+    auto w = std::make_unique<WatchedJob>();
+    w->stacks_dir = d.path() + "/stacks";
+    start_watch(*w, watched_record(5), rank, d.path(), {}, Thresholds{}, nullptr);
+    ASSERT_NE(w->hangs, nullptr);
+    JobWatches watches;
+    watches.add(5, std::move(w));
+
+    auto seconds_of = [](const std::function<void()>& f) {
+        const auto t0 = std::chrono::steady_clock::now();
+        f();
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    };
+    double turn = 0;
+    std::atomic<bool> turning{true};
+    std::thread hangs([&] {
+        turn = seconds_of([&] { watches.hang_turns(); });
+        turning = false;
+    });
+    double slowest = 0;
+    int feeds = 0;
+    while (turning) {
+        slowest = std::max(slowest, seconds_of([&] { watches.feed(Window{}); }));
+        slowest = std::max(slowest, seconds_of([&] { (void)watches.size(); }));
+        ++feeds;
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    hangs.join();
+    ::kill(rank, SIGKILL);
+    ::waitpid(rank, nullptr, 0);
+    EXPECT_GE(turn, 1.5) << "the look waited for the stopped rank";
+    EXPECT_GE(feeds, 10);
+    EXPECT_LT(slowest, 0.5) << "a feed or a queue call waited for the turn";
+
+    // The thread the agent runs: woken by feed(), stopped within its turn.
+    watches.start_hang_thread();
+    watches.feed(Window{});
+    watches.stop_hang_thread();
+    EXPECT_NE(watches.take(5), nullptr);
 }
