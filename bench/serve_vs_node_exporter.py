@@ -11,7 +11,12 @@ each agent's CPU time (utime + stime from /proc) over SECONDS (default 120) as a
 peak RSS (VmHWM). Prometheus' own `up` and scrape counts show that both were scraped all along.
 Targets, at both intervals: baton <= 0.3 % of a core and <= 15 MB.
 
-usage: bench/serve_vs_node_exporter.py [IDLE] [SECONDS] [WARM_UP]   (after scripts/test.sh)
+Each agent's resident memory (VmRSS) is also read every 10 s of the measured time: the first reading and
+the largest of the last quarter show whether it grows (an hour: `... 450 3600 45 1`; target: baton grows
+by at most 0.5 MB, its memory being allocated whole at the start).
+
+usage: bench/serve_vs_node_exporter.py [IDLE] [SECONDS] [WARM_UP] [INTERVALS]   (after scripts/test.sh)
+INTERVALS: the scrape intervals, comma-separated (default 1,15).
 Prints the figures and the ratios; exit status 0 when every target is met.
 """
 import json
@@ -29,7 +34,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 IDLE = int(sys.argv[1]) if len(sys.argv) > 1 else 450
 SECONDS = float(sys.argv[2]) if len(sys.argv) > 2 else 120
 WARM_UP = float(sys.argv[3]) if len(sys.argv) > 3 else 45
-INTERVALS = (1, 15)
+INTERVALS = tuple(int(x) for x in sys.argv[4].split(",")) if len(sys.argv) > 4 else (1, 15)
+GROWTH_MB = 0.5
 BATON = os.environ.get("BATON", os.path.join(ROOT, "build/src/cli/baton"))
 HZ = os.sysconf("SC_CLK_TCK")
 
@@ -44,6 +50,14 @@ def peak_rss_mb(pid):
     with open("/proc/%d/status" % pid) as f:
         for line in f:
             if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024 / 1e6
+    return 0.0
+
+
+def rss_mb(pid):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
                 return int(line.split()[1]) * 1024 / 1e6
     return 0.0
 
@@ -110,8 +124,20 @@ def one_interval(interval, env, tmp):
         nprocs = len([d for d in os.listdir("/proc") if d.isdigit()])
         t0 = time.monotonic()
         c0 = {p.pid: cpu_seconds(p.pid) for p in (baton, node)}
-        time.sleep(SECONDS)
+        rss = {p.pid: [] for p in (baton, node)}  # (seconds into the measurement, MB)
+        while True:
+            for p in (baton, node):
+                rss[p.pid].append((time.monotonic() - t0, rss_mb(p.pid)))
+            left = SECONDS - (time.monotonic() - t0)
+            if left <= 0:
+                break
+            time.sleep(min(10, left))
         elapsed = time.monotonic() - t0
+
+        def growth(pid):
+            first = rss[pid][0][1]
+            last_quarter = [mb for t, mb in rss[pid] if t >= 0.75 * elapsed]
+            return first, max(last_quarter), max(last_quarter) - first
         cpu = {p.pid: (cpu_seconds(p.pid) - c0[p.pid]) / elapsed * 100 for p in (baton, node)}
         # What Prometheus saw over the measured time: every scrape of both up, and how many there were.
         window = "%ds" % int(elapsed)
@@ -120,6 +146,7 @@ def one_interval(interval, env, tmp):
         return {"interval": interval, "processes": nprocs, "seconds": elapsed, "warm_up": t0 - started,
                 "baton_cpu": cpu[baton.pid], "node_cpu": cpu[node.pid],
                 "baton_rss": peak_rss_mb(baton.pid), "node_rss": peak_rss_mb(node.pid),
+                "baton_growth": growth(baton.pid), "node_growth": growth(node.pid),
                 "up": up, "scrapes": count}
     finally:
         for p in procs:
@@ -175,7 +202,12 @@ def main():
             print("  baton / node_exporter: CPU %.2f x, RSS %.2f x (targets: baton <= 0.3 %% and <= 15 MB)"
                   % (r["baton_cpu"] / r["node_cpu"] if r["node_cpu"] else float("inf"),
                      r["baton_rss"] / r["node_rss"] if r["node_rss"] else float("inf")))
-            ok = ok and scraped and r["baton_cpu"] <= 0.3 and r["baton_rss"] <= 15
+            for who, key in (("baton serve", "baton_growth"), ("node_exporter", "node_growth")):
+                first, late, grew = r[key]
+                print("  %-13s resident %.1f MB at the start of the %.0f s, at most %.1f MB in its last quarter: "
+                      "%+.1f MB" % (who, first, r["seconds"], late, grew))
+            ok = (ok and scraped and r["baton_cpu"] <= 0.3 and r["baton_rss"] <= 15
+                  and r["baton_growth"][2] <= GROWTH_MB)
         print("targets met" if ok else "TARGET MISSED")
         return 0 if ok else 1
     finally:
