@@ -60,7 +60,8 @@ MANPATH="$work/prefix/share/man" man -w baton-runs >/dev/null || fail "man finds
 echo "cmake --install: its baton runs, man finds its pages"
 
 # pip install . in the environment one trains in (a fresh venv here), offline.
-/usr/bin/python3 -m venv "$work/venv"
+# (with the system's packages: Debian's PyTorch is what the hook runs beside)
+/usr/bin/python3 -m venv --system-site-packages "$work/venv"
 step pip.log env BATON_PORTABLE=build/src/cli/baton-portable "$work/venv/bin/pip" install --no-index .
 "$work/venv/bin/baton" --version | grep -q "^baton $version " || fail "pip's baton does not run"
 (cd / && "$work/venv/bin/python" -c "import baton, baton.torch; print(baton.__version__)") >/dev/null ||
