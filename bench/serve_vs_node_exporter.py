@@ -46,18 +46,11 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / HZ
 
 
-def peak_rss_mb(pid):
+def status_mb(pid, key):
+    """A size line of /proc/PID/status (VmHWM: the peak resident size, VmRSS: now), in MB."""
     with open("/proc/%d/status" % pid) as f:
         for line in f:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) * 1024 / 1e6
-    return 0.0
-
-
-def rss_mb(pid):
-    with open("/proc/%d/status" % pid) as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
+            if line.startswith(key + ":"):
                 return int(line.split()[1]) * 1024 / 1e6
     return 0.0
 
@@ -127,7 +120,7 @@ def one_interval(interval, env, tmp):
         rss = {p.pid: [] for p in (baton, node)}  # (seconds into the measurement, MB)
         while True:
             for p in (baton, node):
-                rss[p.pid].append((time.monotonic() - t0, rss_mb(p.pid)))
+                rss[p.pid].append((time.monotonic() - t0, status_mb(p.pid, "VmRSS")))
             left = SECONDS - (time.monotonic() - t0)
             if left <= 0:
                 break
@@ -145,7 +138,7 @@ def one_interval(interval, env, tmp):
         count = query(api, "count_over_time(up[%s])" % window)
         return {"interval": interval, "processes": nprocs, "seconds": elapsed, "warm_up": t0 - started,
                 "baton_cpu": cpu[baton.pid], "node_cpu": cpu[node.pid],
-                "baton_rss": peak_rss_mb(baton.pid), "node_rss": peak_rss_mb(node.pid),
+                "baton_rss": status_mb(baton.pid, "VmHWM"), "node_rss": status_mb(node.pid, "VmHWM"),
                 "baton_growth": growth(baton.pid), "node_growth": growth(node.pid),
                 "up": up, "scrapes": count}
     finally:

@@ -5,7 +5,8 @@
 #   - the .deb:          cmake --build build --target package   (then what dpkg -i would install)
 #   - cmake --install:   cmake --build build && cmake --install build --prefix DIR
 #   - pip install .:     into a fresh virtual environment, the binary the build made, then without it
-#                        (the build backend builds one), and `pip wheel` for other machines
+#                        (the build backend builds one), `pip wheel` for other machines, and in a
+#                        clone where nothing ran before (the backend fetches and builds all)
 # Each is used once installed (--version, a man page, the hook). The clone is configured as a user's
 # first build is (without -Werror), without the tests (a user's machine has no GoogleTest, and
 # `cmake --build build` would build them all); its baton is the one cold compile (about 3 minutes on
@@ -75,4 +76,12 @@ step wheel.log "$work/venv/bin/pip" wheel --no-index --no-deps -w dist .
 wheels=(dist/baton-"$version"-py3-none-manylinux_*.whl)
 [ -f "${wheels[0]}" ] || { ls dist; fail "no wheel in dist/"; }
 echo "pip install .: with the build's binary and without it; pip wheel: $(basename "${wheels[0]}")"
+
+# pip install . in a clone where nothing ran before: the backend fetches the live page's chart
+# library (the npm registry) and builds the binary itself.
+git clone -q "$src" "$work/untouched"
+step pip-untouched.log "$work/venv/bin/pip" install --no-index "$work/untouched"
+[ -f "$work/untouched/.deps/uplot-1.6.32/package/dist/uPlot.iife.min.js" ] || fail "the backend fetched no uPlot"
+"$work/venv/bin/baton" --version | grep -q "^baton $version " || fail "the untouched clone's baton does not run"
+echo "pip install . in an untouched clone: fetched and built by the backend"
 echo "every install path works from a fresh clone"
