@@ -120,6 +120,10 @@ void JobWatches::hang_turns() {
             if (w->hangs) turns.push_back({id, w->hangs, w->root, run::JobHangs::steps_of(*w->watch)});
     }
     for (Turn& t : turns) {
+        {
+            MutexLock lock(mutex_);
+            if (stopping_) return;  // the agent ends: no more turns after the one under way
+        }
         const run::JobHangs::Said said =
             t.hangs->step(t.steps, [&] { return run::job_ranks(t.root, t.steps.last_step_unix_ms != 0); });  // (slow)
         std::optional<diagnose::Finding> holds = t.hangs->active_finding();
