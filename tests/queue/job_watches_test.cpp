@@ -167,14 +167,15 @@ TEST(JobWatches, ASlowHangTurnHoldsNeitherTheSamplerNorTheQueue) {
     });
     double slowest = 0;
     int feeds = 0;
-    while (turning) {
+    const auto turn_deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (turning && std::chrono::steady_clock::now() < turn_deadline) {
         slowest = std::max(slowest, seconds_of([&] { watches.feed(Window{}); }));
         slowest = std::max(slowest, seconds_of([&] { (void)watches.size(); }));
         ++feeds;
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
+    ::kill(rank, SIGKILL);  // (a turn still waiting on the rank ends with it)
     hangs.join();
-    ::kill(rank, SIGKILL);
     ::waitpid(rank, nullptr, 0);
     EXPECT_GE(turn, 1.5) << "the look waited for the stopped rank";
     EXPECT_GE(feeds, 10);
