@@ -6,6 +6,9 @@ cost of the CUDA allocator's figures each step adds (issue 34: at most 0.5 % of 
 with CUDA, the real allocator's (memory_stats_as_nested_dict and reset_peak_memory_stats); without,
 a stand-in that builds a dictionary of the real one's shape each step (its Python objects are
 what a step pays for besides the C++ counters, which only a GPU measures: scripts/device-check.sh).
+Then the automatic hook's cost (steps with no code change, baton/_auto.py, installed by the shim
+`baton run` puts on PYTHONPATH): a loop over a real DataLoader that steps an optimizer each batch, with
+the patched DataLoader iterator and optimizer step against PyTorch's own, alternating in rounds.
 
   bench/hook_overhead.py STEPS ROUNDS     (run by bench/hook_overhead.sh)
 """
@@ -64,8 +67,48 @@ def allocator():
     return "stand-in"
 
 
+def auto_hook_cost(steps, rounds):
+    """The automatic hook's cost per step, or None when the shim did not install it (the rounds
+    swap PyTorch's own functions back in for the plain side, and lift the explicit hook's precedence
+    for the automatic side: this bench's own business)."""
+    from baton import _auto
+    from torch.utils.data import DataLoader
+    from torch.utils.data.dataloader import _BaseDataLoaderIter
+    if not _auto._installed:
+        return None
+    param = torch.nn.Parameter(torch.zeros(8))
+    opt = torch.optim.SGD([param], lr=0.0)  # wraps SGD.step on PyTorch 1.13 (the global hook on 2.x)
+    cls = type(opt)
+    patched = {(_BaseDataLoaderIter, "__next__"): _BaseDataLoaderIter.__next__}
+    if "step" in cls.__dict__ and hasattr(cls.step, "__wrapped__"):
+        patched[(cls, "step")] = cls.step
+    loader = DataLoader([torch.zeros(8) for _ in range(steps)], batch_size=1)
+    clock = baton.torch._steps
+
+    def run(auto):
+        for (owner, name), f in patched.items():
+            setattr(owner, name, f if auto else f.__wrapped__)
+        clock.explicit = not auto  # the plain side: on 2.x the global hook is then a no-op
+        start = time.perf_counter()
+        for _ in loader:
+            deadline = time.perf_counter() + STEP_S
+            while time.perf_counter() < deadline:
+                pass
+            opt.step()
+        return (time.perf_counter() - start) / steps
+
+    run(True)
+    plain, auto = [], []
+    for _ in range(rounds):
+        plain.append(run(False))
+        auto.append(run(True))
+    clock.explicit = True
+    return statistics.median(plain), statistics.median(auto)
+
+
 def main():
     steps, rounds = int(sys.argv[1]), int(sys.argv[2])
+    automatic = auto_hook_cost(steps, rounds)
     batches = [torch.zeros(32, 8) for _ in range(steps)]
     loop(batches[:50], True)  # warm-up
     plain, watched = [], []
@@ -82,6 +125,14 @@ def main():
     if not s.connected:
         print("(not under baton run: no events were sent; run bench/hook_overhead.sh)")
         return
+    if automatic is None:
+        print("automatic hook: not installed (run under baton run without --no-auto-hook)")
+    else:
+        p, a = automatic
+        share = 100.0 * (a - p) / STEP_S
+        print(f"automatic hook (a DataLoader and an optimizer step per step, no code change): plain {p * 1e3:.4f} ms, "
+              f"hooked {a * 1e3:.4f} ms: {(a - p) * 1e6:.1f} us per step = {share:.2f} % of a 10 ms step "
+              f"(target <= 1 %: {'met' if share <= 1.0 else 'NOT met'})")
     # The allocator's figures: the watched loop again, with CUDA (or its stand-in), against without.
     without = []
     for _ in range(rounds):

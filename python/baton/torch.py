@@ -79,6 +79,16 @@ class _Steps:
         self.scaler = None
         self.step_peaks = True  # the allocator's peak statistics are reset at each step's end
         self.failed = False  # the hook captured a CUDA out-of-memory error in the current step
+        self.explicit = False  # the script called watch() or step(): the automatic steps (baton/_auto.py) stop
+
+    def go_explicit(self):
+        """The script's own watch() or step() takes over from the automatic steps: a step those began
+        is dropped, so nothing is counted twice."""
+        if not self.explicit:
+            self.explicit = True
+            self.started = None
+            self.wait = 0.0
+            self.samples = None
 
     def waited(self, seconds, samples):
         if self.started is None:
@@ -87,7 +97,7 @@ class _Steps:
         if samples is not None:
             self.samples = (self.samples or 0) + samples
 
-    def end(self, samples=None, now=None):
+    def end(self, samples=None, now=None, auto=False):
         """Ends the current step and sends it; the next one starts after the hook's own work here.
         Returns the seconds the profiler window took (its start, its steps, its stop and export: up
         to seconds), which belong to no step: neither this one's time nor the next one's data wait."""
@@ -104,6 +114,8 @@ class _Steps:
             n = samples if samples is not None else self.samples
             if n is not None:
                 event["samples"] = int(n)
+            if auto:
+                event["auto"] = True
             data = {}
             # Only under baton run: outside it nothing reads them, and the peaks are left alone.
             memory = _memory.step_figures(self.step_peaks) if _events.sender().connected else None
@@ -163,6 +175,7 @@ class _Watched:
 
     def __iter__(self):
         _events.notice_once("baton.torch.watch")
+        _steps.go_explicit()
         if self.scaler is not None:
             _steps.scaler = self.scaler
         if self.manual_steps:
@@ -216,6 +229,7 @@ def step(samples=None):
     """Marks the end of a training step when the loop is not a plain for-loop over one watched
     loader. `samples`: how many samples the step trained on (default: the watched batches')."""
     _events.notice_once("baton.torch.step")
+    _steps.go_explicit()
     _steps.manual = True
     _steps.end(samples=samples)
 

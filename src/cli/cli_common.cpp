@@ -13,6 +13,7 @@
 #include "core/files.hpp"
 #include "core/listen_address.hpp"
 #include "core/printable.hpp"
+#include "hang/stack_shim.hpp"
 #include "sample/linux/kept_file.hpp"
 #include "store/history.hpp"
 
@@ -67,6 +68,21 @@ void add_hang_options(CLI::App* cmd, double& hang_seconds, std::string& on_hang)
                     "report: print the verdict, keep the job; stop: end it, exit status 124 (default: [launch] "
                     "on_hang, report)")
         ->check(CLI::IsMember({"report", "stop"}));
+}
+
+void add_auto_hook_flag(CLI::App* cmd, bool& no_auto_hook) {
+    cmd->add_flag("--no-auto-hook", no_auto_hook,
+                  "Do not measure steps in the command's Python processes unless the script calls baton.torch.watch "
+                  "(by default PyTorch's optimizer steps and DataLoader waits are measured with no code change; "
+                  "docs/python.md)");
+}
+
+void apply_auto_hook_flag(bool no_auto_hook, std::map<std::string, std::string>& env) {
+    if (no_auto_hook) env[hang::kAutoHookVariable] = "0";
+}
+
+void apply_auto_hook_flag(bool no_auto_hook) {
+    if (no_auto_hook) ::setenv(hang::kAutoHookVariable, "0", 1);
 }
 
 CLI::Option* add_duration_option(CLI::App* cmd, const std::string& name, double& seconds, const std::string& help,

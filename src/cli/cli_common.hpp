@@ -58,6 +58,14 @@ Status write_file(const std::string& path, const std::string& text);
 // not given, the config's [launch] keys then).
 void add_hang_options(CLI::App* cmd, double& hang_seconds, std::string& on_hang);
 
+// --no-auto-hook (baton run, launch, submit, tune): the command's Python processes get no automatic
+// step hook; sets `no_auto_hook`.
+void add_auto_hook_flag(CLI::App* cmd, bool& no_auto_hook);
+// With --no-auto-hook, `env` (the command's environment) says so to the shim.
+void apply_auto_hook_flag(bool no_auto_hook, std::map<std::string, std::string>& env);
+// The same for the commands that start it from this process's own environment.
+void apply_auto_hook_flag(bool no_auto_hook);
+
 CLI::Option* add_duration_option(CLI::App* cmd, const std::string& name, double& seconds, const std::string& help,
                                  double min, double max);
 

@@ -90,6 +90,7 @@ CLI::App* add_launch_command(CLI::App& app, LaunchArgs& a) {
     add_duration_option(cmd, "--interval", a.interval, "Time between samples, 0.1 s to 60 s (default 0.5)", 0.1, 60);
     cmd->add_flag("--quiet", a.quiet, "Keep findings for the summary instead of printing them as they appear");
     cmd->add_flag("--no-gpus", a.no_gpus, "Do not load NVML (no GPU checks, no GPU figures)");
+    add_auto_hook_flag(cmd, a.no_auto_hook);
     cmd->footer(
         "Usage: baton launch [OPTIONS] (SCRIPT.py [ARGS...] | -m MODULE [ARGS...] | --no-python CMD [ARGS...])");
     return cmd;
@@ -206,6 +207,7 @@ Result<launch::LaunchOptions> launch_options(const LaunchArgs& a, const launch::
 int run_launch_command(const LaunchArgs& a, const std::vector<std::string>& command, const std::string& config_path) {
     if (!a.report.empty() && a.no_db)
         return usage_error("launch: --report is made from the run's history; drop --no-db");
+    apply_auto_hook_flag(a.no_auto_hook);
     LaunchContext context;
     launch::LaunchProbes probes = launch::system_launch_probes();
     probes.machine = [&] { return read_machine(a, config_path, context); };

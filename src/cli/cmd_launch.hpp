@@ -40,8 +40,9 @@ struct LaunchArgs {
     double interval = 0.5;
     bool quiet = false;
     bool no_gpus = false;
-    double hang_seconds = -1;  // -1: [launch] hang_seconds
-    std::string on_hang;       // "": [launch] on_hang
+    bool no_auto_hook = false;  // --no-auto-hook
+    double hang_seconds = -1;   // -1: [launch] hang_seconds
+    std::string on_hang;        // "": [launch] on_hang
 };
 
 CLI::App* add_launch_command(CLI::App& app, LaunchArgs& args);

@@ -62,7 +62,8 @@ int run_submit(const QueueArgs& a, const std::vector<std::string>& command, cons
         cwd = here;
     }
     if (a.submit.slurm) return run_submit_slurm(a, argv, cwd, config_path);
-    const std::map<std::string, std::string> env = environment_variables();
+    std::map<std::string, std::string> env = environment_variables();
+    apply_auto_hook_flag(a.no_auto_hook, env);
     queue::SubmitFlags flags = a.submit;
     if (!flags.array_file.empty()) {
         std::error_code ec;
@@ -345,6 +346,7 @@ CLI::App* add_submit_command(CLI::App& app, QueueArgs& a) {
     s->add_flag("--share", a.submit.share,
                 "May share a GPU with other --share jobs while their --gpu-mem fit in its memory");
     s->add_flag("--hold", a.submit.hold, "Queue it held: it starts only after baton release");
+    add_auto_hook_flag(s, a.no_auto_hook);
     s->add_option("--at", a.submit.at,
                   "Start it no earlier than this local time: HH:MM[:SS] (the next one) or YYYY-MM-DD HH:MM[:SS]");
     s->add_option("--delay", a.submit.delay, "Start it no earlier than this long from now: 90s, 30m, 2h, 1d");

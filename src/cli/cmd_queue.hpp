@@ -18,6 +18,7 @@ namespace baton::cli {
 
 struct QueueArgs {
     queue::SubmitFlags submit;
+    bool no_auto_hook = false;  // submit --no-auto-hook
     // the others
     std::vector<std::string> jobs;
     bool all = false, follow = false, stderr_stream = false, json = false, successful_only = false;

@@ -62,6 +62,7 @@ CLI::App* add_run_command(CLI::App& app, RunArgs& a) {
            "watched loop's start), so a CUDA out-of-memory error is explained by what allocated the memory: "
            "--memory-history=EVENTS keeps that many (default 10000; docs/memory.md)")
         ->expected(0, 1);
+    add_auto_hook_flag(cmd, a.no_auto_hook);
     cmd->add_option("--db", a.db,
                     "History database (default: [history] db in the config, else $XDG_STATE_HOME/baton/baton.db)");
     cmd->add_flag("--no-db", a.no_db, "Do not record the run");
@@ -148,6 +149,7 @@ int run_run(const RunArgs& a, const std::vector<std::string>& command, const std
     o.profile.rules.data_wait_share = cfg->thresholds.data_wait_percent / 100;
     o.profile.rules.data_wait_warning_share = cfg->thresholds.data_wait_warning_percent / 100;
     o.memory_history = a.memory_history;
+    apply_auto_hook_flag(a.no_auto_hook);
     Result<run::RunStats> stats = run::run_command(o);
     if (!stats.ok()) return start_failure(stats.error());
     std::string summary = stats->hang_root_cause + "\n";

@@ -26,6 +26,7 @@ struct RunArgs {
     int profile_steps = 0;            // its STEPS; 0: [profile] steps
     bool profile_auto = false;        // --profile=auto
     std::int64_t memory_history = 0;  // --memory-history[=EVENTS]: allocation events kept (0: none)
+    bool no_auto_hook = false;        // --no-auto-hook
 };
 
 // Where the command begins in baton's arguments (argv without argv[0]): the word after "--",

@@ -6,6 +6,7 @@
 
 #include "core/files.hpp"
 #include "core/text_parse.hpp"
+#include "hang/hook_package.hpp"
 
 namespace baton::hang {
 
@@ -67,6 +68,59 @@ def _baton_register():
         pass
 
 
+def _baton_auto_hook():
+    # Steps with no change to the script: once `import torch` has run, the baton package beside this
+    # file (baton/_auto.py) patches the optimizer step and the DataLoader iterator. Nothing is imported
+    # before the script imports torch, and nothing at all when it never does.
+    import os
+    if not os.environ.get("BATON_EVENTS") or os.environ.get("BATON_AUTO_HOOK") == "0":
+        return
+
+    class _BatonTorchFinder:
+        @classmethod
+        def find_spec(cls, name, path=None, target=None):
+            if name != "torch":
+                return None
+            try:
+                _sys.meta_path.remove(cls)
+            except ValueError:
+                pass
+            for finder in _sys.meta_path:
+                find = getattr(finder, "find_spec", None)
+                spec = find(name, path, target) if find else None
+                if spec is not None:
+                    break
+            else:
+                return None
+            loader = spec.loader
+            run = getattr(loader, "exec_module", None)
+            if run is None:
+                return spec
+
+            def exec_module(module):
+                try:  # the loader is torch's alone, unless it is an importer's that loads others too
+                    del loader.exec_module
+                except AttributeError:
+                    pass
+                run(module)
+                if module.__name__ != "torch":
+                    return
+                try:
+                    from baton import _auto
+                    _auto.install(module)
+                except Exception as e:
+                    _sys.stderr.write("baton: steps will not be measured without baton.torch.watch: %r\n" % (e,))
+
+            try:
+                loader.exec_module = exec_module
+            except Exception:  # a loader that takes no attribute: no automatic steps
+                pass
+            return spec
+
+    if "torch" not in _sys.modules:
+        _sys.meta_path.insert(0, _BatonTorchFinder)
+
+
 def _baton_chain():
     import os
     try:  # the import system's own modules, loaded at every start (importlib.util costs 8 ms more)
@@ -85,6 +139,7 @@ def _baton_chain():
 
 
 _baton_register()
+_baton_auto_hook()
 _baton_chain()
 )PY";
 
@@ -93,7 +148,8 @@ Status make_private_dir(const std::string& dir) {
     return os_error("cannot create " + dir, errno);
 }
 
-Status write_shim_files(const std::string& shim_dir) {
+Status write_shim_files(const std::string& shim_dir, mode_t mode) {
+    if (Status s = write_hook_package(shim_dir, mode); !s.ok()) return s;
     if (Status s = write_file_atomically(shim_dir + "/sitecustomize.py", std::string(kSource)); !s.ok()) return s;
     if (Status s = write_file_atomically(shim_dir + "/" + kMarker, ""); !s.ok()) return s;
     // Readable by the job's processes (they are this user's; 0600 would do, but a job that drops
@@ -115,7 +171,7 @@ std::string_view shim_source() {
 Status install_shim(const std::string& shim_dir, const std::string& stacks_dir) {
     for (const std::string& d : {shim_dir, stacks_dir})
         if (Status s = make_private_dir(d); !s.ok()) return s;
-    return write_shim_files(shim_dir);
+    return write_shim_files(shim_dir, 0700);
 }
 
 Status install_shim_dir(const std::string& shim_dir, mode_t mode) {
@@ -123,7 +179,7 @@ Status install_shim_dir(const std::string& shim_dir, mode_t mode) {
         if (errno != EEXIST) return os_error("cannot create " + shim_dir, errno);
         if (chmod(shim_dir.c_str(), mode) != 0) return os_error("cannot set the mode of " + shim_dir, errno);
     }
-    return write_shim_files(shim_dir);
+    return write_shim_files(shim_dir, mode);
 }
 
 std::vector<std::pair<std::string, std::string>> shim_environment(const std::string& shim_dir,

@@ -33,6 +33,8 @@ namespace baton::hang {
 
 inline constexpr const char* kStacksDirVariable = "BATON_STACKS_DIR";
 inline constexpr const char* kStacksSignalVariable = "BATON_STACKS_SIGNAL";
+// "0": the shim does not install the automatic step hook (python/baton/_auto.py; --no-auto-hook).
+inline constexpr const char* kAutoHookVariable = "BATON_AUTO_HOOK";
 
 // The signal the shim takes: SIGRTMAX - 5 (59 with glibc). Not SIGUSR1 or SIGUSR2:
 // Slurm, Lightning and submitit send those to training jobs for their own purposes; libraries that

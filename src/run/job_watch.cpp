@@ -487,8 +487,13 @@ std::vector<diagnose::Finding> JobWatch::read_events(const std::vector<std::stri
             take_oom_event(*e);
             continue;
         }
+        if (e->type == "hook") {
+            stats_.torch_hooked = true;
+            continue;
+        }
         if (e->type != "step") continue;
         account_step(stats_, e->step);
+        (e->automatic ? stats_.steps_automatic : stats_.steps_from_script) = true;
         if (e->cuda) {
             ProcessSteps& p = allocations_[e->step.pid];
             p.device = e->cuda->device;

@@ -79,6 +79,11 @@ struct StepFigures {
     std::optional<double> samples_per_second;  // summed over the ranks
 };
 
+// "auto" when every step came from the automatic hook, "hook" when the script's own hook sent any.
+const char* steps_source(const RunStats& s) {
+    return s.steps_automatic && !s.steps_from_script ? "auto" : "hook";
+}
+
 StepFigures step_figures(const RunStats& s) {
     StepFigures f;
     const std::vector<double> ms(s.step_ms.begin(), s.step_ms.end());
@@ -334,13 +339,19 @@ std::string run_summary_text(const RunStats& s, std::string_view who) {
     if (!s.step_ms.empty()) {
         const StepFigures f = step_figures(s);
         std::string l =
-            fmt::format("  steps (baton hook): {}, median {:.1f} ms p95 {:.1f} ms, data wait {:.0f} % of step time",
+            fmt::format("  steps ({}): {}, median {:.1f} ms p95 {:.1f} ms, data wait {:.0f} % of step time",
+                        steps_source(s) == std::string_view("auto") ? "optimizer steps, no code change" : "baton hook",
                         s.step_ms.size(), f.median_ms, f.p95_ms, f.wait_percent.value_or(0));
         if (f.samples_per_second)
             l += fmt::format(", {:.0f} samples/s{}", *f.samples_per_second,
                              s.ranks.size() > 1 ? fmt::format(" over {} ranks", s.ranks.size()) : std::string());
         if (s.events_dropped) l += fmt::format(", {} events lost (baton read too slowly)", s.events_dropped);
         line(l);
+    } else if (s.torch_hooked) {
+        // Said once, here: a script that imports PyTorch but never steps an optimizer.
+        line(
+            "  steps: none: PyTorch was imported but no optimizer stepped (inference or evaluation?); a loop that "
+            "updates weights without torch.optim marks its steps with baton.torch.step()");
     }
     if (s.events_rejected) line(fmt::format("  {} malformed event(s) on the hook's socket ignored", s.events_rejected));
     if (s.killed_after_grace) line(fmt::format("  {} process(es) needed SIGKILL to end", s.killed_after_grace));
@@ -439,6 +450,7 @@ std::string run_summary_json(const RunStats& s) {
         w.optional_field("data_wait_percent", f.wait_percent);
         w.optional_field("samples_per_second", f.samples_per_second);
         w.field("ranks", static_cast<std::uint64_t>(s.ranks.size()));
+        w.field("source", steps_source(s));
         w.field("events_dropped", s.events_dropped);
         w.end_object();
     }

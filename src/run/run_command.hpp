@@ -71,10 +71,14 @@ struct RunStats {
     store::RecordingReport recording;  // what became of the record (the run's id, what is missing)
     // The Python hook's steps (python/baton): how many, their time and data wait, throughput.
     double step_ms_sum = 0, wait_ms_sum = 0;
-    std::int64_t step_samples = 0;     // samples of the steps that said how many
-    double step_samples_ms = 0;        // the time of those steps
-    std::vector<float> step_ms;        // every step's time (how many, the median and p95)
-    std::set<int> ranks;               // the ranks that sent steps: their rates add up
+    std::int64_t step_samples = 0;  // samples of the steps that said how many
+    double step_samples_ms = 0;     // the time of those steps
+    std::vector<float> step_ms;     // every step's time (how many, the median and p95)
+    std::set<int> ranks;            // the ranks that sent steps: their rates add up
+    // Where the steps came from: the automatic hook (python/baton/_auto.py) and/or the script's own
+    // baton.torch.watch or step() (which takes over when the script has it).
+    bool steps_automatic = false, steps_from_script = false;
+    bool torch_hooked = false;         // a process imported PyTorch and the automatic hook was installed
     std::uint64_t events_dropped = 0;  // the hook could not send them (baton's queue was full)
     std::size_t events_rejected = 0;   // malformed datagrams, ignored
     // Stopped on a hang (on_hang = "stop"): the verdict's block, printed as the root cause.

@@ -160,7 +160,18 @@ Result<HookEvent> parse_hook_event(std::string_view datagram) {
         e.step.rank = static_cast<int>(*rank);
         return e;
     }
+    if (e.type == "hook") {
+        auto mode = j.find("mode");
+        if (mode == j.end() || !mode->is_string() || mode->get_ref<const std::string&>().size() > 32)
+            return make_error("'mode' must be a short string");
+        e.mode = mode->get<std::string>();
+        return e;
+    }
     if (e.type != "step") return e;
+    if (auto automatic = j.find("auto"); automatic != j.end()) {
+        if (!automatic->is_boolean()) return make_error("'auto' must be true or false");
+        e.automatic = automatic->get<bool>();
+    }
     Result<std::int64_t> rank = whole(j, "rank", 1 << 20);
     if (!rank.ok()) return rank.error();
     Result<std::int64_t> step = whole(j, "step", INT64_MAX);

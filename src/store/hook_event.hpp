@@ -37,6 +37,10 @@ struct HookEvent {
     // the steps it recorded.
     std::string path;
     std::int64_t profile_steps = 0;
+    // For "step": found with no code change (python/baton/_auto.py: an optimizer step), not sent by
+    // the script's own baton.torch.watch. For "hook": the mode the hook installed ("auto").
+    bool automatic = false;
+    std::string mode;
 };
 
 // Parses one datagram. Keys: type (string), t (unix ms), pid, dropped; for "step": rank, step,
@@ -44,7 +48,8 @@ struct HookEvent {
 // (optional object, kept as its JSON text); for "finding": rule (lower-case id), severity (info,
 // warning, critical), subject, summary, recommendation, snippet (optional), texts bounded in
 // length; for "profile": path (an absolute path of at most 4096 bytes), steps, rank; for "oom": path,
-// rank. Unknown keys are ignored.
+// rank; for "hook" (the automatic step hook installed in a process): mode (a string); a step's
+// "auto" (a boolean) says it was found with no code change. Unknown keys are ignored.
 Result<HookEvent> parse_hook_event(std::string_view datagram);
 
 // A stored step's allocator figures (StepEvent::data, as sent); none when it has none or they are
