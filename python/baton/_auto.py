@@ -26,6 +26,7 @@ import time
 import weakref
 
 from baton import _events
+from baton import _tune
 
 ENV = "BATON_AUTO_HOOK"  # "0": do not install (baton run --no-auto-hook)
 
@@ -39,10 +40,11 @@ _passes = []  # the loader passes that yielded a batch in the current step
 class _Pass:
     """One iterator over a DataLoader: its figures within the current step, and whether an optimizer
     stepped while it was alive (a training pass) or not yet."""
-    __slots__ = ("it", "first", "last", "wait", "samples", "trained", "ended")
+    __slots__ = ("it", "first", "last", "wait", "samples", "trained", "ended", "loader")
 
     def __init__(self, iterator):
         self.it = weakref.ref(iterator)
+        self.loader = iterator.__dict__.get("_baton_loader")  # its DataLoader's settings (baton/_tune.py)
         self.first = None  # when its first batch of this step was asked for
         self.last = 0.0
         self.wait = 0.0
@@ -140,10 +142,17 @@ def stepped(optimizer):
             _exclude(steps, p, p.last)  # dropped before it ended, with no step inside: an evaluation
         else:
             p.trained = True
+            if p.loader is not None:
+                _tune.say_once("loader", p.loader)  # the training loader, for baton tune
         p.first = None
         p.wait = 0.0
         p.samples = None
     _passes.clear()
+    if "process" not in _tune._said:
+        try:
+            _tune.say_once("process", _tune.process_facts(sys.modules["torch"], optimizer))
+        except Exception:
+            pass
     if steps.started is None:  # no loader gave a batch yet: this step's start is unknown
         steps.started = now
         return
@@ -244,6 +253,7 @@ def install(torch):
         if not getattr(iterator.__next__, "_baton_patched", False):
             iterator.__next__ = _next_batch(iterator.__next__)
         _patch_optimizers(torch)
+        _tune.install(torch)
         _events.sender().send({"type": "hook", "mode": "auto", "torch": str(torch.__version__)})
     except Exception as e:  # a PyTorch this does not know: the script runs as it would without baton
         print(f"baton: steps will not be measured without baton.torch.watch: {type(e).__name__}: {e}",

@@ -55,18 +55,28 @@ class Sender:
     def connected(self):
         return self.sock is not None
 
-    def send(self, event):
-        """Sends one event (a dict); False when it was dropped."""
+    def send(self, event, patience=0.0):
+        """Sends one event (a dict); False when it was dropped. `patience`: seconds to retry while
+        baton's queue is full (only for an event sent once at the end, such as a trial's losses)."""
         if self.sock is None:
             return False
         event.setdefault("t", time.time() * 1000.0)
         event.setdefault("pid", os.getpid())
         event["dropped"] = self.dropped
-        try:
-            self.sock.sendto(json.dumps(event, separators=(",", ":")).encode(), self.path)
-        except OSError:  # EAGAIN: baton's queue is full; ECONNREFUSED/ENOENT: baton is gone
-            self.dropped += 1
-            return False
+        data = json.dumps(event, separators=(",", ":")).encode()
+        deadline = time.monotonic() + patience
+        while True:
+            try:
+                self.sock.sendto(data, self.path)
+                break
+            except BlockingIOError:  # baton's queue is full
+                if time.monotonic() >= deadline:
+                    self.dropped += 1
+                    return False
+                time.sleep(0.01)
+            except OSError:  # ECONNREFUSED/ENOENT: baton is gone
+                self.dropped += 1
+                return False
         self.sent += 1
         self.dropped_said = event["dropped"]
         return True

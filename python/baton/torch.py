@@ -33,6 +33,7 @@ import torch
 from baton import _events
 from baton import _memory
 from baton import _profile
+from baton import _tune
 from baton import checks as _checks
 from baton.tuners import find_batch_size, tune_loader  # noqa: F401  (baton.torch's public functions)
 
@@ -135,6 +136,7 @@ class _Steps:
         self.wait = 0.0
         self.samples = None
         self.failed = False
+        _tune.step_ended()  # baton tune's trial ends here once it has its steps
         return window_cost
 
 

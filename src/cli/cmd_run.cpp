@@ -2,12 +2,15 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 
 #include "cli/cli_common.hpp"
 #include "cli/cmd_report.hpp"
 #include "core/allowed_cpus.hpp"
+#include "core/clock.hpp"
 #include "core/config.hpp"
 #include "core/printable.hpp"
 #include "core/text_parse.hpp"
@@ -15,6 +18,7 @@
 #include "run/memory_capture.hpp"
 #include "run/run_command.hpp"
 #include "store/history.hpp"
+#include "tune/settings.hpp"
 
 namespace baton::cli {
 
@@ -63,6 +67,9 @@ CLI::App* add_run_command(CLI::App& app, RunArgs& a) {
            "--memory-history=EVENTS keeps that many (default 10000; docs/memory.md)")
         ->expected(0, 1);
     add_auto_hook_flag(cmd, a.no_auto_hook);
+    cmd->add_flag("--tuned", a.tuned,
+                  "Apply the settings the last baton tune of this command found best, with no code change "
+                  "(docs/tune.md)");
     cmd->add_option("--db", a.db,
                     "History database (default: [history] db in the config, else $XDG_STATE_HOME/baton/baton.db)");
     cmd->add_flag("--no-db", a.no_db, "Do not record the run");
@@ -106,7 +113,8 @@ std::size_t split_run_command(const CLI::App& app, const std::vector<std::string
         for (std::size_t k = i + 1; k < args.size(); ++k)
             if (args[k] == "--") return k;
         return args.size();
-    } else if (i >= args.size() || (args[i] != "run" && args[i] != "submit" && args[i] != "launch")) {
+    } else if (i >= args.size() ||
+               (args[i] != "run" && args[i] != "submit" && args[i] != "launch" && args[i] != "tune")) {
         return args.size();
     }
     const CLI::App* run = parent ? parent->get_subcommand(args[i]) : app.get_subcommand(args[i]);
@@ -120,11 +128,49 @@ std::size_t split_run_command(const CLI::App& app, const std::vector<std::string
     return args.size();
 }
 
+namespace {
+
+// --tuned: the latest tuning of this command (or of its script) in this directory, applied through
+// the environment the shim reads; said in one line.
+Status apply_tuning(const std::string& db_path, const std::vector<std::string>& argv) {
+    Result<store::History> h = store::History::open(db_path, store::HistoryAccess::read);
+    if (!h.ok()) return h.error();
+    std::string command;
+    for (const std::string& w : argv) command += (command.empty() ? "" : " ") + w;
+    char cwd[4096] = "";
+    if (!::getcwd(cwd, sizeof cwd)) return make_error("cannot tell the current directory");
+    Result<std::optional<store::TuningRecord>> t = h->latest_tuning(command, store::tuning_script_key(argv), cwd);
+    if (!t.ok()) return t.error();
+    if (!*t)
+        return make_error("--tuned: no baton tune of this command in " + std::string(cwd) + " in " + db_path +
+                          " (baton tune -- " + command + " first)");
+    Result<tune::Settings> s = tune::settings_from_json((*t)->settings);
+    if (!s.ok()) return make_error("--tuned: the saved settings cannot be read: " + s.error().message);
+    if (s->empty()) {
+        std::fprintf(stderr,
+                     "baton: --tuned: the last baton tune of this command found nothing better than its own "
+                     "settings; it runs as it is\n");
+        return Ok{};
+    }
+    const char* conf = std::getenv("PYTORCH_CUDA_ALLOC_CONF");
+    for (const auto& [k, v] : tune::settings_environment(*s, conf ? std::optional<std::string>(conf) : std::nullopt))
+        ::setenv(k.c_str(), v.c_str(), 1);
+    std::fprintf(stderr, "baton: --tuned: %s (%s, %+.1f %% %s in its tuning of %s)\n",
+                 printable(tune::label(*s)).c_str(), printable((*t)->command).c_str(), 100 * (*t)->gain.value_or(0),
+                 (*t)->measure.c_str(), local_time_text((*t)->t_ms, "%Y-%m-%d %H:%M").c_str());
+    return Ok{};
+}
+
+}  // namespace
+
 int run_run(const RunArgs& a, const std::vector<std::string>& command, const std::string& config_path) {
     std::vector<std::string> argv = command;
     if (!argv.empty() && argv.front() == "--") argv.erase(argv.begin());
     if (argv.empty()) return usage_error("run: no command given (baton run [OPTIONS] -- CMD [ARGS...])");
     if (!a.report.empty() && a.no_db) return usage_error("run: --report is made from the run's history; drop --no-db");
+    if (a.tuned && a.no_db) return usage_error("run: --tuned reads the tuning from the history; drop --no-db");
+    if (a.tuned && a.no_auto_hook)
+        return usage_error("run: --tuned applies its settings through the automatic hook; drop --no-auto-hook");
     Result<Config> cfg = load_config(config_path);
     if (!cfg.ok()) return runtime_error(cfg.error().message);
     run::RunOptions o;
@@ -150,6 +196,8 @@ int run_run(const RunArgs& a, const std::vector<std::string>& command, const std
     o.profile.rules.data_wait_warning_share = cfg->thresholds.data_wait_warning_percent / 100;
     o.memory_history = a.memory_history;
     apply_auto_hook_flag(a.no_auto_hook);
+    if (a.tuned)
+        if (Status st = apply_tuning(o.db_path, argv); !st.ok()) return runtime_error("run: " + st.error().message);
     Result<run::RunStats> stats = run::run_command(o);
     if (!stats.ok()) return start_failure(stats.error());
     std::string summary = stats->hang_root_cause + "\n";

@@ -27,6 +27,7 @@ struct RunArgs {
     bool profile_auto = false;        // --profile=auto
     std::int64_t memory_history = 0;  // --memory-history[=EVENTS]: allocation events kept (0: none)
     bool no_auto_hook = false;        // --no-auto-hook
+    bool tuned = false;               // --tuned: the winner of the last `baton tune` of this command
 };
 
 // Where the command begins in baton's arguments (argv without argv[0]): the word after "--",

@@ -31,6 +31,7 @@
 #include "cli/cmd_profile.hpp"
 #include "cli/cmd_stacks.hpp"
 #include "cli/cmd_top.hpp"
+#include "cli/cmd_tune.hpp"
 #include "cli/usage_hints.hpp"
 #include "sample/gpu/gpu_backend.hpp"
 
@@ -182,6 +183,7 @@ std::vector<Command> add_commands(CLI::App& app) {
         command<DoctorArgs>(app, add_doctor_command, config_only(run_doctor)),
         command<RunArgs>(app, add_run_command, run_run),
         command<LaunchArgs>(app, add_launch_command, run_launch_command),
+        command<TuneArgs>(app, add_tune_command, run_tune),
         command<StacksArgs>(app, add_stacks_command, config_only(run_stacks)),
         command<ProfileArgs>(app, add_profile_command, config_only(run_profile)),
         command<CleanArgs>(app, add_clean_command, config_only(run_clean)),

@@ -14,6 +14,7 @@ std::string_view hook_py_binary();
 std::string_view hook_py_events();
 std::string_view hook_py_memory();
 std::string_view hook_py_profile();
+std::string_view hook_py_tune();
 std::string_view hook_pychecks();
 std::string_view hook_pytorch();
 std::string_view hook_pytuners();
@@ -22,11 +23,11 @@ std::string_view hook_pytuners();
 namespace baton::hang {
 
 const std::vector<HookModule>& hook_modules() {
-    static const std::vector<HookModule> modules = {{"__init__", hook_py__init__()}, {"__main__", hook_py__main__()},
-                                                    {"_auto", hook_py_auto()},       {"_binary", hook_py_binary()},
-                                                    {"_events", hook_py_events()},   {"_memory", hook_py_memory()},
-                                                    {"_profile", hook_py_profile()}, {"checks", hook_pychecks()},
-                                                    {"torch", hook_pytorch()},       {"tuners", hook_pytuners()}};
+    static const std::vector<HookModule> modules = {
+        {"__init__", hook_py__init__()}, {"__main__", hook_py__main__()}, {"_auto", hook_py_auto()},
+        {"_binary", hook_py_binary()},   {"_events", hook_py_events()},   {"_memory", hook_py_memory()},
+        {"_profile", hook_py_profile()}, {"_tune", hook_py_tune()},       {"checks", hook_pychecks()},
+        {"torch", hook_pytorch()},       {"tuners", hook_pytuners()}};
     return modules;
 }
 

@@ -25,11 +25,12 @@ Error exec_failure(const std::string& program, int err) {
                       "cannot run " + program + ": " + std::strerror(err));
 }
 
-Result<Child> Child::start(const std::vector<std::string>& argv, bool capture_stderr) {
+Result<Child> Child::start(const std::vector<std::string>& argv, const ChildStart& how) {
     if (argv.empty()) return make_error("no command to run");
     int err_read = -1, err_write = -1;
-    if (capture_stderr) {
-        if (isatty(STDERR_FILENO)) {
+    const bool redirected = how.output_fd >= 0;
+    if (how.capture_stderr) {
+        if (!redirected && isatty(STDERR_FILENO)) {
             // A pseudo-terminal with the real one's settings and size: colours and progress bars
             // that check isatty(2) behave as without baton.
             termios tio{};
@@ -51,7 +52,7 @@ Result<Child> Child::start(const std::vector<std::string>& argv, bool capture_st
     int report[2];  // exec failures travel back through this pipe (closed on a successful exec)
     if (pipe2(report, O_CLOEXEC) != 0) return make_error(std::string("pipe: ") + std::strerror(errno));
     const pid_t parent = getpid();
-    const bool terminal = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
+    const bool terminal = !redirected && isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
     const pid_t pid = fork();
     if (pid < 0) return make_error(std::string("fork: ") + std::strerror(errno));
     if (pid == 0) {
@@ -67,6 +68,10 @@ Result<Child> Child::start(const std::vector<std::string>& argv, bool capture_st
         // Back to the defaults baton changed for itself.
         for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGTTOU, SIGQUIT, SIGCHLD}) std::signal(sig, SIG_DFL);
         if (err_write >= 0) dup2(err_write, STDERR_FILENO);  // dup2 clears close-on-exec on fd 2
+        if (redirected) {
+            dup2(how.output_fd, STDOUT_FILENO);
+            if (const int null = open("/dev/null", O_RDONLY | O_CLOEXEC); null >= 0) dup2(null, STDIN_FILENO);
+        }
         sigset_t none;
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, nullptr);

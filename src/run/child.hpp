@@ -15,14 +15,23 @@ namespace baton::run {
 // not_executable otherwise (126). Child and the launcher's workers report their exec failures so.
 Error exec_failure(const std::string& program, int err);
 
+// How a command starts besides its words.
+struct ChildStart {
+    // The command's stderr goes to stderr_fd() instead (a pseudo-terminal when baton's stderr is a
+    // terminal and the output is not redirected, so the command still sees one; a pipe otherwise),
+    // for baton to pass on and read.
+    bool capture_stderr = false;
+    // >= 0: the command's stdout goes to this descriptor (`baton tune`'s trial log), and it gets
+    // /dev/null as stdin and never the terminal: Ctrl-C reaches baton, which ends the trial itself.
+    int output_fd = -1;
+};
+
 class Child {
   public:
     // Starts argv[0] (looked up on PATH) in a new process group. Errors: the command cannot be
     // found (not_found) or executed (not_executable), reported by the child through a pipe when
-    // exec fails (exec_failure() below); a pipe or fork failure (failed). With `capture_stderr`,
-    // the command's stderr goes to stderr_fd() instead (a pseudo-terminal when baton's stderr is a
-    // terminal, so the command still sees one; a pipe otherwise), for baton to pass on and read.
-    static Result<Child> start(const std::vector<std::string>& argv, bool capture_stderr = false);
+    // exec fails (exec_failure() below); a pipe or fork failure (failed).
+    static Result<Child> start(const std::vector<std::string>& argv, const ChildStart& how = {});
 
     Child(Child&& other) noexcept;
     Child& operator=(Child&&) = delete;

@@ -474,6 +474,7 @@ std::vector<diagnose::Finding> JobWatch::read_events(const std::vector<std::stri
             continue;
         }
         dropped_[e->step.pid] = std::max(dropped_[e->step.pid], e->dropped);
+        if (options_.on_event) options_.on_event(*e);
         if (e->finding) {  // from baton.torch.check(), which printed it already
             for (diagnose::Finding& x : merge({*e->finding}))
                 if (history_) history_->add_finding(e->step.t_ms, std::move(x));

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -44,6 +45,9 @@ struct JobWatchOptions {
     std::string profile_dir;
     // Where the hook writes its out-of-memory captures (empty: none taken, an "oom" event is ignored).
     std::string memory_dir;
+    // Called with every event the hook sent that parsed (`baton tune` reads its trials' steps, the
+    // loader's and the process's facts and the losses through it); on the watch's own thread.
+    std::function<void(const store::HookEvent&)> on_event;
 };
 
 // The options of a job watched from this process's point of view: its name (the command's when

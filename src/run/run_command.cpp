@@ -16,6 +16,7 @@
 #include <fmt/format.h>  // header-only (fmt::fmt-header-only)
 
 #include "core/clock.hpp"
+#include "core/files.hpp"
 #include "core/json_writer.hpp"
 #include "core/percentile.hpp"
 #include "core/printable.hpp"
@@ -37,9 +38,11 @@ namespace baton::run {
 namespace {
 
 volatile std::sig_atomic_t g_stop_signal = 0;
+volatile std::sig_atomic_t g_stop_received = 0;  // since the process started: baton tune stops between trials
 
 void on_stop(int sig) {
     g_stop_signal = sig;
+    g_stop_received = sig;
 }
 
 // The summary's line about the record: where, and which part of it is missing.
@@ -97,6 +100,10 @@ StepFigures step_figures(const RunStats& s) {
 }
 
 }  // namespace
+
+int stop_signal_received() {
+    return g_stop_received;
+}
 
 // "python3 train.py --lr 3e-4": the program's base name and its arguments, clipped.
 std::string command_name(const std::vector<std::string>& argv) {
@@ -178,7 +185,20 @@ Result<RunStats> run_command(const RunOptions& o) {
     }
     // Its processes say whose they are (baton clean lists them once this baton is gone).
     setenv(store::kOwnerVariable, store::owner_token(store::current_owner()).c_str(), 1);
-    Result<Child> started = Child::start(o.argv, /*capture_stderr=*/true);
+    ChildStart how;
+    how.capture_stderr = true;
+    // A trial's settings are the command's environment alone: this process's is put back once it started.
+    std::vector<std::pair<std::string, std::optional<std::string>>> restore;
+    if (o.trial) {
+        how.output_fd = o.trial->output_fd;
+        for (const auto& [k, v] : o.trial->environment) {
+            const char* was = std::getenv(k.c_str());
+            restore.emplace_back(k, was ? std::optional<std::string>(was) : std::nullopt);
+            setenv(k.c_str(), v.c_str(), 1);
+        }
+    }
+    Result<Child> started = Child::start(o.argv, how);
+    for (const auto& [k, was] : restore) was ? (void)setenv(k.c_str(), was->c_str(), 1) : (void)unsetenv(k.c_str());
     if (!started.ok()) return started.error();
     Child child = std::move(*started);
     const double start = monotonic_seconds();
@@ -186,6 +206,7 @@ Result<RunStats> run_command(const RunOptions& o) {
     job.profile = o.profile;
     job.profile_dir = profile_dir;
     job.memory_dir = memory_dir;
+    if (o.trial) job.on_event = o.trial->on_event;
     JobWatch watch(std::move(job), child.pid());
     bool profile_triggered = false;
 
@@ -198,7 +219,9 @@ Result<RunStats> run_command(const RunOptions& o) {
     double kill_at = -1;
     double last_note = -1e9;
     int killed_after_grace = 0;
-    std::deque<std::string> pending;  // notes waiting for the rate limit
+    std::deque<std::string> pending;                                  // notes waiting for the rate limit
+    const int output = o.trial ? o.trial->output_fd : STDERR_FILENO;  // where the command's stderr goes on
+    bool trial_stopped = false, deadline_passed = false;
     // Passes the command's stderr on unchanged and reads along (failures found go first in line);
     // true while it may have more.
     auto pump = [&] {
@@ -207,7 +230,7 @@ Result<RunStats> run_command(const RunOptions& o) {
             const ssize_t n = read(child.stderr_fd(), buf, sizeof buf);
             if (n <= 0) return n < 0 && errno == EAGAIN;
             for (ssize_t off = 0; off < n;) {
-                const ssize_t w = write(STDERR_FILENO, buf + off, static_cast<std::size_t>(n - off));
+                const ssize_t w = write(output, buf + off, static_cast<std::size_t>(n - off));
                 if (w <= 0) break;  // our stderr is gone: keep reading so the command never blocks
                 off += w;
             }
@@ -235,6 +258,22 @@ Result<RunStats> run_command(const RunOptions& o) {
             stopped_on_hang = true;
             child.signal_group(SIGTERM);
             kill_at = now + o.grace_seconds;
+        }
+        if (o.trial) {
+            // Enough steps: the hook ends the script at its next step's end.
+            if (!trial_stopped && o.trial->enough && o.trial->enough()) {
+                trial_stopped = write_file_atomically(o.trial->stop_file, "").ok();
+                if (!trial_stopped) {  // cannot tell the hook: end it from outside
+                    child.signal_group(SIGTERM);
+                    if (kill_at < 0) kill_at = now + o.grace_seconds;
+                    trial_stopped = true;
+                }
+            }
+            if (o.trial->deadline_seconds > 0 && !deadline_passed && now - start >= o.trial->deadline_seconds) {
+                deadline_passed = true;
+                child.signal_group(SIGTERM);
+                if (kill_at < 0) kill_at = now + o.grace_seconds;
+            }
         }
         if (g_stop_signal) {
             const int sig = g_stop_signal;
@@ -294,6 +333,8 @@ Result<RunStats> run_command(const RunOptions& o) {
     RunStats stats = stopped_on_hang
                          ? watch.finish(hang::kExitHung, 0, ran, killed_after_grace)
                          : watch.finish(child.exit_status(), child.terminating_signal(), ran, killed_after_grace);
+    stats.trial_stopped = trial_stopped;
+    stats.deadline_passed = deadline_passed;
     if (stopped_on_hang) stats.hang_root_cause = hang::hang_text(*hangs.last_verdict(), "baton run: stopped on a hang");
     if (!profile_dir.empty() && !stats.profile && stats.profile_note.empty())
         stats.profile_note =

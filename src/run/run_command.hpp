@@ -2,6 +2,7 @@
 // new findings as they appear, forward stop signals, and summarise the run at the end.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <set>
 #include <string>
@@ -14,8 +15,21 @@
 #include "run/profile_window.hpp"
 #include "sample/sampler.hpp"
 #include "store/history_writer.hpp"
+#include "store/hook_event.hpp"
 
 namespace baton::run {
+
+// `baton tune`'s trial: the command run as it is with settings in its environment and its output in
+// a log, ended at a step once `enough` says so (the hook ends the script there: python/baton/_tune.py)
+// or at its deadline.
+struct TrialControl {
+    std::vector<std::pair<std::string, std::string>> environment;  // the command's alone
+    int output_fd = -1;                                            // its stdout and stderr
+    std::string stop_file;         // made once `enough` is true (the command's BATON_TRIAL_STOP)
+    std::function<bool()> enough;  // asked each turn
+    double deadline_seconds = 0;   // > 0: ended (SIGTERM to its group, the grace, SIGKILL) after this long
+    std::function<void(const store::HookEvent&)> on_event;  // every event the hook sent
+};
 
 struct RunOptions {
     std::vector<std::string> argv;
@@ -35,6 +49,7 @@ struct RunOptions {
     // --memory-history: allocation events the hook has PyTorch keep for an OOM's capture (0: none;
     // the capture itself is always asked for, docs/memory.md).
     std::int64_t memory_history = 0;
+    std::optional<TrialControl> trial;
 };
 
 // What the summary reports, kept as running aggregates so memory stays flat over long runs.
@@ -89,6 +104,8 @@ struct RunStats {
     std::vector<diagnose::Finding> profile_findings;
     std::string profile_note;
     std::string memory_note;  // why an out-of-memory capture the hook named could not be used
+    // A trial (RunOptions::trial): baton asked it to end at its next step; its deadline passed.
+    bool trial_stopped = false, deadline_passed = false;
 };
 
 // "python3 train.py --lr 3e-4": the program's base name and its arguments, clipped to 60
@@ -98,6 +115,10 @@ std::string command_name(const std::vector<std::string>& argv);
 // Runs the command to its end and returns the stats. An error when the command cannot be started
 // (nothing ran): Child::start's, not_found or not_executable when exec failed.
 Result<RunStats> run_command(const RunOptions& o);
+
+// The stop signal (SIGINT, SIGTERM, SIGHUP) baton got while a command ran, if any: forwarded to the
+// command then; `baton tune` starts no trial after one.
+int stop_signal_received();
 
 // The end-of-run summary (several lines, for stderr); `who` begins its first line.
 std::string run_summary_text(const RunStats& s, std::string_view who = "baton run");

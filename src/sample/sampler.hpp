@@ -63,6 +63,9 @@ class Sampler {
     // snap.jobs again (sampling never waits for them: they come with a later tick).
     void settle_jobs(Snapshot& snap, double seconds);
 
+    // Why the snapshots have no CPU package energy; empty when they have.
+    const std::string& cpu_energy_unavailable() const { return system_.cpu_energy_unavailable(); }
+
   private:
     void read_once(Snapshot& snap);
 

@@ -51,6 +51,9 @@ struct CpuStats {
     std::optional<std::uint64_t> context_switches_total;  // since boot
     unsigned runnable_tasks = 0;                          // procs_running from /proc/stat
     unsigned blocked_tasks = 0;                           // procs_blocked
+    // The CPU packages' energy since the sampler's first reading (RAPL through powercap: root only
+    // since Linux 5.10; absent where it cannot be read).
+    std::optional<double> package_energy_joules_total;
 };
 
 struct MemoryStats {

@@ -142,6 +142,13 @@ constexpr const char* kMigrations[] = {
     "  memory_peak_bytes INTEGER NOT NULL, memory_allocated_bytes INTEGER,"
     "  PRIMARY KEY (label, start_ms)) WITHOUT ROWID;"
     "CREATE INDEX usage_end ON usage(end_ms);",
+    // 14: what `baton tune` found for a command (history_tunings.cpp): its winner, which
+    // `baton run --tuned` applies, and its whole result.
+    "CREATE TABLE tunings ("
+    "  id INTEGER PRIMARY KEY, t_ms INTEGER NOT NULL, command TEXT NOT NULL, script TEXT NOT NULL,"
+    "  cwd TEXT NOT NULL, settings TEXT NOT NULL, label TEXT NOT NULL, gain REAL, measure TEXT NOT NULL,"
+    "  baseline_run INTEGER, winner_run INTEGER, report TEXT NOT NULL);"
+    "CREATE INDEX tunings_script ON tunings(script, cwd, t_ms);",
 };
 
 using sqlite::db_error;

@@ -51,6 +51,25 @@ struct RunRecord {
     RunOwner owner;  // the baton process that recorded it (`baton stacks RUN` asks its processes)
 };
 
+// What `baton tune` found for a command (history_tunings.cpp).
+struct TuningRecord {
+    std::int64_t id = 0, t_ms = 0;
+    std::string command;  // the argv joined by spaces, as runs keep it
+    std::string script;   // the command up to its script (tuning_script_key)
+    std::string cwd;
+    std::string settings = "{}";                    // the winner's (tune/settings.hpp's JSON); "{}" when none won
+    std::string label;                              // "num_workers=4", or "your settings"
+    std::optional<double> gain;                     // the winner's over the script's own settings (0.74: +74 %)
+    std::string measure;                            // "steps/s" or "samples/s"
+    std::int64_t baseline_run = 0, winner_run = 0;  // a trial of each in the runs (0: none recorded)
+    std::string report;                             // the whole result (baton tune --json)
+};
+
+// The words of a command up to its script: through the first word ending in ".py", or through the
+// module after "-m"; the whole command when it has neither. `baton run --tuned` finds a tuning of the
+// same script when the arguments after it differ.
+std::string tuning_script_key(const std::vector<std::string>& argv);
+
 // One link a bench measured (measure/bench_report.hpp's LinkResult, as stored).
 struct BenchLinkRecord {
     std::string bench, link;  // "h2d", "h2d gpu0 pinned"
@@ -271,6 +290,11 @@ class History {
     Result<std::int64_t> record_bench(const std::string& name, const std::string& command, const std::string& cwd,
                                       const std::string& host, std::int64_t start_ms, std::int64_t end_ms,
                                       const std::string& report, const std::vector<BenchLinkRecord>& links);
+    // `baton tune`'s result (history_tunings.cpp). The latest tuning of exactly `command` in `cwd`,
+    // else of the same `script` in `cwd`; none when neither was tuned.
+    Result<std::int64_t> add_tuning(const TuningRecord& t);
+    Result<std::optional<TuningRecord>> latest_tuning(const std::string& command, const std::string& script,
+                                                      const std::string& cwd);
     // A bench run's links, in the order measured (empty for other runs).
     Result<std::vector<BenchLinkRecord>> bench_links(std::int64_t run);
 

@@ -160,6 +160,10 @@ Result<HookEvent> parse_hook_event(std::string_view datagram) {
         e.step.rank = static_cast<int>(*rank);
         return e;
     }
+    if (e.type == "loader" || e.type == "process" || e.type == "losses") {
+        e.body = std::string(datagram);
+        return e;
+    }
     if (e.type == "hook") {
         auto mode = j.find("mode");
         if (mode == j.end() || !mode->is_string() || mode->get_ref<const std::string&>().size() > 32)

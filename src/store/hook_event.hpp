@@ -41,6 +41,9 @@ struct HookEvent {
     // the script's own baton.torch.watch. For "hook": the mode the hook installed ("auto").
     bool automatic = false;
     std::string mode;
+    // For "loader", "process" and "losses" (what `baton tune` reads: python/baton/_tune.py): the
+    // datagram itself, a JSON object its reader checks key by key.
+    std::string body;
 };
 
 // Parses one datagram. Keys: type (string), t (unix ms), pid, dropped; for "step": rank, step,
@@ -49,7 +52,8 @@ struct HookEvent {
 // warning, critical), subject, summary, recommendation, snippet (optional), texts bounded in
 // length; for "profile": path (an absolute path of at most 4096 bytes), steps, rank; for "oom": path,
 // rank; for "hook" (the automatic step hook installed in a process): mode (a string); a step's
-// "auto" (a boolean) says it was found with no code change. Unknown keys are ignored.
+// "auto" (a boolean) says it was found with no code change; "loader", "process" and "losses" are
+// kept whole (HookEvent::body). Unknown keys are ignored.
 Result<HookEvent> parse_hook_event(std::string_view datagram);
 
 // A stored step's allocator figures (StepEvent::data, as sent); none when it has none or they are

@@ -67,6 +67,10 @@ constexpr std::array kCpu = {
     Field<C>{.key = "blocked_tasks",
              .member = &C::blocked_tasks,
              .metric = {"baton_procs_blocked", "gauge", 1, "Tasks blocked on I/O now."}},
+    Field<C>{.key = "package_energy_joules_total",
+             .member = &C::package_energy_joules_total,
+             .metric = {"baton_cpu_package_energy_joules_total", "counter", 1,
+                        "Energy of the CPU packages (RAPL) since baton started sampling."}},
 };
 
 using M = MemoryStats;

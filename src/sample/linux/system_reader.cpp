@@ -48,7 +48,7 @@ CpuTimes cpu_times_between(const CpuTicks& a, const CpuTicks& b) {
     return t;
 }
 
-SystemReader::SystemReader(Roots roots) : roots_(std::move(roots)) {
+SystemReader::SystemReader(Roots roots) : roots_(std::move(roots)), powercap_(roots_.sys) {
     if (const long hz = sysconf(_SC_CLK_TCK); hz > 0) hz_ = static_cast<double>(hz);
     const std::string& p = roots_.proc;
     stat_.open(p + "/stat");
@@ -71,6 +71,7 @@ void SystemReader::read(double now, Snapshot& snap) {
     double dt = last_time_ < 0 ? 0 : now - last_time_;
     read_host(snap);
     read_cpu(dt, snap);
+    snap.cpu.package_energy_joules_total = powercap_.read();
     read_memory(dt, snap);
     read_pressure(snap);
     read_disks(dt, snap);

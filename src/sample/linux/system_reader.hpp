@@ -11,6 +11,7 @@
 
 #include "sample/linux/diskstats.hpp"
 #include "sample/linux/kept_file.hpp"
+#include "sample/linux/powercap.hpp"
 #include "sample/linux/meminfo.hpp"
 #include "sample/linux/net_dev.hpp"
 #include "sample/linux/proc_stat.hpp"
@@ -51,6 +52,9 @@ class SystemReader {
     // same, no page was reclaimed or swapped.
     std::optional<std::uint64_t> reclaim_activity() const { return reclaim_; }
 
+    // Why the snapshot has no CPU package energy (PowercapReader::why_not); empty when it has.
+    const std::string& cpu_energy_unavailable() const { return powercap_.why_not(); }
+
   private:
     void read_host(Snapshot& snap);
     void read_cpu(double dt, Snapshot& snap);
@@ -64,6 +68,7 @@ class SystemReader {
     Roots roots_;
     KeptFile stat_, meminfo_, vmstat_, loadavg_, uptime_, diskstats_, netdev_;
     KeptFile psi_cpu_, psi_memory_, psi_io_;
+    PowercapReader powercap_;
     ReadBuffer buf_;
     ReadBuffer speed_buf_;  // separate: net_now_ points into buf_ while speeds are read
     std::string hostname_, kernel_;

@@ -1,8 +1,14 @@
 """Training loops of every shape, with no baton import: what `baton run` must measure with no code
-change (python/baton/_auto.py). `loops.py MODE [WORKERS]`; every batch holds 4 samples, and each
-mode prints the steps it took, so the test compares what baton counted with the truth.
+change (python/baton/_auto.py), and what `baton tune` tunes. `loops.py MODE [WORKERS] [EPOCHS]`; every
+batch holds 4 samples, and each mode prints the steps it took, so the test compares what baton counted
+with the truth.
 
-    plain       a for-loop over a DataLoader whose dataset sleeps, with an LR scheduler: 16 steps an epoch, 2 epochs
+    plain       a for-loop over a DataLoader whose dataset sleeps, with an LR scheduler: 16 steps an epoch,
+                EPOCHS epochs (2)
+    compute     a loop whose step computes 8 ms and whose data is ready (no worker can help)
+    fragile     plain, but the dataset fails in a DataLoader worker (a trial with workers crashes)
+    stuck       plain, but the dataset never returns in a DataLoader worker (a trial with workers hangs)
+    stubborn    stuck, and the script ignores SIGTERM
     accumulate  gradient accumulation over 4 batches: 4 steps of 16 samples
     gan         two optimizers stepping once per batch each: 16 steps
     wgan        a generator stepping first, then every 5th batch, and a critic every batch: 16 steps
@@ -21,6 +27,7 @@ from torch.utils.data import DataLoader, Dataset, IterableDataset
 
 MODE = sys.argv[1]
 WORKERS = int(sys.argv[2]) if len(sys.argv) > 2 else 0
+EPOCHS = int(sys.argv[3]) if len(sys.argv) > 3 else 2
 
 
 class Slow(Dataset):
@@ -31,6 +38,10 @@ class Slow(Dataset):
         return self.n
 
     def __getitem__(self, i):
+        if MODE in ("fragile", "stuck", "stubborn") and torch.utils.data.get_worker_info() is not None:
+            if MODE == "fragile":
+                raise RuntimeError("this dataset cannot be read from a worker")
+            time.sleep(3600)
         time.sleep(self.seconds)
         return torch.randn(8), torch.randn(1)
 
@@ -55,12 +66,24 @@ opt = torch.optim.SGD(model.parameters(), lr=0.01)
 loader = DataLoader(Slow(64, 0.003), batch_size=4, num_workers=WORKERS)
 steps = 0
 
-if MODE == "plain":
+if MODE == "stubborn":
+    import signal
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+if MODE in ("plain", "fragile", "stuck", "stubborn"):
     sched = torch.optim.lr_scheduler.StepLR(opt, step_size=10)
-    for epoch in range(2):
+    for epoch in range(EPOCHS):
         for x, y in loader:
             train_step(model, opt, x, y)
             sched.step()
+            steps += 1
+elif MODE == "compute":
+    ready = DataLoader(Slow(64, 0.0), batch_size=4, num_workers=WORKERS)
+    for epoch in range(EPOCHS):
+        for x, y in ready:
+            deadline = time.perf_counter() + 0.008
+            while time.perf_counter() < deadline:
+                pass
+            train_step(model, opt, x, y)
             steps += 1
 elif MODE == "accumulate":
     for i, (x, y) in enumerate(loader):
