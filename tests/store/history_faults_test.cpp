@@ -151,7 +151,8 @@ TEST(HistoryFaults, ReadersOpenReadOnly) {
     EXPECT_FALSE(std::filesystem::exists(d.path() + "/missing.db"));
     // A database of an older schema is upgraded once, then read.
     sql(path,
-        "DROP TABLE tunings; DROP TABLE run_oom_captures; DROP TABLE run_profiles; DROP TABLE run_hangs; DROP TABLE bench_links; ALTER "
+        "DROP TABLE tunings; DROP TABLE run_oom_captures; DROP TABLE run_profiles; DROP TABLE run_hangs; DROP TABLE "
+        "bench_links; ALTER "
         "TABLE runs DROP COLUMN kind; "
         "DROP TABLE usage; DROP TABLE job_groups; DROP TABLE jobs; DROP TABLE metric_minutes; DROP TABLE "
         "metric_series; "
