@@ -40,11 +40,12 @@ _passes = []  # the loader passes that yielded a batch in the current step
 class _Pass:
     """One iterator over a DataLoader: its figures within the current step, and whether an optimizer
     stepped while it was alive (a training pass) or not yet."""
-    __slots__ = ("it", "first", "last", "wait", "samples", "trained", "ended", "loader")
+    __slots__ = ("it", "first", "last", "wait", "samples", "trained", "ended", "loader", "owner")
 
     def __init__(self, iterator):
         self.it = weakref.ref(iterator)
         self.loader = iterator.__dict__.get("_baton_loader")  # its DataLoader's settings (baton/_tune.py)
+        self.owner = iterator.__dict__.get("_baton_owner")  # a weakref of its DataLoader
         self.first = None  # when its first batch of this step was asked for
         self.last = 0.0
         self.wait = 0.0
@@ -142,6 +143,9 @@ def stepped(optimizer):
             _exclude(steps, p, p.last)  # dropped before it ended, with no step inside: an evaluation
         else:
             p.trained = True
+            owner = p.owner() if p.owner is not None else None
+            if owner is not None:
+                owner._baton_trained = True  # baton run --tune-live tunes this loader
             if p.loader is not None:
                 _tune.say_once("loader", p.loader)  # the training loader, for baton tune
         p.first = None

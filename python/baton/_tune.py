@@ -9,6 +9,9 @@ and what a trial needs from it (docs/tune.md). Installed by baton/_auto.py once 
                         trial stops cleanly at a step, its DataLoader workers with it
     BATON_TRIAL_LOSSES  "1": the scalar each backward() starts from (the loss) is kept, on its device, with
                         no sync, and sent once at the trial's end
+    BATON_LIVE_TUNE     a path (`baton run --tune-live`): a JSON object {"num_workers": N, "prefetch_factor": P}
+                        baton writes there is applied to the training DataLoader at its next epoch's start
+                        (a new iterator, never mid-epoch), and said back with a "live" event
 
 Facts baton judges the baseline by are sent once per process: the training DataLoader's settings (at the
 first step it feeds) and the process's (threads, CUDA, the GPU's compute capability, cuDNN and TF32 flags).
@@ -19,11 +22,13 @@ import json
 import math
 import os
 import sys
+import weakref
 
 from baton import _events
 
 TUNE = "BATON_TUNE"
 STOP = "BATON_TRIAL_STOP"
+LIVE = "BATON_LIVE_TUNE"
 LOSSES = "BATON_TRIAL_LOSSES"
 MAX_LOSSES = 400  # the last ones; a datagram holds at most 16 KiB
 
@@ -31,6 +36,9 @@ _settings = {}
 _stop = None
 _losses = None  # the recorded loss tensors, when asked for
 _said = set()  # the facts already sent by this process ("loader", "process")
+_live = None  # BATON_LIVE_TUNE's path
+_live_seen = None  # the control file's text last applied
+_prefetch_default = 2  # DataLoader's own default (None in PyTorch 2.x)
 _pid = os.getpid()
 
 
@@ -69,6 +77,9 @@ def _patch_loader(torch):
     if getattr(init, "_baton_patched", False):
         return
     signature = inspect.signature(init)
+    global _prefetch_default
+    if "prefetch_factor" in signature.parameters:
+        _prefetch_default = signature.parameters["prefetch_factor"].default
 
     def __init__(self, *args, **kwargs):
         if _settings:
@@ -90,12 +101,59 @@ def _patch_loader(torch):
         it = get_iterator(self)
         try:
             it._baton_loader = loader_facts(self)
+            it._baton_owner = weakref.ref(self)  # marked as training once an optimizer steps during its pass
         except Exception:
             pass
         return it
 
     _get_iterator.__wrapped__ = get_iterator
     loader._get_iterator = _get_iterator
+    iterate = loader.__iter__
+
+    def __iter__(self):
+        if _live is not None and self.__dict__.get("_baton_trained"):
+            _apply_live(self)
+        return iterate(self)
+
+    __iter__.__wrapped__ = iterate
+    loader.__iter__ = __iter__
+
+
+def _apply_live(loader):
+    """At a training DataLoader's epoch start: the workers and prefetch baton asked for, if they changed."""
+    global _live_seen
+    try:
+        with open(_live) as f:
+            text = f.read()
+    except OSError:
+        return
+    if text == _live_seen:
+        return
+    try:
+        want = json.loads(text)
+        workers = int(want["num_workers"])
+        prefetch = int(want.get("prefetch_factor", 2))
+    except (ValueError, KeyError, TypeError):
+        return
+    _live_seen = text
+    if workers == loader.num_workers and (workers == 0 or prefetch == loader.prefetch_factor):
+        # Already so: said all the same, so baton knows it holds.
+        _events.sender().send({"type": "live", "num_workers": workers, "prefetch_factor": prefetch})
+        return
+    # Persistent workers keep their iterator across epochs: end it, so the next one starts with the new count.
+    it = loader.__dict__.get("_iterator")
+    if it is not None:
+        shutdown = getattr(it, "_shutdown_workers", None)
+        if shutdown is not None:
+            shutdown()
+        loader._iterator = None
+    loader.num_workers = workers
+    if workers > 0:
+        loader.prefetch_factor = prefetch
+    elif "prefetch_factor" in loader.__dict__:
+        loader.prefetch_factor = _prefetch_default  # PyTorch 2.x wants None without workers, 1.13 its 2
+    _events.sender().send({"type": "live", "num_workers": workers,
+                           "prefetch_factor": int(loader.prefetch_factor or 2)})
 
 
 def loader_facts(loader):
@@ -199,7 +257,7 @@ def step_ended():
 
 
 def install(torch):
-    global _settings, _stop
+    global _settings, _stop, _live
     text = os.environ.get(TUNE)
     if text:
         try:
@@ -213,5 +271,6 @@ def install(torch):
     if _settings:
         _apply_process(torch)
     _stop = os.environ.get(STOP) or None
+    _live = os.environ.get(LIVE) or None
     if os.environ.get(LOSSES) == "1":
         _record_losses(torch)

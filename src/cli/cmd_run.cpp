@@ -3,6 +3,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <memory>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -18,6 +20,7 @@
 #include "run/memory_capture.hpp"
 #include "run/run_command.hpp"
 #include "store/history.hpp"
+#include "tune/live_control.hpp"
 #include "tune/settings.hpp"
 
 namespace baton::cli {
@@ -70,6 +73,10 @@ CLI::App* add_run_command(CLI::App& app, RunArgs& a) {
     cmd->add_flag("--tuned", a.tuned,
                   "Apply the settings the last baton tune of this command found best, with no code change "
                   "(docs/tune.md)");
+    cmd->add_flag("--tune-live", a.tune_live,
+                  "While the step waits for data, raise the training DataLoader's workers (then its prefetch) at the "
+                  "next epoch's start, keep each change that measurably helped and undo the one that did not, as "
+                  "tf.data's AUTOTUNE does (docs/tune.md)");
     cmd->add_option("--db", a.db,
                     "History database (default: [history] db in the config, else $XDG_STATE_HOME/baton/baton.db)");
     cmd->add_flag("--no-db", a.no_db, "Do not record the run");
@@ -171,6 +178,8 @@ int run_run(const RunArgs& a, const std::vector<std::string>& command, const std
     if (a.tuned && a.no_db) return usage_error("run: --tuned reads the tuning from the history; drop --no-db");
     if (a.tuned && a.no_auto_hook)
         return usage_error("run: --tuned applies its settings through the automatic hook; drop --no-auto-hook");
+    if (a.tune_live && a.no_auto_hook)
+        return usage_error("run: --tune-live moves the workers through the automatic hook; drop --no-auto-hook");
     Result<Config> cfg = load_config(config_path);
     if (!cfg.ok()) return runtime_error(cfg.error().message);
     run::RunOptions o;
@@ -198,7 +207,21 @@ int run_run(const RunArgs& a, const std::vector<std::string>& command, const std
     apply_auto_hook_flag(a.no_auto_hook);
     if (a.tuned)
         if (Status st = apply_tuning(o.db_path, argv); !st.ok()) return runtime_error("run: " + st.error().message);
+    // --tune-live: the hook reads what to apply from a file in a private directory of this run.
+    std::shared_ptr<tune::LiveTuner> live;
+    std::string live_dir;
+    if (a.tune_live) {
+        live_dir = (std::getenv("TMPDIR") && *std::getenv("TMPDIR") ? std::string(std::getenv("TMPDIR")) : "/tmp") +
+                   "/baton-live-XXXXXX";
+        if (!::mkdtemp(live_dir.data())) return runtime_error("run: --tune-live: cannot make " + live_dir);
+        live = std::make_shared<tune::LiveTuner>(static_cast<unsigned>(allowed_cpus().size()));
+        o.live = tune::live_control(live_dir + "/control.json", live);
+    }
     Result<run::RunStats> stats = run::run_command(o);
+    if (!live_dir.empty()) {
+        std::error_code ec;
+        std::filesystem::remove_all(live_dir, ec);
+    }
     if (!stats.ok()) return start_failure(stats.error());
     std::string summary = stats->hang_root_cause + "\n";
     if (stats->profile) {  // the window's breakdown, then the summary (whose findings include the window's)
@@ -210,6 +233,12 @@ int run_run(const RunArgs& a, const std::vector<std::string>& command, const std
     if (!stats->profile_note.empty()) summary += stats->profile_note + "\n";
     if (!stats->memory_note.empty()) summary += stats->memory_note + "\n";
     summary += run::run_summary_text(*stats);
+    if (live) {
+        summary += live->history().empty() ? "  tuned live: no change (the step did not wait for data long enough to "
+                                             "move the workers, or the run ended first)\n"
+                                           : "  tuned live:\n";
+        for (const std::string& l : live->history()) summary += "    " + l + "\n";
+    }
     summary += write_run_outputs(*stats, o.db_path, a.report, a.summary_json, "run");
     std::fputs(printable_text(summary).c_str(), stderr);
     return stats->exit_status;

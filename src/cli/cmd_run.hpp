@@ -28,6 +28,7 @@ struct RunArgs {
     std::int64_t memory_history = 0;  // --memory-history[=EVENTS]: allocation events kept (0: none)
     bool no_auto_hook = false;        // --no-auto-hook
     bool tuned = false;               // --tuned: the winner of the last `baton tune` of this command
+    bool tune_live = false;           // --tune-live: workers and prefetch tuned while it runs
 };
 
 // Where the command begins in baton's arguments (argv without argv[0]): the word after "--",

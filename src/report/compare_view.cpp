@@ -115,6 +115,13 @@ std::vector<FigureRow> figure_rows(const RunFigures& fa, const RunFigures& fb) {
         rows.push_back({"step time median", &RunFigures::step_ms_median, " ms", " ms"});
         rows.push_back({"data wait", &RunFigures::data_wait_percent, " %", " pt"});
     }
+    if (fa.energy_joules >= 0 || fb.energy_joules >= 0) {  // GPUs' and CPU packages' energy, recorded
+        rows.push_back({"energy", &RunFigures::energy_joules, " J", " J"});
+        if (fa.joules_per_step >= 0 || fb.joules_per_step >= 0)
+            rows.push_back({"energy per step", &RunFigures::joules_per_step, " J", " J"});
+        if (fa.joules_per_sample >= 0 || fb.joules_per_sample >= 0)
+            rows.push_back({"energy per sample", &RunFigures::joules_per_sample, " J", " J"});
+    }
     return rows;
 }
 

@@ -14,6 +14,10 @@ RunFigures run_figures(const store::RunRecord& r, const std::vector<store::RunSa
                        const std::vector<store::RecordedFinding>& findings,
                        const std::vector<store::StepEvent>& steps) {
     RunFigures f;
+    f.energy = store::run_energy_from_json(r.energy);
+    if (!f.energy.empty()) f.energy_joules = f.energy.gpu_joules.value_or(0) + f.energy.cpu_joules.value_or(0);
+    if (f.energy.joules_per_step) f.joules_per_step = *f.energy.joules_per_step;
+    if (f.energy.joules_per_sample) f.joules_per_sample = *f.energy.joules_per_sample;
     if (!steps.empty()) {
         std::vector<double> ms;
         double total = 0, wait = 0, counted_ms = 0;

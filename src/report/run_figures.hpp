@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "store/history.hpp"
+#include "store/run_energy.hpp"
 
 namespace baton::report {
 
@@ -36,6 +37,9 @@ struct RunFigures {
     // From the Python hook's steps (-1: no steps, or no step said how many samples).
     std::size_t steps = 0;
     double step_ms_median = -1, step_ms_p95 = -1, data_wait_percent = -1, samples_per_second = -1;
+    // The run's energy as recorded with its end (-1: not measured): the GPUs' and CPU packages' together.
+    double energy_joules = -1, joules_per_step = -1, joules_per_sample = -1;
+    store::RunEnergy energy;
 };
 
 RunFigures run_figures(const store::RunRecord& r, const std::vector<store::RunSample>& samples,

@@ -85,6 +85,7 @@ Rows figure_rows(const RunFigures& f) {
                                     f.step_ms_median, f.step_ms_p95, f.data_wait_percent,
                                     f.samples_per_second >= 0 ? fmt::format(", {:.0f} samples/s", f.samples_per_second)
                                                               : std::string())});
+    if (!f.energy.empty()) rows.push_back({"energy", store::energy_text(f.energy)});
     if (f.disk_read_avg >= 0)
         rows.push_back(
             {"disk read / write", fmt::format("avg {:.1f} / {:.1f} MB/s, peak {:.1f} / {:.1f} MB/s", f.disk_read_avg,

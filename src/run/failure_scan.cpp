@@ -5,8 +5,8 @@
 namespace baton::run {
 
 const std::vector<std::string>& run_finding_ids() {
-    static const std::vector<std::string> ids = {"cuda_oom", "host_oom_kill", "dataloader_bus_error", "rank_hang",
-                                                 "rank_desync"};
+    static const std::vector<std::string> ids = {"cuda_oom",  "host_oom_kill", "dataloader_bus_error",
+                                                 "rank_hang", "rank_desync",   "live_tune"};
     return ids;
 }
 

@@ -32,7 +32,7 @@ class FailureScanner {
 };
 
 // The ids FailureScanner and `baton run` report besides the diagnosis rules (docs/findings.md), the hang
-// verdict's (run/job_hangs.hpp) among them.
+// verdict's (run/job_hangs.hpp) and --tune-live's changes (tune/live_control.hpp) among them.
 const std::vector<std::string>& run_finding_ids();
 
 }  // namespace baton::run

@@ -504,6 +504,7 @@ std::vector<diagnose::Finding> JobWatch::read_events(const std::vector<std::stri
             if (p.steps.size() > kKeptSteps) p.steps.pop_front();
         }
         last_step_ms_ = std::max(last_step_ms_, e->step.t_ms);
+        if (!first_step_ms_) first_step_ms_ = e->step.t_ms;
         steps_.push_back({e->step.t_ms, e->step.pid, e->step.rank, e->step.step_ms, e->step.wait_ms, e->step.samples});
         fresh.push_back(std::move(e->step));
     }
@@ -519,6 +520,10 @@ std::vector<diagnose::Finding> JobWatch::sample(const diagnose::Window& window) 
     note_job_gpus(snap, job, job_gpus_);
     if (!snap.gpus.empty()) gpu_view_ = gpu_view(snap, job);
     account(stats_, snap, job, snap.interval_seconds, job_gpus_);
+    std::vector<std::pair<unsigned, double>> counters;  // the job's GPUs' energy
+    for (const GpuInfo& g : snap.gpus)
+        if (job_gpus_.count(g.index) && g.energy_joules_total) counters.emplace_back(g.index, *g.energy_joules_total);
+    energy_.add(snap.time_unix_ms, counters, snap.cpu.package_energy_joules_total);
     if (history_ && (stats_.samples == 1 || job_gpus_.size() != gpus_before))
         history_->set_machine(snap.host.cpu_count, snap.memory.total_bytes, run_gpus(snap, job_gpus_));
     if (history_) history_->add_sample(to_run_sample(snap, job, job_gpus_));
@@ -609,11 +614,20 @@ RunStats JobWatch::finish(int exit_status, int signal, double seconds, int kille
     }
     std::stable_sort(stats_.findings.begin(), stats_.findings.end(),
                      [](const diagnose::Finding& a, const diagnose::Finding& b) { return a.severity > b.severity; });
+    // Per step over the steps' span: each rank's first step ends where the span begins, so it is not in it.
+    const double n = static_cast<double>(stats_.step_ms.size());
+    const double ranks = static_cast<double>(std::max<std::size_t>(1, stats_.ranks.size()));
+    std::optional<double> span_samples;
+    if (stats_.step_samples > 0 && n > 0) span_samples = static_cast<double>(stats_.step_samples) * (n - ranks) / n;
+    stats_.energy = energy_.figures(first_step_ms_, last_step_ms_, (n - ranks) / ranks, span_samples);
     if (history_)
-        stats_.recording = history_->finish(unix_millis(), stats_.exit_status, [&](const store::RecordingReport& r) {
-            stats_.recording = r;
-            return run_summary_text(stats_);
-        });
+        stats_.recording = history_->finish(
+            unix_millis(), stats_.exit_status,
+            [&](const store::RecordingReport& r) {
+                stats_.recording = r;
+                return run_summary_text(stats_);
+            },
+            30, store::to_json(stats_.energy));
     history_.reset();
     return stats_;
 }

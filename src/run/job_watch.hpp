@@ -23,6 +23,7 @@
 #include "diagnose/steps.hpp"
 #include "gpu_memory/oom_autopsy.hpp"
 #include "gpu_memory/step_memory.hpp"
+#include "run/energy.hpp"
 #include "run/failure_scan.hpp"
 #include "run/run_command.hpp"
 #include "store/history_writer.hpp"
@@ -108,6 +109,8 @@ class JobWatch {
     // The hook's newest step (unix ms, of any rank; 0 before the first) and the median step time of
     // the run so far, in seconds (the hang verdict's default wait is ten of them).
     std::int64_t last_step_unix_ms() const { return last_step_ms_; }
+    // Why the samples have no CPU package energy (the sampler's), for the summary; before finish().
+    void note_cpu_energy(std::string why) { stats_.cpu_energy_unavailable = std::move(why); }
     double median_step_seconds();
 
     const RunStats& stats() const { return stats_; }
@@ -160,6 +163,8 @@ class JobWatch {
     std::optional<gpu_memory::OomCapture> oom_capture_;  // the first the hook sent
     std::string explained_line_;                         // the OOM line cuda_oom was last explained by
     std::int64_t last_step_ms_ = 0;
+    std::int64_t first_step_ms_ = 0;
+    EnergyMeter energy_;
     double median_step_ = 0;
     std::size_t median_of_steps_ = 0;  // how many steps median_step_ was taken over
 };

@@ -197,6 +197,7 @@ Result<RunStats> run_command(const RunOptions& o) {
             setenv(k.c_str(), v.c_str(), 1);
         }
     }
+    if (o.live) setenv("BATON_LIVE_TUNE", o.live->control_file.c_str(), 1);
     Result<Child> started = Child::start(o.argv, how);
     for (const auto& [k, was] : restore) was ? (void)setenv(k.c_str(), was->c_str(), 1) : (void)unsetenv(k.c_str());
     if (!started.ok()) return started.error();
@@ -207,6 +208,7 @@ Result<RunStats> run_command(const RunOptions& o) {
     job.profile_dir = profile_dir;
     job.memory_dir = memory_dir;
     if (o.trial) job.on_event = o.trial->on_event;
+    if (o.live) job.on_event = o.live->on_event;
     JobWatch watch(std::move(job), child.pid());
     bool profile_triggered = false;
 
@@ -296,6 +298,8 @@ Result<RunStats> run_command(const RunOptions& o) {
             if (watch.stats().samples == 0 && child.poll_exit()) break;
             push_to_window(window, std::move(snap), o.thresholds.window_seconds);
             std::string reason;  // --profile=auto: why to take the window now
+            if (o.live && o.live->on_sample)
+                for (const diagnose::Finding& f : o.live->on_sample(window.back())) watch.add_finding(f);
             for (const diagnose::Finding& f : watch.sample(window)) {
                 if (!o.quiet && f.severity != diagnose::Severity::info) pending.push_back(finding_note(f));
                 if (reason.empty() && explained_by_profile(f)) reason = f.rule + " fired";
@@ -330,6 +334,7 @@ Result<RunStats> run_command(const RunOptions& o) {
     // Workers the command left behind (reparented to baton) end with it.
     killed_after_grace += child.end_tree(std::min(o.grace_seconds, 2.0));
     for (const std::string& line : pending) std::fprintf(stderr, "%s\n", printable(line).c_str());
+    watch.note_cpu_energy(sampler.cpu_energy_unavailable());
     RunStats stats = stopped_on_hang
                          ? watch.finish(hang::kExitHung, 0, ran, killed_after_grace)
                          : watch.finish(child.exit_status(), child.terminating_signal(), ran, killed_after_grace);
@@ -393,6 +398,16 @@ std::string run_summary_text(const RunStats& s, std::string_view who) {
         line(
             "  steps: none: PyTorch was imported but no optimizer stepped (inference or evaluation?); a loop that "
             "updates weights without torch.optim marks its steps with baton.torch.step()");
+    }
+    if (!s.energy.empty()) {
+        std::string l = "  energy: " + store::energy_text(s.energy);
+        if (!s.energy.cpu_joules && !s.cpu_energy_unavailable.empty())
+            l += " (CPU packages not read: " + s.cpu_energy_unavailable + ")";
+        line(l);
+    } else if (!s.step_ms.empty() && !s.cpu_energy_unavailable.empty()) {
+        line(std::string("  energy: not measured (") +
+             (s.gpus.empty() ? "no GPU" : "the job's GPUs report no energy counter") +
+             "; CPU packages: " + s.cpu_energy_unavailable + ")");
     }
     if (s.events_rejected) line(fmt::format("  {} malformed event(s) on the hook's socket ignored", s.events_rejected));
     if (s.killed_after_grace) line(fmt::format("  {} process(es) needed SIGKILL to end", s.killed_after_grace));
@@ -493,6 +508,15 @@ std::string run_summary_json(const RunStats& s) {
         w.field("ranks", static_cast<std::uint64_t>(s.ranks.size()));
         w.field("source", steps_source(s));
         w.field("events_dropped", s.events_dropped);
+        w.end_object();
+    }
+    if (!s.energy.empty()) {
+        w.key("energy");
+        w.begin_object();
+        w.optional_field("gpu_joules", s.energy.gpu_joules);
+        w.optional_field("cpu_joules", s.energy.cpu_joules);
+        w.optional_field("joules_per_step", s.energy.joules_per_step);
+        w.optional_field("joules_per_sample", s.energy.joules_per_sample);
         w.end_object();
     }
     w.field("killed_after_grace", s.killed_after_grace);

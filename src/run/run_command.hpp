@@ -16,6 +16,7 @@
 #include "sample/sampler.hpp"
 #include "store/history_writer.hpp"
 #include "store/hook_event.hpp"
+#include "store/run_energy.hpp"
 
 namespace baton::run {
 
@@ -29,6 +30,15 @@ struct TrialControl {
     std::function<bool()> enough;  // asked each turn
     double deadline_seconds = 0;   // > 0: ended (SIGTERM to its group, the grace, SIGKILL) after this long
     std::function<void(const store::HookEvent&)> on_event;  // every event the hook sent
+};
+
+// `baton run --tune-live` (tune/live_tuner.hpp decides): the file the hook reads at each epoch's start
+// (BATON_LIVE_TUNE; the callbacks write it), and what to do with each event of the hook and after each
+// sample (the findings it returns join the run's: the changes it made).
+struct LiveControl {
+    std::string control_file;
+    std::function<void(const store::HookEvent&)> on_event;
+    std::function<std::vector<diagnose::Finding>(const Snapshot&)> on_sample;
 };
 
 struct RunOptions {
@@ -50,6 +60,7 @@ struct RunOptions {
     // the capture itself is always asked for, docs/memory.md).
     std::int64_t memory_history = 0;
     std::optional<TrialControl> trial;
+    std::optional<LiveControl> live;
 };
 
 // What the summary reports, kept as running aggregates so memory stays flat over long runs.
@@ -106,6 +117,9 @@ struct RunStats {
     std::string memory_note;  // why an out-of-memory capture the hook named could not be used
     // A trial (RunOptions::trial): baton asked it to end at its next step; its deadline passed.
     bool trial_stopped = false, deadline_passed = false;
+    // The job's energy (its GPUs' counters, the CPU packages'), and why the CPU packages' is not there.
+    store::RunEnergy energy;
+    std::string cpu_energy_unavailable;
 };
 
 // "python3 train.py --lr 3e-4": the program's base name and its arguments, clipped to 60

@@ -149,6 +149,8 @@ constexpr const char* kMigrations[] = {
     "  cwd TEXT NOT NULL, settings TEXT NOT NULL, label TEXT NOT NULL, gain REAL, measure TEXT NOT NULL,"
     "  baseline_run INTEGER, winner_run INTEGER, report TEXT NOT NULL);"
     "CREATE INDEX tunings_script ON tunings(script, cwd, t_ms);",
+    // 15: the run's energy (store/run_energy.hpp's JSON), written with its end.
+    "ALTER TABLE runs ADD COLUMN energy TEXT;",
 };
 
 using sqlite::db_error;
@@ -646,13 +648,19 @@ Status History::replace_finding(std::int64_t run, std::int64_t t_ms, const diagn
     return Ok{};
 }
 
-Status History::finish_run(std::int64_t run, std::int64_t end_ms, int exit_status, const std::string& summary) {
-    Statement st(db_, "UPDATE runs SET state = 'finished', end_ms = ?, exit_status = ?, summary = ? WHERE id = ?");
+Status History::finish_run(std::int64_t run, std::int64_t end_ms, int exit_status, const std::string& summary,
+                           const std::string& energy) {
+    Statement st(
+        db_, "UPDATE runs SET state = 'finished', end_ms = ?, exit_status = ?, summary = ?, energy = ? WHERE id = ?");
     if (!st.ok()) return db_error(db_, "cannot finish the run");
     sqlite3_bind_int64(st.get(), 1, end_ms);
     sqlite3_bind_int(st.get(), 2, exit_status);
     sqlite3_bind_text(st.get(), 3, summary.c_str(), -1, SQLITE_TRANSIENT);
-    sqlite3_bind_int64(st.get(), 4, run);
+    if (energy.empty())
+        sqlite3_bind_null(st.get(), 4);
+    else
+        sqlite3_bind_text(st.get(), 4, energy.c_str(), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(st.get(), 5, run);
     if (sqlite3_step(st.get()) != SQLITE_DONE) return db_error(db_, "cannot finish the run");
     return Ok{};
 }
@@ -691,7 +699,8 @@ Result<std::vector<RunRecord>> History::runs() {
         "SELECT id, name, command, cwd, host, start_ms, end_ms, exit_status, state,"
         " (SELECT COUNT(*) FROM samples WHERE run_id = runs.id),"
         " (SELECT COUNT(*) FROM findings WHERE run_id = runs.id), COALESCE(summary, ''), cpu_count,"
-        " memory_total_bytes, owner_pid, owner_start_ticks, COALESCE(owner_boot_id, ''), kind FROM runs ORDER BY id");
+        " memory_total_bytes, owner_pid, owner_start_ticks, COALESCE(owner_boot_id, ''), kind, COALESCE(energy, '')"
+        " FROM runs ORDER BY id");
     std::vector<RunRecord> out;
     const Walk runs = sqlite::each_row(st, [&](const Row& row) {
         RunRecord r;
@@ -711,6 +720,7 @@ Result<std::vector<RunRecord>> History::runs() {
         if (!row.null(12)) r.cpu_count = static_cast<unsigned>(row.int64(12));
         if (!row.null(13)) r.memory_total_bytes = static_cast<std::uint64_t>(row.int64(13));
         r.kind = run_kind_from_name(row.text(17)).value_or(RunKind::run);
+        r.energy = row.text(18);
         r.owner.pid = row.int64(14);
         if (!row.null(15)) r.owner.start_ticks = static_cast<std::uint64_t>(row.int64(15));
         r.owner.boot_id = row.text(16);

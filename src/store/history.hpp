@@ -48,7 +48,8 @@ struct RunRecord {
     std::int64_t findings = 0;
     std::string summary;  // the end-of-run summary text, once finished (a bench: its report)
     RunKind kind = RunKind::run;
-    RunOwner owner;  // the baton process that recorded it (`baton stacks RUN` asks its processes)
+    RunOwner owner;      // the baton process that recorded it (`baton stacks RUN` asks its processes)
+    std::string energy;  // store/run_energy.hpp's JSON; empty when none was measured (or before schema 15)
 };
 
 // What `baton tune` found for a command (history_tunings.cpp).
@@ -283,7 +284,9 @@ class History {
     Status add_hang(std::int64_t run, std::int64_t t_ms, const std::string& rule, const std::string& text);
     Status add_profile(std::int64_t run, const RecordedProfile& p);
     Status add_oom_capture(std::int64_t run, const RecordedOomCapture& c);
-    Status finish_run(std::int64_t run, std::int64_t end_ms, int exit_status, const std::string& summary);
+    // `energy`: store/run_energy.hpp's JSON ("" when none was measured).
+    Status finish_run(std::int64_t run, std::int64_t end_ms, int exit_status, const std::string& summary,
+                      const std::string& energy = "");
 
     // A bench, recorded whole once it is done (history_bench.cpp): a finished run of kind "bench"
     // with exit status 0, its report text as the summary, and its links, in one transaction.

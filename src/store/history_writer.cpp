@@ -170,7 +170,7 @@ Status HistoryWriter::apply_to(History& history, const Write& w) {
             [&](const HangAt& h) { return history.add_hang(run, h.t_ms, h.rule, h.text); },
             [&](const RecordedProfile& p) { return history.add_profile(run, p); },
             [&](const RecordedOomCapture& c) { return history.add_oom_capture(run, c); },
-            [&](const End& e) { return history.finish_run(run, e.end_ms, e.exit_status, e.summary); }},
+            [&](const End& e) { return history.finish_run(run, e.end_ms, e.exit_status, e.summary, e.energy); }},
         w);
 }
 
@@ -224,7 +224,7 @@ void HistoryWriter::loop() {
 
 RecordingReport HistoryWriter::finish(std::int64_t end_ms, int exit_status,
                                       const std::function<std::string(const RecordingReport&)>& summary,
-                                      double drain_seconds) {
+                                      double drain_seconds, const std::string& energy) {
     const auto deadline =
         std::chrono::steady_clock::now() +
         std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(drain_seconds));
@@ -256,7 +256,7 @@ RecordingReport HistoryWriter::finish(std::int64_t end_ms, int exit_status,
     std::string text = summary(assumed);
     lock.lock();
     failures_since_closing_ = 0;
-    queue_.push_back({End{end_ms, exit_status, std::move(text)}, monotonic_seconds()});
+    queue_.push_back({End{end_ms, exit_status, std::move(text), energy}, monotonic_seconds()});
     changed_.notify_all();
     const auto end_deadline = std::max(deadline, std::chrono::steady_clock::now() + std::chrono::seconds(12));
     changed_.wait_until(lock, end_deadline, settled);

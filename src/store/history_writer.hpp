@@ -86,9 +86,10 @@ class HistoryWriter {
     // two more failed tries when it is failing), records the end with the text `summary` makes
     // from the report (which may say what is missing), stops the thread and says what became of
     // the record. Call once.
+    // `energy`: the run's (store/run_energy.hpp's JSON, "" when none).
     RecordingReport finish(std::int64_t end_ms, int exit_status,
-                           const std::function<std::string(const RecordingReport&)>& summary,
-                           double drain_seconds = 30);
+                           const std::function<std::string(const RecordingReport&)>& summary, double drain_seconds = 30,
+                           const std::string& energy = "");
 
   private:
     struct Machine {
@@ -109,6 +110,7 @@ class HistoryWriter {
         std::int64_t end_ms;
         int exit_status;
         std::string summary;
+        std::string energy;
     };
     struct Begin {};  // open the database and begin the run (the first write; any write does it if needed)
     using Write = std::variant<Begin, Machine, RunSample, std::vector<StepEvent>, FindingAt, HangAt, RecordedProfile,

@@ -160,7 +160,7 @@ Result<HookEvent> parse_hook_event(std::string_view datagram) {
         e.step.rank = static_cast<int>(*rank);
         return e;
     }
-    if (e.type == "loader" || e.type == "process" || e.type == "losses") {
+    if (e.type == "loader" || e.type == "process" || e.type == "losses" || e.type == "live") {
         e.body = std::string(datagram);
         return e;
     }

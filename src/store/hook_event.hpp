@@ -41,7 +41,8 @@ struct HookEvent {
     // the script's own baton.torch.watch. For "hook": the mode the hook installed ("auto").
     bool automatic = false;
     std::string mode;
-    // For "loader", "process" and "losses" (what `baton tune` reads: python/baton/_tune.py): the
+    // For "loader", "process", "losses" and "live" (what `baton tune` and --tune-live read:
+    // python/baton/_tune.py): the
     // datagram itself, a JSON object its reader checks key by key.
     std::string body;
 };
@@ -52,7 +53,7 @@ struct HookEvent {
 // warning, critical), subject, summary, recommendation, snippet (optional), texts bounded in
 // length; for "profile": path (an absolute path of at most 4096 bytes), steps, rank; for "oom": path,
 // rank; for "hook" (the automatic step hook installed in a process): mode (a string); a step's
-// "auto" (a boolean) says it was found with no code change; "loader", "process" and "losses" are
+// "auto" (a boolean) says it was found with no code change; "loader", "process", "losses" and "live" are
 // kept whole (HookEvent::body). Unknown keys are ignored.
 Result<HookEvent> parse_hook_event(std::string_view datagram);
 

@@ -35,6 +35,7 @@ struct TrialResult {
     double cpu_percent = 0;                              // the job's average CPU (of one core)
     std::optional<double> gpu_utilization, sm_activity;  // averages over the job's GPUs
     std::uint64_t gpu_memory_peak = 0, gpu_memory_total = 0;
+    store::RunEnergy energy;  // the GPUs' and CPU packages', per step over the trial's steps
     std::optional<LoaderFacts> loader;
     std::optional<ProcessFacts> process;
     std::vector<double> losses;  // the script's loss at each backward(), when asked for

@@ -3,6 +3,7 @@
 #include <fmt/format.h>  // header-only (fmt::fmt-header-only)
 
 #include "core/json_writer.hpp"
+#include "store/run_energy.hpp"
 
 namespace baton::tune {
 
@@ -20,8 +21,8 @@ std::string percent(double share) {
 
 // The trials of one setting that measured: their averages of what the table shows beside the measure.
 struct Means {
-    double samples = 0, wait = 0, cpu = 0;
-    std::size_t n = 0, with_samples = 0;
+    double samples = 0, wait = 0, cpu = 0, joules = 0;
+    std::size_t n = 0, with_samples = 0, with_joules = 0;
 };
 
 Means means_of(const TuneResult& r, std::size_t setting) {
@@ -36,12 +37,17 @@ Means means_of(const TuneResult& r, std::size_t setting) {
             m.samples += *t.measure.samples_per_second;
             ++m.with_samples;
         }
+        if (t.energy.joules_per_step) {
+            m.joules += *t.energy.joules_per_step;
+            ++m.with_joules;
+        }
     }
     if (m.n) {
         m.wait /= static_cast<double>(m.n);
         m.cpu /= static_cast<double>(m.n);
     }
     if (m.with_samples) m.samples /= static_cast<double>(m.with_samples);
+    if (m.with_joules) m.joules /= static_cast<double>(m.with_joules);
     return m;
 }
 
@@ -104,8 +110,10 @@ std::string tune_text(const TuneResult& r, const std::string& command) {
         const std::string samples = m.with_samples ? fmt::format("{:.0f}", m.samples) : "-";
         std::string verdict;
         if (s > 0) verdict = percent(v.gain) + (v.wins ? (r.winner == s ? "  wins" : "  beats yours") : "  " + v.why);
-        line(fmt::format("  {:<48} {:>22} {:>10} {:>7.0f} % {:>4.0f} %  {}", name, measured, samples, 100 * m.wait,
-                         m.cpu, verdict));
+        std::string row =
+            fmt::format("  {:<48} {:>22} {:>10} {:>7.0f} % {:>4.0f} %", name, measured, samples, 100 * m.wait, m.cpu);
+        if (m.with_joules) row += "  " + store::joules_text(m.joules) + "/step";
+        line(row + (verdict.empty() ? "" : "  " + verdict));
     }
     line("");
     line("why each was tried:");
@@ -207,6 +215,8 @@ std::string tune_json(const TuneResult& r, const std::string& command) {
             w.optional_field("gpu_utilization_percent", t.gpu_utilization);
             w.optional_field("sm_activity_percent", t.sm_activity);
             if (t.gpu_memory_total) w.field("gpu_memory_peak_bytes", t.gpu_memory_peak);
+            w.optional_field("joules_per_step", t.energy.joules_per_step);
+            w.optional_field("joules_per_sample", t.energy.joules_per_sample);
             if (t.run_id) w.field("run", t.run_id);
             w.end_object();
         }

@@ -6,6 +6,7 @@
 #include <fmt/format.h>  // header-only (fmt::fmt-header-only)
 
 #include "core/clock.hpp"
+#include "store/run_energy.hpp"
 
 namespace baton::tune {
 
@@ -28,6 +29,7 @@ std::string trial_line(const TrialResult& t, const Candidate& c, std::size_t n, 
     line += fmt::format("{:.1f} steps/s", t.measure.steps_per_second);
     if (t.measure.samples_per_second) line += fmt::format(", {:.0f} samples/s", *t.measure.samples_per_second);
     line += fmt::format(", data wait {:.0f} %", 100 * t.measure.data_wait_share);
+    if (t.energy.joules_per_step) line += ", " + store::joules_text(*t.energy.joules_per_step) + " per step";
     if (t.warmup && !t.warmup->settled) line += " (its step times never settled)";
     return line;
 }

@@ -641,3 +641,53 @@ TEST(RunCommand, JudgesTheJobsGpusNotTheBoxes) {
     }
     EXPECT_GT(with_gpu, 3u) << samples.out;
 }
+
+// Energy: the job's GPU's total-energy counter (the fake NVML's grows by its power each tick) and the
+// CPU packages' RAPL counter (a fake sysfs tree) over the run, per step over the steps' span (the
+// steps come with no code change), kept with the run and compared.
+TEST(RunCommand, EnergyPerStepFromTheGpuCounterAndRapl) {
+    TempDir d;
+    const std::string db = d.path() + "/baton.db";
+    const std::string procs = d.path() + "/gpu-processes";
+    d.write("sys/class/powercap/intel-rapl:0/name", "package-0\n");
+    d.write("sys/class/powercap/intel-rapl:0/max_energy_range_uj", "262143328850\n");
+    d.write("sys/class/powercap/intel-rapl:0/energy_uj", "1000000\n");
+    d.write("baton.toml", "[sample]\nsys_root = \"" + d.path() + "/sys\"\n");
+    auto env = fake_env("near-oom");
+    env["BATON_FAKE_NVML_PROCESSES"] = procs;
+    const std::string loops = source_dir() + "/tests/cli/auto_hook/loops.py";
+    auto r = run({baton_binary(), "--config", d.path() + "/baton.toml", "run", "--interval", "0.2", "--db", db,
+                  "--summary-json", d.path() + "/summary.json", "--", "sh", "-c",
+                  "echo \"0 $$ 2000000000\" >> " + procs + "; exec /usr/bin/python3 " + loops + " plain 0 20"},
+                 env, 120);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    // The fake's counter grows by 612 J a tick (its 612 W as if a tick lasted 1 s).
+    EXPECT_NE(r.err.find("  energy: GPUs "), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(", CPU packages 0 J; "), std::string::npos) << r.err;  // the fake's counter stands still
+    EXPECT_NE(r.err.find(" J per step, "), std::string::npos) << r.err;
+    auto summary = nlohmann::json::parse(std::ifstream(d.path() + "/summary.json"));
+    ASSERT_TRUE(summary.contains("energy")) << summary;
+    const double gpu = summary["energy"]["gpu_joules"].get<double>();
+    const double per_step = summary["energy"]["joules_per_step"].get<double>();
+    EXPECT_GE(gpu, 612.0 * 3) << summary;  // at least a few ticks of it
+    EXPECT_EQ(std::fmod(gpu, 612.0), 0.0) << summary;
+    EXPECT_GT(per_step, 0);
+    EXPECT_LT(per_step, gpu / 100);  // 320 steps shared the span's energy
+    // Kept with the run: the report says it, and compare of two runs lines it up.
+    auto md = run({baton_binary(), "report", "1", "--db", db, "--markdown"});
+    EXPECT_NE(md.out.find("| energy | GPUs "), std::string::npos) << md.out;
+    auto again =
+        run({baton_binary(), "--config", d.path() + "/baton.toml", "run", "--interval", "0.2", "--db", db, "--", "sh",
+             "-c", "echo \"0 $$ 2000000000\" >> " + procs + "; exec /usr/bin/python3 " + loops + " plain 0 10"},
+            env, 120);
+    ASSERT_EQ(again.exit_code, 0) << again.err;
+    auto cmp = run({baton_binary(), "compare", "1", "2", "--db", db});
+    EXPECT_NE(cmp.out.find("energy per step"), std::string::npos) << cmp.out;
+    // Without RAPL the summary says why the CPU packages are missing.
+    auto plain = run({baton_binary(), "--config", "/dev/null", "run", "--no-gpus", "--no-db", "--", "/usr/bin/python3",
+                      loops, "plain", "0", "2"},
+                     {}, 120);
+    EXPECT_NE(plain.err.find("  energy: not measured (no GPU; CPU packages: no RAPL package domain under"),
+              std::string::npos)
+        << plain.err;
+}

@@ -156,7 +156,8 @@ TEST(HistoryFaults, ReadersOpenReadOnly) {
         "TABLE runs DROP COLUMN kind; "
         "DROP TABLE usage; DROP TABLE job_groups; DROP TABLE jobs; DROP TABLE metric_minutes; DROP TABLE "
         "metric_series; "
-        "ALTER TABLE runs DROP COLUMN owner_boot_id; ALTER TABLE runs DROP COLUMN owner_start_ticks; "
+        "ALTER TABLE runs DROP COLUMN energy; ALTER TABLE runs DROP COLUMN owner_boot_id; ALTER TABLE runs DROP COLUMN "
+        "owner_start_ticks; "
         "PRAGMA user_version=3");
     auto old = History::open(path, HistoryAccess::read);
     ASSERT_TRUE(old.ok()) << old.error().message;

@@ -6,6 +6,8 @@ with the truth.
     plain       a for-loop over a DataLoader whose dataset sleeps, with an LR scheduler: 16 steps an epoch,
                 EPOCHS epochs (2)
     compute     a loop whose step computes 8 ms and whose data is ready (no worker can help)
+    slowing     a step that computes 5 ms; the data is ready for 3 epochs, then takes 3 ms a sample
+                (EPOCHS epochs in all: `baton run --tune-live` must raise the workers)
     fragile     plain, but the dataset fails in a DataLoader worker (a trial with workers crashes)
     stuck       plain, but the dataset never returns in a DataLoader worker (a trial with workers hangs)
     stubborn    stuck, and the script ignores SIGTERM
@@ -38,6 +40,9 @@ class Slow(Dataset):
         return self.n
 
     def __getitem__(self, i):
+        if MODE == "slowing":
+            time.sleep(0.003 if SLOW.value else 0)
+            return torch.randn(8), torch.randn(1)
         if MODE in ("fragile", "stuck", "stubborn") and torch.utils.data.get_worker_info() is not None:
             if MODE == "fragile":
                 raise RuntimeError("this dataset cannot be read from a worker")
@@ -60,6 +65,7 @@ def train_step(model, opt, x, y):
     opt.step()
 
 
+SLOW = torch.multiprocessing.Value("b", 0)  # "slowing": shared with the DataLoader's workers
 torch.manual_seed(0)
 model = torch.nn.Linear(8, 1)
 opt = torch.optim.SGD(model.parameters(), lr=0.01)
@@ -75,6 +81,15 @@ if MODE in ("plain", "fragile", "stuck", "stubborn"):
         for x, y in loader:
             train_step(model, opt, x, y)
             sched.step()
+            steps += 1
+elif MODE == "slowing":
+    for epoch in range(EPOCHS):
+        SLOW.value = 1 if epoch >= 3 else 0
+        for x, y in loader:
+            deadline = time.perf_counter() + 0.005
+            while time.perf_counter() < deadline:
+                pass
+            train_step(model, opt, x, y)
             steps += 1
 elif MODE == "compute":
     ready = DataLoader(Slow(64, 0.0), batch_size=4, num_workers=WORKERS)

@@ -131,6 +131,31 @@ class TuneTest(unittest.TestCase):
                 self.assertIsNone(r["winner"])
                 self.no_loop_left()
 
+    def test_tune_live_raises_the_workers_when_the_loader_gets_slower(self):
+        # Ready data for 3 epochs (no wait), then 3 ms a sample: the live tuner must add workers at epoch
+        # starts, say each change with its effect, and keep them in the run's history.
+        p = self.baton("run", "--tune-live", "--no-gpus", "--db", self.db, "--summary-json", "live.json", "--",
+                       PYTHON, LOOPS, "slowing", "0", "24")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        changes = [l for l in p.stderr.splitlines() if l.startswith("baton: --tune-live: ")]
+        self.assertTrue(changes, p.stderr)
+        self.assertIn("num_workers=0 prefetch_factor=2 -> num_workers=1 prefetch_factor=2 at step ", changes[0])
+        self.assertIn(": kept", changes[0])
+        step_of_first = int(changes[0].split(" at step ")[1].split(":")[0])
+        self.assertGreaterEqual(step_of_first, 3 * 16)  # not before the loader got slower
+        self.assertEqual(step_of_first % 16, 0)  # at an epoch's start, never mid-epoch
+        self.assertIn("  tuned live:\n", p.stderr)
+        with sqlite3.connect(self.db) as c:
+            kept = c.execute("SELECT summary FROM findings WHERE rule = 'live_tune'").fetchall()
+        self.assertEqual(len(kept), len(changes))
+        # Without waiting for data nothing moves.
+        p = self.baton("run", "--tune-live", "--no-gpus", "--no-db", "--", PYTHON, LOOPS, "compute", "0", "8")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertNotIn("baton: --tune-live: num_workers", p.stderr)
+        self.assertIn("tuned live: no change", p.stderr)
+        p = self.baton("run", "--tune-live", "--no-auto-hook", "--no-db", "--", PYTHON, LOOPS, "plain")
+        self.assertEqual(p.returncode, 2, p.stderr)
+
     def test_bad_input_is_one_line_and_a_nonzero_exit(self):
         for args, code, words in [
                 ([], 2, "no command given"),
