@@ -512,12 +512,7 @@ std::string run_summary_json(const RunStats& s) {
     }
     if (!s.energy.empty()) {
         w.key("energy");
-        w.begin_object();
-        w.optional_field("gpu_joules", s.energy.gpu_joules);
-        w.optional_field("cpu_joules", s.energy.cpu_joules);
-        w.optional_field("joules_per_step", s.energy.joules_per_step);
-        w.optional_field("joules_per_sample", s.energy.joules_per_sample);
-        w.end_object();
+        store::write_energy_json(w, s.energy);
     }
     w.field("killed_after_grace", s.killed_after_grace);
     w.key("findings");

@@ -7,16 +7,20 @@
 
 namespace baton::store {
 
-std::string to_json(const RunEnergy& e) {
-    if (e.empty()) return "";
-    std::string out;
-    JsonWriter w(out);
+void write_energy_json(JsonWriter& w, const RunEnergy& e) {
     w.begin_object();
     w.optional_field("gpu_joules", e.gpu_joules);
     w.optional_field("cpu_joules", e.cpu_joules);
     w.optional_field("joules_per_step", e.joules_per_step);
     w.optional_field("joules_per_sample", e.joules_per_sample);
     w.end_object();
+}
+
+std::string to_json(const RunEnergy& e) {
+    if (e.empty()) return "";
+    std::string out;
+    JsonWriter w(out);
+    write_energy_json(w, e);
     w.finish();
     return out;
 }

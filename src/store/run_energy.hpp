@@ -8,6 +8,10 @@
 #include <string>
 #include <string_view>
 
+namespace baton {
+class JsonWriter;
+}
+
 namespace baton::store {
 
 struct RunEnergy {
@@ -19,6 +23,8 @@ struct RunEnergy {
 // {"gpu_joules":..,"cpu_joules":..,"joules_per_step":..,"joules_per_sample":..} (absent keys: not measured);
 // "" for an empty one.
 std::string to_json(const RunEnergy& e);
+// The same object as a value of `w` (the run's --summary-json "energy").
+void write_energy_json(JsonWriter& w, const RunEnergy& e);
 // The same back; an empty one for "" or text that is not what baton wrote.
 RunEnergy run_energy_from_json(std::string_view text);
 

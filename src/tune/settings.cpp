@@ -98,7 +98,10 @@ Result<Settings> settings_from_json(std::string_view text) {
     const json j = json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
     if (j.is_discarded() || !j.is_object()) return make_error("the settings are not a JSON object");
     Settings s;
-    for (const auto& [key, v] : j.items()) {
+    for (auto item = j.begin(); item != j.end(); ++item) {
+        // (named, not a structured binding: the lambdas below capture them)
+        const std::string& key = item.key();
+        const json& v = item.value();
         auto whole = [&](std::optional<int>& into, int lo, int hi) -> Status {
             if (!v.is_number_integer() || v.get<std::int64_t>() < lo || v.get<std::int64_t>() > hi)
                 return make_error(fmt::format("'{}' must be a whole number from {} to {}", key, lo, hi));

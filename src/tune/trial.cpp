@@ -149,6 +149,8 @@ TrialResult run_trial(const TrialOptions& o) {
     const run::RunStats& s = *stats;
     r.seconds = s.seconds;
     r.energy = s.energy;
+    for (const diagnose::Finding& f : s.findings)
+        if (f.severity != diagnose::Severity::info) r.findings.push_back(f);
     r.run_id = s.recording.run_id;
     if (s.samples) r.cpu_percent = s.job_cpu_sum / static_cast<double>(s.samples);
     double util = 0, sm = 0;

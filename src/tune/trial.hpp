@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "diagnose/finding.hpp"
 #include "run/run_command.hpp"
 #include "tune/candidates.hpp"
 #include "tune/settings.hpp"
@@ -38,8 +39,9 @@ struct TrialResult {
     store::RunEnergy energy;  // the GPUs' and CPU packages', per step over the trial's steps
     std::optional<LoaderFacts> loader;
     std::optional<ProcessFacts> process;
-    std::vector<double> losses;  // the script's loss at each backward(), when asked for
-    std::int64_t run_id = 0;     // in the history, when recorded
+    std::vector<double> losses;               // the script's loss at each backward(), when asked for
+    std::vector<diagnose::Finding> findings;  // its warnings and critical findings (what only code can change)
+    std::int64_t run_id = 0;                  // in the history, when recorded
 
     bool counts() const { return end == TrialEnd::measured || end == TrialEnd::short_script; }
 };

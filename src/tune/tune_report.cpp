@@ -3,6 +3,7 @@
 #include <fmt/format.h>  // header-only (fmt::fmt-header-only)
 
 #include "core/json_writer.hpp"
+#include "store/finding_json.hpp"
 #include "store/run_energy.hpp"
 
 namespace baton::tune {
@@ -60,6 +61,19 @@ void settings_object(JsonWriter& w, const Settings& s) {
     w.end_object();
 }
 
+// What the first run found that no setting changes (a .item() each step, a dataset that decodes on the
+// main thread, ...): advised with its fix, not tried.
+template <typename Line>
+void code_advice(const TuneResult& r, Line&& line) {
+    if (r.trials.empty() || r.trials.front().findings.empty()) return;
+    line("");
+    line("what the first run found (advice for your code, not tried; baton explain RULE):");
+    for (const diagnose::Finding& f : r.trials.front().findings) {
+        line(fmt::format("  {} {} [{}]: {}", diagnose::severity_name(f.severity), f.rule, f.subject, f.summary));
+        line("      fix: " + f.recommendation);
+    }
+}
+
 }  // namespace
 
 const char* end_name(TrialEnd e) {
@@ -92,6 +106,7 @@ std::string tune_text(const TuneResult& r, const std::string& command) {
             fmt::format("nothing to try: the first run waited for data {:.0f} % of the step, and nothing baton can "
                         "set without your code points at a faster setting",
                         100 * r.trials.front().measure.data_wait_share));
+        code_advice(r, line);
         return out;
     }
     line("");
@@ -122,6 +137,7 @@ std::string tune_text(const TuneResult& r, const std::string& command) {
     for (std::size_t s = 1; s < r.settings.size(); ++s)
         if (r.numerics[s])
             line("  " + label(r.settings[s].settings) + " changes the arithmetic: " + r.numerics[s]->why);
+    code_advice(r, line);
     line("");
     const SettingVerdict& base = r.verdict.settings[0];
     if (!r.winner) {
@@ -190,6 +206,11 @@ std::string tune_json(const TuneResult& r, const std::string& command) {
             }
             w.end_object();
         }
+        w.end_array();
+        w.key("first_run_findings");
+        w.begin_array();
+        if (!r.trials.empty())
+            for (const diagnose::Finding& f : r.trials.front().findings) store::write_finding_json(w, f);
         w.end_array();
         w.key("trials");
         w.begin_array();

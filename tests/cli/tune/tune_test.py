@@ -72,6 +72,7 @@ class TuneTest(unittest.TestCase):
         for s in r["settings"]:
             self.assertGreaterEqual(len(s["values"]), 2, s)
         self.assertEqual(r["trials"][0]["setting"], 0)
+        self.assertIsInstance(r["first_run_findings"], list)  # what only code can change: advised, not tried
         self.assertLessEqual(r["seconds"], 120 * 1.1)
         # The trials are runs in the history, and the tuning is kept.
         with sqlite3.connect(self.db) as c:
