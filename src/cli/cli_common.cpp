@@ -70,6 +70,13 @@ void add_hang_options(CLI::App* cmd, double& hang_seconds, std::string& on_hang)
         ->check(CLI::IsMember({"report", "stop"}));
 }
 
+Result<std::string> make_private_temp_dir(const std::string& prefix) {
+    const char* tmp = std::getenv("TMPDIR");
+    std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/" + prefix + "-XXXXXX";
+    if (!::mkdtemp(pattern.data())) return os_error("cannot make a directory " + pattern, errno);
+    return pattern;
+}
+
 void add_auto_hook_flag(CLI::App* cmd, bool& no_auto_hook) {
     cmd->add_flag("--no-auto-hook", no_auto_hook,
                   "Do not measure steps in the command's Python processes unless the script calls baton.torch.watch "

@@ -58,6 +58,10 @@ Status write_file(const std::string& path, const std::string& text);
 // not given, the config's [launch] keys then).
 void add_hang_options(CLI::App* cmd, double& hang_seconds, std::string& on_hang);
 
+// A new private directory $TMPDIR/PREFIX-XXXXXX (/tmp without TMPDIR), mode 0700: --tune-live's control
+// file, baton tune's trial logs. Errors name where.
+Result<std::string> make_private_temp_dir(const std::string& prefix);
+
 // --no-auto-hook (baton run, launch, submit, tune): the command's Python processes get no automatic
 // step hook; sets `no_auto_hook`.
 void add_auto_hook_flag(CLI::App* cmd, bool& no_auto_hook);

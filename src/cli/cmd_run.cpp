@@ -211,9 +211,9 @@ int run_run(const RunArgs& a, const std::vector<std::string>& command, const std
     std::shared_ptr<tune::LiveTuner> live;
     std::string live_dir;
     if (a.tune_live) {
-        live_dir = (std::getenv("TMPDIR") && *std::getenv("TMPDIR") ? std::string(std::getenv("TMPDIR")) : "/tmp") +
-                   "/baton-live-XXXXXX";
-        if (!::mkdtemp(live_dir.data())) return runtime_error("run: --tune-live: cannot make " + live_dir);
+        Result<std::string> dir = make_private_temp_dir("baton-live");
+        if (!dir.ok()) return runtime_error("run: --tune-live: " + dir.error().message);
+        live_dir = *dir;
         live = std::make_shared<tune::LiveTuner>(static_cast<unsigned>(allowed_cpus().size()));
         o.live = tune::live_control(live_dir + "/control.json", live);
     }

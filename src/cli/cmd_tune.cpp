@@ -52,14 +52,6 @@ std::string joined(const std::vector<std::string>& argv) {
     return out;
 }
 
-// A private directory for the trials' logs and the hook's stop file.
-Result<std::string> make_work_dir() {
-    const char* tmp = std::getenv("TMPDIR");
-    std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/baton-tune-XXXXXX";
-    if (!::mkdtemp(pattern.data())) return make_error("cannot make a directory for the trials' logs in " + pattern);
-    return pattern;
-}
-
 }  // namespace
 
 int run_tune(const TuneArgs& a, const std::vector<std::string>& command, const std::string& config_path) {
@@ -70,7 +62,7 @@ int run_tune(const TuneArgs& a, const std::vector<std::string>& command, const s
     if (!cfg.ok()) return runtime_error(cfg.error().message);
     Result<SamplerOptions> sampler = sampler_options(*cfg, "", "", a.no_gpus);
     if (!sampler.ok()) return runtime_error(sampler.error().message);
-    Result<std::string> work = make_work_dir();
+    Result<std::string> work = make_private_temp_dir("baton-tune");  // the trials' logs, the hook's stop file
     if (!work.ok()) return runtime_error(work.error().message);
     apply_auto_hook_flag(a.no_auto_hook);
 

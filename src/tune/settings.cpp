@@ -71,6 +71,12 @@ bool changes_optimisation(const Settings& s) {
     return s.batch_size.has_value();
 }
 
+std::size_t changed_count(const Settings& s) {
+    std::size_t n = 0;
+    each_field(s, [&](const char*, const auto& v) { n += v.has_value(); });
+    return n;
+}
+
 std::string label(const Settings& s) {
     std::string out;
     each_field(s, [&](const char* name, const auto& v) {

@@ -40,6 +40,8 @@ bool changes_numerics(const Settings& s);
 // Changes the optimisation itself (the batch size): samples/s, not steps/s, is then the measure.
 bool changes_optimisation(const Settings& s);
 
+// How many settings `s` sets (fewer is simpler: of winners within the noise, the simplest wins).
+std::size_t changed_count(const Settings& s);
 // "num_workers=4 pin_memory=True"; "your settings" when empty.
 std::string label(const Settings& s);
 // {"num_workers":4,"pin_memory":true}: what BATON_TUNE holds and the history keeps.

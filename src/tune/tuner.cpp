@@ -17,12 +17,6 @@ std::string duration_text(double seconds) {
     return fmt::format("{:.0f} min", std::ceil(seconds / 60));
 }
 
-std::size_t changed_fields(const Settings& s) {
-    std::size_t n = 0;
-    for (char c : to_json(s)) n += c == ':';
-    return n;
-}
-
 std::string trial_line(const TrialResult& t, const Candidate& c, std::size_t n, std::size_t of) {
     std::string line = fmt::format("baton tune: trial {}/{}: {}: ", n, of, label(c.settings));
     if (!t.counts()) return line + t.why;
@@ -179,7 +173,7 @@ Result<TuneResult> tune(const TuneOptions& o) {
             const SettingVerdict& v = out.verdict.settings[s];
             const double noise = std::max(best.spread, v.spread);
             if (v.wins && v.median >= best.median * (1 - noise) &&
-                changed_fields(out.settings[s].settings) < changed_fields(out.settings[*out.winner].settings))
+                changed_count(out.settings[s].settings) < changed_count(out.settings[*out.winner].settings))
                 out.winner = s;
         }
     }

@@ -37,10 +37,12 @@ TEST(TuneSettings, HostileJsonIsRefusedNamingTheKey) {
 TEST(TuneSettings, LabelsPasteLinesAndEnvironment) {
     Settings s;
     EXPECT_EQ(label(s), "your settings");
+    EXPECT_EQ(changed_count(s), 0u);
     EXPECT_TRUE(settings_environment(s, std::nullopt).empty());
     s.num_workers = 4;
     s.pin_memory = true;
     EXPECT_EQ(label(s), "num_workers=4 pin_memory=True");
+    EXPECT_EQ(changed_count(s), 2u);
     const auto lines = paste_lines(s);
     ASSERT_EQ(lines.size(), 1u);
     EXPECT_EQ(lines[0], "DataLoader(dataset, ..., num_workers=4, pin_memory=True)");

@@ -2,34 +2,13 @@
 
 #include <cerrno>
 #include <dirent.h>
-#include <fcntl.h>
-#include <unistd.h>
 
+#include "core/files.hpp"
 #include "core/text_parse.hpp"
 
 namespace baton::os {
 
-namespace {
-
-// The whole of a small sysfs file; nullopt when it cannot be read (errno says why).
-std::optional<std::string> small_file(const std::string& path) {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return std::nullopt;
-    char buf[128];
-    const ssize_t n = ::read(fd, buf, sizeof buf - 1);
-    const int err = errno;
-    ::close(fd);
-    if (n < 0) {
-        errno = err;
-        return std::nullopt;
-    }
-    return std::string(buf, static_cast<std::size_t>(n));
-}
-
-}  // namespace
-
-std::optional<std::uint64_t> parse_counter(const std::string& text) {
-    std::string_view s = text;
+std::optional<std::uint64_t> parse_counter(std::string_view s) {
     while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.remove_suffix(1);
     return text::parse_digits<std::uint64_t>(s);
 }
@@ -49,11 +28,12 @@ void PowercapReader::discover() {
         // Top-level domains only ("intel-rapl:0"; "intel-rapl:0:0" is a core or DRAM domain inside it).
         if (name.rfind("intel-rapl:", 0) != 0 || name.find(':', 11) != std::string::npos) continue;
         const std::string dir = base + "/" + name;
-        std::optional<std::string> kind = small_file(dir + "/name");
+        std::optional<std::string> kind = read_small_file(dir + "/name", 256);
         if (!kind || kind->rfind("package", 0) != 0) continue;
         Package p;
         p.energy_path = dir + "/energy_uj";
-        if (std::optional<std::string> r = small_file(dir + "/max_energy_range_uj"))
+        p.energy.open(p.energy_path);  // a failure is said at the first read (root only since Linux 5.10)
+        if (std::optional<std::string> r = read_small_file(dir + "/max_energy_range_uj", 256))
             p.range_uj = parse_counter(*r).value_or(0);
         packages_.push_back(std::move(p));
     }
@@ -65,15 +45,14 @@ std::optional<double> PowercapReader::read() {
     if (!discovered_) discover();
     bool any = false;
     for (Package& p : packages_) {
-        std::optional<std::string> text = small_file(p.energy_path);
-        if (!text) {
-            if (errno == EACCES || errno == EPERM)
-                why_not_ = p.energy_path + " is readable by root only (Linux 5.10 and later)";
-            else
-                why_not_ = "cannot read " + p.energy_path;
+        if (!p.energy.is_open() || !p.energy.read_all(buf_)) {
+            const int err = p.energy.last_errno();
+            why_not_ = err == EACCES || err == EPERM
+                           ? p.energy_path + " is readable by root only (Linux 5.10 and later)"
+                           : "cannot read " + p.energy_path;
             continue;
         }
-        std::optional<std::uint64_t> uj = parse_counter(*text);
+        std::optional<std::uint64_t> uj = parse_counter(buf_.view());
         if (!uj) continue;
         any = true;
         if (p.last_uj) {

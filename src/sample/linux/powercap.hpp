@@ -9,7 +9,10 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
+
+#include "sample/linux/kept_file.hpp"
 
 namespace baton::os {
 
@@ -26,6 +29,7 @@ class PowercapReader {
   private:
     struct Package {
         std::string energy_path;
+        KeptFile energy;             // open for the sampler's life, re-read each tick (kept_file.hpp)
         std::uint64_t range_uj = 0;  // where the counter wraps (0: unknown, a decrease is then dropped)
         std::optional<std::uint64_t> last_uj;
     };
@@ -35,9 +39,10 @@ class PowercapReader {
     bool discovered_ = false;
     double joules_ = 0;
     std::string why_not_;
+    ReadBuffer buf_;
 };
 
 // Parses a sysfs counter file's text ("123456\n"); nullopt when it is not one.
-std::optional<std::uint64_t> parse_counter(const std::string& text);
+std::optional<std::uint64_t> parse_counter(std::string_view text);
 
 }  // namespace baton::os
