@@ -250,7 +250,6 @@ HttpResponse Service::health(const AgentState& s) const {
 // figures: what a screen of several hosts shows (the holders, the totals) at a fraction of the
 // size, read by the asker every second. The texts are built once per sample.
 HttpResponse Service::snapshot(const HttpRequest& r, const AgentState& s) {
-    if (!s.snapshot) return json_error(503, "no snapshot yet: the agent has just started");
     const auto param = [&](const char* name) {
         const auto it = r.query.find(name);
         return it == r.query.end() ? std::string() : it->second;
@@ -260,6 +259,8 @@ HttpResponse Service::snapshot(const HttpRequest& r, const AgentState& s) {
         return json_error(400, "processes= takes gpu (only the processes on a GPU) or all");
     if (!cores.empty() && cores != "none" && cores != "all")
         return json_error(400, "cores= takes none (no per-core figures) or all");
+    // A bad ask is said as such even before the first sample: the asker's fault comes first.
+    if (!s.snapshot) return json_error(503, "no snapshot yet: the agent has just started");
     const int variant = (processes == "gpu" ? 1 : 0) | (cores == "none" ? 2 : 0);
     Cache::Json& cached = cache_.json[variant];
     if (cached.of != s.snapshot) {

@@ -10,6 +10,7 @@ usage: top_hosts_test.py BATON FAKE_NVML_DIR SCENARIOS_DIR FIXTURE_DIR
 """
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -108,7 +109,7 @@ def main():
               "&cores=none: no per-core figures besides")
         for query, words in [("processes=some", "processes="), ("cores=few", "cores=")]:
             status, body = get(f"http://127.0.0.1:{eight}/api/v1/snapshot?" + query, "the-shared-token-of-the-test")
-            check(status == 400 and words in body, "?%s: 400 and why" % query)
+            check(status == 400 and words in body, "?%s: 400 and why (%d %s)" % (query, status, body.strip()))
 
         config = os.path.join(home, "hosts.toml")
         write(config, f'[top]\ntoken_file = "{shared_token}"\n'
@@ -157,7 +158,8 @@ def main():
               "one-idle, asked with its own token, before it stopped: ok: " + line_of(first, names[2]))
         check("down" in line_of(last, names[2]) and "cannot connect" in line_of(last, names[2]),
               "one-idle, stopped mid-test: down, and why: " + line_of(last, names[2]))
-        check("ok" in line_of(last, names[3]) and "answered in 1.2 s" in line_of(last, names[3]),
+        # 1.2 s late, and a little more on a loaded machine: the screen says the time it measured.
+        check("ok" in line_of(last, names[3]) and re.search(r"answered in 1\.[2-6] s", line_of(last, names[3])),
               "the slow one: ok, and how slow: " + line_of(last, names[3]))
         check("carol python slow.py" in last, "the slow one's GPU holder, with user and command")
         check("down  cannot connect to 127.0.0.1:%d: Connection refused" % dead_port in line_of(last, names[4]),
