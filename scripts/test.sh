@@ -23,6 +23,7 @@ test_packages=(
   systemd                  # systemd-analyze verify and security on deploy/baton.service
   chromium                 # the report test opens baton's HTML report in headless Chromium
   python3-torch            # the Python hook's tests train real, small models on the CPU
+  python3-torchvision      # baton tune's test runs PyTorch's MNIST example (tests/fixtures/pytorch-examples)
   python3-grpcio python3-protobuf  # the fake kubelet of the pod-resources test (gRPC on a Unix socket)
   python3-kubernetes       # the Kubernetes API's types: deploy/kubernetes/ is checked against them
   podman runc              # deploy/kubernetes/'s image is built and run (runc: crun refuses hybrid cgroups)

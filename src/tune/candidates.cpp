@@ -70,6 +70,18 @@ std::vector<Candidate> candidates(const BaselineFacts& b, std::size_t most) {
             add(s, fmt::format("the CPUs were {:.0f} % busy with {} thread(s) and {} worker(s) on {} CPU(s)",
                                100 * b.cpu_busy_share, threads, b.loader->num_workers, cpus));
     }
+    // The other way round: a training on the CPU computing on fewer threads than it may use while the
+    // CPUs sit idle. PyTorch takes its intra-op threads from OMP_NUM_THREADS (torchrun sets it to 1, so do
+    // many cluster setups) or from the cores it counts, and a virtual machine can make it count one.
+    const int workers = b.loader ? b.loader->num_workers : 0;
+    if (!cuda && b.process && threads + workers < cpus && b.cpu_busy_share < kCpusIdle) {
+        Settings s;
+        s.threads = cpus - workers;
+        add(s, fmt::format("the training computes on {} thread(s) while the job used {:.0f} % of the {} CPU(s) it may "
+                           "use{}",
+                           threads, 100 * b.cpu_busy_share, cpus,
+                           workers ? fmt::format(" ({} left to its {} worker(s))", workers, workers) : std::string()));
+    }
     if (cuda) {
         const ProcessFacts& p = *b.process;
         if (!p.cudnn_benchmark) {

@@ -1,6 +1,6 @@
 // What `baton tune` tries, from what the baseline's trial showed: the DataLoader when the step waits for
-// data, the intra-op threads when the CPUs are oversubscribed, cuDNN's autotuner, TF32 and bfloat16 where
-// the GPU has them, the allocator's expandable segments near the memory's end, and a larger batch only
+// data, the intra-op threads when the CPUs are oversubscribed (fewer) or idle (more), cuDNN's autotuner, TF32 and
+// bfloat16 where the GPU has them, the allocator's expandable segments near the memory's end, and a larger batch only
 // when the user allows it. Each candidate says why. Pure.
 #pragma once
 
@@ -48,6 +48,7 @@ struct Candidate {
 };
 
 inline constexpr double kDataWaitWorthTuning = 0.10;  // of the step: below it the loader is not the matter
+inline constexpr double kCpusIdle = 0.75;             // the job's CPU use below it: a quarter of its CPUs or more idle
 
 std::vector<Candidate> candidates(const BaselineFacts& b, std::size_t most = 5);
 

@@ -105,3 +105,31 @@ TEST(TuneCandidates, OversubscribedCpusGetFewerThreads) {
     ASSERT_EQ(cs.size(), 1u);
     EXPECT_EQ(label(cs[0].settings), "threads=4");
 }
+
+TEST(TuneCandidates, IdleCpusGetMoreThreads) {
+    // PyTorch on one thread of 8 CPUs (OMP_NUM_THREADS=1 from a launcher), the job using an eighth of them.
+    BaselineFacts b = data_bound_cpu_job();
+    b.data_wait_share = 0.02;
+    b.process->torch_threads = 1;
+    b.cpu_busy_share = 0.13;
+    auto cs = candidates(b);
+    ASSERT_EQ(cs.size(), 1u);
+    EXPECT_EQ(label(cs[0].settings), "threads=8");
+    EXPECT_NE(cs[0].reason.find("computes on 1 thread(s) while the job used 13 % of the 8 CPU(s)"), std::string::npos)
+        << cs[0].reason;
+    // Its workers keep their CPUs.
+    b.loader->num_workers = 2;
+    cs = candidates(b);
+    ASSERT_EQ(cs.size(), 1u);
+    EXPECT_EQ(label(cs[0].settings), "threads=6");
+    // Busy CPUs, a GPU's job, or every CPU already computing: nothing.
+    b.cpu_busy_share = 0.8;
+    EXPECT_TRUE(candidates(b).empty());
+    b.cpu_busy_share = 0.13;
+    b.process->cuda = true;
+    EXPECT_TRUE(has(candidates(b), "cudnn_benchmark=True"));
+    EXPECT_FALSE(has(candidates(b), "threads=6"));
+    b.process->cuda = false;
+    b.process->torch_threads = 6;
+    EXPECT_TRUE(candidates(b).empty());
+}

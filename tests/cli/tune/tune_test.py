@@ -1,5 +1,6 @@
-"""`baton tune` end to end: the real binary tunes tests/cli/auto_hook/loops.py (Debian's python3-torch on
-the CPU, no baton import) and `baton run --tuned` applies what it found. A data-bound loop must get
+"""`baton tune` end to end: the real binary tunes tests/cli/auto_hook/loops.py and PyTorch's MNIST example
+(Debian's python3-torch and python3-torchvision on the CPU, no baton import) and `baton run --tuned`
+applies what it found. A data-bound loop must get
 more workers; a compute-bound one nothing; a trial that crashes, hangs or ignores SIGTERM is reported
 and ended with its processes while the others go on; bad input gets one line and a non-zero exit.
 
@@ -17,6 +18,8 @@ BATON = sys.argv[1]
 HERE = os.path.dirname(os.path.abspath(__file__))
 LOOPS = os.path.join(os.path.dirname(HERE), "auto_hook", "loops.py")
 PYTHON = "/usr/bin/python3"
+EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(HERE)), "fixtures", "pytorch-examples")
+MNIST_EXAMPLE = os.path.join(EXAMPLES, "mnist", "main.py")
 
 
 def loop_processes():
@@ -44,10 +47,11 @@ class TuneTest(unittest.TestCase):
     def tearDown(self):
         self.tmp.cleanup()
 
-    def baton(self, *args, timeout=300):
+    def baton(self, *args, timeout=300, cwd=None, extra_env=None):
         env = {k: v for k, v in os.environ.items() if not k.startswith("BATON_") and k != "PYTHONPATH"}
         env["TMPDIR"] = self.dir
-        return subprocess.run([BATON, "--config", "/dev/null"] + list(args), env=env, cwd=self.dir,
+        env.update(extra_env or {})
+        return subprocess.run([BATON, "--config", "/dev/null"] + list(args), env=env, cwd=cwd or self.dir,
                               stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout)
 
     def tune(self, mode, *extra, budget="2m", json_out=True):
@@ -156,6 +160,36 @@ class TuneTest(unittest.TestCase):
         self.assertIn("tuned live: no change", p.stderr)
         p = self.baton("run", "--tune-live", "--no-auto-hook", "--no-db", "--", PYTHON, LOOPS, "plain")
         self.assertEqual(p.returncode, 2, p.stderr)
+
+    def test_pytorchs_mnist_example_unchanged_gets_the_threads_its_cpus_allow(self):
+        # PyTorch's own MNIST example (tests/fixtures/pytorch-examples), not a line changed, on MNIST-format
+        # data, with OMP_NUM_THREADS=1 as torchrun and many clusters leave it: its steps are found with no
+        # baton import, and computing on every CPU beats one thread beyond the noise.
+        cpus = len(os.sched_getaffinity(0))
+        if cpus < 2:
+            self.skipTest("one CPU: no thread to add")
+        with open(MNIST_EXAMPLE) as f:
+            self.assertNotIn("baton", f.read())
+        subprocess.run([PYTHON, os.path.join(EXAMPLES, "make_mnist.py"), os.path.join(self.dir, "data")], check=True)
+        work = os.path.join(self.dir, "mnist")  # the example reads ../data, as in its repository
+        os.mkdir(work)
+        p = self.baton("tune", "--no-gpus", "--db", self.db, "--budget", "2m", "--steps", "20", "--json", "--",
+                       PYTHON, MNIST_EXAMPLE, cwd=work, extra_env={"OMP_NUM_THREADS": "1"})
+        self.assertEqual(p.returncode, 0, p.stderr)
+        r = json.loads(p.stdout)
+        self.assertIsNotNone(r["winner"], p.stdout)
+        self.assertEqual(r["winner"]["settings"], {"threads": cpus})
+        self.assertGreater(r["winner"]["gain"], 0.03)
+        self.assertIn("torch.set_num_threads(%d)" % cpus, r["winner"]["paste"][0])
+        self.assertIn("computes on 1 thread(s)", r["settings"][1]["reason"])
+        # The script's own arguments may differ: --tuned applies the same script's winner.
+        p = self.baton("run", "--tuned", "--no-gpus", "--db", self.db, "--summary-json", "tuned.json", "--", PYTHON,
+                       MNIST_EXAMPLE, "--dry-run", "--epochs", "1", cwd=work, extra_env={"OMP_NUM_THREADS": "1"})
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("baton: --tuned: threads=%d" % cpus, p.stderr)
+        with open(os.path.join(work, "tuned.json")) as f:
+            steps = json.load(f)["steps"]
+        self.assertEqual((steps["count"], steps["source"]), (1, "auto"))  # --dry-run: one batch an epoch
 
     def test_bad_input_is_one_line_and_a_nonzero_exit(self):
         for args, code, words in [
