@@ -72,7 +72,7 @@ std::vector<Candidate> candidates(const BaselineFacts& b, std::size_t most) {
     }
     // The other way round: a training on the CPU computing on fewer threads than it may use while the
     // CPUs sit idle. PyTorch takes its intra-op threads from OMP_NUM_THREADS (torchrun sets it to 1, so do
-    // many cluster setups) or from the cores it counts, and a virtual machine can make it count one.
+    // many cluster setups) or from the cores it counts, and on some virtual machines it picks one of two.
     const int workers = b.loader ? b.loader->num_workers : 0;
     if (!cuda && b.process && threads + workers < cpus && b.cpu_busy_share < kCpusIdle) {
         Settings s;
