@@ -10,6 +10,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <sys/wait.h>
+#include <thread>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -136,6 +137,15 @@ std::string baton_binary() {
 
 std::map<std::string, std::string> fake_env(const std::string& scenario) {
     return {{"BATON_NVML_LIBRARY", fake_nvml_library(scenario)}, {"BATON_FAKE_NVML_SCENARIO", scenario_file(scenario)}};
+}
+
+bool eventually(const std::function<bool()>& done, double seconds, double every) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+    while (!done()) {
+        if (std::chrono::steady_clock::now() >= until) return false;
+        std::this_thread::sleep_for(std::chrono::duration<double>(every));
+    }
+    return true;
 }
 
 CommandResult run(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,

@@ -65,6 +65,12 @@ struct CommandResult {
 CommandResult run(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env = {},
                   double timeout_seconds = 60);
 
+// Polls `done` every `every` seconds until it holds or `seconds` have passed; whether it held. How a
+// test waits for a state it means (a job running, a file written), never by a fixed sleep: a loaded
+// machine only makes it take longer, and an idle one does not wait for nothing. (A `done` that starts
+// a process, such as the baton binary, is polled less often: 0.1 s.)
+bool eventually(const std::function<bool()>& done, double seconds, double every = 0.02);
+
 // Starts argv[0] (a path, not looked up) in the background with `env` set over this process's
 // environment, its stdout and stderr appended to `log` when one is named (else this process's).
 // The caller ends it by the pid returned.

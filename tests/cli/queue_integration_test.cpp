@@ -459,11 +459,15 @@ TEST(Queue, TwentyAtOnceOnFourFreeGpusStartExactlyFour) {
         }));
     std::vector<std::int64_t> ids;
     for (auto& f : submits) ids.push_back(f.get());
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
-    const json open = json::parse(q.baton({"queue", "--json"}).out);
-    int running = 0;
-    for (const json& j : open) running += j.value("state", "") == "running";
-    EXPECT_EQ(running, 4) << open.dump();
+    json open;
+    auto running = [&] {
+        open = json::parse(q.baton({"queue", "--json"}).out, nullptr, false);
+        int n = 0;
+        if (open.is_array())
+            for (const json& j : open) n += j.value("state", "") == "running";
+        return n;
+    };
+    EXPECT_TRUE(test::eventually([&] { return running() == 4; }, 10, 0.1)) << open.dump();
     ASSERT_TRUE(q.all_ended(ids, 60));
     const std::vector<Interval> all = intervals(log);
     EXPECT_EQ(all.size(), 20u);
@@ -478,9 +482,9 @@ TEST(Queue, ShareFitsTwoSmallJobsOnOneGpuAndRefusesAThird) {
     std::vector<std::int64_t> ids;
     for (int i = 0; i < 3; ++i)
         ids.push_back(q.submit({"--gpu", "0", "--cpus", "0", "--share", "--gpu-mem", "30G"}, recorded(log, 3.0)));
-    std::this_thread::sleep_for(std::chrono::milliseconds(500));
-    EXPECT_EQ(q.job(ids[0]).value("state", ""), "running");
-    EXPECT_EQ(q.job(ids[1]).value("state", ""), "running");
+    EXPECT_TRUE(test::eventually(
+        [&] { return q.job(ids[0]).value("state", "") == "running" && q.job(ids[1]).value("state", "") == "running"; },
+        10, 0.1));
     const json third = q.job(ids[2]);
     EXPECT_EQ(third.value("state", ""), "queued") << third.dump();
     EXPECT_NE(third.value("waiting", "").find("GPU0"), std::string::npos) << third.dump();
@@ -524,10 +528,15 @@ TEST(Queue, HoldReleaseCancelAndTheWholeTree) {
     const std::string pids = q.dir() + "/pids";
     const std::int64_t id =
         q.submit({}, "setsid sh -c 'echo $$ >> " + pids + "; exec sleep 300' & echo $$ >> " + pids + "; sleep 300");
-    std::this_thread::sleep_for(std::chrono::milliseconds(800));
     std::vector<pid_t> tree;
-    std::istringstream in(test::read_text(pids));
-    for (pid_t p; in >> p;) tree.push_back(p);
+    test::eventually(
+        [&] {
+            tree.clear();
+            std::ifstream in(pids);
+            for (pid_t p; in >> p;) tree.push_back(p);
+            return tree.size() >= 2;
+        },
+        10);
     ASSERT_EQ(tree.size(), 2u);
     test::CommandResult c = q.baton({"cancel", std::to_string(id), "--grace", "1"});
     EXPECT_EQ(c.exit_code, 0) << c.err;
@@ -577,14 +586,15 @@ TEST(Queue, PauseStopsTheWholeTreeAndResumeContinuesIt) {
     test::CommandResult p = q.baton({"pause", job});
     EXPECT_EQ(p.exit_code, 0) << p.err;
     EXPECT_EQ(p.out, "job " + job + ": paused\n");
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    test::eventually([&] { return std::ranges::all_of(tree, [](pid_t t) { return state_and_cpu(t).first == 'T'; }); },
+                     5);
     std::vector<long> before;
     for (pid_t t : tree) {
         const auto [state, cpu] = state_and_cpu(t);
         EXPECT_EQ(state, 'T') << "pid " << t << " still runs";
         before.push_back(cpu);
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(700));
+    std::this_thread::sleep_for(std::chrono::milliseconds(700));  // an interval to see that no CPU is used in
     for (std::size_t i = 0; i < tree.size(); ++i)
         EXPECT_EQ(state_and_cpu(tree[i]).second, before[i]) << "pid " << tree[i] << " used CPU while paused";
     json j = q.job(id);
@@ -599,7 +609,15 @@ TEST(Queue, PauseStopsTheWholeTreeAndResumeContinuesIt) {
     p = q.baton({"resume", job});
     EXPECT_EQ(p.exit_code, 0) << p.err;
     EXPECT_EQ(p.out, "job " + job + ": running\n");
-    std::this_thread::sleep_for(std::chrono::milliseconds(700));
+    test::eventually(
+        [&] {
+            for (std::size_t i = 0; i < tree.size(); ++i) {
+                const auto [state, cpu] = state_and_cpu(tree[i]);
+                if (state == 'T' || cpu <= before[i]) return false;
+            }
+            return true;
+        },
+        10);
     for (std::size_t i = 0; i < tree.size(); ++i) {
         const auto [state, cpu] = state_and_cpu(tree[i]);
         EXPECT_NE(state, 'T');
@@ -881,7 +899,9 @@ TEST(Queue, TheConfiguredGpusAreTheQueuesInTheOrderPreferred) {
     q.start();
     const std::int64_t first = q.submit({"--gpus", "1", "--cpus", "0"}, "sleep 30");
     const std::int64_t second = q.submit({"--gpus", "2", "--cpus", "0"}, "sleep 30");
-    std::this_thread::sleep_for(std::chrono::milliseconds(800));
+    test::eventually(
+        [&] { return q.job(first).value("state", "") == "running" && q.job(second).value("state", "") == "running"; },
+        10, 0.1);
     EXPECT_EQ(q.job(first)["gpu_indices"], json({3})) << q.job(first).dump();
     EXPECT_EQ(q.job(second)["gpu_indices"], json({1, 2})) << q.job(second).dump();
     test::CommandResult r = q.baton({"submit", "--gpus", "4", "--", "true"});
@@ -1259,13 +1279,23 @@ TEST(Queue, QueueWatchDrawsAFrameEveryIntervalAndOutlivesTheAgent) {
     const std::string out = q.dir() + "/watch.out";
     const int watcher =
         test::start_process({test::baton_binary(), "queue", "--watch", "--interval", "0.2", "--all"}, q.env(), out);
-    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    const auto frames_now = [&] {
+        const std::string t = test::read_text(out);
+        std::size_t n = 0;
+        for (std::size_t at = t.find("every 0.2s: baton queue --all"); at != std::string::npos;
+             at = t.find("every 0.2s: baton queue --all", at + 1))
+            ++n;
+        return n;
+    };
+    EXPECT_TRUE(test::eventually([&] { return frames_now() >= 2; }, 10));  // the watch draws before the job
     const std::int64_t id = q.submit({"--name", "watched-job"}, "true");
-    std::this_thread::sleep_for(std::chrono::milliseconds(700));
+    EXPECT_TRUE(test::eventually([&] { return test::read_text(out).find("watched-job") != std::string::npos; }, 10));
     q.kill(SIGKILL);
-    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    EXPECT_TRUE(test::eventually(
+        [&] { return test::read_text(out).find("(asked again in a moment)") != std::string::npos; }, 10));
     q.start();
-    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    const std::size_t frames_at_restart = frames_now();
+    EXPECT_TRUE(test::eventually([&] { return frames_now() >= frames_at_restart + 2; }, 10));  // drawn again after
     ::kill(watcher, SIGTERM);
     int status = 0;
     waitpid(watcher, &status, 0);
@@ -1352,9 +1382,7 @@ TEST(Queue, TheIdlePolicyWarnsCancelsOrRequeuesAJobAtZeroPercent) {
         q.start();
     };
     auto eventually = [](const std::function<bool()>& done, double seconds) {
-        const double until = monotonic_seconds() + seconds;
-        while (!done() && monotonic_seconds() < until) std::this_thread::sleep_for(std::chrono::milliseconds(100));
-        return done();
+        return test::eventually(done, seconds, 0.1);  // each look runs baton show
     };
     configure("warn");
     const std::int64_t warned = q.submit({"--gpus", "1", "--cpus", "0"}, "sleep 60");

@@ -131,10 +131,7 @@ TEST(HistoryWriter, AFailingDatabaseIsSaidOnceRetriedAndResumed) {
     HistoryWriter w(path, header(), o);
     // Waits for what the writer's thread does, not for a time: a loaded machine (the sanitizer run
     // beside other suites) may take longer than any fixed sleep.
-    auto eventually = [](const std::function<bool()>& done) {
-        for (int i = 0; i < 1000 && !done(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-        return done();
-    };
+    auto eventually = [](const std::function<bool()>& done) { return test::eventually(done, 10); };
     for (int i = 0; i < 20; ++i) w.add_sample(sample(1000 + i));
     ASSERT_TRUE(eventually([&] { return notes.count("cannot record this run in " + path) == 1; }));
     std::this_thread::sleep_for(std::chrono::milliseconds(200));  // several failed tries, said once
