@@ -538,9 +538,9 @@ else
   echo "(fake mode: skipped; tests/cli/tune/tune_test.py covers baton tune on the CPU)"
 fi
 
-say "baton tune on PyTorch's MNIST example on the GPU, unchanged: one epoch before and after (bench/tune_example.py)"
+say "baton tune on PyTorch's MNIST example on the GPU, unchanged: whole epochs before and after (bench/tune_example.py)"
 # On the GPU the example loads with one worker (its CUDA settings) and the step is short: the loader is
-# the limit there, where on the CPU the threads were. Its table and both epochs are printed.
+# the limit there, where on the CPU the threads were. Its table and the epochs' figures are printed.
 if [ $fake -eq 0 ] && "$python" -c "import torchvision" 2>/dev/null; then
   "$python" "$root/bench/tune_example.py" --baton "$baton" --python "$python" --budget 2m | tee "$out/tune-example.txt" ||
     status=1

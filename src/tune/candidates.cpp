@@ -80,7 +80,7 @@ std::vector<Candidate> candidates(const BaselineFacts& b, std::size_t most) {
         add(s, fmt::format("the training computes on {} thread(s) while the job used {:.0f} % of the {} CPU(s) it may "
                            "use{}",
                            threads, 100 * b.cpu_busy_share, cpus,
-                           workers ? fmt::format(" ({} left to its {} worker(s))", workers, workers) : std::string()));
+                           workers ? fmt::format(" ({} of them kept for its worker(s))", workers) : std::string()));
     }
     if (cuda) {
         const ProcessFacts& p = *b.process;

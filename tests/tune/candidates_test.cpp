@@ -122,6 +122,7 @@ TEST(TuneCandidates, IdleCpusGetMoreThreads) {
     cs = candidates(b);
     ASSERT_EQ(cs.size(), 1u);
     EXPECT_EQ(label(cs[0].settings), "threads=6");
+    EXPECT_NE(cs[0].reason.find("(2 of them kept for its worker(s))"), std::string::npos) << cs[0].reason;
     // Busy CPUs, a GPU's job, or every CPU already computing: nothing.
     b.cpu_busy_share = 0.8;
     EXPECT_TRUE(candidates(b).empty());
