@@ -7,6 +7,7 @@
 #include <chrono>
 #include <csignal>
 #include <filesystem>
+#include <fstream>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <thread>
@@ -46,11 +47,18 @@ class Started {
 };
 
 bool wait_for_file(const std::string& path, double seconds = 20) {
-    for (int i = 0; i < seconds * 100; ++i) {
-        if (std::filesystem::exists(path)) return true;
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    return false;
+    return baton::test::eventually([&] { return std::filesystem::exists(path); }, seconds, 0.01);
+}
+
+// Until the forked child has become `program` (exec done): what /proc says of it before is the test's.
+bool wait_for_exec(pid_t pid, const std::string& program) {
+    return baton::test::eventually(
+        [&] {
+            std::ifstream f("/proc/" + std::to_string(pid) + "/comm");
+            std::string comm;
+            return std::getline(f, comm) && comm == program;
+        },
+        10);
 }
 
 // A script that says it is ready (its first argument's file) and then blocks reading a pipe.
@@ -131,7 +139,7 @@ open(sys.argv[2], "w").write("%d %d" % (ret, ctypes.get_errno()))
                 << "the shim's own thread is not shown";
     }
     ASSERT_TRUE(wait_for_file(result, 10));
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    baton::test::eventually([&] { return baton::test::read_text(result).size() >= 3; }, 5);  // both numbers written
     EXPECT_EQ(baton::test::read_text(result), "0 0") << "poll() timed out as asked, it was not interrupted (EINTR 4)";
 }
 
@@ -217,7 +225,7 @@ TEST(StackRequest, ProcessesThatMustNotBeSignalledAreRefusedInOneLine) {
     // Not Python, though started with the handler's variables.
     {
         Started p({"/bin/sleep", "30"}, t.env());
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        ASSERT_TRUE(wait_for_exec(p.pid(), "sleep"));
         baton::Result<StackTarget> r = find_stack_target(p.pid());
         ASSERT_FALSE(r.ok());
         EXPECT_NE(r.error().message.find("is not a Python process"), std::string::npos) << r.error().message;
@@ -238,7 +246,7 @@ TEST(StackRequest, ProcessesThatMustNotBeSignalledAreRefusedInOneLine) {
     // Not started by baton at all.
     {
         Started p({"/bin/sleep", "30"}, {});
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        ASSERT_TRUE(wait_for_exec(p.pid(), "sleep"));
         baton::Result<StackTarget> r = find_stack_target(p.pid());
         ASSERT_FALSE(r.ok());
         EXPECT_NE(r.error().message.find("was not started by baton run or baton launch"), std::string::npos)

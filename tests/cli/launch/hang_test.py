@@ -184,7 +184,12 @@ class HangTest(unittest.TestCase):
         finally:
             with open(os.path.join(cg, "freezer.state"), "w") as f:
                 f.write("THAWED")
-            time.sleep(0.2)
+            deadline = time.monotonic() + 10  # thawing is asynchronous: wait until the kernel says it is done
+            while time.monotonic() < deadline:
+                with open(os.path.join(cg, "freezer.state")) as f:
+                    if f.read().strip() == "THAWED":
+                        break
+                time.sleep(0.02)
             self.stop_and_check_nothing_is_left()
             os.rmdir(cg)
 

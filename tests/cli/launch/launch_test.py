@@ -171,10 +171,18 @@ class LaunchTest(unittest.TestCase):
         p = subprocess.Popen([BATON, "launch", "--no-db", "--log-dir", self.logs, "--nproc-per-node", "3",
                               "--no-python", "/bin/sh", "-c", f"echo $$ > {out}/pid.$RANK; exec sleep 120"],
                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        def written():  # each rank's pid file, with its line (the shell makes it, then writes it)
+            for rank in range(3):
+                try:
+                    with open(f"{out}/pid.{rank}") as f:
+                        if not f.read().endswith("\n"):
+                            return False
+                except FileNotFoundError:
+                    return False
+            return True
         deadline = time.time() + 30
-        while len([n for n in os.listdir(out) if n.startswith("pid.")]) < 3 and time.time() < deadline:
+        while not written() and time.time() < deadline:
             time.sleep(0.02)
-        time.sleep(0.1)
         pids = []
         for rank in range(3):
             with open(os.path.join(out, f"pid.{rank}")) as f:
