@@ -594,7 +594,7 @@ TEST(Queue, PauseStopsTheWholeTreeAndResumeContinuesIt) {
         EXPECT_EQ(state, 'T') << "pid " << t << " still runs";
         before.push_back(cpu);
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(700));  // an interval to see that no CPU is used in
+    std::this_thread::sleep_for(std::chrono::milliseconds(700));  // an interval: a paused tree uses no CPU in it
     for (std::size_t i = 0; i < tree.size(); ++i)
         EXPECT_EQ(state_and_cpu(tree[i]).second, before[i]) << "pid " << tree[i] << " used CPU while paused";
     json j = q.job(id);
