@@ -8,6 +8,7 @@
 #include "sample/linux/kept_file.hpp"
 #include "sample/linux/pid_signal.hpp"
 #include "sample/linux/proc_pid_stat.hpp"
+#include "sample/linux/tree_end.hpp"
 
 namespace baton::clean {
 
@@ -47,53 +48,61 @@ const char* end_outcome_name(EndOutcome o) {
 
 std::vector<EndResult> end_processes(const std::vector<EndTarget>& targets, double grace_seconds,
                                      const std::string& proc_root) {
-    std::vector<EndResult> results;
+    // Each target a tree of one, ended by os::TreeEnd, side by side: the errno of the last signal
+    // kept, and before each signal the start time checked again (a grace is long enough for a pid to
+    // be reused). SIGKILL takes effect at once unless the process waits in the kernel (state D): 2 s.
+    std::vector<EndResult> results(targets.size());
+    std::vector<int> last_errno(targets.size(), 0);
+    std::vector<os::TreeEnd> endings;
+    endings.reserve(targets.size());
     std::vector<std::size_t> waiting;  // signalled, not gone yet
-    for (const EndTarget& t : targets) {
-        EndResult r;
-        r.pid = t.pid;
-        r.gpu_memory_bytes = t.gpu_memory_bytes;
-        const Still s = check(t, proc_root);
-        if (s == Still::gone) {
-            r.outcome = EndOutcome::gone_before;
-        } else if (s == Still::other) {
-            r.outcome = EndOutcome::reused;
-        } else if (const int e = os::signal_process(static_cast<pid_t>(t.pid), t.start_ticks, SIGTERM, proc_root);
-                   e != 0) {
-            r.outcome = e == ESRCH ? EndOutcome::gone_before : EndOutcome::refused;
-            if (r.outcome == EndOutcome::refused) r.detail = std::strerror(e);
-        } else {
-            waiting.push_back(results.size());
-        }
-        results.push_back(r);
-    }
-    const double deadline = monotonic_seconds() + grace_seconds;
-    auto still_there = [&](std::size_t i) { return check(targets[i], proc_root) == Still::same; };
-    while (!waiting.empty() && monotonic_seconds() < deadline) {
-        std::vector<std::size_t> left;
-        for (std::size_t i : waiting)
-            if (still_there(i)) left.push_back(i);
-        waiting = left;
-        if (!waiting.empty()) sleep_seconds(0.02);
-    }
-    for (std::size_t i : waiting) {
-        // Checked again just before the signal: the grace is long enough for a pid to be reused.
-        if (!still_there(i)) continue;
-        if (const int e =
-                os::signal_process(static_cast<pid_t>(targets[i].pid), targets[i].start_ticks, SIGKILL, proc_root);
-            e != 0) {
-            results[i].outcome = e == ESRCH ? EndOutcome::ended : EndOutcome::refused;
+    for (std::size_t i = 0; i < targets.size(); ++i) {
+        const EndTarget& t = targets[i];
+        endings.emplace_back(os::TreeEnd::Tree{[&, i](int sig) {
+                                                   last_errno[i] =
+                                                       os::signal_process(static_cast<pid_t>(targets[i].pid),
+                                                                          targets[i].start_ticks, sig, proc_root);
+                                                   return last_errno[i] == 0 ? 1 : 0;
+                                               },
+                                               [&, i] { return check(targets[i], proc_root) == Still::same; }},
+                             2.0);
+        results[i].pid = t.pid;
+        results[i].gpu_memory_bytes = t.gpu_memory_bytes;
+        if (const Still s = check(t, proc_root); s != Still::same) {
+            results[i].outcome = s == Still::gone ? EndOutcome::gone_before : EndOutcome::reused;
             continue;
         }
-        results[i].outcome = EndOutcome::killed;
+        endings[i].begin(monotonic_seconds(), grace_seconds);
+        if (last_errno[i] != 0) {  // the SIGTERM found it gone, or was refused: not waited for
+            results[i].outcome = last_errno[i] == ESRCH ? EndOutcome::gone_before : EndOutcome::refused;
+            if (last_errno[i] != ESRCH) results[i].detail = std::strerror(last_errno[i]);
+        } else {
+            waiting.push_back(i);
+        }
     }
-    // SIGKILL takes effect at once unless the process waits in the kernel (state D).
-    const double kill_deadline = monotonic_seconds() + 2;
-    for (std::size_t i : waiting)
-        while (results[i].outcome == EndOutcome::killed && still_there(i) && monotonic_seconds() < kill_deadline)
-            sleep_seconds(0.02);
-    for (std::size_t i : waiting)
-        if (results[i].outcome == EndOutcome::killed && still_there(i)) results[i].outcome = EndOutcome::survived;
+    using Phase = os::TreeEnd::Phase;
+    // Stepped until each is gone, stuck, or its SIGKILL reached nothing.
+    std::vector<std::size_t> left = waiting;
+    while (!left.empty()) {
+        std::vector<std::size_t> still;
+        for (std::size_t i : left)
+            if (const Phase p = endings[i].step(monotonic_seconds());
+                p == Phase::grace || (p == Phase::killed && endings[i].killed() > 0))
+                still.push_back(i);
+        left = std::move(still);
+        if (!left.empty()) sleep_seconds(0.02);
+    }
+    for (std::size_t i : waiting) {
+        const os::TreeEnd& e = endings[i];
+        if (e.phase() == Phase::stuck) {
+            results[i].outcome = EndOutcome::survived;
+        } else if (e.phase() == Phase::gone) {
+            results[i].outcome = e.killed() > 0 ? EndOutcome::killed : EndOutcome::ended;
+        } else {  // the SIGKILL found it gone, or was refused
+            results[i].outcome = last_errno[i] == ESRCH ? EndOutcome::ended : EndOutcome::refused;
+            if (last_errno[i] != ESRCH) results[i].detail = std::strerror(last_errno[i]);
+        }
+    }
     return results;
 }
 

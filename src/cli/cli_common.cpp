@@ -43,22 +43,6 @@ int agent_error(const Error& error) {
                : kExitFailure;
 }
 
-bool write_stdout(const std::string& raw) {
-    // Every view baton prints holds strings from outside (process names, command lines, GPU and
-    // host names): no control character but newline and tab reaches the terminal.
-    const std::string text = printable_text(raw);
-    std::size_t off = 0;
-    while (off < text.size()) {
-        ssize_t n = ::write(STDOUT_FILENO, text.data() + off, text.size() - off);
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            return false;
-        }
-        off += static_cast<std::size_t>(n);
-    }
-    return true;
-}
-
 void add_hang_options(CLI::App* cmd, double& hang_seconds, std::string& on_hang) {
     add_duration_option(cmd, "--hang-seconds", hang_seconds,
                         "No rank completing a step (or no stack moving) this long is a hang; 0: the larger of 60s and "
@@ -119,11 +103,6 @@ int error_exit(const Error& error) {
 int start_failure(const Error& error) {
     runtime_error(error.message);
     return error.is(ErrorCode::not_found) ? 127 : error.is(ErrorCode::not_executable) ? 126 : kExitFailure;
-}
-
-Status write_file(const std::string& path, const std::string& text) {
-    if (path == "-") return write_stdout(text) ? Status(Ok{}) : make_error("cannot write to stdout");
-    return write_file_atomically(path, text);
 }
 
 Result<SamplerOptions> sampler_options(const Config& c, const std::string& proc_root, const std::string& sys_root,

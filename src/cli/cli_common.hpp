@@ -5,6 +5,7 @@
 #include <string>
 
 #include "core/config.hpp"
+#include "core/files.hpp"  // write_stdout, write_file: what every command prints and writes
 #include "sample/sampler.hpp"
 #include "store/history.hpp"
 
@@ -43,13 +44,6 @@ int error_exit(const Error& error);
 // For a command that could not be started: prints the error as runtime_error() does and returns
 // what a shell would: 127 when it was not found, 126 when it could not be executed, else 1.
 int start_failure(const Error& error);
-
-// Writes all of `text` to stdout; false on a write error (EPIPE: the reader went away).
-bool write_stdout(const std::string& text);
-
-// Writes `text` to `path` ("-": stdout) through a temporary file and a rename, so an existing
-// file is never left half-written (core/files.hpp's write_file_atomically).
-Status write_file(const std::string& path, const std::string& text);
 
 // Adds an option that takes a duration in any form parse_duration() reads ("90", "0.5",
 // "1m30s", "5min", "2h", "30d"), stores it as seconds and keeps it within [min, max] seconds.

@@ -70,9 +70,8 @@ int run_clean(const CleanArgs& a, const std::string& config_path) {
             return kExitOk;
         }
         std::fputs(printable_text(report::leftovers_table(survey.leftovers)).c_str(), stdout);
-        const std::string& gpu_status = survey.snapshot.gpu_status;
-        if (!gpu_status.empty() && gpu_status != "ok" && !a.no_gpus)
-            std::printf("(GPU memory unknown: %s)\n", escaped_line(gpu_status).c_str());
+        if (survey.snapshot.gpu_state != GpuState::ok && !a.no_gpus)
+            std::printf("(GPU memory unknown: %s)\n", escaped_line(survey.snapshot.gpu_status).c_str());
         if (targets.empty()) {
             std::printf("nothing baton clean may end\n");
             return kExitOk;

@@ -7,13 +7,13 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/cli_common.hpp"
-#include "cli/cmd_report.hpp"
 #include "core/config.hpp"
 #include "core/printable.hpp"
 #include "doctor/facts.hpp"
 #include "launch/launch_plan.hpp"
 #include "launch/launch_summary.hpp"
 #include "launch/launcher.hpp"
+#include "run/run_outputs.hpp"
 #include "launch/preflight.hpp"
 #include "store/history.hpp"
 
@@ -227,7 +227,7 @@ int run_launch_command(const LaunchArgs& a, const std::vector<std::string>& comm
     Result<launch::LaunchResult> launched = launch::run_launch(*o);
     if (!launched.ok()) return start_failure(launched.error().context("launch"));
     std::string summary = launch::launch_summary_text(*launched, plan->topology);
-    summary += write_run_outputs(launched->stats, o->db_path, a.report, a.summary_json, "launch");
+    summary += run::write_run_outputs(launched->stats, o->db_path, a.report, a.summary_json, "launch");
     std::fputs(printable_text(summary).c_str(), stderr);
     return launched->exit_status;
 }

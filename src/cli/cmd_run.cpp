@@ -10,7 +10,6 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/cli_common.hpp"
-#include "cli/cmd_report.hpp"
 #include "core/allowed_cpus.hpp"
 #include "core/clock.hpp"
 #include "core/config.hpp"
@@ -19,6 +18,7 @@
 #include "report/profile_view.hpp"
 #include "run/memory_capture.hpp"
 #include "run/run_command.hpp"
+#include "run/run_outputs.hpp"
 #include "store/history.hpp"
 #include "tune/live_control.hpp"
 #include "tune/settings.hpp"
@@ -239,7 +239,7 @@ int run_run(const RunArgs& a, const std::vector<std::string>& command, const std
                                            : "  tuned live:\n";
         for (const std::string& l : live->history()) summary += "    " + l + "\n";
     }
-    summary += write_run_outputs(*stats, o.db_path, a.report, a.summary_json, "run");
+    summary += run::write_run_outputs(*stats, o.db_path, a.report, a.summary_json, "run");
     std::fputs(printable_text(summary).c_str(), stderr);
     return stats->exit_status;
 }

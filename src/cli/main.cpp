@@ -76,6 +76,7 @@ std::string top_help(const CLI::App& app) {
 
 namespace {
 
+using baton::write_stdout;
 using baton::cli::kExitOk;
 using Words = std::vector<std::string>;
 

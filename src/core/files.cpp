@@ -9,6 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/printable.hpp"
+
 namespace baton {
 
 Status write_file_atomically(const std::string& path, const std::string& text) {
@@ -83,6 +85,25 @@ Status make_private_directory(const std::string& dir) {
 
 void remove_tree(const std::string& dir) {
     nftw(dir.c_str(), remove_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+}
+
+bool write_stdout(const std::string& raw) {
+    const std::string text = printable_text(raw);
+    std::size_t off = 0;
+    while (off < text.size()) {
+        const ssize_t n = ::write(STDOUT_FILENO, text.data() + off, text.size() - off);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return false;
+        }
+        off += static_cast<std::size_t>(n);
+    }
+    return true;
+}
+
+Status write_file(const std::string& path, const std::string& text) {
+    if (path == "-") return write_stdout(text) ? Status(Ok{}) : make_error("cannot write to stdout");
+    return write_file_atomically(path, text);
 }
 
 }  // namespace baton

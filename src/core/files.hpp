@@ -19,6 +19,14 @@ namespace baton {
 // No fsync: what is written must survive a killed process, which the page cache does.
 Status write_file_atomically(const std::string& path, const std::string& text);
 
+// Writes all of `text` to stdout with every control character but newline and tab made visible
+// (every view baton prints holds strings from outside: process names, command lines, GPU and host
+// names); false on a write error (EPIPE: the reader went away).
+bool write_stdout(const std::string& text);
+
+// write_file_atomically(), or write_stdout() when `path` is "-".
+Status write_file(const std::string& path, const std::string& text);
+
 // The whole of a small file (a job's spec or status, a /proc or cgroup file), or none when it
 // cannot be opened or read or is longer than `max` bytes.
 std::optional<std::string> read_small_file(const std::string& path, std::size_t max = 64u << 20);

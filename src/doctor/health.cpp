@@ -22,7 +22,7 @@ CheckItem item(const char* id, CheckStatus status, const char* title, std::strin
 }
 
 bool no_driver(const Snapshot& s) {
-    return s.gpus.empty() && s.gpu_status != "no NVIDIA GPU found";
+    return s.gpus.empty() && s.gpu_state != GpuState::no_gpus;
 }
 
 void nvml(const HealthFacts& f, std::vector<CheckItem>& out) {

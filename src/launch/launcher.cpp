@@ -20,21 +20,16 @@
 #include "hang/rank_probe.hpp"
 #include "hang/stack_shim.hpp"
 #include "launch/rank_output.hpp"
-#include "run/child.hpp"
 #include "run/events_socket.hpp"
 #include "run/job_hangs.hpp"
 #include "run/job_watch.hpp"
+#include "run/watch_step.hpp"
+#include "sample/linux/tree_end.hpp"
 #include "store/run_owner.hpp"
 
 namespace baton::launch {
 
 namespace {
-
-volatile std::sig_atomic_t g_stop_signal = 0;
-
-void on_stop(int sig) {
-    g_stop_signal = sig;
-}
 
 std::optional<std::string> inherited(const std::string& name) {
     const char* v = std::getenv(name.c_str());
@@ -52,7 +47,7 @@ struct Attempt {
 };
 
 // Reads what is waiting on every open output pipe; true when a pipe gave bytes.
-bool read_outputs(WorkerGroup& group, Attempt& a, run::JobWatch& watch, std::deque<std::string>& notes, bool quiet) {
+bool read_outputs(WorkerGroup& group, Attempt& a, run::WatchStep& step) {
     bool got = false;
     char buf[16384];
     const double now = monotonic_seconds();
@@ -76,8 +71,7 @@ bool read_outputs(WorkerGroup& group, Attempt& a, run::JobWatch& watch, std::deq
                     a.out[i].feed(bytes, now);
                 } else {
                     a.err[i].feed(bytes, now);
-                    for (const diagnose::Finding& f : watch.read_output(bytes))
-                        if (!quiet) notes.push_front(run::finding_note(f));
+                    step.read_output(bytes);
                 }
             }
         }
@@ -147,13 +141,134 @@ std::string root_cause_text(const RankFailure& f) {
     return out;
 }
 
+namespace {
+
+// The ranks' stack handler and their stacks stay with the run's logs, the Flight Recorder's dumps and
+// pipes beside the stacks (unless the user put them elsewhere). What cannot be made is said.
+void install_rank_shim(const std::string& run_dir, WorkerExtras& extras, run::JobHangs& hangs) {
+    Status st = hang::install_shim(run_dir + "/python", run_dir + "/stacks");
+    if (!st.ok()) {
+        std::fprintf(stderr, "baton launch: baton stacks will not reach the ranks: %s\n",
+                     escaped_line(st.error().message).c_str());
+        return;
+    }
+    extras.stack_shim_dir = run_dir + "/python";
+    extras.stacks_dir = run_dir + "/stacks";
+    const std::string fr = extras.stacks_dir + "/fr";
+    if (Status made = hang::make_flight_recorder_dir(fr); made.ok()) {
+        extras.flight_recorder_dir = fr;
+        hangs.set_flight_recorder(hang::flight_recorder_paths(fr, inherited));
+    } else {
+        std::fprintf(stderr, "baton launch: no Flight Recorder dumps: %s\n",
+                     escaped_line(made.error().message).c_str());
+    }
+}
+
+// What every attempt shares: the job's watch, its turn, its hang verdict, the ranks' extras.
+struct LaunchWatch {
+    run::JobWatch& watch;
+    run::WatchStep& step;
+    run::JobHangs& hangs;
+    WorkerExtras& extras;
+    bool shim_tried = false;
+};
+
+// One attempt's logs opened (`a`) and its ranks' specs; the shim installed at the first (the run
+// directory exists once the first rank's logs are open).
+Result<std::vector<WorkerSpec>> attempt_specs(const LaunchOptions& o, int attempt, const std::string& run_dir,
+                                              LaunchWatch& lw, Attempt& a) {
+    const std::string dir = run_dir + "/attempt_" + std::to_string(attempt);
+    std::vector<WorkerSpec> specs;
+    for (int lr = 0; lr < o.topology.nproc_per_node; ++lr) {
+        const std::string rank_dir = dir + "/" + std::to_string(lr);
+        const int rank = o.topology.global_rank(lr);
+        const bool shown = !o.console_ranks || o.console_ranks->count(lr);
+        a.out.emplace_back(rank, shown ? STDOUT_FILENO : -1, o.tee, rank_dir + "/stdout.log", 0);
+        a.err.emplace_back(rank, shown ? STDERR_FILENO : -1, o.tee, rank_dir + "/stderr.log", 20);
+        for (RankStream* s : {&a.out.back(), &a.err.back()})
+            if (Status st = s->open(o.log_group); !st.ok())
+                // Said as a plain failure whatever its cause: the caller's 126 and 127 are
+                // for a program that cannot be started.
+                return make_error(st.error().message);
+        if (!lw.shim_tried) {
+            lw.shim_tried = true;
+            install_rank_shim(run_dir, lw.extras, lw.hangs);
+        }
+        WorkerExtras x = lw.extras;
+        x.error_file = rank_dir + "/error.json";
+        x.nccl_debug_file = rank_dir + "/nccl.%h.%p.log";
+        a.error_files.push_back(x.error_file);
+        specs.push_back({o.argv, worker_environment(o.topology, lr, attempt, x, inherited)});
+    }
+    return specs;
+}
+
+// Watches one attempt's ranks until all exited (or stayed stuck after SIGKILL): their output, the
+// hook's events, samples; the first failure, a stop signal or a hang verdict ends the others. Returns
+// the first rank that failed; the processes SIGKILLed are added to `killed`.
+std::optional<RankFailure> watch_attempt(const LaunchOptions& o, int attempt, WorkerGroup& group, Attempt& a,
+                                         LaunchWatch& lw, LaunchResult& result, int& killed) {
+    std::optional<RankFailure> failure;
+    os::TreeEnd stopping(group.tree(false), o.last_wait_seconds);
+    while (!group.all_exited()) {
+        const double now = monotonic_seconds();
+        lw.step.take_events();
+        read_outputs(group, a, lw.step);
+        for (std::size_t i : group.poll()) {
+            const Worker& w = group.workers()[i];
+            if (w.exit_status == 0 || failure || result.stopped_on_hang) continue;
+            RankFailure f;
+            f.local_rank = static_cast<int>(i);
+            f.rank = o.topology.global_rank(f.local_rank);
+            f.pid = w.pid;
+            f.exit_status = w.exit_status;
+            f.signal = w.signal;
+            f.at_unix_ms = unix_millis();
+            f.attempt = attempt;
+            failure = f;
+            // The others cannot finish without it (their collectives would wait forever).
+            if (!result.stop_signal) stopping.begin(now, o.grace_seconds);
+        }
+        if (const int sig = run::take_stop_signal()) {
+            result.stop_signal = sig;
+            stopping.begin(now, o.grace_seconds, sig);
+        }
+        if (!stopping.ending() && !lw.extras.stacks_dir.empty() &&
+            lw.hangs.turn(lw.watch, [&] { return probed_ranks(group, o.topology); })) {
+            // on_hang = "stop": the verdict is the root cause; the ranks go as on a failure.
+            result.stopped_on_hang = true;
+            stopping.begin(monotonic_seconds(), o.grace_seconds);
+        }
+        if (stopping.step(now) == os::TreeEnd::Phase::stuck) {
+            result.stuck = group.left();
+            break;
+        }
+        lw.step.sample(now);
+        lw.step.speak(now);
+        wait_for_output(group, lw.step.wait_seconds());
+    }
+    killed += stopping.killed();
+    return failure;
+}
+
+// The failed rank's last stderr lines, its error record, and the first NCCL error line of any rank.
+void complete_failure(RankFailure& f, const Attempt& a, const LaunchTopology& t) {
+    const auto i = static_cast<std::size_t>(f.local_rank);
+    f.stderr_tail.assign(a.err[i].tail().begin(), a.err[i].tail().end());
+    f.stderr_log = a.err[i].log_path();
+    if (access(a.error_files[i].c_str(), R_OK) == 0) f.error_file = a.error_files[i];
+    for (std::size_t r = 0; r < a.err.size(); ++r)
+        for (const RankStream* s : {&a.err[r], &a.out[r]})
+            if (const auto& m = s->first_nccl_error(); m && (!f.nccl || m->unix_ms < f.nccl->at_unix_ms))
+                f.nccl = RankFailure::NcclLine{t.global_rank(static_cast<int>(r)), m->text, s->log_path(), m->unix_ms};
+}
+
+}  // namespace
+
 Result<LaunchResult> run_launch(const LaunchOptions& o) {
     LaunchResult result;
-    run::become_subreaper();
-    struct sigaction sa {};
-    sa.sa_handler = on_stop;
-    sigemptyset(&sa.sa_mask);
-    for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaction(sig, &sa, nullptr);
+    os::become_subreaper();
+    run::catch_stop_signals();
     std::signal(SIGPIPE, SIG_IGN);  // a console that went away must not end the launcher
 
     WorkerExtras extras = o.extras;
@@ -168,10 +283,8 @@ Result<LaunchResult> run_launch(const LaunchOptions& o) {
         std::fprintf(stderr, "baton: the Python hook's step events will not be recorded: %s\n",
                      escaped_line(s.error().message).c_str());
     }
-    const store::RunOwner me = store::current_owner();
-    extras.owner = store::owner_token(me);
+    extras.owner = store::owner_token(store::current_owner());
     result.run_dir = o.log_dir + "/" + o.topology.run_id;
-    bool shim_tried = false;
 
     run::JobWatchOptions wo = run::local_job_options(o.name, o.argv, o.thresholds, o.db_path, o.recording);
     if (!extras.gpus.empty()) {  // the ranks' GPUs together, as bound
@@ -181,171 +294,56 @@ Result<LaunchResult> run_launch(const LaunchOptions& o) {
     }
     wo.memory_dir = extras.memory_dir;
     run::JobWatch watch(std::move(wo), std::vector<pid_t>{});
-
-    SamplerOptions so = o.sampler;
-    so.priming_seconds = std::min(0.1, o.interval_seconds);
-    // Made at the first sample, once the ranks run: loading NVML does not delay their start.
-    std::optional<Sampler> sampler;
-    diagnose::Window window;
-    SampleSchedule schedule(o.interval_seconds);
-    std::deque<std::string> notes;  // new findings waiting for the rate limit
-    double last_note = -1e9;
+    run::WatchStep::Options so;
+    so.sampler = o.sampler;
+    so.interval_seconds = o.interval_seconds;
+    so.window_seconds = o.thresholds.window_seconds;
+    so.quiet = o.quiet;
+    run::WatchStep step(watch, events ? &*events : nullptr, std::move(so));
+    run::JobHangs hangs(o.hang, o.stop_on_hang, "baton launch", result.run_dir + "/stacks");
+    LaunchWatch lw{watch, step, hangs, extras};
     int killed = 0;
     const double started = monotonic_seconds();
-    const int local = o.topology.nproc_per_node;
-    run::JobHangs hangs(o.hang, o.stop_on_hang, "baton launch", result.run_dir + "/stacks");
 
     for (int attempt = 0;; ++attempt) {
         result.attempts = attempt + 1;
-        const std::string dir = result.run_dir + "/attempt_" + std::to_string(attempt);
         Attempt a;
-        std::vector<WorkerSpec> specs;
-        for (int lr = 0; lr < local; ++lr) {
-            const std::string rank_dir = dir + "/" + std::to_string(lr);
-            const int rank = o.topology.global_rank(lr);
-            const bool shown = !o.console_ranks || o.console_ranks->count(lr);
-            a.out.emplace_back(rank, shown ? STDOUT_FILENO : -1, o.tee, rank_dir + "/stdout.log", 0);
-            a.err.emplace_back(rank, shown ? STDERR_FILENO : -1, o.tee, rank_dir + "/stderr.log", 20);
-            for (RankStream* s : {&a.out.back(), &a.err.back()})
-                if (Status st = s->open(o.log_group); !st.ok())
-                    // Said as a plain failure whatever its cause: the caller's 126 and 127 are
-                    // for a program that cannot be started.
-                    return make_error(st.error().message);
-            if (!shim_tried) {
-                // The ranks' stack handler and their stacks stay with the run's logs (the run directory
-                // exists now: the first rank's logs are open).
-                shim_tried = true;
-                if (Status st = hang::install_shim(result.run_dir + "/python", result.run_dir + "/stacks"); st.ok()) {
-                    extras.stack_shim_dir = result.run_dir + "/python";
-                    extras.stacks_dir = result.run_dir + "/stacks";
-                    // The Flight Recorder's dumps and pipes beside the stacks (unless the user put them elsewhere).
-                    const std::string fr = extras.stacks_dir + "/fr";
-                    if (Status made = hang::make_flight_recorder_dir(fr); made.ok()) {
-                        extras.flight_recorder_dir = fr;
-                        hangs.set_flight_recorder(hang::flight_recorder_paths(fr, inherited));
-                    } else {
-                        std::fprintf(stderr, "baton launch: no Flight Recorder dumps: %s\n",
-                                     escaped_line(made.error().message).c_str());
-                    }
-                } else {
-                    std::fprintf(stderr, "baton launch: baton stacks will not reach the ranks: %s\n",
-                                 escaped_line(st.error().message).c_str());
-                }
-            }
-            WorkerExtras x = extras;
-            x.error_file = rank_dir + "/error.json";
-            x.nccl_debug_file = rank_dir + "/nccl.%h.%p.log";
-            a.error_files.push_back(x.error_file);
-            specs.push_back({o.argv, worker_environment(o.topology, lr, attempt, x, inherited)});
-        }
-        Result<WorkerGroup> started_group = WorkerGroup::start(specs);
+        Result<std::vector<WorkerSpec>> specs = attempt_specs(o, attempt, result.run_dir, lw, a);
+        if (!specs.ok()) return specs.error();
+        Result<WorkerGroup> started_group = WorkerGroup::start(*specs);
         if (!started_group.ok()) return started_group.error();
         WorkerGroup group = std::move(*started_group);
         std::vector<pid_t> pids;
         for (const Worker& w : group.workers()) pids.push_back(w.pid);
         watch.set_roots(pids);
-
-        std::optional<RankFailure> failure;
-        double kill_at = -1, give_up_at = -1;
         hangs.restart();  // this attempt's ranks
-        while (!group.all_exited()) {
-            const double now = monotonic_seconds();
-            if (events) watch.read_events(events->drain());  // first: an OOM's capture before its error's line
-            read_outputs(group, a, watch, notes, o.quiet);
-            for (std::size_t i : group.poll()) {
-                const Worker& w = group.workers()[i];
-                if (w.exit_status == 0 || failure || result.stopped_on_hang) continue;
-                RankFailure f;
-                f.local_rank = static_cast<int>(i);
-                f.rank = o.topology.global_rank(f.local_rank);
-                f.pid = w.pid;
-                f.exit_status = w.exit_status;
-                f.signal = w.signal;
-                f.at_unix_ms = unix_millis();
-                f.attempt = attempt;
-                failure = f;
-                if (!result.stop_signal) {
-                    // The others cannot finish without it (their collectives would wait forever).
-                    group.signal_all(SIGTERM);
-                    if (kill_at < 0) kill_at = now + o.grace_seconds;
-                }
-            }
-            if (g_stop_signal) {
-                const int sig = g_stop_signal;
-                g_stop_signal = 0;
-                result.stop_signal = sig;
-                group.signal_all(sig);
-                if (kill_at < 0) kill_at = now + o.grace_seconds;
-            }
-            if (kill_at < 0 && give_up_at < 0 && !extras.stacks_dir.empty() &&
-                hangs.turn(watch, [&] { return probed_ranks(group, o.topology); })) {
-                // on_hang = "stop": the verdict is the root cause; the ranks go as on a failure.
-                result.stopped_on_hang = true;
-                group.signal_all(SIGTERM);
-                kill_at = monotonic_seconds() + o.grace_seconds;
-            }
-            if (kill_at >= 0 && now >= kill_at) {
-                killed += group.kill_all();
-                kill_at = -1;
-                give_up_at = now + o.last_wait_seconds;
-            }
-            if (give_up_at >= 0 && now >= give_up_at) {
-                result.stuck = group.wait_gone(0);
-                break;
-            }
-            if (now >= schedule.next()) {
-                Snapshot snap;
-                if (!sampler) sampler.emplace(so);
-                sampler->take(snap);
-                schedule.taken(monotonic_seconds());
-                run::push_to_window(window, std::move(snap), o.thresholds.window_seconds);
-                for (const diagnose::Finding& f : watch.sample(window))
-                    if (!o.quiet && f.severity != diagnose::Severity::info) notes.push_back(run::finding_note(f));
-            }
-            if (!notes.empty() && now - last_note >= 5) {
-                std::fprintf(stderr, "%s\n", printable(notes.front()).c_str());
-                notes.pop_front();
-                last_note = now;
-            }
-            wait_for_output(group, std::min(0.02, std::max(0.0, schedule.next() - monotonic_seconds())));
-        }
+        std::optional<RankFailure> failure = watch_attempt(o, attempt, group, a, lw, result, killed);
         // What the ranks wrote last (a traceback) may still be in the pipes; a pipe a leftover
         // child still holds open is not waited for long.
-        for (int i = 0; i < 100 && read_outputs(group, a, watch, notes, o.quiet); ++i) sleep_seconds(0.002);
-        if (events) watch.read_events(events->drain());
+        for (int i = 0; i < 100 && read_outputs(group, a, step); ++i) sleep_seconds(0.002);
+        step.take_events();
         // DataLoader workers and other leftovers of the ranks end with the attempt.
         if (result.stuck.empty()) {
             const TeardownReport left = group.end(std::min(o.grace_seconds, 2.0), o.last_wait_seconds);
             killed += left.killed;
             result.stuck = left.stuck;
         }
-        read_outputs(group, a, watch, notes, o.quiet);
+        read_outputs(group, a, step);
         for (RankStream& s : a.out) s.finish();
         for (RankStream& s : a.err) s.finish();
-        if (failure) {
-            const auto i = static_cast<std::size_t>(failure->local_rank);
-            failure->stderr_tail.assign(a.err[i].tail().begin(), a.err[i].tail().end());
-            failure->stderr_log = a.err[i].log_path();
-            if (access(a.error_files[i].c_str(), R_OK) == 0) failure->error_file = a.error_files[i];
-            for (std::size_t r = 0; r < a.err.size(); ++r)
-                for (const RankStream* s : {&a.err[r], &a.out[r]})
-                    if (const auto& m = s->first_nccl_error();
-                        m && (!failure->nccl || m->unix_ms < failure->nccl->at_unix_ms))
-                        failure->nccl = RankFailure::NcclLine{o.topology.global_rank(static_cast<int>(r)), m->text,
-                                                              s->log_path(), m->unix_ms};
-        }
+        if (failure) complete_failure(*failure, a, o.topology);
         result.failure = failure;
         result.hang = hangs.last_verdict();
         if (failure && !result.stop_signal && !result.stopped_on_hang && result.stuck.empty() &&
             attempt < o.topology.max_restarts) {
             std::fputs(printable_text(root_cause_text(*failure)).c_str(), stderr);
-            std::fprintf(stderr, "baton launch: restarting the %d local rank(s): attempt %d of %d\n", local,
-                         attempt + 1, o.topology.max_restarts);
+            std::fprintf(stderr, "baton launch: restarting the %d local rank(s): attempt %d of %d\n",
+                         o.topology.nproc_per_node, attempt + 1, o.topology.max_restarts);
             continue;
         }
         break;
     }
-    for (const std::string& n : notes) std::fprintf(stderr, "%s\n", printable(n).c_str());
+    step.speak_rest();
     if (result.stop_signal) {
         result.exit_status = 128 + result.stop_signal;
     } else if (result.stopped_on_hang) {

@@ -6,15 +6,12 @@
 #include <cstring>
 #include <fcntl.h>
 #include <set>
-#include <sys/prctl.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "core/clock.hpp"
-#include "run/child.hpp"
-#include "sample/linux/kept_file.hpp"
-#include "sample/linux/proc_pid_stat.hpp"
+#include "sample/linux/pid_signal.hpp"
+#include "sample/linux/spawn.hpp"
 
 extern char** environ;
 
@@ -43,82 +40,43 @@ void close_fd(int& fd) {
     fd = -1;
 }
 
-StuckProcess describe(pid_t pid) {
-    StuckProcess s;
-    s.pid = pid;
-    os::ReadBuffer buf;
-    os::PidStat st;
-    if (os::read_file("/proc/" + std::to_string(pid) + "/stat", buf) && os::parse_pid_stat(buf.view(), st)) {
-        s.name = std::string(st.comm);
-        s.state = st.state;
-    }
-    return s;
-}
-
 }  // namespace
 
 Result<WorkerGroup> WorkerGroup::start(const std::vector<WorkerSpec>& specs) {
     WorkerGroup g;
-    const pid_t parent = getpid();
     for (const WorkerSpec& spec : specs) {
-        if (spec.argv.empty()) return make_error("no command to run");
-        const std::vector<std::string> env = merged_environment(spec.env);
-        std::vector<char*> envp, args;
-        for (const std::string& e : env) envp.push_back(const_cast<char*>(e.c_str()));
-        envp.push_back(nullptr);
-        for (const std::string& a : spec.argv) args.push_back(const_cast<char*>(a.c_str()));
-        args.push_back(nullptr);
-        int out[2], err[2], report[2];
+        int out[2], err[2];
         if (pipe2(out, O_CLOEXEC) != 0) return make_error(std::string("pipe: ") + std::strerror(errno));
-        if (pipe2(err, O_CLOEXEC) != 0 || pipe2(report, O_CLOEXEC) != 0) {
+        if (pipe2(err, O_CLOEXEC) != 0) {
             close(out[0]);
             close(out[1]);
             return make_error(std::string("pipe: ") + std::strerror(errno));
         }
-        const int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
-        const pid_t pid = fork();
-        if (pid < 0) return make_error(std::string("fork: ") + std::strerror(errno));
-        if (pid == 0) {
-            setsid();
-            // Dies with the launcher even when it is killed with SIGKILL; the check closes the race
-            // where the launcher died before the prctl.
-            prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-            if (getppid() != parent) _exit(127);
-            for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGTTOU, SIGQUIT, SIGCHLD}) std::signal(sig, SIG_DFL);
-            sigset_t none;
-            sigemptyset(&none);
-            sigprocmask(SIG_SETMASK, &none, nullptr);
-            // A rank does not read the terminal: several processes reading one would split its input.
-            if (devnull >= 0) dup2(devnull, STDIN_FILENO);
-            dup2(out[1], STDOUT_FILENO);
-            dup2(err[1], STDERR_FILENO);
-            execvpe(args[0], args.data(), envp.data());
-            const int e = errno;
-            (void)!write(report[1], &e, sizeof e);
-            _exit(127);
-        }
-        if (devnull >= 0) close(devnull);
+        os::SpawnSpec s;
+        s.argv = spec.argv;
+        s.env = merged_environment(spec.env);
+        s.new_session = true;
+        s.die_with_parent = true;  // even when the launcher is killed with SIGKILL
+        // A rank does not read the terminal: several processes reading one would split its input.
+        s.stdin_fd = os::kDevNull;
+        s.stdout_fd = out[1];
+        s.stderr_fd = err[1];
+        Result<pid_t> pid = os::spawn(s);
         close(out[1]);
         close(err[1]);
-        close(report[1]);
+        if (!pid.ok()) {
+            close(out[0]);
+            close(err[0]);
+            g.end(0, 2);
+            return pid.error();
+        }
         Worker w;
-        w.pid = pid;
+        w.pid = *pid;
         w.stdout_fd = out[0];
         w.stderr_fd = err[0];
         for (int fd : {w.stdout_fd, w.stderr_fd}) fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
-        w.pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));  // -1 before Linux 5.3: polled instead
-        // (No setpgid here: a group leader cannot call setsid. The child is a session leader before
-        // its exec, so before the report pipe below closes.)
-        int e = 0;
-        ssize_t n;
-        while ((n = read(report[0], &e, sizeof e)) < 0 && errno == EINTR) {
-        }
-        close(report[0]);
+        w.pidfd = os::open_pidfd(w.pid);  // -1 before Linux 5.3: polled instead
         g.workers_.push_back(w);
-        if (n == static_cast<ssize_t>(sizeof e)) {
-            g.end(0, 2);
-            return run::exec_failure(spec.argv[0], e);
-        }
     }
     return g;
 }
@@ -164,62 +122,48 @@ bool WorkerGroup::all_exited() const {
     return std::all_of(workers_.begin(), workers_.end(), [](const Worker& w) { return w.exited; });
 }
 
-void WorkerGroup::signal_all(int sig) const {
-    for (const Worker& w : workers_)
-        if (w.pid > 0) kill(-w.pid, sig);  // the group outlives its leader: its DataLoader workers
-}
-
-int WorkerGroup::kill_all() const {
+int WorkerGroup::signal_tree(int sig) const {
     // Counted once per process: a worker's group, and the launcher's children outside those groups.
     std::set<pid_t> groups;
-    int killed = 0;
+    int reached = 0;
     for (const Worker& w : workers_) {
-        if (w.pid > 0 && kill(-w.pid, SIGKILL) == 0) ++killed;
+        // The group outlives its leader: its DataLoader workers.
+        if (w.pid > 0 && kill(-w.pid, sig) == 0) ++reached;
         groups.insert(w.pid);
     }
-    for (pid_t p : run::own_children()) {
-        const pid_t group = getpgid(p);
-        if (kill(p, SIGKILL) == 0 && !groups.count(group)) ++killed;
-    }
-    return killed;
+    // (once: a rank that got a SIGINT twice would take the second for a second Ctrl-C)
+    for (pid_t p : os::own_children())
+        if (!groups.count(getpgid(p)) && kill(p, sig) == 0) ++reached;
+    return reached;
 }
 
 bool WorkerGroup::anything_left() {
     poll();
     for (const Worker& w : workers_)
         if (!w.exited || kill(-w.pid, 0) == 0) return true;
-    return !run::own_children().empty();
+    return !os::own_children().empty();
 }
 
-std::vector<StuckProcess> WorkerGroup::wait_gone(double seconds) {
-    const double deadline = monotonic_seconds() + seconds;
-    while (anything_left()) {
-        if (monotonic_seconds() >= deadline) {
-            std::vector<StuckProcess> stuck;
-            std::set<pid_t> seen;
-            for (const Worker& w : workers_)
-                if (!w.exited && seen.insert(w.pid).second) stuck.push_back(describe(w.pid));
-            for (pid_t p : run::own_children())
-                if (seen.insert(p).second) stuck.push_back(describe(p));
-            return stuck;
-        }
-        sleep_seconds(0.01);
-    }
-    return {};
+os::TreeEnd::Tree WorkerGroup::tree(bool reaping) {
+    return {[this](int sig) { return signal_tree(sig); },
+            [this, reaping] { return reaping ? anything_left() : !all_exited(); }};
+}
+
+std::vector<StuckProcess> WorkerGroup::left() const {
+    std::vector<StuckProcess> stuck;
+    std::set<pid_t> seen;
+    for (const Worker& w : workers_)
+        if (!w.exited && seen.insert(w.pid).second) stuck.push_back(os::describe_process(w.pid));
+    for (pid_t p : os::own_children())
+        if (seen.insert(p).second) stuck.push_back(os::describe_process(p));
+    return stuck;
 }
 
 TeardownReport WorkerGroup::end(double grace_seconds, double last_wait_seconds) {
+    os::TreeEnd ending(tree(true), last_wait_seconds);
     TeardownReport report;
-    if (!anything_left()) return report;
-    signal_all(SIGTERM);
-    for (pid_t p : run::own_children()) kill(p, SIGTERM);
-    const double deadline = monotonic_seconds() + grace_seconds;
-    while (monotonic_seconds() < deadline) {
-        if (!anything_left()) return report;
-        sleep_seconds(0.01);
-    }
-    report.killed = kill_all();
-    report.stuck = wait_gone(last_wait_seconds);
+    if (ending.end(grace_seconds) == os::TreeEnd::Phase::stuck) report.stuck = left();
+    report.killed = ending.killed();
     return report;
 }
 

@@ -1,8 +1,8 @@
 // The local workers of `baton launch`: each in its own session (so a signal to one rank's group
 // reaches its DataLoader workers and nothing else), its stdout and stderr through pipes to the
 // launcher, a parent-death signal so no worker outlives a killed launcher; the launcher is the
-// subreaper of the whole tree. Teardown is SIGTERM to every group, a grace, SIGKILL, and a bounded
-// last wait: a process stuck in the kernel (state D) is reported, not waited for.
+// subreaper of the whole tree. Teardown is os::TreeEnd's: SIGTERM to every group, a grace, SIGKILL,
+// and a bounded last wait: a process stuck in the kernel (state D) is reported, not waited for.
 #pragma once
 
 #include <string>
@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/result.hpp"
+#include "sample/linux/tree_end.hpp"
 
 namespace baton::launch {
 
@@ -29,12 +30,9 @@ struct Worker {
     double exited_at = 0;  // monotonic seconds
 };
 
-// A process that did not end after SIGKILL within the last wait.
-struct StuckProcess {
-    pid_t pid = 0;
-    char state = '?';  // from /proc/PID/stat: 'D' waits in the kernel (a driver, NFS)
-    std::string name;
-};
+// A process that did not end after SIGKILL within the last wait ('D': it waits in the kernel, a
+// driver or NFS).
+using StuckProcess = os::TreeMember;
 
 struct TeardownReport {
     int killed = 0;  // processes that needed SIGKILL
@@ -45,7 +43,7 @@ class WorkerGroup {
   public:
     // Starts one worker per spec, in order. When one cannot be started (its program is missing or
     // not executable), the ones already started are ended and the error names the program, with
-    // the code of exec_failure() (run/child.hpp): not_found or not_executable.
+    // os::spawn's code: not_found or not_executable.
     static Result<WorkerGroup> start(const std::vector<WorkerSpec>& specs);
 
     WorkerGroup(WorkerGroup&& other) noexcept;
@@ -60,20 +58,22 @@ class WorkerGroup {
     std::vector<std::size_t> poll();
     bool all_exited() const;
 
-    // Sends `sig` to the process group of every worker still running.
-    void signal_all(int sig) const;
-    // SIGKILL to every worker's group and every process left below the launcher.
-    int kill_all() const;
+    // The workers as a tree for os::TreeEnd: every worker's process group and the launcher's other
+    // children (what left a group and was orphaned). A signal's count is one per process group and
+    // per other child. alive() reaps (poll()) when `reaping`; otherwise it only looks, so that the
+    // caller's own poll() still sees each worker's exit.
+    os::TreeEnd::Tree tree(bool reaping);
 
     // The end: SIGTERM to every group and to the launcher's other children, `grace_seconds`, then
     // SIGKILL, then at most `last_wait_seconds` for the processes to go.
     TeardownReport end(double grace_seconds, double last_wait_seconds);
 
-    // After kill_all(): waits at most `seconds` for every process to go; those that did not.
-    std::vector<StuckProcess> wait_gone(double seconds);
+    // What is left now: the workers not reaped and the launcher's other children.
+    std::vector<StuckProcess> left() const;
 
   private:
     WorkerGroup() = default;
+    int signal_tree(int sig) const;
     bool anything_left();
     std::vector<Worker> workers_;
 };

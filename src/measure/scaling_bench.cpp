@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -19,8 +18,8 @@
 #include "measure/file_text.hpp"
 #include "core/clock.hpp"
 #include "core/percentile.hpp"
-
-extern char** environ;
+#include "sample/linux/spawn.hpp"
+#include "sample/linux/tree_end.hpp"
 
 namespace baton::measure {
 
@@ -32,35 +31,32 @@ namespace fs = std::filesystem;
 // ranks; SIGKILL 30 s later if it has not). The exit status, 0 when it was ended on time.
 Result<int> launch_for(const std::vector<std::string>& argv, const std::string& log, double seconds,
                        const std::atomic<bool>* stop, bool& ended_early) {
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    posix_spawn_file_actions_adddup2(&actions, 1, 2);
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-    std::vector<char*> args;
-    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    pid_t pid = -1;
-    const int rc = posix_spawn(&pid, args[0], &actions, nullptr, args.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
-    if (rc != 0) return make_error(fmt::format("cannot start {}: {}", argv[0], std::strerror(rc)));
+    const int out = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (out < 0) return make_error(fmt::format("cannot write {}: {}", log, std::strerror(errno)));
+    os::SpawnSpec how;
+    how.argv = argv;
+    how.stdin_fd = os::kDevNull;
+    how.stdout_fd = how.stderr_fd = out;
+    Result<pid_t> started = os::spawn(how);
+    ::close(out);
+    if (!started.ok()) return started.error();
+    const pid_t pid = *started;
     const double start = monotonic_seconds();
-    double term_at = -1;
     int status = 0;
+    os::TreeEnd ending({[pid](int sig) { return ::kill(pid, sig) == 0 ? 1 : 0; },
+                        [pid, &status] { return ::waitpid(pid, &status, WNOHANG) != pid; }},
+                       3600);
     for (;;) {
-        const pid_t w = ::waitpid(pid, &status, WNOHANG);
-        if (w == pid) break;
         const double now = monotonic_seconds();
-        const bool stopping = stop && stop->load();
-        if (term_at < 0 && (now - start >= seconds || stopping)) {
-            ::kill(pid, SIGTERM);
-            term_at = now;
-        } else if (term_at >= 0 && now - term_at > 30) {
-            ::kill(pid, SIGKILL);
+        if (!ending.ending()) {
+            if (::waitpid(pid, &status, WNOHANG) == pid) break;
+            if (now - start >= seconds || (stop && stop->load())) ending.begin(now, 30);
+        } else if (ending.step(now) == os::TreeEnd::Phase::gone) {
+            break;
         }
         ::usleep(50000);
     }
-    ended_early = term_at < 0;
+    ended_early = !ending.ending();
     if (!ended_early) return 0;  // ended by us: its status says so, not the training
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }

@@ -1,7 +1,5 @@
 #include "queue/job_callbacks.hpp"
 
-#include <fcntl.h>
-#include <grp.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -14,7 +12,7 @@
 
 #include "core/clock.hpp"
 #include "core/printable.hpp"
-#include "run/child.hpp"
+#include "sample/linux/spawn.hpp"
 
 namespace baton::queue {
 
@@ -55,85 +53,42 @@ JobCallbacks::~JobCallbacks() = default;
 
 Status JobCallbacks::start(const std::string& command, const JobOwner& owner, const std::vector<std::string>& env,
                            const std::string& cwd, int log_fd, double timeout, std::string what) {
-    // Everything the child needs is made before the fork: after it, in a process with threads, only
-    // async-signal-safe calls may be made.
-    const bool become = ::geteuid() == 0 && owner.uid != 0;
     if (::geteuid() != 0 && owner.uid != ::geteuid())
         return make_error("cannot run " + what + " as " + owner.name + ": the agent is not root");
-    std::vector<gid_t> groups(64);
-    if (become) {
-        int n = static_cast<int>(groups.size());
-        if (::getgrouplist(owner.name.c_str(), owner.gid, groups.data(), &n) < 0) {
-            groups.resize(static_cast<std::size_t>(n));
-            if (::getgrouplist(owner.name.c_str(), owner.gid, groups.data(), &n) < 0) n = 0;
-        }
-        groups.resize(static_cast<std::size_t>(std::max(n, 0)));
-        if (groups.empty()) groups.push_back(owner.gid);
-    }
-    const std::string shell = "/bin/sh", dir = cwd.empty() ? "/" : cwd;
-    std::vector<char*> argv = {const_cast<char*>("sh"), const_cast<char*>("-c"), const_cast<char*>(command.c_str()),
-                               nullptr};
-    std::vector<char*> envp;
-    for (const std::string& kv : env) envp.push_back(const_cast<char*>(kv.c_str()));
-    envp.push_back(nullptr);
-    const pid_t pid = ::fork();
-    if (pid < 0) return make_error(std::string("cannot start ") + what + ": " + std::strerror(errno));
-    if (pid == 0) {
-        ::setpgid(0, 0);  // its own group: the timeout kills all it started
-        sigset_t none;
-        sigemptyset(&none);
-        ::sigprocmask(SIG_SETMASK, &none, nullptr);
-        for (int s : {SIGTERM, SIGINT, SIGHUP, SIGPIPE, SIGCHLD}) ::signal(s, SIG_DFL);
-        const int null = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-        if (null >= 0) ::dup2(null, 0);
-        if (log_fd >= 0) {
-            ::dup2(log_fd, 1);
-            ::dup2(log_fd, 2);
-        }
-        if (become &&
-            (::setgroups(groups.size(), groups.data()) != 0 || ::setgid(owner.gid) != 0 || ::setuid(owner.uid) != 0))
-            ::_exit(126);
-        if (::chdir(dir.c_str()) != 0 && ::chdir("/") != 0) ::_exit(126);
-        ::execve(shell.c_str(), argv.data(), envp.data());
-        ::_exit(127);
-    }
-    running_.push_back({pid, monotonic_seconds() + timeout, false, std::move(what), timeout});
+    os::SpawnSpec how;
+    how.argv = {"/bin/sh", "-c", command};
+    how.env = env;
+    how.stdin_fd = os::kDevNull;
+    if (log_fd >= 0) how.stdout_fd = how.stderr_fd = log_fd;
+    if (::geteuid() == 0 && owner.uid != 0) how.identity = os::identity_of(owner.name, owner.uid, owner.gid);
+    how.cwd = cwd.empty() ? "/" : cwd;
+    how.cwd_or_root = true;              // the job's directory may be gone by now
+    Result<pid_t> pid = os::spawn(how);  // its own process group: the timeout ends all it started
+    if (!pid.ok()) return pid.error().context("cannot start " + what);
+    // The tree: the callback's process group, and every descendant that left it (setsid, its own group).
+    os::TreeEnd ending({[p = *pid](int sig) { return os::signal_tree(p, p, sig); },
+                        [] { return true; }},  // (check() reaps it and forgets it)
+                       3600);
+    running_.push_back({*pid, monotonic_seconds() + timeout, std::move(what), timeout, std::move(ending)});
     return Ok{};
 }
-
-namespace {
-
-// The callback's process group, and every descendant that left it (setsid, its own group).
-void signal_tree(pid_t pid, int sig) {
-    const std::vector<pid_t> tree = run::descendants_of(pid);
-    ::kill(-pid, sig);
-    for (pid_t p : tree) ::kill(p, sig);
-}
-
-}  // namespace
 
 std::size_t JobCallbacks::check(double now) {
     for (auto it = running_.begin(); it != running_.end();) {
         int status = 0;
         const pid_t w = ::waitpid(it->pid, &status, WNOHANG);
         if (w == it->pid || (w < 0 && errno == ECHILD)) {
-            if (w == it->pid && WIFEXITED(status) && WEXITSTATUS(status) != 0 && !it->term_sent)
+            if (w == it->pid && WIFEXITED(status) && WEXITSTATUS(status) != 0 && !it->ending.ending())
                 std::fprintf(stderr, "baton: %s exited %d\n", escaped_line(it->what).c_str(), WEXITSTATUS(status));
             it = running_.erase(it);
             continue;
         }
-        if (now >= it->deadline) {
-            if (!it->term_sent) {
-                std::fprintf(stderr, "baton: %s still ran after %s (its timeout, [queue] on_end_timeout): killed\n",
-                             escaped_line(it->what).c_str(), fmt::format("{:g}s", it->timeout).c_str());
-                signal_tree(it->pid, SIGTERM);
-                it->term_sent = true;
-                it->deadline = now + 2;
-            } else {
-                signal_tree(it->pid, SIGKILL);
-                it->deadline = now + 3600;  // (reaped at a later check)
-            }
+        if (now >= it->deadline && !it->ending.ending()) {
+            std::fprintf(stderr, "baton: %s still ran after %s (its timeout, [queue] on_end_timeout): killed\n",
+                         escaped_line(it->what).c_str(), fmt::format("{:g}s", it->timeout).c_str());
+            it->ending.begin(now, 2);
         }
+        it->ending.step(now);
         ++it;
     }
     return running_.size();

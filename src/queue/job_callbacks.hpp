@@ -14,6 +14,7 @@
 
 #include "core/result.hpp"
 #include "queue/job_starter.hpp"
+#include "sample/linux/tree_end.hpp"
 
 namespace baton::queue {
 
@@ -51,10 +52,10 @@ class JobCallbacks {
   private:
     struct Running {
         pid_t pid;
-        double deadline;
-        bool term_sent = false;
+        double deadline;  // its timeout's end
         std::string what;
         double timeout;
+        os::TreeEnd ending;  // begun at the deadline, 2 s of grace
     };
     std::vector<Running> running_;
 };

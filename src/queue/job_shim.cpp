@@ -4,11 +4,8 @@
 #include <cmath>
 #include <csignal>
 #include <cstring>
-#include <dirent.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <limits>
-#include <map>
 #include <sched.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -23,7 +20,8 @@
 #include "core/text_parse.hpp"
 #include "queue/protocol.hpp"
 #include "sample/linux/pid_signal.hpp"
-#include "sample/linux/proc_pid_stat.hpp"
+#include "sample/linux/spawn.hpp"
+#include "sample/linux/tree_end.hpp"
 #include "store/run_owner.hpp"
 
 namespace baton::queue {
@@ -37,52 +35,6 @@ std::string dump(const nlohmann::json& j) {
     return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
-struct Member {
-    pid_t pid = 0;
-    std::uint64_t start_ticks = 0;  // as seen in the same read: the signal checks it (os::signal_process)
-    char state = '?';               // /proc/PID/stat's: 'T' stopped, 'Z' a zombie
-};
-
-// Every descendant of `root` now, from /proc (ppid links): children before grandchildren.
-std::vector<Member> descendants(pid_t root) {
-    std::multimap<pid_t, Member> children;
-    if (DIR* d = ::opendir("/proc")) {
-        while (dirent* e = ::readdir(d)) {
-            const pid_t pid = text::parse_digits<pid_t>(e->d_name).value_or(0);
-            if (pid <= 0) continue;
-            const std::string stat = read_small_file(std::string("/proc/") + e->d_name + "/stat", 4096).value_or("");
-            os::PidStat st;
-            if (!os::parse_pid_stat(stat, st)) continue;
-            children.emplace(static_cast<pid_t>(st.ppid), Member{static_cast<pid_t>(pid), st.starttime, st.state});
-        }
-        ::closedir(d);
-    }
-    std::vector<Member> out;
-    std::vector<pid_t> frontier{root};
-    while (!frontier.empty() && out.size() < 1000000) {
-        std::vector<pid_t> next;
-        for (pid_t p : frontier) {
-            auto [lo, hi] = children.equal_range(p);
-            for (auto it = lo; it != hi; ++it) {
-                out.push_back(it->second);
-                next.push_back(it->second.pid);
-            }
-        }
-        frontier = std::move(next);
-    }
-    return out;
-}
-
-// `group`: the command's process group, given only while the command is not reaped (so its pid,
-// the group's id, cannot name another group yet). Every other member by pid and start time: one
-// that ended and whose pid was reused between the listing and the signal is not hit.
-int signal_tree(pid_t self, pid_t group, int sig) {
-    if (group > 0) ::kill(-group, sig);
-    const std::vector<Member> members = descendants(self);
-    for (const Member& m : members) os::signal_process(m.pid, m.start_ticks, sig);
-    return static_cast<int>(members.size());
-}
-
 // baton pause: SIGSTOP to the tree, and again until a pass sees every process stopped (or gone): one
 // forked while a pass ran is caught by the next. A stop takes effect at the process's next return to
 // user space, so a pass may find one still running that is already signalled: it is signalled again.
@@ -90,7 +42,7 @@ void stop_tree(pid_t self, pid_t group) {
     for (int pass = 0; pass < 50; ++pass) {
         if (group > 0) ::kill(-group, SIGSTOP);
         bool all = true;
-        for (const Member& m : descendants(self)) {
+        for (const os::TreeMember& m : os::descendants(self)) {
             if (m.state == 'T' || m.state == 't' || m.state == 'Z' || m.state == 'X') continue;
             all = false;
             os::signal_process(m.pid, m.start_ticks, SIGSTOP);
@@ -309,92 +261,49 @@ int run_job_shim(const std::string& dir) {
             (void)!::write(err, line.data(), line.size());
         }
     }
-    int report[2];
-    if (::pipe2(report, O_CLOEXEC) != 0) {
-        st.error = std::string("cannot make a pipe: ") + std::strerror(errno);
-        return finish();
-    }
     // execvpe looks the command up on this process's PATH: the job's.
     for (const std::string& kv : spec.env)
         if (kv.rfind("PATH=", 0) == 0) ::setenv("PATH", kv.c_str() + 5, 1);
-    std::vector<char*> argv, envp;
-    std::vector<std::string> args = spec.argv, env;
+    os::SpawnSpec how;
+    how.argv = spec.argv;
+    how.env.emplace();
     // The job's processes say whose they are: this supervisor's (baton clean lists them once it is gone).
     for (const std::string& kv : spec.env)
-        if (kv.rfind(std::string(store::kOwnerVariable) + "=", 0) != 0) env.push_back(kv);
-    env.push_back(std::string(store::kOwnerVariable) + "=" + store::owner_token(store::current_owner()));
-    for (std::string& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    for (std::string& e : env) envp.push_back(e.data());
-    envp.push_back(nullptr);
-
-    const pid_t child = ::fork();
-    if (child < 0) {
-        st.error = std::string("cannot fork: ") + std::strerror(errno);
-        return finish();
-    }
-    if (child == 0) {
-        ::setpgid(0, 0);
-        if (!cgroup_procs.empty()) {
-            // Before exec and before the owner's uid: the command and all it starts are the job's.
-            const int fd = ::open(cgroup_procs.c_str(), O_WRONLY | O_CLOEXEC);
-            char me[24];
-            const int len = std::snprintf(me, sizeof me, "%d", static_cast<int>(::getpid()));
-            if (fd < 0 || ::write(fd, me, static_cast<std::size_t>(len)) != len) {
-                const char* why = std::strerror(errno);
-                static constexpr char kCannot[] = "baton job-shim: cannot enter the job's cgroup: ";
-                (void)!::write(err, kCannot, sizeof kCannot - 1);
-                (void)!::write(err, why, std::strlen(why));
-                (void)!::write(err, "\n", 1);
-            }
-            if (fd >= 0) ::close(fd);
-        }
-        ::dup2(null, 0);
-        ::dup2(out, 1);
-        ::dup2(err, 2);
-        for (int s : {SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGPIPE}) ::signal(s, SIG_DFL);
-        sigprocmask(SIG_SETMASK, &before, nullptr);
-        int what[2] = {0, 0};  // 1: chdir, 2: exec, 3: the owner's identity; errno
-        // The owner's groups, then gid, then uid: in that order, since each needs root; and no way back.
-        if (switch_user && (::initgroups(spec.user.c_str(), spec.gid) != 0 || ::setgid(spec.gid) != 0 ||
-                            ::setuid(spec.uid) != 0 || ::setuid(0) == 0)) {
-            what[0] = 3;
-        } else if (::chdir(spec.cwd.c_str()) != 0) {
-            what[0] = 1;
-        } else {
-            ::execvpe(argv[0], argv.data(), envp.data());
-            what[0] = 2;
-        }
-        what[1] = errno;
-        (void)!::write(report[1], what, sizeof what);
-        ::_exit(what[0] == 2 ? 127 : 126);
-    }
-    ::close(report[1]);
+        if (kv.rfind(std::string(store::kOwnerVariable) + "=", 0) != 0) how.env->push_back(kv);
+    how.env->push_back(std::string(store::kOwnerVariable) + "=" + store::owner_token(store::current_owner()));
+    how.stdin_fd = null;
+    how.stdout_fd = out;
+    how.stderr_fd = err;
+    how.cgroup_procs = cgroup_procs;  // before exec and before the owner's uid: all it starts is the job's
+    if (switch_user) how.identity = os::identity_of(spec.user, spec.uid, spec.gid);
+    how.cwd = spec.cwd;
+    how.mask = before;
+    Result<pid_t> started = os::spawn(how);
     ::close(out);
     ::close(err);
     ::close(null);
-    ::setpgid(child, child);  // (also in the child: whichever runs first)
+    if (!started.ok()) {
+        st.error = started.error().message;
+        st.exit_status = os::spawn_failure_status(started.error());
+        st.started = st.exit_status != 0;  // it was forked, and failed before its exec
+        return finish();
+    }
+    const pid_t child = *started;
     st.started = true;
-    int what[2] = {0, 0};
-    ssize_t got = 0;
-    do got = ::read(report[0], what, sizeof what);
-    while (got < 0 && errno == EINTR);
-    ::close(report[0]);
-    if (got == static_cast<ssize_t>(sizeof what))
-        st.error = (what[0] == 1   ? "cannot enter " + spec.cwd
-                    : what[0] == 2 ? "cannot run " + spec.argv.front()
-                                   : "cannot become " + spec.user + " (uid " + std::to_string(spec.uid) + ")") +
-                   ": " + std::strerror(what[1]);
 
-    bool main_done = false, ending = false, killed = false, paused = false;
-    double deadline = 0;
+    bool main_done = false, paused = false;
     const pid_t self = ::getpid();
-    // SIGTERM to the tree; a paused tree is continued after it, so that the signal is acted on.
-    auto terminate_tree = [&](pid_t group) {
-        signal_tree(self, group, SIGTERM);
-        if (paused) signal_tree(self, group, SIGCONT);
-        paused = false;
-    };
+    // The tree: the command's group while it is not reaped (so its pid, the group's id, cannot name
+    // another group yet), and every descendant by pid and start time; a paused tree is continued after a SIGTERM, so
+    // that the signal is acted on. SIGKILLed and still there after 5 s: stuck in the kernel (state D), not waited on.
+    os::TreeEnd ending({[&](int sig) {
+                            const int reached = os::signal_tree(self, main_done ? 0 : child, sig);
+                            if (sig == SIGTERM && paused) os::signal_tree(self, main_done ? 0 : child, SIGCONT);
+                            if (sig == SIGTERM) paused = false;
+                            return reached;
+                        },
+                        [] { return true; }},  // (the loop below reaps and sees when nothing is left)
+                       5);
     for (;;) {
         int ws = 0;
         pid_t w;
@@ -413,22 +322,14 @@ int run_job_shim(const std::string& dir) {
         const bool childless = w < 0 && errno == ECHILD;
         const double now = monotonic_seconds();
         if (main_done) {
-            if (childless || descendants(self).empty()) break;
-            if (!ending) {
-                // The command ended and left processes behind (workers, a daemon): they would hold
-                // its GPUs and CPUs after the queue gave them to the next job.
-                ending = true;
-                terminate_tree(0);
-                deadline = now + spec.end_grace_seconds;
-            }
+            if (childless || os::descendants(self).empty()) break;
+            // The command ended and left processes behind (workers, a daemon): they would hold
+            // its GPUs and CPUs after the queue gave them to the next job.
+            if (!ending.ending()) ending.begin(now, spec.end_grace_seconds);
         }
-        if (ending && now >= deadline) {
-            if (killed) break;  // SIGKILLed and still there: stuck in the kernel (D state); not waited on
-            st.killed_after_grace = signal_tree(self, main_done ? 0 : child, SIGKILL);
-            killed = true;
-            deadline = now + 5;
-        }
-        const double wait = ending ? std::max(0.01, std::min(1.0, deadline - now)) : 1.0;
+        if (ending.step(now) == os::TreeEnd::Phase::stuck) break;
+        st.killed_after_grace = ending.killed();
+        const double wait = ending.ending() ? std::max(0.01, std::min(1.0, ending.deadline() - now)) : 1.0;
         timespec ts{static_cast<time_t>(wait), static_cast<long>((wait - std::floor(wait)) * 1e9)};
         siginfo_t info{};
         const int sig = ::sigtimedwait(&watched, &info, &ts);
@@ -436,14 +337,12 @@ int run_job_shim(const std::string& dir) {
             st.cancelled = true;
             double grace = 10;
             if (info.si_code == SI_QUEUE && info.si_value.sival_int >= 0) grace = info.si_value.sival_int / 1000.0;
-            terminate_tree(main_done ? 0 : child);
-            ending = true;
-            deadline = now + grace;
-        } else if (sig == SIGUSR1 && !paused && !ending) {
+            ending.begin(now, grace);
+        } else if (sig == SIGUSR1 && !paused && !ending.ending()) {
             stop_tree(self, main_done ? 0 : child);
             paused = true;
         } else if (sig == SIGUSR2 && paused) {
-            signal_tree(self, main_done ? 0 : child, SIGCONT);
+            os::signal_tree(self, main_done ? 0 : child, SIGCONT);
             paused = false;
         }
     }

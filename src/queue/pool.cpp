@@ -64,12 +64,11 @@ Pool make_pool(const Snapshot& s, const std::set<std::uint32_t>& queue_pids, con
     p.memory_bytes = o.memory_bytes;
     p.free_memory_percent = o.free_memory_percent;
     p.share_margin_percent = o.share_margin_percent;
-    if (s.gpu_status != "ok") {
+    if (s.gpu_state != GpuState::ok) {
         p.gpus_known = false;
         p.gpus_problem = s.gpu_status;
         // No driver library, or GPU sampling off: no GPU will appear while this agent runs.
-        if (s.gpu_status.rfind("no NVIDIA driver", 0) == 0 || s.gpu_status == "GPU sampling disabled")
-            p.no_gpus = s.gpu_status;
+        if (s.gpu_state == GpuState::no_driver || s.gpu_state == GpuState::disabled) p.no_gpus = s.gpu_status;
     }
     for (const GpuInfo& g : s.gpus) {
         const auto named_by = [&g](const std::vector<std::string>& ids) {

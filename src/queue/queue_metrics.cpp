@@ -4,6 +4,19 @@
 
 namespace baton::queue {
 
+namespace {
+
+// The families this file writes, each declared once: a sample can only name one of these.
+constexpr store::MetricFamily kBatonQueueJobs{"baton_queue_jobs", "gauge",
+                                              "The queue's open jobs (baton submit), by state."};
+constexpr store::MetricFamily kBatonQueueJobsEndedTotal{"baton_queue_jobs_ended_total", "counter",
+                                                        "Queued jobs that ended since the agent started, by state."};
+constexpr store::MetricFamily kBatonQueueJobEndedTimestampSeconds{
+    "baton_queue_job_ended_timestamp_seconds", "gauge",
+    "Unix time a queued job ended, for 15 minutes after its end: one series per job (an event to alert on)."};
+
+}  // namespace
+
 void QueueMetrics::ended(End e) {
     MutexLock lock(mutex_);
     ++ended_[e.state];
@@ -18,23 +31,22 @@ void QueueMetrics::set_open(std::map<std::string, unsigned> counts) {
 
 void QueueMetrics::append(store::Exposition& e, std::int64_t now_ms) {
     MutexLock lock(mutex_);
-    e.family("baton_queue_jobs", "gauge", "The queue's open jobs (baton submit), by state.");
+    e.family(kBatonQueueJobs);
     for (const char* state : {"queued", "held", "starting", "running"}) {
         auto it = open_.find(state);
-        e.sample("baton_queue_jobs", {{"state", state}}, it == open_.end() ? 0.0 : static_cast<double>(it->second));
+        e.sample(kBatonQueueJobs, {{"state", state}}, it == open_.end() ? 0.0 : static_cast<double>(it->second));
     }
-    e.family("baton_queue_jobs_ended_total", "counter", "Queued jobs that ended since the agent started, by state.");
+    e.family(kBatonQueueJobsEndedTotal);
     for (const char* state : {"done", "failed", "cancelled", "lost"}) {
         auto it = ended_.find(state);
-        e.sample("baton_queue_jobs_ended_total", {{"state", state}},
+        e.sample(kBatonQueueJobsEndedTotal, {{"state", state}},
                  it == ended_.end() ? 0.0 : static_cast<double>(it->second));
     }
-    e.family("baton_queue_job_ended_timestamp_seconds", "gauge",
-             "Unix time a queued job ended, for 15 minutes after its end: one series per job (an event to alert on).");
+    e.family(kBatonQueueJobEndedTimestampSeconds);
     while (!recent_.empty() && recent_.front().end_ms < now_ms - static_cast<std::int64_t>(kEndEventSeconds * 1000))
         recent_.pop_front();
     for (const End& j : recent_)
-        e.sample("baton_queue_job_ended_timestamp_seconds",
+        e.sample(kBatonQueueJobEndedTimestampSeconds,
                  {{"id", std::to_string(j.id)},
                   {"name", printable(j.name)},
                   {"user", printable(j.user)},

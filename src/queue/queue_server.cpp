@@ -210,6 +210,7 @@ Pool QueueServer::current_pool(std::set<std::uint32_t>* queue_pids) {
         if (options_.nvml) {
             if (!gpus_) gpus_ = make_nvml_backend(*options_.nvml);
             const GpuReading& reading = gpus_->read(monotonic_seconds());
+            first.gpu_state = reading.state;
             first.gpu_status = reading.status;
             first.gpus = reading.gpus;
         }

@@ -84,10 +84,9 @@ DiagnosisInfo diagnosis_info(const std::vector<Snapshot>& w, std::string source)
     info.seconds = diagnose::seconds(w.back()) - diagnose::seconds(w.front());
     info.gpus = static_cast<unsigned>(diagnose::gpu_indices(w).size());
     // A driver that hangs or fails (not a box without one) is said: its GPUs were not judged.
-    const std::string& status = w.back().gpu_status;
-    if (!status.empty() && status != "ok" && status.rfind("no NVIDIA", 0) != 0 && status != "disabled" &&
-        status.find("sampling disabled") == std::string::npos)
-        info.gpu_problem = status;
+    const GpuState state = w.back().gpu_state;
+    if (state != GpuState::ok && state != GpuState::not_read && !no_gpus_here(state))
+        info.gpu_problem = w.back().gpu_status;
     return info;
 }
 

@@ -7,6 +7,7 @@
 #include <fmt/format.h>  // header-only (fmt::fmt-header-only)
 
 #include "core/clock.hpp"
+#include "core/files.hpp"
 #include "core/printable.hpp"
 #include "core/units.hpp"
 #include "report/markdown_text.hpp"
@@ -486,6 +487,21 @@ std::string run_report_markdown(const report::RunReportData& d, const StepSectio
     }
     o += "```\n";
     return o;
+}
+
+Result<std::string> recorded_run_report(store::History& h, std::int64_t run, bool markdown) {
+    Result<store::StoredRun> d = h.load_run(run);
+    if (!d.ok()) return d.error();
+    // (none when it has no window, or when an older history cannot say)
+    Result<std::vector<store::RecordedProfile>> windows = h.profiles(run);
+    const std::optional<StepSection> step = windows.ok() ? step_section(*windows) : std::nullopt;
+    return markdown ? run_report_markdown(*d, step ? &*step : nullptr) : run_report_html(*d, step ? &*step : nullptr);
+}
+
+Status write_html_report(store::History& h, std::int64_t run, const std::string& path) {
+    Result<std::string> html = recorded_run_report(h, run, false);
+    if (!html.ok()) return html.error();
+    return write_file(path, *html);
 }
 
 }  // namespace baton::report

@@ -20,4 +20,11 @@ std::string run_report_html(const report::RunReportData& d, const StepSection* s
 
 std::string run_report_markdown(const report::RunReportData& d, const StepSection* step = nullptr);
 
+// Run `run` of the history `h` as `baton report` shows it (HTML, or Markdown when `markdown`), with
+// its profiler window's Step section when it has one.
+Result<std::string> recorded_run_report(store::History& h, std::int64_t run, bool markdown);
+
+// recorded_run_report() as HTML, written to `path` ("-": stdout).
+Status write_html_report(store::History& h, std::int64_t run, const std::string& path);
+
 }  // namespace baton::report

@@ -83,7 +83,7 @@ void append_snapshot_text(const Snapshot& s, const TextOptions& o, std::string& 
                          n.speed_mbps ? fmt::format("  link {} Mb/s", *n.speed_mbps) : std::string()));
     if (s.gpus.empty())
         line("GPU     none (" + s.gpu_status + ")");
-    else if (s.gpu_status != "ok")
+    else if (s.gpu_state != GpuState::ok)
         line("GPU     " + s.gpu_status);
     for (const GpuInfo& g : s.gpus) {
         if (g.error) {

@@ -11,10 +11,6 @@
 
 namespace baton::run {
 
-// "cannot run PROGRAM: REASON" for exec's errno `err`: not_found for ENOENT (a shell's 127),
-// not_executable otherwise (126). Child and the launcher's workers report their exec failures so.
-Error exec_failure(const std::string& program, int err);
-
 // How a command starts besides its words.
 struct ChildStart {
     // The command's stderr goes to stderr_fd() instead (a pseudo-terminal when baton's stderr is a
@@ -28,9 +24,8 @@ struct ChildStart {
 
 class Child {
   public:
-    // Starts argv[0] (looked up on PATH) in a new process group. Errors: the command cannot be
-    // found (not_found) or executed (not_executable), reported by the child through a pipe when
-    // exec fails (exec_failure() below); a pipe or fork failure (failed).
+    // Starts argv[0] (looked up on PATH) in a new process group (os::spawn). Errors: the command
+    // cannot be found (not_found) or executed (not_executable); a pipe or fork failure (failed).
     static Result<Child> start(const std::vector<std::string>& argv, const ChildStart& how = {});
 
     Child(Child&& other) noexcept;
@@ -53,8 +48,9 @@ class Child {
     int exit_status() const { return status_; }
     int terminating_signal() const { return signal_; }
 
-    // Ends every process left in the tree: SIGTERM to the group and to baton's remaining
-    // children, then SIGKILL after `grace_seconds`. Returns how many had to be killed.
+    // Ends every process left in the tree (os::TreeEnd): SIGTERM to the group and to baton's
+    // remaining children, then SIGKILL after `grace_seconds`, then at most a second's wait.
+    // Returns how many had to be killed.
     int end_tree(double grace_seconds);
 
   private:
@@ -67,15 +63,5 @@ class Child {
     bool gave_terminal_ = false;
     int stderr_fd_ = -1;
 };
-
-// Makes this process the subreaper of its descendants (PR_SET_CHILD_SUBREAPER).
-void become_subreaper();
-
-// This process's children (those it started, and the orphans a subreaper collected).
-std::vector<pid_t> own_children();
-
-// Every descendant of `pid` now (its threads' children, theirs, ...), whatever process group or
-// session each moved to: what a group signal misses. Parents before their children.
-std::vector<pid_t> descendants_of(pid_t pid);
 
 }  // namespace baton::run

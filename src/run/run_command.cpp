@@ -26,9 +26,11 @@
 #include "hang/stack_request.hpp"
 #include "hang/stack_shim.hpp"
 #include "run/child.hpp"
+#include "sample/linux/tree_end.hpp"
 #include "run/events_socket.hpp"
 #include "run/job_hangs.hpp"
 #include "run/job_watch.hpp"
+#include "run/watch_step.hpp"
 #include "run/memory_capture.hpp"
 #include "store/finding_json.hpp"
 #include "store/run_owner.hpp"
@@ -36,14 +38,6 @@
 namespace baton::run {
 
 namespace {
-
-volatile std::sig_atomic_t g_stop_signal = 0;
-volatile std::sig_atomic_t g_stop_received = 0;  // since the process started: baton tune stops between trials
-
-void on_stop(int sig) {
-    g_stop_signal = sig;
-    g_stop_received = sig;
-}
 
 // The summary's line about the record: where, and which part of it is missing.
 std::string recording_text(const RunStats& s) {
@@ -99,11 +93,29 @@ StepFigures step_figures(const RunStats& s) {
     return f;
 }
 
-}  // namespace
-
-int stop_signal_received() {
-    return g_stop_received;
+// --profile=auto: a window asked of the hook once a finding the profiler explains fired, or a busy GPU's
+// SMs sat idle, after the sample `step` judged last. True once asked (at most once a run).
+bool profile_auto(WatchStep& step, const JobWatch& watch, const Thresholds& thresholds,
+                  const std::string& profile_dir) {
+    std::string reason;
+    for (const diagnose::Finding& f : step.new_findings())
+        if (explained_by_profile(f)) {
+            reason = f.rule + " fired";
+            break;
+        }
+    if (reason.empty()) {
+        std::vector<unsigned> gpus;
+        for (const GpuRunStats& g : watch.stats().gpus) gpus.push_back(g.index);
+        reason = busy_gpu_with_idle_sms(step.window(), gpus, thresholds);
+    }
+    if (reason.empty()) return false;
+    const Status t = trigger_profile_window(profile_dir);
+    step.say(t.ok() ? "baton: " + reason + ": recording a profiler window (--profile=auto)"
+                    : "baton: " + t.error().message);
+    return true;
 }
+
+}  // namespace
 
 // "python3 train.py --lr 3e-4": the program's base name and its arguments, clipped.
 std::string command_name(const std::vector<std::string>& argv) {
@@ -116,15 +128,21 @@ std::string command_name(const std::vector<std::string>& argv) {
     return out.size() > 60 ? out.substr(0, 57) + "..." : out;
 }
 
-Result<RunStats> run_command(const RunOptions& o) {
-    become_subreaper();
-    struct sigaction sa {};
-    sa.sa_handler = on_stop;
-    sigemptyset(&sa.sa_mask);
-    for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaction(sig, &sa, nullptr);
-
-    // The hook's socket, named to the command (and everything it starts) through the environment.
+// What the hook writes into and reads from, in the run's private directory, each named to the command
+// (and everything it starts) through this process's environment: the events socket, the stack
+// handler, the Flight Recorder's dumps, the profiler window's and the out-of-memory capture's
+// directories. What cannot be made is said, and the run goes on without it.
+struct HookPlaces {
     std::optional<EventsSocket> events;
+    hang::FlightRecorderPaths flight_recorder;
+    std::string profile_dir, memory_dir;  // empty: none
+};
+
+HookPlaces prepare_hook(const RunOptions& o) {
+    HookPlaces h;
+    std::optional<EventsSocket>& events = h.events;
+    hang::FlightRecorderPaths& flight_recorder = h.flight_recorder;
+    // The hook's socket.
     if (Result<EventsSocket> s = EventsSocket::open(); s.ok()) {
         events.emplace(std::move(*s));
         setenv("BATON_EVENTS", events->path().c_str(), 1);
@@ -132,9 +150,7 @@ Result<RunStats> run_command(const RunOptions& o) {
         std::fprintf(stderr, "baton: the Python hook's step events will not be recorded: %s\n",
                      escaped_line(s.error().message).c_str());
     }
-    // Its Python processes get the stack handler (`baton stacks`, the hang verdict), in the same
-    // private directory.
-    hang::FlightRecorderPaths flight_recorder;
+    // Its Python processes get the stack handler (`baton stacks`, the hang verdict).
     if (events) {
         const std::string shim = events->directory() + "/python", stacks = events->directory() + "/stacks";
         if (Status st = hang::install_shim(shim, stacks); st.ok()) {
@@ -158,12 +174,11 @@ Result<RunStats> run_command(const RunOptions& o) {
         }
     }
     // --profile: the hook records a window of steps into the same private directory.
-    std::string profile_dir;
     if (o.profile.enabled) {
         if (!events) {
             std::fprintf(stderr, "baton: --profile records nothing: the hook's socket could not be opened\n");
         } else if (const std::string dir = events->directory() + "/profile"; ::mkdir(dir.c_str(), 0700) == 0) {
-            profile_dir = dir;
+            h.profile_dir = dir;
             for (const auto& [k, v] : profile_environment(dir, o.profile)) setenv(k.c_str(), v.c_str(), 1);
         } else {
             std::fprintf(stderr, "baton: --profile records nothing: cannot make %s: %s\n", dir.c_str(),
@@ -171,10 +186,9 @@ Result<RunStats> run_command(const RunOptions& o) {
         }
     }
     // The hook captures the allocator at a CUDA out-of-memory error into the same private directory.
-    std::string memory_dir;
     if (events) {
         if (const std::string dir = events->directory() + "/memory"; ::mkdir(dir.c_str(), 0700) == 0) {
-            memory_dir = dir;
+            h.memory_dir = dir;
             for (const auto& [k, v] : memory_environment(dir, o.memory_history)) setenv(k.c_str(), v.c_str(), 1);
         } else {
             std::fprintf(stderr, "baton: an out-of-memory error will not be captured: cannot make %s: %s\n",
@@ -183,11 +197,16 @@ Result<RunStats> run_command(const RunOptions& o) {
     } else if (o.memory_history > 0) {
         std::fprintf(stderr, "baton: --memory-history records nothing: the hook's socket could not be opened\n");
     }
+    return h;
+}
+
+// The command started with the hook's places and a trial's settings in its environment alone (this
+// process's is put back once it started).
+Result<Child> start_command(const RunOptions& o) {
     // Its processes say whose they are (baton clean lists them once this baton is gone).
     setenv(store::kOwnerVariable, store::owner_token(store::current_owner()).c_str(), 1);
     ChildStart how;
     how.capture_stderr = true;
-    // A trial's settings are the command's environment alone: this process's is put back once it started.
     std::vector<std::pair<std::string, std::optional<std::string>>> restore;
     if (o.trial) {
         how.output_fd = o.trial->output_fd;
@@ -200,32 +219,67 @@ Result<RunStats> run_command(const RunOptions& o) {
     if (o.live) setenv("BATON_LIVE_TUNE", o.live->control_file.c_str(), 1);
     Result<Child> started = Child::start(o.argv, how);
     for (const auto& [k, was] : restore) was ? (void)setenv(k.c_str(), was->c_str(), 1) : (void)unsetenv(k.c_str());
+    return started;
+}
+
+// Where a trial's own reasons to end stand.
+struct TrialState {
+    bool stopped = false;          // enough steps: the hook was told to end the script at its next step's end
+    bool deadline_passed = false;  // its deadline came first
+};
+
+// A trial's turn: enough steps, or its deadline. True when the command must be ended from outside now
+// (the deadline, or a stop file that could not be written).
+bool trial_turn(const TrialControl& t, double ran, TrialState& flags) {
+    bool end = false;
+    if (!flags.stopped && t.enough && t.enough()) {
+        end = !write_file_atomically(t.stop_file, "").ok();
+        flags.stopped = true;
+    }
+    if (t.deadline_seconds > 0 && !flags.deadline_passed && ran >= t.deadline_seconds) {
+        flags.deadline_passed = true;
+        end = true;
+    }
+    return end;
+}
+
+Result<RunStats> run_command(const RunOptions& o) {
+    os::become_subreaper();
+    catch_stop_signals();
+    HookPlaces hook = prepare_hook(o);
+    std::optional<EventsSocket>& events = hook.events;
+    Result<Child> started = start_command(o);
     if (!started.ok()) return started.error();
     Child child = std::move(*started);
     const double start = monotonic_seconds();
     JobWatchOptions job = local_job_options(o.name, o.argv, o.thresholds, o.db_path, o.recording);
     job.profile = o.profile;
-    job.profile_dir = profile_dir;
-    job.memory_dir = memory_dir;
+    job.profile_dir = hook.profile_dir;
+    job.memory_dir = hook.memory_dir;
     if (o.trial) job.on_event = o.trial->on_event;
     if (o.live) job.on_event = o.live->on_event;
     JobWatch watch(std::move(job), child.pid());
     bool profile_triggered = false;
 
-    SamplerOptions so = o.sampler;
-    so.priming_seconds = std::min(0.1, o.interval_seconds);
-    so.job_roots = {static_cast<std::uint32_t>(child.pid())};  // where the command writes: disk_space_low
-    Sampler sampler(so);
-    diagnose::Window window;  // the last window_seconds, for the rules
-    SampleSchedule schedule(o.interval_seconds);
-    double kill_at = -1;
-    double last_note = -1e9;
-    int killed_after_grace = 0;
-    std::deque<std::string> pending;                                  // notes waiting for the rate limit
+    WatchStep::Options wo;
+    wo.sampler = o.sampler;
+    wo.sampler.job_roots = {static_cast<std::uint32_t>(child.pid())};  // where the command writes: disk_space_low
+    wo.interval_seconds = o.interval_seconds;
+    wo.window_seconds = o.thresholds.window_seconds;
+    wo.quiet = o.quiet;
+    if (o.live) wo.on_sample = o.live->on_sample;
+    WatchStep step(watch, events ? &*events : nullptr, std::move(wo));
+    // The command's group, asked to end by a stop signal, a hang or a trial's end: SIGKILL after the
+    // grace; the leftovers outside it end with the tree once the command has gone (end_tree).
+    os::TreeEnd stopping({[&child](int sig) {
+                              child.signal_group(sig);
+                              return 1;
+                          },
+                          [&child] { return ::kill(-child.group(), 0) == 0; }},
+                         3600);
     const int output = o.trial ? o.trial->output_fd : STDERR_FILENO;  // where the command's stderr goes on
-    bool trial_stopped = false, deadline_passed = false;
-    // Passes the command's stderr on unchanged and reads along (failures found go first in line);
-    // true while it may have more.
+    TrialState trial;
+    // Passes the command's stderr on unchanged and reads along; true while it may have more.
     auto pump = [&] {
         char buf[16384];
         for (;;) {
@@ -236,112 +290,50 @@ Result<RunStats> run_command(const RunOptions& o) {
                 if (w <= 0) break;  // our stderr is gone: keep reading so the command never blocks
                 off += w;
             }
-            for (const diagnose::Finding& f : watch.read_output(std::string_view(buf, static_cast<std::size_t>(n))))
-                if (!o.quiet) pending.push_front(finding_note(f));
+            step.read_output(std::string_view(buf, static_cast<std::size_t>(n)));
         }
     };
-    auto take_events = [&] {
-        if (!events) return;
-        for (const diagnose::Finding& f : watch.read_events(events->drain()))
-            if (!o.quiet && f.severity != diagnose::Severity::info) pending.push_back(finding_note(f));
-    };
-    JobHangs hangs(o.hang, o.stop_on_hang, "baton run", events ? events->directory() + "/stacks" : "", flight_recorder);
+    JobHangs hangs(o.hang, o.stop_on_hang, "baton run", events ? events->directory() + "/stacks" : "",
+                   hook.flight_recorder);
     bool stopped_on_hang = false;
     // The command's ranks as the verdict sees them (job_ranks: RANK'd Python processes, or those of a
     // loop that sends the hook's steps).
     auto ranks = [&] { return job_ranks(child.pid(), watch.last_step_unix_ms() != 0); };
     while (!child.poll_exit()) {
         const double now = monotonic_seconds();
-        // The hook's events first: its out-of-memory capture is sent before PyTorch's error is printed,
-        // so the error's finding is explained by it when first said.
-        take_events();
+        step.take_events();
         if (child.stderr_fd() >= 0) pump();
-        if (events && kill_at < 0 && hangs.turn(watch, ranks)) {
+        if (events && !stopping.ending() && hangs.turn(watch, ranks)) {
             stopped_on_hang = true;
-            child.signal_group(SIGTERM);
-            kill_at = now + o.grace_seconds;
+            stopping.begin(now, o.grace_seconds);
         }
-        if (o.trial) {
-            // Enough steps: the hook ends the script at its next step's end.
-            if (!trial_stopped && o.trial->enough && o.trial->enough()) {
-                trial_stopped = write_file_atomically(o.trial->stop_file, "").ok();
-                if (!trial_stopped) {  // cannot tell the hook: end it from outside
-                    child.signal_group(SIGTERM);
-                    if (kill_at < 0) kill_at = now + o.grace_seconds;
-                    trial_stopped = true;
-                }
-            }
-            if (o.trial->deadline_seconds > 0 && !deadline_passed && now - start >= o.trial->deadline_seconds) {
-                deadline_passed = true;
-                child.signal_group(SIGTERM);
-                if (kill_at < 0) kill_at = now + o.grace_seconds;
-            }
-        }
-        if (g_stop_signal) {
-            const int sig = g_stop_signal;
-            g_stop_signal = 0;
-            child.signal_group(sig);
-            if (kill_at < 0) kill_at = now + o.grace_seconds;
-        }
-        if (kill_at >= 0 && now >= kill_at) {
-            child.signal_group(SIGKILL);
-            ++killed_after_grace;
-            kill_at = now + 3600;  // once
-        }
-        if (now >= schedule.next()) {
-            Snapshot snap;
-            sampler.take(snap);
-            schedule.taken(monotonic_seconds());
-            // The first sample spans the sampler's priming read: a command that ended within it
-            // (`baton run -- true`) was never seen running, and its sample would be the machine
-            // after it.
-            if (watch.stats().samples == 0 && child.poll_exit()) break;
-            push_to_window(window, std::move(snap), o.thresholds.window_seconds);
-            std::string reason;  // --profile=auto: why to take the window now
-            if (o.live && o.live->on_sample)
-                for (const diagnose::Finding& f : o.live->on_sample(window.back())) watch.add_finding(f);
-            for (const diagnose::Finding& f : watch.sample(window)) {
-                if (!o.quiet && f.severity != diagnose::Severity::info) pending.push_back(finding_note(f));
-                if (reason.empty() && explained_by_profile(f)) reason = f.rule + " fired";
-            }
-            if (o.profile.automatic && !profile_dir.empty() && !profile_triggered) {
-                if (reason.empty()) {
-                    std::vector<unsigned> gpus;
-                    for (const GpuRunStats& g : watch.stats().gpus) gpus.push_back(g.index);
-                    reason = busy_gpu_with_idle_sms(window, gpus, o.thresholds);
-                }
-                if (!reason.empty()) {
-                    profile_triggered = true;
-                    const Status t = trigger_profile_window(profile_dir);
-                    pending.push_back(t.ok() ? "baton: " + reason + ": recording a profiler window (--profile=auto)"
-                                             : "baton: " + t.error().message);
-                }
-            }
-        }
-        // At most one new-finding line every 5 s on the command's terminal.
-        if (!pending.empty() && now - last_note >= 5) {
-            std::fprintf(stderr, "%s\n", printable(pending.front()).c_str());  // names from outside
-            pending.pop_front();
-            last_note = now;
-        }
-        sleep_seconds(std::min(0.02, std::max(0.0, schedule.next() - monotonic_seconds())));
+        if (o.trial && trial_turn(*o.trial, now - start, trial)) stopping.begin(now, o.grace_seconds);
+        if (const int sig = take_stop_signal()) stopping.begin(now, o.grace_seconds, sig);
+        stopping.step(now);
+        const WatchStep::Sampled sampled = step.sample(now, [&] { return !child.poll_exit(); });
+        if (sampled == WatchStep::Sampled::job_ended) break;
+        if (sampled == WatchStep::Sampled::judged && o.profile.automatic && !hook.profile_dir.empty() &&
+            !profile_triggered)
+            profile_triggered = profile_auto(step, watch, o.thresholds, hook.profile_dir);
+        step.speak(now);
+        sleep_seconds(step.wait_seconds());
     }
     const double ran = monotonic_seconds() - start;
     // What the command wrote last (a traceback) may still be in the pipe.
     if (child.stderr_fd() >= 0)
         for (int i = 0; i < 100 && pump(); ++i) sleep_seconds(0.002);
-    take_events();  // the last steps
+    step.take_events();  // the last steps
     // Workers the command left behind (reparented to baton) end with it.
-    killed_after_grace += child.end_tree(std::min(o.grace_seconds, 2.0));
-    for (const std::string& line : pending) std::fprintf(stderr, "%s\n", printable(line).c_str());
-    watch.note_cpu_energy(sampler.cpu_energy_unavailable());
+    const int killed_after_grace = stopping.killed() + child.end_tree(std::min(o.grace_seconds, 2.0));
+    step.speak_rest();
+    if (Sampler* sampler = step.sampler()) watch.note_cpu_energy(sampler->cpu_energy_unavailable());
     RunStats stats = stopped_on_hang
                          ? watch.finish(hang::kExitHung, 0, ran, killed_after_grace)
                          : watch.finish(child.exit_status(), child.terminating_signal(), ran, killed_after_grace);
-    stats.trial_stopped = trial_stopped;
-    stats.deadline_passed = deadline_passed;
+    stats.trial_stopped = trial.stopped;
+    stats.deadline_passed = trial.deadline_passed;
     if (stopped_on_hang) stats.hang_root_cause = hang::hang_text(*hangs.last_verdict(), "baton run: stopped on a hang");
-    if (!profile_dir.empty() && !stats.profile && stats.profile_note.empty())
+    if (!hook.profile_dir.empty() && !stats.profile && stats.profile_note.empty())
         stats.profile_note =
             no_profile_note(static_cast<std::int64_t>(stats.step_ms.size()), o.profile, profile_triggered);
     return stats;

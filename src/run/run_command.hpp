@@ -130,10 +130,6 @@ std::string command_name(const std::vector<std::string>& argv);
 // (nothing ran): Child::start's, not_found or not_executable when exec failed.
 Result<RunStats> run_command(const RunOptions& o);
 
-// The stop signal (SIGINT, SIGTERM, SIGHUP) baton got while a command ran, if any: forwarded to the
-// command then; `baton tune` starts no trial after one.
-int stop_signal_received();
-
 // The end-of-run summary (several lines, for stderr); `who` begins its first line.
 std::string run_summary_text(const RunStats& s, std::string_view who = "baton run");
 

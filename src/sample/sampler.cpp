@@ -76,12 +76,14 @@ void Sampler::read_once(Snapshot& snap) {
         snap.processes.clear();
     if (gpu_) {
         const GpuReading& r = gpu_->end();
+        snap.gpu_state = r.state;
         snap.gpu_status = r.status;
         snap.gpu_driver_version = r.driver_version;
         snap.gpu_nvml_version = r.nvml_version;
         snap.gpu_cuda_driver_version = r.cuda_driver_version;
         snap.gpus = r.gpus;  // copy-assign: the snapshot's GPU storage is reused tick to tick
     } else {
+        snap.gpu_state = GpuState::disabled;
         snap.gpu_status = "GPU sampling disabled";
         snap.gpu_driver_version.reset();
         snap.gpu_nvml_version.reset();

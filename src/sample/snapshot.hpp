@@ -141,6 +141,32 @@ struct EnumNames<GpuProcessType> {
     static constexpr std::array<const char*, 2> list{"compute", "graphics"};
 };
 
+// What a snapshot's GPU readings are worth; `Snapshot::gpu_status` says it in one line for people.
+enum class GpuState : std::uint8_t {
+    ok,         // every GPU answered this tick
+    no_driver,  // no NVIDIA driver (its NVML library is not there): a machine without GPUs to read
+    no_gpus,    // NVML answered and counted no GPU
+    failed,     // NVML is there but could not start (initialisation, counting the devices)
+    failing,    // some GPUs did not answer this tick (the status names them)
+    stale,      // an NVML call overran its deadline: the values are the last good ones
+    disabled,   // GPU sampling is turned off (--no-gpus, [sample] gpus = false)
+    not_read,   // not read yet (an agent's first moments)
+};
+template <>
+struct EnumNames<GpuState> {
+    static constexpr std::array<const char*, 8> list{"ok",      "no_driver", "no_gpus",  "failed",
+                                                     "failing", "stale",     "disabled", "not_read"};
+};
+
+// A machine that has no GPU to read (no driver, none found, sampling off): nothing is wrong with
+// its GPUs, there are none to judge.
+inline bool no_gpus_here(GpuState s) {
+    return s == GpuState::no_driver || s == GpuState::no_gpus || s == GpuState::disabled;
+}
+
+// The state a gpu_status line says, for recordings made before baton wrote gpu_state.
+GpuState gpu_state_from_status(const std::string& status);
+
 // nvmlComputeMode_t, in its order: who may make a CUDA context on the GPU. shared is NVML's
 // DEFAULT (any number of processes), written "default".
 enum class ComputeMode : std::uint8_t { shared, exclusive_thread, prohibited, exclusive_process };
@@ -310,7 +336,8 @@ struct Snapshot {
     std::vector<DiskStats> disks;
     std::vector<FilesystemStats> filesystems;  // real mounts (no /proc, /sys, cgroup ...), by mount point
     std::vector<NetworkStats> networks;
-    std::string gpu_status;  // "ok", or why there are no (fresh) GPU readings
+    GpuState gpu_state = GpuState::not_read;
+    std::string gpu_status;  // "ok", or why there are no (fresh) GPU readings: gpu_state for people
     std::optional<std::string> gpu_driver_version;
     std::optional<std::string> gpu_nvml_version, gpu_cuda_driver_version;
     std::vector<GpuInfo> gpus;

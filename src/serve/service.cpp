@@ -26,6 +26,28 @@ namespace baton::serve {
 
 namespace {
 
+// The families this file writes, each declared once: a sample can only name one of these.
+constexpr store::MetricFamily kBatonFindingActive{"baton_finding_active", "gauge",
+                                                  "1 while a finding holds (the series goes when it ends)."};
+constexpr store::MetricFamily kBatonFindingInfo{
+    "baton_finding_info", "gauge",
+    "The summary and the fix of an active finding, as labels; always 1 (deploy/prometheus/ uses it)."};
+constexpr store::MetricFamily kBatonFindingsTotal{"baton_findings_total", "counter",
+                                                  "Findings that began since the agent started."};
+constexpr store::MetricFamily kBatonSelfCpuSecondsTotal{"baton_self_cpu_seconds_total", "counter",
+                                                        "CPU time baton serve has used."};
+constexpr store::MetricFamily kBatonSelfResidentBytes{"baton_self_resident_bytes", "gauge",
+                                                      "Resident memory of baton serve."};
+constexpr store::MetricFamily kBatonSampleDurationSeconds{"baton_sample_duration_seconds", "gauge",
+                                                          "How long the last sample took."};
+constexpr store::MetricFamily kBatonSamplesTotal{"baton_samples_total", "counter",
+                                                 "Samples taken since the agent started."};
+constexpr store::MetricFamily kBatonLastSampleTimestampSeconds{"baton_last_sample_timestamp_seconds", "gauge",
+                                                               "Unix time of the last sample (stale when it stops)."};
+constexpr store::MetricFamily kBatonScrapeDurationSeconds{"baton_scrape_duration_seconds", "gauge",
+                                                          "How long the previous /metrics request took to answer."};
+constexpr store::MetricFamily kBatonBuildInfo{"baton_build_info", "gauge", "baton's version and commit; always 1."};
+
 constexpr const char* kJson = "application/json";
 
 // /proc/self/statm's resident pages, in bytes; 0 when unreadable.
@@ -165,7 +187,7 @@ HttpResponse Service::metrics(const AgentState& s) {
     }
     store::Exposition e;
 
-    e.family("baton_finding_active", "gauge", "1 while a finding holds (the series goes when it ends).");
+    e.family(kBatonFindingActive);
     // job_id: the job behind the subject, where one is known ("slurm:1234"); not "job", which
     // Prometheus keeps for the scrape job.
     const auto identity = [](const diagnose::Finding& f) {
@@ -173,20 +195,19 @@ HttpResponse Service::metrics(const AgentState& s) {
         if (!f.job.empty()) l.push_back({"job_id", f.job});
         return l;
     };
-    for (const diagnose::Finding& f : *s.findings) e.sample("baton_finding_active", identity(f), 1.0);
+    for (const diagnose::Finding& f : *s.findings) e.sample(kBatonFindingActive, identity(f), 1.0);
     // The words of each active finding, for alert annotations: a series apart from
     // baton_finding_active, so that the alert's identity (rule, severity, subject) stays the same
     // while the numbers in its summary move; the alert rules look the words up with a query.
-    e.family("baton_finding_info", "gauge",
-             "The summary and the fix of an active finding, as labels; always 1 (deploy/prometheus/ uses it).");
+    e.family(kBatonFindingInfo);
     for (const diagnose::Finding& f : *s.findings) {
         store::Exposition::Labels l = identity(f);
         l.push_back({"summary", printable(f.summary)});
         l.push_back({"fix", printable(f.recommendation)});
-        e.sample("baton_finding_info", l, 1.0);
+        e.sample(kBatonFindingInfo, l, 1.0);
     }
     // Every rule and severity from the start, at 0: increase() then sees the first finding too.
-    e.family("baton_findings_total", "counter", "Findings that began since the agent started.");
+    e.family(kBatonFindingsTotal);
     // (and the rules of the queued jobs' verdicts, rank_hang among them, once one began)
     std::vector<std::string> rules = diagnose::rule_ids();
     for (const auto& [key, n] : s.findings_started)
@@ -195,26 +216,26 @@ HttpResponse Service::metrics(const AgentState& s) {
         for (diagnose::Severity sev :
              {diagnose::Severity::info, diagnose::Severity::warning, diagnose::Severity::critical}) {
             auto it = s.findings_started.find({rule, sev});
-            e.sample("baton_findings_total", {{"rule", rule}, {"severity", diagnose::severity_name(sev)}},
+            e.sample(kBatonFindingsTotal, {{"rule", rule}, {"severity", diagnose::severity_name(sev)}},
                      it == s.findings_started.end() ? 0.0 : static_cast<double>(it->second));
         }
 
     if (more_metrics_) more_metrics_(e);
-    e.family("baton_self_cpu_seconds_total", "counter", "CPU time baton serve has used.");
-    e.sample("baton_self_cpu_seconds_total", {}, self_cpu_seconds());
-    e.family("baton_self_resident_bytes", "gauge", "Resident memory of baton serve.");
-    e.sample("baton_self_resident_bytes", {}, self_resident_bytes());
-    e.family("baton_sample_duration_seconds", "gauge", "How long the last sample took.");
-    if (s.samples) e.sample("baton_sample_duration_seconds", {}, s.last_sample_seconds);
-    e.family("baton_samples_total", "counter", "Samples taken since the agent started.");
-    e.sample("baton_samples_total", {}, static_cast<double>(s.samples));
-    e.family("baton_last_sample_timestamp_seconds", "gauge", "Unix time of the last sample (stale when it stops).");
+    e.family(kBatonSelfCpuSecondsTotal);
+    e.sample(kBatonSelfCpuSecondsTotal, {}, self_cpu_seconds());
+    e.family(kBatonSelfResidentBytes);
+    e.sample(kBatonSelfResidentBytes, {}, self_resident_bytes());
+    e.family(kBatonSampleDurationSeconds);
+    if (s.samples) e.sample(kBatonSampleDurationSeconds, {}, s.last_sample_seconds);
+    e.family(kBatonSamplesTotal);
+    e.sample(kBatonSamplesTotal, {}, static_cast<double>(s.samples));
+    e.family(kBatonLastSampleTimestampSeconds);
     if (s.snapshot)
-        e.sample("baton_last_sample_timestamp_seconds", {}, static_cast<double>(s.snapshot->time_unix_ms) / 1000.0);
-    e.family("baton_scrape_duration_seconds", "gauge", "How long the previous /metrics request took to answer.");
-    if (last_scrape_seconds_ >= 0) e.sample("baton_scrape_duration_seconds", {}, last_scrape_seconds_);
-    e.family("baton_build_info", "gauge", "baton's version and commit; always 1.");
-    e.sample("baton_build_info", {{"version", options_.version}, {"commit", options_.commit}}, 1.0);
+        e.sample(kBatonLastSampleTimestampSeconds, {}, static_cast<double>(s.snapshot->time_unix_ms) / 1000.0);
+    e.family(kBatonScrapeDurationSeconds);
+    if (last_scrape_seconds_ >= 0) e.sample(kBatonScrapeDurationSeconds, {}, last_scrape_seconds_);
+    e.family(kBatonBuildInfo);
+    e.sample(kBatonBuildInfo, {{"version", options_.version}, {"commit", options_.commit}}, 1.0);
 
     HttpResponse r;
     r.content_type = "text/plain; version=0.0.4; charset=utf-8";

@@ -12,6 +12,10 @@ namespace baton::store {
 
 namespace {
 
+// The families this file writes, each declared once: a sample can only name one of these.
+constexpr MetricFamily kDcgmFiDevXidErrors{"DCGM_FI_DEV_XID_ERRORS", "gauge",
+                                           "Value of the last XID error encountered."};
+
 // "NVIDIA H100 80GB HBM3 MIG 3g.40gb" -> "3g.40gb", dcgm-exporter's GPU_I_PROFILE.
 std::string mig_profile(const std::string& name) {
     const std::size_t at = name.rfind("MIG ");
@@ -22,7 +26,7 @@ std::string mig_profile(const std::string& name) {
 
 void append_dcgm_compat(const Snapshot& s, const PrometheusOptions& o, Exposition& e) {
     declare_families(e, gpu_fields(), /*dcgm=*/true);
-    e.family("DCGM_FI_DEV_XID_ERRORS", "gauge", "Value of the last XID error encountered.");
+    e.family(kDcgmFiDevXidErrors);
     const std::string& host = o.dcgm_hostname.empty() ? s.host.hostname : o.dcgm_hostname;
     for (const GpuInfo& g : s.gpus) {
         const std::string device = "nvidia" + std::to_string(g.minor_number.value_or(g.index));
@@ -50,7 +54,7 @@ void append_dcgm_compat(const Snapshot& s, const PrometheusOptions& o, Expositio
             const XidCount* newest = nullptr;
             for (const XidCount& x : *g.xid_errors)
                 if (!newest || x.last_unix_ms >= newest->last_unix_ms) newest = &x;
-            e.sample("DCGM_FI_DEV_XID_ERRORS", l, newest ? static_cast<double>(newest->xid) : 0.0);
+            e.sample(kDcgmFiDevXidErrors, l, newest ? static_cast<double>(newest->xid) : 0.0);
         }
         // A MIG device's memory, as dcgm-exporter writes it: the GPU's labels with the instance's
         // GPU_I_PROFILE and GPU_I_ID.
@@ -60,9 +64,9 @@ void append_dcgm_compat(const Snapshot& s, const PrometheusOptions& o, Expositio
             ml.push_back({"GPU_I_ID", std::to_string(m.gpu_instance_id)});
             constexpr double kBytesPerMiB = 1048576.0;
             if (m.memory_used_bytes)
-                e.sample("DCGM_FI_DEV_FB_USED", ml, static_cast<double>(*m.memory_used_bytes) / kBytesPerMiB);
+                e.sample(kDcgmFbUsed, ml, static_cast<double>(*m.memory_used_bytes) / kBytesPerMiB);
             if (m.memory_used_bytes && m.memory_total_bytes && *m.memory_total_bytes >= *m.memory_used_bytes)
-                e.sample("DCGM_FI_DEV_FB_FREE", ml,
+                e.sample(kDcgmFbFree, ml,
                          static_cast<double>(*m.memory_total_bytes - *m.memory_used_bytes) / kBytesPerMiB);
         }
     }

@@ -20,6 +20,39 @@ namespace baton::store {
 
 namespace {
 
+// The families this file writes, each declared once: a sample can only name one of these.
+constexpr MetricFamily kCgroupCpuTotalSeconds{"cgroup_cpu_total_seconds", "gauge",
+                                              "Cumulative CPU total seconds for jobid"};
+constexpr MetricFamily kCgroupCpuUserSeconds{"cgroup_cpu_user_seconds", "gauge",
+                                             "Cumulative CPU user seconds for jobid"};
+constexpr MetricFamily kCgroupCpuSystemSeconds{"cgroup_cpu_system_seconds", "gauge",
+                                               "Cumulative CPU system seconds for jobid"};
+constexpr MetricFamily kCgroupCpus{"cgroup_cpus", "gauge", "Number of CPUs in the jobid"};
+constexpr MetricFamily kCgroupMemoryTotalBytes{"cgroup_memory_total_bytes", "gauge",
+                                               "Memory total given to jobid in bytes"};
+constexpr MetricFamily kCgroupMemoryUsedBytes{"cgroup_memory_used_bytes", "gauge", "Memory used in bytes"};
+constexpr MetricFamily kCgroupMemoryRssBytes{"cgroup_memory_rss_bytes", "gauge", "Memory RSS used in bytes"};
+constexpr MetricFamily kCgroupMemoryCacheBytes{"cgroup_memory_cache_bytes", "gauge", "Memory cache used in bytes"};
+constexpr MetricFamily kCgroupMemoryShmemBytes{"cgroup_memory_shmem_bytes", "gauge", "Memory shmem used in bytes"};
+constexpr MetricFamily kCgroupMemoryFailCount{"cgroup_memory_fail_count", "gauge", "Memory fail count"};
+constexpr MetricFamily kCgroupUid{"cgroup_uid", "gauge", "Uid number of user running this job"};
+constexpr MetricFamily kNvidiaGpuNumDevices{"nvidia_gpu_num_devices", "gauge", "Number of GPU devices"};
+constexpr MetricFamily kNvidiaGpuMemoryUsedBytes{"nvidia_gpu_memory_used_bytes", "gauge",
+                                                 "Memory used by the GPU device in bytes"};
+constexpr MetricFamily kNvidiaGpuMemoryTotalBytes{"nvidia_gpu_memory_total_bytes", "gauge",
+                                                  "Total memory of the GPU device in bytes"};
+constexpr MetricFamily kNvidiaGpuDutyCycle{
+    "nvidia_gpu_duty_cycle", "gauge",
+    "Percent of time over the past sample period during which one or more kernels were executing on the "
+    "GPU device"};
+constexpr MetricFamily kNvidiaGpuPowerUsageMilliwatts{"nvidia_gpu_power_usage_milliwatts", "gauge",
+                                                      "Power usage of the GPU device in milliwatts"};
+constexpr MetricFamily kNvidiaGpuTemperatureCelsius{"nvidia_gpu_temperature_celsius", "gauge",
+                                                    "Temperature of the GPU device in celsius"};
+constexpr MetricFamily kNvidiaGpuJobid{"nvidia_gpu_jobId", "gauge",
+                                       "JobId number of a job currently using this GPU as reported by Slurm"};
+constexpr MetricFamily kNvidiaGpuJobuid{"nvidia_gpu_jobUid", "gauge", "UID number of user running jobs on this GPU"};
+
 using Labels = Exposition::Labels;
 
 // The uid the job runs as: its first process that is not Slurm's own step daemon (root's); -1
@@ -42,30 +75,28 @@ const JobInfo* slurm_job_on_gpu(const Snapshot& s, unsigned gpu) {
 }
 
 void cgroup_families(Exposition& e) {
-    e.family("cgroup_cpu_total_seconds", "gauge", "Cumulative CPU total seconds for jobid");
-    e.family("cgroup_cpu_user_seconds", "gauge", "Cumulative CPU user seconds for jobid");
-    e.family("cgroup_cpu_system_seconds", "gauge", "Cumulative CPU system seconds for jobid");
-    e.family("cgroup_cpus", "gauge", "Number of CPUs in the jobid");
-    e.family("cgroup_memory_total_bytes", "gauge", "Memory total given to jobid in bytes");
-    e.family("cgroup_memory_used_bytes", "gauge", "Memory used in bytes");
-    e.family("cgroup_memory_rss_bytes", "gauge", "Memory RSS used in bytes");
-    e.family("cgroup_memory_cache_bytes", "gauge", "Memory cache used in bytes");
-    e.family("cgroup_memory_shmem_bytes", "gauge", "Memory shmem used in bytes");
-    e.family("cgroup_memory_fail_count", "gauge", "Memory fail count");
-    e.family("cgroup_uid", "gauge", "Uid number of user running this job");
+    e.family(kCgroupCpuTotalSeconds);
+    e.family(kCgroupCpuUserSeconds);
+    e.family(kCgroupCpuSystemSeconds);
+    e.family(kCgroupCpus);
+    e.family(kCgroupMemoryTotalBytes);
+    e.family(kCgroupMemoryUsedBytes);
+    e.family(kCgroupMemoryRssBytes);
+    e.family(kCgroupMemoryCacheBytes);
+    e.family(kCgroupMemoryShmemBytes);
+    e.family(kCgroupMemoryFailCount);
+    e.family(kCgroupUid);
 }
 
 void gpu_families(Exposition& e) {
-    e.family("nvidia_gpu_num_devices", "gauge", "Number of GPU devices");
-    e.family("nvidia_gpu_memory_used_bytes", "gauge", "Memory used by the GPU device in bytes");
-    e.family("nvidia_gpu_memory_total_bytes", "gauge", "Total memory of the GPU device in bytes");
-    e.family("nvidia_gpu_duty_cycle", "gauge",
-             "Percent of time over the past sample period during which one or more kernels were executing on the "
-             "GPU device");
-    e.family("nvidia_gpu_power_usage_milliwatts", "gauge", "Power usage of the GPU device in milliwatts");
-    e.family("nvidia_gpu_temperature_celsius", "gauge", "Temperature of the GPU device in celsius");
-    e.family("nvidia_gpu_jobId", "gauge", "JobId number of a job currently using this GPU as reported by Slurm");
-    e.family("nvidia_gpu_jobUid", "gauge", "UID number of user running jobs on this GPU");
+    e.family(kNvidiaGpuNumDevices);
+    e.family(kNvidiaGpuMemoryUsedBytes);
+    e.family(kNvidiaGpuMemoryTotalBytes);
+    e.family(kNvidiaGpuDutyCycle);
+    e.family(kNvidiaGpuPowerUsageMilliwatts);
+    e.family(kNvidiaGpuTemperatureCelsius);
+    e.family(kNvidiaGpuJobid);
+    e.family(kNvidiaGpuJobuid);
 }
 
 }  // namespace
@@ -79,24 +110,24 @@ void append_jobstats_compat(const Snapshot& s, const std::map<std::string, os::J
         if (it == cgroups.end()) continue;
         const os::JobCgroupUsage& u = it->second;
         const Labels l{{"jobid", j.id}, {"step", ""}, {"task", ""}};
-        e.sample("cgroup_cpu_total_seconds", l, u.cpu_seconds);
-        e.sample("cgroup_cpu_user_seconds", l, u.cpu_user_seconds);
-        e.sample("cgroup_cpu_system_seconds", l, u.cpu_system_seconds);
+        e.sample(kCgroupCpuTotalSeconds, l, u.cpu_seconds);
+        e.sample(kCgroupCpuUserSeconds, l, u.cpu_user_seconds);
+        e.sample(kCgroupCpuSystemSeconds, l, u.cpu_system_seconds);
         // A job whose cgroup has no cpuset of its own (ConstrainCores=no) has the cores Slurm gave it.
-        e.sample("cgroup_cpus", l, u.cpus ? u.cpus : j.allocated_cpus);
+        e.sample(kCgroupCpus, l, u.cpus ? u.cpus : j.allocated_cpus);
         // No limit in the cgroup (ConstrainRAMSpace=no): what Slurm allocated, else the machine's,
         // never v1's 8 EiB "unlimited", which would make every job look empty.
         std::optional<std::uint64_t> total = u.memory_limit_bytes;
         if (!total) total = j.allocated_memory_bytes;
         if (!total && s.memory.total_bytes > 0) total = s.memory.total_bytes;
-        e.sample("cgroup_memory_total_bytes", l, total);
-        e.sample("cgroup_memory_used_bytes", l, u.memory_used_bytes);
-        e.sample("cgroup_memory_rss_bytes", l, u.memory_rss_bytes);
-        e.sample("cgroup_memory_cache_bytes", l, u.memory_cache_bytes);
-        e.sample("cgroup_memory_shmem_bytes", l, u.memory_shmem_bytes);
-        e.sample("cgroup_memory_fail_count", l, u.memory_fail_count);
+        e.sample(kCgroupMemoryTotalBytes, l, total);
+        e.sample(kCgroupMemoryUsedBytes, l, u.memory_used_bytes);
+        e.sample(kCgroupMemoryRssBytes, l, u.memory_rss_bytes);
+        e.sample(kCgroupMemoryCacheBytes, l, u.memory_cache_bytes);
+        e.sample(kCgroupMemoryShmemBytes, l, u.memory_shmem_bytes);
+        e.sample(kCgroupMemoryFailCount, l, u.memory_fail_count);
         if (const std::int64_t uid = job_uid(s, j); uid >= 0)
-            e.sample("cgroup_uid", {{"jobid", j.id}}, static_cast<double>(uid));
+            e.sample(kCgroupUid, {{"jobid", j.id}}, static_cast<double>(uid));
     }
 
     gpu_families(e);
@@ -115,18 +146,18 @@ void append_jobstats_compat(const Snapshot& s, const std::map<std::string, os::J
                        {"name", printable(g.name)},
                        {"jobid", jobid},
                        {"userid", userid}};
-        e.sample("nvidia_gpu_memory_used_bytes", l, g.memory_used_bytes);
-        e.sample("nvidia_gpu_memory_total_bytes", l, g.memory_total_bytes);
-        e.sample("nvidia_gpu_duty_cycle", l, g.utilization_percent);
-        e.sample("nvidia_gpu_power_usage_milliwatts", l, g.power_watts, 1000.0);
-        e.sample("nvidia_gpu_temperature_celsius", l, g.temperature_celsius);
+        e.sample(kNvidiaGpuMemoryUsedBytes, l, g.memory_used_bytes);
+        e.sample(kNvidiaGpuMemoryTotalBytes, l, g.memory_total_bytes);
+        e.sample(kNvidiaGpuDutyCycle, l, g.utilization_percent);
+        e.sample(kNvidiaGpuPowerUsageMilliwatts, l, g.power_watts, 1000.0);
+        e.sample(kNvidiaGpuTemperatureCelsius, l, g.temperature_celsius);
         if (j) {
             // The id as a number: jobstats' other query form is `... and nvidia_gpu_jobId == 1234`.
-            e.sample("nvidia_gpu_jobId", l, text::parse_digits<std::uint64_t>(j->id));
-            if (uid >= 0) e.sample("nvidia_gpu_jobUid", l, static_cast<double>(uid));
+            e.sample(kNvidiaGpuJobid, l, text::parse_digits<std::uint64_t>(j->id));
+            if (uid >= 0) e.sample(kNvidiaGpuJobuid, l, static_cast<double>(uid));
         }
     }
-    e.sample("nvidia_gpu_num_devices", {}, static_cast<double>(devices));
+    e.sample(kNvidiaGpuNumDevices, {}, static_cast<double>(devices));
 }
 
 }  // namespace baton::store

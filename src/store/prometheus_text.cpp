@@ -28,17 +28,17 @@ void append_label_value(std::string_view value, std::string& out) {
     }
 }
 
-void Exposition::family(const char* name, const char* type, const char* help) {
-    if (index_.count(name)) return;
-    index_[name] = families_.size();
-    families_.push_back({name, type, help, {}});
+void Exposition::family(const MetricFamily& f) {
+    if (index_.count(f.name)) return;
+    index_[f.name] = families_.size();
+    families_.push_back({f.name, f.type, f.help, {}});
 }
 
-void Exposition::sample(const char* name, const Labels& labels, double v) {
-    auto it = index_.find(name);
-    if (it == index_.end() || !std::isfinite(v)) return;
-    std::string& s = families_[it->second].samples;
-    s.append(name);
+void Exposition::sample(const MetricFamily& f, const Labels& labels, double v) {
+    if (!std::isfinite(v)) return;
+    family(f);
+    std::string& s = families_[index_.find(f.name)->second].samples;
+    s.append(f.name);
     if (!labels.empty()) {
         s.push_back('{');
         bool first = true;

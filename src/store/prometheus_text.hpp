@@ -2,6 +2,10 @@
 // family printed once with its HELP and TYPE, label values escaped and made valid UTF-8 (a
 // process named with bytes that are not UTF-8 must not make Prometheus reject the whole scrape).
 // Families declared but given no sample print nothing.
+//
+// A family is a constant (MetricFamily) declared once beside the code that writes it, and a sample
+// names that constant, not a string: a misspelt family does not compile, where a name looked up at
+// run time would drop its samples without a word.
 #pragma once
 
 #include <cstdint>
@@ -14,20 +18,27 @@
 
 namespace baton::store {
 
+struct MetricFamily {
+    const char* name;
+    const char* type;  // "gauge" or "counter"
+    const char* help;
+};
+
 class Exposition {
   public:
     using Labels = std::vector<std::pair<const char*, std::string>>;
 
-    // Declares a family; `type` is "gauge" or "counter". Declaring one twice keeps the first.
-    void family(const char* name, const char* type, const char* help);
+    // Declares a family: the families are written in the order they were first declared. Declaring
+    // one (by its name) twice keeps the first.
+    void family(const MetricFamily& f);
 
-    // One sample of a declared family (an undeclared name or a value that is not finite is
+    // One sample of the family, declared by it when it was not before (a value that is not finite is
     // dropped: NaN and infinity mean "unknown" here, and absent is how baton says that).
-    void sample(const char* name, const Labels& labels, double v);
+    void sample(const MetricFamily& f, const Labels& labels, double v);
 
     template <typename T>
-    void sample(const char* name, const Labels& labels, const std::optional<T>& v, double scale = 1.0) {
-        if (v) sample(name, labels, static_cast<double>(*v) * scale);
+    void sample(const MetricFamily& f, const Labels& labels, const std::optional<T>& v, double scale = 1.0) {
+        if (v) sample(f, labels, static_cast<double>(*v) * scale);
     }
 
     // Appends every family that has samples, in the order they were declared.

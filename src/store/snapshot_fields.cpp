@@ -24,6 +24,7 @@ using S = Snapshot;
 constexpr std::array kSnapshot = {
     Field<S>{.key = "monotonic_seconds", .member = &S::monotonic_seconds},
     Field<S>{.key = "interval_seconds", .member = &S::interval_seconds},
+    Field<S>{.key = "gpu_state", .member = &S::gpu_state, .lenient = true},  // (before: from gpu_status)
     Field<S>{.key = "gpu_status", .member = &S::gpu_status},
     Field<S>{.key = "gpu_driver_version", .member = &S::gpu_driver_version},
     Field<S>{.key = "gpu_nvml_version", .member = &S::gpu_nvml_version},
@@ -167,6 +168,44 @@ constexpr std::array kDisk = {
     Field<D>{.key = "stacked", .member = &D::stacked, .lenient = true},
 };
 
+// node_exporter's filesystem families, names and labels (device, fstype, mountpoint), so its
+// dashboards and alerts apply. The mount point is the record's identity (a label, written by hand as
+// a disk's name is); node_filesystem_device_error and the job writers' count are derived.
+using F = FilesystemStats;
+constexpr std::array kFilesystem = {
+    Field<F>{.key = "device", .member = &F::device},
+    Field<F>{.key = "fstype", .member = &F::fstype},
+    Field<F>{.key = "readonly",
+             .member = &F::readonly,
+             .metric = {"node_filesystem_readonly", "gauge", 1, "Filesystem read-only status."},
+             .lenient = true},
+    Field<F>{.key = "size_bytes",
+             .member = &F::size_bytes,
+             .metric = {"node_filesystem_size_bytes", "gauge", 1, "Filesystem size in bytes."}},
+    Field<F>{.key = "free_bytes",
+             .member = &F::free_bytes,
+             .metric = {"node_filesystem_free_bytes", "gauge", 1, "Filesystem free space in bytes."}},
+    Field<F>{.key = "avail_bytes",
+             .member = &F::avail_bytes,
+             .metric = {"node_filesystem_avail_bytes", "gauge", 1,
+                        "Filesystem space available to non-root users in bytes."}},
+    Field<F>{.key = "files",
+             .member = &F::files,
+             .metric = {"node_filesystem_files", "gauge", 1, "Filesystem total file nodes."}},
+    Field<F>{.key = "files_free",
+             .member = &F::files_free,
+             .metric = {"node_filesystem_files_free", "gauge", 1, "Filesystem total free file nodes."}},
+    Field<F>{.key = "error", .member = &F::error},
+    Field<F>{.key = "fill_bytes_per_second",
+             .member = &F::fill_bytes_per_second,
+             .metric = {"baton_filesystem_fill_bytes_per_second", "gauge", 1,
+                        "Net growth of the used bytes over up to six hours of baton's readings (absent when not "
+                        "growing)."}},
+    Field<F>{.key = "fill_window_seconds", .member = &F::fill_window_seconds},
+    Field<F>{.key = "step_bytes", .member = &F::step_bytes},
+    Field<F>{.key = "step_interval_seconds", .member = &F::step_interval_seconds},
+};
+
 using N = NetworkStats;
 constexpr std::array kNetwork = {
     Field<N>{.key = "rx_bytes_per_second", .member = &N::rx_bytes_per_second, .history = true},
@@ -211,12 +250,12 @@ constexpr std::array kGpu = {
     Field<G>{.key = "memory_used_bytes",
              .member = &G::memory_used_bytes,
              .metric = {"baton_gpu_memory_used_bytes", "gauge", 1, "GPU memory in use."},
-             .dcgm = {FieldMetric{"DCGM_FI_DEV_FB_USED", "gauge", kMiB, "Framebuffer memory used (in MiB)."}},
+             .dcgm = {FieldMetric{kDcgmFbUsed.name, kDcgmFbUsed.type, kMiB, kDcgmFbUsed.help}},
              .history = true},
     Field<G>{.key = "memory_free_bytes",
              .member = &G::memory_free_bytes,
              .metric = {"baton_gpu_memory_free_bytes", "gauge", 1, "GPU memory free."},
-             .dcgm = {FieldMetric{"DCGM_FI_DEV_FB_FREE", "gauge", kMiB, "Framebuffer memory free (in MiB)."}}},
+             .dcgm = {FieldMetric{kDcgmFbFree.name, kDcgmFbFree.type, kMiB, kDcgmFbFree.help}}},
     Field<G>{.key = "memory_reserved_bytes",
              .member = &G::memory_reserved_bytes,
              .metric = {"baton_gpu_memory_reserved_bytes", "gauge", 1, "GPU memory reserved by the driver."},
@@ -421,6 +460,7 @@ BATON_FIELD_TABLE(cpu_fields, CpuStats, kCpu, "cpu.", "cpu")
 BATON_FIELD_TABLE(memory_fields, MemoryStats, kMemory, "memory.", "memory")
 BATON_FIELD_TABLE(swap_fields, SwapStats, kSwap, "swap.", "swap")
 BATON_FIELD_TABLE(disk_fields, DiskStats, kDisk, "disks[].", "disk")
+BATON_FIELD_TABLE(filesystem_fields, FilesystemStats, kFilesystem, "filesystems[].", "filesystem")
 BATON_FIELD_TABLE(network_fields, NetworkStats, kNetwork, "networks[].", "network")
 BATON_FIELD_TABLE(gpu_fields, GpuInfo, kGpu, "gpus[].", "gpu")
 BATON_FIELD_TABLE(gpu_process_fields, GpuProcess, kGpuProcess, "gpus[].processes[].", "")
@@ -460,7 +500,7 @@ void write_fields(JsonWriter& w, const FieldTable<R>& t, const R& r) {
 template <class R>
 void declare_families(Exposition& e, const FieldTable<R>& t, bool dcgm) {
     auto declare = [&](const FieldMetric& m) {
-        if (m.name) e.family(m.name, m.type, m.help);
+        if (m.name) e.family({m.name, m.type, m.help});
     };
     for (const Field<R>& f : t.fields) {
         if (!dcgm) {
@@ -477,12 +517,12 @@ void sample_fields(Exposition& e, const FieldTable<R>& t, const R& r,
     auto sample = [&](const FieldMetric& m, std::optional<double> v) {
         if (!m.name || !v) return;
         if (!m.label) {
-            e.sample(m.name, labels, *v * m.scale);
+            e.sample({m.name, m.type, m.help}, labels, *v * m.scale);
             return;
         }
         Exposition::Labels with = labels;
         with.emplace_back(m.label, m.label_value);
-        e.sample(m.name, with, *v * m.scale);
+        e.sample({m.name, m.type, m.help}, with, *v * m.scale);
     };
     for (const Field<R>& f : t.fields) {
         if (!dcgm && !f.metric.name) continue;
@@ -508,6 +548,7 @@ BATON_FIELD_FUNCTIONS(CpuStats)
 BATON_FIELD_FUNCTIONS(MemoryStats)
 BATON_FIELD_FUNCTIONS(SwapStats)
 BATON_FIELD_FUNCTIONS(DiskStats)
+BATON_FIELD_FUNCTIONS(FilesystemStats)
 BATON_FIELD_FUNCTIONS(NetworkStats)
 BATON_FIELD_FUNCTIONS(GpuInfo)
 BATON_FIELD_FUNCTIONS(GpuProcess)

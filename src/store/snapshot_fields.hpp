@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "sample/snapshot.hpp"
+#include "store/prometheus_text.hpp"
 
 namespace baton {
 class JsonWriter;
@@ -29,7 +30,10 @@ class JsonWriter;
 
 namespace baton::store {
 
-class Exposition;
+// dcgm-exporter's framebuffer families, which --dcgm-compat writes for each GPU (its field rows) and
+// for each MIG instance (dcgm_compat.cpp).
+inline constexpr MetricFamily kDcgmFbUsed{"DCGM_FI_DEV_FB_USED", "gauge", "Framebuffer memory used (in MiB)."};
+inline constexpr MetricFamily kDcgmFbFree{"DCGM_FI_DEV_FB_FREE", "gauge", "Framebuffer memory free (in MiB)."};
 
 // A member of record R that holds one scalar. std::optional: absent when unknown (the JSON key
 // is left out; docs say "optional"); a plain member is always written. An enum is written as its
@@ -38,7 +42,8 @@ template <class R>
 using FieldMember =
     std::variant<double R::*, std::uint64_t R::*, unsigned R::*, bool R::*, std::string R::*, GpuProcessType R::*,
                  std::optional<double> R::*, std::optional<std::uint64_t> R::*, std::optional<unsigned> R::*,
-                 std::optional<bool> R::*, std::optional<std::string> R::*, std::optional<ComputeMode> R::*>;
+                 std::optional<bool> R::*, std::optional<std::string> R::*, std::optional<ComputeMode> R::*,
+                 GpuState R::*>;
 
 // One Prometheus family a field is exported as; name null: not exported this way.
 struct FieldMetric {
@@ -80,6 +85,7 @@ const FieldTable<CpuStats>& cpu_fields();
 const FieldTable<MemoryStats>& memory_fields();
 const FieldTable<SwapStats>& swap_fields();
 const FieldTable<DiskStats>& disk_fields();
+const FieldTable<FilesystemStats>& filesystem_fields();
 const FieldTable<NetworkStats>& network_fields();
 const FieldTable<GpuInfo>& gpu_fields();
 const FieldTable<GpuProcess>& gpu_process_fields();

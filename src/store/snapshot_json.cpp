@@ -282,19 +282,7 @@ void SnapshotJsonEncoder::append(const Snapshot& s, std::string& out) {
         for (const FilesystemStats& f : s.filesystems) {
             w.begin_object();
             w.field("mount_point", f.mount_point);
-            w.field("device", f.device);
-            w.field("fstype", f.fstype);
-            w.field("readonly", f.readonly);
-            w.optional_field("size_bytes", f.size_bytes);
-            w.optional_field("free_bytes", f.free_bytes);
-            w.optional_field("avail_bytes", f.avail_bytes);
-            w.optional_field("files", f.files);
-            w.optional_field("files_free", f.files_free);
-            w.optional_field("error", f.error);
-            w.optional_field("fill_bytes_per_second", f.fill_bytes_per_second);
-            w.optional_field("fill_window_seconds", f.fill_window_seconds);
-            w.optional_field("step_bytes", f.step_bytes);
-            w.optional_field("step_interval_seconds", f.step_interval_seconds);
+            write_fields(w, filesystem_fields(), f);
             write_pids(w, "writer_pids", f.writer_pids);
             w.end_object();
         }

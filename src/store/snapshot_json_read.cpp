@@ -315,6 +315,7 @@ Snapshot read_snapshot(const json& doc) {
     if (!time) r.fail("time", "an RFC 3339 time");
     s.time_unix_ms = *time;
     read_fields(r, snapshot_fields(), s);
+    if (!r.has("gpu_state")) s.gpu_state = gpu_state_from_status(s.gpu_status);  // a recording from before it
     if (s.monotonic_seconds && *s.monotonic_seconds < 0) r.fail("monotonic_seconds", "a time that is not negative");
 
     Reader host = r.object("host");
@@ -367,19 +368,7 @@ Snapshot read_snapshot(const json& doc) {
             Reader f(fs[i], r.item("filesystems", i));
             FilesystemStats x;
             x.mount_point = f.string("mount_point");
-            x.device = f.string("device");
-            x.fstype = f.string("fstype");
-            x.readonly = f.opt_boolean("readonly").value_or(false);
-            x.size_bytes = f.opt_unsigned<std::uint64_t>("size_bytes");
-            x.free_bytes = f.opt_unsigned<std::uint64_t>("free_bytes");
-            x.avail_bytes = f.opt_unsigned<std::uint64_t>("avail_bytes");
-            x.files = f.opt_unsigned<std::uint64_t>("files");
-            x.files_free = f.opt_unsigned<std::uint64_t>("files_free");
-            x.error = f.opt_string("error");
-            x.fill_bytes_per_second = f.opt_number("fill_bytes_per_second");
-            x.fill_window_seconds = f.opt_number("fill_window_seconds");
-            x.step_bytes = f.opt_unsigned<std::uint64_t>("step_bytes");
-            x.step_interval_seconds = f.opt_number("step_interval_seconds");
+            read_fields(f, filesystem_fields(), x);
             x.writer_pids = read_pids(f, "writer_pids");
             s.filesystems.push_back(std::move(x));
         }

@@ -13,6 +13,51 @@ namespace baton::store {
 
 namespace {
 
+// The families this file writes, each declared once: a sample can only name one of these.
+constexpr MetricFamily kBatonCpuSecondsTotal{"baton_cpu_seconds_total", "counter",
+                                             "CPU time spent in each mode since boot, per core."};
+constexpr MetricFamily kBatonLoad1{"baton_load1", "gauge", "1-minute load average."};
+constexpr MetricFamily kBatonLoad5{"baton_load5", "gauge", "5-minute load average."};
+constexpr MetricFamily kBatonLoad15{"baton_load15", "gauge", "15-minute load average."};
+constexpr MetricFamily kBatonPressureStalledSecondsTotal{
+    "baton_pressure_stalled_seconds_total", "counter",
+    "Pressure stall information: time some (or all, kind=full) tasks stalled on the resource."};
+constexpr MetricFamily kNodeFilesystemDeviceError{
+    "node_filesystem_device_error", "gauge",
+    "Whether an error occurred while getting statistics for the given device."};
+constexpr MetricFamily kBatonFilesystemJobWriters{"baton_filesystem_job_writers", "gauge",
+                                                  "Processes of a job writing to the filesystem (cwd or open files)."};
+constexpr MetricFamily kBatonGpuStatusOk{"baton_gpu_status_ok", "gauge",
+                                         "1 when every GPU answered this tick, 0 otherwise."};
+constexpr MetricFamily kBatonGpuDriverInfo{"baton_gpu_driver_info", "gauge", "NVIDIA driver version; always 1."};
+constexpr MetricFamily kBatonGpuInfo{"baton_gpu_info", "gauge", "GPU identity; always 1."};
+constexpr MetricFamily kBatonGpuLost{"baton_gpu_lost", "gauge",
+                                     "1 when NVML reports the GPU lost (fallen off the bus); it gives no values."};
+constexpr MetricFamily kBatonGpuThrottleActive{
+    "baton_gpu_throttle_active", "gauge",
+    "1 while a clock-event (throttle) reason holds, 0 otherwise; every known reason has a series."};
+constexpr MetricFamily kBatonGpuMigInstanceInfo{"baton_gpu_mig_instance_info", "gauge",
+                                                "One series per MIG device of a GPU in MIG mode, value 1."};
+constexpr MetricFamily kBatonGpuMigInstanceMemoryTotalBytes{"baton_gpu_mig_instance_memory_total_bytes", "gauge",
+                                                            "Memory of one MIG device."};
+constexpr MetricFamily kBatonGpuMigInstanceMemoryUsedBytes{"baton_gpu_mig_instance_memory_used_bytes", "gauge",
+                                                           "Memory in use on one MIG device."};
+constexpr MetricFamily kBatonGpuMigInstanceProcesses{"baton_gpu_mig_instance_processes", "gauge",
+                                                     "Compute processes on one MIG device."};
+constexpr MetricFamily kBatonGpuXidEventsTotal{
+    "baton_gpu_xid_events_total", "counter",
+    "XIDs the NVIDIA driver reported for the GPU since baton began watching; absent when not watched."};
+constexpr MetricFamily kBatonGpuXidErrorsTotal{"baton_gpu_xid_errors_total", "counter",
+                                               "XIDs of one kind (the xid label) reported for the GPU."};
+constexpr MetricFamily kBatonProcesses{"baton_processes", "gauge", "Processes on the machine."};
+constexpr MetricFamily kBatonProcessCpuSecondsTotal{
+    "baton_process_cpu_seconds_total", "counter",
+    "CPU time (user + system) of one of the processes busiest on the CPU ([serve] process_series)."};
+constexpr MetricFamily kBatonProcessCpuRatio{"baton_process_cpu_ratio", "gauge",
+                                             "CPU of one of those processes over the last interval, in cores."};
+constexpr MetricFamily kBatonProcessResidentMemoryBytes{"baton_process_resident_memory_bytes", "gauge",
+                                                        "Resident set size of one of those processes."};
+
 using Labels = Exposition::Labels;
 
 // A command line as a label: printable and at most this many bytes (cut on a character
@@ -37,7 +82,7 @@ void host_metrics(const Snapshot& s, Exposition& e) {
     const Labels none;
     declare_families(e, host_fields());
     sample_fields(e, host_fields(), s.host, none);
-    e.family("baton_cpu_seconds_total", "counter", "CPU time spent in each mode since boot, per core.");
+    e.family(kBatonCpuSecondsTotal);
     for (const CpuCore& c : s.cpu.cores) {
         if (!c.seconds_total) continue;
         const CpuSeconds& t = *c.seconds_total;
@@ -45,16 +90,16 @@ void host_metrics(const Snapshot& s, Exposition& e) {
         const std::pair<const char*, double> modes[] = {
             {"user", t.user},     {"nice", t.nice}, {"system", t.system},   {"idle", t.idle},
             {"iowait", t.iowait}, {"irq", t.irq},   {"softirq", t.softirq}, {"steal", t.steal}};
-        for (const auto& [mode, v] : modes) e.sample("baton_cpu_seconds_total", {{"cpu", cpu}, {"mode", mode}}, v);
+        for (const auto& [mode, v] : modes) e.sample(kBatonCpuSecondsTotal, {{"cpu", cpu}, {"mode", mode}}, v);
     }
     declare_families(e, cpu_time_fields());
     sample_fields(e, cpu_time_fields(), s.cpu.total, none);
-    e.family("baton_load1", "gauge", "1-minute load average.");
-    e.sample("baton_load1", none, s.cpu.load_average[0]);
-    e.family("baton_load5", "gauge", "5-minute load average.");
-    e.sample("baton_load5", none, s.cpu.load_average[1]);
-    e.family("baton_load15", "gauge", "15-minute load average.");
-    e.sample("baton_load15", none, s.cpu.load_average[2]);
+    e.family(kBatonLoad1);
+    e.sample(kBatonLoad1, none, s.cpu.load_average[0]);
+    e.family(kBatonLoad5);
+    e.sample(kBatonLoad5, none, s.cpu.load_average[1]);
+    e.family(kBatonLoad15);
+    e.sample(kBatonLoad15, none, s.cpu.load_average[2]);
     declare_families(e, cpu_fields());
     sample_fields(e, cpu_fields(), s.cpu, none);
 
@@ -63,48 +108,37 @@ void host_metrics(const Snapshot& s, Exposition& e) {
     declare_families(e, swap_fields());
     sample_fields(e, swap_fields(), s.swap, none);
 
-    e.family("baton_pressure_stalled_seconds_total", "counter",
-             "Pressure stall information: time some (or all, kind=full) tasks stalled on the resource.");
+    e.family(kBatonPressureStalledSecondsTotal);
     if (s.pressure.available) {
         const std::pair<const char*, const PressureResource*> res[] = {
             {"cpu", &s.pressure.cpu}, {"memory", &s.pressure.memory}, {"io", &s.pressure.io}};
         for (const auto& [name, r] : res) {
             if (r->some)
-                e.sample("baton_pressure_stalled_seconds_total", {{"resource", name}, {"kind", "some"}},
+                e.sample(kBatonPressureStalledSecondsTotal, {{"resource", name}, {"kind", "some"}},
                          static_cast<double>(r->some->total_us) / 1e6);
             if (r->full)
-                e.sample("baton_pressure_stalled_seconds_total", {{"resource", name}, {"kind", "full"}},
+                e.sample(kBatonPressureStalledSecondsTotal, {{"resource", name}, {"kind", "full"}},
                          static_cast<double>(r->full->total_us) / 1e6);
         }
     }
 
     declare_families(e, disk_fields());
     for (const DiskStats& d : s.disks) sample_fields(e, disk_fields(), d, {{"device", d.name}});
-    // node_exporter's filesystem families, names and labels, so its dashboards and alerts apply.
-    e.family("node_filesystem_size_bytes", "gauge", "Filesystem size in bytes.");
-    e.family("node_filesystem_free_bytes", "gauge", "Filesystem free space in bytes.");
-    e.family("node_filesystem_avail_bytes", "gauge", "Filesystem space available to non-root users in bytes.");
-    e.family("node_filesystem_files", "gauge", "Filesystem total file nodes.");
-    e.family("node_filesystem_files_free", "gauge", "Filesystem total free file nodes.");
-    e.family("node_filesystem_readonly", "gauge", "Filesystem read-only status.");
-    e.family("node_filesystem_device_error", "gauge",
-             "Whether an error occurred while getting statistics for the given device.");
-    e.family("baton_filesystem_fill_bytes_per_second", "gauge",
-             "Net growth of the used bytes over up to six hours of baton's readings (absent when not growing).");
-    e.family("baton_filesystem_job_writers", "gauge",
-             "Processes of a job writing to the filesystem (cwd or open files).");
+    // (node_exporter's families: snapshot_fields.cpp)
+    declare_families(e, filesystem_fields());
+    e.family(kNodeFilesystemDeviceError);
+    e.family(kBatonFilesystemJobWriters);
     for (const FilesystemStats& f : s.filesystems) {
         const Labels l{{"device", f.device}, {"fstype", f.fstype}, {"mountpoint", f.mount_point}};
-        e.sample("node_filesystem_device_error", l, f.error ? 1.0 : 0.0);
-        e.sample("node_filesystem_readonly", l, f.readonly ? 1.0 : 0.0);
-        if (f.error) continue;
-        e.sample("node_filesystem_size_bytes", l, f.size_bytes);
-        e.sample("node_filesystem_free_bytes", l, f.free_bytes);
-        e.sample("node_filesystem_avail_bytes", l, f.avail_bytes);
-        e.sample("node_filesystem_files", l, f.files);
-        e.sample("node_filesystem_files_free", l, f.files_free);
-        e.sample("baton_filesystem_fill_bytes_per_second", l, f.fill_bytes_per_second);
-        e.sample("baton_filesystem_job_writers", l, static_cast<double>(f.writer_pids.size()));
+        e.sample(kNodeFilesystemDeviceError, l, f.error ? 1.0 : 0.0);
+        if (f.error) {  // a reading that failed has no values, and an older growth rate is not said either
+            FilesystemStats failed;
+            failed.readonly = f.readonly;
+            sample_fields(e, filesystem_fields(), failed, l);
+            continue;
+        }
+        sample_fields(e, filesystem_fields(), f, l);
+        e.sample(kBatonFilesystemJobWriters, l, static_cast<double>(f.writer_pids.size()));
     }
 
     declare_families(e, network_fields());
@@ -113,29 +147,27 @@ void host_metrics(const Snapshot& s, Exposition& e) {
 
 void gpu_metrics(const Snapshot& s, Exposition& e) {
     const Labels none;
-    e.family("baton_gpu_status_ok", "gauge", "1 when every GPU answered this tick, 0 otherwise.");
-    e.sample("baton_gpu_status_ok", none, s.gpu_status == "ok" ? 1.0 : 0.0);
-    e.family("baton_gpu_driver_info", "gauge", "NVIDIA driver version; always 1.");
-    if (s.gpu_driver_version) e.sample("baton_gpu_driver_info", {{"version", *s.gpu_driver_version}}, 1.0);
-    e.family("baton_gpu_info", "gauge", "GPU identity; always 1.");
-    e.family("baton_gpu_lost", "gauge", "1 when NVML reports the GPU lost (fallen off the bus); it gives no values.");
+    e.family(kBatonGpuStatusOk);
+    e.sample(kBatonGpuStatusOk, none, s.gpu_state == GpuState::ok ? 1.0 : 0.0);
+    e.family(kBatonGpuDriverInfo);
+    if (s.gpu_driver_version) e.sample(kBatonGpuDriverInfo, {{"version", *s.gpu_driver_version}}, 1.0);
+    e.family(kBatonGpuInfo);
+    e.family(kBatonGpuLost);
     declare_families(e, gpu_fields());
-    e.family("baton_gpu_throttle_active", "gauge",
-             "1 while a clock-event (throttle) reason holds, 0 otherwise; every known reason has a series.");
-    e.family("baton_gpu_mig_instance_info", "gauge", "One series per MIG device of a GPU in MIG mode, value 1.");
-    e.family("baton_gpu_mig_instance_memory_total_bytes", "gauge", "Memory of one MIG device.");
-    e.family("baton_gpu_mig_instance_memory_used_bytes", "gauge", "Memory in use on one MIG device.");
-    e.family("baton_gpu_mig_instance_processes", "gauge", "Compute processes on one MIG device.");
-    e.family("baton_gpu_xid_events_total", "counter",
-             "XIDs the NVIDIA driver reported for the GPU since baton began watching; absent when not watched.");
-    e.family("baton_gpu_xid_errors_total", "counter", "XIDs of one kind (the xid label) reported for the GPU.");
+    e.family(kBatonGpuThrottleActive);
+    e.family(kBatonGpuMigInstanceInfo);
+    e.family(kBatonGpuMigInstanceMemoryTotalBytes);
+    e.family(kBatonGpuMigInstanceMemoryUsedBytes);
+    e.family(kBatonGpuMigInstanceProcesses);
+    e.family(kBatonGpuXidEventsTotal);
+    e.family(kBatonGpuXidErrorsTotal);
     const std::vector<std::string_view> reasons = known_throttle_reasons();
     for (const GpuInfo& g : s.gpus) {
         const std::string index = std::to_string(g.index);
         const Labels l{{"gpu", index}, {"uuid", g.uuid}};
-        e.sample("baton_gpu_info", {{"gpu", index}, {"uuid", g.uuid}, {"name", g.name}, {"pci_bus_id", g.pci_bus_id}},
+        e.sample(kBatonGpuInfo, {{"gpu", index}, {"uuid", g.uuid}, {"name", g.name}, {"pci_bus_id", g.pci_bus_id}},
                  1.0);
-        e.sample("baton_gpu_lost", l, g.lost ? 1.0 : 0.0);
+        e.sample(kBatonGpuLost, l, g.lost ? 1.0 : 0.0);
         sample_fields(e, gpu_fields(), g, l);
         if (g.throttle_reasons) {
             // Every known reason, 0 or 1, so an alert on one never sees its series vanish; an
@@ -143,23 +175,22 @@ void gpu_metrics(const Snapshot& s, Exposition& e) {
             for (std::string_view r : reasons) {
                 const bool on =
                     std::find(g.throttle_reasons->begin(), g.throttle_reasons->end(), r) != g.throttle_reasons->end();
-                e.sample("baton_gpu_throttle_active", {{"gpu", index}, {"uuid", g.uuid}, {"reason", std::string(r)}},
+                e.sample(kBatonGpuThrottleActive, {{"gpu", index}, {"uuid", g.uuid}, {"reason", std::string(r)}},
                          on ? 1.0 : 0.0);
             }
             for (const std::string& r : *g.throttle_reasons)
                 if (std::find(reasons.begin(), reasons.end(), r) == reasons.end())
-                    e.sample("baton_gpu_throttle_active", {{"gpu", index}, {"uuid", g.uuid}, {"reason", r}}, 1.0);
+                    e.sample(kBatonGpuThrottleActive, {{"gpu", index}, {"uuid", g.uuid}, {"reason", r}}, 1.0);
         }
         if (g.xid_errors) {
             // The total from 0 while watched, so increase() sees the first XID; one series per XID seen.
             std::uint64_t total = 0;
             for (const XidCount& x : *g.xid_errors) {
                 total += x.count;
-                e.sample("baton_gpu_xid_errors_total",
-                         {{"gpu", index}, {"uuid", g.uuid}, {"xid", std::to_string(x.xid)}},
+                e.sample(kBatonGpuXidErrorsTotal, {{"gpu", index}, {"uuid", g.uuid}, {"xid", std::to_string(x.xid)}},
                          static_cast<double>(x.count));
             }
-            e.sample("baton_gpu_xid_events_total", l, static_cast<double>(total));
+            e.sample(kBatonGpuXidEventsTotal, l, static_cast<double>(total));
         }
         for (const MigInstance& m : g.mig_instances) {
             const Labels ml{{"gpu", index},
@@ -169,10 +200,10 @@ void gpu_metrics(const Snapshot& s, Exposition& e) {
             Labels info = ml;
             info.push_back({"mig_uuid", m.uuid});
             info.push_back({"name", m.name});
-            e.sample("baton_gpu_mig_instance_info", info, 1.0);
-            e.sample("baton_gpu_mig_instance_memory_total_bytes", ml, m.memory_total_bytes);
-            e.sample("baton_gpu_mig_instance_memory_used_bytes", ml, m.memory_used_bytes);
-            e.sample("baton_gpu_mig_instance_processes", ml, static_cast<double>(m.pids.size()));
+            e.sample(kBatonGpuMigInstanceInfo, info, 1.0);
+            e.sample(kBatonGpuMigInstanceMemoryTotalBytes, ml, m.memory_total_bytes);
+            e.sample(kBatonGpuMigInstanceMemoryUsedBytes, ml, m.memory_used_bytes);
+            e.sample(kBatonGpuMigInstanceProcesses, ml, static_cast<double>(m.pids.size()));
         }
     }
 }
@@ -191,13 +222,12 @@ void process_metrics(const Snapshot& s, const PrometheusOptions& o, Exposition& 
             sample_fields(e, gpu_process_fields(), p, l);
         }
 
-    e.family("baton_processes", "gauge", "Processes on the machine.");
+    e.family(kBatonProcesses);
     if (!s.processes_collected) return;
-    e.sample("baton_processes", {}, static_cast<double>(s.processes.size()));
-    e.family("baton_process_cpu_seconds_total", "counter",
-             "CPU time (user + system) of one of the processes busiest on the CPU ([serve] process_series).");
-    e.family("baton_process_cpu_ratio", "gauge", "CPU of one of those processes over the last interval, in cores.");
-    e.family("baton_process_resident_memory_bytes", "gauge", "Resident set size of one of those processes.");
+    e.sample(kBatonProcesses, {}, static_cast<double>(s.processes.size()));
+    e.family(kBatonProcessCpuSecondsTotal);
+    e.family(kBatonProcessCpuRatio);
+    e.family(kBatonProcessResidentMemoryBytes);
     // The top N by CPU over the last interval (then by CPU time), so a box with 5,000 processes
     // exposes N series, not 5,000.
     std::vector<const ProcessInfo*> top;
@@ -217,9 +247,9 @@ void process_metrics(const Snapshot& s, const PrometheusOptions& o, Exposition& 
     for (std::size_t i = 0; i < n; ++i) {
         const ProcessInfo& p = *top[i];
         const Labels l{{"pid", std::to_string(p.pid)}, {"user", printable(p.user)}, {"command", command_label(p)}};
-        e.sample("baton_process_cpu_seconds_total", l, p.cpu_seconds_total);
-        e.sample("baton_process_cpu_ratio", l, p.cpu_percent, 0.01);
-        e.sample("baton_process_resident_memory_bytes", l, static_cast<double>(p.rss_bytes));
+        e.sample(kBatonProcessCpuSecondsTotal, l, p.cpu_seconds_total);
+        e.sample(kBatonProcessCpuRatio, l, p.cpu_percent, 0.01);
+        e.sample(kBatonProcessResidentMemoryBytes, l, static_cast<double>(p.rss_bytes));
         with_series.push_back(p.pid);
     }
     for (const GpuInfo& g : s.gpus)

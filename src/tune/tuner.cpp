@@ -6,6 +6,7 @@
 #include <fmt/format.h>  // header-only (fmt::fmt-header-only)
 
 #include "core/clock.hpp"
+#include "run/watch_step.hpp"
 #include "store/run_energy.hpp"
 
 namespace baton::tune {

@@ -10,6 +10,7 @@
 #include "clean/process_facts.hpp"
 #include "core/clock.hpp"
 #include "store/run_owner.hpp"
+#include "test_support.hpp"
 
 using namespace baton;
 using namespace baton::store;
@@ -209,11 +210,17 @@ bool running(pid_t pid) {
     return waitpid(pid, nullptr, WNOHANG) == 0;
 }
 
+// /proc/PID/FILE's text.
+std::string proc_text(pid_t pid, const char* file) {
+    return test::read_text("/proc/" + std::to_string(pid) + "/" + file);
+}
+
 }  // namespace
 
 TEST(CleanEnder, APidReusedSinceTheListingIsNotSignalled) {
     const pid_t pid = start("exec sleep 30");
-    sleep_seconds(0.05);
+    ASSERT_TRUE(
+        test::eventually([&] { return proc_text(pid, "comm") == "sleep\n"; }, 10));  // its start time is the sleep's
     const std::uint64_t ticks = process_start_ticks(pid).value_or(0);
     ASSERT_NE(ticks, 0u);
     // Listed with another start time: the pid now names another process.
@@ -234,7 +241,14 @@ TEST(CleanEnder, APidReusedSinceTheListingIsNotSignalled) {
 
 TEST(CleanEnder, WhatIgnoresSigtermIsKilledAfterTheGrace) {
     const pid_t pid = start("trap '' TERM; while :; do sleep 0.05; done");
-    sleep_seconds(0.1);
+    // Once the shell ignores SIGTERM (signal 15: bit 14 of SigIgn).
+    ASSERT_TRUE(test::eventually(
+        [&] {
+            const std::string status = proc_text(pid, "status");
+            const std::size_t at = status.find("SigIgn:\t");
+            return at != std::string::npos && (std::stoull(status.substr(at + 8, 16), nullptr, 16) & (1ull << 14));
+        },
+        10));
     const double t0 = monotonic_seconds();
     auto r = end_processes({{static_cast<std::uint32_t>(pid), process_start_ticks(pid).value_or(0), 0}}, 0.4);
     EXPECT_GE(monotonic_seconds() - t0, 0.4);

@@ -154,7 +154,13 @@ TEST(RunCommand, CommandDiesWithAKilledBatonAndTheRunIsInterrupted) {
     const std::string child = d.path() + "/child-pid";
     Baton b(d, {"--", "sh", "-c", "echo $$ > " + child + "; exec sleep 300"});
     ASSERT_TRUE(wait_for_file(child));
-    usleep(600000);  // a few samples recorded
+    // Once samples are recorded.
+    ASSERT_TRUE(eventually(
+        [&] {
+            const auto r = run({baton_binary(), "runs", "--db", d.path() + "/baton.db", "--json"});
+            return r.out.find("\"samples\":") != std::string::npos && r.out.find("\"samples\":0") == std::string::npos;
+        },
+        20, 0.1));
     kill(b.pid, SIGKILL);
     EXPECT_EQ(b.wait(), -SIGKILL);
     EXPECT_TRUE(gone(pid_in(child))) << "the command became an invisible orphan";

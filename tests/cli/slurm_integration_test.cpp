@@ -169,7 +169,15 @@ class Cluster {
                 {"PATH", "/usr/bin:/bin:/usr/sbin:/sbin"}};
         if (accounting && !start_accounting(name, dbd_port)) return;
         ctld_ = test::start_process({"/usr/sbin/slurmctld", "-D", "-f", d + "/slurm.conf"}, {}, d + "/slurmctld.out");
-        std::this_thread::sleep_for(std::chrono::milliseconds(500));
+        // slurmd registers with the controller once it answers.
+        if (!test::eventually(
+                [&] {
+                    return test::run({"/usr/bin/scontrol", "ping"}, env_, 10).out.find(" is UP") != std::string::npos;
+                },
+                60, 0.1)) {
+            ADD_FAILURE() << "slurmctld never answered\n" << test::read_text(d + "/slurmctld.out");
+            return;
+        }
         slurmd_ = test::start_process({"/usr/sbin/slurmd", "-D", "-f", d + "/slurm.conf"}, {}, d + "/slurmd.out");
         const double until = monotonic_seconds() + 60;
         while (monotonic_seconds() < until) {
@@ -715,10 +723,16 @@ TEST(SlurmJobstats, PrometheusAnswersJobstatsQueriesFromTheAgent) {
     const std::size_t at = shown.find("NumCPUs=");
     ASSERT_NE(at, std::string::npos) << shown;
     EXPECT_EQ(cpus, std::atof(shown.c_str() + at + 8)) << shown;
-    // Its CPU seconds grow with it, one core's worth at most.
-    std::this_thread::sleep_for(std::chrono::seconds(3));
-    const double later = prom_value(prom_port, total_time);
-    EXPECT_GT(later, cpu);
-    EXPECT_LT(later - cpu, 3.0 * cpus + 2.0);
+    // Its CPU seconds grow with it, its cores' worth at most.
+    const double since = monotonic_seconds();
+    double later = cpu;
+    EXPECT_TRUE(test::eventually(
+        [&] {
+            later = prom_value(prom_port, total_time);
+            return later > cpu;
+        },
+        30, 0.5))
+        << "the job's CPU seconds stayed at " << cpu;
+    EXPECT_LT(later - cpu, (monotonic_seconds() - since + 2.0) * cpus + 2.0);
     EXPECT_EQ(c.slurm({"/usr/bin/scancel", id}).exit_code, 0);
 }

@@ -75,7 +75,7 @@ TEST(SnapshotIntegration, SleepingChildIsInEverySnapshotWithOrWithoutIdleSkippin
         _exit(127);
     }
     ASSERT_GT(child, 0);
-    usleep(200000);
+    ASSERT_TRUE(eventually([&] { return read_text("/proc/" + std::to_string(child) + "/comm") == "sleep\n"; }, 10));
     TempDir d;
     d.write("full.toml", "[sample]\nskip_idle_processes = false\n");
     const std::string truth = read_text("/proc/" + std::to_string(child) + "/stat");
@@ -125,6 +125,7 @@ TEST(SnapshotIntegration, JsonLinesBackToBack) {
     EXPECT_LT(r.seconds, 5.0);
     for (const json& s : snaps) {
         EXPECT_EQ(s["gpu_status"], "ok");
+        EXPECT_EQ(s["gpu_state"], "ok");
         EXPECT_EQ(s["gpus"].size(), 8u);
     }
     EXPECT_EQ(snaps[4]["gpus"][0]["utilization_percent"], 99);  // the scenario's last tick
@@ -136,6 +137,7 @@ TEST(SnapshotIntegration, NoProcessesIsNull) {
     json j = json::parse(r.out);
     EXPECT_TRUE(j["processes"].is_null());
     EXPECT_EQ(j["gpu_status"], "GPU sampling disabled");
+    EXPECT_EQ(j["gpu_state"], "disabled");
 }
 
 TEST(SnapshotIntegration, TextSummaryShowsGpusAndProcesses) {
@@ -152,6 +154,7 @@ TEST(SnapshotIntegration, NoDriverStillWorks) {
     json j = json::parse(r.out);
     EXPECT_TRUE(j["gpus"].empty());
     EXPECT_NE(j["gpu_status"].get<std::string>().find("no NVIDIA driver"), std::string::npos);
+    EXPECT_EQ(j["gpu_state"], "no_driver");
     EXPECT_FALSE(j["processes"].empty());
 }
 
@@ -167,6 +170,7 @@ TEST(SnapshotIntegration, HungDriverDoesNotHangBaton) {
     auto snaps = json_lines(r.out);
     ASSERT_EQ(snaps.size(), 3u);
     EXPECT_NE(snaps[2]["gpu_status"].get<std::string>().find("did not return within 200 ms"), std::string::npos);
+    EXPECT_EQ(snaps[2]["gpu_state"], "stale");
     EXPECT_TRUE(snaps[2]["gpus"][0]["stale"].get<bool>());
 }
 

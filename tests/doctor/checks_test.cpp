@@ -32,6 +32,7 @@ DoctorFacts good() {
     f.queue.gpus_free = 3;
     Snapshot& s = f.snapshot;
     s.gpu_status = "ok";
+    s.gpu_state = GpuState::ok;
     s.gpu_driver_version = "550.54.15";
     s.gpu_nvml_version = "12.550.54.15";
     s.gpu_cuda_driver_version = "12.4";
@@ -121,6 +122,7 @@ TEST(DoctorChecks, DriverAndCudaVersions) {
     f.snapshot.gpu_driver_version.reset();
     f.snapshot.gpus.clear();
     f.snapshot.gpu_status = "no NVIDIA driver: libnvidia-ml.so.1 not found";
+    f.snapshot.gpu_state = GpuState::no_driver;
     auto d = check(run_checks(f), "nvidia_driver");
     EXPECT_EQ(d.status, CheckStatus::fail);
     EXPECT_EQ(d.detail, "no NVIDIA driver: libnvidia-ml.so.1 not found");

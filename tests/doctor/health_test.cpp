@@ -31,6 +31,7 @@ GpuInfo gpu(unsigned index, const std::string& bus) {
 HealthFacts healthy() {
     HealthFacts f;
     f.snapshot.gpu_status = "ok";
+    f.snapshot.gpu_state = GpuState::ok;
     f.snapshot.gpu_driver_version = "550.54.15";
     f.snapshot.gpus = {gpu(0, "00000000:18:00.0"), gpu(1, "00000000:3B:00.0")};
     f.boot_unix_seconds = 1764400000;
@@ -206,6 +207,7 @@ TEST(Health, LostGpusEccRowRemapsAndLinks) {
     f = healthy();
     f.snapshot.gpus[0].stale = true;
     f.snapshot.gpu_status = "NVML call nvmlDeviceGetPowerUsage did not return within 2000 ms; GPU values are stale";
+    f.snapshot.gpu_state = GpuState::stale;
     bad = failing(health_checks(f));
     ASSERT_EQ(bad.size(), 1u);
     EXPECT_NE(bad[0].detail.find("did not return within 2000 ms"), std::string::npos) << bad[0].detail;
@@ -222,6 +224,7 @@ TEST(Health, TheExpectedNumberOfGpusAndNoDriver) {
     // No driver: a failure, unless the node is expected to have no GPU.
     HealthFacts none;
     none.snapshot.gpu_status = "no NVIDIA driver: libnvidia-ml.so.1: cannot open shared object file";
+    none.snapshot.gpu_state = GpuState::no_driver;
     bad = failing(health_checks(none));
     ASSERT_EQ(bad.size(), 1u);
     EXPECT_EQ(bad[0].id, "nvml");
@@ -230,5 +233,6 @@ TEST(Health, TheExpectedNumberOfGpusAndNoDriver) {
     EXPECT_TRUE(failing(health_checks(none)).empty());
     HealthFacts zero;
     zero.snapshot.gpu_status = "no NVIDIA GPU found";
+    zero.snapshot.gpu_state = GpuState::no_gpus;
     EXPECT_EQ(failing(health_checks(zero)).size(), 1u);
 }

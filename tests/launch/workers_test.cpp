@@ -10,7 +10,7 @@
 
 #include "core/clock.hpp"
 #include "launch/workers.hpp"
-#include "run/child.hpp"
+#include "sample/linux/tree_end.hpp"
 
 using namespace baton;
 using namespace baton::launch;
@@ -85,7 +85,7 @@ TEST(Workers, AProgramThatCannotStartEndsTheOthers) {
 }
 
 TEST(Workers, TeardownKillsWhatIgnoresSigtermAfterTheGrace) {
-    become_subreaper();  // as the launcher: the shell's sleep comes back here to be reaped
+    os::become_subreaper();  // as the launcher: the shell's sleep comes back here to be reaped
     Result<WorkerGroup> g =
         WorkerGroup::start({{{"/bin/sh", "-c", "trap '' TERM; sleep 30 & wait"}, {}}, {{"/bin/sleep", "30"}, {}}});
     ASSERT_TRUE(g.ok());
@@ -106,7 +106,7 @@ TEST(Workers, TeardownKillsWhatIgnoresSigtermAfterTheGrace) {
 TEST(Workers, OrphansOfAWorkerEndWithTheGroup) {
     // The worker leaves a grandchild in a session of its own (out of the worker's group) and exits:
     // the launcher, as subreaper, inherits it and ends it.
-    become_subreaper();
+    os::become_subreaper();
     Result<WorkerGroup> g = WorkerGroup::start(
         {{{"/bin/sh", "-c", "setsid /bin/sleep 30 </dev/null >/dev/null 2>&1 & echo $!; exit 0"}, {}}});
     ASSERT_TRUE(g.ok());
@@ -132,7 +132,7 @@ TEST(Workers, AProcessThatCannotDieIsReportedNotWaitedFor) {
         const bool ok = std::fputs(text.c_str(), f) >= 0;
         return std::fclose(f) == 0 && ok;
     };
-    become_subreaper();
+    os::become_subreaper();
     Result<WorkerGroup> g = WorkerGroup::start({{{"/bin/sleep", "30"}, {}}});
     ASSERT_TRUE(g.ok());
     const pid_t pid = g->workers()[0].pid;

@@ -268,7 +268,6 @@ TEST(QueueShim, ACgroupThatCannotBeEnteredIsSaid) {
     const ShimStatus st = run_to_end(dir.path(), s);
     EXPECT_EQ(st.exit_status, 0);
     EXPECT_EQ(test::read_text(dir.path() + "/stdout"), "ran\n");
-    EXPECT_NE(test::read_text(dir.path() + "/stderr").find("baton job-shim: cannot enter the job's cgroup: "),
-              std::string::npos);
+    EXPECT_NE(test::read_text(dir.path() + "/stderr").find("baton: cannot enter the cgroup of "), std::string::npos);
     EXPECT_EQ(st.oom_kills, 0u);
 }

@@ -15,6 +15,7 @@ using baton::test::GiB;
 Snapshot two_gpu_snapshot() {
     Snapshot s;
     s.gpu_status = "ok";
+    s.gpu_state = GpuState::ok;
     for (unsigned i = 0; i < 2; ++i) {
         GpuInfo g;
         g.index = i;
@@ -77,6 +78,7 @@ TEST(QueuePool, ForeignProcessesAndNumaCpus) {
 TEST(QueuePool, UnknownStaleAndLostGpus) {
     Snapshot s = two_gpu_snapshot();
     s.gpu_status = "no NVIDIA driver (libnvidia-ml.so.1 not found)";
+    s.gpu_state = GpuState::no_driver;
     Pool p = make_pool(s, {}, options("/nonexistent"));
     EXPECT_FALSE(p.gpus_known);
     EXPECT_EQ(p.gpus_problem, "no NVIDIA driver (libnvidia-ml.so.1 not found)");

@@ -25,6 +25,7 @@ Snapshot at(int t, bool job_on_gpu1) {
     s.monotonic_seconds = 1000.0 + t;
     s.interval_seconds = 1;
     s.gpu_status = "ok";
+    s.gpu_state = GpuState::ok;
     s.host.cpu_count = 8;
     s.memory.total_bytes = 64 * GiB;
     s.memory.used_bytes = 16 * GiB;

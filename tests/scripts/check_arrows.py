@@ -2,7 +2,9 @@
 """docs/architecture.md's arrows are the includes: each room's direct includes of other rooms
 (`#include "ROOM/..."` under src/FROM/, core left out: every room may include it) are exactly the
 rooms its arrow names, every room under src/ has its line (but core), and the includes have no
-cycle. Usage: check_arrows.py SOURCE_DIR"""
+cycle. And the map's rooms are the tree's: every folder of code under src/ (and each of its code
+subfolders) has its section (a "### `src/ROOM/`" heading), and every section names a folder that is there.
+Usage: check_arrows.py SOURCE_DIR"""
 import os
 import re
 import sys
@@ -50,6 +52,23 @@ for room in rooms:
 for room in sorted(set(documented) - set(rooms)):
     problems.append(f"the arrow of {room} names no folder under src/")
 
+# A section per folder that holds code, and no section of a folder that is gone.
+def holds_code(path):
+    return any(n.endswith((".cpp", ".hpp")) for n in os.listdir(path))
+folders = set()
+for room in rooms:
+    base = os.path.join(src_dir, "src", room)
+    if holds_code(base):
+        folders.add(room)
+    for sub in os.listdir(base):
+        if os.path.isdir(os.path.join(base, sub)) and holds_code(os.path.join(base, sub)):
+            folders.add(room + "/" + sub)
+sections = set(re.findall(r"^### `src/([a-z_/]+)/`$", doc, re.M))
+for folder in sorted(folders - sections):
+    problems.append(f"src/{folder}/ has no section (### `src/{folder}/`) in docs/architecture.md")
+for section in sorted(sections - folders):
+    problems.append(f"docs/architecture.md has a section for src/{section}/, which holds no code")
+
 # No cycle among the includes.
 state = {}
 def visit(room, path):
@@ -68,4 +87,5 @@ for room in rooms:
 if problems:
     print("\n".join(problems))
     sys.exit(1)
-print(f"{len(rooms)} rooms, {sum(len(v) for v in actual.values())} arrows: the doc and the includes agree")
+print(f"{len(rooms)} rooms, {sum(len(v) for v in actual.values())} arrows, {len(sections)} sections: "
+      "the doc and the tree agree")

@@ -145,7 +145,7 @@ void check_table(const FieldTable<R>& t, const std::map<std::string, SchemaRow>&
     static const std::set<std::string> by_hand = {
         // identity and labels
         "gpus[].index", "gpus[].uuid", "gpus[].name", "gpus[].pci_bus_id", "gpus[].lost", "disks[].name",
-        "networks[].name",
+        "networks[].name", "filesystems[].mount_point", "filesystems[].writer_pids",
         // arrays and objects
         "gpus[].throttle_reasons", "gpus[].mig_instances", "gpus[].xid_errors", "gpus[].processes", "cpu.seconds_total",
         "cpu.load_average", "cpu.cores", "cpu.cores[].id", "cpu.cores[].seconds_total", "schema_version", "time",
@@ -182,6 +182,7 @@ TEST(SnapshotFields, EveryTableAgreesWithTheDocs) {
     check_table(memory_fields(), schema, metrics, api, {"memory."});
     check_table(swap_fields(), schema, metrics, api, {"swap."});
     check_table(disk_fields(), schema, metrics, api, {"disks[]."});
+    check_table(filesystem_fields(), schema, metrics, api, {"filesystems[]."});
     check_table(network_fields(), schema, metrics, api, {"networks[]."});
     check_table(gpu_fields(), schema, metrics, api, {"gpus[]."});
     check_table(gpu_process_fields(), schema, metrics, api, {"gpus[].processes[]."});

@@ -193,3 +193,42 @@ TEST(SnapshotJsonRead, AStreamInMonotonicOrder) {
     ASSERT_TRUE(w.ok());
     EXPECT_TRUE(w->empty());
 }
+
+// gpu_state round-trips by name, an unknown name is refused, and a recording made before baton wrote
+// it gets the state its gpu_status line says.
+TEST(SnapshotJsonRead, TheGpuStateByNameOrFromAnOlderStatusLine) {
+    Snapshot s;
+    s.time_unix_ms = 1764586200000;
+    s.gpu_state = GpuState::stale;
+    s.gpu_status = "NVML call nvmlDeviceGetPowerUsage did not return within 2000 ms; GPU values are stale";
+    std::string text;
+    append_snapshot_json(s, text);
+    ASSERT_NE(text.find("\"gpu_state\":\"stale\""), std::string::npos) << text;
+    Result<Snapshot> back = parse_snapshot_json(text);
+    ASSERT_TRUE(back.ok()) << back.error().message;
+    EXPECT_EQ(back->gpu_state, GpuState::stale);
+    std::string bad = text;
+    bad.replace(bad.find("\"stale\""), 7, "\"gone\"");
+    ASSERT_FALSE(parse_snapshot_json(bad).ok());
+    EXPECT_EQ(parse_snapshot_json(bad).error().message.rfind("'gpu_state' must be ok, no_driver, ", 0), 0u)
+        << parse_snapshot_json(bad).error().message;
+    const std::pair<const char*, GpuState> older[] = {
+        {"ok", GpuState::ok},
+        {"no NVIDIA driver: libnvidia-ml.so.1: cannot open shared object file", GpuState::no_driver},
+        {"no NVIDIA GPU found", GpuState::no_gpus},
+        {"GPU sampling disabled", GpuState::disabled},
+        {"NVML initialisation failed: Driver Not Loaded", GpuState::failed},
+        {"GPU1: GPU is lost", GpuState::failing},
+        {"NVML call nvmlDeviceGetCount_v2 did not return within 2000 ms; GPU values are stale", GpuState::stale},
+        {"", GpuState::not_read},
+    };
+    for (const auto& [status, state] : older) {
+        std::string old = text;
+        old.erase(old.find("\"gpu_state\":\"stale\","), std::string("\"gpu_state\":\"stale\",").size());
+        const std::size_t at = old.find("\"gpu_status\":\"") + 14;
+        old.replace(at, old.find('"', at) - at, status);
+        Result<Snapshot> read = parse_snapshot_json(old);
+        ASSERT_TRUE(read.ok()) << read.error().message << "\n" << old;
+        EXPECT_EQ(read->gpu_state, state) << status;
+    }
+}

@@ -2,6 +2,7 @@
 // kernel's own numbers, per-process series bounded, hostile names kept inside their labels.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <set>
 #include <sstream>
 
@@ -438,4 +439,27 @@ TEST(SnapshotPrometheus, JobstatsCompatFamilies) {
         EXPECT_NE(line.find("'snake_case' not 'camelCase'"), std::string::npos) << line;
     }
     EXPECT_EQ(lines.size(), 2u);
+}
+
+// A family is written once, in the order first declared, with its HELP and TYPE; a sample declares
+// its family when nothing did before; a family with no sample prints nothing; a value that is not
+// finite is no sample.
+TEST(SnapshotPrometheus, FamiliesOnceInTheirOrderAndOnlyWithSamples) {
+    constexpr MetricFamily kFirst{"first_metric", "gauge", "The first."};
+    constexpr MetricFamily kSecond{"second_total", "counter", "The second."};
+    constexpr MetricFamily kSilent{"silent_metric", "gauge", "Never sampled."};
+    Exposition e;
+    e.family(kFirst);
+    e.family(kSilent);
+    e.sample(kSecond, {{"k", "v"}}, 2);  // declared by its sample
+    e.sample(kFirst, {}, 1.5);
+    e.sample(kFirst, {}, std::nan(""));
+    e.family(MetricFamily{"first_metric", "counter", "Declared again: the first declaration stays."});
+    e.sample(kFirst, {{"a", "x\"y"}}, 3);
+    std::string t;
+    e.write(t);
+    EXPECT_EQ(t,
+              "# HELP first_metric The first.\n# TYPE first_metric gauge\nfirst_metric 1.5\n"
+              "first_metric{a=\"x\\\"y\"} 3\n"
+              "# HELP second_total The second.\n# TYPE second_total counter\nsecond_total{k=\"v\"} 2\n");
 }

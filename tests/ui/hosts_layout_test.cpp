@@ -53,6 +53,7 @@ HostView fleet_host(const std::string& name, std::vector<GpuInfo> gpus, std::vec
     s->memory.total_bytes = 512ull << 30;
     s->memory.available_bytes = 400ull << 30;
     s->gpu_status = "ok";
+    s->gpu_state = GpuState::ok;
     s->gpus = std::move(gpus);
     s->processes = std::move(processes);
     HostView h;

@@ -12,6 +12,7 @@
 namespace baton {
 
 struct GpuReading {
+    GpuState state = GpuState::not_read;
     // "ok" when the devices answered this tick; otherwise one line saying why the list is
     // empty or stale ("no NVIDIA driver: libnvidia-ml.so.1 not found", "NVML call
     // nvmlDeviceGetPowerUsage did not return within 2000 ms; GPU values are stale").

@@ -75,7 +75,8 @@ struct Shared {
     // Worker-only state.
     NvmlOptions options;
     bool attempted_init = false;
-    std::string init_failure;  // permanent reason no GPU can be read
+    std::string init_failure;                // permanent reason no GPU can be read
+    GpuState init_state = GpuState::failed;  // what it means: no driver, or one that failed
     NvmlLibrary lib;
     std::optional<std::string> driver_version, nvml_version, cuda_driver_version;
     std::vector<Device> devices;
@@ -126,6 +127,7 @@ bool initialize(Shared& s) {
     }();
     if (!lib.ok()) {
         s.init_failure = lib.error().message;
+        s.init_state = lib.error().is(ErrorCode::not_found) ? GpuState::no_driver : GpuState::failed;
         return false;
     }
     s.lib = std::move(lib.value());
@@ -844,6 +846,7 @@ void collect(Shared& s, double now, GpuReading& out) {
     // capacity, so a steady state allocates nothing.
     out.gpus.resize(s.devices.size());
     if (!s.init_failure.empty()) {
+        out.state = s.init_state;
         out.status = s.init_failure;
         s.permanent_failure.store(true);
         return;
@@ -859,6 +862,7 @@ void collect(Shared& s, double now, GpuReading& out) {
         if (d.info.error)
             failing += (failing.empty() ? "" : "; ") + ("GPU" + std::to_string(d.info.index) + ": " + *d.info.error);
     }
+    out.state = s.devices.empty() ? GpuState::no_gpus : failing.empty() ? GpuState::ok : GpuState::failing;
     out.status = s.devices.empty() ? "no NVIDIA GPU found" : failing.empty() ? "ok" : failing;
 }
 
@@ -1048,6 +1052,7 @@ class NvmlBackend final : public GpuBackend {
         const char* c = s_->current_call.load();
         stale_ = last_good_;
         for (auto& g : stale_.gpus) g.stale = true;
+        stale_.state = GpuState::stale;
         stale_.status = std::string("NVML call ") + (c ? c : "(unknown)") + " did not return within " +
                         std::to_string(s_->options.deadline_ms) + " ms; GPU values are stale";
         return stale_;

@@ -25,7 +25,7 @@ bool resolve(void* handle, Fn& into, std::initializer_list<const char*> names, s
 
 Result<NvmlLibrary> load_nvml_library(const std::string& path) {
     Result<void*> opened = open_shared_library(path);
-    if (!opened.ok()) return make_error("no NVIDIA driver: " + opened.error().message);
+    if (!opened.ok()) return make_error(ErrorCode::not_found, "no NVIDIA driver: " + opened.error().message);
     void* h = *opened;
     NvmlLibrary L;
     L.handle = h;
