@@ -7,7 +7,7 @@
 #include "core/printable.hpp"
 #include "queue/queue_server.hpp"
 #include "queue/spawner.hpp"
-#include "serve/agent.hpp"
+#include "serve/sampling_loop.hpp"
 #include "serve/http_server.hpp"
 #include "serve/service.hpp"
 
@@ -65,7 +65,7 @@ Result<std::unique_ptr<NodeAgent>> NodeAgent::open(NodeAgentOptions options, con
         n->reader_.emplace(std::move(*r));
     }
 
-    serve::AgentOptions ao;
+    serve::SamplingOptions ao;
     ao.sampler = options.sampler;
     // An agent reads every process every second for months: one idle for 30 s is taken as idle
     // between its full reads instead of checked each tick (os::ProcessTable says what that gives
@@ -79,7 +79,7 @@ Result<std::unique_ptr<NodeAgent>> NodeAgent::open(NodeAgentOptions options, con
                                               std::vector<diagnose::OtherJob>& others) {
         if (queue::QueueServer* q = queue->load()) q->on_tick(w, found, others);
     };
-    n->agent_ = std::make_unique<serve::Agent>(ao, std::move(writer));
+    n->agent_ = std::make_unique<serve::SamplingLoop>(ao, std::move(writer));
 
     // The queue (docs/queue.md): it needs the history (its jobs live there) and a socket.
     if (flags.no_db) {
@@ -87,7 +87,7 @@ Result<std::unique_ptr<NodeAgent>> NodeAgent::open(NodeAgentOptions options, con
     } else {
         Result<queue::QueueServerOptions> qo =
             queue_options(flags, config, options.db_path, options.sampler, this_machine(options.env));
-        serve::Agent* agent = n->agent_.get();
+        serve::SamplingLoop* agent = n->agent_.get();
         if (qo.ok()) {
             qo->spawner = n->spawner_;
             qo->live_usage = [agent] { return agent->usage_records(); };

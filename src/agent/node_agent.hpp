@@ -1,4 +1,4 @@
-// The node agent of `baton serve`, composed: the sampling thread (serve::Agent) with its history
+// The node agent of `baton serve`, composed: the sampling thread (serve::SamplingLoop) with its history
 // writer, the job queue (queue::QueueServer) with its job starter, the HTTP endpoints
 // (serve::Service on serve::HttpServer) with their own reading connection, and the signals:
 // SIGHUP reloads the config, SIGTERM and SIGINT stop. The order of all this is the point of the
@@ -26,7 +26,7 @@ class QueueServer;
 class Spawner;
 }  // namespace baton::queue
 namespace baton::serve {
-class Agent;
+class SamplingLoop;
 class HttpServer;
 class Service;
 }  // namespace baton::serve
@@ -70,7 +70,7 @@ class NodeAgent {
     std::shared_ptr<queue::Spawner> spawner_;
     std::optional<store::History> reader_;                     // the HTTP thread's connection
     std::atomic<queue::QueueServer*> ticking_queue_{nullptr};  // what the sampling thread ticks
-    std::unique_ptr<serve::Agent> agent_;
+    std::unique_ptr<serve::SamplingLoop> agent_;
     std::unique_ptr<queue::QueueServer> queue_;
     std::unique_ptr<serve::Service> service_;
     std::unique_ptr<serve::HttpServer> http_;

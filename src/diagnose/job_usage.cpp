@@ -7,7 +7,7 @@
 
 #include "core/enum_names.hpp"
 #include "core/units.hpp"
-#include "diagnose/job.hpp"
+#include "diagnose/process_trees.hpp"
 #include "diagnose/series.hpp"
 #include "sample/process_lookup.hpp"
 

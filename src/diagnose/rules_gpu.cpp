@@ -8,7 +8,7 @@
 
 #include "diagnose/indicators.hpp"
 #include "core/units.hpp"
-#include "diagnose/job.hpp"
+#include "diagnose/process_trees.hpp"
 #include "diagnose/rules.hpp"
 #include "sample/gpu/throttle_reasons.hpp"
 #include "sample/process_lookup.hpp"

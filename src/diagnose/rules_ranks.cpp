@@ -11,7 +11,7 @@
 #include <fmt/format.h>  // header-only (fmt::fmt-header-only)
 
 #include "core/percentile.hpp"
-#include "diagnose/job.hpp"
+#include "diagnose/process_trees.hpp"
 #include "diagnose/rules.hpp"
 
 namespace baton::diagnose {

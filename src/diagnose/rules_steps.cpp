@@ -8,7 +8,7 @@
 #include <fmt/format.h>  // header-only (fmt::fmt-header-only)
 
 #include "core/percentile.hpp"
-#include "diagnose/job.hpp"
+#include "diagnose/process_trees.hpp"
 #include "diagnose/loader_advice.hpp"
 #include "diagnose/rules.hpp"
 

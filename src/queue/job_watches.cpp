@@ -7,7 +7,7 @@
 
 #include "core/clock.hpp"
 #include "core/thread_name.hpp"
-#include "diagnose/job.hpp"
+#include "diagnose/process_trees.hpp"
 
 namespace baton::queue {
 

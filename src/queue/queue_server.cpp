@@ -23,7 +23,7 @@
 #include "core/files.hpp"
 #include "core/printable.hpp"
 #include "core/thread_name.hpp"
-#include "diagnose/job.hpp"
+#include "diagnose/process_trees.hpp"
 #include "hang/flight_recorder_dumps.hpp"
 #include "hang/stack_shim.hpp"
 #include "queue/gpu_memory_auto.hpp"

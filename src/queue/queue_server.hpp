@@ -31,7 +31,7 @@
 #include "queue/job_callbacks.hpp"
 #include "queue/job_cgroup.hpp"
 #include "queue/job_request.hpp"
-#include "queue/job_table.hpp"
+#include "queue/open_jobs.hpp"
 #include "queue/job_starter.hpp"
 #include "queue/job_watches.hpp"
 #include "queue/queue_metrics.hpp"
@@ -166,7 +166,7 @@ class QueueServer {
     Mutex stop_mutex_;
     bool stopping_ BATON_GUARDED_BY(stop_mutex_) = false;
 
-    JobTable jobs_;   // the open jobs, the plan's reasons, the parsed requests (job_table.hpp)
+    OpenJobs jobs_;   // the open jobs, the plan's reasons, the parsed requests (job_table.hpp)
     Pool last_pool_;  // the machine the last plan decided on
     std::map<int, std::unique_ptr<Client>> clients_;
     std::map<std::int64_t, std::unique_ptr<Running>> running_;

@@ -12,7 +12,7 @@
 #include "core/text_parse.hpp"
 #include "core/units.hpp"
 #include "diagnose/host_load.hpp"
-#include "diagnose/job.hpp"
+#include "diagnose/process_trees.hpp"
 #include "diagnose/rules.hpp"
 #include "run/memory_capture.hpp"
 #include "sample/gpu/throttle_reasons.hpp"

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "diagnose/job.hpp"
+#include "diagnose/process_trees.hpp"
 
 namespace baton::serve {
 

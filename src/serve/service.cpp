@@ -159,7 +159,7 @@ HttpResponse Service::route(const HttpRequest& r) {
     if (r.path == "/api/v1/history")
         return history_response(r, {&agent_.memory(), store_, options_.interval_seconds, unix_millis()});
     if (r.path == "/api/v1/runs" || r.path.rfind("/api/v1/runs/", 0) == 0) return runs_response(r, store_);
-    const AgentState s = agent_.state();
+    const SampledTick s = agent_.state();
     if (r.path == "/metrics") return metrics(s);
     if (r.path == "/api/v1/health") return health(s);
     if (r.path == "/api/v1/snapshot") return snapshot(r, s);
@@ -168,7 +168,7 @@ HttpResponse Service::route(const HttpRequest& r) {
     return json_error(404, "no such endpoint (see /)");
 }
 
-HttpResponse Service::metrics(const AgentState& s) {
+HttpResponse Service::metrics(const SampledTick& s) {
     const double started = monotonic_seconds();
     // The snapshot's families change once a sample: built once, whatever the number of scrapers.
     if (cache_.metrics_of != s.snapshot || cache_.metrics_options_version != options_version_) {
@@ -246,7 +246,7 @@ HttpResponse Service::metrics(const AgentState& s) {
     return r;
 }
 
-HttpResponse Service::health(const AgentState& s) const {
+HttpResponse Service::health(const SampledTick& s) const {
     // Stale: no sample for three intervals and 5 s (a hung NVML call has its own deadline).
     const double age = s.samples ? monotonic_seconds() - s.last_sample_monotonic : -1;
     const bool ok = s.samples && age <= 3 * options_.interval_seconds + 5;
@@ -270,7 +270,7 @@ HttpResponse Service::health(const AgentState& s) const {
 // ?processes=gpu leaves out every process that is not on a GPU, ?cores=none the CPU's per-core
 // figures: what a screen of several hosts shows (the holders, the totals) at a fraction of the
 // size, read by the asker every second. The texts are built once per sample.
-HttpResponse Service::snapshot(const HttpRequest& r, const AgentState& s) {
+HttpResponse Service::snapshot(const HttpRequest& r, const SampledTick& s) {
     const auto param = [&](const char* name) {
         const auto it = r.query.find(name);
         return it == r.query.end() ? std::string() : it->second;
@@ -335,7 +335,7 @@ HttpResponse Service::jobs(const HttpRequest& r) const {
     return out;
 }
 
-HttpResponse Service::findings(const AgentState& s) const {
+HttpResponse Service::findings(const SampledTick& s) const {
     if (!s.snapshot) return json_error(503, "no findings yet: the agent has just started");
     HttpResponse r;
     r.content_type = kJson;

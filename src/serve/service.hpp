@@ -1,5 +1,5 @@
 // The endpoints of baton serve (docs/api.md): /metrics, /api/v1/{health,snapshot,findings}, and
-// the index page. Turns an HttpRequest into an HttpResponse from the Agent's latest state, with
+// the index page. Turns an HttpRequest into an HttpResponse from the SamplingLoop's latest state, with
 // the bearer-token rule applied first. Errors are JSON objects {"error": MESSAGE} with a 4xx
 // status. Runs on the HTTP thread only (set_options too: SIGHUP is handled in that loop).
 #pragma once
@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "serve/agent.hpp"
+#include "serve/sampling_loop.hpp"
 #include "serve/http_server.hpp"
 #include "store/snapshot_json.hpp"
 #include "store/prometheus_text.hpp"
@@ -37,7 +37,7 @@ class Service {
   public:
     // `store`: a reading connection to the history database (runs, and the machine history past
     // the memory), used on the HTTP thread only; null without a database.
-    Service(const Agent& agent, ServiceOptions options, store::History* store = nullptr)
+    Service(const SamplingLoop& agent, ServiceOptions options, store::History* store = nullptr)
         : agent_(agent), options_(std::move(options)), store_(store) {}
     HttpResponse handle(const HttpRequest& r);
     void set_options(ServiceOptions o) {
@@ -51,13 +51,13 @@ class Service {
 
   private:
     HttpResponse route(const HttpRequest& r);
-    HttpResponse metrics(const AgentState& s);
-    HttpResponse health(const AgentState& s) const;
-    HttpResponse snapshot(const HttpRequest& r, const AgentState& s);
-    HttpResponse findings(const AgentState& s) const;
+    HttpResponse metrics(const SampledTick& s);
+    HttpResponse health(const SampledTick& s) const;
+    HttpResponse snapshot(const HttpRequest& r, const SampledTick& s);
+    HttpResponse findings(const SampledTick& s) const;
     HttpResponse jobs(const HttpRequest& r) const;
 
-    const Agent& agent_;
+    const SamplingLoop& agent_;
     ServiceOptions options_;
     store::History* store_;
     // What a sample's snapshot gives, built once per sample: the agent publishes a new snapshot

@@ -33,7 +33,7 @@ if clang++ "${flags[@]}" "$tmp/bad.cpp" 2>"$tmp/bad.err"; then
 fi
 grep -q "requires holding mutex 'mutex'" "$tmp/bad.err" || { echo "FAIL: unexpected error:"; cat "$tmp/bad.err"; exit 1; }
 clang++ "${flags[@]}" "$tmp/good.cpp" || { echo "FAIL: the locked read was refused"; exit 1; }
-for header in serve/agent.hpp serve/metric_history.hpp queue/queue_server.hpp queue/job_watches.hpp store/history_writer.hpp; do
+for header in serve/sampling_loop.hpp serve/metric_history.hpp queue/queue_server.hpp queue/job_watches.hpp store/history_writer.hpp; do
     grep -q "BATON_GUARDED_BY" "$src/src/$header" || { echo "FAIL: $header has no lock annotations"; exit 1; }
 done
 grep -q -- "-Wthread-safety" "$src/CMakeLists.txt" || { echo "FAIL: clang builds do not check them"; exit 1; }

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <tuple>
 
-#include "diagnose/job.hpp"
+#include "diagnose/process_trees.hpp"
 #include "diagnose/job_usage.hpp"
 
 using namespace baton;

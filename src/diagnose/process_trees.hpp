@@ -1,5 +1,5 @@
-// Jobs: which processes belong together. A trainer and its DataLoader workers are one job; two
-// users' trainings started from their shells are two, although both descend from sshd.
+// Process trees as jobs: which processes belong together. A trainer and its DataLoader workers are
+// one job; two users' trainings started from their shells are two, although both descend from sshd.
 #pragma once
 
 #include <cstdint>

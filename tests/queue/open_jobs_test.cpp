@@ -1,6 +1,6 @@
 // The queue's open jobs in memory against a real history: found in memory first and in the store
 // after they end, requests parsed once while open, state and run links written through to the store.
-#include "queue/job_table.hpp"
+#include "queue/open_jobs.hpp"
 
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 
 using baton::ErrorCode;
 using baton::queue::JobRequest;
-using baton::queue::JobTable;
+using baton::queue::OpenJobs;
 using baton::queue::request_json;
 using baton::store::History;
 using baton::store::JobRecord;
@@ -31,11 +31,11 @@ JobRecord queued_job(int gpus) {
 
 }  // namespace
 
-TEST(JobTable, OpenJobsComeFromMemoryEndedOnesFromTheStore) {
+TEST(OpenJobs, OpenJobsComeFromMemoryEndedOnesFromTheStore) {
     baton::test::TempDir d;
     auto h = History::open(d.path() + "/baton.db");
     ASSERT_TRUE(h.ok()) << h.error().message;
-    JobTable table(&*h);
+    OpenJobs table(&*h);
     JobRecord j = queued_job(1);
     j.id = *h->add_job(j);
     table.open()[j.id] = j;
@@ -57,8 +57,8 @@ TEST(JobTable, OpenJobsComeFromMemoryEndedOnesFromTheStore) {
     EXPECT_TRUE(table.find(999).error().is(ErrorCode::not_found));
 }
 
-TEST(JobTable, RequestsAreParsedOnceWhileOpenAndFollowAChange) {
-    JobTable table;
+TEST(OpenJobs, RequestsAreParsedOnceWhileOpenAndFollowAChange) {
+    OpenJobs table;
     JobRecord j = queued_job(2);
     j.id = 5;
     table.open()[j.id] = j;

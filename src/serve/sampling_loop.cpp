@@ -1,4 +1,4 @@
-#include "serve/agent.hpp"
+#include "serve/sampling_loop.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -11,7 +11,7 @@
 
 namespace baton::serve {
 
-Agent::Agent(AgentOptions options, std::optional<store::History> store)
+SamplingLoop::SamplingLoop(SamplingOptions options, std::optional<store::History> store)
     : options_(std::move(options)),
       thresholds_(options_.thresholds),
       retention_seconds_(options_.retention_seconds),
@@ -22,18 +22,18 @@ Agent::Agent(AgentOptions options, std::optional<store::History> store)
     state_.indicators = std::make_shared<const std::vector<diagnose::IndicatorSummary>>();
 }
 
-Agent::~Agent() {
+SamplingLoop::~SamplingLoop() {
     stop();
 }
 
-void Agent::start() {
+void SamplingLoop::start() {
     thread_ = std::thread([this] {
         name_this_thread("baton-agent");
         loop();
     });
 }
 
-void Agent::stop() {
+void SamplingLoop::stop() {
     {
         MutexLock lock(mutex_);
         stopping_ = true;
@@ -42,44 +42,44 @@ void Agent::stop() {
     if (thread_.joinable()) thread_.join();
 }
 
-AgentState Agent::state() const {
+SampledTick SamplingLoop::state() const {
     MutexLock lock(mutex_);
     return state_;
 }
 
-void Agent::set_thresholds(const Thresholds& t) {
+void SamplingLoop::set_thresholds(const Thresholds& t) {
     MutexLock lock(mutex_);
     thresholds_ = t;
 }
 
-void Agent::set_retention(double seconds) {
+void SamplingLoop::set_retention(double seconds) {
     MutexLock lock(mutex_);
     retention_seconds_ = seconds;
 }
 
-void Agent::set_idle_allocated_minutes(double minutes) {
+void SamplingLoop::set_idle_allocated_minutes(double minutes) {
     MutexLock lock(mutex_);
     idle_allocated_minutes_ = minutes;
 }
 
-std::optional<diagnose::JobUse> Agent::job_use(const std::string& job) const {
+std::optional<diagnose::JobUse> SamplingLoop::job_use(const std::string& job) const {
     MutexLock lock(job_usage_mutex_);
     return job_usage_.find(job);
 }
 
-std::vector<diagnose::JobUse> Agent::job_uses() const {
+std::vector<diagnose::JobUse> SamplingLoop::job_uses() const {
     MutexLock lock(job_usage_mutex_);
     return job_usage_.all();
 }
 
-std::vector<store::UsageRecord> Agent::usage_records() const {
+std::vector<store::UsageRecord> SamplingLoop::usage_records() const {
     MutexLock lock(job_usage_mutex_);
     return usage_stretches_.current(job_usage_.all());
 }
 
 // Writes the minutes that ended, and once an hour deletes those past the retention. A write that
 // fails (a full disk) is said once, kept (up to a day of minutes) and tried again each minute.
-void Agent::store_minutes(std::int64_t now_ms) {
+void SamplingLoop::store_minutes(std::int64_t now_ms) {
     std::vector<store::MetricMinute> rows = memory_.take_finished_minutes(now_ms);
     if (!store_) return;
     if (rows.empty() && unsaved_.empty()) return;
@@ -121,7 +121,7 @@ void Agent::store_minutes(std::int64_t now_ms) {
 // baton usage's records: every job whose figures changed, each minute (and when the agent stops);
 // a job that left, at once. Records a failed write left (a full disk) go again with the next one,
 // a newer record of the same stretch replacing its older one (at most a day's worth are kept).
-void Agent::store_usage(std::int64_t now_ms, bool all) {
+void SamplingLoop::store_usage(std::int64_t now_ms, bool all) {
     if (!store_) return;
     std::vector<store::UsageRecord> rows;
     {
@@ -145,7 +145,7 @@ void Agent::store_usage(std::int64_t now_ms, bool all) {
     }
 }
 
-void Agent::loop() {
+void SamplingLoop::loop() {
     SamplerOptions o = options_.sampler;
     o.priming_seconds = std::min(0.5, options_.interval_seconds);
     Sampler sampler(o);
@@ -168,7 +168,7 @@ void Agent::loop() {
     store_usage(unix_millis(), true);
 }
 
-void Agent::tick(Sampler& sampler) {
+void SamplingLoop::tick(Sampler& sampler) {
     const double started = monotonic_seconds();
     // The snapshot published two ticks ago is sampled into again once no reader holds it (only
     // this thread can hand it out, and it no longer does: the count can only fall).

@@ -1,4 +1,4 @@
-// The Agent: baton serve's sampling half. A thread takes a snapshot every interval, keeps the
+// The SamplingLoop: baton serve's sampling half. A thread takes a snapshot every interval, keeps the
 // last window_seconds of them for the diagnosis rules (the same diagnose() and thresholds as
 // baton diagnose), and publishes the latest snapshot and the active findings for the HTTP
 // thread to read. Readers copy shared pointers under a lock and format outside it, so a slow
@@ -32,7 +32,7 @@
 
 namespace baton::serve {
 
-struct AgentOptions {
+struct SamplingOptions {
     SamplerOptions sampler;
     double interval_seconds = 1;
     Thresholds thresholds;
@@ -48,7 +48,7 @@ struct AgentOptions {
 };
 
 // What the HTTP thread reads: one consistent tick.
-struct AgentState {
+struct SampledTick {
     std::shared_ptr<const Snapshot> snapshot;  // null before the first sample
     std::shared_ptr<const std::vector<diagnose::Finding>> findings;
     std::shared_ptr<const std::vector<diagnose::IndicatorSummary>> indicators;
@@ -60,19 +60,19 @@ struct AgentState {
     double last_sample_monotonic = 0;  // CLOCK_MONOTONIC when it was taken
 };
 
-class Agent {
+class SamplingLoop {
   public:
     // `store`: the history database the minutes go to (written on the sampling thread only), or none.
-    Agent(AgentOptions options, std::optional<store::History> store);
-    ~Agent();  // stops the thread
-    Agent(const Agent&) = delete;
-    Agent& operator=(const Agent&) = delete;
+    SamplingLoop(SamplingOptions options, std::optional<store::History> store);
+    ~SamplingLoop();  // stops the thread
+    SamplingLoop(const SamplingLoop&) = delete;
+    SamplingLoop& operator=(const SamplingLoop&) = delete;
 
     void start();
     // Ends the sampling thread (within one sample's time) and waits for it.
     void stop();
 
-    AgentState state() const;
+    SampledTick state() const;
     // New thresholds (SIGHUP), used from the next tick.
     void set_thresholds(const Thresholds& t);
     void set_retention(double seconds);
@@ -94,12 +94,12 @@ class Agent {
     void store_minutes(std::int64_t now_ms);
     void store_usage(std::int64_t now_ms, bool all);
 
-    AgentOptions options_;
+    SamplingOptions options_;
     // The sampling thread publishes, readers (HTTP, the queue) copy; SIGHUP's reload sets.
     mutable Mutex mutex_;
     std::condition_variable_any wake_;
     bool stopping_ BATON_GUARDED_BY(mutex_) = false;
-    AgentState state_ BATON_GUARDED_BY(mutex_);
+    SampledTick state_ BATON_GUARDED_BY(mutex_);
     Thresholds thresholds_ BATON_GUARDED_BY(mutex_);
     std::thread thread_;
     double retention_seconds_ BATON_GUARDED_BY(mutex_);

@@ -18,9 +18,9 @@
 
 namespace baton::queue {
 
-class JobTable {
+class OpenJobs {
   public:
-    explicit JobTable(store::History* store = nullptr) : store_(store) {}
+    explicit OpenJobs(store::History* store = nullptr) : store_(store) {}
     void set_store(store::History* store) { store_ = store; }
 
     // The open jobs by id (queued, held, starting, running), iterated in id order.

@@ -1,17 +1,17 @@
-#include "queue/job_table.hpp"
+#include "queue/open_jobs.hpp"
 
 #include <cstdio>
 
 namespace baton::queue {
 
-Result<store::JobRecord> JobTable::find(std::int64_t id) const {
+Result<store::JobRecord> OpenJobs::find(std::int64_t id) const {
     auto it = open_.find(id);
     if (it != open_.end()) return it->second;
     if (!store_) return make_error(ErrorCode::not_found, "no job " + std::to_string(id) + " in the queue");
     return store_->job(id);
 }
 
-const JobRequest* JobTable::request_of(const store::JobRecord& j) {
+const JobRequest* OpenJobs::request_of(const store::JobRecord& j) {
     auto it = requests_.find(j.id);
     if (it != requests_.end() && it->second.first == j.request) return &it->second.second;
     Result<JobRequest> req = parse_request_json(j.request);
@@ -25,7 +25,7 @@ const JobRequest* JobTable::request_of(const store::JobRecord& j) {
     return &slot.second;
 }
 
-void JobTable::record_state(std::int64_t id, const std::vector<store::JobState>& from, store::JobState to,
+void OpenJobs::record_state(std::int64_t id, const std::vector<store::JobState>& from, store::JobState to,
                             std::int64_t now_ms, std::optional<int> exit_status, const std::string& note) {
     if (!store_) return;
     if (Result<bool> r = store_->change_job_state(id, from, to, now_ms, exit_status, note); !r.ok())
@@ -33,7 +33,7 @@ void JobTable::record_state(std::int64_t id, const std::vector<store::JobState>&
                      store::state_name(to), r.error().message.c_str());
 }
 
-void JobTable::link_run(std::int64_t id, std::int64_t run_id) {
+void OpenJobs::link_run(std::int64_t id, std::int64_t run_id) {
     if (store_)
         if (Status s = store_->set_job_run(id, run_id); !s.ok())
             std::fprintf(stderr, "baton: job %lld: cannot link it to run %lld: %s\n", static_cast<long long>(id),
@@ -42,7 +42,7 @@ void JobTable::link_run(std::int64_t id, std::int64_t run_id) {
     if (it != open_.end()) it->second.run_id = run_id;
 }
 
-void JobTable::close(std::int64_t id) {
+void OpenJobs::close(std::int64_t id) {
     open_.erase(id);
     waiting_.erase(id);
     requests_.erase(id);

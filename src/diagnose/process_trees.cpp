@@ -1,4 +1,4 @@
-#include "diagnose/job.hpp"
+#include "diagnose/process_trees.hpp"
 
 #include <string_view>
 #include <unordered_map>
