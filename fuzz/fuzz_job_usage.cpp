@@ -9,22 +9,23 @@
 #include <nlohmann/json.hpp>
 
 #include "diagnose/job_usage.hpp"
-#include "store/job_usage_json.hpp"
+#include "formats/job_usage_json.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     const std::string_view text(reinterpret_cast<const char*>(data), size);
-    if (baton::Result<std::string> js1 = baton::store::decode_js1(text); js1.ok())
+    if (baton::Result<std::string> js1 = baton::formats::decode_js1(text); js1.ok())
         if (nlohmann::json::parse(js1.value(), nullptr, false).is_discarded()) std::abort();
-    baton::Result<baton::diagnose::JobUse> use = baton::store::read_job_use(text);
+    baton::Result<baton::diagnose::JobUse> use = baton::formats::read_job_use(text);
     if (!use.ok()) {
         if (use.error().message.empty()) std::abort();
         return 0;
     }
     const std::vector<std::string> notes = baton::diagnose::job_use_notes(use.value());
-    const std::string again = baton::store::job_use_json(use.value(), notes);
-    baton::Result<baton::diagnose::JobUse> back = baton::store::read_job_use(again);
+    const std::string again = baton::formats::job_use_json(use.value(), notes);
+    baton::Result<baton::diagnose::JobUse> back = baton::formats::read_job_use(again);
     if (!back.ok() || back.value().label != use.value().label || back.value().nodes.size() != use.value().nodes.size())
         std::abort();
-    if (nlohmann::json::parse(baton::store::jobstats_summary(use.value()), nullptr, false).is_discarded()) std::abort();
+    if (nlohmann::json::parse(baton::formats::jobstats_summary(use.value()), nullptr, false).is_discarded())
+        std::abort();
     return 0;
 }

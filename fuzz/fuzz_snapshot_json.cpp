@@ -5,11 +5,11 @@
 #include <string_view>
 
 #include "diagnose/rules.hpp"
-#include "store/snapshot_json_read.hpp"
+#include "formats/snapshot_json_read.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     const std::string_view text(reinterpret_cast<const char*>(data), size);
-    baton::Result<baton::Snapshot> s = baton::store::parse_snapshot_json(text);
+    baton::Result<baton::Snapshot> s = baton::formats::parse_snapshot_json(text);
     if (!s.ok()) {
         if (s.error().message.find('\n') != std::string::npos) std::abort();  // errors are one line
         return 0;

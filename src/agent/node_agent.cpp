@@ -107,7 +107,7 @@ Result<std::unique_ptr<NodeAgent>> NodeAgent::open(NodeAgentOptions options, con
     n->service_ =
         std::make_unique<serve::Service>(*n->agent_, n->settings_.service, n->reader_ ? &*n->reader_ : nullptr);
     if (queue::QueueServer* q = n->queue_.get())
-        n->service_->set_more_metrics([q](store::Exposition& e) { q->append_metrics(e); });
+        n->service_->set_more_metrics([q](formats::Exposition& e) { q->append_metrics(e); });
     if (!flags.no_http) {
         serve::HttpServerOptions ho;
         ho.address = n->settings_.listen;

@@ -16,7 +16,7 @@
 #include "diagnose/rules.hpp"
 #include "report/findings_view.hpp"
 #include "sample/sampler.hpp"
-#include "store/snapshot_json_read.hpp"
+#include "formats/snapshot_json_read.hpp"
 
 namespace baton::cli {
 
@@ -29,10 +29,10 @@ int cannot_judge(const std::string& message) {
 
 // A recorded stream from a file, or stdin for "-".
 Result<diagnose::Window> read_replay(const std::string& path) {
-    if (path == "-") return store::read_snapshot_stream(std::cin, path);
+    if (path == "-") return formats::read_snapshot_stream(std::cin, path);
     std::ifstream file(path, std::ios::binary);
     if (!file) return make_error("cannot read " + path);
-    return store::read_snapshot_stream(file, path);
+    return formats::read_snapshot_stream(file, path);
 }
 
 // `count` snapshots `interval` apart, live.

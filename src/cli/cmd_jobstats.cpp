@@ -13,7 +13,7 @@
 #include "diagnose/job_usage.hpp"
 #include "serve/auth.hpp"
 #include "serve/http_connection.hpp"
-#include "store/job_usage_json.hpp"
+#include "formats/job_usage_json.hpp"
 
 namespace baton::cli {
 
@@ -188,7 +188,7 @@ Answers ask_agents(const std::vector<std::string>& agents, const std::string& jo
         } else if (answer.value().status != 200) {
             why = agent + " answered " + std::to_string(answer.value().status) + ": " +
                   printable(std::string_view(answer.value().body).substr(0, 200));
-        } else if (Result<JobUse> use = store::read_job_use(answer.value().body); !use.ok()) {
+        } else if (Result<JobUse> use = formats::read_job_use(answer.value().body); !use.ok()) {
             why = agent + ": " + use.error().message;
         } else {
             out.parts.push_back(std::move(use.value()));
@@ -229,11 +229,11 @@ int run_jobstats(const JobstatsArgs& a, const std::string& config_path) {
     const std::vector<std::string> notes = diagnose::job_use_notes(job);
     std::string out;
     if (a.json)
-        out = store::job_use_json(job, notes) + "\n";
+        out = formats::job_use_json(job, notes) + "\n";
     else if (a.jobstats)
-        out = store::jobstats_summary(job) + "\n";
+        out = formats::jobstats_summary(job) + "\n";
     else if (a.js1)
-        out = store::js1_admin_comment(job) + "\n";
+        out = formats::js1_admin_comment(job) + "\n";
     else
         out = text_report(job, notes);
     return write_stdout(out) ? kExitOk : kExitFailure;

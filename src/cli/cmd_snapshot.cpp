@@ -16,8 +16,8 @@
 #include "sample/sampler.hpp"
 #include "serve/auth.hpp"
 #include "serve/hosts.hpp"
-#include "store/snapshot_json.hpp"
-#include "store/snapshot_prometheus.hpp"
+#include "formats/snapshot_json.hpp"
+#include "formats/snapshot_prometheus.hpp"
 
 namespace baton::cli {
 
@@ -116,8 +116,8 @@ int run_snapshot(const SnapshotArgs& a, const std::string& config_path) {
     Sampler sampler(opts);
     Snapshot snap;
     std::string out;
-    store::SnapshotJsonEncoder json_encoder;
-    store::PrometheusOptions prometheus;  // as baton serve's /metrics has them, from [serve]
+    formats::SnapshotJsonEncoder json_encoder;
+    formats::PrometheusOptions prometheus;  // as baton serve's /metrics has them, from [serve]
     prometheus.process_series = cfg->serve.process_series;
     prometheus.dcgm_compat = cfg->serve.dcgm_compat;
     if (const char* node = std::getenv("NODE_NAME"); node && *node) prometheus.dcgm_hostname = node;
@@ -135,11 +135,11 @@ int run_snapshot(const SnapshotArgs& a, const std::string& config_path) {
             json_encoder.append(snap, out);
             out.push_back('\n');
         } else if (a.prometheus) {
-            store::append_snapshot_prometheus(snap, prometheus, out);
+            formats::append_snapshot_prometheus(snap, prometheus, out);
             if (cfg->serve.jobstats_compat) {
-                store::Exposition jobstats;
-                store::append_jobstats_compat(snap, os::read_slurm_job_cgroups(snap, opts.sys_root + "/fs/cgroup"),
-                                              jobstats);
+                formats::Exposition jobstats;
+                formats::append_jobstats_compat(snap, os::read_slurm_job_cgroups(snap, opts.sys_root + "/fs/cgroup"),
+                                                jobstats);
                 jobstats.write(out);
             }
         } else {

@@ -7,11 +7,11 @@ namespace baton::queue {
 namespace {
 
 // The families this file writes, each declared once: a sample can only name one of these.
-constexpr store::MetricFamily kBatonQueueJobs{"baton_queue_jobs", "gauge",
-                                              "The queue's open jobs (baton submit), by state."};
-constexpr store::MetricFamily kBatonQueueJobsEndedTotal{"baton_queue_jobs_ended_total", "counter",
-                                                        "Queued jobs that ended since the agent started, by state."};
-constexpr store::MetricFamily kBatonQueueJobEndedTimestampSeconds{
+constexpr formats::MetricFamily kBatonQueueJobs{"baton_queue_jobs", "gauge",
+                                                "The queue's open jobs (baton submit), by state."};
+constexpr formats::MetricFamily kBatonQueueJobsEndedTotal{"baton_queue_jobs_ended_total", "counter",
+                                                          "Queued jobs that ended since the agent started, by state."};
+constexpr formats::MetricFamily kBatonQueueJobEndedTimestampSeconds{
     "baton_queue_job_ended_timestamp_seconds", "gauge",
     "Unix time a queued job ended, for 15 minutes after its end: one series per job (an event to alert on)."};
 
@@ -29,7 +29,7 @@ void QueueMetrics::set_open(std::map<std::string, unsigned> counts) {
     open_ = std::move(counts);
 }
 
-void QueueMetrics::append(store::Exposition& e, std::int64_t now_ms) {
+void QueueMetrics::append(formats::Exposition& e, std::int64_t now_ms) {
     MutexLock lock(mutex_);
     e.family(kBatonQueueJobs);
     for (const char* state : {"queued", "held", "starting", "running"}) {

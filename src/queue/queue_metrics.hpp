@@ -13,7 +13,7 @@
 #include <string>
 
 #include "core/thread_safety.hpp"
-#include "store/prometheus_text.hpp"
+#include "formats/prometheus_text.hpp"
 
 namespace baton::queue {
 
@@ -32,7 +32,7 @@ class QueueMetrics {
     void set_open(std::map<std::string, unsigned> counts);
     // baton_queue_jobs, baton_queue_jobs_ended_total and baton_queue_job_ended_timestamp_seconds, the
     // events older than kEndEventSeconds before `now_ms` left out (and forgotten).
-    void append(store::Exposition& e, std::int64_t now_ms);
+    void append(formats::Exposition& e, std::int64_t now_ms);
 
   private:
     Mutex mutex_;

@@ -98,7 +98,7 @@ class QueueServer {
 
     const std::string& socket_path() const { return options_.socket_path; }
     // The queue's families for /metrics (any thread).
-    void append_metrics(store::Exposition& e) { metrics_.append(e, unix_millis()); }
+    void append_metrics(formats::Exposition& e) { metrics_.append(e, unix_millis()); }
 
   private:
     struct Client;

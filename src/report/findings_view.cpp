@@ -9,7 +9,7 @@
 #include "core/json_writer.hpp"
 #include "core/printable.hpp"
 #include "diagnose/series.hpp"
-#include "store/finding_json.hpp"
+#include "formats/finding_json.hpp"
 
 namespace baton::report {
 
@@ -165,7 +165,7 @@ void append_findings_json(const DiagnosisInfo& info, const std::vector<diagnose:
     w.end_object();
     w.key("findings");
     w.begin_array();
-    for (const diagnose::Finding& f : findings) store::write_finding_json(w, f);
+    for (const diagnose::Finding& f : findings) formats::write_finding_json(w, f);
     w.end_array();
     w.key("indicators");
     w.begin_array();

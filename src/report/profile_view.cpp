@@ -5,7 +5,7 @@
 #include <fmt/format.h>  // header-only (fmt::fmt-header-only)
 
 #include "core/json_writer.hpp"
-#include "store/finding_json.hpp"
+#include "formats/finding_json.hpp"
 
 namespace baton::report {
 
@@ -435,7 +435,7 @@ void append_profile_json(const ProfileInfo& info, const Analysis& a, const std::
     w.end_object();
     w.key("findings");
     w.begin_array();
-    for (const diagnose::Finding& f : findings) store::write_finding_json(w, f);
+    for (const diagnose::Finding& f : findings) formats::write_finding_json(w, f);
     w.end_array();
     w.end_object();
     w.finish();

@@ -32,7 +32,7 @@
 #include "run/job_watch.hpp"
 #include "run/watch_step.hpp"
 #include "run/memory_capture.hpp"
-#include "store/finding_json.hpp"
+#include "formats/finding_json.hpp"
 #include "store/run_owner.hpp"
 
 namespace baton::run {
@@ -509,7 +509,7 @@ std::string run_summary_json(const RunStats& s) {
     w.field("killed_after_grace", s.killed_after_grace);
     w.key("findings");
     w.begin_array();
-    for (const diagnose::Finding& f : s.findings) store::write_finding_json(w, f);
+    for (const diagnose::Finding& f : s.findings) formats::write_finding_json(w, f);
     w.end_array();
     w.end_object();
     w.finish();

@@ -4,7 +4,7 @@
 //
 // Convention: std::optional means "unknown here" (unsupported, not permitted, or no previous
 // reading to take a rate from). Views omit such fields; they never print 0 for them.
-// Field names mirror docs/snapshot-schema.md; each scalar has its row in store/snapshot_fields.cpp.
+// Field names mirror docs/snapshot-schema.md; each scalar has its row in formats/snapshot_fields.cpp.
 #pragma once
 
 #include <array>

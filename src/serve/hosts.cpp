@@ -9,7 +9,7 @@
 #include "core/printable.hpp"
 #include "core/text_parse.hpp"
 #include "serve/http_connection.hpp"
-#include "store/snapshot_json_read.hpp"
+#include "formats/snapshot_json_read.hpp"
 
 namespace baton::serve {
 
@@ -55,7 +55,7 @@ HostSnapshot ask_host(HttpConnection& c, const HostAddress& h, const std::string
             "answered " + std::to_string(a->status) + ": " + printable(std::string_view(a->body).substr(0, 200));
         return out;
     }
-    Result<Snapshot> parsed = store::parse_snapshot_json(a->body);
+    Result<Snapshot> parsed = formats::parse_snapshot_json(a->body);
     if (!parsed.ok()) {
         out.state = HostState::bad_answer;
         out.error = "its answer is not a baton snapshot: " + parsed.error().message;

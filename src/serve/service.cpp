@@ -19,34 +19,34 @@
 #include "serve/assets.hpp"
 #include "serve/auth.hpp"
 #include "serve/history_api.hpp"
-#include "store/job_usage_json.hpp"
-#include "store/snapshot_json.hpp"
+#include "formats/job_usage_json.hpp"
+#include "formats/snapshot_json.hpp"
 
 namespace baton::serve {
 
 namespace {
 
 // The families this file writes, each declared once: a sample can only name one of these.
-constexpr store::MetricFamily kBatonFindingActive{"baton_finding_active", "gauge",
-                                                  "1 while a finding holds (the series goes when it ends)."};
-constexpr store::MetricFamily kBatonFindingInfo{
+constexpr formats::MetricFamily kBatonFindingActive{"baton_finding_active", "gauge",
+                                                    "1 while a finding holds (the series goes when it ends)."};
+constexpr formats::MetricFamily kBatonFindingInfo{
     "baton_finding_info", "gauge",
     "The summary and the fix of an active finding, as labels; always 1 (deploy/prometheus/ uses it)."};
-constexpr store::MetricFamily kBatonFindingsTotal{"baton_findings_total", "counter",
-                                                  "Findings that began since the agent started."};
-constexpr store::MetricFamily kBatonSelfCpuSecondsTotal{"baton_self_cpu_seconds_total", "counter",
-                                                        "CPU time baton serve has used."};
-constexpr store::MetricFamily kBatonSelfResidentBytes{"baton_self_resident_bytes", "gauge",
-                                                      "Resident memory of baton serve."};
-constexpr store::MetricFamily kBatonSampleDurationSeconds{"baton_sample_duration_seconds", "gauge",
-                                                          "How long the last sample took."};
-constexpr store::MetricFamily kBatonSamplesTotal{"baton_samples_total", "counter",
-                                                 "Samples taken since the agent started."};
-constexpr store::MetricFamily kBatonLastSampleTimestampSeconds{"baton_last_sample_timestamp_seconds", "gauge",
-                                                               "Unix time of the last sample (stale when it stops)."};
-constexpr store::MetricFamily kBatonScrapeDurationSeconds{"baton_scrape_duration_seconds", "gauge",
-                                                          "How long the previous /metrics request took to answer."};
-constexpr store::MetricFamily kBatonBuildInfo{"baton_build_info", "gauge", "baton's version and commit; always 1."};
+constexpr formats::MetricFamily kBatonFindingsTotal{"baton_findings_total", "counter",
+                                                    "Findings that began since the agent started."};
+constexpr formats::MetricFamily kBatonSelfCpuSecondsTotal{"baton_self_cpu_seconds_total", "counter",
+                                                          "CPU time baton serve has used."};
+constexpr formats::MetricFamily kBatonSelfResidentBytes{"baton_self_resident_bytes", "gauge",
+                                                        "Resident memory of baton serve."};
+constexpr formats::MetricFamily kBatonSampleDurationSeconds{"baton_sample_duration_seconds", "gauge",
+                                                            "How long the last sample took."};
+constexpr formats::MetricFamily kBatonSamplesTotal{"baton_samples_total", "counter",
+                                                   "Samples taken since the agent started."};
+constexpr formats::MetricFamily kBatonLastSampleTimestampSeconds{"baton_last_sample_timestamp_seconds", "gauge",
+                                                                 "Unix time of the last sample (stale when it stops)."};
+constexpr formats::MetricFamily kBatonScrapeDurationSeconds{"baton_scrape_duration_seconds", "gauge",
+                                                            "How long the previous /metrics request took to answer."};
+constexpr formats::MetricFamily kBatonBuildInfo{"baton_build_info", "gauge", "baton's version and commit; always 1."};
 
 constexpr const char* kJson = "application/json";
 
@@ -173,25 +173,26 @@ HttpResponse Service::metrics(const SampledTick& s) {
     // The snapshot's families change once a sample: built once, whatever the number of scrapers.
     if (cache_.metrics_of != s.snapshot || cache_.metrics_options_version != options_version_) {
         cache_.metrics.clear();
-        if (s.snapshot) store::append_snapshot_prometheus(*s.snapshot, options_.prometheus, cache_.metrics);
+        if (s.snapshot) formats::append_snapshot_prometheus(*s.snapshot, options_.prometheus, cache_.metrics);
         if (s.snapshot && options_.prometheus.jobstats_compat) {
             // The jobs' cgroup totals are read here, once per sample that is scraped, not by the
             // sampler on every tick: only jobstats wants them.
-            store::Exposition jobstats;
-            store::append_jobstats_compat(*s.snapshot, os::read_slurm_job_cgroups(*s.snapshot, options_.cgroup_root),
-                                          jobstats);
+            formats::Exposition jobstats;
+            formats::append_jobstats_compat(*s.snapshot, os::read_slurm_job_cgroups(*s.snapshot, options_.cgroup_root),
+                                            jobstats);
             jobstats.write(cache_.metrics);
         }
         cache_.metrics_of = s.snapshot;
         cache_.metrics_options_version = options_version_;
     }
-    store::Exposition e;
+    formats::Exposition e;
 
     e.family(kBatonFindingActive);
     // job_id: the job behind the subject, where one is known ("slurm:1234"); not "job", which
     // Prometheus keeps for the scrape job.
     const auto identity = [](const diagnose::Finding& f) {
-        store::Exposition::Labels l{{"rule", f.rule}, {"severity", severity_name(f.severity)}, {"subject", f.subject}};
+        formats::Exposition::Labels l{
+            {"rule", f.rule}, {"severity", severity_name(f.severity)}, {"subject", f.subject}};
         if (!f.job.empty()) l.push_back({"job_id", f.job});
         return l;
     };
@@ -201,7 +202,7 @@ HttpResponse Service::metrics(const SampledTick& s) {
     // while the numbers in its summary move; the alert rules look the words up with a query.
     e.family(kBatonFindingInfo);
     for (const diagnose::Finding& f : *s.findings) {
-        store::Exposition::Labels l = identity(f);
+        formats::Exposition::Labels l = identity(f);
         l.push_back({"summary", printable(f.summary)});
         l.push_back({"fix", printable(f.recommendation)});
         e.sample(kBatonFindingInfo, l, 1.0);
@@ -320,14 +321,14 @@ HttpResponse Service::jobs(const HttpRequest& r) const {
         if (!use)
             return json_error(404, "no job '" + printable(std::string_view(job).substr(0, 100)) +
                                        "' on this node (running, or ended within the hour)");
-        out.body = store::job_use_json(*use, diagnose::job_use_notes(*use));
+        out.body = formats::job_use_json(*use, diagnose::job_use_notes(*use));
     } else {
         out.body = "[";
         bool first = true;
         for (const diagnose::JobUse& use : agent_.job_uses()) {
             if (!first) out.body += ",";
             first = false;
-            out.body += store::job_use_json(use, diagnose::job_use_notes(use));
+            out.body += formats::job_use_json(use, diagnose::job_use_notes(use));
         }
         out.body += "]";
     }

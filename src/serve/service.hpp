@@ -11,9 +11,9 @@
 
 #include "serve/sampling_loop.hpp"
 #include "serve/http_server.hpp"
-#include "store/snapshot_json.hpp"
-#include "store/prometheus_text.hpp"
-#include "store/snapshot_prometheus.hpp"
+#include "formats/snapshot_json.hpp"
+#include "formats/prometheus_text.hpp"
+#include "formats/snapshot_prometheus.hpp"
 
 namespace baton::serve {
 
@@ -27,7 +27,7 @@ struct ServiceOptions {
     // loopback listener, so that a web page whose name was pointed at 127.0.0.1 (DNS rebinding)
     // reads nothing. Empty: any Host (a listener other machines reach, behind the token).
     std::vector<std::string> allowed_hosts;
-    store::PrometheusOptions prometheus;
+    formats::PrometheusOptions prometheus;
     std::string cgroup_root = "/sys/fs/cgroup";  // where --jobstats-compat reads the Slurm jobs' cgroups
     std::string version, commit;                 // baton_build_info
     double interval_seconds = 1;                 // for /api/v1/health's staleness rule
@@ -47,7 +47,7 @@ class Service {
     const ServiceOptions& options() const { return options_; }
     // More families for /metrics, appended after the agent's own (the job queue's: agent/ wires it).
     // Set before the HTTP server starts; called on the HTTP thread.
-    void set_more_metrics(std::function<void(store::Exposition&)> more) { more_metrics_ = std::move(more); }
+    void set_more_metrics(std::function<void(formats::Exposition&)> more) { more_metrics_ = std::move(more); }
 
   private:
     HttpResponse route(const HttpRequest& r);
@@ -70,11 +70,11 @@ class Service {
         struct Json {
             std::shared_ptr<const Snapshot> of;
             std::string text;
-            store::SnapshotJsonEncoder encoder;
+            formats::SnapshotJsonEncoder encoder;
         } json[4];
     } cache_;
     unsigned options_version_ = 1;
-    std::function<void(store::Exposition&)> more_metrics_;
+    std::function<void(formats::Exposition&)> more_metrics_;
     double last_scrape_seconds_ = -1;  // the previous /metrics's duration, -1 before the first
 };
 

@@ -19,7 +19,7 @@
 #include "core/clock.hpp"
 #include "core/json_writer.hpp"
 #include "core/text_parse.hpp"
-#include "store/finding_json.hpp"
+#include "formats/finding_json.hpp"
 #include "store/run_owner.hpp"
 #include "store/sqlite_statement.hpp"
 
@@ -618,7 +618,7 @@ Status History::add_finding(std::int64_t run, std::int64_t t_ms, const diagnose:
     std::string evidence;
     {
         JsonWriter w(evidence);
-        write_evidence_json(w, f.evidence);
+        formats::write_evidence_json(w, f.evidence);
     }
     sqlite3_bind_text(st.get(), 8, evidence.c_str(), -1, SQLITE_TRANSIENT);
     if (sqlite3_step(st.get()) != SQLITE_DONE) return db_error(db_, "cannot record a finding");
@@ -634,7 +634,7 @@ Status History::replace_finding(std::int64_t run, std::int64_t t_ms, const diagn
     std::string evidence;
     {
         JsonWriter w(evidence);
-        write_evidence_json(w, f.evidence);
+        formats::write_evidence_json(w, f.evidence);
     }
     sqlite3_bind_text(st.get(), 1, diagnose::severity_name(f.severity), -1, SQLITE_STATIC);
     sqlite3_bind_text(st.get(), 2, f.summary.c_str(), -1, SQLITE_TRANSIENT);

@@ -2,7 +2,7 @@
 
 #include "core/clock.hpp"
 #include "core/json_writer.hpp"
-#include "store/finding_json.hpp"
+#include "formats/finding_json.hpp"
 
 namespace baton::store {
 
@@ -47,7 +47,7 @@ void append_run_json(const RunRecord& r, std::string& out, const std::vector<Rec
             w.field("summary", f.summary);
             w.field("recommendation", f.recommendation);
             w.key("evidence");  // cuda_oom's autopsy among them: what held the memory, by category
-            write_evidence_json(w, f.evidence);
+            formats::write_evidence_json(w, f.evidence);
             w.end_object();
         }
         w.end_array();

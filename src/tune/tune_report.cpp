@@ -3,7 +3,7 @@
 #include <fmt/format.h>  // header-only (fmt::fmt-header-only)
 
 #include "core/json_writer.hpp"
-#include "store/finding_json.hpp"
+#include "formats/finding_json.hpp"
 #include "store/run_energy.hpp"
 
 namespace baton::tune {
@@ -210,7 +210,7 @@ std::string tune_json(const TuneResult& r, const std::string& command) {
         w.key("first_run_findings");
         w.begin_array();
         if (!r.trials.empty())
-            for (const diagnose::Finding& f : r.trials.front().findings) store::write_finding_json(w, f);
+            for (const diagnose::Finding& f : r.trials.front().findings) formats::write_finding_json(w, f);
         w.end_array();
         w.key("trials");
         w.begin_array();

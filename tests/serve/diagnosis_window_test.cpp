@@ -13,12 +13,13 @@
 #include "report/findings_view.hpp"
 #include "serve/diagnosis_window.hpp"
 #include "test_support.hpp"
-#include "store/snapshot_json_read.hpp"
+#include "formats/snapshot_json_read.hpp"
 
 using namespace baton;
 using namespace baton::diagnose;
 using namespace baton::report;
 using namespace baton::store;
+using namespace baton::formats;
 
 namespace {
 

@@ -496,7 +496,7 @@ bool read_mig_instances(Shared& s, Device& d) {
 // at start, in initialize(); what changes slowly every pcie_interval_seconds, in read_slow(); these
 // every tick). Each resets its fields first, so an answer that stops coming leaves them unknown,
 // and returns false when NVML says the GPU is lost (read_device then keeps only its identity).
-// Adding a field: the call in the group it belongs to, its row in store/snapshot_fields.cpp.
+// Adding a field: the call in the group it belongs to, its row in formats/snapshot_fields.cpp.
 
 bool is_lost(nvmlReturn_t rc) {
     return rc == NVML_ERROR_GPU_IS_LOST;

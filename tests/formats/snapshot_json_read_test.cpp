@@ -5,12 +5,12 @@
 #include <sstream>
 
 #include "sample/sampler.hpp"
-#include "store/snapshot_json.hpp"
-#include "store/snapshot_json_read.hpp"
+#include "formats/snapshot_json.hpp"
+#include "formats/snapshot_json_read.hpp"
 #include "test_support.hpp"
 
 using namespace baton;
-using namespace baton::store;
+using namespace baton::formats;
 
 namespace {
 

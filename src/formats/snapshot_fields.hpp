@@ -1,7 +1,7 @@
 // The Snapshot's scalar fields, each written once: its JSON key, its member, its Prometheus
 // family (name, type, scale, help), its dcgm-exporter twin and whether baton serve keeps it over
 // time. The JSON writer and reader, the Prometheus exposition, --dcgm-compat and the agent's
-// metric history all walk these tables, and a test (tests/store/snapshot_fields_test.cpp) fails
+// metric history all walk these tables, and a test (tests/formats/snapshot_fields_test.cpp) fails
 // when docs/snapshot-schema.md or docs/metrics.md disagree with them. So adding a GPU field is:
 // the member in sample/snapshot.hpp, the NVML read, one row here, one row in each doc.
 //
@@ -9,7 +9,7 @@
 // MIG instances, a GPU's processes, per-core CPU times, pressure), identity fields that are
 // labels rather than values (a GPU's index and uuid, a disk's name), and the processes, whose
 // JSON is the hot path of `baton snapshot` and keeps its cached, hand-written encoder
-// (store/snapshot_json.cpp).
+// (formats/snapshot_json.cpp).
 #pragma once
 
 #include <cstdint>
@@ -22,13 +22,13 @@
 #include <vector>
 
 #include "sample/snapshot.hpp"
-#include "store/prometheus_text.hpp"
+#include "formats/prometheus_text.hpp"
 
 namespace baton {
 class JsonWriter;
 }
 
-namespace baton::store {
+namespace baton::formats {
 
 // dcgm-exporter's framebuffer families, which --dcgm-compat writes for each GPU (its field rows) and
 // for each MIG instance (dcgm_compat.cpp).
@@ -39,11 +39,10 @@ inline constexpr MetricFamily kDcgmFbFree{"DCGM_FI_DEV_FB_FREE", "gauge", "Frame
 // is left out; docs say "optional"); a plain member is always written. An enum is written as its
 // name (core/enum_names.hpp) and a name it does not know is refused on reading.
 template <class R>
-using FieldMember =
-    std::variant<double R::*, std::uint64_t R::*, unsigned R::*, bool R::*, std::string R::*, GpuProcessType R::*,
-                 std::optional<double> R::*, std::optional<std::uint64_t> R::*, std::optional<unsigned> R::*,
-                 std::optional<bool> R::*, std::optional<std::string> R::*, std::optional<ComputeMode> R::*,
-                 GpuState R::*>;
+using FieldMember = std::variant<double R::*, std::uint64_t R::*, unsigned R::*, bool R::*, std::string R::*,
+                                 GpuProcessType R::*, std::optional<double> R::*, std::optional<std::uint64_t> R::*,
+                                 std::optional<unsigned> R::*, std::optional<bool> R::*,
+                                 std::optional<std::string> R::*, std::optional<ComputeMode> R::*, GpuState R::*>;
 
 // One Prometheus family a field is exported as; name null: not exported this way.
 struct FieldMetric {
@@ -166,4 +165,4 @@ template <class R>
 void sample_fields(Exposition& e, const FieldTable<R>& t, const R& r,
                    const std::vector<std::pair<const char*, std::string>>& labels, bool dcgm = false);
 
-}  // namespace baton::store
+}  // namespace baton::formats

@@ -11,11 +11,11 @@
 #include <unistd.h>
 
 #include "sample/sampler.hpp"
-#include "store/snapshot_json.hpp"
+#include "formats/snapshot_json.hpp"
 #include "test_support.hpp"
 
 using namespace baton;
-using namespace baton::store;
+using namespace baton::formats;
 using nlohmann::json;
 
 namespace {

@@ -1,4 +1,4 @@
-#include "store/snapshot_prometheus.hpp"
+#include "formats/snapshot_prometheus.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -7,9 +7,9 @@
 #include "core/printable.hpp"
 #include "sample/gpu/throttle_reasons.hpp"
 #include "sample/process_lookup.hpp"
-#include "store/snapshot_fields.hpp"
+#include "formats/snapshot_fields.hpp"
 
-namespace baton::store {
+namespace baton::formats {
 
 namespace {
 
@@ -274,4 +274,4 @@ void append_snapshot_prometheus(const Snapshot& s, const PrometheusOptions& o, s
     e.write(out);
 }
 
-}  // namespace baton::store
+}  // namespace baton::formats

@@ -11,7 +11,7 @@
 #include "diagnose/series.hpp"
 #include "sample/snapshot.hpp"
 
-namespace baton::store {
+namespace baton::formats {
 
 Result<Snapshot> parse_snapshot_json(std::string_view text);
 
@@ -25,4 +25,4 @@ Result<Snapshot> parse_snapshot_json(std::string_view text);
 // which never steps) going back.
 Result<diagnose::Window> read_snapshot_stream(std::istream& in, const std::string& name);
 
-}  // namespace baton::store
+}  // namespace baton::formats

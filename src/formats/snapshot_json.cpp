@@ -1,10 +1,10 @@
-#include "store/snapshot_json.hpp"
+#include "formats/snapshot_json.hpp"
 
 #include "core/clock.hpp"
 #include "core/json_writer.hpp"
-#include "store/snapshot_fields.hpp"
+#include "formats/snapshot_fields.hpp"
 
-namespace baton::store {
+namespace baton::formats {
 
 namespace {
 
@@ -330,4 +330,4 @@ void SnapshotJsonEncoder::append(const Snapshot& s, std::string& out) {
     w.finish();
 }
 
-}  // namespace baton::store
+}  // namespace baton::formats

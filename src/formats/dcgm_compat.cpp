@@ -2,13 +2,13 @@
 // MiB, W, MHz, mJ) and labels (gpu, UUID, device, modelName, Hostname and hostname, pci_bus_id,
 // DCGM_FI_DRIVER_VERSION), so a Grafana dashboard built for dcgm-exporter (NVIDIA's among them)
 // works unchanged against baton serve --dcgm-compat. The mapping is the `dcgm` column of
-// store/snapshot_fields.cpp, documented in docs/metrics.md.
+// formats/snapshot_fields.cpp, documented in docs/metrics.md.
 #include <cstdlib>
 
-#include "store/snapshot_fields.hpp"
-#include "store/snapshot_prometheus.hpp"
+#include "formats/snapshot_fields.hpp"
+#include "formats/snapshot_prometheus.hpp"
 
-namespace baton::store {
+namespace baton::formats {
 
 namespace {
 
@@ -72,4 +72,4 @@ void append_dcgm_compat(const Snapshot& s, const PrometheusOptions& o, Expositio
     }
 }
 
-}  // namespace baton::store
+}  // namespace baton::formats

@@ -1,11 +1,11 @@
-#include "store/snapshot_fields.hpp"
+#include "formats/snapshot_fields.hpp"
 
 #include <array>
 
 #include "core/json_writer.hpp"
-#include "store/prometheus_text.hpp"
+#include "formats/prometheus_text.hpp"
 
-namespace baton::store {
+namespace baton::formats {
 
 namespace {
 
@@ -554,4 +554,4 @@ BATON_FIELD_FUNCTIONS(GpuInfo)
 BATON_FIELD_FUNCTIONS(GpuProcess)
 #undef BATON_FIELD_FUNCTIONS
 
-}  // namespace baton::store
+}  // namespace baton::formats

@@ -9,7 +9,7 @@
 
 #include "sample/snapshot.hpp"
 
-namespace baton::store {
+namespace baton::formats {
 
 // Appends one compact JSON object (no trailing newline) to `out`.
 void append_snapshot_json(const Snapshot& snap, std::string& out);
@@ -42,4 +42,4 @@ class SnapshotJsonEncoder {
 // Version of the schema written in every object as "schema_version".
 inline constexpr int kSnapshotSchemaVersion = 1;
 
-}  // namespace baton::store
+}  // namespace baton::formats

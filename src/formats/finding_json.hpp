@@ -7,7 +7,7 @@
 #include "core/json_writer.hpp"
 #include "diagnose/finding.hpp"
 
-namespace baton::store {
+namespace baton::formats {
 
 // Writes `f` as one JSON object at the writer's current position (a value: after a key or
 // inside an array).
@@ -16,4 +16,4 @@ void write_finding_json(JsonWriter& w, const diagnose::Finding& f);
 // Writes the evidence list alone, as a JSON array.
 void write_evidence_json(JsonWriter& w, const std::vector<diagnose::Evidence>& evidence);
 
-}  // namespace baton::store
+}  // namespace baton::formats

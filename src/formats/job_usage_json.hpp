@@ -11,7 +11,7 @@
 #include "core/result.hpp"
 #include "diagnose/job_usage.hpp"
 
-namespace baton::store {
+namespace baton::formats {
 
 // {"job": {...}, "nodes": [...], "findings": [...], "notes": [...]}.
 std::string job_use_json(const diagnose::JobUse& j, const std::vector<std::string>& notes);
@@ -32,4 +32,4 @@ std::string js1_admin_comment(const diagnose::JobUse& j);
 // error for text that is not one.
 Result<std::string> decode_js1(std::string_view admin_comment);
 
-}  // namespace baton::store
+}  // namespace baton::formats

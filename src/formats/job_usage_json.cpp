@@ -1,4 +1,4 @@
-#include "store/job_usage_json.hpp"
+#include "formats/job_usage_json.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -9,7 +9,7 @@
 #include "core/base64.hpp"
 #include "core/gzip.hpp"
 
-namespace baton::store {
+namespace baton::formats {
 
 namespace {
 
@@ -254,4 +254,4 @@ Result<std::string> decode_js1(std::string_view admin_comment) {
     return *text;
 }
 
-}  // namespace baton::store
+}  // namespace baton::formats

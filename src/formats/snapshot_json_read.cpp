@@ -1,4 +1,4 @@
-#include "store/snapshot_json_read.hpp"
+#include "formats/snapshot_json_read.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -11,9 +11,9 @@
 
 #include "core/clock.hpp"
 #include "sample/linux/cgroup_owner.hpp"
-#include "store/snapshot_fields.hpp"
+#include "formats/snapshot_fields.hpp"
 
-namespace baton::store {
+namespace baton::formats {
 
 namespace {
 
@@ -449,4 +449,4 @@ Result<diagnose::Window> read_snapshot_stream(std::istream& in, const std::strin
     return w;
 }
 
-}  // namespace baton::store
+}  // namespace baton::formats

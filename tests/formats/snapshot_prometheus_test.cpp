@@ -7,11 +7,11 @@
 #include <sstream>
 
 #include "sample/sampler.hpp"
-#include "store/snapshot_prometheus.hpp"
+#include "formats/snapshot_prometheus.hpp"
 #include "test_support.hpp"
 
 using namespace baton;
-using namespace baton::store;
+using namespace baton::formats;
 
 namespace {
 

@@ -1,11 +1,11 @@
-#include "store/prometheus_text.hpp"
+#include "formats/prometheus_text.hpp"
 
 #include <charconv>
 #include <cmath>
 
 #include "core/printable.hpp"
 
-namespace baton::store {
+namespace baton::formats {
 
 void append_label_value(std::string_view value, std::string& out) {
     for (std::size_t i = 0; i < value.size();) {
@@ -70,4 +70,4 @@ void Exposition::write(std::string& out) const {
     }
 }
 
-}  // namespace baton::store
+}  // namespace baton::formats

@@ -1,4 +1,4 @@
-// The field tables (store/snapshot_fields.cpp) against the docs: each field's JSON key, type and
+// The field tables (formats/snapshot_fields.cpp) against the docs: each field's JSON key, type and
 // presence in docs/snapshot-schema.md, each Prometheus family with its type in docs/metrics.md,
 // each dcgm-exporter twin in its table there (mapped from this very key), each kept metric in
 // docs/api.md. And the other way: every scalar row the schema documents for a tabled record is
@@ -14,11 +14,11 @@
 #include <set>
 #include <sstream>
 
-#include "store/snapshot_fields.hpp"
+#include "formats/snapshot_fields.hpp"
 #include "test_support.hpp"
 
 using namespace baton;
-using namespace baton::store;
+using namespace baton::formats;
 
 namespace {
 
@@ -110,7 +110,7 @@ void check_table(const FieldTable<R>& t, const std::map<std::string, SchemaRow>&
             const std::string path = prefix + f.key;
             auto row = schema.find(path);
             if (row == schema.end()) {
-                ADD_FAILURE() << path << " is in store/snapshot_fields.cpp but not in docs/snapshot-schema.md";
+                ADD_FAILURE() << path << " is in formats/snapshot_fields.cpp but not in docs/snapshot-schema.md";
                 continue;
             }
             EXPECT_EQ(row->second.type, json_type(f.member)) << path << ": the doc's type";
@@ -162,7 +162,7 @@ void check_table(const FieldTable<R>& t, const std::map<std::string, SchemaRow>&
                 for (const auto& f : cpu_time_fields().fields) tabled |= rest == f.key;
                 for (const auto& f : cpu_fields().fields) tabled |= rest == f.key;
             }
-            EXPECT_TRUE(tabled) << path << " is documented but in no field table (store/snapshot_fields.cpp)";
+            EXPECT_TRUE(tabled) << path << " is documented but in no field table (formats/snapshot_fields.cpp)";
         }
 }
 
@@ -218,7 +218,7 @@ TEST(SnapshotFields, TheDocCheckBites) {
         return false;
     };
     EXPECT_TRUE(reported("baton_no_such_metric")) << "a metric missing from docs/metrics.md";
-    EXPECT_TRUE(reported("gpus[].nowhere_bytes is in store/snapshot_fields.cpp")) << "a key missing from the schema";
+    EXPECT_TRUE(reported("gpus[].nowhere_bytes is in formats/snapshot_fields.cpp")) << "a key missing from the schema";
     EXPECT_TRUE(reported("gpus[].power_watts is documented but in no field table")) << "a documented key not tabled";
 }
 

@@ -16,7 +16,7 @@
 #include <utility>
 #include <vector>
 
-namespace baton::store {
+namespace baton::formats {
 
 struct MetricFamily {
     const char* name;
@@ -59,4 +59,4 @@ class Exposition {
 // double quote and newline escaped. Appended to `out`.
 void append_label_value(std::string_view value, std::string& out);
 
-}  // namespace baton::store
+}  // namespace baton::formats

@@ -14,9 +14,9 @@
 
 #include "sample/linux/job_cgroup_usage.hpp"
 #include "sample/snapshot.hpp"
-#include "store/prometheus_text.hpp"
+#include "formats/prometheus_text.hpp"
 
-namespace baton::store {
+namespace baton::formats {
 
 struct PrometheusOptions {
     // Processes with series of their own (CPU time, resident memory): the top N by CPU. Processes
@@ -38,7 +38,7 @@ void append_snapshot_prometheus(const Snapshot& snap, const PrometheusOptions& o
 // One scrape's worth with the default options (baton snapshot --prometheus).
 void append_snapshot_prometheus(const Snapshot& snap, const PrometheusOptions& options, std::string& out);
 
-// The job series (store/job_prometheus.cpp): baton_job_info and the allocations per job,
+// The job series (formats/job_prometheus.cpp): baton_job_info and the allocations per job,
 // baton_gpu_job_info per GPU and job, baton_process_job_info for `pids` (those with series).
 void append_job_series(const Snapshot& snap, const std::vector<std::uint32_t>& pids, Exposition& e);
 
@@ -48,9 +48,9 @@ const JobInfo* only_job_on_gpu(const Snapshot& snap, unsigned gpu);
 // The dcgm-exporter compatible families (called by append_snapshot_prometheus with dcgm_compat).
 void append_dcgm_compat(const Snapshot& snap, const PrometheusOptions& options, Exposition& e);
 
-// The jobstats-compatible families (store/jobstats_prometheus.cpp): each Slurm job's cgroup
+// The jobstats-compatible families (formats/jobstats_prometheus.cpp): each Slurm job's cgroup
 // totals from `cgroups` (by job id, read at scrape time by the caller) and the GPUs with the job on each.
 void append_jobstats_compat(const Snapshot& snap, const std::map<std::string, os::JobCgroupUsage>& cgroups,
                             Exposition& e);
 
-}  // namespace baton::store
+}  // namespace baton::formats

@@ -6,7 +6,7 @@
 
 #include "core/base64.hpp"
 #include "core/gzip.hpp"
-#include "store/job_usage_json.hpp"
+#include "formats/job_usage_json.hpp"
 
 using namespace baton;
 using namespace baton::diagnose;
@@ -65,13 +65,13 @@ JobUse two_gpu_job() {
 
 TEST(JobUsageJson, ReadsBackWhatItWrites) {
     const JobUse j = two_gpu_job();
-    const std::string text = store::job_use_json(j, {"asked for 2 GPUs, used 1: request 1"});
+    const std::string text = formats::job_use_json(j, {"asked for 2 GPUs, used 1: request 1"});
     const json doc = json::parse(text);
     EXPECT_EQ(doc["job"]["state"], "ended");
     EXPECT_EQ(doc["job"]["runtime_seconds"], 3601.0);  // from Slurm's start to the last sample
     EXPECT_EQ(doc["notes"][0], "asked for 2 GPUs, used 1: request 1");
     EXPECT_EQ(doc["nodes"][0]["gpus"][0]["utilization_percent"], 98.6);
-    Result<JobUse> back = store::read_job_use(text);
+    Result<JobUse> back = formats::read_job_use(text);
     ASSERT_TRUE(back.ok()) << back.error().message;
     const JobUse& b = back.value();
     EXPECT_EQ(b.label, j.label);
@@ -88,13 +88,13 @@ TEST(JobUsageJson, ReadsBackWhatItWrites) {
 }
 
 TEST(JobUsageJson, HostileAnswersAreRefusedWithTheFieldsName) {
-    const json good = json::parse(store::job_use_json(two_gpu_job(), {}));
+    const json good = json::parse(formats::job_use_json(two_gpu_job(), {}));
     auto error_of = [](const json& doc) {
-        Result<JobUse> r = store::read_job_use(doc.dump());
+        Result<JobUse> r = formats::read_job_use(doc.dump());
         return r.ok() ? std::string("accepted") : r.error().message;
     };
-    EXPECT_EQ(store::read_job_use("{not json").error().message, "not JSON");
-    EXPECT_EQ(store::read_job_use("[]").error().message, ": expected an object");
+    EXPECT_EQ(formats::read_job_use("{not json").error().message, "not JSON");
+    EXPECT_EQ(formats::read_job_use("[]").error().message, ": expected an object");
     json j = good;
     j["job"].erase("label");
     EXPECT_EQ(error_of(j), "job.label: missing");
@@ -119,7 +119,7 @@ TEST(JobUsageJson, HostileAnswersAreRefusedWithTheFieldsName) {
 }
 
 TEST(JobUsageJson, TheSummaryIsJobstatsLayoutKeyedByMinorNumber) {
-    const json s = json::parse(store::jobstats_summary(two_gpu_job()));
+    const json s = json::parse(formats::jobstats_summary(two_gpu_job()));
     const json expected = json::parse(R"({
         "gpus": 2,
         "nodes": {"della-k1g1": {"cpus": 12, "total_memory": 137438953472, "used_memory": 84825604096,
@@ -133,14 +133,14 @@ TEST(JobUsageJson, TheSummaryIsJobstatsLayoutKeyedByMinorNumber) {
     JobUse j = two_gpu_job();
     j.nodes[0].cpus.reset();
     j.nodes[0].memory_allocated_bytes.reset();
-    const json n = json::parse(store::jobstats_summary(j))["nodes"]["della-k1g1"];
+    const json n = json::parse(formats::jobstats_summary(j))["nodes"]["della-k1g1"];
     EXPECT_EQ(n["cpus"], 64);
     EXPECT_EQ(n["total_memory"], 512 * kUseGiB);
 }
 
 TEST(JobUsageJson, Js1IsBase64OfGzippedSummaryAndDecodesBack) {
     const JobUse j = two_gpu_job();
-    const std::string comment = store::js1_admin_comment(j);
+    const std::string comment = formats::js1_admin_comment(j);
     ASSERT_EQ(comment.rfind("JS1:", 0), 0u);
     // As jobstats reads it: json.loads(gzip.decompress(base64.b64decode(data[4:]))).
     std::optional<std::string> packed = base64_decode(comment.substr(4));
@@ -148,17 +148,17 @@ TEST(JobUsageJson, Js1IsBase64OfGzippedSummaryAndDecodesBack) {
     ASSERT_GE(packed->size(), 2u);
     EXPECT_EQ(static_cast<unsigned char>((*packed)[0]), 0x1f);  // gzip's magic
     EXPECT_EQ(static_cast<unsigned char>((*packed)[1]), 0x8b);
-    EXPECT_EQ(gzip_decompress(*packed, 1 << 20), store::jobstats_summary(j));
-    Result<std::string> decoded = store::decode_js1(comment);
+    EXPECT_EQ(gzip_decompress(*packed, 1 << 20), formats::jobstats_summary(j));
+    Result<std::string> decoded = formats::decode_js1(comment);
     ASSERT_TRUE(decoded.ok());
-    EXPECT_EQ(decoded.value(), store::jobstats_summary(j));
+    EXPECT_EQ(decoded.value(), formats::jobstats_summary(j));
 
-    EXPECT_FALSE(store::decode_js1("JS2:abcd").ok());
-    EXPECT_EQ(store::decode_js1("JS1:not base64!").error().message, "JS1 summary: not base64");
-    EXPECT_EQ(store::decode_js1("JS1:" + base64_encode("plain text")).error().message,
+    EXPECT_FALSE(formats::decode_js1("JS2:abcd").ok());
+    EXPECT_EQ(formats::decode_js1("JS1:not base64!").error().message, "JS1 summary: not base64");
+    EXPECT_EQ(formats::decode_js1("JS1:" + base64_encode("plain text")).error().message,
               "JS1 summary: not gzip (or over 16 MiB inflated)");
-    EXPECT_EQ(store::decode_js1("JS1:" + base64_encode(gzip_compress("{nope"))).error().message,
+    EXPECT_EQ(formats::decode_js1("JS1:" + base64_encode(gzip_compress("{nope"))).error().message,
               "JS1 summary: not JSON");
     // 32 MiB of zeros gzip to about 32 KiB: refused, not inflated.
-    EXPECT_FALSE(store::decode_js1("JS1:" + base64_encode(gzip_compress(std::string(32u << 20, '0')))).ok());
+    EXPECT_FALSE(formats::decode_js1("JS1:" + base64_encode(gzip_compress(std::string(32u << 20, '0')))).ok());
 }

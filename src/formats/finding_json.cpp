@@ -1,6 +1,6 @@
-#include "store/finding_json.hpp"
+#include "formats/finding_json.hpp"
 
-namespace baton::store {
+namespace baton::formats {
 
 void write_evidence_json(JsonWriter& w, const std::vector<diagnose::Evidence>& evidence) {
     w.begin_array();
@@ -33,4 +33,4 @@ void write_finding_json(JsonWriter& w, const diagnose::Finding& f) {
     w.end_object();
 }
 
-}  // namespace baton::store
+}  // namespace baton::formats

@@ -5,9 +5,9 @@
 
 #include "core/printable.hpp"
 #include "sample/process_lookup.hpp"
-#include "store/snapshot_prometheus.hpp"
+#include "formats/snapshot_prometheus.hpp"
 
-namespace baton::store {
+namespace baton::formats {
 
 namespace {
 
@@ -99,4 +99,4 @@ const JobInfo* only_job_on_gpu(const Snapshot& s, unsigned gpu) {
     return found;
 }
 
-}  // namespace baton::store
+}  // namespace baton::formats

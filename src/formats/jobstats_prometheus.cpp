@@ -14,9 +14,9 @@
 #include "core/printable.hpp"
 #include "core/text_parse.hpp"
 #include "sample/process_lookup.hpp"
-#include "store/snapshot_prometheus.hpp"
+#include "formats/snapshot_prometheus.hpp"
 
-namespace baton::store {
+namespace baton::formats {
 
 namespace {
 
@@ -160,4 +160,4 @@ void append_jobstats_compat(const Snapshot& s, const std::map<std::string, os::J
     e.sample(kNvidiaGpuNumDevices, {}, static_cast<double>(devices));
 }
 
-}  // namespace baton::store
+}  // namespace baton::formats
