@@ -52,6 +52,108 @@ void stop_tree(pid_t self, pid_t group) {
     }
 }
 
+// The agent's go on fd 3 ('g'), read once: anything else (the agent went away first) is no go.
+bool go_came() {
+    char go = 0;
+    ssize_t n = 0;
+    do n = ::read(3, &go, 1);
+    while (n < 0 && errno == EINTR);
+    ::close(3);
+    return n == 1 && go == 'g';
+}
+
+// The job's CPUs: this process's affinity, which the command inherits.
+void pin_to_cpus(const ShimSpec& spec) {
+    if (spec.cpus.empty()) return;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    for (unsigned c : spec.cpus)
+        if (c < CPU_SETSIZE) CPU_SET(c, &set);
+    if (::sched_setaffinity(0, sizeof set, &set) != 0)
+        std::fprintf(stderr, "baton job-shim: job %lld: cannot pin the job to its CPUs: %s\n",
+                     static_cast<long long>(spec.job), std::strerror(errno));
+}
+
+// The directories its processes write in, the owner's. DIR is the agent's (0711 or 0700): no one
+// else could have put anything there, and lstat never follows a link if someone had. One that
+// cannot be made is said in the job's stderr; the job runs without what needed it.
+void make_owner_dirs(const std::string& dir, const ShimSpec& spec, bool switch_user, int err) {
+    for (const std::string& d : spec.owner_dirs) {
+        struct stat ds {};
+        const bool ok =
+            owner_dir_allowed(dir, d) &&
+            (::mkdir(d.c_str(), 0700) == 0 || (errno == EEXIST && ::lstat(d.c_str(), &ds) == 0 && S_ISDIR(ds.st_mode)));
+        if (ok && switch_user) (void)!::lchown(d.c_str(), spec.uid, spec.gid);
+        if (!ok) {
+            const std::string line =
+                "baton job-shim: cannot make " + d + ": " +
+                (owner_dir_allowed(dir, d) ? std::strerror(errno) : "not a directory of the job's") + "\n";
+            (void)!::write(err, line.data(), line.size());
+        }
+    }
+}
+
+// Watches the command `child` and its tree to the end: reaps what exits, passes the agent's cancel
+// (SIGTERM, its grace in the value of a sigqueue), pause (SIGUSR1) and resume (SIGUSR2) on, and ends
+// what the command left behind with the spec's grace (os::TreeEnd). The end is written to `st`.
+void supervise(const ShimSpec& spec, pid_t child, const sigset_t& watched, ShimStatus& st) {
+    bool main_done = false, paused = false;
+    const pid_t self = ::getpid();
+    // The tree: the command's group while it is not reaped (so its pid, the group's id, cannot name
+    // another group yet), and every descendant by pid and start time; a paused tree is continued after a SIGTERM, so
+    // that the signal is acted on. SIGKILLed and still there after 5 s: stuck in the kernel (state D), not waited on.
+    os::TreeEnd ending({[&](int sig) {
+                            const int reached = os::signal_tree(self, main_done ? 0 : child, sig);
+                            if (sig == SIGTERM && paused) os::signal_tree(self, main_done ? 0 : child, SIGCONT);
+                            if (sig == SIGTERM) paused = false;
+                            return reached;
+                        },
+                        [] { return true; }},  // (the loop below reaps and sees when nothing is left)
+                       5);
+    for (;;) {
+        int ws = 0;
+        pid_t w;
+        while ((w = ::waitpid(-1, &ws, WNOHANG)) > 0) {
+            if (w != child) continue;  // an orphan of the tree, reaped
+            main_done = true;
+            if (WIFEXITED(ws)) {
+                st.exit_status = WEXITSTATUS(ws);
+            } else if (WIFSIGNALED(ws)) {
+                st.signal = WTERMSIG(ws);
+                st.exit_status = 128 + st.signal;
+            }
+        }
+        // No child left means no descendant left: this process is the tree's subreaper, so every
+        // orphan of it became its child. Only otherwise is /proc walked.
+        const bool childless = w < 0 && errno == ECHILD;
+        const double now = monotonic_seconds();
+        if (main_done) {
+            if (childless || os::descendants(self).empty()) break;
+            // The command ended and left processes behind (workers, a daemon): they would hold
+            // its GPUs and CPUs after the queue gave them to the next job.
+            if (!ending.ending()) ending.begin(now, spec.end_grace_seconds);
+        }
+        if (ending.step(now) == os::TreeEnd::Phase::stuck) break;
+        st.killed_after_grace = ending.killed();
+        const double wait = ending.ending() ? std::max(0.01, std::min(1.0, ending.deadline() - now)) : 1.0;
+        timespec ts{static_cast<time_t>(wait), static_cast<long>((wait - std::floor(wait)) * 1e9)};
+        siginfo_t info{};
+        const int sig = ::sigtimedwait(&watched, &info, &ts);
+        if ((sig == SIGTERM || sig == SIGINT) && !st.cancelled) {
+            st.cancelled = true;
+            double grace = 10;
+            if (info.si_code == SI_QUEUE && info.si_value.sival_int >= 0) grace = info.si_value.sival_int / 1000.0;
+            ending.begin(now, grace);
+        } else if (sig == SIGUSR1 && !paused && !ending.ending()) {
+            stop_tree(self, main_done ? 0 : child);
+            paused = true;
+        } else if (sig == SIGUSR2 && paused) {
+            os::signal_tree(self, main_done ? 0 : child, SIGCONT);
+            paused = false;
+        }
+    }
+}
+
 }  // namespace
 
 sigset_t supervisor_start_mask() {
@@ -185,12 +287,7 @@ int run_job_shim(const std::string& dir) {
     };
 
     // The go from the agent comes first: nothing happens before the store says this process runs the job.
-    char go = 0;
-    ssize_t n = 0;
-    do n = ::read(3, &go, 1);
-    while (n < 0 && errno == EINTR);
-    ::close(3);
-    if (n != 1 || go != 'g') {
+    if (!go_came()) {
         st.no_go = true;
         st.error = kNoGoError;
         return finish();
@@ -219,15 +316,7 @@ int run_job_shim(const std::string& dir) {
     // has memory.oom.group, so an out-of-memory kill there takes every process in it, and the
     // supervisor must live on to write how the job ended. The command enters it (below).
     const std::string cgroup_procs = spec.cgroup.empty() ? "" : spec.cgroup + "/cgroup.procs";
-    if (!spec.cpus.empty()) {
-        cpu_set_t set;
-        CPU_ZERO(&set);
-        for (unsigned c : spec.cpus)
-            if (c < CPU_SETSIZE) CPU_SET(c, &set);
-        if (::sched_setaffinity(0, sizeof set, &set) != 0)
-            std::fprintf(stderr, "baton job-shim: job %lld: cannot pin the job to its CPUs: %s\n",
-                         static_cast<long long>(spec.job), std::strerror(errno));
-    }
+    pin_to_cpus(spec);
     // The shim keeps its privileges (it writes the status and ends the whole tree whatever the job
     // does to itself); the command takes the owner's groups, gid and uid between fork and exec.
     const bool switch_user = ::geteuid() == 0 && spec.uid != 0;
@@ -245,22 +334,7 @@ int run_job_shim(const std::string& dir) {
         st.error = "cannot open the job's logs in " + dir + ": " + std::strerror(errno);
         return finish();
     }
-    // The directories its processes write in, the owner's. DIR is the agent's (0711 or 0700): no one
-    // else could have put anything there, and lstat never follows a link if someone had. One that
-    // cannot be made is said in the job's stderr; the job runs without what needed it.
-    for (const std::string& d : spec.owner_dirs) {
-        struct stat ds {};
-        const bool ok =
-            owner_dir_allowed(dir, d) &&
-            (::mkdir(d.c_str(), 0700) == 0 || (errno == EEXIST && ::lstat(d.c_str(), &ds) == 0 && S_ISDIR(ds.st_mode)));
-        if (ok && switch_user) (void)!::lchown(d.c_str(), spec.uid, spec.gid);
-        if (!ok) {
-            const std::string line =
-                "baton job-shim: cannot make " + d + ": " +
-                (owner_dir_allowed(dir, d) ? std::strerror(errno) : "not a directory of the job's") + "\n";
-            (void)!::write(err, line.data(), line.size());
-        }
-    }
+    make_owner_dirs(dir, spec, switch_user, err);
     // execvpe looks the command up on this process's PATH: the job's.
     for (const std::string& kv : spec.env)
         if (kv.rfind("PATH=", 0) == 0) ::setenv("PATH", kv.c_str() + 5, 1);
@@ -291,61 +365,7 @@ int run_job_shim(const std::string& dir) {
     const pid_t child = *started;
     st.started = true;
 
-    bool main_done = false, paused = false;
-    const pid_t self = ::getpid();
-    // The tree: the command's group while it is not reaped (so its pid, the group's id, cannot name
-    // another group yet), and every descendant by pid and start time; a paused tree is continued after a SIGTERM, so
-    // that the signal is acted on. SIGKILLed and still there after 5 s: stuck in the kernel (state D), not waited on.
-    os::TreeEnd ending({[&](int sig) {
-                            const int reached = os::signal_tree(self, main_done ? 0 : child, sig);
-                            if (sig == SIGTERM && paused) os::signal_tree(self, main_done ? 0 : child, SIGCONT);
-                            if (sig == SIGTERM) paused = false;
-                            return reached;
-                        },
-                        [] { return true; }},  // (the loop below reaps and sees when nothing is left)
-                       5);
-    for (;;) {
-        int ws = 0;
-        pid_t w;
-        while ((w = ::waitpid(-1, &ws, WNOHANG)) > 0) {
-            if (w != child) continue;  // an orphan of the tree, reaped
-            main_done = true;
-            if (WIFEXITED(ws)) {
-                st.exit_status = WEXITSTATUS(ws);
-            } else if (WIFSIGNALED(ws)) {
-                st.signal = WTERMSIG(ws);
-                st.exit_status = 128 + st.signal;
-            }
-        }
-        // No child left means no descendant left: this process is the tree's subreaper, so every
-        // orphan of it became its child. Only otherwise is /proc walked.
-        const bool childless = w < 0 && errno == ECHILD;
-        const double now = monotonic_seconds();
-        if (main_done) {
-            if (childless || os::descendants(self).empty()) break;
-            // The command ended and left processes behind (workers, a daemon): they would hold
-            // its GPUs and CPUs after the queue gave them to the next job.
-            if (!ending.ending()) ending.begin(now, spec.end_grace_seconds);
-        }
-        if (ending.step(now) == os::TreeEnd::Phase::stuck) break;
-        st.killed_after_grace = ending.killed();
-        const double wait = ending.ending() ? std::max(0.01, std::min(1.0, ending.deadline() - now)) : 1.0;
-        timespec ts{static_cast<time_t>(wait), static_cast<long>((wait - std::floor(wait)) * 1e9)};
-        siginfo_t info{};
-        const int sig = ::sigtimedwait(&watched, &info, &ts);
-        if ((sig == SIGTERM || sig == SIGINT) && !st.cancelled) {
-            st.cancelled = true;
-            double grace = 10;
-            if (info.si_code == SI_QUEUE && info.si_value.sival_int >= 0) grace = info.si_value.sival_int / 1000.0;
-            ending.begin(now, grace);
-        } else if (sig == SIGUSR1 && !paused && !ending.ending()) {
-            stop_tree(self, main_done ? 0 : child);
-            paused = true;
-        } else if (sig == SIGUSR2 && paused) {
-            os::signal_tree(self, main_done ? 0 : child, SIGCONT);
-            paused = false;
-        }
-    }
+    supervise(spec, child, watched, st);
     if (!spec.cgroup.empty()) st.oom_kills = cgroup_oom_kills(spec.cgroup);
     return finish();
 }
