@@ -37,6 +37,91 @@ std::optional<double> measure_of(const TrialResult& t, bool samples) {
     return t.measure.steps_per_second;
 }
 
+namespace {
+
+// Why the first run cannot be the baseline: not started, stopped, past the budget, crashed, no steps.
+Status first_run_usable(const TrialResult& first, const TuneOptions& o) {
+    if (first.end == TrialEnd::not_started) return make_error("cannot start the command: " + first.why);
+    if (run::stop_signal_received()) return make_error("stopped by a signal during the first run");
+    if (first.end == TrialEnd::deadline)
+        return make_error(
+            fmt::format("the first run did not reach {} steps after its warm-up within --budget {} "
+                        "({} step(s)): give a larger --budget or fewer --steps",
+                        o.steps, duration_text(o.budget_seconds), first.steps.size()));
+    if (first.end == TrialEnd::crashed) return make_error("the script failed in its first run: it " + first.why);
+    if (first.end == TrialEnd::no_steps) return make_error("nothing to tune: " + first.why);
+    return Ok{};
+}
+
+// What the first run says about the job, for the candidates.
+BaselineFacts baseline_facts(const TrialResult& first, const TuneOptions& o) {
+    BaselineFacts facts;
+    facts.loader = first.loader;
+    facts.process = first.process;
+    facts.data_wait_share = first.measure.data_wait_share;
+    facts.cpus = o.cpus;
+    facts.cpu_busy_share = first.cpu_percent / (100.0 * std::max(1u, o.cpus));
+    if (first.gpu_memory_total)
+        facts.gpu_memory_peak_share =
+            static_cast<double>(first.gpu_memory_peak) / static_cast<double>(first.gpu_memory_total);
+    facts.trial_steps = o.steps;
+    facts.allow_batch_size = o.allow_batch_size;
+    return facts;
+}
+
+// The verdict over every trial after the first (`samples`: by samples/s, else steps/s): each
+// setting's win beyond the noise, refused when it changed the loss, the winner (of those within the
+// noise of the best, the one that changes least), and why a setting whose trials failed has none.
+void judge_trials(TuneResult& out, bool samples) {
+    const std::size_t k = out.settings.size();
+    std::vector<std::vector<double>> values(k);
+    std::vector<std::vector<std::vector<double>>> losses(k);
+    for (std::size_t i = 1; i < out.trials.size(); ++i) {
+        const TrialResult& t = out.trials[i];
+        if (std::optional<double> v = measure_of(t, samples)) {
+            values[t.setting].push_back(*v);
+            losses[t.setting].push_back(t.losses);
+        }
+    }
+    out.verdict = judge(values);
+    out.numerics.assign(k, std::nullopt);
+    for (std::size_t s = 1; s < k; ++s) {
+        if (!changes_numerics(out.settings[s].settings) || values[s].empty()) continue;
+        out.numerics[s] = compare_losses(losses[0], losses[s]);
+        if (!out.numerics[s]->same && out.verdict.settings[s].wins) {
+            out.verdict.settings[s].wins = false;
+            out.verdict.settings[s].why = "refused: " + out.numerics[s]->why;
+        }
+    }
+    for (std::size_t s = 1; s < k; ++s)
+        if (out.verdict.settings[s].wins &&
+            (!out.winner || out.verdict.settings[s].median > out.verdict.settings[*out.winner].median))
+            out.winner = s;
+    // Of the winners within the noise of the best, the one that changes least: a setting that changes
+    // one thing more for no measurable gain is not worth it.
+    if (out.winner) {
+        const SettingVerdict& best = out.verdict.settings[*out.winner];
+        for (std::size_t s = 1; s < k; ++s) {
+            const SettingVerdict& v = out.verdict.settings[s];
+            const double noise = std::max(best.spread, v.spread);
+            if (v.wins && v.median >= best.median * (1 - noise) &&
+                changed_count(out.settings[s].settings) < changed_count(out.settings[*out.winner].settings))
+                out.winner = s;
+        }
+    }
+    out.verdict.winner = out.winner;
+    // A setting whose trials failed says why in the table.
+    for (std::size_t s = 1; s < k; ++s)
+        if (values[s].empty())
+            for (const TrialResult& t : out.trials)
+                if (t.setting == s && !t.counts()) {
+                    out.verdict.settings[s].why = "its trial " + t.why;  // (tried once: it is not tried again)
+                    break;
+                }
+}
+
+}  // namespace
+
 Result<TuneResult> tune(const TuneOptions& o) {
     TuneResult out;
     out.budget_seconds = o.budget_seconds;
@@ -69,29 +154,10 @@ Result<TuneResult> tune(const TuneOptions& o) {
                     o.steps));
     out.trials.push_back(trial(0, o.budget_seconds, 1));
     const TrialResult& first = out.trials.front();
-    if (first.end == TrialEnd::not_started) return make_error("cannot start the command: " + first.why);
-    if (run::stop_signal_received()) return make_error("stopped by a signal during the first run");
-    if (first.end == TrialEnd::deadline)
-        return make_error(
-            fmt::format("the first run did not reach {} steps after its warm-up within --budget {} "
-                        "({} step(s)): give a larger --budget or fewer --steps",
-                        o.steps, duration_text(o.budget_seconds), first.steps.size()));
-    if (first.end == TrialEnd::crashed) return make_error("the script failed in its first run: it " + first.why);
-    if (first.end == TrialEnd::no_steps) return make_error("nothing to tune: " + first.why);
+    if (Status st = first_run_usable(first, o); !st.ok()) return st.error();
     const double trial_seconds = std::max(first.seconds, 0.1);
 
-    BaselineFacts facts;
-    facts.loader = first.loader;
-    facts.process = first.process;
-    facts.data_wait_share = first.measure.data_wait_share;
-    facts.cpus = o.cpus;
-    facts.cpu_busy_share = first.cpu_percent / (100.0 * std::max(1u, o.cpus));
-    if (first.gpu_memory_total)
-        facts.gpu_memory_peak_share =
-            static_cast<double>(first.gpu_memory_peak) / static_cast<double>(first.gpu_memory_total);
-    facts.trial_steps = o.steps;
-    facts.allow_batch_size = o.allow_batch_size;
-    std::vector<Candidate> tried = candidates(facts);
+    std::vector<Candidate> tried = candidates(baseline_facts(first, o));
     // Two rounds of the script's own settings and each candidate must fit what is left.
     const double left = o.budget_seconds - elapsed();
     const auto fits = static_cast<std::int64_t>(left / (2 * trial_seconds)) - 1;
@@ -142,51 +208,7 @@ Result<TuneResult> tune(const TuneOptions& o) {
             if (!t.counts() && setting != 0) broken[setting] = true;
         }
     }
-    // The verdict over every trial after the first.
-    std::vector<std::vector<double>> values(k);
-    std::vector<std::vector<std::vector<double>>> losses(k);
-    for (std::size_t i = 1; i < out.trials.size(); ++i) {
-        const TrialResult& t = out.trials[i];
-        if (std::optional<double> v = measure_of(t, samples)) {
-            values[t.setting].push_back(*v);
-            losses[t.setting].push_back(t.losses);
-        }
-    }
-    out.verdict = judge(values);
-    out.numerics.assign(k, std::nullopt);
-    for (std::size_t s = 1; s < k; ++s) {
-        if (!changes_numerics(out.settings[s].settings) || values[s].empty()) continue;
-        out.numerics[s] = compare_losses(losses[0], losses[s]);
-        if (!out.numerics[s]->same && out.verdict.settings[s].wins) {
-            out.verdict.settings[s].wins = false;
-            out.verdict.settings[s].why = "refused: " + out.numerics[s]->why;
-        }
-    }
-    for (std::size_t s = 1; s < k; ++s)
-        if (out.verdict.settings[s].wins &&
-            (!out.winner || out.verdict.settings[s].median > out.verdict.settings[*out.winner].median))
-            out.winner = s;
-    // Of the winners within the noise of the best, the one that changes least: a setting that changes
-    // one thing more for no measurable gain is not worth it.
-    if (out.winner) {
-        const SettingVerdict& best = out.verdict.settings[*out.winner];
-        for (std::size_t s = 1; s < k; ++s) {
-            const SettingVerdict& v = out.verdict.settings[s];
-            const double noise = std::max(best.spread, v.spread);
-            if (v.wins && v.median >= best.median * (1 - noise) &&
-                changed_count(out.settings[s].settings) < changed_count(out.settings[*out.winner].settings))
-                out.winner = s;
-        }
-    }
-    out.verdict.winner = out.winner;
-    // A setting whose trials failed says why in the table.
-    for (std::size_t s = 1; s < k; ++s)
-        if (values[s].empty())
-            for (const TrialResult& t : out.trials)
-                if (t.setting == s && !t.counts()) {
-                    out.verdict.settings[s].why = "its trial " + t.why;  // (tried once: it is not tried again)
-                    break;
-                }
+    judge_trials(out, samples);
     out.seconds = elapsed();
     return out;
 }
