@@ -11,6 +11,8 @@
 #include <nlohmann/json.hpp>
 
 #include "store/history.hpp"
+#include "store/history_usage.hpp"
+#include "store/history_runs.hpp"
 #include "store/usage_records.hpp"
 
 namespace {
@@ -45,11 +47,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     {
         baton::Result<baton::store::History> h = baton::store::History::open(path, baton::store::HistoryAccess::read);
         if (h.ok()) {
-            baton::Result<std::vector<baton::store::RunRecord>> runs = h->runs();
+            baton::Result<std::vector<baton::store::RunRecord>> runs = h->run_reads().runs();
             if (runs.ok())
-                for (const baton::store::RunRecord& r : *runs) (void)h->load_run(r.id);
+                for (const baton::store::RunRecord& r : *runs) (void)h->run_reads().load_run(r.id);
             // baton usage --db: every record read back, merged by job, as JSON and back.
-            baton::Result<std::vector<baton::store::UsageRecord>> usage = h->usage(0);
+            baton::Result<std::vector<baton::store::UsageRecord>> usage = h->usage_table().usage(0);
             if (usage.ok())
                 for (const baton::store::UsageRecord& r : baton::store::usage_by_job(*usage)) {
                     baton::Result<baton::store::UsageRecord> back =

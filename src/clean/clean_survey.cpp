@@ -1,4 +1,5 @@
 #include "clean/clean_survey.hpp"
+#include "store/history_runs.hpp"
 
 #include <unistd.h>
 
@@ -7,7 +8,7 @@ namespace baton::clean {
 void name_ended_owners(std::map<std::uint32_t, ProcessFacts>& facts, store::History& history) {
     for (auto& [pid, f] : facts)
         if (f.owner_pid && !f.owner_alive)
-            f.owner_label = history.owner_label(*f.owner_pid, f.owner_start_ticks).value_or("");
+            f.owner_label = history.run_reads().owner_label(*f.owner_pid, f.owner_start_ticks).value_or("");
 }
 
 std::vector<EndTarget> end_targets(const std::vector<Leftover>& leftovers) {

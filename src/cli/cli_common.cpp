@@ -16,6 +16,7 @@
 #include "hang/stack_shim.hpp"
 #include "sample/linux/kept_file.hpp"
 #include "store/history.hpp"
+#include "store/history_runs.hpp"
 
 extern char** environ;
 
@@ -160,7 +161,7 @@ Result<NamedRun> open_named_run(const std::string& run, const std::string& db_fl
     if (!id.ok()) return make_error(ErrorCode::invalid_argument, id.error().message);
     Result<store::History> h = open_history(db_flag, config_path);
     if (!h.ok()) return h.error();
-    Result<store::RunRecord> r = h->run(*id);
+    Result<store::RunRecord> r = h->run_reads().run(*id);
     if (!r.ok()) return r.error();
     std::string what = "run " + std::to_string(*id) + " (" + r->name + ")";
     return NamedRun{std::move(*h), std::move(*r), std::move(what)};

@@ -6,6 +6,8 @@
 #include "cli/cli_common.hpp"
 #include "report/compare_view.hpp"
 #include "store/history.hpp"
+#include "store/history_runs.hpp"
+#include "store/history_bench.hpp"
 
 namespace baton::cli {
 
@@ -26,9 +28,9 @@ int run_compare(const CompareArgs& a, const std::string& config_path) {
     if (!ia.ok()) return runtime_error(ia.error().message);
     Result<std::int64_t> ib = store::parse_run_id(a.b);
     if (!ib.ok()) return runtime_error(ib.error().message);
-    Result<store::StoredRun> da = h->load_run(*ia);
+    Result<store::StoredRun> da = h->run_reads().load_run(*ia);
     if (!da.ok()) return runtime_error(da.error().message);
-    Result<store::StoredRun> db = h->load_run(*ib);
+    Result<store::StoredRun> db = h->run_reads().load_run(*ib);
     if (!db.ok()) return runtime_error(db.error().message);
     const store::RunRecord& ra = da->run;
     const store::RunRecord& rb = db->run;
@@ -38,7 +40,7 @@ int run_compare(const CompareArgs& a, const std::string& config_path) {
     if (ra.kind != store::RunKind::bench) {
         // Profiled runs (baton run --profile): their windows' steps too.
         auto window = [&](std::int64_t id) -> std::optional<report::StepSection> {
-            Result<std::vector<store::RecordedProfile>> w = h->profiles(id);
+            Result<std::vector<store::RecordedProfile>> w = h->run_reads().profiles(id);
             return w.ok() ? report::step_section(*w) : std::nullopt;
         };
         const std::optional<report::StepSection> sa = window(ra.id), sb = window(rb.id);
@@ -49,9 +51,9 @@ int run_compare(const CompareArgs& a, const std::string& config_path) {
                    ? kExitOk
                    : kExitFailure;
     }
-    Result<std::vector<store::BenchLinkRecord>> la = h->bench_links(ra.id);
+    Result<std::vector<store::BenchLinkRecord>> la = h->bench_table().bench_links(ra.id);
     if (!la.ok()) return runtime_error(la.error().message);
-    Result<std::vector<store::BenchLinkRecord>> lb = h->bench_links(rb.id);
+    Result<std::vector<store::BenchLinkRecord>> lb = h->bench_table().bench_links(rb.id);
     if (!lb.ok()) return runtime_error(lb.error().message);
     const std::string out =
         a.json ? report::compare_benches_json(ra, rb, *la, *lb) : report::compare_benches_text(ra, rb, *la, *lb);

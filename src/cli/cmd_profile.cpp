@@ -11,6 +11,7 @@
 #include "report/findings_view.hpp"
 #include "report/profile_view.hpp"
 #include "store/history.hpp"
+#include "store/history_runs.hpp"
 
 namespace baton::cli {
 
@@ -44,7 +45,7 @@ namespace {
 Result<profile::Trace> run_trace(const ProfileArgs& a, const std::string& config_path, std::string& source) {
     Result<NamedRun> run = open_named_run(a.run, a.db, config_path);
     if (!run.ok()) return run.error();
-    Result<std::vector<store::RecordedProfile>> windows = run->history.profiles(run->record.id);
+    Result<std::vector<store::RecordedProfile>> windows = run->history.run_reads().profiles(run->record.id);
     if (!windows.ok()) return windows.error();
     if (windows->empty())
         return make_error(ErrorCode::not_found,

@@ -20,6 +20,7 @@
 #include "run/run_command.hpp"
 #include "run/run_outputs.hpp"
 #include "store/history.hpp"
+#include "store/history_tunings.hpp"
 #include "tune/live_control.hpp"
 #include "tune/settings.hpp"
 
@@ -146,7 +147,8 @@ Status apply_tuning(const std::string& db_path, const std::vector<std::string>& 
     for (const std::string& w : argv) command += (command.empty() ? "" : " ") + w;
     char cwd[4096] = "";
     if (!::getcwd(cwd, sizeof cwd)) return make_error("cannot tell the current directory");
-    Result<std::optional<store::TuningRecord>> t = h->latest_tuning(command, store::tuning_script_key(argv), cwd);
+    Result<std::optional<store::TuningRecord>> t =
+        h->tuning_table().latest_tuning(command, store::tuning_script_key(argv), cwd);
     if (!t.ok()) return t.error();
     if (!*t)
         return make_error("--tuned: no baton tune of this command in " + std::string(cwd) + " in " + db_path +

@@ -7,6 +7,7 @@
 #include "report/run_export.hpp"
 #include "report/runs_view.hpp"
 #include "store/history.hpp"
+#include "store/history_runs.hpp"
 
 namespace baton::cli {
 
@@ -39,12 +40,12 @@ namespace {
 // `runs prune`: what goes (or would, with --dry-run), and the space given back.
 int prune(store::History& h, const RunsArgs& a) {
     const std::int64_t before = unix_millis() - static_cast<std::int64_t>(a.older_than * 1000);
-    Result<std::vector<store::RunRecord>> going = h.prunable(before);
+    Result<std::vector<store::RunRecord>> going = h.run_reads().prunable(before);
     if (!going.ok()) return runtime_error(going.error().message);
     std::int64_t freed = 0;
     std::string note;  // why the space was not given back
     if (!a.dry_run) {
-        Result<int> n = h.prune(before);
+        Result<int> n = h.run_reads().prune(before);
         if (!n.ok()) return runtime_error(n.error().message);
         if (*n > 0) {
             Result<std::int64_t> v = h.vacuum();
@@ -71,31 +72,31 @@ int run_runs(const RunsArgs& a, const std::string& config_path) {
     if (!h.ok()) return runtime_error(h.error().message);
     if (a.prune->parsed()) return prune(*h, a);
     if (!a.show->parsed() && !exporting) {
-        Result<std::vector<store::RunRecord>> runs = h->runs();
+        Result<std::vector<store::RunRecord>> runs = h->run_reads().runs();
         if (!runs.ok()) return runtime_error(runs.error().message);
         write_stdout(a.json ? report::runs_jsonl(*runs) : report::runs_table(*runs));
         return kExitOk;
     }
     Result<std::int64_t> id = store::parse_run_id(a.run);
     if (!id.ok()) return runtime_error(id.error().message);
-    Result<store::RunRecord> it = h->run(*id);
+    Result<store::RunRecord> it = h->run_reads().run(*id);
     if (!it.ok()) return runtime_error(it.error().message);
-    Result<std::vector<store::RecordedFinding>> findings = h->findings(*id);
+    Result<std::vector<store::RecordedFinding>> findings = h->run_reads().findings(*id);
     if (!findings.ok()) return runtime_error(findings.error().message);
     if (exporting) {
         const std::string format = a.json ? "jsonl" : a.format;
         if (a.steps) {
-            Result<std::vector<store::StepEvent>> steps = h->steps(*id);
+            Result<std::vector<store::StepEvent>> steps = h->run_reads().steps(*id);
             if (!steps.ok()) return runtime_error(steps.error().message);
             write_stdout(report::export_steps(*steps, format));
             return kExitOk;
         }
-        Result<std::vector<store::RunSample>> samples = h->samples(*id);
+        Result<std::vector<store::RunSample>> samples = h->run_reads().samples(*id);
         if (!samples.ok()) return runtime_error(samples.error().message);
         write_stdout(report::export_samples(*samples, format));
         return kExitOk;
     }
-    Result<std::vector<store::RecordedHang>> hangs = h->hangs(*id);
+    Result<std::vector<store::RecordedHang>> hangs = h->run_reads().hangs(*id);
     if (!hangs.ok()) return runtime_error(hangs.error().message);
     if (a.json) {
         write_stdout(report::run_json(*it, *findings, *hangs));

@@ -6,6 +6,7 @@
 #include "hang/stack_request.hpp"
 #include "hang/stacks_view.hpp"
 #include "store/history.hpp"
+#include "store/history_jobs.hpp"
 
 namespace baton::cli {
 
@@ -59,7 +60,7 @@ Result<std::vector<hang::StackTarget>> run_targets(const StacksArgs& a, const st
         return make_error(what + " is not running (" + store::run_state_name(r.state) + "): its processes are gone");
     // A queued job's run is the agent's: its processes are below the job's supervisor, not below the
     // agent (whose other jobs are not this run's).
-    if (Result<std::vector<store::JobRecord>> jobs = run->history.jobs(true); jobs.ok())
+    if (Result<std::vector<store::JobRecord>> jobs = run->history.queue_jobs().jobs(true); jobs.ok())
         for (const store::JobRecord& j : *jobs)
             if (j.run_id == id && j.pid) {
                 if (store::process_start_ticks(static_cast<pid_t>(*j.pid)) != j.pid_start_ticks)

@@ -14,6 +14,7 @@
 #include "core/printable.hpp"
 #include "run/run_command.hpp"
 #include "store/history.hpp"
+#include "store/history_tunings.hpp"
 #include "tune/tune_report.hpp"
 #include "tune/tuner.hpp"
 
@@ -122,7 +123,7 @@ int run_tune(const TuneArgs& a, const std::vector<std::string>& command, const s
         Result<store::History> h = store::History::open(db);
         std::string failed = h.ok() ? "" : h.error().message;
         if (h.ok())
-            if (Result<std::int64_t> id = h->add_tuning(rec); !id.ok()) failed = id.error().message;
+            if (Result<std::int64_t> id = h->tuning_table().add_tuning(rec); !id.ok()) failed = id.error().message;
         if (!failed.empty())
             std::fprintf(stderr, "baton tune: the result could not be kept for baton run --tuned: %s\n",
                          printable(failed).c_str());

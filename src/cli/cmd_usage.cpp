@@ -8,6 +8,7 @@
 #include "queue/queue_calls.hpp"
 #include "queue/usage_view.hpp"
 #include "store/history.hpp"
+#include "store/history_usage.hpp"
 #include "store/usage_records.hpp"
 
 namespace baton::cli {
@@ -31,7 +32,7 @@ int run_usage(const UsageArgs& a, const std::string&) {
     if (!a.db.empty()) {
         Result<store::History> h = store::History::open(a.db, store::HistoryAccess::read);
         if (!h.ok()) return runtime_error(h.error().message);
-        Result<std::vector<store::UsageRecord>> rows = h->usage(since);
+        Result<std::vector<store::UsageRecord>> rows = h->usage_table().usage(since);
         if (!rows.ok()) return runtime_error(rows.error().message);
         jobs = store::usage_by_job(*rows, a.user);
     } else {

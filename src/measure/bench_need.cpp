@@ -4,6 +4,7 @@
 
 #include "core/percentile.hpp"
 #include "core/units.hpp"
+#include "store/history_runs.hpp"
 
 namespace baton::measure {
 
@@ -38,8 +39,8 @@ Result<DiskNeed> disk_need(const std::string& need, const std::string& need_from
     if (!id.ok()) return id.error();
     Result<store::History> h = open_history();
     if (!h.ok()) return h.error();
-    if (Result<store::RunRecord> run = h->run(*id); !run.ok()) return run.error();
-    Result<std::vector<store::RunSample>> samples = h->samples(*id);
+    if (Result<store::RunRecord> run = h->run_reads().run(*id); !run.ok()) return run.error();
+    Result<std::vector<store::RunSample>> samples = h->run_reads().samples(*id);
     if (!samples.ok()) return samples.error();
     return need_from_samples(*id, *samples);
 }

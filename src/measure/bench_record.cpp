@@ -1,4 +1,5 @@
 #include "measure/bench_record.hpp"
+#include "store/history_bench.hpp"
 
 namespace baton::measure {
 
@@ -15,8 +16,9 @@ Result<std::int64_t> record_bench(const std::string& db_path, const BenchRecord&
     Result<store::History> h = store::History::open(db_path, store::HistoryAccess::record);
     if (!h.ok()) return h.error();
     const std::string label = record.what.empty() ? "bench" : "bench " + record.what;
-    return h->record_bench(record.name.empty() ? label : record.name, "baton " + label, record.cwd, record.host,
-                           record.start_ms, record.end_ms, record.text, link_records(reports));
+    return h->bench_table().record_bench(record.name.empty() ? label : record.name, "baton " + label, record.cwd,
+                                         record.host, record.start_ms, record.end_ms, record.text,
+                                         link_records(reports));
 }
 
 }  // namespace baton::measure

@@ -20,6 +20,7 @@
 #include "core/percentile.hpp"
 #include "sample/linux/spawn.hpp"
 #include "sample/linux/tree_end.hpp"
+#include "store/history_runs.hpp"
 
 namespace baton::measure {
 
@@ -216,9 +217,9 @@ Result<BenchReport> run_scaling_bench(const ScalingOptions& o) {
             if (!note.empty()) notes.push_back(fmt::format("{} ranks: {}", n, note));
             by_samples = false;
         } else if (Result<store::History> h = store::History::open(db, store::HistoryAccess::read); h.ok()) {
-            Result<std::vector<store::RunRecord>> runs = h->runs();
+            Result<std::vector<store::RunRecord>> runs = h->run_reads().runs();
             if (runs.ok() && !runs->empty()) {
-                Result<std::vector<store::StepEvent>> steps = h->steps(runs->back().id);
+                Result<std::vector<store::StepEvent>> steps = h->run_reads().steps(runs->back().id);
                 bool samples = false;
                 if (steps.ok()) throughput = steady_throughput(*steps, o.warmup_seconds, samples);
                 by_samples = by_samples && samples;

@@ -1,4 +1,5 @@
 #include "queue/gpu_memory_auto.hpp"
+#include "store/history_runs.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -13,13 +14,13 @@ std::uint64_t with_margin(std::uint64_t peak_bytes) {
 }
 
 Result<std::uint64_t> auto_gpu_memory(store::History& h, const std::string& name) {
-    Result<std::vector<store::RunRecord>> runs = h.runs();
+    Result<std::vector<store::RunRecord>> runs = h.run_reads().runs();
     if (!runs.ok()) return runs.error();
     int used = 0;
     std::optional<double> peak_bytes;  // the largest GPU memory any of those runs used
     for (auto it = runs->rbegin(); it != runs->rend() && used < kAutoRuns; ++it) {
         if (it->name != name || it->state != store::RunState::finished || it->exit_status != 0) continue;
-        Result<std::vector<store::RunSample>> samples = h.samples(it->id);
+        Result<std::vector<store::RunSample>> samples = h.run_reads().samples(it->id);
         if (!samples.ok()) continue;
         bool any = false;
         for (const store::RunSample& s : *samples)

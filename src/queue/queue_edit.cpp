@@ -6,6 +6,7 @@
 
 #include "queue/queue_server.hpp"
 #include "queue/queue_server_parts.hpp"
+#include "store/history_jobs.hpp"
 
 namespace baton::queue {
 
@@ -91,7 +92,7 @@ std::string QueueServer::edit(const Client& c, std::int64_t id, const JobEdit& e
     if (e.name) j.name = e.name->empty() ? run::command_name(j.argv) : *e.name;
     if (e.priority) j.priority = *e.priority;
     j.request = request_json(req);
-    Result<bool> stored = store_->edit_job(j);
+    Result<bool> stored = store_->queue_jobs().edit_job(j);
     if (!stored.ok()) return refusal_line(stored.error());
     if (!*stored) return refusal_line(refused(job + " started meanwhile: only a queued or held job is edited"));
     jobs_.open()[id] = j;

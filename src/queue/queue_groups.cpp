@@ -6,6 +6,7 @@
 
 #include "queue/queue_server.hpp"
 #include "queue/queue_server_parts.hpp"
+#include "store/history_jobs.hpp"
 
 namespace baton::queue {
 
@@ -47,7 +48,7 @@ std::string QueueServer::set_group(const Client& c, const std::string& name, uns
             return refusal_line(not_theirs(name, users_.name(it->second.owner_uid), "may change"));
         g.owner_uid = it->second.owner_uid;
     }
-    if (Status s = store_->set_job_group(g); !s.ok()) return refusal_line(s.error());
+    if (Status s = store_->queue_jobs().set_job_group(g); !s.ok()) return refusal_line(s.error());
     groups_[name] = g;
     return answer_line({{"group", name}, {"parallel", parallel}});
 }
@@ -66,7 +67,8 @@ std::string QueueServer::remove_group(const Client& c, const std::string& name) 
     if (open)
         return refusal_line(make_error(ErrorCode::invalid_argument, "group " + name + " has " + std::to_string(open) +
                                                                         " open job(s): it is removed once they end"));
-    if (Result<bool> removed = store_->remove_job_group(name); !removed.ok()) return refusal_line(removed.error());
+    if (Result<bool> removed = store_->queue_jobs().remove_job_group(name); !removed.ok())
+        return refusal_line(removed.error());
     groups_.erase(it);
     return answer_line({{"group", name}, {"removed", true}});
 }

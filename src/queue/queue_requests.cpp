@@ -17,6 +17,7 @@
 #include "queue/queue_server.hpp"
 #include "queue/queue_server_parts.hpp"
 #include "sample/linux/pid_signal.hpp"
+#include "store/history_jobs.hpp"
 
 namespace baton::queue {
 
@@ -129,7 +130,7 @@ std::string QueueServer::list(bool all) {
     std::string jobs;
     auto add = [&](const store::JobRecord& j) { jobs += (jobs.empty() ? "" : ",") + job_json(j); };
     if (all) {
-        Result<std::vector<store::JobRecord>> every = store_->jobs(false);
+        Result<std::vector<store::JobRecord>> every = store_->queue_jobs().jobs(false);
         if (!every.ok()) return refusal_line(every.error());
         for (const store::JobRecord& j : *every) {
             auto o = jobs_.open().find(j.id);
@@ -205,7 +206,7 @@ std::string QueueServer::submit(const Client& c, const Submission& s) {
 // One job, or an array's elements (each its command with `{}` replaced) in one transaction.
 std::string QueueServer::add_submitted(store::JobRecord j, const JobArray& array) {
     if (array.empty()) {
-        Result<std::int64_t> id = store_->add_job(j);
+        Result<std::int64_t> id = store_->queue_jobs().add_job(j);
         if (!id.ok()) return refusal_line(id.error());
         j.id = *id;
         jobs_.open()[j.id] = j;
@@ -216,7 +217,7 @@ std::string QueueServer::add_submitted(store::JobRecord j, const JobArray& array
         elements[k].argv = element_argv(j.argv, array.values[k], array.append);
         elements[k].array_index = array.indices[k];
     }
-    Result<std::vector<std::int64_t>> ids = store_->add_jobs(elements, true);
+    Result<std::vector<std::int64_t>> ids = store_->queue_jobs().add_jobs(elements, true);
     if (!ids.ok()) return refusal_line(ids.error());
     for (std::size_t k = 0; k < elements.size(); ++k) {
         elements[k].id = (*ids)[k];
@@ -230,9 +231,9 @@ std::string QueueServer::add_submitted(store::JobRecord j, const JobArray& array
 // cancel: a waiting job leaves the queue now; a running one ends with its whole tree.
 Result<std::string> QueueServer::cancel_job(store::JobRecord j, double grace_seconds, std::int64_t now) {
     if (j.state == store::JobState::queued || j.state == store::JobState::held) {
-        if (!store_
-                 ->change_job_state(j.id, {store::JobState::queued, store::JobState::held}, store::JobState::cancelled,
-                                    now, std::nullopt, "cancelled before it started")
+        if (!store_->queue_jobs()
+                 .change_job_state(j.id, {store::JobState::queued, store::JobState::held}, store::JobState::cancelled,
+                                   now, std::nullopt, "cancelled before it started")
                  .value_or(false))
             return std::string();  // it moved on meanwhile: nothing to say
         j.state = store::JobState::cancelled;
@@ -252,7 +253,7 @@ Result<std::string> QueueServer::cancel_job(store::JobRecord j, double grace_sec
 Result<std::string> QueueServer::hold_job(const store::JobRecord& j, bool hold, std::int64_t now) {
     const store::JobState from = hold ? store::JobState::queued : store::JobState::held;
     const store::JobState to = hold ? store::JobState::held : store::JobState::queued;
-    if (!store_->change_job_state(j.id, {from}, to, now).value_or(false))
+    if (!store_->queue_jobs().change_job_state(j.id, {from}, to, now).value_or(false))
         return make_error("job " + std::to_string(j.id) + " is " + store::state_name(j.state) +
                           (hold ? ": only a queued job can be held" : ": only a held job can be released"));
     jobs_.open()[j.id].state = to;
@@ -286,7 +287,7 @@ std::string QueueServer::restart(const Client& c, std::int64_t id) {
     fresh.array_index = j->array_index;
     fresh.state = store::JobState::queued;
     fresh.submit_ms = unix_millis();
-    Result<std::int64_t> added = store_->add_job(fresh);
+    Result<std::int64_t> added = store_->queue_jobs().add_job(fresh);
     if (!added.ok()) return refusal_line(added.error());
     fresh.id = *added;
     jobs_.open()[fresh.id] = fresh;
@@ -299,7 +300,7 @@ std::string QueueServer::clean(const Client& c, bool successful_only) {
     std::set<std::int64_t> keep;
     for (const auto& [id, j] : jobs_.open()) keep.insert(j.after.begin(), j.after.end());
     const std::optional<std::uint32_t> owner = c.peer.uid == 0 ? std::nullopt : std::optional(c.peer.uid);
-    Result<std::vector<std::int64_t>> removed = store_->remove_ended_jobs(owner, successful_only, keep);
+    Result<std::vector<std::int64_t>> removed = store_->queue_jobs().remove_ended_jobs(owner, successful_only, keep);
     if (!removed.ok()) return refusal_line(removed.error());
     for (std::int64_t id : *removed) remove_tree(options_.jobs_dir + "/" + std::to_string(id));
     return answer_line({{"removed", *removed}});
@@ -320,7 +321,7 @@ Result<std::string> QueueServer::pause_job(const store::JobRecord& j, bool pause
         return make_error("job " + std::to_string(j.id) + ": cannot signal its supervisor (pid " +
                           std::to_string(r.pid) + "): " + std::strerror(e));
     const std::optional<std::int64_t> since = pause ? std::optional<std::int64_t>(now) : std::nullopt;
-    if (Result<bool> kept = store_->set_job_paused(j.id, since); !kept.ok())
+    if (Result<bool> kept = store_->queue_jobs().set_job_paused(j.id, since); !kept.ok())
         std::fprintf(stderr, "baton: job %lld: %s\n", static_cast<long long>(j.id), kept.error().message.c_str());
     jobs_.open()[j.id].paused_ms = since;
     set_paused_root(static_cast<std::uint32_t>(r.pid), pause);
@@ -329,10 +330,10 @@ Result<std::string> QueueServer::pause_job(const store::JobRecord& j, bool pause
 
 // retry: an ended job queued again, as its next attempt.
 Result<std::string> QueueServer::retry_job(const store::JobRecord& j, const Client& c) {
-    if (!store_->requeue_job(j.id, "retried by " + users_.name(c.peer.uid)).value_or(false))
+    if (!store_->queue_jobs().requeue_job(j.id, "retried by " + users_.name(c.peer.uid)).value_or(false))
         return make_error("job " + std::to_string(j.id) + " is " + store::state_name(j.state) +
                           ": only an ended job can be retried");
-    Result<store::JobRecord> again = store_->job(j.id);
+    Result<store::JobRecord> again = store_->queue_jobs().job(j.id);
     if (again.ok()) jobs_.open()[j.id] = *again;
     return std::string("queued");
 }

@@ -35,6 +35,7 @@
 #include "run/events_socket.hpp"
 #include "sample/linux/pid_signal.hpp"
 #include "store/run_owner.hpp"
+#include "store/history_jobs.hpp"
 
 namespace baton::queue {
 
@@ -87,7 +88,7 @@ Result<std::unique_ptr<QueueServer>> QueueServer::open(QueueServerOptions option
     s->store_.emplace(std::move(*h));
     s->jobs_.set_store(&*s->store_);
     s->job_history_ = std::make_shared<store::SharedHistory>(s->options_.db_path);
-    Result<std::vector<store::JobGroup>> groups = s->store_->job_groups();
+    Result<std::vector<store::JobGroup>> groups = s->store_->queue_jobs().job_groups();
     if (!groups.ok()) return groups.error();
     for (store::JobGroup& g : *groups) s->groups_[g.name] = std::move(g);
     std::error_code ec;
@@ -227,7 +228,7 @@ Pool QueueServer::current_pool(std::set<std::uint32_t>* queue_pids) {
 }
 
 void QueueServer::recover() {
-    Result<std::vector<store::JobRecord>> jobs = store_->jobs(true);
+    Result<std::vector<store::JobRecord>> jobs = store_->queue_jobs().jobs(true);
     if (!jobs.ok()) {
         std::fprintf(stderr, "baton: cannot read the queue: %s\n", jobs.error().message.c_str());
         return;
@@ -425,7 +426,7 @@ void QueueServer::schedule() {
     for (const auto& [id, j] : jobs_.open())
         for (std::int64_t a : j.after)
             if (have.insert(a).second) {
-                Result<store::JobRecord> r = store_->job(a);
+                Result<store::JobRecord> r = store_->queue_jobs().job(a);
                 if (r.ok()) jobs.push_back(queue_job(*r, nullptr));  // (only its state counts)
             }
     std::map<std::string, unsigned> open;
@@ -438,7 +439,7 @@ void QueueServer::schedule() {
     if (p.starts.empty()) return;
     std::vector<store::JobStartRecord> starts;
     for (const Start& s : p.starts) starts.push_back({s.job, s.gpus, s.cpus});
-    Result<std::vector<std::int64_t>> moved = store_->start_jobs(starts, unix_millis());
+    Result<std::vector<std::int64_t>> moved = store_->queue_jobs().start_jobs(starts, unix_millis());
     if (!moved.ok()) {
         std::fprintf(stderr, "baton: cannot start jobs: %s\n", moved.error().message.c_str());
         return;
@@ -587,7 +588,7 @@ void QueueServer::start_supervised(store::JobRecord& j, const std::string& dir, 
     r->pidfd = os::open_pidfd(pid);
     r->start_ticks = store::process_start_ticks(pid).value_or(0);
     Result<bool> recorded =
-        store_->job_running(id, static_cast<std::uint32_t>(pid), r->start_ticks, boot_id(), std::nullopt);
+        store_->queue_jobs().job_running(id, static_cast<std::uint32_t>(pid), r->start_ticks, boot_id(), std::nullopt);
     if (!recorded.ok() || !*recorded) {
         // Not written down: the supervisor must not run it (closing the pipe says so).
         ::close(go[1]);
@@ -650,7 +651,7 @@ void QueueServer::ended(std::int64_t id) {
     if (!st->started && st->no_go) {
         if (w) w->watch.reset();
         jobs_.record_state(id, {store::JobState::starting, store::JobState::running}, store::JobState::queued, now);
-        j = store_->job(id).value_or(j);
+        j = store_->queue_jobs().job(id).value_or(j);
         return;
     }
     std::optional<run::RunStats> stats;
@@ -667,8 +668,8 @@ void QueueServer::ended(std::int64_t id) {
         if (r->idle_requeue) {
             jobs_.record_state(id, {store::JobState::starting, store::JobState::running}, end.state, now,
                                st->started ? std::optional<int>(st->exit_status) : std::nullopt, end.note);
-            if (store_->requeue_job(id, end.note).value_or(false)) {
-                j = store_->job(id).value_or(j);
+            if (store_->queue_jobs().requeue_job(id, end.note).value_or(false)) {
+                j = store_->queue_jobs().job(id).value_or(j);
                 return;
             }
         }
@@ -682,8 +683,8 @@ void QueueServer::ended(std::int64_t id) {
     const bool retry_oom = req && req->on_oom == OnOom::retry;
     if (end.state == store::JobState::failed && end.oom && retry_oom && static_cast<unsigned>(j.attempt) < retries) {
         const std::string again = kOomRetryNote + std::to_string(j.attempt + 1) + " of " + std::to_string(retries);
-        if (store_->requeue_job(id, again).value_or(false)) {
-            j = store_->job(id).value_or(j);
+        if (store_->queue_jobs().requeue_job(id, again).value_or(false)) {
+            j = store_->queue_jobs().job(id).value_or(j);
             return;
         }
     }
@@ -700,8 +701,8 @@ void QueueServer::ended_unsaid(store::JobRecord& j, WatchedJob* w, unsigned retr
     j.state = store::JobState::lost;
     j.note = note;
     if (static_cast<unsigned>(j.attempt) < retries &&
-        store_->requeue_job(j.id, "lost: retry " + std::to_string(j.attempt + 1)).value_or(false)) {
-        j = store_->job(j.id).value_or(j);
+        store_->queue_jobs().requeue_job(j.id, "lost: retry " + std::to_string(j.attempt + 1)).value_or(false)) {
+        j = store_->queue_jobs().job(j.id).value_or(j);
         return;
     }
     job_final(j);

@@ -6,11 +6,12 @@
 
 #include "queue/queue_server.hpp"
 #include "store/usage_records.hpp"
+#include "store/history_usage.hpp"
 
 namespace baton::queue {
 
 std::string QueueServer::usage(std::int64_t since_ms, const std::string& user) {
-    Result<std::vector<store::UsageRecord>> rows = store_->usage(since_ms);
+    Result<std::vector<store::UsageRecord>> rows = store_->usage_table().usage(since_ms);
     if (!rows.ok()) return refusal_line(rows.error());
     std::vector<store::UsageRecord> live =
         options_.live_usage ? options_.live_usage() : std::vector<store::UsageRecord>();

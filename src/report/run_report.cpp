@@ -15,6 +15,7 @@
 #include "report/run_figures.hpp"
 #include "report/svg_chart.hpp"
 #include "sample/gpu/throttle_reasons.hpp"
+#include "store/history_runs.hpp"
 
 namespace baton::report {
 
@@ -490,10 +491,10 @@ std::string run_report_markdown(const report::RunReportData& d, const StepSectio
 }
 
 Result<std::string> recorded_run_report(store::History& h, std::int64_t run, bool markdown) {
-    Result<store::StoredRun> d = h.load_run(run);
+    Result<store::StoredRun> d = h.run_reads().load_run(run);
     if (!d.ok()) return d.error();
     // (none when it has no window, or when an older history cannot say)
-    Result<std::vector<store::RecordedProfile>> windows = h.profiles(run);
+    Result<std::vector<store::RecordedProfile>> windows = h.run_reads().profiles(run);
     const std::optional<StepSection> step = windows.ok() ? step_section(*windows) : std::nullopt;
     return markdown ? run_report_markdown(*d, step ? &*step : nullptr) : run_report_html(*d, step ? &*step : nullptr);
 }

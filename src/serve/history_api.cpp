@@ -12,6 +12,8 @@
 #include "serve/service.hpp"
 #include "report/run_report.hpp"
 #include "store/run_json.hpp"
+#include "store/history_metrics.hpp"
+#include "store/history_runs.hpp"
 
 namespace baton::serve {
 
@@ -64,7 +66,7 @@ HttpResponse history_response(const HttpRequest& r, const HistorySources& src) {
         std::map<std::pair<std::string, std::string>, bool> all;
         for (const auto& key : src.memory->series()) all[key] = true;
         if (src.store)
-            if (auto stored = src.store->metric_series(); stored.ok())
+            if (auto stored = src.store->minute_table().metric_series(); stored.ok())
                 for (const store::MetricMinute& m : *stored) all[{m.metric, m.subject}] = true;
         w.begin_object();
         w.field("interval_seconds", src.interval_seconds);
@@ -110,7 +112,7 @@ HttpResponse history_response(const HttpRequest& r, const HistorySources& src) {
         for (const auto& [m, subj] : src.memory->series())
             if (m == metric) all[subj] = true;
         if (from_store)
-            if (auto stored = src.store->metric_series(); stored.ok())
+            if (auto stored = src.store->minute_table().metric_series(); stored.ok())
                 for (const store::MetricMinute& m : *stored)
                     if (m.metric == metric) all[m.subject] = true;
         for (const auto& [subj, unused] : all) subjects.push_back(subj);
@@ -125,7 +127,7 @@ HttpResponse history_response(const HttpRequest& r, const HistorySources& src) {
         std::int64_t memory_from = *from;
         if (from_store) {
             Result<std::vector<store::MetricMinute>> rows =
-                src.store->metric_minutes(metric, subj, *from / 60000, *to / 60000);
+                src.store->minute_table().metric_minutes(metric, subj, *from / 60000, *to / 60000);
             if (!rows.ok()) return rows.error().message;
             for (const store::MetricMinute& m : *rows) {
                 const std::int64_t t = std::max(m.minute * 60000, *from);
@@ -181,7 +183,7 @@ HttpResponse runs_response(const HttpRequest& r, store::History* store) {
     out.content_type = "application/json";
     const std::string prefix = "/api/v1/runs";
     if (r.path == prefix || r.path == prefix + "/") {
-        Result<std::vector<store::RunRecord>> runs = store->runs();
+        Result<std::vector<store::RunRecord>> runs = store->run_reads().runs();
         if (!runs.ok()) return json_error(500, runs.error().message);
         out.body = "{\"runs\":[";
         for (std::size_t i = 0; i < runs->size(); ++i) {
@@ -201,17 +203,17 @@ HttpResponse runs_response(const HttpRequest& r, store::History* store) {
         id_text.size() <= 18 && id_text.find_first_not_of("0123456789") == std::string::npos ? text::parse_u64(id_text)
                                                                                              : std::nullopt;
     if (!id) return json_error(404, "no run '" + id_text + "'");
-    Result<store::RunRecord> run = store->run(static_cast<std::int64_t>(*id));
+    Result<store::RunRecord> run = store->run_reads().run(static_cast<std::int64_t>(*id));
     if (!run.ok()) return json_error(404, "no run " + id_text + " in the history");
     if (report) {  // baton report's HTML page: inline CSS and SVG, no script, nothing loaded
-        Result<store::StoredRun> stored = store->load_run(run->id);
+        Result<store::StoredRun> stored = store->run_reads().load_run(run->id);
         if (!stored.ok()) return json_error(500, stored.error().message);
         out.content_type = "text/html; charset=utf-8";
         out.body = report::run_report_html(*stored);
         out.headers.emplace_back("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'");
         return out;
     }
-    Result<std::vector<store::RecordedFinding>> findings = store->findings(run->id);
+    Result<std::vector<store::RecordedFinding>> findings = store->run_reads().findings(run->id);
     if (!findings.ok()) return json_error(500, findings.error().message);
     store::append_run_json(*run, out.body, &*findings);
     out.body.push_back('\n');

@@ -8,6 +8,8 @@
 #include "core/thread_name.hpp"
 #include "diagnose/rules.hpp"
 #include "diagnose/series.hpp"
+#include "store/history_metrics.hpp"
+#include "store/history_usage.hpp"
 
 namespace baton::serve {
 
@@ -87,7 +89,7 @@ void SamplingLoop::store_minutes(std::int64_t now_ms) {
     constexpr std::size_t kMaxUnsaved = 1440 * 128;
     if (unsaved_.size() > kMaxUnsaved)
         unsaved_.erase(unsaved_.begin(), unsaved_.begin() + static_cast<std::ptrdiff_t>(unsaved_.size() - kMaxUnsaved));
-    if (Status s = store_->add_metric_minutes(unsaved_); !s.ok()) {
+    if (Status s = store_->minute_table().add_metric_minutes(unsaved_); !s.ok()) {
         if (!store_failing_)
             std::fprintf(
                 stderr,
@@ -109,10 +111,10 @@ void SamplingLoop::store_minutes(std::int64_t now_ms) {
             retention = retention_seconds_;
         }
         const std::int64_t before = (now_ms - static_cast<std::int64_t>(retention * 1000)) / 60000;
-        if (Result<std::int64_t> pruned = store_->prune_metric_minutes(before); !pruned.ok())
+        if (Result<std::int64_t> pruned = store_->minute_table().prune_metric_minutes(before); !pruned.ok())
             std::fprintf(stderr, "baton: cannot delete the machine history past its retention in %s: %s\n",
                          store_->path().c_str(), pruned.error().message.c_str());
-        if (Result<std::int64_t> pruned = store_->prune_usage(before * 60000); !pruned.ok())
+        if (Result<std::int64_t> pruned = store_->usage_table().prune_usage(before * 60000); !pruned.ok())
             std::fprintf(stderr, "baton: cannot delete the usage past its retention in %s: %s\n",
                          store_->path().c_str(), pruned.error().message.c_str());
     }
@@ -134,7 +136,7 @@ void SamplingLoop::store_usage(std::int64_t now_ms, bool all) {
     }
     if (!usage_unsaved_.empty()) rows = store::with_newer_stretches(std::move(usage_unsaved_), rows);
     usage_unsaved_.clear();
-    if (Status s = store_->put_usage(rows); !s.ok()) {
+    if (Status s = store_->usage_table().put_usage(rows); !s.ok()) {
         if (!store_failing_)
             std::fprintf(stderr, "baton: cannot record the jobs' usage in %s: %s\n", store_->path().c_str(),
                          s.error().message.c_str());

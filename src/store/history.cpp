@@ -1,4 +1,10 @@
 #include "store/history.hpp"
+#include "store/history_bench.hpp"
+#include "store/history_jobs.hpp"
+#include "store/history_metrics.hpp"
+#include "store/history_runs.hpp"
+#include "store/history_tunings.hpp"
+#include "store/history_usage.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -411,8 +417,8 @@ Status History::exec(const char* sql) {
     return Ok{};
 }
 
-Result<std::int64_t> History::begin_run(const std::string& name, const std::string& command, const std::string& cwd,
-                                        const std::string& host, std::int64_t start_ms) {
+Result<std::int64_t> RunWrites::begin_run(const std::string& name, const std::string& command, const std::string& cwd,
+                                          const std::string& host, std::int64_t start_ms) {
     Statement st(db_,
                  "INSERT INTO runs (name, command, cwd, host, owner_pid, start_ms, state, owner_start_ticks, "
                  "owner_boot_id) VALUES (?, ?, ?, ?, ?, ?, 'running', ?, ?)");
@@ -521,8 +527,8 @@ bool History::unpack(const std::string& in, RunSample& s) {
     return at == in.size();
 }
 
-Status History::set_machine(std::int64_t run, unsigned cpu_count, std::uint64_t memory_total_bytes,
-                            const std::vector<RunGpu>& gpus) {
+Status RunWrites::set_machine(std::int64_t run, unsigned cpu_count, std::uint64_t memory_total_bytes,
+                              const std::vector<RunGpu>& gpus) {
     if (Status s = exec("BEGIN"); !s.ok()) return s;
     auto fail = [&] {
         Error e = db_error(db_, "cannot record the machine");
@@ -553,7 +559,7 @@ Status History::set_machine(std::int64_t run, unsigned cpu_count, std::uint64_t 
     return exec("COMMIT");
 }
 
-Status History::add_step(std::int64_t run, const StepEvent& e) {
+Status RunWrites::add_step(std::int64_t run, const StepEvent& e) {
     Statement st(db_,
                  "INSERT INTO steps (run_id, t_ms, pid, rank, step, step_ms, wait_ms, samples, data) VALUES (?, ?, ?, "
                  "?, ?, ?, ?, ?, ?)");
@@ -581,7 +587,7 @@ void History::rollback() {
     (void)exec("ROLLBACK");
 }
 
-Status History::add_steps(std::int64_t run, const std::vector<StepEvent>& steps) {
+Status RunWrites::add_steps(std::int64_t run, const std::vector<StepEvent>& steps) {
     if (steps.empty()) return Ok{};
     if (Status s = exec("BEGIN"); !s.ok()) return s;
     for (const StepEvent& e : steps)
@@ -592,10 +598,10 @@ Status History::add_steps(std::int64_t run, const std::vector<StepEvent>& steps)
     return exec("COMMIT");
 }
 
-Status History::add_sample(std::int64_t run, const RunSample& s) {
+Status RunWrites::add_sample(std::int64_t run, const RunSample& s) {
     Statement st(db_, "INSERT OR REPLACE INTO samples (run_id, t_ms, data) VALUES (?, ?, ?)");
     if (!st.ok()) return db_error(db_, "cannot record a sample");
-    const std::string blob = pack(s);
+    const std::string blob = History::pack(s);
     sqlite3_bind_int64(st.get(), 1, run);
     sqlite3_bind_int64(st.get(), 2, s.t_ms);
     sqlite3_bind_blob(st.get(), 3, blob.data(), static_cast<int>(blob.size()), SQLITE_TRANSIENT);
@@ -603,7 +609,7 @@ Status History::add_sample(std::int64_t run, const RunSample& s) {
     return Ok{};
 }
 
-Status History::add_finding(std::int64_t run, std::int64_t t_ms, const diagnose::Finding& f) {
+Status RunWrites::add_finding(std::int64_t run, std::int64_t t_ms, const diagnose::Finding& f) {
     Statement st(db_,
                  "INSERT INTO findings (run_id, t_ms, rule, severity, subject, summary, recommendation, evidence) "
                  "VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
@@ -625,7 +631,7 @@ Status History::add_finding(std::int64_t run, std::int64_t t_ms, const diagnose:
     return Ok{};
 }
 
-Status History::replace_finding(std::int64_t run, std::int64_t t_ms, const diagnose::Finding& f) {
+Status RunWrites::replace_finding(std::int64_t run, std::int64_t t_ms, const diagnose::Finding& f) {
     Statement st(db_,
                  "UPDATE findings SET severity = ?, summary = ?, recommendation = ?, evidence = ? WHERE rowid = "
                  "(SELECT rowid FROM findings WHERE run_id = ? AND rule = ? AND subject = ? ORDER BY t_ms DESC "
@@ -648,8 +654,8 @@ Status History::replace_finding(std::int64_t run, std::int64_t t_ms, const diagn
     return Ok{};
 }
 
-Status History::finish_run(std::int64_t run, std::int64_t end_ms, int exit_status, const std::string& summary,
-                           const std::string& energy) {
+Status RunWrites::finish_run(std::int64_t run, std::int64_t end_ms, int exit_status, const std::string& summary,
+                             const std::string& energy) {
     Statement st(
         db_, "UPDATE runs SET state = 'finished', end_ms = ?, exit_status = ?, summary = ?, energy = ? WHERE id = ?");
     if (!st.ok()) return db_error(db_, "cannot finish the run");
@@ -665,7 +671,7 @@ Status History::finish_run(std::int64_t run, std::int64_t end_ms, int exit_statu
     return Ok{};
 }
 
-Result<std::string> History::owner_label(std::int64_t pid, std::uint64_t start_ticks) {
+Result<std::string> RunReads::owner_label(std::int64_t pid, std::uint64_t start_ticks) {
     struct Query {
         const char* sql;
         const char* what;
@@ -693,7 +699,7 @@ Result<std::string> History::owner_label(std::int64_t pid, std::uint64_t start_t
     return std::string();
 }
 
-Result<std::vector<RunRecord>> History::runs() {
+Result<std::vector<RunRecord>> RunReads::runs() {
     Statement st(
         db_,
         "SELECT id, name, command, cwd, host, start_ms, end_ms, exit_status, state,"
@@ -742,7 +748,7 @@ Result<std::vector<RunRecord>> History::runs() {
     return out;
 }
 
-Result<RunRecord> History::run(std::int64_t id) {
+Result<RunRecord> RunReads::run(std::int64_t id) {
     Result<std::vector<RunRecord>> all = runs();
     if (!all.ok()) return all.error();
     for (RunRecord& r : *all)
@@ -750,7 +756,7 @@ Result<RunRecord> History::run(std::int64_t id) {
     return make_error("no run " + std::to_string(id) + " in the history");
 }
 
-Status History::add_hang(std::int64_t run, std::int64_t t_ms, const std::string& rule, const std::string& text) {
+Status RunWrites::add_hang(std::int64_t run, std::int64_t t_ms, const std::string& rule, const std::string& text) {
     Statement st(db_, "INSERT INTO run_hangs (run_id, t_ms, rule, text) VALUES (?, ?, ?, ?)");
     if (!st.ok()) return db_error(db_, "cannot record a hang verdict");
     sqlite3_bind_int64(st.get(), 1, run);
@@ -761,7 +767,7 @@ Status History::add_hang(std::int64_t run, std::int64_t t_ms, const std::string&
     return Ok{};
 }
 
-Status History::add_profile(std::int64_t run, const RecordedProfile& p) {
+Status RunWrites::add_profile(std::int64_t run, const RecordedProfile& p) {
     Statement st(db_, "INSERT INTO run_profiles (run_id, t_ms, rank, steps, trace) VALUES (?, ?, ?, ?, ?)");
     if (!st.ok()) return db_error(db_, "cannot record a profile");
     sqlite3_bind_int64(st.get(), 1, run);
@@ -773,7 +779,7 @@ Status History::add_profile(std::int64_t run, const RecordedProfile& p) {
     return Ok{};
 }
 
-Result<std::vector<RecordedProfile>> History::profiles(std::int64_t run) {
+Result<std::vector<RecordedProfile>> RunReads::profiles(std::int64_t run) {
     Statement st(db_, "SELECT t_ms, rank, steps, trace FROM run_profiles WHERE run_id = ? ORDER BY t_ms");
     const std::string what = "cannot read the profiles of run " + std::to_string(run);
     if (!st.ok()) return read_error(what);
@@ -786,7 +792,7 @@ Result<std::vector<RecordedProfile>> History::profiles(std::int64_t run) {
     return out;
 }
 
-Status History::add_oom_capture(std::int64_t run, const RecordedOomCapture& c) {
+Status RunWrites::add_oom_capture(std::int64_t run, const RecordedOomCapture& c) {
     Statement st(db_, "INSERT INTO run_oom_captures (run_id, t_ms, rank, pid, capture) VALUES (?, ?, ?, ?, ?)");
     if (!st.ok()) return db_error(db_, "cannot record an out-of-memory capture");
     sqlite3_bind_int64(st.get(), 1, run);
@@ -798,7 +804,7 @@ Status History::add_oom_capture(std::int64_t run, const RecordedOomCapture& c) {
     return Ok{};
 }
 
-Result<std::vector<RecordedOomCapture>> History::oom_captures(std::int64_t run) {
+Result<std::vector<RecordedOomCapture>> RunReads::oom_captures(std::int64_t run) {
     Statement st(db_, "SELECT t_ms, rank, pid, capture FROM run_oom_captures WHERE run_id = ? ORDER BY t_ms");
     const std::string what = "cannot read the out-of-memory captures of run " + std::to_string(run);
     if (!st.ok()) return read_error(what);
@@ -812,7 +818,7 @@ Result<std::vector<RecordedOomCapture>> History::oom_captures(std::int64_t run) 
     return out;
 }
 
-Result<std::vector<RecordedHang>> History::hangs(std::int64_t run) {
+Result<std::vector<RecordedHang>> RunReads::hangs(std::int64_t run) {
     Statement st(db_, "SELECT t_ms, rule, text FROM run_hangs WHERE run_id = ? ORDER BY t_ms");
     const std::string what = "cannot read the hang verdicts of run " + std::to_string(run);
     if (!st.ok()) return read_error(what);
@@ -825,7 +831,7 @@ Result<std::vector<RecordedHang>> History::hangs(std::int64_t run) {
     return out;
 }
 
-Result<StoredRun> History::load_run(std::int64_t id) {
+Result<StoredRun> RunReads::load_run(std::int64_t id) {
     StoredRun d;
     Result<RunRecord> r = run(id);
     if (!r.ok()) return r.error();
@@ -845,7 +851,7 @@ Result<StoredRun> History::load_run(std::int64_t id) {
     return d;
 }
 
-Result<std::vector<RunSample>> History::samples(std::int64_t run) {
+Result<std::vector<RunSample>> RunReads::samples(std::int64_t run) {
     Statement st(db_, "SELECT t_ms, data FROM samples WHERE run_id = ? ORDER BY t_ms");
     const std::string what = "cannot read the samples of run " + std::to_string(run);
     if (!st.ok()) return read_error(what);
@@ -855,7 +861,7 @@ Result<std::vector<RunSample>> History::samples(std::int64_t run) {
     const Walk walk = sqlite::each_row(st, [&](const Row& row) {
         RunSample s;
         s.t_ms = row.int64(0);
-        if (!unpack(row.blob(1), s)) {
+        if (!History::unpack(row.blob(1), s)) {
             damaged = s.t_ms;
             return false;
         }
@@ -863,12 +869,13 @@ Result<std::vector<RunSample>> History::samples(std::int64_t run) {
         return true;
     });
     if (damaged)
-        return make_error(path_ + ": run " + std::to_string(run) + ": a damaged sample at " + std::to_string(*damaged));
+        return make_error(h_.path() + ": run " + std::to_string(run) + ": a damaged sample at " +
+                          std::to_string(*damaged));
     if (walk != Walk::done) return read_error(what);
     return out;
 }
 
-Result<std::vector<RecordedFinding>> History::findings(std::int64_t run) {
+Result<std::vector<RecordedFinding>> RunReads::findings(std::int64_t run) {
     Statement st(
         db_,
         "SELECT t_ms, rule, severity, subject, summary, recommendation, COALESCE(evidence, '') FROM findings WHERE "
@@ -885,7 +892,7 @@ Result<std::vector<RecordedFinding>> History::findings(std::int64_t run) {
     return out;
 }
 
-Result<std::vector<StepEvent>> History::steps(std::int64_t run) {
+Result<std::vector<StepEvent>> RunReads::steps(std::int64_t run) {
     Statement st(db_,
                  "SELECT t_ms, pid, rank, step, step_ms, wait_ms, samples, COALESCE(data, '') FROM steps WHERE run_id "
                  "= ? ORDER BY t_ms, rank");
@@ -909,7 +916,7 @@ Result<std::vector<StepEvent>> History::steps(std::int64_t run) {
     return out;
 }
 
-Result<int> History::prune(std::int64_t before_ms) {
+Result<int> RunReads::prune(std::int64_t before_ms) {
     Statement st(db_, "DELETE FROM runs WHERE state != 'running' AND COALESCE(end_ms, start_ms) < ?");
     if (!st.ok()) return db_error(db_, "cannot prune");
     sqlite3_bind_int64(st.get(), 1, before_ms);
@@ -917,7 +924,7 @@ Result<int> History::prune(std::int64_t before_ms) {
     return sqlite3_changes(db_);
 }
 
-Result<std::vector<RunRecord>> History::prunable(std::int64_t before_ms) {
+Result<std::vector<RunRecord>> RunReads::prunable(std::int64_t before_ms) {
     Result<std::vector<RunRecord>> all = runs();
     if (!all.ok()) return all.error();
     std::vector<RunRecord> out;
@@ -946,6 +953,48 @@ Result<std::int64_t> History::vacuum() {
 std::string History::integrity() {
     const Statement st(db_, "PRAGMA integrity_check");
     return sqlite::first_row(st, [](const Row& row) { return row.text(0); }).value_or(sqlite3_errmsg(db_));
+}
+
+HistoryTable::HistoryTable(History& h) : h_(h), db_(h.db_) {}
+
+Status HistoryTable::exec(const char* sql) const {
+    return h_.exec(sql);
+}
+
+void HistoryTable::rollback() const {
+    h_.rollback();
+}
+
+Error HistoryTable::read_error(const std::string& what) const {
+    return h_.read_error(what);
+}
+
+RunWrites History::run_writes() {
+    return RunWrites(*this);
+}
+
+RunReads History::run_reads() {
+    return RunReads(*this);
+}
+
+BenchTable History::bench_table() {
+    return BenchTable(*this);
+}
+
+TuningTable History::tuning_table() {
+    return TuningTable(*this);
+}
+
+MinuteTable History::minute_table() {
+    return MinuteTable(*this);
+}
+
+UsageTable History::usage_table() {
+    return UsageTable(*this);
+}
+
+QueueJobsTable History::queue_jobs() {
+    return QueueJobsTable(*this);
 }
 
 }  // namespace baton::store

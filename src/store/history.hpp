@@ -252,6 +252,14 @@ enum class HistoryAccess {
     read,
 };
 
+class RunWrites;
+class RunReads;
+class BenchTable;
+class TuningTable;
+class MinuteTable;
+class UsageTable;
+class QueueJobsTable;
+
 class History {
   public:
     // Opens the history at `path` as `access` says. Two baton runs opening a new database at once
@@ -268,124 +276,20 @@ class History {
     // scaling's work directories). A path without a directory: `name` itself.
     static std::string beside(const std::string& db_path, const std::string& name);
 
-    Result<std::int64_t> begin_run(const std::string& name, const std::string& command, const std::string& cwd,
-                                   const std::string& host, std::int64_t start_ms);
-    // The machine the run ran on (called once, at the first sample).
-    Status set_machine(std::int64_t run, unsigned cpu_count, std::uint64_t memory_total_bytes,
-                       const std::vector<RunGpu>& gpus);
-    Status add_sample(std::int64_t run, const RunSample& s);
-    Status add_step(std::int64_t run, const StepEvent& e);
-    // Several steps in one transaction (what `baton run` drains from the socket each turn).
-    Status add_steps(std::int64_t run, const std::vector<StepEvent>& steps);
-    Status add_finding(std::int64_t run, std::int64_t t_ms, const diagnose::Finding& f);
-    // Replaces the latest record of f's rule and subject (its time stays that of the first sighting),
-    // or records f when there is none.
-    Status replace_finding(std::int64_t run, std::int64_t t_ms, const diagnose::Finding& f);
-    Status add_hang(std::int64_t run, std::int64_t t_ms, const std::string& rule, const std::string& text);
-    Status add_profile(std::int64_t run, const RecordedProfile& p);
-    Status add_oom_capture(std::int64_t run, const RecordedOomCapture& c);
-    // `energy`: store/run_energy.hpp's JSON ("" when none was measured).
-    Status finish_run(std::int64_t run, std::int64_t end_ms, int exit_status, const std::string& summary,
-                      const std::string& energy = "");
-
-    // A bench, recorded whole once it is done (history_bench.cpp): a finished run of kind "bench"
-    // with exit status 0, its report text as the summary, and its links, in one transaction.
-    Result<std::int64_t> record_bench(const std::string& name, const std::string& command, const std::string& cwd,
-                                      const std::string& host, std::int64_t start_ms, std::int64_t end_ms,
-                                      const std::string& report, const std::vector<BenchLinkRecord>& links);
-    // `baton tune`'s result (history_tunings.cpp). The latest tuning of exactly `command` in `cwd`,
-    // else of the same `script` in `cwd`; none when neither was tuned.
-    Result<std::int64_t> add_tuning(const TuningRecord& t);
-    Result<std::optional<TuningRecord>> latest_tuning(const std::string& command, const std::string& script,
-                                                      const std::string& cwd);
-    // A bench run's links, in the order measured (empty for other runs).
-    Result<std::vector<BenchLinkRecord>> bench_links(std::int64_t run);
-
-    Result<std::vector<RunRecord>> runs();
-    // What a baton process with this pid and start time recorded: "run 12 (resnet)" or
-    // "queued job 7 (resnet)"; "" when nothing (baton clean names a leftover's owner with it).
-    Result<std::string> owner_label(std::int64_t pid, std::uint64_t start_ticks);
-    // One run's record; an error "no run N in the history" when there is none.
-    Result<RunRecord> run(std::int64_t id);
-    // One run with its samples, findings and steps.
-    Result<StoredRun> load_run(std::int64_t id);
-    Result<std::vector<RunSample>> samples(std::int64_t run);
-    Result<std::vector<RecordedFinding>> findings(std::int64_t run);
-    Result<std::vector<RecordedHang>> hangs(std::int64_t run);
-    // The run's profiler windows, oldest first, traces included (not part of load_run: they are large).
-    Result<std::vector<RecordedProfile>> profiles(std::int64_t run);
-    // The run's out-of-memory captures, oldest first.
-    Result<std::vector<RecordedOomCapture>> oom_captures(std::int64_t run);
-    Result<std::vector<StepEvent>> steps(std::int64_t run);
-    // The runs prune(before_ms) would delete: finished or interrupted, ended (or, when
-    // interrupted, started) before `before_ms`. What `baton runs prune --dry-run` lists.
-    Result<std::vector<RunRecord>> prunable(std::int64_t before_ms);
-    // Deletes those runs (their samples, findings and steps go with them); returns how many.
-    Result<int> prune(std::int64_t before_ms);
     // Gives the space of deleted rows back to the file system (VACUUM, then a WAL checkpoint
     // that truncates the log); returns the bytes the database shrank by. Fails, changing
     // nothing, while another process holds a transaction open (a `baton run` writing).
     Result<std::int64_t> vacuum();
-    // baton serve's machine history (history_metrics.cpp). Rows replace those of the same metric,
-    // subject and minute (an agent restarted within a minute writes its minute again).
-    Status add_metric_minutes(const std::vector<MetricMinute>& rows);
-    // One series' minutes in [from_minute, to_minute], in time order.
-    Result<std::vector<MetricMinute>> metric_minutes(const std::string& metric, const std::string& subject,
-                                                     std::int64_t from_minute, std::int64_t to_minute);
-    // Every (metric, subject) that has minutes, with no values filled in.
-    Result<std::vector<MetricMinute>> metric_series();
-    // Deletes the minutes before `minute` (retention); returns how many.
-    Result<std::int64_t> prune_metric_minutes(std::int64_t minute);
 
-    // baton usage's records (history_usage.cpp), in one transaction: each replaces the one of the
-    // same label and start. Those that reach `since_ms` or later, by start; those that ended before
-    // `before_ms` deleted (retention), with how many.
-    Status put_usage(const std::vector<UsageRecord>& rows);
-    Result<std::vector<UsageRecord>> usage(std::int64_t since_ms);
-    Result<std::int64_t> prune_usage(std::int64_t before_ms);
-
-    // The job queue (history_jobs.cpp). A new job (state queued or held); returns its id.
-    Result<std::int64_t> add_job(const JobRecord& j);
-    // Many new jobs in one transaction (all or none), their ids in order. With `as_array`, they are
-    // one array: each one's array_id becomes the first one's id (their array_index is kept).
-    Result<std::vector<std::int64_t>> add_jobs(const std::vector<JobRecord>& jobs, bool as_array);
-    // A job that has not started (queued or held) takes the command, name, request, priority and
-    // dependencies of `j` (baton edit); false when it had started or ended meanwhile.
-    Result<bool> edit_job(const JobRecord& j);
-    // The queue's groups, by name; adds one or changes its limit; removes one (false: none of that name).
-    Result<std::vector<JobGroup>> job_groups();
-    Status set_job_group(const JobGroup& g);
-    Result<bool> remove_job_group(const std::string& name);
-    // Every job, or the open ones only (queued, held, starting, running), by id.
-    Result<std::vector<JobRecord>> jobs(bool open_only = false);
-    // One job; an error "no job N in the queue" when there is none.
-    Result<JobRecord> job(std::int64_t id);
-    // queued -> starting with its GPUs and CPUs, for every start of one plan in one transaction;
-    // returns the jobs that moved (one cancelled or held in between does not).
-    Result<std::vector<std::int64_t>> start_jobs(const std::vector<JobStartRecord>& starts, std::int64_t now_ms);
-    // starting -> running, with the process that supervises it; false when it was not starting.
-    Result<bool> job_running(std::int64_t id, std::uint32_t pid, std::uint64_t pid_start_ticks,
-                             const std::string& boot_id, std::optional<std::int64_t> run_id);
-    // Moves a job from one of `from` to `to` (hold, release, cancel); ending it (done, failed,
-    // cancelled, lost) sets end_ms, exit_status and note (its GPUs and CPUs stay, as what it ran on:
-    // only starting and running jobs hold them); putting
-    // it back in the queue (a start that did not happen) gives them back and forgets the start.
-    // False when the job was in none of `from`.
-    Result<bool> change_job_state(std::int64_t id, const std::vector<JobState>& from, JobState to, std::int64_t now_ms,
-                                  std::optional<int> exit_status = std::nullopt, const std::string& note = "");
-    // A running job paused since `since_ms` (baton pause), or running on (none); false when it is not
-    // running. Any other change of its state forgets the pause.
-    Result<bool> set_job_paused(std::int64_t id, std::optional<std::int64_t> since_ms);
-    // The job's record in the run history (known once its watch recorded it).
-    Status set_job_run(std::int64_t id, std::int64_t run_id);
-    // An ended job (failed, lost, cancelled, done) queued again as its next attempt; false when
-    // it had not ended.
-    Result<bool> requeue_job(std::int64_t id, const std::string& note);
-    // Forgets the ended jobs (done only, with `done_only`) of `owner` (everyone's when none), but
-    // those in `keep` and the newest job of all (so that no id is ever given twice), in one
-    // transaction; returns their ids. Their runs stay in the history.
-    Result<std::vector<std::int64_t>> remove_ended_jobs(std::optional<std::uint32_t> owner, bool done_only,
-                                                        const std::set<std::int64_t>& keep);
+    // The tables, each a class of its own over this connection (history_runs.hpp, history_bench.hpp,
+    // history_tunings.hpp, history_metrics.hpp, history_usage.hpp, history_jobs.hpp).
+    RunWrites run_writes();       // a run as it is recorded: begin, samples, steps, findings, end
+    RunReads run_reads();         // the recorded runs, read back, and their pruning
+    BenchTable bench_table();     // `baton bench`'s records and their links
+    TuningTable tuning_table();   // `baton tune`'s results
+    MinuteTable minute_table();   // baton serve's metric minutes
+    UsageTable usage_table();     // `baton usage`'s records
+    QueueJobsTable queue_jobs();  // the job queue's jobs and groups
 
     // PRAGMA integrity_check's answer ("ok" when intact).
     std::string integrity();
@@ -397,6 +301,7 @@ class History {
     const std::string& path() const { return path_; }
 
   private:
+    friend class HistoryTable;  // the tables' classes share the connection and its helpers
     History(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
     Status exec(const char* sql);
     // ROLLBACK, best effort: the failure that led to it is the one the caller reports (SQLite has

@@ -2,6 +2,7 @@
 // done, with one row per link it measured, so `baton runs` lists it and `baton compare` sets two
 // benches side by side link by link (before and after a driver update, a BIOS change).
 #include "store/history.hpp"
+#include "store/history_bench.hpp"
 #include "store/run_owner.hpp"
 #include "store/sqlite_statement.hpp"
 
@@ -21,9 +22,10 @@ void bind_optional(sqlite3_stmt* st, int col, const std::optional<double>& v) {
 
 }  // namespace
 
-Result<std::int64_t> History::record_bench(const std::string& name, const std::string& command, const std::string& cwd,
-                                           const std::string& host, std::int64_t start_ms, std::int64_t end_ms,
-                                           const std::string& report, const std::vector<BenchLinkRecord>& links) {
+Result<std::int64_t> BenchTable::record_bench(const std::string& name, const std::string& command,
+                                              const std::string& cwd, const std::string& host, std::int64_t start_ms,
+                                              std::int64_t end_ms, const std::string& report,
+                                              const std::vector<BenchLinkRecord>& links) {
     if (Status s = exec("BEGIN IMMEDIATE"); !s.ok()) return s.error();
     auto fail = [&](const char* what) {
         Error e = db_error(db_, what);
@@ -75,7 +77,7 @@ Result<std::int64_t> History::record_bench(const std::string& name, const std::s
     return id;
 }
 
-Result<std::vector<BenchLinkRecord>> History::bench_links(std::int64_t run) {
+Result<std::vector<BenchLinkRecord>> BenchTable::bench_links(std::int64_t run) {
     Statement st(db_,
                  "SELECT bench, link, measured, peak, peak_source, need, verdict, detail, unit FROM bench_links "
                  "WHERE run_id = ? ORDER BY seq");

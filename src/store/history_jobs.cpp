@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "store/history.hpp"
+#include "store/history_jobs.hpp"
 #include "store/sqlite_statement.hpp"
 
 namespace baton::store {
@@ -142,7 +143,7 @@ std::optional<std::int64_t> insert_job(sqlite3_stmt* st, const JobRecord& j, std
 
 }  // namespace
 
-Result<std::int64_t> History::add_job(const JobRecord& j) {
+Result<std::int64_t> QueueJobsTable::add_job(const JobRecord& j) {
     if (Status ok = check_new(j); !ok.ok()) return ok.error();
     Statement st(db_, kInsertJob);
     if (!st.ok()) return db_error(db_, "cannot add the job");
@@ -151,7 +152,7 @@ Result<std::int64_t> History::add_job(const JobRecord& j) {
     return *id;
 }
 
-Result<std::vector<std::int64_t>> History::add_jobs(const std::vector<JobRecord>& jobs, bool as_array) {
+Result<std::vector<std::int64_t>> QueueJobsTable::add_jobs(const std::vector<JobRecord>& jobs, bool as_array) {
     std::vector<std::int64_t> ids;
     for (const JobRecord& j : jobs)
         if (Status ok = check_new(j); !ok.ok()) return ok.error();
@@ -186,7 +187,7 @@ Result<std::vector<std::int64_t>> History::add_jobs(const std::vector<JobRecord>
     return ids;
 }
 
-Result<bool> History::edit_job(const JobRecord& j) {
+Result<bool> QueueJobsTable::edit_job(const JobRecord& j) {
     Statement st(db_,
                  "UPDATE jobs SET name = ?, argv = ?, request = ?, priority = ?, after = ?, after_ok = ? "
                  "WHERE id = ? AND state IN ('queued', 'held')");
@@ -203,7 +204,7 @@ Result<bool> History::edit_job(const JobRecord& j) {
     return sqlite3_changes(db_) == 1;
 }
 
-Result<std::vector<JobGroup>> History::job_groups() {
+Result<std::vector<JobGroup>> QueueJobsTable::job_groups() {
     Statement st(db_, "SELECT name, parallel, owner_uid FROM job_groups ORDER BY name");
     if (!st.ok()) return db_error(db_, "cannot read the groups");
     std::vector<JobGroup> out;
@@ -218,7 +219,7 @@ Result<std::vector<JobGroup>> History::job_groups() {
     return out;
 }
 
-Status History::set_job_group(const JobGroup& g) {
+Status QueueJobsTable::set_job_group(const JobGroup& g) {
     Statement st(db_,
                  "INSERT INTO job_groups (name, parallel, owner_uid) VALUES (?, ?, ?) "
                  "ON CONFLICT(name) DO UPDATE SET parallel = excluded.parallel");
@@ -230,7 +231,7 @@ Status History::set_job_group(const JobGroup& g) {
     return Ok{};
 }
 
-Result<bool> History::remove_job_group(const std::string& name) {
+Result<bool> QueueJobsTable::remove_job_group(const std::string& name) {
     Statement st(db_, "DELETE FROM job_groups WHERE name = ?");
     if (!st.ok()) return db_error(db_, "cannot remove the group");
     sqlite3_bind_text(st.get(), 1, name.c_str(), static_cast<int>(name.size()), SQLITE_TRANSIENT);
@@ -238,7 +239,7 @@ Result<bool> History::remove_job_group(const std::string& name) {
     return sqlite3_changes(db_) == 1;
 }
 
-Result<std::vector<JobRecord>> History::jobs(bool open_only) {
+Result<std::vector<JobRecord>> QueueJobsTable::jobs(bool open_only) {
     const std::string sql = std::string("SELECT ") + kColumns + " FROM jobs" +
                             (open_only ? " WHERE state IN ('queued', 'held', 'starting', 'running')" : "") +
                             " ORDER BY id";
@@ -250,7 +251,7 @@ Result<std::vector<JobRecord>> History::jobs(bool open_only) {
     return out;
 }
 
-Result<JobRecord> History::job(std::int64_t id) {
+Result<JobRecord> QueueJobsTable::job(std::int64_t id) {
     const std::string sql = std::string("SELECT ") + kColumns + " FROM jobs WHERE id = ?";
     Statement st(db_, sql.c_str());
     if (!st.ok()) return db_error(db_, "cannot read the queue");
@@ -261,7 +262,8 @@ Result<JobRecord> History::job(std::int64_t id) {
     return make_error(ErrorCode::not_found, "no job " + std::to_string(id) + " in the queue");
 }
 
-Result<std::vector<std::int64_t>> History::start_jobs(const std::vector<JobStartRecord>& starts, std::int64_t now_ms) {
+Result<std::vector<std::int64_t>> QueueJobsTable::start_jobs(const std::vector<JobStartRecord>& starts,
+                                                             std::int64_t now_ms) {
     std::vector<std::int64_t> moved;
     if (starts.empty()) return moved;
     if (Status s = exec("BEGIN IMMEDIATE"); !s.ok()) return s.error();
@@ -296,8 +298,8 @@ Result<std::vector<std::int64_t>> History::start_jobs(const std::vector<JobStart
     return moved;
 }
 
-Result<bool> History::job_running(std::int64_t id, std::uint32_t pid, std::uint64_t pid_start_ticks,
-                                  const std::string& boot_id, std::optional<std::int64_t> run_id) {
+Result<bool> QueueJobsTable::job_running(std::int64_t id, std::uint32_t pid, std::uint64_t pid_start_ticks,
+                                         const std::string& boot_id, std::optional<std::int64_t> run_id) {
     Statement st(db_,
                  "UPDATE jobs SET state = 'running', pid = ?, pid_start_ticks = ?, boot_id = ?, run_id = ? "
                  "WHERE id = ? AND state = 'starting'");
@@ -314,8 +316,9 @@ Result<bool> History::job_running(std::int64_t id, std::uint32_t pid, std::uint6
     return sqlite3_changes(db_) == 1;
 }
 
-Result<bool> History::change_job_state(std::int64_t id, const std::vector<JobState>& from, JobState to,
-                                       std::int64_t now_ms, std::optional<int> exit_status, const std::string& note) {
+Result<bool> QueueJobsTable::change_job_state(std::int64_t id, const std::vector<JobState>& from, JobState to,
+                                              std::int64_t now_ms, std::optional<int> exit_status,
+                                              const std::string& note) {
     if (from.empty()) return false;
     const bool ends = is_final(to);
     std::string sql =
@@ -345,7 +348,7 @@ Result<bool> History::change_job_state(std::int64_t id, const std::vector<JobSta
     return sqlite3_changes(db_) == 1;
 }
 
-Result<bool> History::set_job_paused(std::int64_t id, std::optional<std::int64_t> since_ms) {
+Result<bool> QueueJobsTable::set_job_paused(std::int64_t id, std::optional<std::int64_t> since_ms) {
     Statement st(db_, "UPDATE jobs SET paused_ms = ? WHERE id = ? AND state = 'running'");
     if (!st.ok()) return db_error(db_, "cannot record the job's pause");
     if (since_ms)
@@ -357,7 +360,7 @@ Result<bool> History::set_job_paused(std::int64_t id, std::optional<std::int64_t
     return sqlite3_changes(db_) == 1;
 }
 
-Status History::set_job_run(std::int64_t id, std::int64_t run_id) {
+Status QueueJobsTable::set_job_run(std::int64_t id, std::int64_t run_id) {
     Statement st(db_, "UPDATE jobs SET run_id = ? WHERE id = ?");
     if (!st.ok()) return db_error(db_, "cannot link the job to its run");
     sqlite3_bind_int64(st.get(), 1, run_id);
@@ -366,7 +369,7 @@ Status History::set_job_run(std::int64_t id, std::int64_t run_id) {
     return Ok{};
 }
 
-Result<bool> History::requeue_job(std::int64_t id, const std::string& note) {
+Result<bool> QueueJobsTable::requeue_job(std::int64_t id, const std::string& note) {
     Statement st(db_,
                  "UPDATE jobs SET state = 'queued', paused_ms = NULL, attempt = attempt + 1, note = ?, start_ms = "
                  "NULL, end_ms = NULL, "
@@ -379,8 +382,8 @@ Result<bool> History::requeue_job(std::int64_t id, const std::string& note) {
     return sqlite3_changes(db_) == 1;
 }
 
-Result<std::vector<std::int64_t>> History::remove_ended_jobs(std::optional<std::uint32_t> owner, bool done_only,
-                                                             const std::set<std::int64_t>& keep) {
+Result<std::vector<std::int64_t>> QueueJobsTable::remove_ended_jobs(std::optional<std::uint32_t> owner, bool done_only,
+                                                                    const std::set<std::int64_t>& keep) {
     const std::string sql = std::string("SELECT id FROM jobs WHERE ") +
                             (done_only ? "state = 'done'" : "state IN ('done', 'failed', 'cancelled', 'lost')") +
                             (owner ? " AND owner_uid = ?" : "") +

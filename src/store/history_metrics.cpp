@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "store/history.hpp"
+#include "store/history_metrics.hpp"
 #include "store/sqlite_statement.hpp"
 
 namespace baton::store {
@@ -13,7 +14,7 @@ namespace baton::store {
 using sqlite::db_error;
 using sqlite::Statement;
 
-Status History::add_metric_minutes(const std::vector<MetricMinute>& rows) {
+Status MinuteTable::add_metric_minutes(const std::vector<MetricMinute>& rows) {
     if (rows.empty()) return Ok{};
     if (Status s = exec("BEGIN IMMEDIATE"); !s.ok()) return s;
     Statement series(db_,
@@ -56,8 +57,8 @@ Status History::add_metric_minutes(const std::vector<MetricMinute>& rows) {
     return Ok{};
 }
 
-Result<std::vector<MetricMinute>> History::metric_minutes(const std::string& metric, const std::string& subject,
-                                                          std::int64_t from_minute, std::int64_t to_minute) {
+Result<std::vector<MetricMinute>> MinuteTable::metric_minutes(const std::string& metric, const std::string& subject,
+                                                              std::int64_t from_minute, std::int64_t to_minute) {
     Statement st(db_,
                  "SELECT m.minute, m.avg, m.min, m.max FROM metric_minutes m JOIN metric_series s "
                  "ON s.id = m.series_id WHERE s.metric = ? AND s.subject = ? AND m.minute BETWEEN ? AND ? "
@@ -82,7 +83,7 @@ Result<std::vector<MetricMinute>> History::metric_minutes(const std::string& met
     return out;
 }
 
-Result<std::vector<MetricMinute>> History::metric_series() {
+Result<std::vector<MetricMinute>> MinuteTable::metric_series() {
     Statement st(db_, "SELECT metric, subject FROM metric_series ORDER BY metric, subject");
     if (!st.ok()) return read_error("cannot read the machine history");
     std::vector<MetricMinute> out;
@@ -96,7 +97,7 @@ Result<std::vector<MetricMinute>> History::metric_series() {
     return out;
 }
 
-Result<std::int64_t> History::prune_metric_minutes(std::int64_t minute) {
+Result<std::int64_t> MinuteTable::prune_metric_minutes(std::int64_t minute) {
     // Through the primary key, series by series: no second index on minute to keep up.
     Statement st(db_, "DELETE FROM metric_minutes WHERE series_id IN (SELECT id FROM metric_series) AND minute < ?");
     if (!st.ok()) return db_error(db_, "cannot prune the machine history");

@@ -1,6 +1,7 @@
 // What `baton tune` found (schema 14): one row per tuning, its winner's settings for `baton run --tuned`,
 // the trials it points at (runs of their own) and its whole result as JSON.
 #include "store/history.hpp"
+#include "store/history_tunings.hpp"
 #include "store/sqlite_statement.hpp"
 
 namespace baton::store {
@@ -34,7 +35,7 @@ std::string tuning_script_key(const std::vector<std::string>& argv) {
     return out;
 }
 
-Result<std::int64_t> History::add_tuning(const TuningRecord& t) {
+Result<std::int64_t> TuningTable::add_tuning(const TuningRecord& t) {
     Statement st(db_,
                  "INSERT INTO tunings (t_ms, command, script, cwd, settings, label, gain, measure, baseline_run, "
                  "winner_run, report) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
@@ -61,8 +62,8 @@ Result<std::int64_t> History::add_tuning(const TuningRecord& t) {
     return static_cast<std::int64_t>(sqlite3_last_insert_rowid(db_));
 }
 
-Result<std::optional<TuningRecord>> History::latest_tuning(const std::string& command, const std::string& script,
-                                                           const std::string& cwd) {
+Result<std::optional<TuningRecord>> TuningTable::latest_tuning(const std::string& command, const std::string& script,
+                                                               const std::string& cwd) {
     for (const char* where : {"command = ?", "script = ?"}) {
         const std::string sql = std::string(
                                     "SELECT id, t_ms, command, script, cwd, settings, label, gain, measure, "

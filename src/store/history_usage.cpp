@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "store/history.hpp"
+#include "store/history_usage.hpp"
 #include "store/sqlite_statement.hpp"
 
 namespace baton::store {
@@ -36,7 +37,7 @@ double usage_seconds(const sqlite::Row& row, int col) {
 
 }  // namespace
 
-Status History::put_usage(const std::vector<UsageRecord>& rows) {
+Status UsageTable::put_usage(const std::vector<UsageRecord>& rows) {
     if (rows.empty()) return Ok{};
     if (Status s = exec("BEGIN IMMEDIATE"); !s.ok()) return s;
     const std::string sql = std::string("INSERT OR REPLACE INTO usage (") + kUsageColumns +
@@ -87,7 +88,7 @@ Status History::put_usage(const std::vector<UsageRecord>& rows) {
     return Ok{};
 }
 
-Result<std::vector<UsageRecord>> History::usage(std::int64_t since_ms) {
+Result<std::vector<UsageRecord>> UsageTable::usage(std::int64_t since_ms) {
     const std::string sql =
         std::string("SELECT ") + kUsageColumns + " FROM usage WHERE end_ms >= ? ORDER BY start_ms, label";
     Statement st(db_, sql.c_str());
@@ -123,7 +124,7 @@ Result<std::vector<UsageRecord>> History::usage(std::int64_t since_ms) {
     return out;
 }
 
-Result<std::int64_t> History::prune_usage(std::int64_t before_ms) {
+Result<std::int64_t> UsageTable::prune_usage(std::int64_t before_ms) {
     Statement st(db_, "DELETE FROM usage WHERE end_ms < ?");
     if (!st.ok()) return db_error(db_, "cannot prune the usage");
     sqlite3_bind_int64(st.get(), 1, before_ms);

@@ -8,6 +8,7 @@
 #include "core/clock.hpp"
 #include "core/printable.hpp"
 #include "core/thread_name.hpp"
+#include "store/history_runs.hpp"
 
 namespace baton::store {
 
@@ -150,7 +151,7 @@ Status HistoryWriter::apply(const Write& w) {
 Status HistoryWriter::apply_to(History& history, const Write& w) {
     if (!run_id_) {
         Result<std::int64_t> id =
-            history.begin_run(header_.name, header_.command, header_.cwd, header_.host, header_.start_ms);
+            history.run_writes().begin_run(header_.name, header_.command, header_.cwd, header_.host, header_.start_ms);
         if (!id.ok()) return make_error("cannot begin the run: " + id.error().message);
         run_id_ = *id;
         MutexLock lock(mutex_);
@@ -158,19 +159,22 @@ Status HistoryWriter::apply_to(History& history, const Write& w) {
     }
     const std::int64_t run = run_id_;
     return std::visit(
-        Overloaded{
-            [&](const Begin&) { return Status(Ok{}); },
-            [&](const Machine& m) { return history.set_machine(run, m.cpu_count, m.memory_total_bytes, m.gpus); },
-            [&](const RunSample& s) { return history.add_sample(run, s); },
-            [&](const std::vector<StepEvent>& s) { return history.add_steps(run, s); },
-            [&](const FindingAt& f) {
-                return f.replace ? history.replace_finding(run, f.t_ms, f.finding)
-                                 : history.add_finding(run, f.t_ms, f.finding);
-            },
-            [&](const HangAt& h) { return history.add_hang(run, h.t_ms, h.rule, h.text); },
-            [&](const RecordedProfile& p) { return history.add_profile(run, p); },
-            [&](const RecordedOomCapture& c) { return history.add_oom_capture(run, c); },
-            [&](const End& e) { return history.finish_run(run, e.end_ms, e.exit_status, e.summary, e.energy); }},
+        Overloaded{[&](const Begin&) { return Status(Ok{}); },
+                   [&](const Machine& m) {
+                       return history.run_writes().set_machine(run, m.cpu_count, m.memory_total_bytes, m.gpus);
+                   },
+                   [&](const RunSample& s) { return history.run_writes().add_sample(run, s); },
+                   [&](const std::vector<StepEvent>& s) { return history.run_writes().add_steps(run, s); },
+                   [&](const FindingAt& f) {
+                       return f.replace ? history.run_writes().replace_finding(run, f.t_ms, f.finding)
+                                        : history.run_writes().add_finding(run, f.t_ms, f.finding);
+                   },
+                   [&](const HangAt& h) { return history.run_writes().add_hang(run, h.t_ms, h.rule, h.text); },
+                   [&](const RecordedProfile& p) { return history.run_writes().add_profile(run, p); },
+                   [&](const RecordedOomCapture& c) { return history.run_writes().add_oom_capture(run, c); },
+                   [&](const End& e) {
+                       return history.run_writes().finish_run(run, e.end_ms, e.exit_status, e.summary, e.energy);
+                   }},
         w);
 }
 

@@ -20,6 +20,7 @@
 #include <sqlite3.h>
 
 #include "store/history.hpp"
+#include "store/history_runs.hpp"
 #include "store/run_owner.hpp"
 #include "test_support.hpp"
 
@@ -214,7 +215,7 @@ TEST(HistoryFaultsCli, EveryReaderFailsOnADamagedHistory) {
     {
         auto h = baton::store::History::open(db);
         for (int r = 0; r < 2; ++r) {
-            auto id = h->begin_run("run", "python train.py", "/", "box", 1000);
+            auto id = h->run_writes().begin_run("run", "python train.py", "/", "box", 1000);
             baton::diagnose::Finding f;
             f.rule = "input_bound";
             f.severity = baton::diagnose::Severity::warning;
@@ -223,16 +224,16 @@ TEST(HistoryFaultsCli, EveryReaderFailsOnADamagedHistory) {
             f.recommendation = "more workers";
             std::vector<baton::store::StepEvent> steps(300);
             for (int i = 0; i < 300; ++i) {
-                ASSERT_TRUE(h->add_finding(*id, 1000 + i, f).ok());
+                ASSERT_TRUE(h->run_writes().add_finding(*id, 1000 + i, f).ok());
                 baton::store::RunSample s;
                 s.t_ms = 1000 + i;
                 s.gpus.resize(8);
-                ASSERT_TRUE(h->add_sample(*id, s).ok());
+                ASSERT_TRUE(h->run_writes().add_sample(*id, s).ok());
                 steps[i].t_ms = 1000 + i;
                 steps[i].data = std::string(100, 'd');
             }
-            ASSERT_TRUE(h->add_steps(*id, steps).ok());
-            ASSERT_TRUE(h->finish_run(*id, 9000, 0, "done").ok());
+            ASSERT_TRUE(h->run_writes().add_steps(*id, steps).ok());
+            ASSERT_TRUE(h->run_writes().finish_run(*id, 9000, 0, "done").ok());
         }
     }
     const std::string intact = d.path() + "/intact.db";

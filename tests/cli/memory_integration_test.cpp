@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "store/history.hpp"
+#include "store/history_runs.hpp"
 #include "test_support.hpp"
 
 using namespace baton::test;
@@ -77,7 +78,7 @@ TEST(Memory, AnOutOfMemoryErrorIsCapturedAndExplainedByWhatHeldTheMemory) {
     // The capture is kept with the run, as the hook wrote it.
     auto h = baton::store::History::open(db, baton::store::HistoryAccess::read);
     ASSERT_TRUE(h.ok()) << h.error().message;
-    auto captures = h->oom_captures(1);
+    auto captures = h->run_reads().oom_captures(1);
     ASSERT_TRUE(captures.ok()) << captures.error().message;
     ASSERT_EQ(captures->size(), 1u);
     const auto capture = nlohmann::json::parse((*captures)[0].json);

@@ -17,6 +17,7 @@
 
 #include "core/clock.hpp"
 #include "store/history.hpp"
+#include "store/history_runs.hpp"
 #include "test_support.hpp"
 
 using namespace baton::test;
@@ -368,7 +369,7 @@ TEST(RunCommand, RunsShowExportPrune) {
         e.wait_ms = 50;
         e.samples = 32;
         e.data = R"({"cuda":{"allocated_bytes":1024}})";
-        ASSERT_TRUE(h->add_step(1, e).ok());
+        ASSERT_TRUE(h->run_writes().add_step(1, e).ok());
     }
     auto steps = run({baton_binary(), "runs", "export", "1", "--steps", "--db", db});
     ASSERT_EQ(steps.exit_code, 0) << steps.err;
@@ -401,7 +402,7 @@ TEST(RunCommand, RunsShowExportPrune) {
         s.gpus.resize(4);
         for (int i = 0; i < 20000; ++i) {
             s.t_ms = 1000 + i;
-            ASSERT_TRUE(h->add_sample(1, s).ok());
+            ASSERT_TRUE(h->run_writes().add_sample(1, s).ok());
         }
     }
     auto keep = run({baton_binary(), "runs", "prune", "--older-than", "30d", "--db", db});
@@ -460,7 +461,7 @@ TEST(RunCommand, CompareTwoRuns) {
                 e.samples = 32;
                 steps.push_back(e);
             }
-            ASSERT_TRUE(h->add_steps(run_id, steps).ok());
+            ASSERT_TRUE(h->run_writes().add_steps(run_id, steps).ok());
         }
     }
     r = run({baton_binary(), "compare", "1", "2", "--db", db});
@@ -498,17 +499,23 @@ TEST(RunCommand, CompareMatchesFindingsAcrossRuns) {
             return f;
         };
         for (int run_id : {1, 2}) {
-            auto id = h->begin_run(run_id == 1 ? "before" : "after", "python train.py", "/", "host", 1000);
+            auto id = h->run_writes().begin_run(run_id == 1 ? "before" : "after", "python train.py", "/", "host", 1000);
             ASSERT_TRUE(id.ok());
             // The same physical GPU, enumerated at index 0 in run 1 and index 1 in run 2.
-            ASSERT_TRUE(h->set_machine(*id, 2, 1 << 30,
-                                       {{run_id == 1 ? 0u : 1u, "GPU-aaaa", "H200", 1u << 30},
-                                        {run_id == 1 ? 1u : 0u, "GPU-bbbb", "H200", 1u << 30}})
+            ASSERT_TRUE(h->run_writes()
+                            .set_machine(*id, 2, 1 << 30,
+                                         {{run_id == 1 ? 0u : 1u, "GPU-aaaa", "H200", 1u << 30},
+                                          {run_id == 1 ? 1u : 0u, "GPU-bbbb", "H200", 1u << 30}})
                             .ok());
-            ASSERT_TRUE(h->add_finding(*id, 2000, finding("input_bound", "job", run_id == 1 ? 62 : 25)).ok());
-            ASSERT_TRUE(h->add_finding(*id, 2000, finding("gpu_underused", run_id == 1 ? "gpu:0" : "gpu:1", 40)).ok());
-            ASSERT_TRUE(h->add_finding(*id, 2000, finding(run_id == 1 ? "swap_active" : "shm_low", "host", 3)).ok());
-            ASSERT_TRUE(h->finish_run(*id, 5000, 0, "").ok());
+            ASSERT_TRUE(
+                h->run_writes().add_finding(*id, 2000, finding("input_bound", "job", run_id == 1 ? 62 : 25)).ok());
+            ASSERT_TRUE(h->run_writes()
+                            .add_finding(*id, 2000, finding("gpu_underused", run_id == 1 ? "gpu:0" : "gpu:1", 40))
+                            .ok());
+            ASSERT_TRUE(h->run_writes()
+                            .add_finding(*id, 2000, finding(run_id == 1 ? "swap_active" : "shm_low", "host", 3))
+                            .ok());
+            ASSERT_TRUE(h->run_writes().finish_run(*id, 5000, 0, "").ok());
         }
     }
     auto r = run({baton_binary(), "compare", "1", "2", "--db", db});

@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "store/history.hpp"
+#include "store/history_metrics.hpp"
 #include "test_support.hpp"
 
 using namespace baton;
@@ -526,7 +527,7 @@ TEST(ServeCli, SigtermStopsWithinTwoSecondsWhileScrapedAndWriting) {
     auto h = History::open(db, HistoryAccess::read);
     ASSERT_TRUE(h.ok()) << h.error().message;
     EXPECT_EQ(h->integrity(), "ok");
-    EXPECT_FALSE(h->metric_series()->empty());  // the minute under way was written at the stop
+    EXPECT_FALSE(h->minute_table().metric_series()->empty());  // the minute under way was written at the stop
 }
 
 TEST(ServeCli, SighupReloadsAGoodConfigAndKeepsTheOldOneOnABadOne) {
@@ -586,7 +587,7 @@ TEST(ServeCli, HistoryComesFromMemoryThenFromTheDatabaseAcrossRestarts) {
         auto h = History::open(db, HistoryAccess::read);
         ASSERT_TRUE(h.ok());
         EXPECT_EQ(h->integrity(), "ok");
-        EXPECT_FALSE(h->metric_minutes("gpu.power_watts", "gpu:0", 0, 1LL << 40)->empty());
+        EXPECT_FALSE(h->minute_table().metric_minutes("gpu.power_watts", "gpu:0", 0, 1LL << 40)->empty());
     }
     // Restarted, it reads the earlier minutes back; killed, the database stays whole.
     Serve again({"--listen", "127.0.0.1:0", "--interval", "0.2", "--db", db}, "near-oom");

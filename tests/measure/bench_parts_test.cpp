@@ -17,6 +17,8 @@
 #include "measure/memory_bench.hpp"
 #include "measure/net_bench.hpp"
 #include "store/history.hpp"
+#include "store/history_runs.hpp"
+#include "store/history_bench.hpp"
 #include "test_support.hpp"
 
 using namespace baton;
@@ -179,15 +181,16 @@ TEST(BenchParts, ABenchIsARunOfKindBenchWithItsLinks) {
         {"memory", "memory triad", 18.2e9, 25.6e9, std::nullopt, "4 x DDR4-3200 x 64 bit", "ok", ""},
         {"disk", "disk seq cold", 1.9e9, std::nullopt, 2e9, "", "too_slow", ""},
         {"scaling", "scaling 2 GPUs", 1800, 2000, std::nullopt, "2 x 1 GPU", "ok", "", "samples/s"}};
-    Result<std::int64_t> id = h->record_bench("bench", "baton bench", "/tmp", "box", 1000, 61000, "REPORT", links);
+    Result<std::int64_t> id =
+        h->bench_table().record_bench("bench", "baton bench", "/tmp", "box", 1000, 61000, "REPORT", links);
     ASSERT_TRUE(id.ok()) << id.error().message;
-    Result<RunRecord> r = h->run(*id);
+    Result<RunRecord> r = h->run_reads().run(*id);
     ASSERT_TRUE(r.ok());
     EXPECT_EQ(r->kind, RunKind::bench);
     EXPECT_EQ(r->state, RunState::finished);
     EXPECT_EQ(r->summary, "REPORT");
     EXPECT_EQ(r->exit_status, 0);
-    Result<std::vector<BenchLinkRecord>> back = h->bench_links(*id);
+    Result<std::vector<BenchLinkRecord>> back = h->bench_table().bench_links(*id);
     ASSERT_TRUE(back.ok());
     ASSERT_EQ(back->size(), 3u);
     EXPECT_EQ((*back)[0].unit, "B/s");
@@ -198,12 +201,12 @@ TEST(BenchParts, ABenchIsARunOfKindBenchWithItsLinks) {
     EXPECT_EQ((*back)[1].need, 2e9);
     EXPECT_EQ((*back)[1].verdict, "too_slow");
     // Pruned like any run: its links go with it.
-    EXPECT_EQ(*h->prune(1000000), 1);
-    EXPECT_TRUE(h->bench_links(*id)->empty());
+    EXPECT_EQ(*h->run_reads().prune(1000000), 1);
+    EXPECT_TRUE(h->bench_table().bench_links(*id)->empty());
     // A run of baton run is of kind "run".
-    Result<std::int64_t> run = h->begin_run("train", "python train.py", "/tmp", "box", 2000);
+    Result<std::int64_t> run = h->run_writes().begin_run("train", "python train.py", "/tmp", "box", 2000);
     ASSERT_TRUE(run.ok());
-    EXPECT_EQ(h->run(*run)->kind, RunKind::run);
+    EXPECT_EQ(h->run_reads().run(*run)->kind, RunKind::run);
 }
 
 TEST(BenchParts, MemoryBenchPerNumaNodeAgainstTheDimmsPeak) {

@@ -7,6 +7,8 @@
 #include "measure/bench_record.hpp"
 #include "measure/bench_suite.hpp"
 #include "test_support.hpp"
+#include "store/history_bench.hpp"
+#include "store/history_runs.hpp"
 
 using namespace baton;
 using namespace baton::measure;
@@ -222,22 +224,22 @@ TEST(BenchRecord, ReportsBecomeOneRunWithItsLinks) {
     ASSERT_TRUE(id.ok()) << id.error().message;
     Result<History> h = History::open(db);
     ASSERT_TRUE(h.ok());
-    Result<RunRecord> run = h->run(*id);
+    Result<RunRecord> run = h->run_reads().run(*id);
     ASSERT_TRUE(run.ok());
     EXPECT_EQ(run->name, "bench");
     EXPECT_EQ(run->command, "baton bench");
     EXPECT_EQ(run->summary, "TEXT");
-    Result<std::vector<BenchLinkRecord>> links = h->bench_links(*id);
+    Result<std::vector<BenchLinkRecord>> links = h->bench_table().bench_links(*id);
     ASSERT_TRUE(links.ok());
     ASSERT_EQ(links->size(), 2u);
     EXPECT_EQ((*links)[0].bench, "memory");
     EXPECT_EQ((*links)[1].verdict, "skipped");
     // One bench: named after it unless --name.
     id = record_bench(db, {"h2d", "", "/work", "box", 1000, 5000, ""}, {mem});
-    EXPECT_EQ(h->run(*id)->name, "bench h2d");
-    EXPECT_EQ(h->run(*id)->command, "baton bench h2d");
+    EXPECT_EQ(h->run_reads().run(*id)->name, "bench h2d");
+    EXPECT_EQ(h->run_reads().run(*id)->command, "baton bench h2d");
     id = record_bench(db, {"h2d", "before the driver update", "/work", "box", 1000, 5000, ""}, {mem});
-    EXPECT_EQ(h->run(*id)->name, "before the driver update");
+    EXPECT_EQ(h->run_reads().run(*id)->name, "before the driver update");
     // A database that cannot be created (its directory would be under a file) is an error.
     d.write("file", "x");
     EXPECT_FALSE(record_bench(d.path() + "/file/x.db", {}, {mem}).ok());

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "test_support.hpp"
+#include "store/history_jobs.hpp"
 
 using baton::ErrorCode;
 using baton::queue::JobRequest;
@@ -37,17 +38,17 @@ TEST(OpenJobs, OpenJobsComeFromMemoryEndedOnesFromTheStore) {
     ASSERT_TRUE(h.ok()) << h.error().message;
     OpenJobs table(&*h);
     JobRecord j = queued_job(1);
-    j.id = *h->add_job(j);
+    j.id = *h->queue_jobs().add_job(j);
     table.open()[j.id] = j;
     table.waiting()[j.id] = "waits for a GPU";
 
     // The state moves in the store through the table; the open record is what the caller set.
     table.record_state(j.id, {JobState::queued}, JobState::held, 2000);
-    EXPECT_EQ(h->job(j.id)->state, JobState::held);
+    EXPECT_EQ(h->queue_jobs().job(j.id)->state, JobState::held);
     EXPECT_EQ(table.find(j.id)->state, JobState::queued);  // memory first: the agent's own view
 
     table.link_run(j.id, 42);
-    EXPECT_EQ(h->job(j.id)->run_id, 42);
+    EXPECT_EQ(h->queue_jobs().job(j.id)->run_id, 42);
     EXPECT_EQ(table.open()[j.id].run_id, 42);
 
     table.close(j.id);

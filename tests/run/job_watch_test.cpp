@@ -7,6 +7,7 @@
 
 #include "run/job_watch.hpp"
 #include "store/history.hpp"
+#include "store/history_runs.hpp"
 #include "test_support.hpp"
 
 using namespace baton;
@@ -123,7 +124,7 @@ TEST(JobWatch, FiguresFindingsAndRecordFromSnapshotsAlone) {
     EXPECT_TRUE(s.recording.complete()) << s.recording.error;
     auto h = History::open(o.db_path, HistoryAccess::read);
     ASSERT_TRUE(h.ok()) << h.error().message;
-    auto run = h->load_run(s.recording.run_id);
+    auto run = h->run_reads().load_run(s.recording.run_id);
     ASSERT_TRUE(run.ok()) << run.error().message;
     EXPECT_EQ(run->run.name, "train");
     EXPECT_EQ(run->run.cwd, "/work");
@@ -168,7 +169,7 @@ TEST(JobWatch, DiskRatesCountStackedDevicesOnce) {
     const RunStats s = w.finish(0, 0, 3.0, 0);
     auto h = History::open(o.db_path, HistoryAccess::read);
     ASSERT_TRUE(h.ok()) << h.error().message;
-    auto run = h->load_run(s.recording.run_id);
+    auto run = h->run_reads().load_run(s.recording.run_id);
     ASSERT_TRUE(run.ok()) << run.error().message;
     ASSERT_EQ(run->samples.size(), 3u);
     for (const RunSample& r : run->samples) {

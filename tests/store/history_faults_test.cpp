@@ -13,6 +13,7 @@
 #include <sqlite3.h>
 
 #include "store/history.hpp"
+#include "store/history_runs.hpp"
 #include "store/run_owner.hpp"
 #include "test_support.hpp"
 
@@ -25,7 +26,7 @@ namespace {
 std::int64_t record_big_run(const std::string& path) {
     auto h = History::open(path);
     EXPECT_TRUE(h.ok());
-    auto run = h->begin_run("big", "python train.py", "/", "box", 1000);
+    auto run = h->run_writes().begin_run("big", "python train.py", "/", "box", 1000);
     diagnose::Finding f;
     f.rule = "input_bound";
     f.severity = diagnose::Severity::warning;
@@ -34,19 +35,19 @@ std::int64_t record_big_run(const std::string& path) {
     f.recommendation = std::string(200, 'r');
     std::vector<StepEvent> steps;
     for (int i = 0; i < 400; ++i) {
-        EXPECT_TRUE(h->add_finding(*run, 1000 + i, f).ok());
+        EXPECT_TRUE(h->run_writes().add_finding(*run, 1000 + i, f).ok());
         RunSample s;
         s.t_ms = 1000 + i;
         s.gpus.resize(4);
-        EXPECT_TRUE(h->add_sample(*run, s).ok());
+        EXPECT_TRUE(h->run_writes().add_sample(*run, s).ok());
         StepEvent e;
         e.t_ms = 1000 + i;
         e.step = i;
         e.data = std::string(100, 'd');
         steps.push_back(e);
     }
-    EXPECT_TRUE(h->add_steps(*run, steps).ok());
-    EXPECT_TRUE(h->finish_run(*run, 5000, 0, "done").ok());
+    EXPECT_TRUE(h->run_writes().add_steps(*run, steps).ok());
+    EXPECT_TRUE(h->run_writes().finish_run(*run, 5000, 0, "done").ok());
     return *run;
 }
 
@@ -70,20 +71,20 @@ TEST(HistoryFaults, ADamagedTableIsAnErrorNotAnEmptyOne) {
         ASSERT_TRUE(h.ok()) << h.error().message;
         Status read = Ok{};
         if (table == "findings") {
-            auto r = h->findings(run);
+            auto r = h->run_reads().findings(run);
             if (!r.ok()) read = r.error();
         } else if (table == "samples") {
-            auto r = h->samples(run);
+            auto r = h->run_reads().samples(run);
             if (!r.ok()) read = r.error();
         } else {
-            auto r = h->steps(run);
+            auto r = h->run_reads().steps(run);
             if (!r.ok()) read = r.error();
         }
         ASSERT_FALSE(read.ok());
         EXPECT_NE(read.error().message.find(path), std::string::npos) << read.error().message;
         EXPECT_NE(read.error().message.find("damaged"), std::string::npos) << read.error().message;
         EXPECT_NE(read.error().message.find("of run 1"), std::string::npos) << read.error().message;
-        EXPECT_FALSE(h->load_run(run).ok());
+        EXPECT_FALSE(h->run_reads().load_run(run).ok());
     }
 }
 
@@ -101,7 +102,7 @@ TEST(HistoryFaults, ConcurrentOpenersOfANewDatabaseMigrateItOnce) {
                     std::fprintf(stderr, "%s\n", h.error().message.c_str());
                     _exit(1);
                 }
-                _exit(h->begin_run("r", "c", "/", "h", 1).ok() ? 0 : 2);
+                _exit(h->run_writes().begin_run("r", "c", "/", "h", 1).ok() ? 0 : 2);
             }
             kids.push_back(pid);
         }
@@ -114,7 +115,7 @@ TEST(HistoryFaults, ConcurrentOpenersOfANewDatabaseMigrateItOnce) {
         ASSERT_EQ(failed, 0) << "trial " << trial;
         auto h = History::open(path, HistoryAccess::read);
         ASSERT_TRUE(h.ok());
-        EXPECT_EQ(h->runs()->size(), 10u);
+        EXPECT_EQ(h->run_reads().runs()->size(), 10u);
     }
 }
 
@@ -124,8 +125,8 @@ TEST(HistoryFaults, ReadersOpenReadOnly) {
     record_big_run(path);
     auto r = History::open(path, HistoryAccess::read);
     ASSERT_TRUE(r.ok()) << r.error().message;
-    EXPECT_EQ(r->runs()->size(), 1u);
-    EXPECT_FALSE(r->begin_run("x", "y", "/", "h", 1).ok());  // a reader cannot write
+    EXPECT_EQ(r->run_reads().runs()->size(), 1u);
+    EXPECT_FALSE(r->run_writes().begin_run("x", "y", "/", "h", 1).ok());  // a reader cannot write
     // Not a history: an empty file, garbage, a missing file (never created by a reader).
     d.write("empty.db", "");
     auto empty = History::open(d.path() + "/empty.db", HistoryAccess::read);
@@ -161,7 +162,7 @@ TEST(HistoryFaults, ReadersOpenReadOnly) {
         "PRAGMA user_version=3");
     auto old = History::open(path, HistoryAccess::read);
     ASSERT_TRUE(old.ok()) << old.error().message;
-    EXPECT_EQ(old->runs()->size(), 1u);
+    EXPECT_EQ(old->run_reads().runs()->size(), 1u);
 }
 
 TEST(HistoryFaults, FilesArePrivate) {
@@ -189,9 +190,9 @@ TEST(HistoryFaults, AReusedPidIsNoOwner) {
     std::int64_t run = 0;
     {
         auto h = History::open(path);
-        run = *h->begin_run("mine", "c", "/", "h", 1);
+        run = *h->run_writes().begin_run("mine", "c", "/", "h", 1);
     }
-    auto state = [&] { return (*History::open(path, HistoryAccess::read)->runs())[0].state; };
+    auto state = [&] { return (*History::open(path, HistoryAccess::read)->run_reads().runs())[0].state; };
     EXPECT_EQ(state(), RunState::running);  // this process, alive
     // Another process now holds the recorded pid (a child of ours, alive, started later).
     const pid_t kid = fork();

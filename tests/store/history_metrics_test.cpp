@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "store/history.hpp"
+#include "store/history_metrics.hpp"
 #include "test_support.hpp"
 
 using namespace baton;
@@ -19,24 +20,24 @@ TEST(HistoryMetrics, WritesReadsReplacesAndPrunes) {
         rows.push_back({"gpu.utilization_percent", "gpu:0", m, double(m), double(m) - 1, double(m) + 1});
         rows.push_back({"cpu.utilization_percent", "host", m, 5, 1, 9});
     }
-    ASSERT_TRUE(h->add_metric_minutes(rows).ok());
-    auto got = h->metric_minutes("gpu.utilization_percent", "gpu:0", 103, 105);
+    ASSERT_TRUE(h->minute_table().add_metric_minutes(rows).ok());
+    auto got = h->minute_table().metric_minutes("gpu.utilization_percent", "gpu:0", 103, 105);
     ASSERT_TRUE(got.ok());
     ASSERT_EQ(got->size(), 3u);
     EXPECT_EQ((*got)[0].minute, 103);
     EXPECT_DOUBLE_EQ((*got)[2].max, 106);
     // The same minute again replaces it (an agent restarted within a minute).
-    ASSERT_TRUE(h->add_metric_minutes({{"gpu.utilization_percent", "gpu:0", 104, 1, 1, 1}}).ok());
-    got = h->metric_minutes("gpu.utilization_percent", "gpu:0", 104, 104);
+    ASSERT_TRUE(h->minute_table().add_metric_minutes({{"gpu.utilization_percent", "gpu:0", 104, 1, 1, 1}}).ok());
+    got = h->minute_table().metric_minutes("gpu.utilization_percent", "gpu:0", 104, 104);
     ASSERT_EQ(got->size(), 1u);
     EXPECT_DOUBLE_EQ((*got)[0].avg, 1);
-    auto series = h->metric_series();
+    auto series = h->minute_table().metric_series();
     ASSERT_TRUE(series.ok());
     EXPECT_EQ(series->size(), 2u);
-    auto pruned = h->prune_metric_minutes(105);
+    auto pruned = h->minute_table().prune_metric_minutes(105);
     ASSERT_TRUE(pruned.ok());
     EXPECT_EQ(*pruned, 10);  // minutes 100-104 of both series
-    EXPECT_EQ(h->metric_minutes("cpu.utilization_percent", "host", 0, 1000)->size(), 5u);
+    EXPECT_EQ(h->minute_table().metric_minutes("cpu.utilization_percent", "host", 0, 1000)->size(), 5u);
     EXPECT_EQ(h->integrity(), "ok");
 }
 
@@ -68,9 +69,9 @@ TEST(HistoryMetrics, ADayOfAnEightGpuBoxStaysSmall) {
         std::vector<MetricMinute> rows;
         for (const auto& [metric, subject] : series)
             rows.push_back({metric, subject, m, 1234567.0 + double(m % 97), 1.0 * double(m % 13), 9e9});
-        ASSERT_TRUE(h->add_metric_minutes(rows).ok());
+        ASSERT_TRUE(h->minute_table().add_metric_minutes(rows).ok());
     }
-    EXPECT_EQ(h->metric_minutes("gpu.power_watts", "gpu:7", 0, start + 5000)->size(), 1440u);
+    EXPECT_EQ(h->minute_table().metric_minutes("gpu.power_watts", "gpu:7", 0, start + 5000)->size(), 1440u);
     const auto bytes = std::filesystem::file_size(path) +
                        (std::filesystem::exists(path + "-wal") ? std::filesystem::file_size(path + "-wal") : 0);
     std::printf("a day of %zu series: %.1f MB\n", series.size(), static_cast<double>(bytes) / 1e6);

@@ -11,6 +11,8 @@
 #include <sqlite3.h>
 
 #include "store/history.hpp"
+#include "store/history_runs.hpp"
+#include "store/history_jobs.hpp"
 #include "test_support.hpp"
 
 using namespace baton;
@@ -49,22 +51,22 @@ TEST(History, RecordsSurviveAReopen) {
     {
         auto h = History::open(path);
         ASSERT_TRUE(h.ok()) << h.error().message;
-        auto run = h->begin_run("train", "[\"python\",\"train.py\"]", "/work", "box", 1000);
+        auto run = h->run_writes().begin_run("train", "[\"python\",\"train.py\"]", "/work", "box", 1000);
         ASSERT_TRUE(run.ok());
-        ASSERT_TRUE(h->add_sample(*run, sample(1500, 4)).ok());
-        ASSERT_TRUE(h->add_sample(*run, sample(2000, 4)).ok());
+        ASSERT_TRUE(h->run_writes().add_sample(*run, sample(1500, 4)).ok());
+        ASSERT_TRUE(h->run_writes().add_sample(*run, sample(2000, 4)).ok());
         diagnose::Finding f;
         f.rule = "input_bound";
         f.severity = diagnose::Severity::warning;
         f.subject = "gpu:0";
         f.summary = "GPU0 waits";
         f.recommendation = "num_workers=7";
-        ASSERT_TRUE(h->add_finding(*run, 1800, f).ok());
-        ASSERT_TRUE(h->finish_run(*run, 2500, 0, "{}").ok());
+        ASSERT_TRUE(h->run_writes().add_finding(*run, 1800, f).ok());
+        ASSERT_TRUE(h->run_writes().finish_run(*run, 2500, 0, "{}").ok());
     }
     auto h = History::open(path);
     ASSERT_TRUE(h.ok());
-    auto runs = h->runs();
+    auto runs = h->run_reads().runs();
     ASSERT_TRUE(runs.ok());
     ASSERT_EQ(runs->size(), 1u);
     const RunRecord& r = (*runs)[0];
@@ -74,7 +76,7 @@ TEST(History, RecordsSurviveAReopen) {
     EXPECT_EQ(r.end_ms, 2500);
     EXPECT_EQ(r.samples, 2);
     EXPECT_EQ(r.findings, 1);
-    auto s = h->samples(r.id);
+    auto s = h->run_reads().samples(r.id);
     ASSERT_TRUE(s.ok());
     ASSERT_EQ(s->size(), 2u);
     EXPECT_EQ((*s)[1].t_ms, 2000);
@@ -92,7 +94,7 @@ TEST(History, AFindingReplacedAndOomCaptures) {
     test::TempDir d;
     auto h = History::open(d.path() + "/h.db");
     ASSERT_TRUE(h.ok()) << h.error().message;
-    auto run = h->begin_run("train", "python train.py", "/work", "box", 1000);
+    auto run = h->run_writes().begin_run("train", "python train.py", "/work", "box", 1000);
     ASSERT_TRUE(run.ok());
     diagnose::Finding f;
     f.rule = "cuda_oom";
@@ -100,16 +102,16 @@ TEST(History, AFindingReplacedAndOomCaptures) {
     f.subject = "job";
     f.summary = "the job ran out of GPU memory";
     f.recommendation = "smaller batch";
-    ASSERT_TRUE(h->add_finding(*run, 1500, f).ok());
+    ASSERT_TRUE(h->run_writes().add_finding(*run, 1500, f).ok());
     f.summary = "GPU0 ran out of memory: activations 60.00 GiB";
     diagnose::Evidence e;
     e.metric = "oom.activations_bytes";
     e.maximum = 6.4e10;
     f.evidence = {e};
-    ASSERT_TRUE(h->replace_finding(*run, 1700, f).ok());
+    ASSERT_TRUE(h->run_writes().replace_finding(*run, 1700, f).ok());
     f.rule = "gpu_memory_leak";
-    ASSERT_TRUE(h->replace_finding(*run, 1800, f).ok());  // none to replace: recorded
-    auto found = h->findings(*run);
+    ASSERT_TRUE(h->run_writes().replace_finding(*run, 1800, f).ok());  // none to replace: recorded
+    auto found = h->run_reads().findings(*run);
     ASSERT_TRUE(found.ok());
     ASSERT_EQ(found->size(), 2u);
     EXPECT_EQ((*found)[0].rule, "cuda_oom");
@@ -118,9 +120,9 @@ TEST(History, AFindingReplacedAndOomCaptures) {
     ASSERT_EQ((*found)[0].evidence.size(), 1u);
     EXPECT_EQ((*found)[0].evidence[0].metric, "oom.activations_bytes");
     EXPECT_EQ((*found)[1].t_ms, 1800);
-    ASSERT_TRUE(h->add_oom_capture(*run, {1600, 1, 4242, "{\"baton_oom_capture\":1}"}).ok());
-    ASSERT_TRUE(h->add_oom_capture(*run, {1550, 0, 4241, "{}"}).ok());
-    auto captures = h->oom_captures(*run);
+    ASSERT_TRUE(h->run_writes().add_oom_capture(*run, {1600, 1, 4242, "{\"baton_oom_capture\":1}"}).ok());
+    ASSERT_TRUE(h->run_writes().add_oom_capture(*run, {1550, 0, 4241, "{}"}).ok());
+    auto captures = h->run_reads().oom_captures(*run);
     ASSERT_TRUE(captures.ok());
     ASSERT_EQ(captures->size(), 2u);
     EXPECT_EQ((*captures)[0].pid, 4241u);
@@ -134,21 +136,21 @@ TEST(History, RunOfADeadBatonIsInterrupted) {
     pid_t child = fork();
     if (child == 0) {  // a baton that starts a run and dies without finishing it
         auto h = History::open(path);
-        auto run = h->begin_run("doomed", "[\"sleep\"]", "/", "box", 1000);
-        ASSERT_TRUE(h->add_sample(*run, sample(1500, 1)).ok());
+        auto run = h->run_writes().begin_run("doomed", "[\"sleep\"]", "/", "box", 1000);
+        ASSERT_TRUE(h->run_writes().add_sample(*run, sample(1500, 1)).ok());
         _exit(0);  // no destructor, no finish: as after kill -9
     }
     waitpid(child, nullptr, 0);
     auto h = History::open(path);
     ASSERT_TRUE(h.ok());
-    auto runs = h->runs();
+    auto runs = h->run_reads().runs();
     ASSERT_EQ(runs->size(), 1u);
     EXPECT_EQ((*runs)[0].state, RunState::interrupted);
     EXPECT_EQ((*runs)[0].samples, 1);
     // A run of this (living) process stays running.
-    auto mine = h->begin_run("alive", "[]", "/", "box", 2000);
+    auto mine = h->run_writes().begin_run("alive", "[]", "/", "box", 2000);
     auto again = History::open(path);
-    EXPECT_EQ((*again->runs())[1].state, RunState::running);
+    EXPECT_EQ((*again->run_reads().runs())[1].state, RunState::running);
     (void)mine;
 }
 
@@ -209,14 +211,14 @@ TEST(History, NewerSchemaAndPrune) {
     const std::string path = d.path() + "/baton.db";
     {
         auto h = History::open(path);
-        auto old_run = h->begin_run("old", "[]", "/", "box", 1000);
-        ASSERT_TRUE(h->finish_run(*old_run, 2000, 0, "{}").ok());
-        auto new_run = h->begin_run("new", "[]", "/", "box", 90000);
-        ASSERT_TRUE(h->finish_run(*new_run, 95000, 1, "{}").ok());
-        auto pruned = h->prune(50000);
+        auto old_run = h->run_writes().begin_run("old", "[]", "/", "box", 1000);
+        ASSERT_TRUE(h->run_writes().finish_run(*old_run, 2000, 0, "{}").ok());
+        auto new_run = h->run_writes().begin_run("new", "[]", "/", "box", 90000);
+        ASSERT_TRUE(h->run_writes().finish_run(*new_run, 95000, 1, "{}").ok());
+        auto pruned = h->run_reads().prune(50000);
         ASSERT_TRUE(pruned.ok());
         EXPECT_EQ(*pruned, 1);
-        auto runs = h->runs();
+        auto runs = h->run_reads().runs();
         ASSERT_EQ(runs->size(), 1u);
         EXPECT_EQ((*runs)[0].name, "new");
     }
@@ -243,9 +245,10 @@ TEST(History, MachineAndStepsRoundTrip) {
     test::TempDir d;
     auto h = History::open(d.path() + "/baton.db");
     ASSERT_TRUE(h.ok());
-    auto run = h->begin_run("train", "[]", "/", "box", 1000);
-    ASSERT_TRUE(h->set_machine(*run, 16, 128ull << 30,
-                               {{0, "GPU-a", "NVIDIA H200", 141ull << 30}, {1, "GPU-b", "NVIDIA H200", 141ull << 30}})
+    auto run = h->run_writes().begin_run("train", "[]", "/", "box", 1000);
+    ASSERT_TRUE(h->run_writes()
+                    .set_machine(*run, 16, 128ull << 30,
+                                 {{0, "GPU-a", "NVIDIA H200", 141ull << 30}, {1, "GPU-b", "NVIDIA H200", 141ull << 30}})
                     .ok());
     StepEvent e;
     e.t_ms = 1500;
@@ -255,20 +258,20 @@ TEST(History, MachineAndStepsRoundTrip) {
     e.wait_ms = 61.25;
     e.samples = 256;
     e.data = R"({"allocated_bytes":1024})";
-    ASSERT_TRUE(h->add_step(*run, e).ok());
+    ASSERT_TRUE(h->run_writes().add_step(*run, e).ok());
     e.t_ms = 1400;  // an earlier step of rank 1 arrives later: read back in time order
     e.rank = 1;
     e.samples.reset();
     e.data.clear();
-    ASSERT_TRUE(h->add_step(*run, e).ok());
-    const RunRecord r = (*h->runs())[0];
+    ASSERT_TRUE(h->run_writes().add_step(*run, e).ok());
+    const RunRecord r = (*h->run_reads().runs())[0];
     EXPECT_EQ(r.cpu_count, 16u);
     EXPECT_EQ(r.memory_total_bytes, 128ull << 30);
     ASSERT_EQ(r.gpus.size(), 2u);
     EXPECT_EQ(r.gpus[1].uuid, "GPU-b");
     EXPECT_EQ(r.gpus[1].name, "NVIDIA H200");
     EXPECT_EQ(r.gpus[1].memory_total_bytes, 141ull << 30);
-    auto steps = h->steps(*run);
+    auto steps = h->run_reads().steps(*run);
     ASSERT_TRUE(steps.ok());
     ASSERT_EQ(steps->size(), 2u);
     EXPECT_EQ((*steps)[0].rank, 1);
@@ -279,48 +282,48 @@ TEST(History, MachineAndStepsRoundTrip) {
     EXPECT_EQ((*steps)[1].samples, 256);
     EXPECT_EQ((*steps)[1].data, R"({"allocated_bytes":1024})");
     // Deleting the run deletes its machine and steps too.
-    ASSERT_TRUE(h->finish_run(*run, 2000, 0, "").ok());
-    EXPECT_EQ(*h->prune(1'000'000), 1);
-    EXPECT_TRUE(h->steps(*run)->empty());
+    ASSERT_TRUE(h->run_writes().finish_run(*run, 2000, 0, "").ok());
+    EXPECT_EQ(*h->run_reads().prune(1'000'000), 1);
+    EXPECT_TRUE(h->run_reads().steps(*run)->empty());
 }
 
 TEST(History, HangVerdictsRoundTripAndGoWithTheirRun) {
     test::TempDir d;
     auto h = History::open(d.path() + "/baton.db");
     ASSERT_TRUE(h.ok());
-    auto run = h->begin_run("train", "[]", "/", "box", 1000);
-    ASSERT_TRUE(h->add_hang(*run, 5000, "rank_desync", "later\n  ranks 0, 1:\n").ok());
-    ASSERT_TRUE(h->add_hang(*run, 4000, "rank_hang", "first").ok());
-    auto hangs = h->hangs(*run);
+    auto run = h->run_writes().begin_run("train", "[]", "/", "box", 1000);
+    ASSERT_TRUE(h->run_writes().add_hang(*run, 5000, "rank_desync", "later\n  ranks 0, 1:\n").ok());
+    ASSERT_TRUE(h->run_writes().add_hang(*run, 4000, "rank_hang", "first").ok());
+    auto hangs = h->run_reads().hangs(*run);
     ASSERT_TRUE(hangs.ok());
     ASSERT_EQ(hangs->size(), 2u);
     EXPECT_EQ((*hangs)[0].rule, "rank_hang") << "in time order";
     EXPECT_EQ((*hangs)[1].text, "later\n  ranks 0, 1:\n");
-    auto stored = h->load_run(*run);
+    auto stored = h->run_reads().load_run(*run);
     ASSERT_TRUE(stored.ok());
     EXPECT_EQ(stored->hangs.size(), 2u);
-    ASSERT_TRUE(h->finish_run(*run, 6000, 124, "").ok());
-    EXPECT_EQ(*h->prune(1'000'000), 1);
-    EXPECT_TRUE(h->hangs(*run)->empty());
+    ASSERT_TRUE(h->run_writes().finish_run(*run, 6000, 124, "").ok());
+    EXPECT_EQ(*h->run_reads().prune(1'000'000), 1);
+    EXPECT_TRUE(h->run_reads().hangs(*run)->empty());
 }
 
 TEST(History, ProfilesRoundTripWithTheirBytesAndGoWithTheirRun) {
     test::TempDir d;
     auto h = History::open(d.path() + "/baton.db");
     ASSERT_TRUE(h.ok());
-    auto run = h->begin_run("train", "[]", "/", "box", 1000);
+    auto run = h->run_writes().begin_run("train", "[]", "/", "box", 1000);
     const std::string bytes("\x1f\x8b\x08\0binary\0with nul", 20);
-    ASSERT_TRUE(h->add_profile(*run, {3000, 0, 5, bytes}).ok());
-    ASSERT_TRUE(h->add_profile(*run, {2000, 1, 4, "x"}).ok());
-    auto p = h->profiles(*run);
+    ASSERT_TRUE(h->run_writes().add_profile(*run, {3000, 0, 5, bytes}).ok());
+    ASSERT_TRUE(h->run_writes().add_profile(*run, {2000, 1, 4, "x"}).ok());
+    auto p = h->run_reads().profiles(*run);
     ASSERT_TRUE(p.ok());
     ASSERT_EQ(p->size(), 2u);
     EXPECT_EQ((*p)[0].rank, 1) << "in time order";
     EXPECT_EQ((*p)[1].steps, 5);
     EXPECT_EQ((*p)[1].trace_gz, bytes) << "every byte, NULs too";
-    ASSERT_TRUE(h->finish_run(*run, 6000, 0, "").ok());
-    EXPECT_EQ(*h->prune(1'000'000), 1);
-    EXPECT_TRUE(h->profiles(*run)->empty());
+    ASSERT_TRUE(h->run_writes().finish_run(*run, 6000, 0, "").ok());
+    EXPECT_EQ(*h->run_reads().prune(1'000'000), 1);
+    EXPECT_TRUE(h->run_reads().profiles(*run)->empty());
 }
 
 TEST(History, ASchemaOneDatabaseIsMigrated) {
@@ -349,12 +352,12 @@ TEST(History, ASchemaOneDatabaseIsMigrated) {
     }
     auto h = History::open(path);
     ASSERT_TRUE(h.ok()) << h.error().message;
-    auto runs = h->runs();
+    auto runs = h->run_reads().runs();
     ASSERT_TRUE(runs.ok()) << runs.error().message;
     ASSERT_EQ(runs->size(), 1u);
     EXPECT_FALSE((*runs)[0].cpu_count.has_value());
     EXPECT_TRUE((*runs)[0].gpus.empty());
-    auto s = h->samples(1);
+    auto s = h->run_reads().samples(1);
     ASSERT_TRUE(s.ok()) << s.error().message;
     ASSERT_EQ(s->size(), 1u);
     EXPECT_FLOAT_EQ((*s)[0].cpu_percent, 56.0f);
@@ -362,9 +365,9 @@ TEST(History, ASchemaOneDatabaseIsMigrated) {
     EXPECT_DOUBLE_EQ((*s)[0].memory_used_bytes, 31 * kGiB);
     EXPECT_DOUBLE_EQ((*s)[0].job_rss_bytes, 12.5 * kGiB);
     EXPECT_FALSE((*s)[0].disk_read_bytes_per_second.has_value());
-    EXPECT_TRUE(h->steps(1)->empty());  // the new tables exist
-    ASSERT_TRUE(h->jobs().ok());
-    EXPECT_TRUE(h->jobs()->empty());
+    EXPECT_TRUE(h->run_reads().steps(1)->empty());  // the new tables exist
+    ASSERT_TRUE(h->queue_jobs().jobs().ok());
+    EXPECT_TRUE(h->queue_jobs().jobs()->empty());
     EXPECT_EQ(h->integrity(), "ok");
 }
 
@@ -373,9 +376,9 @@ TEST(History, AnHourAtHalfASecondWithFourGpusStaysSmall) {
     const std::string path = d.path() + "/baton.db";
     {
         auto h = History::open(path);
-        auto run = h->begin_run("hour", "[]", "/", "box", 0);
-        for (int i = 0; i < 7200; ++i) ASSERT_TRUE(h->add_sample(*run, sample(i * 500, 4)).ok());
-        ASSERT_TRUE(h->finish_run(*run, 3600000, 0, "{}").ok());
+        auto run = h->run_writes().begin_run("hour", "[]", "/", "box", 0);
+        for (int i = 0; i < 7200; ++i) ASSERT_TRUE(h->run_writes().add_sample(*run, sample(i * 500, 4)).ok());
+        ASSERT_TRUE(h->run_writes().finish_run(*run, 3600000, 0, "{}").ok());
     }
     { auto reopened = History::open(path); }  // the last connection's close checkpoints the WAL
     std::uintmax_t bytes = std::filesystem::file_size(path);

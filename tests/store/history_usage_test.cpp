@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "store/history.hpp"
+#include "store/history_usage.hpp"
 #include "store/usage_records.hpp"
 #include "test_support.hpp"
 
@@ -84,25 +85,25 @@ TEST(HistoryUsage, WritesReadsReplacesAndPrunes) {
     b.kind = "user";
     b.cpus.reset();
     b.memory_allocated_bytes.reset();
-    ASSERT_TRUE(h->put_usage({a, b}).ok());
-    auto got = h->usage(0);
+    ASSERT_TRUE(h->usage_table().put_usage({a, b}).ok());
+    auto got = h->usage_table().usage(0);
     ASSERT_TRUE(got.ok()) << got.error().message;
     ASSERT_EQ(got->size(), 2u);
     EXPECT_EQ((*got)[0], a);
     EXPECT_EQ((*got)[1], b);
     // Those that ended before `since` are left out.
-    EXPECT_EQ(h->usage(6000)->size(), 1u);
+    EXPECT_EQ(h->usage_table().usage(6000)->size(), 1u);
     // The same label and start again replaces it.
     a.end_ms = 7000;
     a.ended = true;
-    ASSERT_TRUE(h->put_usage({a}).ok());
-    got = h->usage(0);
+    ASSERT_TRUE(h->usage_table().put_usage({a}).ok());
+    got = h->usage_table().usage(0);
     ASSERT_EQ(got->size(), 2u);
     EXPECT_EQ((*got)[0], a);
-    auto pruned = h->prune_usage(8000);
+    auto pruned = h->usage_table().prune_usage(8000);
     ASSERT_TRUE(pruned.ok());
     EXPECT_EQ(*pruned, 1);
-    EXPECT_EQ(h->usage(0)->size(), 1u);
+    EXPECT_EQ(h->usage_table().usage(0)->size(), 1u);
 }
 
 TEST(UsageStretches, AJobIsWrittenWhenItChangesAndCutIntoHours) {
@@ -176,14 +177,14 @@ TEST(HistoryUsage, AFileEditedByHandReadsAsFiguresARecordCanHold) {
     {
         auto h = History::open(path);
         ASSERT_TRUE(h.ok());
-        ASSERT_TRUE(h->put_usage({usage_row("queue:1", 1000, 5000)}).ok());
+        ASSERT_TRUE(h->usage_table().put_usage({usage_row("queue:1", 1000, 5000)}).ok());
     }
     usage_sql(path,
               "UPDATE usage SET seconds = -5, gpu_seconds = 9e999, gpu_busy_seconds = 'x', gpus = -3, "
               "memory_peak_bytes = -1, cpus = 99999999999");
     auto h = History::open(path, HistoryAccess::read);
     ASSERT_TRUE(h.ok());
-    auto got = h->usage(0);
+    auto got = h->usage_table().usage(0);
     ASSERT_TRUE(got.ok()) << got.error().message;
     ASSERT_EQ(got->size(), 1u);
     const UsageRecord& r = (*got)[0];

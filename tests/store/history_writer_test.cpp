@@ -16,6 +16,7 @@
 #include "core/clock.hpp"
 #include "store/history_writer.hpp"
 #include "test_support.hpp"
+#include "store/history_runs.hpp"
 
 using namespace baton;
 using namespace baton::store;
@@ -84,14 +85,14 @@ TEST(HistoryWriter, EverythingReachesTheDatabase) {
     EXPECT_EQ(r.run_id, 1);
     EXPECT_TRUE(notes.lines.empty());
     auto h = History::open(path, HistoryAccess::read);
-    const RunRecord run = *h->run(1);
+    const RunRecord run = *h->run_reads().run(1);
     EXPECT_EQ(run.state, RunState::finished);
     EXPECT_EQ(run.exit_status, 3);
     EXPECT_EQ(run.summary, "complete");  // the summary was made for a complete record
     EXPECT_EQ(run.samples, 50);
     EXPECT_EQ(run.findings, 1);
     EXPECT_EQ(run.cpu_count, 8u);
-    EXPECT_EQ(h->steps(1)->size(), 3u);
+    EXPECT_EQ(h->run_reads().steps(1)->size(), 3u);
 }
 
 TEST(HistoryWriter, ALockedDatabaseNeverBlocksTheCaller) {
@@ -116,7 +117,7 @@ TEST(HistoryWriter, ALockedDatabaseNeverBlocksTheCaller) {
     const RecordingReport r = w.finish(9000, 0, summary_of);
     EXPECT_TRUE(r.complete()) << r.error;
     EXPECT_GE(r.longest_wait_seconds, 1.4);  // the gap is reported
-    EXPECT_EQ((*History::open(path, HistoryAccess::read)->run(1)).samples, 30);
+    EXPECT_EQ((*History::open(path, HistoryAccess::read)->run_reads().run(1)).samples, 30);
 }
 
 TEST(HistoryWriter, AFailingDatabaseIsSaidOnceRetriedAndResumed) {
@@ -143,7 +144,7 @@ TEST(HistoryWriter, AFailingDatabaseIsSaidOnceRetriedAndResumed) {
     ASSERT_TRUE(eventually([&] {
         auto h = History::open(path, HistoryAccess::read);
         if (!h.ok()) return false;
-        auto run = h->run(1);
+        auto run = h->run_reads().run(1);
         return run.ok() && run->samples == 5;
     }));
     for (int i = 20; i < 25; ++i) w.add_sample(sample(1000 + i));
@@ -154,10 +155,10 @@ TEST(HistoryWriter, AFailingDatabaseIsSaidOnceRetriedAndResumed) {
     EXPECT_EQ(r.samples_lost, 15u);  // the oldest, while the queue was full
     EXPECT_TRUE(r.end_recorded);
     EXPECT_FALSE(r.complete());
-    const RunRecord run = *History::open(path, HistoryAccess::read)->run(1);
+    const RunRecord run = *History::open(path, HistoryAccess::read)->run_reads().run(1);
     EXPECT_EQ(run.samples, 10);
     EXPECT_EQ(run.summary, "incomplete");
-    auto samples = History::open(path, HistoryAccess::read)->samples(1);
+    auto samples = History::open(path, HistoryAccess::read)->run_reads().samples(1);
     EXPECT_EQ(samples->front().t_ms, 1015);  // the newest five of the first twenty, then five more
 }
 
@@ -214,7 +215,7 @@ TEST(HistoryWriter, ManyWritersThroughOneSharedConnectionEachRecordTheirWholeRun
         ASSERT_GT(reports[j].run_id, 0) << reports[j].error;
         EXPECT_EQ(reports[j].db_path, path);
         ids.insert(reports[j].run_id);
-        const RunRecord run = *h->run(reports[j].run_id);
+        const RunRecord run = *h->run_reads().run(reports[j].run_id);
         EXPECT_EQ(run.name, "job" + std::to_string(j));
         EXPECT_EQ(run.exit_status, static_cast<int>(j));
         EXPECT_EQ(run.samples, 20);
