@@ -455,7 +455,7 @@ std::optional<double> from_blob(float v, double unit = 1) {
 
 }  // namespace
 
-std::string History::pack(const RunSample& s) {
+std::string pack_sample(const RunSample& s) {
     // Layout, all little-endian: u8 version (3), u8 GPU count, 8 x f32 host and job figures (version 1
     // had the first 6: no disk rates), then per GPU: u8 index, 3 x f32 (utilisation, memory GiB, SM
     // activity or -1), and from version 3 3 x f32 (power W, temperature C, SM clock MHz, each or -1)
@@ -485,7 +485,7 @@ std::string History::pack(const RunSample& s) {
     return out;
 }
 
-bool History::unpack(const std::string& in, RunSample& s) {
+bool unpack_sample(const std::string& in, RunSample& s) {
     if (in.size() < 2 || in[0] < 1 || in[0] > 3) return false;
     const int version = in[0];
     const auto gpus = static_cast<unsigned char>(in[1]);
@@ -601,7 +601,7 @@ Status RunWrites::add_steps(std::int64_t run, const std::vector<StepEvent>& step
 Status RunWrites::add_sample(std::int64_t run, const RunSample& s) {
     Statement st(db_, "INSERT OR REPLACE INTO samples (run_id, t_ms, data) VALUES (?, ?, ?)");
     if (!st.ok()) return db_error(db_, "cannot record a sample");
-    const std::string blob = History::pack(s);
+    const std::string blob = pack_sample(s);
     sqlite3_bind_int64(st.get(), 1, run);
     sqlite3_bind_int64(st.get(), 2, s.t_ms);
     sqlite3_bind_blob(st.get(), 3, blob.data(), static_cast<int>(blob.size()), SQLITE_TRANSIENT);
@@ -861,7 +861,7 @@ Result<std::vector<RunSample>> RunReads::samples(std::int64_t run) {
     const Walk walk = sqlite::each_row(st, [&](const Row& row) {
         RunSample s;
         s.t_ms = row.int64(0);
-        if (!History::unpack(row.blob(1), s)) {
+        if (!unpack_sample(row.blob(1), s)) {
             damaged = s.t_ms;
             return false;
         }

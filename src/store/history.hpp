@@ -294,10 +294,6 @@ class History {
     // PRAGMA integrity_check's answer ("ok" when intact).
     std::string integrity();
 
-    // Packing of one sample (exposed for tests).
-    static std::string pack(const RunSample& s);
-    static bool unpack(const std::string& blob, RunSample& s);
-
     const std::string& path() const { return path_; }
 
   private:

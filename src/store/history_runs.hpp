@@ -15,6 +15,12 @@
 
 namespace baton::store {
 
+// One sample as its row's blob (docs/architecture.md, "Run history"): the only code that knows the
+// on-disk floats (GiB, MB/s, -1 for unknown). unpack_sample is false on a blob it cannot read
+// (truncated, an unknown version, trailing bytes).
+std::string pack_sample(const RunSample& s);
+bool unpack_sample(const std::string& blob, RunSample& s);
+
 // A run as it is recorded.
 class RunWrites : public HistoryTable {
   public:

@@ -161,9 +161,9 @@ TEST(History, PackingAndDamage) {
     s.gpus[3].sm_clock_mhz = 1410;
     s.gpus[3].throttle_reasons = 1u << 5;  // sw_thermal_slowdown
     s.gpus[4].throttle_reasons = 0;        // reported: none
-    const std::string blob = History::pack(s);
+    const std::string blob = pack_sample(s);
     EXPECT_EQ(blob.size(), 2u + 8 * 4 + 8 * 27);  // version 3: 13 bytes per GPU and 14 more
-    ASSERT_TRUE(History::unpack(blob, back));
+    ASSERT_TRUE(unpack_sample(blob, back));
     EXPECT_EQ(back.gpus.size(), 8u);
     // The blob keeps the units it always had (GiB, MB/s as f32): memory at byte 10 is 31.0f, the read
     // rate at byte 26 is 250.0f, whatever the struct's units are.
@@ -189,21 +189,21 @@ TEST(History, PackingAndDamage) {
     std::string host = blob.substr(2, 8 * 4), gpus2;
     for (std::size_t g = 0; g < 8; ++g) gpus2 += blob.substr(2 + 8 * 4 + g * 27, 13);
     const std::string v2 = std::string("\x02") + blob.substr(1, 1) + host + gpus2;
-    ASSERT_TRUE(History::unpack(v2, back));
+    ASSERT_TRUE(unpack_sample(v2, back));
     EXPECT_DOUBLE_EQ(*back.disk_read_bytes_per_second, 250e6);
     EXPECT_FALSE(back.gpus[3].power_watts.has_value());
     EXPECT_FALSE(back.gpus[3].throttle_reasons.has_value());
     EXPECT_DOUBLE_EQ(back.gpus[2].memory_used_bytes, 70.25 * kGiB);
     const std::string v1 = std::string("\x01") + blob.substr(1, 1) + host.substr(0, 6 * 4) + gpus2;
-    ASSERT_TRUE(History::unpack(v1, back));
+    ASSERT_TRUE(unpack_sample(v1, back));
     EXPECT_DOUBLE_EQ(back.job_rss_bytes, 12.5 * kGiB);
     EXPECT_FALSE(back.disk_read_bytes_per_second.has_value());  // not recorded
     EXPECT_DOUBLE_EQ(back.gpus[2].memory_used_bytes, 70.25 * kGiB);
-    EXPECT_FALSE(History::unpack("", back));
-    EXPECT_FALSE(History::unpack(blob.substr(0, blob.size() - 1), back));       // truncated
-    EXPECT_FALSE(History::unpack(std::string("\x04") + blob.substr(1), back));  // unknown version
-    EXPECT_FALSE(History::unpack(blob + "x", back));                            // trailing bytes
-    EXPECT_FALSE(History::unpack(v2.substr(0, v2.size() - 3), back));
+    EXPECT_FALSE(unpack_sample("", back));
+    EXPECT_FALSE(unpack_sample(blob.substr(0, blob.size() - 1), back));       // truncated
+    EXPECT_FALSE(unpack_sample(std::string("\x04") + blob.substr(1), back));  // unknown version
+    EXPECT_FALSE(unpack_sample(blob + "x", back));                            // trailing bytes
+    EXPECT_FALSE(unpack_sample(v2.substr(0, v2.size() - 3), back));
 }
 
 TEST(History, NewerSchemaAndPrune) {
